@@ -1,0 +1,415 @@
+package catalog
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+
+	_ "modernc.org/sqlite" // pure-Go SQLite driver, registered as "sqlite"
+)
+
+// Schema of the catalog database. Documented in README.md ("The catalog");
+// users query it with sqlite3. Boxes, shapes, codecs and attributes are JSON.
+const schema = `
+CREATE TABLE dataset (
+  path    TEXT NOT NULL,
+  root    TEXT NOT NULL,
+  format  TEXT NOT NULL,
+  attrs   TEXT NOT NULL,            -- JSON list of attributes
+  skipped TEXT NOT NULL             -- JSON list of "object: reason"
+);
+CREATE TABLE arrays (
+  id         INTEGER PRIMARY KEY,
+  var        TEXT    NOT NULL,
+  step       INTEGER NOT NULL,
+  level      INTEGER NOT NULL,
+  dtype      TEXT    NOT NULL,      -- NumPy form, e.g. "<f8"
+  shape      TEXT    NOT NULL,      -- JSON list
+  offset     TEXT    NOT NULL,      -- JSON list: global index of element 0
+  fill       BLOB,
+  attrs      TEXT    NOT NULL,
+  step_attrs TEXT    NOT NULL,
+  source     TEXT    NOT NULL,
+  UNIQUE (var, step, level)
+);
+CREATE TABLE blocks (
+  array_id    INTEGER NOT NULL REFERENCES arrays(id),
+  seq         INTEGER NOT NULL,     -- order within the array
+  lower       TEXT    NOT NULL,     -- JSON list, relative to the array
+  count       TEXT    NOT NULL,     -- JSON list
+  stored      TEXT,                 -- JSON list when larger than count (partial edge chunks)
+  file        TEXT    NOT NULL,     -- relative to dataset.root; '' for inline
+  byte_offset INTEGER NOT NULL,
+  length      INTEGER NOT NULL,
+  storage     TEXT    NOT NULL,     -- 'row' or 'col'
+  codecs      TEXT    NOT NULL,     -- JSON list of {name, params}, encode order
+  rank        INTEGER NOT NULL,     -- writer rank, -1 unknown
+  inline      BLOB,
+  PRIMARY KEY (array_id, seq)
+);
+`
+
+// Store is the SQLite catalog of one dataset.
+type Store struct {
+	db   *sql.DB
+	path string
+}
+
+// CreateStore creates a fresh catalog at path, replacing an existing one.
+func CreateStore(path string) (*Store, error) {
+	for _, p := range []string{path, path + "-journal", path + "-wal", path + "-shm"} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("catalog: %s: %w", p, err)
+		}
+	}
+	s, err := openDB(path)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.db.Exec(schema); err != nil {
+		s.db.Close()
+		return nil, fmt.Errorf("catalog: %s: create schema: %w", path, err)
+	}
+	return s, nil
+}
+
+// OpenStore opens an existing catalog.
+func OpenStore(path string) (*Store, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("catalog: %s: %w", path, ErrNotFound)
+	}
+	s, err := openDB(path)
+	if err != nil {
+		return nil, err
+	}
+	var n int
+	if err := s.db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE name IN ('dataset','arrays','blocks')`).Scan(&n); err != nil || n != 3 {
+		s.db.Close()
+		return nil, fmt.Errorf("catalog: %s: not a relayout catalog: %w", path, ErrCorrupt)
+	}
+	return s, nil
+}
+
+func openDB(path string) (*Store, error) {
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=synchronous(OFF)&_pragma=busy_timeout(5000)")
+	if err != nil {
+		return nil, fmt.Errorf("catalog: %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(1) // one writer; queries are short
+	if err := db.Ping(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("catalog: %s: %v: %w", path, err, ErrCorrupt)
+	}
+	return &Store{db: db, path: path}, nil
+}
+
+// Path is the database file.
+func (s *Store) Path() string { return s.path }
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // only plain values are marshalled here
+	}
+	return string(b)
+}
+
+func fromJSON(s string, v any) error {
+	if err := json.Unmarshal([]byte(s), v); err != nil {
+		return fmt.Errorf("catalog: bad JSON %q: %w", s, ErrCorrupt)
+	}
+	return nil
+}
+
+// SetInfo records the dataset description (replacing any earlier one).
+func (s *Store) SetInfo(info DatasetInfo) error {
+	tx, err := s.db.Begin()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.Exec(`DELETE FROM dataset`); err != nil {
+		return err
+	}
+	if info.Attrs == nil {
+		info.Attrs = []Attr{}
+	}
+	if info.Skipped == nil {
+		info.Skipped = []string{}
+	}
+	if _, err := tx.Exec(`INSERT INTO dataset VALUES (?,?,?,?,?)`,
+		info.Path, info.Root, info.Format, mustJSON(info.Attrs), mustJSON(info.Skipped)); err != nil {
+		return fmt.Errorf("catalog: %s: %w", s.path, err)
+	}
+	return tx.Commit()
+}
+
+// Info returns the dataset description.
+func (s *Store) Info() (DatasetInfo, error) {
+	var info DatasetInfo
+	var attrs, skipped string
+	err := s.db.QueryRow(`SELECT path, root, format, attrs, skipped FROM dataset`).
+		Scan(&info.Path, &info.Root, &info.Format, &attrs, &skipped)
+	if errors.Is(err, sql.ErrNoRows) {
+		return info, fmt.Errorf("catalog: %s: no dataset recorded: %w", s.path, ErrNotFound)
+	}
+	if err != nil {
+		return info, fmt.Errorf("catalog: %s: %w", s.path, err)
+	}
+	if err := fromJSON(attrs, &info.Attrs); err != nil {
+		return info, err
+	}
+	return info, fromJSON(skipped, &info.Skipped)
+}
+
+// Put stores one array and its blocks in one transaction.
+func (s *Store) Put(a *Array) error {
+	tx, err := s.db.Begin()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	res, err := tx.Exec(`INSERT INTO arrays (var, step, level, dtype, shape, offset, fill, attrs, step_attrs, source)
+		VALUES (?,?,?,?,?,?,?,?,?,?)`,
+		a.Var, a.Step, a.Level, a.DType.NumPy(), mustJSON(nonNil(a.Shape)), mustJSON(nonNil(a.Offset)), a.Fill,
+		mustJSON(nonNilAttrs(a.Attrs)), mustJSON(nonNilAttrs(a.StepAttrs)), a.Source)
+	if err != nil {
+		return fmt.Errorf("catalog: %s: array %s step %d level %d: %w", s.path, a.Var, a.Step, a.Level, err)
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		return err
+	}
+	st, err := tx.Prepare(`INSERT INTO blocks VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	for i := range a.Blocks {
+		b := &a.Blocks[i]
+		var stored any
+		if b.Stored != nil {
+			stored = mustJSON(b.Stored)
+		}
+		codecs := b.Codecs
+		if codecs == nil {
+			codecs = []Codec{}
+		}
+		if _, err := st.Exec(id, i, mustJSON(nonNil(b.Box.Lower)), mustJSON(nonNil(b.Box.Count)), stored, b.File,
+			b.Offset, b.Length, b.Order.String(), mustJSON(codecs), b.Rank, b.Inline); err != nil {
+			return fmt.Errorf("catalog: %s: block %d of %s: %w", s.path, i, a.Var, err)
+		}
+	}
+	return tx.Commit()
+}
+
+func nonNil(v []int64) []int64 {
+	if v == nil {
+		return []int64{}
+	}
+	return v
+}
+
+func nonNilAttrs(v []Attr) []Attr {
+	if v == nil {
+		return []Attr{}
+	}
+	return v
+}
+
+// VarSummary is one variable as `relayout catalog` shows it.
+type VarSummary struct {
+	Name        string
+	DType       DType
+	Arrays      int
+	Blocks      int
+	Bytes       int64 // logical bytes of all arrays
+	StoredBytes int64 // bytes of all blocks as stored (compressed)
+	Files       int   // distinct source files
+	Steps       []int64
+	Levels      int
+}
+
+// Variables summarises every variable, sorted by name.
+func (s *Store) Variables() ([]VarSummary, error) {
+	rows, err := s.db.Query(`SELECT id, var, step, level, dtype, shape FROM arrays ORDER BY var, step, level`)
+	if err != nil {
+		return nil, fmt.Errorf("catalog: %s: %w", s.path, err)
+	}
+	type arr struct {
+		id    int64
+		v     string
+		step  int64
+		level int
+		dtype string
+		shape string
+	}
+	var all []arr
+	for rows.Next() {
+		var a arr
+		if err := rows.Scan(&a.id, &a.v, &a.step, &a.level, &a.dtype, &a.shape); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		all = append(all, a)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	byName := map[string]*VarSummary{}
+	levels := map[string]map[int]bool{}
+	var order []string
+	for _, a := range all {
+		vs := byName[a.v]
+		if vs == nil {
+			dt, err := ParseDType(a.dtype)
+			if err != nil {
+				return nil, err
+			}
+			vs = &VarSummary{Name: a.v, DType: dt}
+			byName[a.v] = vs
+			levels[a.v] = map[int]bool{}
+			order = append(order, a.v)
+		}
+		var shape []int64
+		if err := fromJSON(a.shape, &shape); err != nil {
+			return nil, err
+		}
+		vs.Arrays++
+		vs.Bytes += Box{Count: shape}.Elements() * int64(vs.DType.Size)
+		if n := len(vs.Steps); n == 0 || vs.Steps[n-1] != a.step {
+			vs.Steps = append(vs.Steps, a.step)
+		}
+		levels[a.v][a.level] = true
+	}
+	rows, err = s.db.Query(`SELECT a.var, count(*), coalesce(sum(b.length),0), count(DISTINCT b.file)
+		FROM blocks b JOIN arrays a ON a.id = b.array_id GROUP BY a.var`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name string
+		var n, files int
+		var stored int64
+		if err := rows.Scan(&name, &n, &stored, &files); err != nil {
+			return nil, err
+		}
+		if vs := byName[name]; vs != nil {
+			vs.Blocks, vs.StoredBytes, vs.Files = n, stored, files
+		}
+	}
+	sort.Strings(order)
+	out := make([]VarSummary, 0, len(order))
+	for _, n := range order {
+		byName[n].Levels = len(levels[n])
+		out = append(out, *byName[n])
+	}
+	return out, rows.Err()
+}
+
+// EachArray calls fn for every array of varName in step then level order, with
+// the blocks of that array only loaded.
+func (s *Store) EachArray(ctx context.Context, varName string, fn func(*Array) error) error {
+	rows, err := s.db.QueryContext(ctx, `SELECT step, level FROM arrays WHERE var = ? ORDER BY step, level`, varName)
+	if err != nil {
+		return fmt.Errorf("catalog: %s: %w", s.path, err)
+	}
+	var keys []Key
+	for rows.Next() {
+		k := Key{Var: varName}
+		if err := rows.Scan(&k.Step, &k.Level); err != nil {
+			rows.Close()
+			return err
+		}
+		keys = append(keys, k)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		a, err := s.Array(k)
+		if err != nil {
+			return err
+		}
+		if err := fn(a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Array loads one array with its blocks; ErrNotFound if the catalog lacks it.
+func (s *Store) Array(k Key) (*Array, error) {
+	a := &Array{Var: k.Var, Step: k.Step, Level: k.Level}
+	var id int64
+	var dtype, shape, offset, attrs, stepAttrs string
+	err := s.db.QueryRow(`SELECT id, dtype, shape, offset, fill, attrs, step_attrs, source FROM arrays
+		WHERE var = ? AND step = ? AND level = ?`, k.Var, k.Step, k.Level).
+		Scan(&id, &dtype, &shape, &offset, &a.Fill, &attrs, &stepAttrs, &a.Source)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("catalog: %s: %s step %d level %d: %w", s.path, k.Var, k.Step, k.Level, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("catalog: %s: %w", s.path, err)
+	}
+	if a.DType, err = ParseDType(dtype); err != nil {
+		return nil, err
+	}
+	for _, p := range []struct {
+		s string
+		v any
+	}{{shape, &a.Shape}, {offset, &a.Offset}, {attrs, &a.Attrs}, {stepAttrs, &a.StepAttrs}} {
+		if err := fromJSON(p.s, p.v); err != nil {
+			return nil, err
+		}
+	}
+	rows, err := s.db.Query(`SELECT lower, count, stored, file, byte_offset, length, storage, codecs, rank, inline
+		FROM blocks WHERE array_id = ? ORDER BY seq`, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var b Block
+		var lower, count, storage, codecs string
+		var stored sql.NullString
+		if err := rows.Scan(&lower, &count, &stored, &b.File, &b.Offset, &b.Length, &storage, &codecs, &b.Rank, &b.Inline); err != nil {
+			return nil, err
+		}
+		if err := fromJSON(lower, &b.Box.Lower); err != nil {
+			return nil, err
+		}
+		if err := fromJSON(count, &b.Box.Count); err != nil {
+			return nil, err
+		}
+		if stored.Valid {
+			if err := fromJSON(stored.String, &b.Stored); err != nil {
+				return nil, err
+			}
+		}
+		if err := fromJSON(codecs, &b.Codecs); err != nil {
+			return nil, err
+		}
+		if len(b.Codecs) == 0 {
+			b.Codecs = nil
+		}
+		if storage == "col" {
+			b.Order = ColMajor
+		}
+		a.Blocks = append(a.Blocks, b)
+	}
+	return a, rows.Err()
+}
