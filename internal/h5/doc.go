@@ -1,0 +1,31 @@
+// Package h5 is relayout's only cgo package: a thin layer over the HDF5 C
+// library (1.10.8, via gonum.org/v1/hdf5 for files, groups and dataset handles,
+// and direct C calls for everything gonum lacks).
+//
+// Read side (File): the object tree, attributes, dataset geometry (type, shape,
+// layout, chunk shape, filters, fill value, contiguous data address, object
+// header address) and the chunk list, so that readers can fetch data bytes
+// themselves with pread. Write side (Writer): creates the output file's
+// metadata — contiguous datasets with their space allocated up front and never
+// written by HDF5 (the caller pwrites the data at Address() after Close), or
+// chunked datasets filled with whole raw chunks through H5Dwrite_chunk — and
+// attributes.
+//
+// It must not decode or move bulk data itself (no hyperslab reads/writes; ReadRaw
+// exists only for tiny compact datasets), and must not import any relayout
+// package other than catalog.
+//
+// Addresses returned (DatasetInfo.Address, Chunk.Address) are absolute file
+// offsets: HDF5's relative addresses plus the user-block size.
+//
+// Concurrency: the Debian HDF5 build is thread-safe with one global lock, so
+// HDF5 calls never run in parallel. Each File and Writer also has its own
+// mutex, so they may be shared between goroutines; callbacks (Walk, Chunks)
+// run without that mutex held. HDF5 keeps its error stack per OS thread, so
+// every call sequence runs with the goroutine locked to its thread (pin) to
+// report the library's own message and to keep HDF5 from printing to stderr.
+//
+// Errors follow the project convention "h5: <file>: <object>: <what>
+// (<hdf5 message>): <sentinel>", wrapping catalog.ErrNotFound, ErrCorrupt or
+// ErrUnsupported.
+package h5
