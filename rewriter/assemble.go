@@ -1,0 +1,259 @@
+package rewriter
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+
+	"relayout/catalog"
+)
+
+// Assembly turns the blocks of an array into slabs: row-major, little-endian
+// buffers holding exactly one catalog.Box of the array. Run and Verify share
+// this code so the output and its check see the input the same way.
+
+// view locates an N-D buffer: the array index of its element 0 and its strides
+// in elements, one per dimension.
+type view struct {
+	origin  []int64
+	strides []int64
+}
+
+func rowMajorStrides(shape []int64) []int64 {
+	s := make([]int64, len(shape))
+	acc := int64(1)
+	for i := len(shape) - 1; i >= 0; i-- {
+		s[i] = acc
+		acc *= shape[i]
+	}
+	return s
+}
+
+func colMajorStrides(shape []int64) []int64 {
+	s := make([]int64, len(shape))
+	acc := int64(1)
+	for i := range shape {
+		s[i] = acc
+		acc *= shape[i]
+	}
+	return s
+}
+
+func product(v []int64) int64 {
+	n := int64(1)
+	for _, x := range v {
+		n *= x
+	}
+	return n
+}
+
+// copyRegion copies region (array indices) from src to dst, both described by
+// views; dst must be contiguous along the last dimension (stride 1). With swap,
+// each element's bytes are reversed (big-endian to little-endian).
+func copyRegion(dst []byte, dv view, src []byte, sv view, region catalog.Box, size int, swap bool) {
+	rank := len(region.Count)
+	if rank == 0 {
+		copyRun(dst, src, 1, 1, size, swap)
+		return
+	}
+	last := rank - 1
+	n := region.Count[last]
+	idx := make([]int64, rank)
+	copy(idx, region.Lower)
+	for {
+		var so, do int64
+		for d := 0; d < rank; d++ {
+			so += (idx[d] - sv.origin[d]) * sv.strides[d]
+			do += (idx[d] - dv.origin[d]) * dv.strides[d]
+		}
+		copyRun(dst[do*int64(size):], src[so*int64(size):], n, sv.strides[last], size, swap)
+		d := last - 1
+		for ; d >= 0; d-- {
+			idx[d]++
+			if idx[d] < region.Lower[d]+region.Count[d] {
+				break
+			}
+			idx[d] = region.Lower[d]
+		}
+		if d < 0 {
+			return
+		}
+	}
+}
+
+// copyRun copies n elements to consecutive places in dst from src elements
+// stride apart, reversing their bytes when swap is set.
+func copyRun(dst, src []byte, n, stride int64, size int, swap bool) {
+	if stride == 1 && !swap {
+		copy(dst[:n*int64(size)], src[:n*int64(size)])
+		return
+	}
+	step := stride * int64(size)
+	switch {
+	case !swap || size == 1:
+		for k := int64(0); k < n; k++ {
+			copy(dst[k*int64(size):(k+1)*int64(size)], src[k*step:k*step+int64(size)])
+		}
+	case size == 2:
+		for k := int64(0); k < n; k++ {
+			binary.LittleEndian.PutUint16(dst[2*k:], binary.BigEndian.Uint16(src[k*step:]))
+		}
+	case size == 4:
+		for k := int64(0); k < n; k++ {
+			binary.LittleEndian.PutUint32(dst[4*k:], binary.BigEndian.Uint32(src[k*step:]))
+		}
+	case size == 8:
+		for k := int64(0); k < n; k++ {
+			binary.LittleEndian.PutUint64(dst[8*k:], binary.BigEndian.Uint64(src[k*step:]))
+		}
+	default:
+		panic(fmt.Sprintf("rewriter: element size %d", size))
+	}
+}
+
+// checkArray validates what assembly relies on, so that corrupt catalog
+// entries give an error rather than a panic or an out-of-range write.
+func checkArray(a *catalog.Array) error {
+	if !a.DType.Valid() {
+		return fmt.Errorf("element type %v: %w", a.DType, catalog.ErrUnsupported)
+	}
+	if a.Fill != nil && len(a.Fill) != a.DType.Size {
+		return fmt.Errorf("fill value of %d bytes for %v: %w", len(a.Fill), a.DType, catalog.ErrCorrupt)
+	}
+	rank := len(a.Shape)
+	for _, n := range a.Shape {
+		if n < 0 {
+			return fmt.Errorf("shape %v: %w", a.Shape, catalog.ErrCorrupt)
+		}
+	}
+	for i := range a.Blocks {
+		b := &a.Blocks[i]
+		st := b.StoredShape()
+		if len(b.Box.Lower) != rank || len(b.Box.Count) != rank || len(st) != rank {
+			return fmt.Errorf("block %d %v (stored %v) in array of shape %v: rank mismatch: %w",
+				i, b.Box, st, a.Shape, catalog.ErrCorrupt)
+		}
+		for d := range rank {
+			lo, c := b.Box.Lower[d], b.Box.Count[d]
+			if lo < 0 || c < 0 || lo+c > a.Shape[d] || c > st[d] {
+				return fmt.Errorf("block %d %v (stored %v) outside array of shape %v: %w",
+					i, b.Box, st, a.Shape, catalog.ErrCorrupt)
+			}
+		}
+	}
+	return nil
+}
+
+// copyBlock copies the part of block b inside slab from data (b's decoded
+// bytes: stored shape, b.Order, dt's byte order) into buf, the row-major
+// little-endian buffer of slab.
+func copyBlock(buf []byte, slab catalog.Box, b *catalog.Block, data []byte, dt catalog.DType) error {
+	st := b.StoredShape()
+	if want := product(st) * int64(dt.Size); int64(len(data)) != want {
+		return fmt.Errorf("block %v in %q: decoded %d bytes, want %d for stored shape %v of %v: %w",
+			b.Box, b.File, len(data), want, st, dt, catalog.ErrCorrupt)
+	}
+	region, ok := b.Box.Intersect(slab)
+	if !ok {
+		return nil
+	}
+	sv := view{origin: b.Box.Lower, strides: rowMajorStrides(st)}
+	if b.Order == catalog.ColMajor {
+		sv.strides = colMajorStrides(st)
+	}
+	dv := view{origin: slab.Lower, strides: rowMajorStrides(slab.Count)}
+	copyRegion(buf, dv, data, sv, region, dt.Size, dt.BigEndian && dt.Size > 1)
+	return nil
+}
+
+// trimBlock narrows an uncompressed row-major block to the rows (dimension 0)
+// that slab needs, so a block larger than a slab (a whole contiguous HDF5
+// dataset, say) is read piecewise instead of once per slab. Other blocks are
+// returned unchanged.
+func trimBlock(b *catalog.Block, slab catalog.Box, size int) *catalog.Block {
+	if len(b.Codecs) != 0 || b.Order != catalog.RowMajor || len(slab.Count) == 0 {
+		return b
+	}
+	st := b.StoredShape()
+	rowBytes := product(st[1:]) * int64(size)
+	whole := st[0] * rowBytes
+	if b.Inline != nil && int64(len(b.Inline)) != whole || b.Inline == nil && b.Length != whole {
+		return b // not plainly the stored array: let the source judge it
+	}
+	r0 := max(slab.Lower[0]-b.Box.Lower[0], 0)
+	r1 := min(slab.Lower[0]+slab.Count[0]-b.Box.Lower[0], b.Box.Count[0])
+	if r0 >= r1 || r0 == 0 && r1 == st[0] {
+		return b
+	}
+	t := *b
+	t.Box = catalog.Box{Lower: append([]int64(nil), b.Box.Lower...), Count: append([]int64(nil), b.Box.Count...)}
+	t.Box.Lower[0] += r0
+	t.Box.Count[0] = r1 - r0
+	t.Stored = append([]int64{r1 - r0}, st[1:]...)
+	if b.Inline != nil {
+		t.Inline = b.Inline[r0*rowBytes : r1*rowBytes]
+	} else {
+		t.Offset += r0 * rowBytes
+		t.Length = (r1 - r0) * rowBytes
+	}
+	return &t
+}
+
+// leFill is the array's fill value as one little-endian element, nil for zero.
+func leFill(a *catalog.Array) []byte {
+	if a.Fill == nil {
+		return nil
+	}
+	f := append([]byte(nil), a.Fill...)
+	if a.DType.BigEndian {
+		for i, j := 0, len(f)-1; i < j; i, j = i+1, j-1 {
+			f[i], f[j] = f[j], f[i]
+		}
+	}
+	for _, c := range f {
+		if c != 0 {
+			return f
+		}
+	}
+	return nil
+}
+
+// fillBuf repeats elem over buf (len(buf) is a multiple of len(elem)).
+func fillBuf(buf, elem []byte) {
+	n := copy(buf, elem)
+	for n < len(buf) {
+		n += copy(buf[n:], buf[:n])
+	}
+}
+
+// assembleSlab reads every block of a that intersects slab and returns slab's
+// row-major little-endian bytes; places no block covers hold fill (LE, or nil
+// for zeros). a must have passed checkArray.
+func assembleSlab(ctx context.Context, src catalog.Source, a *catalog.Array, slab catalog.Box, fill []byte) ([]byte, error) {
+	size := a.DType.Size
+	buf := make([]byte, slab.Elements()*int64(size))
+	if fill != nil {
+		fillBuf(buf, fill)
+	}
+	for i := range a.Blocks {
+		b := &a.Blocks[i]
+		// Slabs span every dimension but the first: comparing dimension 0
+		// decides overlap without Intersect's allocations.
+		if len(slab.Count) > 0 && (b.Box.Lower[0] >= slab.Lower[0]+slab.Count[0] ||
+			b.Box.Lower[0]+b.Box.Count[0] <= slab.Lower[0] || b.Box.Elements() == 0) {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		rb := trimBlock(b, slab, size)
+		data, err := src.ReadBlock(ctx, rb, a.DType)
+		if err != nil {
+			return nil, fmt.Errorf("block %v in %q: %w", b.Box, b.File, err)
+		}
+		if err := copyBlock(buf, slab, rb, data, a.DType); err != nil {
+			return nil, err
+		}
+	}
+	return buf, nil
+}

@@ -1,0 +1,377 @@
+package rewriter
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"sort"
+	"sync"
+	"testing"
+
+	"relayout/catalog"
+	"relayout/planner"
+)
+
+// fakeSource serves blocks from in-memory "files"; codecs are ignored (the
+// bytes are already decoded), which lets tests mark blocks as compressed so
+// they are fetched whole.
+type fakeSource struct {
+	files map[string][]byte
+	mu    sync.Mutex
+	reads []string // "file@offset+length"
+}
+
+func (s *fakeSource) ReadBlock(ctx context.Context, b *catalog.Block, dt catalog.DType) ([]byte, error) {
+	if b.Inline != nil {
+		return append([]byte(nil), b.Inline...), nil
+	}
+	f, ok := s.files[b.File]
+	if !ok {
+		return nil, fmt.Errorf("fake: %s: %w", b.File, catalog.ErrNotFound)
+	}
+	s.mu.Lock()
+	s.reads = append(s.reads, fmt.Sprintf("%s@%d+%d", b.File, b.Offset, b.Length))
+	s.mu.Unlock()
+	return append([]byte(nil), f[b.Offset:b.Offset+b.Length]...), nil
+}
+
+// encode writes the elements of a stored array of shape stored, whose element
+// at stored index p holds val(origin+p), in the given order and byte order.
+// It walks indices itself (no strides shared with the code under test).
+func encode(stored, origin []int64, order catalog.Order, dt catalog.DType, val func(idx []int64) uint64) []byte {
+	n := int64(1)
+	for _, c := range stored {
+		n *= c
+	}
+	out := make([]byte, 0, n*int64(dt.Size))
+	idx := make([]int64, len(stored))
+	for e := int64(0); e < n; e++ {
+		// Element e in storage order: decompose with the fastest dimension first.
+		r := e
+		if order == catalog.RowMajor {
+			for d := len(stored) - 1; d >= 0; d-- {
+				idx[d] = r % stored[d]
+				r /= stored[d]
+			}
+		} else {
+			for d := 0; d < len(stored); d++ {
+				idx[d] = r % stored[d]
+				r /= stored[d]
+			}
+		}
+		g := make([]int64, len(idx))
+		for d := range idx {
+			g[d] = origin[d] + idx[d]
+		}
+		out = appendElem(out, val(g), dt)
+	}
+	return out
+}
+
+func appendElem(out []byte, u uint64, dt catalog.DType) []byte {
+	var order binary.AppendByteOrder = binary.LittleEndian
+	if dt.BigEndian {
+		order = binary.BigEndian
+	}
+	switch dt.Size {
+	case 1:
+		return append(out, byte(u))
+	case 2:
+		return order.AppendUint16(out, uint16(u))
+	case 4:
+		return order.AppendUint32(out, uint32(u))
+	}
+	return order.AppendUint64(out, u)
+}
+
+// expected builds the row-major little-endian bytes of an array where val
+// gives each element (ok=false: uncovered, holds fill).
+func expected(shape []int64, dt catalog.DType, val func(idx []int64) (uint64, bool), fill uint64) []byte {
+	le := dt.LittleEndian()
+	origin := make([]int64, len(shape))
+	return encode(shape, origin, catalog.RowMajor, le, func(idx []int64) uint64 {
+		if v, ok := val(idx); ok {
+			return v
+		}
+		return fill
+	})
+}
+
+// runAssembly streams a through the slab pipeline and returns the bytes the
+// sink saw, in order, and the digest.
+func runAssembly(t *testing.T, src catalog.Source, a *catalog.Array, layout planner.Layout, budget int64, jobs int) ([]byte, string) {
+	t.Helper()
+	if err := checkArray(a); err != nil {
+		t.Fatal(err)
+	}
+	slabs := planner.Slabs(a.Shape, layout, a.DType.Size, budget)
+	var got []byte
+	sum, err := streamArray(context.Background(), src, a, slabs, jobs, func(slab catalog.Box, buf []byte) error {
+		if want := slab.Elements() * int64(a.DType.Size); int64(len(buf)) != want {
+			t.Errorf("slab %v: %d bytes, want %d", slab, len(buf), want)
+		}
+		got = append(got, buf...)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got, sum
+}
+
+func checkBytes(t *testing.T, got, want []byte, sum string, dt catalog.DType) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("got %d bytes, want %d", len(got), len(want))
+	}
+	for i := 0; i < len(got); i += dt.Size {
+		if !bytes.Equal(got[i:i+dt.Size], want[i:i+dt.Size]) {
+			t.Fatalf("element %d: got %s, want %s", i/dt.Size,
+				formatElem(got[i:], dt.LittleEndian()), formatElem(want[i:], dt.LittleEndian()))
+		}
+	}
+	w := sha256.Sum256(want)
+	if sum != hex.EncodeToString(w[:]) {
+		t.Fatalf("sha256 %s, want %s", sum, hex.EncodeToString(w[:]))
+	}
+}
+
+func in(idx, lo, hi []int64) bool {
+	for d := range idx {
+		if idx[d] < lo[d] || idx[d] >= hi[d] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestAssembleBigEndianInt32WithFill(t *testing.T) {
+	be := catalog.DType{Kind: catalog.Int, Size: 4, BigEndian: true}
+	val := func(idx []int64) uint64 { return uint64(int32(idx[0]*16777259 + idx[1]*65599 - 50000000)) }
+	neg7 := int32(-7)
+	fill := binary.BigEndian.AppendUint32(nil, uint32(neg7))
+	a := &catalog.Array{Var: "v", DType: be, Shape: []int64{6, 5}, Fill: fill, Blocks: []catalog.Block{
+		{Box: catalog.Box{Lower: []int64{0, 0}, Count: []int64{3, 5}}, File: "a", Length: 60},
+		{Box: catalog.Box{Lower: []int64{3, 0}, Count: []int64{3, 3}}, File: "b", Length: 36,
+			Codecs: []catalog.Codec{{Name: "fake"}}},
+	}}
+	src := &fakeSource{files: map[string][]byte{
+		"a": encode([]int64{3, 5}, []int64{0, 0}, catalog.RowMajor, be, val),
+		"b": encode([]int64{3, 3}, []int64{3, 0}, catalog.RowMajor, be, val),
+	}}
+	want := expected(a.Shape, be, func(idx []int64) (uint64, bool) {
+		return val(idx), in(idx, []int64{0, 0}, []int64{3, 5}) || in(idx, []int64{3, 0}, []int64{6, 3})
+	}, uint64(uint32(neg7)))
+	// Two rows (40 bytes) per slab: block a spans slabs 0 and 1.
+	got, sum := runAssembly(t, src, a, planner.Layout{Kind: planner.Contiguous}, 40, 2)
+	checkBytes(t, got, want, sum, be)
+	// The uncompressed block is read piecewise, rows 0-1 then row 2; the
+	// "compressed" one whole, once per slab it touches.
+	sort.Strings(src.reads)
+	if w := []string{"a@0+40", "a@40+20", "b@0+36", "b@0+36"}; !reflect.DeepEqual(src.reads, w) {
+		t.Fatalf("reads %v, want %v", src.reads, w)
+	}
+}
+
+func TestAssembleColumnMajorFloat64(t *testing.T) {
+	le := catalog.DType{Kind: catalog.Float, Size: 8}
+	be := catalog.DType{Kind: catalog.Float, Size: 8, BigEndian: true}
+	val := func(idx []int64) uint64 {
+		return math.Float64bits(-1.5 * (float64((idx[0]*5+idx[1])*6+idx[2]) + 0.25))
+	}
+	type blk struct {
+		lo, n []int64
+		order catalog.Order
+		dt    catalog.DType
+	}
+	blocks := []blk{
+		{[]int64{0, 0, 0}, []int64{4, 5, 3}, catalog.ColMajor, le},
+		{[]int64{0, 0, 3}, []int64{2, 5, 3}, catalog.ColMajor, be},
+		{[]int64{2, 0, 3}, []int64{2, 5, 3}, catalog.RowMajor, le},
+	}
+	for _, dt := range []catalog.DType{le, be} {
+		t.Run(dt.NumPy(), func(t *testing.T) {
+			src := &fakeSource{files: map[string][]byte{}}
+			a := &catalog.Array{Var: "f", DType: dt, Shape: []int64{4, 5, 6}}
+			for i, b := range blocks {
+				name := fmt.Sprint(i)
+				src.files[name] = encode(b.n, b.lo, b.order, dt, val)
+				a.Blocks = append(a.Blocks, catalog.Block{Box: catalog.Box{Lower: b.lo, Count: b.n},
+					File: name, Length: int64(len(src.files[name])), Order: b.order})
+			}
+			want := expected(a.Shape, dt, func(idx []int64) (uint64, bool) { return val(idx), true }, 0)
+			for _, jobs := range []int{1, 3} {
+				got, sum := runAssembly(t, src, a, planner.Layout{Kind: planner.Contiguous}, 1, jobs)
+				checkBytes(t, got, want, sum, dt)
+			}
+		})
+	}
+}
+
+func TestAssemblePartialEdgeChunks(t *testing.T) {
+	dt := catalog.DType{Kind: catalog.Int, Size: 2}
+	shape := []int64{5, 7}
+	val := func(idx []int64) uint64 { return uint64(uint16(int16(idx[0]*1000 - idx[1]*37))) }
+	src := &fakeSource{files: map[string][]byte{}}
+	a := &catalog.Array{Var: "c", DType: dt, Shape: shape}
+	for _, lo := range [][]int64{{0, 0}, {0, 4}, {4, 0}, {4, 4}} {
+		stored := []int64{4, 4}
+		n := []int64{min(4, shape[0]-lo[0]), min(4, shape[1]-lo[1])}
+		name := fmt.Sprint(lo)
+		// Outside the valid box the stored chunk holds garbage.
+		src.files[name] = encode(stored, lo, catalog.RowMajor, dt, func(idx []int64) uint64 {
+			if idx[0] >= shape[0] || idx[1] >= shape[1] {
+				return 0x7777
+			}
+			return val(idx)
+		})
+		b := catalog.Block{Box: catalog.Box{Lower: lo, Count: n}, Stored: stored, File: name, Length: 32}
+		if lo[1] == 4 {
+			b.Codecs = []catalog.Codec{{Name: "fake"}} // fetched whole
+		}
+		a.Blocks = append(a.Blocks, b)
+	}
+	want := expected(shape, dt, func(idx []int64) (uint64, bool) { return val(idx), true }, 0)
+	for _, budget := range []int64{1, 28, 1000} {
+		got, sum := runAssembly(t, src, a, planner.Layout{Kind: planner.Contiguous}, budget, 2)
+		checkBytes(t, got, want, sum, dt)
+	}
+}
+
+func TestAssembleScalarAndInline(t *testing.T) {
+	be := catalog.DType{Kind: catalog.Float, Size: 4, BigEndian: true}
+	a := &catalog.Array{Var: "s", DType: be, Shape: []int64{}, Blocks: []catalog.Block{
+		{Box: catalog.Box{Lower: []int64{}, Count: []int64{}}, Inline: binary.BigEndian.AppendUint32(nil, math.Float32bits(2.5))},
+	}}
+	got, sum := runAssembly(t, &fakeSource{}, a, planner.Layout{Kind: planner.Contiguous}, 1, 1)
+	checkBytes(t, got, binary.LittleEndian.AppendUint32(nil, math.Float32bits(2.5)), sum, be)
+
+	// An inline 1-D block read in slabs of 3 elements.
+	u8 := catalog.DType{Kind: catalog.Uint, Size: 1}
+	a = &catalog.Array{Var: "u", DType: u8, Shape: []int64{8}, Fill: []byte{9}, Blocks: []catalog.Block{
+		{Box: catalog.Box{Lower: []int64{1}, Count: []int64{6}}, Inline: []byte{1, 2, 3, 4, 5, 6}},
+	}}
+	got, sum = runAssembly(t, &fakeSource{}, a, planner.Layout{Kind: planner.Contiguous}, 3, 2)
+	checkBytes(t, got, []byte{9, 1, 2, 3, 4, 5, 6, 9}, sum, u8)
+}
+
+func TestAssembleEmptyArray(t *testing.T) {
+	a := &catalog.Array{Var: "e", DType: catalog.DType{Kind: catalog.Float, Size: 8}, Shape: []int64{0, 3}}
+	got, sum := runAssembly(t, &fakeSource{}, a, planner.Layout{Kind: planner.Contiguous}, 1, 1)
+	checkBytes(t, got, nil, sum, a.DType)
+}
+
+func TestAssembleCorrupt(t *testing.T) {
+	dt := catalog.DType{Kind: catalog.Int, Size: 4}
+	// Decoded length does not match the stored shape.
+	a := &catalog.Array{Var: "x", DType: dt, Shape: []int64{2, 2}, Blocks: []catalog.Block{
+		{Box: catalog.Box{Lower: []int64{0, 0}, Count: []int64{2, 2}}, File: "f", Length: 12,
+			Codecs: []catalog.Codec{{Name: "fake"}}},
+	}}
+	src := &fakeSource{files: map[string][]byte{"f": make([]byte, 12)}}
+	_, err := streamArray(context.Background(), src, a, planner.Slabs(a.Shape, planner.Layout{Kind: planner.Contiguous}, 4, 1<<20), 2, nil)
+	if !errors.Is(err, catalog.ErrCorrupt) {
+		t.Fatalf("err %v, want ErrCorrupt", err)
+	}
+	// Blocks outside the array, of the wrong rank, or larger than stored.
+	for _, b := range []catalog.Block{
+		{Box: catalog.Box{Lower: []int64{1, 0}, Count: []int64{2, 2}}},
+		{Box: catalog.Box{Lower: []int64{0}, Count: []int64{2}}},
+		{Box: catalog.Box{Lower: []int64{0, 0}, Count: []int64{2, 2}}, Stored: []int64{1, 2}},
+	} {
+		a.Blocks = []catalog.Block{b}
+		if err := checkArray(a); !errors.Is(err, catalog.ErrCorrupt) {
+			t.Errorf("block %+v: err %v, want ErrCorrupt", b, err)
+		}
+	}
+	a.Blocks, a.Fill = nil, []byte{1}
+	if err := checkArray(a); !errors.Is(err, catalog.ErrCorrupt) {
+		t.Errorf("short fill: err %v, want ErrCorrupt", err)
+	}
+}
+
+func TestCutChunks(t *testing.T) {
+	dt := catalog.DType{Kind: catalog.Int, Size: 2}
+	shape, chunk := []int64{5, 7}, []int64{2, 3}
+	val := func(idx []int64) uint64 { return uint64(idx[0]*10 + idx[1] + 1) }
+	full := expected(shape, dt, func(idx []int64) (uint64, bool) { return val(idx), true }, 0)
+	layout := planner.Layout{Kind: planner.Chunked, Chunk: chunk}
+	got := map[string][]byte{}
+	for _, slab := range planner.Slabs(shape, layout, 2, 30) {
+		rowBytes := int64(7 * 2)
+		buf := full[slab.Lower[0]*rowBytes : (slab.Lower[0]+slab.Count[0])*rowBytes]
+		err := cutChunks(buf, slab, shape, chunk, 2, func(off []int64, data []byte) error {
+			got[fmt.Sprint(off)] = append([]byte(nil), data...)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(got) != 9 {
+		t.Fatalf("%d chunks, want 9: %v", len(got), got)
+	}
+	for _, c0 := range []int64{0, 2, 4} {
+		for _, c1 := range []int64{0, 3, 6} {
+			want := encode(chunk, []int64{c0, c1}, catalog.RowMajor, dt, func(idx []int64) uint64 {
+				if idx[0] >= shape[0] || idx[1] >= shape[1] {
+					return 0
+				}
+				return val(idx)
+			})
+			key := fmt.Sprint([]int64{c0, c1})
+			if !bytes.Equal(got[key], want) {
+				t.Errorf("chunk %s: got %v, want %v", key, got[key], want)
+			}
+		}
+	}
+}
+
+func TestFileNames(t *testing.T) {
+	got := FileNames([]string{"B/x", "B.x", "/abs/name", "a b*c", "", ".hidden", "B_x", "B/x-2", "B.x-2"})
+	want := []string{"B.x.h5", "B.x-2.h5", "abs.name.h5", "a_b_c.h5", "_.h5", "_.hidden.h5", "B_x.h5", "B.x-2-2.h5", "B.x-2-3.h5"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %q\nwant %q", got, want)
+	}
+	for _, tc := range []struct {
+		step  int64
+		level int
+		v     string
+		want  string
+	}{
+		{1, 0, "B/x", "/data/1/meshes/B/x"},
+		{20, 2, "rho", "/data/20/meshes/rho_lvl2"},
+		{0, 0, "/a//b/./../c", "/data/0/meshes/a/b/_../c"},
+	} {
+		if got := datasetPath(tc.step, tc.level, tc.v); got != tc.want {
+			t.Errorf("datasetPath(%d, %d, %q) = %q, want %q", tc.step, tc.level, tc.v, got, tc.want)
+		}
+	}
+}
+
+func TestFormatElem(t *testing.T) {
+	for _, tc := range []struct {
+		b    []byte
+		dt   catalog.DType
+		want string
+	}{
+		{[]byte{0xff}, catalog.DType{Kind: catalog.Int, Size: 1}, "-1"},
+		{[]byte{0xff}, catalog.DType{Kind: catalog.Uint, Size: 1}, "255"},
+		{[]byte{0xfe, 0xff, 0xff, 0xff}, catalog.DType{Kind: catalog.Int, Size: 4}, "-2"},
+		{binary.LittleEndian.AppendUint64(nil, math.Float64bits(1.5)), catalog.DType{Kind: catalog.Float, Size: 8}, "1.5"},
+		{binary.LittleEndian.AppendUint32(nil, math.Float32bits(0.1)), catalog.DType{Kind: catalog.Float, Size: 4}, "0.1"},
+	} {
+		if got := formatElem(tc.b, tc.dt); got != tc.want {
+			t.Errorf("formatElem(%v, %v) = %q, want %q", tc.b, tc.dt, got, tc.want)
+		}
+	}
+	if got := unravel(catalog.Box{Lower: []int64{2, 0, 0}, Count: []int64{2, 3, 4}}, 17); !reflect.DeepEqual(got, []int64{3, 1, 1}) {
+		t.Errorf("unravel = %v", got)
+	}
+}

@@ -1,0 +1,213 @@
+package rewriter
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"relayout/catalog"
+	"relayout/internal/h5"
+	"relayout/planner"
+)
+
+// maxChunkBytes is HDF5's limit on the size of one chunk.
+const maxChunkBytes = 1<<32 - 1
+
+type varStats struct {
+	arrays int
+	bytes  int64
+}
+
+// contigTarget is a contiguous dataset whose bytes are written with pwrite
+// after the HDF5 structure is closed.
+type contigTarget struct {
+	addr  int64
+	entry int // index into ManifestVariable.Datasets
+}
+
+// writeVariable writes every array of v into stage/file in two phases:
+//
+//  1. HDF5 open: create every dataset (contiguous ones allocated early at a
+//     known address), set the attributes, and stream chunked arrays through
+//     the slab pipeline into H5Dwrite_chunk.
+//  2. HDF5 closed: stream contiguous arrays through the slab pipeline with
+//     pwrite at their addresses, then fsync once and rename into place.
+//
+// The file lives at stage/.<file>.tmp until it is complete.
+func writeVariable(ctx context.Context, store *catalog.Store, src catalog.Source, stage, file string,
+	v catalog.VarSummary, root []catalog.Attr, opts Options) (catalog.ManifestVariable, varStats, error) {
+	mv := catalog.ManifestVariable{Name: v.Name, DType: v.DType.LittleEndian().NumPy(), File: file}
+	var st varStats
+	tmp := filepath.Join(stage, "."+file+".tmp")
+	done := false
+	defer func() {
+		if !done {
+			os.Remove(tmp)
+		}
+	}()
+
+	w, err := h5.Create(tmp)
+	if err != nil {
+		return mv, st, fmt.Errorf("rewriter: %s: %w", v.Name, err)
+	}
+	contig, err := writeStructure(ctx, w, store, src, v.Name, root, opts, &mv, &st)
+	if cerr := w.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("rewriter: %s: %w", v.Name, cerr)
+	}
+	if err != nil {
+		return mv, st, err
+	}
+
+	f, err := os.OpenFile(tmp, os.O_RDWR, 0)
+	if err != nil {
+		return mv, st, fmt.Errorf("rewriter: %s: %w", v.Name, err)
+	}
+	err = writeContiguous(ctx, f, store, src, v.Name, contig, opts, &mv)
+	if err == nil {
+		if err = f.Sync(); err != nil {
+			err = fmt.Errorf("rewriter: %s: %w", v.Name, err)
+		}
+	}
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("rewriter: %s: %w", v.Name, cerr)
+	}
+	if err != nil {
+		return mv, st, err
+	}
+	if err := os.Rename(tmp, filepath.Join(stage, file)); err != nil {
+		return mv, st, fmt.Errorf("rewriter: %s: %w", v.Name, err)
+	}
+	done = true
+	return mv, st, nil
+}
+
+// writeStructure is phase 1. It returns the contiguous datasets still to be
+// filled, by array key.
+func writeStructure(ctx context.Context, w *h5.Writer, store *catalog.Store, src catalog.Source, name string,
+	root []catalog.Attr, opts Options, mv *catalog.ManifestVariable, st *varStats) (map[catalog.Key]contigTarget, error) {
+	if err := w.SetAttrs("/", root); err != nil {
+		return nil, fmt.Errorf("rewriter: %s: %w", name, err)
+	}
+	contig := map[catalog.Key]contigTarget{}
+	stepDone := map[int64]bool{}
+	err := store.EachArray(ctx, name, func(a *catalog.Array) error {
+		if err := checkArray(a); err != nil {
+			return arrayErr(a.Key(), err)
+		}
+		layout, err := planner.ChooseLayout(a.Shape, opts.Layout, opts.ChunkShape, opts.Chunks)
+		if err != nil {
+			return arrayErr(a.Key(), err)
+		}
+		if layout.Kind == planner.Chunked {
+			if b := product(layout.Chunk) * int64(a.DType.Size); b > maxChunkBytes {
+				return arrayErr(a.Key(), fmt.Errorf("chunk %v of %v is %d bytes, HDF5 allows %d: %w",
+					layout.Chunk, a.DType, b, int64(maxChunkBytes), catalog.ErrUnsupported))
+			}
+		}
+		path := datasetPath(a.Step, a.Level, a.Var)
+		fill := a.Fill
+		if fill != nil {
+			fill = leFill(a)
+			if fill == nil {
+				fill = make([]byte, a.DType.Size)
+			}
+		}
+		d, err := w.CreateDataset(path, h5.DatasetSpec{
+			DType: a.DType.LittleEndian(), Shape: a.Shape, Chunk: layout.Chunk, Fill: fill})
+		if err != nil {
+			return arrayErr(a.Key(), err)
+		}
+		entry := catalog.ManifestDataset{
+			Step: a.Step, Level: a.Level, Path: path,
+			Shape: nonNil(a.Shape), Offset: nonNil(a.Offset), Layout: layout.Kind, Chunk: layout.Chunk,
+		}
+		if layout.Kind == planner.Chunked {
+			entry.SHA256, err = writeChunked(ctx, d, src, a, layout, opts)
+		} else {
+			contig[a.Key()] = contigTarget{addr: d.Address(), entry: len(mv.Datasets)}
+		}
+		if cerr := d.Close(); err == nil && cerr != nil {
+			err = cerr
+		}
+		if err == nil && len(a.Attrs) > 0 {
+			err = w.SetAttrs(path, a.Attrs)
+		}
+		if err == nil && len(a.StepAttrs) > 0 && !stepDone[a.Step] {
+			err = w.SetAttrs(stepGroup(a.Step), a.StepAttrs)
+			stepDone[a.Step] = true
+		}
+		if err != nil {
+			return arrayErr(a.Key(), err)
+		}
+		mv.Datasets = append(mv.Datasets, entry)
+		st.arrays++
+		st.bytes += a.Bytes()
+		return nil
+	})
+	return contig, err
+}
+
+// writeChunked streams a's slabs (whole chunk rows) into whole chunks.
+func writeChunked(ctx context.Context, d *h5.OutDataset, src catalog.Source, a *catalog.Array,
+	layout planner.Layout, opts Options) (string, error) {
+	slabs := planner.Slabs(a.Shape, layout, a.DType.Size, opts.budget())
+	return streamArray(ctx, src, a, slabs, opts.jobs(), func(slab catalog.Box, buf []byte) error {
+		if slab.Lower[0]%layout.Chunk[0] != 0 {
+			return fmt.Errorf("slab %v not aligned to chunk %v", slab, layout.Chunk) // planner bug
+		}
+		return cutChunks(buf, slab, a.Shape, layout.Chunk, a.DType.Size, d.WriteChunk)
+	})
+}
+
+// writeContiguous is phase 2: the contiguous arrays, slab by slab, with
+// pwrite at the address HDF5 allocated.
+func writeContiguous(ctx context.Context, f *os.File, store *catalog.Store, src catalog.Source, name string,
+	contig map[catalog.Key]contigTarget, opts Options, mv *catalog.ManifestVariable) error {
+	if len(contig) == 0 {
+		return nil
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("rewriter: %s: %w", name, err)
+	}
+	return store.EachArray(ctx, name, func(a *catalog.Array) error {
+		t, ok := contig[a.Key()]
+		if !ok {
+			return nil
+		}
+		if err := checkArray(a); err != nil { // the store could have changed between passes
+			return arrayErr(a.Key(), err)
+		}
+		n := a.Bytes()
+		if n > 0 && (t.addr < 0 || t.addr+n > fi.Size()) {
+			return arrayErr(a.Key(), fmt.Errorf("%s: contiguous data at %d+%d outside the file (%d bytes)",
+				f.Name(), t.addr, n, fi.Size()))
+		}
+		rowBytes := int64(a.DType.Size)
+		if len(a.Shape) > 0 {
+			rowBytes *= product(a.Shape[1:])
+		}
+		slabs := planner.Slabs(a.Shape, planner.Layout{Kind: planner.Contiguous}, a.DType.Size, opts.budget())
+		sum, err := streamArray(ctx, src, a, slabs, opts.jobs(), func(slab catalog.Box, buf []byte) error {
+			off := t.addr
+			if len(slab.Lower) > 0 {
+				off += slab.Lower[0] * rowBytes
+			}
+			_, err := f.WriteAt(buf, off)
+			return err
+		})
+		if err != nil {
+			return arrayErr(a.Key(), err)
+		}
+		mv.Datasets[t.entry].SHA256 = sum
+		return nil
+	})
+}
+
+func nonNil(v []int64) []int64 {
+	if v == nil {
+		return []int64{}
+	}
+	return v
+}
