@@ -89,12 +89,6 @@ func writeStep(path string, spec OpenPMDSpec, step int64, rng *rand.Rand) error 
 			f64("gridUnitSI", true, 1), f64("unitDimension", false, unitDim...), f64("timeOffset", true, 0),
 		}
 	}
-	if err := w.SetAttrs(it+"/meshes/E", record(1, 1, -3, -1, 0, 0, 0)); err != nil {
-		return err
-	}
-	if err := w.SetAttrs(it+"/meshes/rho", record(-3, 0, 1, 1, 0, 0, 0)); err != nil {
-		return err
-	}
 	f64type := catalog.DType{Kind: catalog.Float, Size: 8}
 	for comp, name := range Components {
 		dpath := it + "/meshes/" + name
@@ -110,9 +104,15 @@ func writeStep(path string, spec OpenPMDSpec, step int64, rng *rand.Rand) error 
 			return err
 		}
 		attrs := []catalog.Attr{f64("unitSI", true, 1), f64("position", false, 0.5, 0.5, 0.5)}
+		if name == "rho" { // a scalar record: record and component attributes on the dataset
+			attrs = append(attrs, record(-3, 0, 1, 1, 0, 0, 0)...)
+		}
 		if err := w.SetAttrs(dpath, attrs); err != nil {
 			return err
 		}
+	}
+	if err := w.SetAttrs(it+"/meshes/E", record(1, 1, -3, -1, 0, 0, 0)); err != nil {
+		return err
 	}
 	return w.Close()
 }

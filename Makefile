@@ -1,0 +1,46 @@
+# relayout — see README.md. `make demo` and `make test` do all set-up on a fresh Debian/Ubuntu machine.
+GO      ?= go
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+BIN     := bin/relayout
+FUZZTIME ?= 3000x
+
+.PHONY: all deps build demo test fuzz bench clean
+
+all: build
+
+deps:
+	@scripts/deps.sh
+
+build: deps
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) .
+
+# The main job on a sample the project generates itself: an openPMD-HDF5 series
+# of 2 iterations, 4 variables of 64^3 float64 in 64 chunks written in scattered order.
+demo: build
+	rm -rf demo
+	$(BIN) generate demo/sample --shape 64,64,64 --chunk 16,16,16 --steps 0,100
+	$(BIN) catalog demo/sample
+	$(BIN) run demo/sample -o demo/out --layout chunked --chunks 2x2x2
+	$(BIN) verify demo/sample demo/out
+	@echo "demo: reorganized files are in demo/out (manifest demo/out/relayout.json)"
+
+test: deps
+	$(GO) vet ./...
+	$(GO) test -count=1 ./...
+	$(MAKE) --no-print-directory fuzz
+
+# Every fuzz target runs for a fixed count (FUZZTIME) on top of its seed corpus.
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
+	    echo "fuzz $$pkg $$f"; \
+	    $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
+
+# Side-by-side timings against cp and h5repack; record results in bench/RESULTS.md.
+bench: build
+	scripts/bench.sh
+
+clean:
+	rm -rf bin demo

@@ -1,0 +1,198 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"relayout/catalog"
+	"relayout/reader"
+	"relayout/rewriter"
+)
+
+type runOptions struct {
+	out        string
+	layout     string
+	chunkShape string
+	chunks     string
+	vars       []string
+	jobs       int
+	maxMem     string
+	catalog    string
+	force      bool
+	noVerify   bool
+	quiet      bool
+}
+
+func runRun(ctx context.Context, args []string) error {
+	var o runOptions
+	fs := newFlags("run", "relayout run IN -o OUT [flags]",
+		"relayout run diags/ -o reorganized/ --layout chunked --chunks 2x2x2")
+	fs.StringVarP(&o.out, "out", "o", "", "output directory (required; must be empty unless --force)")
+	fs.StringVar(&o.layout, "layout", "contiguous", "target layout: contiguous or chunked")
+	fs.StringVar(&o.chunkShape, "chunk-shape", "", "chunk shape for --layout chunked, e.g. 64,64,64")
+	fs.StringVar(&o.chunks, "chunks", "", "chunk decomposition of the global shape for --layout chunked, e.g. 4x4x4")
+	fs.StringArrayVar(&o.vars, "var", nil, "variable name or glob to rewrite (repeatable; default all)")
+	fs.IntVar(&o.jobs, "jobs", runtime.NumCPU(), "parallel pipelines")
+	fs.StringVar(&o.maxMem, "max-mem", "1GiB", "memory budget for data buffers")
+	fs.StringVar(&o.catalog, "catalog", "", "catalog database path (default OUT/.relayout/catalog.db)")
+	fs.BoolVar(&o.force, "force", false, "write into a non-empty OUT, replacing files of the same name")
+	fs.BoolVar(&o.noVerify, "no-verify", false, "skip re-reading the output and comparing it with the input before commit")
+	fs.BoolVarP(&o.quiet, "quiet", "q", false, "print nothing but errors")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return usagef("run: want exactly one input, got %d (see relayout run --help)", fs.NArg())
+	}
+	if o.out == "" {
+		return usagef("run: -o OUT is required")
+	}
+	in := fs.Arg(0)
+	if o.layout != "contiguous" && o.layout != "chunked" {
+		return usagef("run: --layout %q: want contiguous or chunked", o.layout)
+	}
+	chunkShape, err := parseDims(o.chunkShape)
+	if err != nil {
+		return err
+	}
+	chunks, err := parseDims(o.chunks)
+	if err != nil {
+		return err
+	}
+	if o.layout == "chunked" && (chunkShape == nil) == (chunks == nil) {
+		return usagef("run: --layout chunked needs exactly one of --chunk-shape or --chunks")
+	}
+	if o.layout == "contiguous" && (chunkShape != nil || chunks != nil) {
+		return usagef("run: --chunk-shape and --chunks need --layout chunked")
+	}
+	maxMem, err := parseSize(o.maxMem)
+	if err != nil {
+		return err
+	}
+	if o.jobs < 1 {
+		return usagef("run: --jobs must be at least 1")
+	}
+	if err := checkOutput(in, o.out, o.force); err != nil {
+		return err
+	}
+	logw := io.Writer(os.Stderr)
+	if o.quiet {
+		logw = io.Discard
+	}
+
+	work := filepath.Join(o.out, ".relayout")
+	stage := filepath.Join(work, "stage")
+	if err := os.RemoveAll(stage); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(stage, 0o755); err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
+	dbPath := o.catalog
+	if dbPath == "" {
+		dbPath = filepath.Join(work, "catalog.db")
+	}
+
+	start := time.Now()
+	ds, store, err := buildCatalog(ctx, in, dbPath, reader.Options{Vars: o.vars})
+	if err != nil {
+		return err
+	}
+	defer ds.Close()
+	defer store.Close()
+	vars, err := store.Variables()
+	if err != nil {
+		return err
+	}
+	if len(vars) == 0 {
+		return fmt.Errorf("run: %s: no variable to rewrite (see relayout catalog %s): %w", in, in, catalog.ErrNotFound)
+	}
+	fmt.Fprintf(logw, "catalog: %d variables from %s (%s) in %.2fs\n", len(vars), in, ds.Info().Format, time.Since(start).Seconds())
+
+	m, err := rewriter.Run(ctx, store, ds, stage, rewriter.Options{
+		Layout: o.layout, ChunkShape: chunkShape, Chunks: chunks,
+		Jobs: o.jobs, MaxMem: maxMem, Version: version, Progress: logw,
+	})
+	if err != nil {
+		return err
+	}
+	if !o.noVerify {
+		ok, err := verifyPair(ctx, store, ds, stage, filepath.Join(work, "verify.db"), m, logw)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("%w: output left in %s, nothing committed to %s", errVerifyFailed, stage, o.out)
+		}
+	}
+	if err := rewriter.Commit(stage, o.out); err != nil {
+		return err
+	}
+	fmt.Fprintf(logw, "done: %d variables written to %s in %.2fs\n", len(m.Variables), o.out, time.Since(start).Seconds())
+	return nil
+}
+
+// checkOutput refuses an OUT inside the input (or equal to the input's own
+// directory) and a non-empty OUT without --force.
+func checkOutput(in, out string, force bool) error {
+	inAbs, err := realPath(in)
+	if err != nil {
+		return fmt.Errorf("run: %s: %w", in, catalog.ErrNotFound)
+	}
+	outAbs, err := realPath(out)
+	if err != nil {
+		return usagef("run: -o %s: %v", out, err)
+	}
+	st, err := os.Stat(inAbs)
+	if err != nil {
+		return fmt.Errorf("run: %s: %w", in, catalog.ErrNotFound)
+	}
+	inDir := inAbs
+	if !st.IsDir() {
+		inDir = filepath.Dir(inAbs)
+		if outAbs == inDir {
+			return usagef("run: -o %s is the input's own directory: relayout never writes into its input", out)
+		}
+	} else if outAbs == inDir || strings.HasPrefix(outAbs, inDir+string(filepath.Separator)) {
+		return usagef("run: -o %s is inside the input %s: relayout never writes into its input", out, in)
+	}
+	if outAbs == inAbs {
+		return usagef("run: -o %s is the input", out)
+	}
+	entries, err := os.ReadDir(out)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return usagef("run: -o %s: %v", out, err)
+	}
+	for _, e := range entries {
+		if e.Name() != ".relayout" && !force {
+			return usagef("run: -o %s is not empty (use --force to write into it)", out)
+		}
+	}
+	return nil
+}
+
+// realPath resolves symlinks of the longest existing prefix of p, so that an
+// OUT that does not exist yet can still be compared with the input.
+func realPath(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	var rest []string
+	for cur := abs; ; cur = filepath.Dir(cur) {
+		if r, err := filepath.EvalSymlinks(cur); err == nil {
+			return filepath.Join(append([]string{r}, rest...)...), nil
+		}
+		if cur == filepath.Dir(cur) {
+			return abs, nil
+		}
+		rest = append([]string{filepath.Base(cur)}, rest...)
+	}
+}

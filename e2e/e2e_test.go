@@ -1,0 +1,365 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "relayout-e2e-")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "relayout")
+	build := exec.Command("go", "build", "-o", binary, "..")
+	build.Stdout, build.Stderr = os.Stdout, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: building relayout:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+const python = "/usr/bin/python3"
+
+// sharedData returns ../shared/data/<rel>, skipping when the real data is
+// absent, except under CI where its absence is a failure.
+func sharedData(t *testing.T, rel string) string {
+	t.Helper()
+	p := filepath.Join("..", "..", "shared", "data", rel)
+	if _, err := os.Stat(p); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("real data %s missing under CI: %v", p, err)
+		}
+		t.Skipf("real data %s not present (a user's checkout): %v", p, err)
+	}
+	return p
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func relayout(t *testing.T, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	r := result{stdout: out.String(), stderr: errb.String()}
+	if ee, ok := err.(*exec.ExitError); ok {
+		r.code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("relayout %v: %v", args, err)
+	}
+	return r
+}
+
+func mustRun(t *testing.T, args ...string) result {
+	t.Helper()
+	r := relayout(t, args...)
+	if r.code != 0 {
+		t.Fatalf("relayout %s: exit %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+	}
+	return r
+}
+
+// oracle compares every output element with the input, both read by h5py.
+func oracle(t *testing.T, in, out string) {
+	t.Helper()
+	cmd := exec.Command(python, "oracle.py", in, out)
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("oracle (h5py) found differences or failed: %v\n%s", err, b)
+	}
+	t.Logf("oracle:\n%s", b)
+}
+
+type manifest struct {
+	Input     struct{ Path, Format string }
+	Variables []struct {
+		Name, DType, File string
+		Datasets          []struct {
+			Step         int64
+			Level        int
+			Path, Layout string
+			Shape, Chunk []int64
+			SHA256       string
+		}
+	}
+}
+
+func readManifest(t *testing.T, out string) manifest {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(out, "relayout.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// checkH5dumpLayout asserts that h5dump -p -H reports the manifest's layout and
+// chunk shape for every dataset.
+func checkH5dumpLayout(t *testing.T, out string, m manifest) {
+	t.Helper()
+	for _, v := range m.Variables {
+		for _, d := range v.Datasets {
+			b, err := exec.Command("h5dump", "-p", "-H", "-d", d.Path, filepath.Join(out, v.File)).CombinedOutput()
+			if err != nil {
+				t.Fatalf("h5dump %s %s: %v\n%s", v.File, d.Path, err, b)
+			}
+			s := string(b)
+			switch d.Layout {
+			case "contiguous":
+				if !strings.Contains(s, "CONTIGUOUS") {
+					t.Errorf("%s %s: h5dump shows no CONTIGUOUS layout:\n%s", v.File, d.Path, s)
+				}
+			case "chunked":
+				dims := make([]string, len(d.Chunk))
+				for i, c := range d.Chunk {
+					dims[i] = fmt.Sprint(c)
+				}
+				want := regexp.MustCompile(`CHUNKED \( ` + strings.Join(dims, ", ") + ` \)`)
+				if !want.MatchString(s) {
+					t.Errorf("%s %s: h5dump does not show CHUNKED ( %s ):\n%s", v.File, d.Path, strings.Join(dims, ", "), s)
+				}
+			default:
+				t.Errorf("%s %s: unknown layout %q", v.File, d.Path, d.Layout)
+			}
+		}
+	}
+}
+
+func TestRunVerifyRealData(t *testing.T) {
+	cases := []struct {
+		name, input string
+		chunked     []string // flags for the chunked run
+		vars        int      // variables expected in the manifest
+	}{
+		{"femm-3d", "hdf5/openpmd-femm/example-femm-3d.h5", []string{"--chunks", "2x2x2"}, 3},
+		{"femm-thetaMode", "hdf5/openpmd-femm/example-femm-thetaMode.h5", []string{"--chunk-shape", "1,16,16"}, 2},
+		{"fbpic", "hdf5/fbpic", []string{"--chunks", "1x2x4"}, 10},
+		{"adios2-types", "hdf5/adios2-hdf5-engine-types_np.h5", []string{"--chunk-shape", "4"}, 2},
+	}
+	for _, c := range cases {
+		for _, layout := range []string{"contiguous", "chunked"} {
+			t.Run(c.name+"/"+layout, func(t *testing.T) {
+				in := sharedData(t, c.input)
+				out := filepath.Join(t.TempDir(), "out")
+				args := []string{"run", in, "-o", out, "--layout", layout, "-q"}
+				if layout == "chunked" {
+					args = append(args, c.chunked...)
+				}
+				mustRun(t, args...)
+				m := readManifest(t, out)
+				if len(m.Variables) != c.vars {
+					t.Errorf("%d variables in manifest, want %d", len(m.Variables), c.vars)
+				}
+				mustRun(t, "verify", in, out)
+				oracle(t, in, out)
+				checkH5dumpLayout(t, out, m)
+				// Nothing is left under temporary names.
+				entries, _ := os.ReadDir(out)
+				for _, e := range entries {
+					if strings.HasSuffix(e.Name(), ".tmp") {
+						t.Errorf("temporary file %s left in OUT", e.Name())
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestVerifyDetectsDifference changes one element of an output file with h5py
+// and expects verify to exit 1 naming the index.
+func TestVerifyDetectsDifference(t *testing.T) {
+	in := sharedData(t, "hdf5/openpmd-femm/example-femm-3d.h5")
+	out := filepath.Join(t.TempDir(), "out")
+	mustRun(t, "run", in, "-o", out, "-q")
+	m := readManifest(t, out)
+	v := m.Variables[0]
+	script := fmt.Sprintf("import h5py\nf = h5py.File(%q, 'r+')\nd = f[%q]\nd[3, 4, 5] = d[3, 4, 5] + 1.0\nf.close()\n",
+		filepath.Join(out, v.File), v.Datasets[0].Path)
+	if b, err := exec.Command(python, "-c", script).CombinedOutput(); err != nil {
+		t.Fatalf("h5py edit: %v\n%s", err, b)
+	}
+	r := relayout(t, "verify", in, out)
+	if r.code != 1 {
+		t.Fatalf("verify after edit: exit %d, want 1\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout+r.stderr, "3,4,5") {
+		t.Errorf("verify output does not name index [3,4,5]:\n%s\n%s", r.stdout, r.stderr)
+	}
+}
+
+// finalNames lists what a failed run left under OUT's final names.
+func finalNames(t *testing.T, out string) []string {
+	entries, err := os.ReadDir(out)
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for _, e := range entries {
+		if e.Name() != ".relayout" {
+			names = append(names, e.Name())
+		}
+	}
+	return names
+}
+
+func TestBadInput(t *testing.T) {
+	femm := sharedData(t, "hdf5/openpmd-femm/example-femm-3d.h5")
+	dir := t.TempDir()
+	whole, err := os.ReadFile(femm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	truncated := filepath.Join(dir, "truncated.h5")
+	if err := os.WriteFile(truncated, whole[:len(whole)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	notHDF5 := filepath.Join(dir, "notes.h5")
+	if err := os.WriteFile(notHDF5, []byte("these are my lab notes, not HDF5\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lzf := filepath.Join(dir, "lzf.h5")
+	script := fmt.Sprintf("import h5py, numpy as np\nwith h5py.File(%q, 'w') as f:\n    f.create_dataset('rho', data=np.arange(4096.0).reshape(64, 64), chunks=(16, 16), compression='lzf')\n", lzf)
+	if b, err := exec.Command(python, "-c", script).CombinedOutput(); err != nil {
+		t.Fatalf("h5py lzf: %v\n%s", err, b)
+	}
+	inDir := filepath.Join(dir, "series")
+	if err := os.MkdirAll(inDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(inDir, "data00000001.h5"), whole, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	cases := []struct {
+		name, in, out string
+		mention       []string // the message must name these
+	}{
+		{"truncated", truncated, filepath.Join(dir, "o1"), []string{"truncated.h5"}},
+		{"not-hdf5", notHDF5, filepath.Join(dir, "o2"), []string{"notes.h5"}},
+		{"unsupported-filter", lzf, filepath.Join(dir, "o3"), []string{"lzf.h5", "rho", "lzf"}},
+		{"missing", filepath.Join(dir, "nope.h5"), filepath.Join(dir, "o4"), []string{"nope.h5"}},
+		{"output-inside-input", inDir, filepath.Join(inDir, "out"), []string{"inside the input"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := relayout(t, "run", c.in, "-o", c.out)
+			if r.code != 2 {
+				t.Fatalf("exit %d, want 2\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+			}
+			if strings.Contains(r.stderr, "panic") || strings.Contains(r.stderr, "goroutine ") {
+				t.Fatalf("panicked:\n%s", r.stderr)
+			}
+			for _, s := range c.mention {
+				if !strings.Contains(strings.ToLower(r.stderr), strings.ToLower(s)) {
+					t.Errorf("message does not mention %q:\n%s", s, r.stderr)
+				}
+			}
+			if names := finalNames(t, c.out); len(names) > 0 {
+				t.Errorf("files under OUT's final names after a failed run: %v", names)
+			}
+		})
+	}
+	// The input directory is untouched by the refused run.
+	entries, _ := os.ReadDir(inDir)
+	if len(entries) != 1 {
+		t.Errorf("input directory changed: %d entries", len(entries))
+	}
+}
+
+func TestNonEmptyOutputNeedsForce(t *testing.T) {
+	in := sharedData(t, "hdf5/openpmd-femm/example-femm-3d.h5")
+	out := t.TempDir()
+	if err := os.WriteFile(filepath.Join(out, "keep.txt"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := relayout(t, "run", in, "-o", out, "-q"); r.code != 2 || !strings.Contains(r.stderr, "--force") {
+		t.Fatalf("non-empty OUT: exit %d\n%s", r.code, r.stderr)
+	}
+	mustRun(t, "run", in, "-o", out, "-q", "--force")
+	if _, err := os.Stat(filepath.Join(out, "keep.txt")); err != nil {
+		t.Errorf("--force removed an unrelated file: %v", err)
+	}
+}
+
+func TestUsageAndHelp(t *testing.T) {
+	for _, cmd := range []string{"run", "catalog", "verify", "generate"} {
+		r := relayout(t, cmd, "--help")
+		if r.code != 0 || !strings.Contains(r.stdout, "Example:") || !strings.Contains(r.stdout, "Exit codes") {
+			t.Errorf("%s --help: exit %d\n%s", cmd, r.code, r.stdout)
+		}
+	}
+	if r := relayout(t, "run"); r.code != 2 {
+		t.Errorf("run without input: exit %d, want 2", r.code)
+	}
+	if r := relayout(t, "frobnicate"); r.code != 2 {
+		t.Errorf("unknown command: exit %d, want 2", r.code)
+	}
+}
+
+// TestGeneratedSeries runs the demo's path at a smaller size and checks values
+// against the generator's rule independently with h5py.
+func TestGeneratedSeries(t *testing.T) {
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "sample"), filepath.Join(dir, "out")
+	mustRun(t, "generate", in, "--shape", "20,12,9", "--chunk", "8,5,4", "--steps", "0,7")
+	r := mustRun(t, "catalog", in, "--json")
+	var cat struct {
+		Format    string
+		Variables []struct {
+			Name   string
+			Steps  []int64
+			Blocks int
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &cat); err != nil {
+		t.Fatalf("catalog --json: %v\n%s", err, r.stdout)
+	}
+	if cat.Format != "openpmd-hdf5" || len(cat.Variables) != 4 {
+		t.Fatalf("catalog: %+v", cat)
+	}
+	for _, v := range cat.Variables {
+		if v.Blocks != 2*3*3*3 || len(v.Steps) != 2 { // ceil(20/8)*ceil(12/5)*ceil(9/4) chunks per step
+			t.Errorf("%s: %d blocks over steps %v, want 54 over 2", v.Name, v.Blocks, v.Steps)
+		}
+	}
+	mustRun(t, "run", in, "-o", out, "--layout", "chunked", "--chunk-shape", "7,7,7", "-q")
+	oracle(t, in, out)
+	// The rule, evaluated by numpy, against the output.
+	check := fmt.Sprintf(`
+import h5py, numpy as np, json, os
+out = %q
+m = json.load(open(os.path.join(out, "relayout.json")))
+comps = ["E/x", "E/y", "E/z", "rho"]
+for v in m["variables"]:
+    with h5py.File(os.path.join(out, v["file"]), "r") as f:
+        for d in v["datasets"]:
+            s = d["step"]; NX, NY, NZ = d["shape"]
+            i, j, k = np.meshgrid(np.arange(NX), np.arange(NY), np.arange(NZ), indexing="ij")
+            want = (((s*NX + i)*NY + j)*NZ + k).astype(np.float64)*4 + comps.index(v["name"])
+            assert np.array_equal(f[d["path"]][()], want), (v["name"], s)
+print("rule ok")
+`, out)
+	if b, err := exec.Command(python, "-c", check).CombinedOutput(); err != nil {
+		t.Fatalf("value rule: %v\n%s", err, b)
+	}
+}

@@ -1,0 +1,113 @@
+"""Independent oracle for relayout's end-to-end tests (h5py + numpy only).
+
+usage: oracle.py IN OUT
+
+Reads IN with h5py using its own reading of the openPMD standard (or the plain
+HDF5 / ADIOS2-HDF5-engine conventions), reads every dataset listed in
+OUT/relayout.json with h5py, and checks: same shape, every element equal (NaNs
+equal), output little-endian with the input's kind and size, the manifest's
+sha256 of the row-major little-endian bytes, the manifest's layout and chunk
+shape against the file. Prints one line per dataset; exit 1 on any mismatch.
+"""
+import hashlib
+import json
+import os
+import re
+import sys
+
+import h5py
+import numpy as np
+
+
+def attr_str(v):
+    return v.decode() if isinstance(v, bytes) else str(v)
+
+
+def input_arrays(path):
+    """{(var, step): numpy array} for every numeric array relayout should rewrite."""
+    files = [path]
+    if os.path.isdir(path):
+        files = sorted(os.path.join(path, f) for f in os.listdir(path) if f.endswith((".h5", ".hdf5")))
+    out = {}
+    for fn in files:
+        with h5py.File(fn, "r") as f:
+            if "openPMD" in f.attrs:
+                base = attr_str(f.attrs["basePath"])
+                meshes = attr_str(f.attrs.get("meshesPath", b"meshes/"))
+                data = f[base.split("%T")[0]]
+                for it in data:
+                    mg = data[it].get(meshes.rstrip("/"))
+                    if mg is None:
+                        continue
+                    for rec in mg:
+                        obj = mg[rec]
+                        if isinstance(obj, h5py.Dataset):
+                            out[(rec, int(it))] = obj[()]
+                            continue
+                        for comp in obj:
+                            if isinstance(obj[comp], h5py.Dataset):
+                                out[(rec + "/" + comp, int(it))] = obj[comp][()]
+            elif "NumSteps" in f.attrs:
+                for g in f:
+                    m = re.fullmatch(r"Step(\d+)", g)
+                    if not m:
+                        continue
+                    def visit(name, obj, step=int(m.group(1))):
+                        if isinstance(obj, h5py.Dataset) and obj.dtype.kind in "iuf" and obj.size > 0:
+                            out[(name, step)] = obj[()]
+                    f[g].visititems(visit)
+            else:
+                def visit(name, obj):
+                    if isinstance(obj, h5py.Dataset) and obj.dtype.kind in "iuf" and obj.size > 0:
+                        out[(name, 0)] = obj[()]
+                f.visititems(visit)
+    return out
+
+
+def main():
+    src, dst = sys.argv[1], sys.argv[2]
+    want = input_arrays(src)
+    with open(os.path.join(dst, "relayout.json")) as fh:
+        man = json.load(fh)
+    bad = 0
+    seen = set()
+    for var in man["variables"]:
+        with h5py.File(os.path.join(dst, var["file"]), "r") as f:
+            for d in var["datasets"]:
+                key = (var["name"], d["step"])
+                seen.add(key)
+                problems = []
+                if key not in want:
+                    problems.append("not in input")
+                else:
+                    a = np.asarray(want[key])
+                    ds = f[d["path"]]
+                    b = ds[()]
+                    if ds.dtype.kind != a.dtype.kind or ds.dtype.itemsize != a.dtype.itemsize:
+                        problems.append(f"dtype {ds.dtype} vs input {a.dtype}")
+                    if ds.dtype.itemsize > 1 and ds.dtype.byteorder not in "<=":
+                        problems.append(f"output byte order {ds.dtype.byteorder}")
+                    if np.shape(b) != np.shape(a) or list(np.shape(b)) != list(d["shape"]):
+                        problems.append(f"shape {np.shape(b)} vs input {np.shape(a)} vs manifest {d['shape']}")
+                    elif not np.array_equal(a, b, equal_nan=a.dtype.kind == "f"):
+                        idx = np.argwhere(~((a == b) | (np.isnan(a) & np.isnan(b)) if a.dtype.kind == "f" else a != b))
+                        problems.append(f"values differ, first at {idx[0].tolist() if len(idx) else '?'}")
+                    le = np.ascontiguousarray(a).astype(a.dtype.newbyteorder("<"), copy=False).tobytes()
+                    if hashlib.sha256(le).hexdigest() != d["sha256"]:
+                        problems.append("manifest sha256 differs from the input's")
+                    chunks = list(ds.chunks) if ds.chunks else None
+                    if d["layout"] == "chunked" and chunks != d["chunk"]:
+                        problems.append(f"chunks {chunks} vs manifest {d['chunk']}")
+                    if d["layout"] == "contiguous" and chunks is not None:
+                        problems.append(f"contiguous in manifest but chunked {chunks} in file")
+                print(("OK  " if not problems else "BAD ") + f"{var['name']} step {d['step']} {d['path']} " + "; ".join(problems))
+                bad += bool(problems)
+    for key in sorted(set(want) - seen):
+        print(f"BAD {key[0]} step {key[1]} missing from output")
+        bad += 1
+    print(f"oracle: {len(seen)} datasets checked, {bad} bad")
+    sys.exit(1 if bad else 0)
+
+
+if __name__ == "__main__":
+    main()

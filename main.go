@@ -1,0 +1,115 @@
+// Command relayout reorganizes write-optimized simulation output (many small
+// scattered blocks in sub-files or chunked HDF5) into read-optimized HDF5, one
+// file per variable, and proves that every element arrived.
+//
+// main.go wires subcommands and maps errors to exit codes; each subcommand lives
+// in its own cmd_*.go file as runX(ctx, opts, args).
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"relayout/catalog"
+)
+
+// version is stamped by `make build` (-ldflags -X main.version=...).
+var version = "0.1.0-dev"
+
+// Exit codes, documented in --help and README.md.
+const (
+	exitOK          = 0
+	exitFailed      = 1 // verification failed, or the job stopped part-way
+	exitBadInput    = 2 // bad input or usage
+	exitInterrupted = 130
+)
+
+const usage = `relayout: rewrite scattered simulation output into read-optimized HDF5.
+
+Usage:
+  relayout run IN -o OUT [flags]     catalog, plan, rewrite and verify IN into OUT
+  relayout catalog IN [flags]        list variables, steps, blocks, bytes and files of IN
+  relayout verify IN OUT             compare every element of IN with a relayout OUT
+  relayout generate DIR              write a synthetic openPMD-HDF5 series (values known by index)
+  relayout version                   print the version
+
+Run 'relayout COMMAND --help' for the flags of a command.
+
+Exit codes:
+  0    success
+  1    verification failed, or the job stopped part-way
+  2    bad input or usage
+  130  interrupted (SIGINT/SIGTERM)
+`
+
+// usageError marks errors in the command line (exit 2, usage hint).
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
+
+// errVerifyFailed reports that verification found differences (exit 1).
+var errVerifyFailed = errors.New("verification failed")
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(dispatch(ctx, os.Args[1:]))
+}
+
+func dispatch(ctx context.Context, args []string) int {
+	if len(args) == 0 {
+		fmt.Fprint(os.Stderr, usage)
+		return exitBadInput
+	}
+	var err error
+	switch args[0] {
+	case "run":
+		err = runRun(ctx, args[1:])
+	case "catalog":
+		err = runCatalog(ctx, args[1:])
+	case "verify":
+		err = runVerify(ctx, args[1:])
+	case "generate":
+		err = runGenerate(ctx, args[1:])
+	case "version", "--version":
+		fmt.Println("relayout", version)
+	case "help", "-h", "--help":
+		fmt.Print(usage)
+	default:
+		err = usagef("unknown command %q", args[0])
+	}
+	return exitCode(ctx, err)
+}
+
+// exitCode prints err and maps it to the documented exit codes.
+func exitCode(ctx context.Context, err error) int {
+	if err == nil {
+		return exitOK
+	}
+	var ue usageError
+	switch {
+	case errors.Is(err, errHelp):
+		return exitOK
+	case ctx.Err() != nil || errors.Is(err, context.Canceled):
+		fmt.Fprintln(os.Stderr, "relayout: interrupted:", err)
+		return exitInterrupted
+	case errors.As(err, &ue):
+		fmt.Fprintf(os.Stderr, "relayout: %v\nRun 'relayout --help' for usage.\n", err)
+		return exitBadInput
+	case errors.Is(err, errVerifyFailed):
+		fmt.Fprintln(os.Stderr, "relayout:", err)
+		return exitFailed
+	case errors.Is(err, catalog.ErrCorrupt), errors.Is(err, catalog.ErrUnsupported), errors.Is(err, catalog.ErrNotFound):
+		fmt.Fprintln(os.Stderr, "relayout:", err)
+		return exitBadInput
+	default:
+		fmt.Fprintln(os.Stderr, "relayout:", err)
+		return exitFailed
+	}
+}

@@ -1,0 +1,158 @@
+package blockio
+
+// Decoders for the HDF5 filter pipeline stages relayout supports. A block's
+// Codecs are listed in encode order (as HDF5 applies them when writing); they
+// are undone here in reverse:
+//
+//	encode: raw ─shuffle─▶ bytes regrouped ─deflate─▶ zlib stream ─fletcher32─▶ stream + 4-byte checksum
+//	decode: stream + checksum ─strip/verify─▶ zlib stream ─inflate─▶ shuffled ─unshuffle─▶ raw
+//
+// fletcher32 trailer (little-endian uint32, HDF5's H5_checksum_fletcher32 over
+// the preceding bytes taken as big-endian 16-bit words; an odd last byte is the
+// high half of a final word):
+//
+//	+------------------------+----------+
+//	| payload (n bytes)      | sum2|sum1|
+//	+------------------------+----------+
+
+import (
+	"bytes"
+	"compress/zlib"
+	"encoding/binary"
+	"fmt"
+	"io"
+
+	"relayout/catalog"
+)
+
+// Decode undoes codecs (given in encode order) on data and checks that the
+// result is exactly want bytes. elemSize is the default shuffle element size
+// when a shuffle codec carries no parameter. data may be modified.
+func Decode(data []byte, codecs []catalog.Codec, elemSize int, want int64) ([]byte, error) {
+	if want < 0 {
+		return nil, fmt.Errorf("decoded size %d: %w", want, catalog.ErrCorrupt)
+	}
+	for i := len(codecs) - 1; i >= 0; i-- {
+		c := codecs[i]
+		var err error
+		switch c.Name {
+		case "fletcher32":
+			data, err = stripFletcher32(data)
+		case "shuffle":
+			size := elemSize
+			if len(c.Params) > 0 {
+				size = int(c.Params[0])
+			}
+			data, err = unshuffle(data, size)
+		case "deflate":
+			// The inflated stage is the final size plus the checksums of any
+			// fletcher32 stages applied before deflate when encoding.
+			limit := want
+			for _, inner := range codecs[:i] {
+				if inner.Name == "fletcher32" {
+					limit += 4
+				}
+			}
+			data, err = inflate(data, limit)
+		default:
+			return nil, fmt.Errorf("codec %q: %w", c.Name, catalog.ErrUnsupported)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if int64(len(data)) != want {
+		return nil, fmt.Errorf("decoded %d bytes, want %d: %w", len(data), want, catalog.ErrCorrupt)
+	}
+	return data, nil
+}
+
+// inflate decompresses a zlib stream that must produce exactly want bytes.
+// Reading stops at want+1 bytes so a hostile stream cannot exhaust memory.
+func inflate(src []byte, want int64) ([]byte, error) {
+	zr, err := zlib.NewReader(bytes.NewReader(src))
+	if err != nil {
+		return nil, fmt.Errorf("deflate: %v: %w", err, catalog.ErrCorrupt)
+	}
+	defer zr.Close()
+	out := make([]byte, 0, want+1)
+	buf := bytes.NewBuffer(out)
+	n, err := io.Copy(buf, io.LimitReader(zr, want+1))
+	if err != nil {
+		return nil, fmt.Errorf("deflate: %v: %w", err, catalog.ErrCorrupt)
+	}
+	if n != want {
+		if n > want {
+			return nil, fmt.Errorf("deflate: stream inflates past %d bytes: %w", want, catalog.ErrCorrupt)
+		}
+		return nil, fmt.Errorf("deflate: stream inflates to %d bytes, want %d: %w", n, want, catalog.ErrCorrupt)
+	}
+	return buf.Bytes(), nil
+}
+
+// unshuffle reverses HDF5's byte shuffle: the encoder wrote byte j of every
+// element together (all first bytes, then all second bytes, ...). Bytes past the
+// last whole element were left in place.
+func unshuffle(src []byte, size int) ([]byte, error) {
+	if size <= 0 {
+		return nil, fmt.Errorf("shuffle: element size %d: %w", size, catalog.ErrCorrupt)
+	}
+	n := len(src) / size
+	if size == 1 || n <= 1 {
+		return src, nil
+	}
+	dst := make([]byte, len(src))
+	for j := 0; j < size; j++ {
+		plane := src[j*n : (j+1)*n]
+		for i, b := range plane {
+			dst[i*size+j] = b
+		}
+	}
+	copy(dst[n*size:], src[n*size:])
+	return dst, nil
+}
+
+// stripFletcher32 verifies and removes the 4-byte checksum trailer. Like HDF5
+// (H5Z__filter_fletcher32), it also accepts the byte-swapped checksum written
+// by HDF5 releases before 1.6.3.
+func stripFletcher32(src []byte) ([]byte, error) {
+	if len(src) < 4 {
+		return nil, fmt.Errorf("fletcher32: %d bytes, shorter than the checksum: %w", len(src), catalog.ErrCorrupt)
+	}
+	payload := src[:len(src)-4]
+	stored := binary.LittleEndian.Uint32(src[len(src)-4:])
+	sum := Fletcher32(payload)
+	reversed := (sum&0x00ff00ff)<<8 | (sum&0xff00ff00)>>8
+	if stored != sum && stored != reversed {
+		return nil, fmt.Errorf("fletcher32: checksum %#08x, computed %#08x: %w", stored, sum, catalog.ErrCorrupt)
+	}
+	return payload, nil
+}
+
+// Fletcher32 is HDF5's H5_checksum_fletcher32: Fletcher's checksum over
+// big-endian 16-bit words with end-around-carry folding every 360 words.
+func Fletcher32(data []byte) uint32 {
+	var sum1, sum2 uint32
+	words := len(data) / 2
+	p := 0
+	for words > 0 {
+		t := min(words, 360)
+		words -= t
+		for ; t > 0; t-- {
+			sum1 += uint32(data[p])<<8 | uint32(data[p+1])
+			p += 2
+			sum2 += sum1
+		}
+		sum1 = (sum1 & 0xffff) + (sum1 >> 16)
+		sum2 = (sum2 & 0xffff) + (sum2 >> 16)
+	}
+	if len(data)%2 == 1 {
+		sum1 += uint32(data[p]) << 8
+		sum2 += sum1
+		sum1 = (sum1 & 0xffff) + (sum1 >> 16)
+		sum2 = (sum2 & 0xffff) + (sum2 >> 16)
+	}
+	sum1 = (sum1 & 0xffff) + (sum1 >> 16)
+	sum2 = (sum2 & 0xffff) + (sum2 >> 16)
+	return sum2<<16 | sum1
+}

@@ -1,0 +1,63 @@
+package blockio
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"relayout/catalog"
+)
+
+// Source implements catalog.Source over a Files pool: raw pread of the block's
+// bytes, then its codecs decoded in Go.
+type Source struct {
+	files *Files
+}
+
+// NewSource returns a Source reading block files through files.
+func NewSource(files *Files) *Source { return &Source{files: files} }
+
+// Files is the pool the source reads through.
+func (s *Source) Files() *Files { return s.files }
+
+// StoredBytes is the decoded size of b for elements of dt, or an error when
+// the stored shape is negative or its size overflows.
+func StoredBytes(b *catalog.Block, dt catalog.DType) (int64, error) {
+	n := int64(dt.Size)
+	if n <= 0 {
+		return 0, fmt.Errorf("element size %d: %w", dt.Size, catalog.ErrCorrupt)
+	}
+	for _, d := range b.StoredShape() {
+		if d < 0 || (d > 0 && n > math.MaxInt64/d) {
+			return 0, fmt.Errorf("stored shape %v: %w", b.StoredShape(), catalog.ErrCorrupt)
+		}
+		n *= d
+	}
+	return n, nil
+}
+
+// ReadBlock returns the decoded bytes of b (see catalog.Block).
+func (s *Source) ReadBlock(ctx context.Context, b *catalog.Block, dt catalog.DType) ([]byte, error) {
+	want, err := StoredBytes(b, dt)
+	if err != nil {
+		return nil, fmt.Errorf("blockio: %s: block at offset %d: %w", b.File, b.Offset, err)
+	}
+	if b.Inline != nil {
+		if int64(len(b.Inline)) != want {
+			return nil, fmt.Errorf("blockio: inline block %v: %d bytes, want %d: %w", b.Box, len(b.Inline), want, catalog.ErrCorrupt)
+		}
+		return append([]byte(nil), b.Inline...), nil
+	}
+	if len(b.Codecs) == 0 && b.Length != want {
+		return nil, fmt.Errorf("blockio: %s: block at offset %d: length %d, want %d: %w", b.File, b.Offset, b.Length, want, catalog.ErrCorrupt)
+	}
+	raw, err := s.files.ReadAt(ctx, b.File, b.Offset, b.Length)
+	if err != nil {
+		return nil, err
+	}
+	out, err := Decode(raw, b.Codecs, dt.Size, want)
+	if err != nil {
+		return nil, fmt.Errorf("blockio: %s: block at offset %d: %w", b.File, b.Offset, err)
+	}
+	return out, nil
+}

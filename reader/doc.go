@@ -1,0 +1,13 @@
+// Package reader opens a simulation output of any supported format and
+// presents it as a catalog.Source plus a stream of catalog arrays: Open
+// detects the format (HDF5 / openPMD-HDF5 files or directories, relayout
+// output directories) and hands off to the format's sub-package; Options.Vars
+// selects variables by name or glob.
+//
+// Format quirks stay in the sub-packages (reader/h5); byte fetching and codec
+// decoding are in reader/blockio. This package must not parse file contents
+// beyond the few signature bytes format detection needs.
+//
+// Concurrency: a Dataset's ReadBlock is safe for concurrent use; Scan runs on
+// the caller's goroutine and must not run concurrently with itself.
+package reader

@@ -1,0 +1,269 @@
+package h5
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"relayout/catalog"
+	ih5 "relayout/internal/h5"
+	"relayout/reader/blockio"
+)
+
+// Config tunes Open and OpenRelayout.
+type Config struct {
+	// Match selects variables by name; nil selects all.
+	Match func(name string) bool
+	// MaxOpenFiles bounds the block-read file pool (<= 0: blockio default).
+	MaxOpenFiles int
+}
+
+// Dataset is an opened HDF5 input. It implements reader.Dataset.
+type Dataset struct {
+	info    catalog.DatasetInfo
+	entries []entry // sorted by (Var, Step, Level)
+	src     *blockio.Source
+}
+
+// entry is one array found at Open: where it is, not yet its blocks.
+type entry struct {
+	Var   string
+	Step  int64
+	Level int
+	file  string // relative to the root
+	path  string // dataset path in file
+	// Attribute groups (openPMD): iteration group and record group.
+	stepGroup, record string
+	// relayout outputs: the manifest's word, checked against the file.
+	offset []int64
+	shape  []int64
+	dtype  *catalog.DType
+}
+
+// Info describes the input; Skipped lists every object seen but not catalogued.
+func (d *Dataset) Info() catalog.DatasetInfo { return d.info }
+
+// ReadBlock returns the decoded bytes of b (pread, then codecs in Go).
+func (d *Dataset) ReadBlock(ctx context.Context, b *catalog.Block, dt catalog.DType) ([]byte, error) {
+	return d.src.ReadBlock(ctx, b, dt)
+}
+
+// Close releases the block file pool.
+func (d *Dataset) Close() error { return d.src.Files().Close() }
+
+// hdf5Files lists the HDF5 files a directory input consists of.
+func hdf5Files(dir string) ([]string, error) {
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("reader/h5: %w", err)
+	}
+	var names []string
+	for _, de := range des {
+		ext := strings.ToLower(filepath.Ext(de.Name()))
+		if de.Type().IsRegular() && (ext == ".h5" || ext == ".hdf5") {
+			names = append(names, de.Name())
+		}
+	}
+	return names, nil // ReadDir sorts by name
+}
+
+// Open opens an HDF5 file, or a directory of HDF5 files (*.h5, *.hdf5), and
+// finds every array in it (metadata only; blocks are listed by Scan).
+func Open(path string, cfg Config) (*Dataset, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("reader/h5: %s: %w", path, catalog.ErrNotFound)
+		}
+		return nil, fmt.Errorf("reader/h5: %w", err)
+	}
+	root, files := filepath.Dir(path), []string{filepath.Base(path)}
+	if st.IsDir() {
+		root = path
+		if files, err = hdf5Files(path); err != nil {
+			return nil, err
+		}
+		if len(files) == 0 {
+			return nil, fmt.Errorf("reader/h5: %s: no *.h5 or *.hdf5 files: %w", path, catalog.ErrUnsupported)
+		}
+	}
+	match := cfg.Match
+	if match == nil {
+		match = func(string) bool { return true }
+	}
+
+	// Pass 1: how each file maps (root attributes only), so that plain files
+	// of a multi-file input can be told apart by their file names.
+	schemes := make([]scheme, len(files))
+	roots := make([][]catalog.Attr, len(files))
+	plain := 0
+	for i, name := range files {
+		hf, err := ih5.Open(filepath.Join(root, name))
+		if err != nil {
+			return nil, err
+		}
+		roots[i], err = hf.Attrs("/")
+		if err == nil {
+			schemes[i], err = schemeFor(name, roots[i])
+		}
+		hf.Close()
+		if err != nil {
+			return nil, err
+		}
+		if schemes[i].kind != openPMDFile {
+			plain++
+		}
+	}
+
+	d := &Dataset{info: catalog.DatasetInfo{Path: path, Root: root, Format: "openpmd-hdf5"}}
+	if plain > 0 {
+		d.info.Format = "hdf5"
+	}
+	firstStep := int64(-1)
+	for i, name := range files {
+		prefix := ""
+		if plain > 1 && schemes[i].kind != openPMDFile {
+			prefix = strings.TrimSuffix(name, filepath.Ext(name)) + "/"
+		}
+		found, skipped, err := walkFile(filepath.Join(root, name), name, schemes[i], prefix, match)
+		if err != nil {
+			return nil, err
+		}
+		d.entries = append(d.entries, found...)
+		d.info.Skipped = append(d.info.Skipped, skipped...)
+		// Dataset attributes: the root attributes of the series' first
+		// iteration (or of the first file).
+		minStep := int64(-1)
+		for _, e := range found {
+			if minStep < 0 || e.Step < minStep {
+				minStep = e.Step
+			}
+		}
+		if d.info.Attrs == nil || (minStep >= 0 && (firstStep < 0 || minStep < firstStep)) {
+			d.info.Attrs = roots[i]
+			if minStep >= 0 {
+				firstStep = minStep
+			}
+		}
+	}
+	if err := sortEntries(d.entries); err != nil {
+		return nil, err
+	}
+	d.src = blockio.NewSource(blockio.NewFiles(root, cfg.MaxOpenFiles))
+	return d, nil
+}
+
+// sortEntries orders arrays by variable, step and level and refuses two
+// arrays with the same key (e.g. the same iteration in two files).
+func sortEntries(es []entry) error {
+	slices.SortStableFunc(es, func(a, b entry) int {
+		if c := strings.Compare(a.Var, b.Var); c != 0 {
+			return c
+		}
+		if a.Step != b.Step {
+			return cmpInt(a.Step, b.Step)
+		}
+		return a.Level - b.Level
+	})
+	for i := 1; i < len(es); i++ {
+		a, b := es[i-1], es[i]
+		if a.Var == b.Var && a.Step == b.Step && a.Level == b.Level {
+			return fmt.Errorf("reader/h5: variable %q step %d level %d is both %s:%s and %s:%s: %w",
+				a.Var, a.Step, a.Level, a.file, a.path, b.file, b.path, catalog.ErrUnsupported)
+		}
+	}
+	return nil
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// walkFile lists the selected arrays of one file and what it skips.
+func walkFile(full, name string, s scheme, prefix string, match func(string) bool) ([]entry, []string, error) {
+	hf, err := ih5.Open(full)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer hf.Close()
+	var found []entry
+	var skipped []string
+	skip := func(p, reason string) { skipped = append(skipped, fmt.Sprintf("%s:%s: %s", name, p, reason)) }
+	err = hf.Walk(func(p string, isDataset bool) error {
+		pl := s.locate(p, isDataset)
+		v := prefix + pl.Var
+		switch pl.kind {
+		case outside:
+			skip(p, pl.Reason)
+		case species:
+			skip(p, "openPMD particle species (particles are not supported)")
+		case meshGroup:
+			if !match(v) {
+				return nil
+			}
+			attrs, err := hf.Attrs(p)
+			if err != nil {
+				return err
+			}
+			if hasAttr(attrs, "value") {
+				skip(p, fmt.Sprintf("openPMD constant record component %q (value attribute, no dataset)", v))
+			}
+		case variable:
+			if !match(v) {
+				return nil
+			}
+			info, err := hf.Dataset(p)
+			if err != nil {
+				return err
+			}
+			if !info.Numeric {
+				skip(p, fmt.Sprintf("non-numeric dataset (%s)", info.TypeDesc))
+				return nil
+			}
+			if (catalog.Box{Count: info.Shape}).Elements() == 0 {
+				skip(p, fmt.Sprintf("dataset with zero elements (shape %v)", info.Shape))
+				return nil
+			}
+			if err := supported(name, info); err != nil {
+				return err
+			}
+			found = append(found, entry{Var: v, Step: pl.Step, file: name, path: p, stepGroup: pl.StepGroup, record: pl.Record})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return found, skipped, nil
+}
+
+// Codec names for the HDF5 filters blockio decodes, by filter id.
+var codecNames = map[int]string{1: "deflate", 2: "shuffle", 3: "fletcher32"}
+
+// supported refuses datasets whose bytes relayout cannot fetch and decode
+// itself. This is an error, not a skip: silently dropping data is worse.
+func supported(file string, info *ih5.DatasetInfo) error {
+	switch {
+	case info.Layout == "virtual":
+		return fmt.Errorf("reader/h5: %s: dataset %s: virtual dataset: %w", file, info.Path, catalog.ErrUnsupported)
+	case info.External:
+		return fmt.Errorf("reader/h5: %s: dataset %s: data in external raw files: %w", file, info.Path, catalog.ErrUnsupported)
+	}
+	for _, f := range info.Filters {
+		if _, ok := codecNames[f.ID]; !ok {
+			return fmt.Errorf("reader/h5: %s: dataset %s: filter %s (id %d) not supported (relayout decodes deflate, shuffle, fletcher32): %w",
+				file, info.Path, f.Name, f.ID, catalog.ErrUnsupported)
+		}
+	}
+	return nil
+}

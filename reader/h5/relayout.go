@@ -1,0 +1,54 @@
+package h5
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+
+	"relayout/catalog"
+	"relayout/reader/blockio"
+)
+
+// OpenRelayout opens a relayout output directory: each dataset listed in
+// dir/relayout.json is read back through the same HDF5 scanning as any input
+// and emitted under the manifest's (variable, step, level) and offset.
+func OpenRelayout(dir string, cfg Config) (*Dataset, error) {
+	m, err := catalog.ReadManifest(filepath.Join(dir, catalog.ManifestName))
+	if err != nil {
+		return nil, err
+	}
+	match := cfg.Match
+	if match == nil {
+		match = func(string) bool { return true }
+	}
+	d := &Dataset{info: catalog.DatasetInfo{Path: dir, Root: dir, Format: "relayout"}}
+	for _, v := range m.Variables {
+		if !match(v.Name) {
+			continue
+		}
+		if !filepath.IsLocal(filepath.FromSlash(v.File)) {
+			return nil, fmt.Errorf("reader/h5: %s: variable %q: file %q is not inside the output directory: %w", dir, v.Name, v.File, catalog.ErrCorrupt)
+		}
+		dt, err := catalog.ParseDType(v.DType)
+		if err != nil {
+			return nil, fmt.Errorf("reader/h5: %s: variable %q: %w", dir, v.Name, err)
+		}
+		for _, ds := range v.Datasets {
+			d.entries = append(d.entries, entry{
+				Var: v.Name, Step: ds.Step, Level: ds.Level,
+				file: filepath.ToSlash(filepath.Clean(filepath.FromSlash(v.File))), path: ds.Path,
+				offset: slices.Clone(ds.Offset), shape: slices.Clone(ds.Shape), dtype: &dt,
+			})
+		}
+	}
+	for i := range d.entries {
+		if d.entries[i].offset == nil {
+			d.entries[i].offset = make([]int64, len(d.entries[i].shape))
+		}
+	}
+	if err := sortEntries(d.entries); err != nil {
+		return nil, err
+	}
+	d.src = blockio.NewSource(blockio.NewFiles(dir, cfg.MaxOpenFiles))
+	return d, nil
+}

@@ -1,0 +1,249 @@
+package h5
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"relayout/catalog"
+	ih5 "relayout/internal/h5"
+)
+
+// maxMetaFiles bounds the HDF5 files Scan keeps open for metadata; arrays are
+// emitted by variable, so a file-based series revisits each file per variable.
+const maxMetaFiles = 4
+
+// metaFiles is a tiny LRU of HDF5 files open for metadata, with their sizes.
+type metaFiles struct {
+	root  string
+	files []*metaFile // most recently used last
+}
+
+type metaFile struct {
+	name string
+	hf   *ih5.File
+	size int64
+}
+
+func (m *metaFiles) get(name string) (*metaFile, error) {
+	for i, f := range m.files {
+		if f.name == name {
+			m.files = append(append(m.files[:i:i], m.files[i+1:]...), f)
+			return f, nil
+		}
+	}
+	if len(m.files) >= maxMetaFiles {
+		m.files[0].hf.Close()
+		m.files = m.files[1:]
+	}
+	full := filepath.Join(m.root, name)
+	hf, err := ih5.Open(full)
+	if err != nil {
+		return nil, err
+	}
+	st, err := os.Stat(full)
+	if err != nil {
+		hf.Close()
+		return nil, fmt.Errorf("reader/h5: %w", err)
+	}
+	f := &metaFile{name: name, hf: hf, size: st.Size()}
+	m.files = append(m.files, f)
+	return f, nil
+}
+
+func (m *metaFiles) close() {
+	for _, f := range m.files {
+		f.hf.Close()
+	}
+	m.files = nil
+}
+
+// Scan emits every selected array with its blocks, ordered by variable name,
+// then step and level. Only one array's blocks are held at a time.
+func (d *Dataset) Scan(ctx context.Context, emit func(*catalog.Array) error) error {
+	mf := &metaFiles{root: d.info.Root}
+	defer mf.close()
+	for _, e := range d.entries {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		f, err := mf.get(e.file)
+		if err != nil {
+			return err
+		}
+		a, err := buildArray(f.hf, e.file, f.size, e.path)
+		if err != nil {
+			return err
+		}
+		if err := d.finish(f.hf, e, a); err != nil {
+			return err
+		}
+		if err := emit(a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// finish names the array and adds its attributes.
+func (d *Dataset) finish(hf *ih5.File, e entry, a *catalog.Array) error {
+	a.Var, a.Step, a.Level = e.Var, e.Step, e.Level
+	if e.shape != nil && !slices.Equal(e.shape, a.Shape) {
+		return fmt.Errorf("reader/h5: %s: dataset %s: shape %v, manifest says %v: %w", e.file, e.path, a.Shape, e.shape, catalog.ErrCorrupt)
+	}
+	if e.dtype != nil && *e.dtype != a.DType {
+		return fmt.Errorf("reader/h5: %s: dataset %s: type %s, manifest says %s: %w", e.file, e.path, a.DType, *e.dtype, catalog.ErrCorrupt)
+	}
+	if e.offset != nil {
+		if len(e.offset) != len(a.Shape) {
+			return fmt.Errorf("reader/h5: %s: dataset %s: manifest offset %v for shape %v: %w", e.file, e.path, e.offset, a.Shape, catalog.ErrCorrupt)
+		}
+		a.Offset = e.offset
+	}
+	attrs, err := hf.Attrs(e.path)
+	if err != nil {
+		return err
+	}
+	if e.record != "" {
+		rec, err := hf.Attrs(e.record)
+		if err != nil {
+			return err
+		}
+		attrs = mergeAttrs(rec, attrs)
+	}
+	a.Attrs = attrs
+	if e.stepGroup != "" {
+		if a.StepAttrs, err = hf.Attrs(e.stepGroup); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// mergeAttrs returns base overlaid with over (over wins), sorted by name.
+func mergeAttrs(base, over []catalog.Attr) []catalog.Attr {
+	out := slices.Clone(over)
+	for _, b := range base {
+		if !slices.ContainsFunc(over, func(o catalog.Attr) bool { return o.Name == b.Name }) {
+			out = append(out, b)
+		}
+	}
+	slices.SortFunc(out, func(x, y catalog.Attr) int { return strings.Compare(x.Name, y.Name) })
+	return out
+}
+
+// buildArray lists the blocks of the dataset at path in hf (file name is
+// relative to the root, size its length in bytes). Var, Step and attributes
+// are left to the caller.
+//
+//	chunked     one block per allocated chunk: Box = chunk ∩ shape, Stored = chunk
+//	            shape (edge chunks are stored whole), codecs = filters not masked
+//	contiguous  one block at the data address (none when never written: fill)
+//	compact     one block with the bytes inline (read through HDF5; tiny)
+func buildArray(hf *ih5.File, file string, size int64, path string) (*catalog.Array, error) {
+	info, err := hf.Dataset(path)
+	if err != nil {
+		return nil, err
+	}
+	if !info.Numeric {
+		return nil, fmt.Errorf("reader/h5: %s: dataset %s: element type %s: %w", file, path, info.TypeDesc, catalog.ErrUnsupported)
+	}
+	if err := supported(file, info); err != nil {
+		return nil, err
+	}
+	rank := len(info.Shape)
+	a := &catalog.Array{
+		DType:  info.DType,
+		Shape:  slices.Clone(info.Shape),
+		Offset: make([]int64, rank),
+		Fill:   info.Fill,
+		Source: file + ":" + path,
+	}
+	elemBytes := a.Bytes()
+	checkExtent := func(what string, off, n int64) error {
+		if off < 0 || n < 0 || off > size || n > size-off {
+			return fmt.Errorf("reader/h5: %s: dataset %s: %s at offset %d length %d past end of file (size %d): %w",
+				file, path, what, off, n, size, catalog.ErrCorrupt)
+		}
+		return nil
+	}
+	switch info.Layout {
+	case "contiguous":
+		if info.Address < 0 {
+			return a, nil // never written: all fill value
+		}
+		if err := checkExtent("data", info.Address, elemBytes); err != nil {
+			return nil, err
+		}
+		a.Blocks = []catalog.Block{{
+			Box:    catalog.Box{Lower: make([]int64, rank), Count: slices.Clone(info.Shape)},
+			File:   file,
+			Offset: info.Address,
+			Length: elemBytes,
+			Rank:   -1,
+		}}
+	case "compact":
+		raw, err := hf.ReadRaw(path)
+		if err != nil {
+			return nil, err
+		}
+		if int64(len(raw)) != elemBytes {
+			return nil, fmt.Errorf("reader/h5: %s: dataset %s: compact data %d bytes, want %d: %w", file, path, len(raw), elemBytes, catalog.ErrCorrupt)
+		}
+		a.Blocks = []catalog.Block{{
+			Box:    catalog.Box{Lower: make([]int64, rank), Count: slices.Clone(info.Shape)},
+			Inline: raw,
+			Rank:   -1,
+		}}
+	case "chunked":
+		if len(info.Chunk) != rank {
+			return nil, fmt.Errorf("reader/h5: %s: dataset %s: chunk rank %d for shape %v: %w", file, path, len(info.Chunk), info.Shape, catalog.ErrCorrupt)
+		}
+		chunkBytes := (&catalog.Array{DType: info.DType, Shape: info.Chunk}).Bytes()
+		err := hf.Chunks(path, func(c ih5.Chunk) error {
+			if len(c.Offset) != rank {
+				return fmt.Errorf("reader/h5: %s: dataset %s: chunk offset %v: %w", file, path, c.Offset, catalog.ErrCorrupt)
+			}
+			box := catalog.Box{Lower: slices.Clone(c.Offset), Count: make([]int64, rank)}
+			for i := range box.Count {
+				box.Count[i] = min(c.Offset[i]+info.Chunk[i], info.Shape[i]) - c.Offset[i]
+				if box.Count[i] <= 0 || c.Offset[i] < 0 {
+					return nil // a chunk left outside a shrunk extent
+				}
+			}
+			var codecs []catalog.Codec
+			for i, f := range info.Filters {
+				if i < 32 && c.FilterMask&(1<<i) != 0 {
+					continue // this filter was skipped for this chunk
+				}
+				codecs = append(codecs, catalog.Codec{Name: codecNames[f.ID], Params: slices.Clone(f.Params)})
+			}
+			if err := checkExtent("chunk "+box.String(), c.Address, c.Size); err != nil {
+				return err
+			}
+			if len(codecs) == 0 && c.Size != chunkBytes {
+				return fmt.Errorf("reader/h5: %s: dataset %s: unfiltered chunk %v at offset %d is %d bytes, want %d: %w",
+					file, path, box, c.Address, c.Size, chunkBytes, catalog.ErrCorrupt)
+			}
+			a.Blocks = append(a.Blocks, catalog.Block{
+				Box:    box,
+				Stored: slices.Clone(info.Chunk),
+				File:   file,
+				Offset: c.Address,
+				Length: c.Size,
+				Codecs: codecs,
+				Rank:   -1,
+			})
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("reader/h5: %s: dataset %s: layout %q: %w", file, path, info.Layout, catalog.ErrUnsupported)
+	}
+	return a, nil
+}

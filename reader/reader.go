@@ -1,0 +1,114 @@
+package reader
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"relayout/catalog"
+	"relayout/reader/h5"
+)
+
+// Options selects what Open catalogues.
+type Options struct {
+	// Vars are variable names or path.Match globs; empty means all. A pattern
+	// also selects the variables below a matching name: "B" and "B/*" both
+	// select "B/x", "*" selects everything.
+	Vars []string
+}
+
+// Dataset is an opened input.
+type Dataset interface {
+	Info() catalog.DatasetInfo
+	// Scan streams the selected arrays, each with its blocks, ordered by
+	// variable name, then step and level.
+	Scan(ctx context.Context, emit func(*catalog.Array) error) error
+	catalog.Source
+	Close() error
+}
+
+// Open detects the format of path and opens it. A missing path wraps
+// catalog.ErrNotFound; an unknown format wraps catalog.ErrUnsupported; a
+// pattern in opts.Vars that selects nothing wraps catalog.ErrNotFound.
+func Open(path string, opts Options) (Dataset, error) {
+	sel, err := newSelector(opts.Vars)
+	if err != nil {
+		return nil, err
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("reader: %s: %w", path, catalog.ErrNotFound)
+		}
+		return nil, fmt.Errorf("reader: %w", err)
+	}
+	cfg := h5.Config{Match: sel.match}
+	var ds *h5.Dataset
+	switch {
+	case st.IsDir() && fileExists(filepath.Join(path, catalog.ManifestName)):
+		ds, err = h5.OpenRelayout(path, cfg)
+	case st.IsDir() && dirHasHDF5(path):
+		ds, err = h5.Open(path, cfg)
+	case !st.IsDir() && isHDF5(path):
+		ds, err = h5.Open(path, cfg)
+	default:
+		return nil, fmt.Errorf("reader: %s: not a recognised format (HDF5, openPMD-HDF5, relayout output): %w", path, catalog.ErrUnsupported)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if unused := sel.unused(); len(unused) > 0 {
+		ds.Close()
+		return nil, fmt.Errorf("reader: %s: no variable matches %q (names seen: %s): %w", path, unused[0], sel.names(20), catalog.ErrNotFound)
+	}
+	return ds, nil
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
+}
+
+// hdf5Magic is the HDF5 superblock signature. It sits at offset 0 or, after a
+// user block, at 512, 1024, 2048, ... (powers of two).
+var hdf5Magic = []byte("\x89HDF\r\n\x1a\n")
+
+func isHDF5(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	buf := make([]byte, len(hdf5Magic))
+	for off := int64(0); ; off = max(512, 2*off) {
+		if _, err := f.ReadAt(buf, off); err != nil {
+			return false // EOF before any signature
+		}
+		if bytes.Equal(buf, hdf5Magic) {
+			return true
+		}
+		if off >= 1<<40 {
+			return false
+		}
+	}
+}
+
+// dirHasHDF5 reports whether a directory holds *.h5 / *.hdf5 files that are
+// HDF5 (the first such file decides; a bad one later is reported by h5.Open).
+func dirHasHDF5(dir string) bool {
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, de := range des {
+		ext := strings.ToLower(filepath.Ext(de.Name()))
+		if de.Type().IsRegular() && (ext == ".h5" || ext == ".hdf5") {
+			return isHDF5(filepath.Join(dir, de.Name()))
+		}
+	}
+	return false
+}
