@@ -314,6 +314,16 @@ func TestUsageAndHelp(t *testing.T) {
 	if r := relayout(t, "frobnicate"); r.code != 2 {
 		t.Errorf("unknown command: exit %d, want 2", r.code)
 	}
+	// A decomposition whose rank does not fit an array fails before anything is written.
+	in := sharedData(t, "hdf5/adios2-hdf5-engine-types_np.h5")
+	out := filepath.Join(t.TempDir(), "out")
+	r := relayout(t, "run", in, "-o", out, "--layout", "chunked", "--chunks", "2x2")
+	if r.code != 2 || !strings.Contains(r.stderr, "varR64") {
+		t.Errorf("rank-mismatched --chunks: exit %d, want 2 naming varR64\n%s", r.code, r.stderr)
+	}
+	if stage, _ := os.ReadDir(filepath.Join(out, ".relayout", "stage")); len(stage) > 0 || len(finalNames(t, out)) > 0 {
+		t.Errorf("files written before the plan was checked: stage %v, final %v", stage, finalNames(t, out))
+	}
 }
 
 // TestGeneratedSeries runs the demo's path at a smaller size and checks values

@@ -56,6 +56,9 @@ func Run(ctx context.Context, store *catalog.Store, src catalog.Source, stage st
 	if err != nil {
 		return nil, fmt.Errorf("rewriter: %w", err)
 	}
+	if err := checkPlan(ctx, store, vars, opts); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(stage, 0o755); err != nil {
 		return nil, fmt.Errorf("rewriter: %w", err)
 	}

@@ -95,15 +95,9 @@ func writeStructure(ctx context.Context, w *h5.Writer, store *catalog.Store, src
 		if err := checkArray(a); err != nil {
 			return arrayErr(a.Key(), err)
 		}
-		layout, err := planner.ChooseLayout(a.Shape, opts.Layout, opts.ChunkShape, opts.Chunks)
+		layout, err := arrayLayout(a, opts)
 		if err != nil {
-			return arrayErr(a.Key(), err)
-		}
-		if layout.Kind == planner.Chunked {
-			if b := product(layout.Chunk) * int64(a.DType.Size); b > maxChunkBytes {
-				return arrayErr(a.Key(), fmt.Errorf("chunk %v of %v is %d bytes, HDF5 allows %d: %w",
-					layout.Chunk, a.DType, b, int64(maxChunkBytes), catalog.ErrUnsupported))
-			}
+			return err
 		}
 		path := datasetPath(a.Step, a.Level, a.Var)
 		fill := a.Fill
@@ -210,4 +204,38 @@ func nonNil(v []int64) []int64 {
 		return []int64{}
 	}
 	return v
+}
+
+// arrayLayout plans the output layout of a. A layout that does not fit the
+// array (wrong rank, chunks over HDF5's limit) wraps catalog.ErrUnsupported.
+func arrayLayout(a *catalog.Array, opts Options) (planner.Layout, error) {
+	layout, err := planner.ChooseLayout(a.Shape, opts.Layout, opts.ChunkShape, opts.Chunks)
+	if err != nil {
+		return layout, arrayErr(a.Key(), fmt.Errorf("%v: %w", err, catalog.ErrUnsupported))
+	}
+	if layout.Kind == planner.Chunked {
+		if b := product(layout.Chunk) * int64(a.DType.Size); b > maxChunkBytes {
+			return layout, arrayErr(a.Key(), fmt.Errorf("chunk %v of %v is %d bytes, HDF5 allows %d: %w",
+				layout.Chunk, a.DType, b, int64(maxChunkBytes), catalog.ErrUnsupported))
+		}
+	}
+	return layout, nil
+}
+
+// checkPlan plans every array before anything is written, so that a layout
+// that does not fit one array fails the run up front rather than half-way.
+func checkPlan(ctx context.Context, store *catalog.Store, vars []catalog.VarSummary, opts Options) error {
+	for _, v := range vars {
+		err := store.EachArray(ctx, v.Name, func(a *catalog.Array) error {
+			if err := checkArray(a); err != nil {
+				return arrayErr(a.Key(), err)
+			}
+			_, err := arrayLayout(a, opts)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
