@@ -28,7 +28,7 @@ def input_arrays(path):
     files = [path]
     if os.path.isdir(path):
         files = sorted(os.path.join(path, f) for f in os.listdir(path) if f.endswith((".h5", ".hdf5")))
-    out = {}
+    out, attrs = {}, {}
     for fn in files:
         with h5py.File(fn, "r") as f:
             if "openPMD" in f.attrs:
@@ -43,10 +43,13 @@ def input_arrays(path):
                         obj = mg[rec]
                         if isinstance(obj, h5py.Dataset):
                             out[(rec, int(it))] = obj[()]
+                            attrs[(rec, int(it))] = dict(obj.attrs)
                             continue
                         for comp in obj:
                             if isinstance(obj[comp], h5py.Dataset):
                                 out[(rec + "/" + comp, int(it))] = obj[comp][()]
+                                # record attributes, then the component's own (which win)
+                                attrs[(rec + "/" + comp, int(it))] = {**dict(obj.attrs), **dict(obj[comp].attrs)}
             elif "NumSteps" in f.attrs:
                 for g in f:
                     m = re.fullmatch(r"Step(\d+)", g)
@@ -61,12 +64,23 @@ def input_arrays(path):
                     if isinstance(obj, h5py.Dataset) and obj.dtype.kind in "iuf" and obj.size > 0:
                         out[(name, 0)] = obj[()]
                 f.visititems(visit)
-    return out
+    return out, attrs
+
+
+def same_attr(a, b):
+    """Equal attribute values: strings by text, numbers by value as float64/int."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype.kind in "SUO" or b.dtype.kind in "SUO":
+        dec = lambda x: [v.decode() if isinstance(v, bytes) else str(v) for v in np.atleast_1d(x).tolist()]
+        return dec(a) == dec(b)
+    if a.dtype.kind == "f" or b.dtype.kind == "f":
+        return a.shape == b.shape and np.array_equal(a.astype(np.float64), b.astype(np.float64), equal_nan=True)
+    return a.shape == b.shape and np.array_equal(a, b)
 
 
 def main():
     src, dst = sys.argv[1], sys.argv[2]
-    want = input_arrays(src)
+    want, want_attrs = input_arrays(src)
     with open(os.path.join(dst, "relayout.json")) as fh:
         man = json.load(fh)
     bad = 0
@@ -95,6 +109,11 @@ def main():
                     le = np.ascontiguousarray(a).astype(a.dtype.newbyteorder("<"), copy=False).tobytes()
                     if hashlib.sha256(le).hexdigest() != d["sha256"]:
                         problems.append("manifest sha256 differs from the input's")
+                    for name, value in want_attrs.get(key, {}).items():
+                        if name not in ds.attrs:
+                            problems.append(f"attribute {name} missing")
+                        elif not same_attr(value, ds.attrs[name]):
+                            problems.append(f"attribute {name}: {ds.attrs[name]!r} vs input {value!r}")
                     chunks = list(ds.chunks) if ds.chunks else None
                     if d["layout"] == "chunked" and chunks != d["chunk"]:
                         problems.append(f"chunks {chunks} vs manifest {d['chunk']}")
