@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -28,6 +29,7 @@ type runOptions struct {
 	force      bool
 	noVerify   bool
 	quiet      bool
+	cpuProfile string
 }
 
 func runRun(ctx context.Context, args []string) error {
@@ -45,8 +47,20 @@ func runRun(ctx context.Context, args []string) error {
 	fs.BoolVar(&o.force, "force", false, "write into a non-empty OUT, replacing files of the same name")
 	fs.BoolVar(&o.noVerify, "no-verify", false, "skip re-reading the output and comparing it with the input before commit")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "print nothing but errors")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile to this file (for developers)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return usagef("run: --cpuprofile: %v", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	if fs.NArg() != 1 {
 		return usagef("run: want exactly one input, got %d (see relayout run --help)", fs.NArg())

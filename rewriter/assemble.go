@@ -1,9 +1,12 @@
 package rewriter
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"fmt"
+	"slices"
+	"strings"
 
 	"relayout/catalog"
 )
@@ -235,14 +238,8 @@ func assembleSlab(ctx context.Context, src catalog.Source, a *catalog.Array, sla
 	if fill != nil {
 		fillBuf(buf, fill)
 	}
-	for i := range a.Blocks {
+	for _, i := range slabBlocks(a.Blocks, slab) {
 		b := &a.Blocks[i]
-		// Slabs span every dimension but the first: comparing dimension 0
-		// decides overlap without Intersect's allocations.
-		if len(slab.Count) > 0 && (b.Box.Lower[0] >= slab.Lower[0]+slab.Count[0] ||
-			b.Box.Lower[0]+b.Box.Count[0] <= slab.Lower[0] || b.Box.Elements() == 0) {
-			continue
-		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -256,4 +253,28 @@ func assembleSlab(ctx context.Context, src catalog.Source, a *catalog.Array, sla
 		}
 	}
 	return buf, nil
+}
+
+// slabBlocks returns the indices of the blocks that intersect slab, in file
+// and offset order: blocks written in scattered order are then read with
+// ascending offsets, which the disk and the kernel's read-ahead reward.
+func slabBlocks(blocks []catalog.Block, slab catalog.Box) []int {
+	var idx []int
+	for i := range blocks {
+		b := &blocks[i]
+		// Slabs span every dimension but the first: comparing dimension 0
+		// decides overlap without Intersect's allocations.
+		if len(slab.Count) > 0 && (b.Box.Lower[0] >= slab.Lower[0]+slab.Count[0] ||
+			b.Box.Lower[0]+b.Box.Count[0] <= slab.Lower[0] || b.Box.Elements() == 0) {
+			continue
+		}
+		idx = append(idx, i)
+	}
+	slices.SortStableFunc(idx, func(x, y int) int {
+		if c := strings.Compare(blocks[x].File, blocks[y].File); c != 0 {
+			return c
+		}
+		return cmp.Compare(blocks[x].Offset, blocks[y].Offset)
+	})
+	return idx
 }

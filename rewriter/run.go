@@ -33,6 +33,12 @@ func (o Options) jobs() int {
 	return o.Jobs
 }
 
+// maxSlabBytes caps a slab well below the memory budget: smaller slabs let
+// the workers assemble one array in parallel while earlier slabs are hashed
+// and written, and keep the peak RSS low. Large enough that per-slab costs
+// (one write call, a scan of the block list) stay negligible.
+const maxSlabBytes = 32 << 20
+
 // budget is the size of one slab: the ordered pipeline keeps up to about
 // 2*jobs slabs alive (jobs being assembled, jobs+1 waiting their turn).
 func (o Options) budget() int64 {
@@ -40,7 +46,7 @@ func (o Options) budget() int64 {
 	if mem <= 0 {
 		mem = DefaultMaxMem
 	}
-	return max(mem/int64(2*o.jobs()), 1)
+	return min(max(mem/int64(2*o.jobs()), 1), maxSlabBytes)
 }
 
 // Run writes every variable of store, whose blocks src fetches, into one
