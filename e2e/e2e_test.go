@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 var binary string
@@ -371,5 +372,46 @@ print("rule ok")
 `, out)
 	if b, err := exec.Command(python, "-c", check).CombinedOutput(); err != nil {
 		t.Fatalf("value rule: %v\n%s", err, b)
+	}
+}
+
+// TestInterrupt sends SIGINT to a running job: exit 130, nothing under OUT's
+// final names.
+func TestInterrupt(t *testing.T) {
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "sample"), filepath.Join(dir, "out")
+	mustRun(t, "generate", in, "--shape", "160,160,160", "--chunk", "16,16,16", "--steps", "0,1,2")
+	cmd := exec.Command(binary, "run", in, "-o", out, "-q", "--jobs", "1")
+	var errb strings.Builder
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait until the job is rewriting (the stage holds a temporary file).
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		tmp, _ := filepath.Glob(filepath.Join(out, ".relayout", "stage", ".*.tmp"))
+		if len(tmp) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("run never started writing")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	}
+	if code != 130 {
+		t.Fatalf("exit %d after SIGINT, want 130\n%s", code, errb.String())
+	}
+	if names := finalNames(t, out); len(names) > 0 {
+		t.Errorf("files under OUT's final names after an interrupted run: %v", names)
 	}
 }

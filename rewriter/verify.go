@@ -120,7 +120,7 @@ func verifyArray(ctx context.Context, a *catalog.Array, inSrc catalog.Source, ou
 	}
 	size := a.DType.Size
 	jobs := runtime.GOMAXPROCS(0)
-	slabs := planner.Slabs(a.Shape, planner.Layout{Kind: planner.Contiguous}, size, verifyMaxMem/int64(4*jobs))
+	slabs := planner.Slabs(a.Shape, planner.Layout{Kind: planner.Contiguous}, size, min(verifyMaxMem/int64(4*jobs), maxSlabBytes))
 	inFill, outFill := leFill(a), leFill(o)
 	h := sha256.New()
 	type pair struct{ in, out []byte }
