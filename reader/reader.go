@@ -46,15 +46,17 @@ func Open(path string, opts Options) (Dataset, error) {
 		}
 		return nil, fmt.Errorf("reader: %w", err)
 	}
+	// Each format's reader takes the selection as a match function and
+	// returns a type that satisfies Dataset; add new formats as cases here.
 	cfg := h5.Config{Match: sel.match}
-	var ds *h5.Dataset
+	var ds Dataset
 	switch {
 	case st.IsDir() && fileExists(filepath.Join(path, catalog.ManifestName)):
-		ds, err = h5.OpenRelayout(path, cfg)
+		ds, err = nilIfErr(h5.OpenRelayout(path, cfg))
 	case st.IsDir() && dirHasHDF5(path):
-		ds, err = h5.Open(path, cfg)
+		ds, err = nilIfErr(h5.Open(path, cfg))
 	case !st.IsDir() && isHDF5(path):
-		ds, err = h5.Open(path, cfg)
+		ds, err = nilIfErr(h5.Open(path, cfg))
 	default:
 		return nil, fmt.Errorf("reader: %s: not a recognised format (HDF5, openPMD-HDF5, relayout output): %w", path, catalog.ErrUnsupported)
 	}
@@ -64,6 +66,15 @@ func Open(path string, opts Options) (Dataset, error) {
 	if unused := sel.unused(); len(unused) > 0 {
 		ds.Close()
 		return nil, fmt.Errorf("reader: %s: no variable matches %q (names seen: %s): %w", path, unused[0], sel.names(20), catalog.ErrNotFound)
+	}
+	return ds, nil
+}
+
+// nilIfErr converts a format reader's concrete result to a Dataset that is
+// a true nil interface on error.
+func nilIfErr[T Dataset](ds T, err error) (Dataset, error) {
+	if err != nil {
+		return nil, err
 	}
 	return ds, nil
 }
