@@ -10,6 +10,7 @@ import (
 
 	"relayout/catalog"
 	ih5 "relayout/internal/h5"
+	"relayout/reader/h5/chunkindex"
 )
 
 // maxMetaFiles bounds the HDF5 files Scan keeps open for metadata; arrays are
@@ -203,7 +204,7 @@ func buildArray(hf *ih5.File, file string, size int64, path string) (*catalog.Ar
 			return nil, fmt.Errorf("reader/h5: %s: dataset %s: chunk rank %d for shape %v: %w", file, path, len(info.Chunk), info.Shape, catalog.ErrCorrupt)
 		}
 		chunkBytes := (&catalog.Array{DType: info.DType, Shape: info.Chunk}).Bytes()
-		err := hf.Chunks(path, func(c ih5.Chunk) error {
+		err := listChunks(hf, path, info.ObjAddr, func(c ih5.Chunk) error {
 			if len(c.Offset) != rank {
 				return fmt.Errorf("reader/h5: %s: dataset %s: chunk offset %v: %w", file, path, c.Offset, catalog.ErrCorrupt)
 			}
@@ -246,4 +247,38 @@ func buildArray(hf *ih5.File, file string, size int64, path string) (*catalog.Ar
 		return nil, fmt.Errorf("reader/h5: %s: dataset %s: layout %q: %w", file, path, info.Layout, catalog.ErrUnsupported)
 	}
 	return a, nil
+}
+
+// listChunks lists the allocated chunks of a chunked dataset. It parses the
+// chunk index natively (linear in the number of chunks; the library's
+// H5Dget_chunk_info is quadratic) and falls back to the library for index
+// layouts the parser does not know or cannot read; the parser's error is
+// reported when the library fails too.
+func listChunks(hf *ih5.File, path string, objAddr uint64, fn func(ih5.Chunk) error) error {
+	f, err := os.Open(hf.Path())
+	if err != nil {
+		return fmt.Errorf("reader/h5: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("reader/h5: %w", err)
+	}
+	var chunks []ih5.Chunk
+	nerr := chunkindex.List(f, st.Size(), objAddr, func(c chunkindex.Chunk) error {
+		chunks = append(chunks, ih5.Chunk{Offset: c.Offset, FilterMask: c.FilterMask, Address: c.Address, Size: c.Size})
+		return nil
+	})
+	if nerr != nil {
+		chunks = chunks[:0]
+		if lerr := hf.Chunks(path, func(c ih5.Chunk) error { chunks = append(chunks, c); return nil }); lerr != nil {
+			return fmt.Errorf("reader/h5: %s: dataset %s: chunk index: %w", hf.Path(), path, nerr)
+		}
+	}
+	for _, c := range chunks {
+		if err := fn(c); err != nil {
+			return err
+		}
+	}
+	return nil
 }

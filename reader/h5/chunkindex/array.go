@@ -1,0 +1,414 @@
+package chunkindex
+
+import (
+	"bytes"
+	"math"
+	"math/bits"
+)
+
+// arrayElems decodes the chunk entries shared by fixed and extensible
+// arrays: address, and for filtered datasets (client 1) chunk size and
+// filter mask. Entries with the undefined address are unallocated chunks.
+type arrayElems struct {
+	f         *file
+	lay       *layout
+	e         *emitter
+	what      string
+	entryWhat string // what + " chunk entry", built once: decode runs per chunk
+	entry     int    // bytes per entry
+	filtered  bool
+	sizeLen   int
+	// toScaled maps an element index to chunk-grid coordinates.
+	toScaled func(idx uint64, out []uint64) error
+	scaled   []uint64
+}
+
+func newArrayElems(f *file, lay *layout, e *emitter, what string, client uint8, entry int, at int64) (*arrayElems, error) {
+	a := &arrayElems{f: f, lay: lay, e: e, what: what, entryWhat: what + " chunk entry", entry: entry, scaled: make([]uint64, lay.rank)}
+	switch client {
+	case 0:
+		if entry != f.so {
+			return nil, corrupt("%s header at offset %d: entry size %d for unfiltered chunks", what, at, entry)
+		}
+	case 1:
+		a.filtered = true
+		a.sizeLen = entry - f.so - 4
+		if a.sizeLen < 1 || a.sizeLen > 8 {
+			return nil, corrupt("%s header at offset %d: entry size %d for filtered chunks", what, at, entry)
+		}
+	default:
+		return nil, corrupt("%s header at offset %d: client %d", what, at, client)
+	}
+	return a, nil
+}
+
+// decode emits the allocated chunks among the entries in b, the first of
+// which has element index first.
+func (a *arrayElems) decode(b []byte, first uint64) error {
+	c := cursor{b: b}
+	for i := uint64(0); c.left() >= a.entry; i++ {
+		rel := c.u(a.f.so)
+		size, mask := a.lay.chunkBytes, uint32(0)
+		if a.filtered {
+			size = c.u(a.sizeLen)
+			mask = c.u32()
+		}
+		addr, err := a.f.addr(rel, a.entryWhat)
+		if err != nil {
+			return err
+		}
+		if addr == undef {
+			continue
+		}
+		if err := a.toScaled(first+i, a.scaled); err != nil {
+			return err
+		}
+		if err := a.e.emit(a.scaled, a.lay, mask, addr, size); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pageInit reports whether page i is marked initialized in a page bitmap
+// (byte i/8, most significant bit first).
+func pageInit(bm []byte, i uint64) bool {
+	return bm[i/8]&(0x80>>(i%8)) != 0
+}
+
+// walkFixedArray lists the chunks of a fixed array index: a header and one
+// data block holding one entry per chunk of the maximum extent, in
+// row-major chunk order, possibly split into pages.
+func (f *file) walkFixedArray(lay *layout, ds *dataspace, e *emitter) error {
+	const what = "fixed array"
+	hl := 4 + 4 + f.sl + f.so + 4
+	b, err := f.read(lay.addr, int64(hl), what+" header")
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(b[:4], []byte("FAHD")) {
+		return corrupt("fixed array header at offset %d: bad signature", lay.addr)
+	}
+	c := cursor{b: b, off: 4}
+	version, client, entry, pageBits := c.u8(), c.u8(), int(c.u8()), int(c.u8())
+	if version != 0 {
+		return unsupported("fixed array header at offset %d: version %d", lay.addr, version)
+	}
+	n := c.u(f.sl)
+	dblk, err := f.addr(c.u(f.so), what+" data block")
+	if err != nil {
+		return err
+	}
+	a, err := newArrayElems(f, lay, e, what, client, entry, lay.addr)
+	if err != nil {
+		return err
+	}
+	g := gridDims(ds.max, lay.chunk)
+	want := uint64(1)
+	for _, d := range g {
+		var ok bool
+		if want, ok = mulCheck(want, d, math.MaxInt64); !ok {
+			return corrupt("fixed array header at offset %d: maximum extent is unlimited or too large", lay.addr)
+		}
+	}
+	if n != want {
+		return corrupt("fixed array header at offset %d: %d entries, the maximum extent has %d chunks", lay.addr, n, want)
+	}
+	a.toScaled = func(idx uint64, out []uint64) error {
+		if idx >= n {
+			return corrupt("fixed array at offset %d: entry %d beyond %d", lay.addr, idx, n)
+		}
+		unlinear(idx, g, out)
+		return nil
+	}
+	if dblk == undef || n == 0 {
+		return nil
+	}
+	if pageBits > 62 {
+		return corrupt("fixed array header at offset %d: page bits %d", lay.addr, pageBits)
+	}
+	if n > uint64(f.size)/uint64(entry) {
+		return corrupt("fixed array header at offset %d: %d entries cannot fit in the file", lay.addr, n)
+	}
+	prefix := int64(6 + f.so)
+	pageN := uint64(1) << pageBits
+	if n <= pageN {
+		b, err := f.read(dblk, prefix+int64(n)*int64(entry), what+" data block")
+		if err != nil {
+			return err
+		}
+		if err := checkBlock(b, "FADB", client, lay.addr, f, dblk, what); err != nil {
+			return err
+		}
+		return a.decode(b[prefix:], 0)
+	}
+	npages := (n + pageN - 1) / pageN
+	bm := int64((npages + 7) / 8)
+	b, err = f.read(dblk, prefix+bm, what+" data block")
+	if err != nil {
+		return err
+	}
+	if err := checkBlock(b, "FADB", client, lay.addr, f, dblk, what); err != nil {
+		return err
+	}
+	bitmap := b[prefix:]
+	pageSize := int64(pageN)*int64(entry) + 4
+	start := dblk + prefix + bm + 4 // pages follow the block's checksum
+	for p := uint64(0); p < npages; p++ {
+		if !pageInit(bitmap, p) {
+			continue
+		}
+		cnt := min(pageN, n-p*pageN)
+		pb, err := f.read(start+int64(p)*pageSize, int64(cnt)*int64(entry), what+" data block page")
+		if err != nil {
+			return err
+		}
+		if err := a.decode(pb, p*pageN); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkBlock verifies the signature, version, client and header address
+// that every array block starts with.
+func checkBlock(b []byte, sig string, client uint8, hdr int64, f *file, off int64, what string) error {
+	if !bytes.Equal(b[:4], []byte(sig)) {
+		return corrupt("%s block at offset %d: bad signature, want %s", what, off, sig)
+	}
+	if b[4] != 0 || b[5] != client {
+		return corrupt("%s block at offset %d: version %d client %d", what, off, b[4], b[5])
+	}
+	h, err := f.addr(le(b[6:6+f.so]), what+" block header address")
+	if err != nil {
+		return err
+	}
+	if h != hdr {
+		return corrupt("%s block at offset %d: belongs to header %d, not %d", what, off, h, hdr)
+	}
+	return nil
+}
+
+// walkExtArray lists the chunks of an extensible array index (one
+// unlimited dimension). Elements live first in the index block, then in
+// data blocks grouped into super blocks s = 0, 1, ...: super block s has
+// 2^(s/2) data blocks of 2^((s+1)/2) * min elements each. The first few
+// super blocks' data block addresses sit in the index block; later ones
+// in secondary blocks.
+func (f *file) walkExtArray(lay *layout, ds *dataspace, e *emitter) error {
+	const what = "extensible array"
+	hl := 4 + 8 + 6*f.sl + f.so + 4
+	b, err := f.read(lay.addr, int64(hl), what+" header")
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(b[:4], []byte("EAHD")) {
+		return corrupt("extensible array header at offset %d: bad signature", lay.addr)
+	}
+	c := cursor{b: b, off: 4}
+	version, client, elem := c.u8(), c.u8(), int(c.u8())
+	maxBits, iblkElmts, dblkMin, sblkMinPtrs, pageBits := int(c.u8()), uint64(c.u8()), uint64(c.u8()), uint64(c.u8()), int(c.u8())
+	if version != 0 {
+		return unsupported("extensible array header at offset %d: version %d", lay.addr, version)
+	}
+	c.skip(6 * f.sl) // statistics
+	iblk, err := f.addr(c.u(f.so), what+" index block")
+	if err != nil {
+		return err
+	}
+	a, err := newArrayElems(f, lay, e, what, client, elem, lay.addr)
+	if err != nil {
+		return err
+	}
+	if maxBits < 1 || maxBits > 64 || dblkMin == 0 || dblkMin&(dblkMin-1) != 0 ||
+		sblkMinPtrs == 0 || sblkMinPtrs&(sblkMinPtrs-1) != 0 || pageBits > 62 {
+		return corrupt("extensible array header at offset %d: bad creation parameters", lay.addr)
+	}
+	minBits := bits.TrailingZeros64(dblkMin)
+	if minBits > maxBits {
+		return corrupt("extensible array header at offset %d: bad creation parameters", lay.addr)
+	}
+	nsblks := 1 + maxBits - minBits
+	iblkSblks := 2 * bits.TrailingZeros64(sblkMinPtrs)
+	if iblkSblks > nsblks {
+		return corrupt("extensible array header at offset %d: bad creation parameters", lay.addr)
+	}
+	iblkDblks := int(2 * (sblkMinPtrs - 1))
+	arrOff := (maxBits + 7) / 8
+	pageN := uint64(1) << pageBits
+
+	// Chunk-grid mapping: the unlimited dimension is the slowest-varying
+	// one, the others keep their order over their maximum extent.
+	unlim := -1
+	for i, m := range ds.max {
+		if m == ^uint64(0) {
+			if unlim >= 0 {
+				return corrupt("extensible array index at offset %d: more than one unlimited dimension", lay.addr)
+			}
+			unlim = i
+		}
+	}
+	if unlim < 0 {
+		return corrupt("extensible array index at offset %d: no unlimited dimension", lay.addr)
+	}
+	g := gridDims(ds.max, lay.chunk)
+	others := make([]uint64, 0, lay.rank-1)
+	inner := uint64(1)
+	for i, d := range g {
+		if i == unlim {
+			continue
+		}
+		others = append(others, d)
+		var ok bool
+		if inner, ok = mulCheck(inner, d, math.MaxInt64); !ok || d == 0 {
+			return corrupt("extensible array index at offset %d: extent too large or empty", lay.addr)
+		}
+	}
+	rest := make([]uint64, len(others))
+	a.toScaled = func(idx uint64, out []uint64) error {
+		unlinear(idx%inner, others, rest)
+		j := 0
+		for i := range out {
+			if i == unlim {
+				out[i] = idx / inner
+				continue
+			}
+			out[i] = rest[j]
+			j++
+		}
+		return nil
+	}
+	if iblk == undef {
+		return nil
+	}
+
+	// Index block.
+	iblkLen := int64(6+f.so) + int64(iblkElmts)*int64(elem) + int64(iblkDblks+nsblks-iblkSblks)*int64(f.so)
+	ib, err := f.read(iblk, iblkLen, what+" index block")
+	if err != nil {
+		return err
+	}
+	if err := checkBlock(ib, "EAIB", client, lay.addr, f, iblk, what); err != nil {
+		return err
+	}
+	ic := cursor{b: ib, off: 6 + f.so}
+	if err := a.decode(ib[ic.off:ic.off+int(iblkElmts)*elem], 0); err != nil {
+		return err
+	}
+	ic.skip(int(iblkElmts) * elem)
+
+	visited := map[int64]bool{}
+	next := iblkElmts // element index of the next data block's first element
+	// dblock reads one data block of n elements (paged per bitmap bm, nil
+	// when the block is not paged).
+	dblock := func(addr int64, n uint64, bm []byte, bmFirst uint64) error {
+		if visited[addr] {
+			return corrupt("extensible array data block at offset %d: reached twice", addr)
+		}
+		visited[addr] = true
+		prefix := int64(6 + f.so + arrOff)
+		if n <= pageN {
+			db, err := f.read(addr, prefix+int64(n)*int64(elem), what+" data block")
+			if err != nil {
+				return err
+			}
+			if err := checkBlock(db, "EADB", client, lay.addr, f, addr, what); err != nil {
+				return err
+			}
+			return a.decode(db[prefix:], next)
+		}
+		db, err := f.read(addr, prefix, what+" data block")
+		if err != nil {
+			return err
+		}
+		if err := checkBlock(db, "EADB", client, lay.addr, f, addr, what); err != nil {
+			return err
+		}
+		if bm == nil {
+			return unsupported("extensible array data block at offset %d: paged data block referenced from the index block", addr)
+		}
+		pageSize := int64(pageN)*int64(elem) + 4
+		for p := uint64(0); p < n/pageN; p++ {
+			if !pageInit(bm, bmFirst+p) {
+				continue
+			}
+			pb, err := f.read(addr+prefix+4+int64(p)*pageSize, int64(pageN)*int64(elem), what+" data block page")
+			if err != nil {
+				return err
+			}
+			if err := a.decode(pb, next+p*pageN); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for s := 0; s < nsblks; s++ {
+		ndblks := uint64(1) << (s / 2)
+		dn := (uint64(1) << ((s + 1) / 2)) * dblkMin
+		if s < iblkSblks {
+			for j := uint64(0); j < ndblks; j++ {
+				addr, err := f.addr(ic.u(f.so), what+" data block")
+				if err != nil {
+					return err
+				}
+				if addr != undef {
+					if err := dblock(addr, dn, nil, 0); err != nil {
+						return err
+					}
+				}
+				next += dn
+			}
+			continue
+		}
+		saddr, err := f.addr(ic.u(f.so), what+" secondary block")
+		if err != nil {
+			return err
+		}
+		if saddr == undef {
+			next += ndblks * dn
+			continue
+		}
+		if visited[saddr] {
+			return corrupt("extensible array secondary block at offset %d: reached twice", saddr)
+		}
+		visited[saddr] = true
+		var bmLen int64
+		npages := uint64(0)
+		if dn > pageN {
+			npages = dn / pageN
+			// The library reserves whole bytes per data block but numbers
+			// the bits consecutively over all of them (data block j, page
+			// p is bit j*npages+p).
+			bmLen = int64(ndblks * ((npages + 7) / 8))
+		}
+		if ndblks > uint64(f.size) {
+			return corrupt("extensible array secondary block at offset %d: too many data blocks", saddr)
+		}
+		sb, err := f.read(saddr, int64(6+f.so+arrOff)+bmLen+int64(ndblks)*int64(f.so), what+" secondary block")
+		if err != nil {
+			return err
+		}
+		if err := checkBlock(sb, "EASB", client, lay.addr, f, saddr, what); err != nil {
+			return err
+		}
+		sc := cursor{b: sb, off: 6 + f.so + arrOff}
+		bm := sb[sc.off : sc.off+int(bmLen)]
+		sc.skip(int(bmLen))
+		for j := uint64(0); j < ndblks; j++ {
+			addr, err := f.addr(sc.u(f.so), what+" data block")
+			if err != nil {
+				return err
+			}
+			if addr != undef {
+				if dn <= pageN {
+					bm = nil
+				}
+				if err := dblock(addr, dn, bm, j*npages); err != nil {
+					return err
+				}
+			}
+			next += dn
+		}
+	}
+	return nil
+}

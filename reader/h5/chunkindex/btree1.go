@@ -1,0 +1,93 @@
+package chunkindex
+
+import (
+	"bytes"
+	"math"
+)
+
+// walkBtree1 lists the chunks of a version 1 B-tree (node type 1).
+func (f *file) walkBtree1(lay *layout, e *emitter) error {
+	w := &btree1{f: f, lay: lay, e: e, visited: map[int64]bool{}}
+	return w.node(lay.addr, -1, 0)
+}
+
+type btree1 struct {
+	f       *file
+	lay     *layout
+	e       *emitter
+	visited map[int64]bool
+}
+
+// node walks the node at absolute offset off; level is the level its parent
+// expects (-1 for the root), depth the recursion depth.
+func (w *btree1) node(off int64, level, depth int) error {
+	f := w.f
+	if depth > maxDepth {
+		return corrupt("B-tree node at offset %d: deeper than %d levels", off, maxDepth)
+	}
+	if w.visited[off] {
+		return corrupt("B-tree node at offset %d: reached twice (cycle)", off)
+	}
+	w.visited[off] = true
+	hl := 8 + 2*f.so
+	head, err := f.read(off, int64(hl), "B-tree node")
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(head[:4], []byte("TREE")) {
+		return corrupt("B-tree node at offset %d: bad signature", off)
+	}
+	if head[4] != 1 {
+		return corrupt("B-tree node at offset %d: node type %d, want 1 (raw data chunks)", off, head[4])
+	}
+	nodeLevel := int(head[5])
+	if nodeLevel > maxDepth {
+		return corrupt("B-tree node at offset %d: level %d, more than %d", off, nodeLevel, maxDepth)
+	}
+	if level >= 0 && nodeLevel != level {
+		return corrupt("B-tree node at offset %d: level %d, parent expects %d", off, nodeLevel, level)
+	}
+	entries := int(le(head[6:8]))
+	ndims := w.lay.rank + 1
+	key := 8 + 8*ndims
+	body, err := f.read(off+int64(hl), int64(entries*(key+f.so)+key), "B-tree node entries")
+	if err != nil {
+		return err
+	}
+	c := cursor{b: body}
+	var offs []int64
+	for i := 0; i < entries; i++ {
+		size, mask := c.u32(), c.u32()
+		if nodeLevel == 0 {
+			offs = w.e.offsets()
+			for d := 0; d < ndims; d++ {
+				v := c.u(8)
+				if v > math.MaxInt64 {
+					return corrupt("B-tree node at offset %d: key %d: offset %d", off, i, v)
+				}
+				if d < w.lay.rank {
+					offs[d] = int64(v)
+				}
+			}
+		} else {
+			c.skip(8 * ndims)
+		}
+		child, err := f.addr(c.u(f.so), "B-tree child")
+		if err != nil {
+			return err
+		}
+		if child == undef {
+			return corrupt("B-tree node at offset %d: entry %d: undefined child address", off, i)
+		}
+		if nodeLevel == 0 {
+			if err := w.e.emitOffsets(offs, mask, child, uint64(size)); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := w.node(child, nodeLevel-1, depth+1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
