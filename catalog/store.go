@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strconv"
+	"strings"
 
 	_ "modernc.org/sqlite" // pure-Go SQLite driver, registered as "sqlite"
 )
@@ -121,6 +123,54 @@ func mustJSON(v any) string {
 	return string(b)
 }
 
+// formatInts writes an int list as JSON ("[0,32,16]"). Blocks are the bulk of
+// a catalog, so their lists skip encoding/json's reflection both ways.
+func formatInts(v []int64) string {
+	b := make([]byte, 0, 2+8*len(v))
+	b = append(b, '[')
+	for i, x := range v {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, x, 10)
+	}
+	return string(append(b, ']'))
+}
+
+// parseInts reads what formatInts writes (and any JSON list of integers
+// without spaces).
+func parseInts(s string) ([]int64, error) {
+	if len(s) < 2 || s[0] != '[' || s[len(s)-1] != ']' {
+		return nil, fmt.Errorf("catalog: bad integer list %q: %w", s, ErrCorrupt)
+	}
+	body := s[1 : len(s)-1]
+	out := make([]int64, 0, strings.Count(body, ",")+1)
+	if body == "" {
+		return out, nil
+	}
+	for len(body) > 0 {
+		i := strings.IndexByte(body, ',')
+		if i < 0 {
+			i = len(body)
+		}
+		v, err := strconv.ParseInt(body[:i], 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("catalog: bad integer list %q: %w", s, ErrCorrupt)
+		}
+		out = append(out, v)
+		body = body[min(i+1, len(body)):]
+	}
+	return out, nil
+}
+
+// codecsJSON encodes a codec list; the common empty list is a constant.
+func codecsJSON(c []Codec) string {
+	if len(c) == 0 {
+		return "[]"
+	}
+	return mustJSON(c)
+}
+
 func fromJSON(s string, v any) error {
 	if err := json.Unmarshal([]byte(s), v); err != nil {
 		return fmt.Errorf("catalog: bad JSON %q: %w", s, ErrCorrupt)
@@ -196,14 +246,14 @@ func (s *Store) Put(a *Array) error {
 		b := &a.Blocks[i]
 		var stored any
 		if b.Stored != nil {
-			stored = mustJSON(b.Stored)
+			stored = formatInts(b.Stored)
 		}
 		codecs := b.Codecs
 		if codecs == nil {
 			codecs = []Codec{}
 		}
-		if _, err := st.Exec(id, i, mustJSON(nonNil(b.Box.Lower)), mustJSON(nonNil(b.Box.Count)), stored, b.File,
-			b.Offset, b.Length, b.Order.String(), mustJSON(codecs), b.Rank, b.Inline); err != nil {
+		if _, err := st.Exec(id, i, formatInts(b.Box.Lower), formatInts(b.Box.Count), stored, b.File,
+			b.Offset, b.Length, b.Order.String(), codecsJSON(codecs), b.Rank, b.Inline); err != nil {
 			return fmt.Errorf("catalog: %s: block %d of %s: %w", s.path, i, a.Var, err)
 		}
 	}
@@ -319,6 +369,16 @@ func (s *Store) Variables() ([]VarSummary, error) {
 // EachArray calls fn for every array of varName in step then level order, with
 // the blocks of that array only loaded.
 func (s *Store) EachArray(ctx context.Context, varName string, fn func(*Array) error) error {
+	return s.eachArray(ctx, varName, true, fn)
+}
+
+// EachArrayHeader is EachArray without loading blocks (Array.Blocks is nil),
+// for planning passes that need shapes and types only.
+func (s *Store) EachArrayHeader(ctx context.Context, varName string, fn func(*Array) error) error {
+	return s.eachArray(ctx, varName, false, fn)
+}
+
+func (s *Store) eachArray(ctx context.Context, varName string, blocks bool, fn func(*Array) error) error {
 	rows, err := s.db.QueryContext(ctx, `SELECT step, level FROM arrays WHERE var = ? ORDER BY step, level`, varName)
 	if err != nil {
 		return fmt.Errorf("catalog: %s: %w", s.path, err)
@@ -340,7 +400,7 @@ func (s *Store) EachArray(ctx context.Context, varName string, fn func(*Array) e
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		a, err := s.Array(k)
+		a, err := s.array(k, blocks)
 		if err != nil {
 			return err
 		}
@@ -352,7 +412,9 @@ func (s *Store) EachArray(ctx context.Context, varName string, fn func(*Array) e
 }
 
 // Array loads one array with its blocks; ErrNotFound if the catalog lacks it.
-func (s *Store) Array(k Key) (*Array, error) {
+func (s *Store) Array(k Key) (*Array, error) { return s.array(k, true) }
+
+func (s *Store) array(k Key, blocks bool) (*Array, error) {
 	a := &Array{Var: k.Var, Step: k.Step, Level: k.Level}
 	var id int64
 	var dtype, shape, offset, attrs, stepAttrs string
@@ -376,6 +438,9 @@ func (s *Store) Array(k Key) (*Array, error) {
 			return nil, err
 		}
 	}
+	if !blocks {
+		return a, nil
+	}
 	rows, err := s.db.Query(`SELECT lower, count, stored, file, byte_offset, length, storage, codecs, rank, inline
 		FROM blocks WHERE array_id = ? ORDER BY seq`, id)
 	if err != nil {
@@ -389,19 +454,21 @@ func (s *Store) Array(k Key) (*Array, error) {
 		if err := rows.Scan(&lower, &count, &stored, &b.File, &b.Offset, &b.Length, &storage, &codecs, &b.Rank, &b.Inline); err != nil {
 			return nil, err
 		}
-		if err := fromJSON(lower, &b.Box.Lower); err != nil {
+		if b.Box.Lower, err = parseInts(lower); err != nil {
 			return nil, err
 		}
-		if err := fromJSON(count, &b.Box.Count); err != nil {
+		if b.Box.Count, err = parseInts(count); err != nil {
 			return nil, err
 		}
 		if stored.Valid {
-			if err := fromJSON(stored.String, &b.Stored); err != nil {
+			if b.Stored, err = parseInts(stored.String); err != nil {
 				return nil, err
 			}
 		}
-		if err := fromJSON(codecs, &b.Codecs); err != nil {
-			return nil, err
+		if codecs != "[]" {
+			if err := fromJSON(codecs, &b.Codecs); err != nil {
+				return nil, err
+			}
 		}
 		if len(b.Codecs) == 0 {
 			b.Codecs = nil

@@ -91,10 +91,9 @@ func writeStructure(ctx context.Context, w *h5.Writer, store *catalog.Store, src
 	}
 	contig := map[catalog.Key]contigTarget{}
 	stepDone := map[int64]bool{}
-	err := store.EachArray(ctx, name, func(a *catalog.Array) error {
-		if err := checkArray(a); err != nil {
-			return arrayErr(a.Key(), err)
-		}
+	// Headers only: contiguous arrays need their blocks in phase 2 alone, so
+	// blocks are loaded here just for the chunked ones.
+	err := store.EachArrayHeader(ctx, name, func(a *catalog.Array) error {
 		layout, err := arrayLayout(a, opts)
 		if err != nil {
 			return err
@@ -117,7 +116,7 @@ func writeStructure(ctx context.Context, w *h5.Writer, store *catalog.Store, src
 			Shape: nonNil(a.Shape), Offset: nonNil(a.Offset), Layout: layout.Kind, Chunk: layout.Chunk,
 		}
 		if layout.Kind == planner.Chunked {
-			entry.SHA256, err = writeChunked(ctx, d, src, a, layout, opts)
+			entry.SHA256, err = loadAndWriteChunked(ctx, d, store, src, a.Key(), layout, opts)
 		} else {
 			contig[a.Key()] = contigTarget{addr: d.Address(), entry: len(mv.Datasets)}
 		}
@@ -140,6 +139,19 @@ func writeStructure(ctx context.Context, w *h5.Writer, store *catalog.Store, src
 		return nil
 	})
 	return contig, err
+}
+
+// loadAndWriteChunked loads the array with its blocks and writes it chunked.
+func loadAndWriteChunked(ctx context.Context, d *h5.OutDataset, store *catalog.Store, src catalog.Source,
+	k catalog.Key, layout planner.Layout, opts Options) (string, error) {
+	a, err := store.Array(k)
+	if err != nil {
+		return "", err
+	}
+	if err := checkArray(a); err != nil {
+		return "", err
+	}
+	return writeChunked(ctx, d, src, a, layout, opts)
 }
 
 // writeChunked streams a's slabs (whole chunk rows) into whole chunks.
@@ -224,12 +236,10 @@ func arrayLayout(a *catalog.Array, opts Options) (planner.Layout, error) {
 
 // checkPlan plans every array before anything is written, so that a layout
 // that does not fit one array fails the run up front rather than half-way.
+// (Blocks are checked by checkArray as each array is written.)
 func checkPlan(ctx context.Context, store *catalog.Store, vars []catalog.VarSummary, opts Options) error {
 	for _, v := range vars {
-		err := store.EachArray(ctx, v.Name, func(a *catalog.Array) error {
-			if err := checkArray(a); err != nil {
-				return arrayErr(a.Key(), err)
-			}
+		err := store.EachArrayHeader(ctx, v.Name, func(a *catalog.Array) error {
 			_, err := arrayLayout(a, opts)
 			return err
 		})
