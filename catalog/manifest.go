@@ -39,6 +39,10 @@ type ManifestDataset struct {
 	Layout string  `json:"layout"` // "contiguous" or "chunked"
 	Chunk  []int64 `json:"chunk,omitempty"`
 	SHA256 string  `json:"sha256"` // of the logical array as row-major little-endian bytes
+	// Boxes is the HDF5 path of an AMR level's box table in File: int64
+	// [nboxes][2][rank], lower and upper (inclusive) corners in the level's
+	// global index space. Empty for non-AMR arrays.
+	Boxes string `json:"boxes,omitempty"`
 }
 
 // ReadManifest reads and checks OUT/relayout.json.

@@ -36,6 +36,7 @@ CREATE TABLE arrays (
   attrs      TEXT    NOT NULL,
   step_attrs TEXT    NOT NULL,
   source     TEXT    NOT NULL,
+  boxes      TEXT,                  -- JSON list of {lower, count}: an AMR level's boxes
   UNIQUE (var, step, level)
 );
 CREATE TABLE blocks (
@@ -51,6 +52,7 @@ CREATE TABLE blocks (
   codecs      TEXT    NOT NULL,     -- JSON list of {name, params}, encode order
   rank        INTEGER NOT NULL,     -- writer rank, -1 unknown
   inline      BLOB,
+  stored_lower TEXT,                -- JSON list: where the valid region starts in the stored array (ghost cells)
   PRIMARY KEY (array_id, seq)
 );
 `
@@ -226,10 +228,14 @@ func (s *Store) Put(a *Array) error {
 		return err
 	}
 	defer tx.Rollback()
-	res, err := tx.Exec(`INSERT INTO arrays (var, step, level, dtype, shape, offset, fill, attrs, step_attrs, source)
-		VALUES (?,?,?,?,?,?,?,?,?,?)`,
+	var boxes any
+	if a.Boxes != nil {
+		boxes = mustJSON(a.Boxes)
+	}
+	res, err := tx.Exec(`INSERT INTO arrays (var, step, level, dtype, shape, offset, fill, attrs, step_attrs, source, boxes)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
 		a.Var, a.Step, a.Level, a.DType.NumPy(), mustJSON(nonNil(a.Shape)), mustJSON(nonNil(a.Offset)), a.Fill,
-		mustJSON(nonNilAttrs(a.Attrs)), mustJSON(nonNilAttrs(a.StepAttrs)), a.Source)
+		mustJSON(nonNilAttrs(a.Attrs)), mustJSON(nonNilAttrs(a.StepAttrs)), a.Source, boxes)
 	if err != nil {
 		return fmt.Errorf("catalog: %s: array %s step %d level %d: %w", s.path, a.Var, a.Step, a.Level, err)
 	}
@@ -237,7 +243,7 @@ func (s *Store) Put(a *Array) error {
 	if err != nil {
 		return err
 	}
-	st, err := tx.Prepare(`INSERT INTO blocks VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`)
+	st, err := tx.Prepare(`INSERT INTO blocks VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`)
 	if err != nil {
 		return err
 	}
@@ -252,8 +258,12 @@ func (s *Store) Put(a *Array) error {
 		if codecs == nil {
 			codecs = []Codec{}
 		}
+		var storedLower any
+		if b.StoredLower != nil {
+			storedLower = formatInts(b.StoredLower)
+		}
 		if _, err := st.Exec(id, i, formatInts(b.Box.Lower), formatInts(b.Box.Count), stored, b.File,
-			b.Offset, b.Length, b.Order.String(), codecsJSON(codecs), b.Rank, b.Inline); err != nil {
+			b.Offset, b.Length, b.Order.String(), codecsJSON(codecs), b.Rank, b.Inline, storedLower); err != nil {
 			return fmt.Errorf("catalog: %s: block %d of %s: %w", s.path, i, a.Var, err)
 		}
 	}
@@ -418,9 +428,10 @@ func (s *Store) array(k Key, blocks bool) (*Array, error) {
 	a := &Array{Var: k.Var, Step: k.Step, Level: k.Level}
 	var id int64
 	var dtype, shape, offset, attrs, stepAttrs string
-	err := s.db.QueryRow(`SELECT id, dtype, shape, offset, fill, attrs, step_attrs, source FROM arrays
+	var boxes sql.NullString
+	err := s.db.QueryRow(`SELECT id, dtype, shape, offset, fill, attrs, step_attrs, source, boxes FROM arrays
 		WHERE var = ? AND step = ? AND level = ?`, k.Var, k.Step, k.Level).
-		Scan(&id, &dtype, &shape, &offset, &a.Fill, &attrs, &stepAttrs, &a.Source)
+		Scan(&id, &dtype, &shape, &offset, &a.Fill, &attrs, &stepAttrs, &a.Source, &boxes)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("catalog: %s: %s step %d level %d: %w", s.path, k.Var, k.Step, k.Level, ErrNotFound)
 	}
@@ -438,10 +449,15 @@ func (s *Store) array(k Key, blocks bool) (*Array, error) {
 			return nil, err
 		}
 	}
+	if boxes.Valid {
+		if err := fromJSON(boxes.String, &a.Boxes); err != nil {
+			return nil, err
+		}
+	}
 	if !blocks {
 		return a, nil
 	}
-	rows, err := s.db.Query(`SELECT lower, count, stored, file, byte_offset, length, storage, codecs, rank, inline
+	rows, err := s.db.Query(`SELECT lower, count, stored, file, byte_offset, length, storage, codecs, rank, inline, stored_lower
 		FROM blocks WHERE array_id = ? ORDER BY seq`, id)
 	if err != nil {
 		return nil, err
@@ -450,9 +466,14 @@ func (s *Store) array(k Key, blocks bool) (*Array, error) {
 	for rows.Next() {
 		var b Block
 		var lower, count, storage, codecs string
-		var stored sql.NullString
-		if err := rows.Scan(&lower, &count, &stored, &b.File, &b.Offset, &b.Length, &storage, &codecs, &b.Rank, &b.Inline); err != nil {
+		var stored, storedLower sql.NullString
+		if err := rows.Scan(&lower, &count, &stored, &b.File, &b.Offset, &b.Length, &storage, &codecs, &b.Rank, &b.Inline, &storedLower); err != nil {
 			return nil, err
+		}
+		if storedLower.Valid {
+			if b.StoredLower, err = parseInts(storedLower.String); err != nil {
+				return nil, err
+			}
 		}
 		if b.Box.Lower, err = parseInts(lower); err != nil {
 			return nil, err

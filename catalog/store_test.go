@@ -20,8 +20,10 @@ func sampleArray(step int64) *Array {
 		Blocks: []Block{
 			{Box: Box{Lower: []int64{0, 0}, Count: []int64{32, 47}}, Stored: []int64{32, 64}, File: "f.h5", Offset: 4096, Length: 100,
 				Codecs: []Codec{{Name: "shuffle", Params: []uint32{8}}, {Name: "deflate", Params: []uint32{6}}}, Rank: -1},
-			{Box: Box{Lower: []int64{32, 0}, Count: []int64{15, 47}}, File: "f.h5", Offset: 8192, Length: 5640, Order: ColMajor, Rank: 3},
+			{Box: Box{Lower: []int64{32, 0}, Count: []int64{15, 47}}, File: "f.h5", Offset: 8192, Length: 5640, Order: ColMajor, Rank: 3,
+				StoredLower: []int64{0, 0}},
 		},
+		Boxes: []Box{{Lower: []int64{0, 0}, Count: []int64{32, 47}}, {Lower: []int64{32, 0}, Count: []int64{15, 47}}},
 	}
 }
 

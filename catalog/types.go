@@ -159,8 +159,9 @@ func (b Box) String() string {
 // reverse order), hold an array of shape Stored (nil means Box.Count) in Order and
 // in the array's DType. Box is the valid region in the array's index space
 // (relative to the array, i.e. Box.Lower is 0-based within Array.Shape); it sits at
-// the origin of the stored array. Stored is larger than Box.Count for partial
-// HDF5 edge chunks, which are always stored whole.
+// the origin of the stored array, or at StoredLower. Stored is larger than
+// Box.Count for partial HDF5 edge chunks, which are always stored whole, and
+// for AMR boxes stored with ghost cells.
 type Block struct {
 	Box    Box     `json:"box"`
 	Stored []int64 `json:"stored,omitempty"`
@@ -171,6 +172,9 @@ type Block struct {
 	Codecs []Codec `json:"codecs,omitempty"`
 	Rank   int     `json:"rank"`             // writer rank, -1 when unknown
 	Inline []byte  `json:"inline,omitempty"` // bytes held in metadata (HDF5 compact storage); File is then empty
+	// StoredLower is where Box starts inside the stored array (ghost cells
+	// stored before the valid region); nil means the origin.
+	StoredLower []int64 `json:"stored_lower,omitempty"`
 }
 
 // StoredShape is the shape of the decoded stored array.
@@ -209,6 +213,9 @@ type Array struct {
 	Attrs     []Attr  `json:"attrs,omitempty"`      // on the output dataset
 	StepAttrs []Attr  `json:"step_attrs,omitempty"` // on the step's group (openPMD iteration attributes)
 	Source    string  `json:"source,omitempty"`     // where it came from, for messages: "file.h5:/data/1/meshes/B/x"
+	// Boxes is the AMR level's box list (relative to the array, like block
+	// boxes), written beside the level's dataset; nil for non-AMR arrays.
+	Boxes []Box `json:"boxes,omitempty"`
 	Blocks    []Block `json:"-"`
 }
 

@@ -136,11 +136,17 @@ func checkArray(a *catalog.Array) error {
 			return fmt.Errorf("block %d %v (stored %v) in array of shape %v: rank mismatch: %w",
 				i, b.Box, st, a.Shape, catalog.ErrCorrupt)
 		}
+		if b.StoredLower != nil && len(b.StoredLower) != rank {
+			return fmt.Errorf("block %d %v: stored lower corner %v: rank mismatch: %w", i, b.Box, b.StoredLower, catalog.ErrCorrupt)
+		}
 		for d := range rank {
-			lo, c := b.Box.Lower[d], b.Box.Count[d]
-			if lo < 0 || c < 0 || lo+c > a.Shape[d] || c > st[d] {
-				return fmt.Errorf("block %d %v (stored %v) outside array of shape %v: %w",
-					i, b.Box, st, a.Shape, catalog.ErrCorrupt)
+			lo, c, sl := b.Box.Lower[d], b.Box.Count[d], int64(0)
+			if b.StoredLower != nil {
+				sl = b.StoredLower[d]
+			}
+			if lo < 0 || c < 0 || lo+c > a.Shape[d] || sl < 0 || sl+c > st[d] {
+				return fmt.Errorf("block %d %v (stored %v from %v) outside array of shape %v: %w",
+					i, b.Box, st, b.StoredLower, a.Shape, catalog.ErrCorrupt)
 			}
 		}
 	}
@@ -161,6 +167,12 @@ func copyBlock(buf []byte, slab catalog.Box, b *catalog.Block, data []byte, dt c
 		return nil
 	}
 	sv := view{origin: b.Box.Lower, strides: rowMajorStrides(st)}
+	if b.StoredLower != nil { // ghost cells before the valid region
+		sv.origin = make([]int64, len(st))
+		for d := range st {
+			sv.origin[d] = b.Box.Lower[d] - b.StoredLower[d]
+		}
+	}
 	if b.Order == catalog.ColMajor {
 		sv.strides = colMajorStrides(st)
 	}
@@ -174,7 +186,7 @@ func copyBlock(buf []byte, slab catalog.Box, b *catalog.Block, data []byte, dt c
 // dataset, say) is read piecewise instead of once per slab. Other blocks are
 // returned unchanged.
 func trimBlock(b *catalog.Block, slab catalog.Box, size int) *catalog.Block {
-	if len(b.Codecs) != 0 || b.Order != catalog.RowMajor || len(slab.Count) == 0 {
+	if len(b.Codecs) != 0 || b.Order != catalog.RowMajor || len(slab.Count) == 0 || b.StoredLower != nil {
 		return b
 	}
 	st := b.StoredShape()

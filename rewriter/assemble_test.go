@@ -375,3 +375,49 @@ func TestFormatElem(t *testing.T) {
 		t.Errorf("unravel = %v", got)
 	}
 }
+
+// TestAssembleGhostCells: AMR boxes stored column-major with ghost cells
+// around the valid region (StoredLower), NaN fill where no box is.
+func TestAssembleGhostCells(t *testing.T) {
+	dt := catalog.DType{Kind: catalog.Float, Size: 8}
+	val := func(idx []int64) uint64 { return math.Float64bits(float64(idx[0]*100 + idx[1])) }
+	ghostVal := math.Float64bits(-999)
+	nan := math.Float64bits(math.NaN())
+	type box struct{ lo, n []int64 }
+	boxes := []box{{[]int64{0, 0}, []int64{3, 4}}, {[]int64{4, 2}, []int64{3, 3}}}
+	src := &fakeSource{files: map[string][]byte{}}
+	fill := binary.LittleEndian.AppendUint64(nil, nan)
+	a := &catalog.Array{Var: "rho", DType: dt, Shape: []int64{7, 6}, Fill: fill}
+	for i, b := range boxes {
+		// Stored with 2 ghost cells on every side; ghosts hold -999.
+		stored := []int64{b.n[0] + 4, b.n[1] + 4}
+		origin := []int64{b.lo[0] - 2, b.lo[1] - 2}
+		data := encode(stored, origin, catalog.ColMajor, dt, func(g []int64) uint64 {
+			if in(g, b.lo, []int64{b.lo[0] + b.n[0], b.lo[1] + b.n[1]}) {
+				return val(g)
+			}
+			return ghostVal
+		})
+		name := fmt.Sprint(i)
+		src.files[name] = data
+		a.Blocks = append(a.Blocks, catalog.Block{Box: catalog.Box{Lower: b.lo, Count: b.n}, Stored: stored,
+			StoredLower: []int64{2, 2}, File: name, Length: int64(len(data)), Order: catalog.ColMajor})
+	}
+	want := expected(a.Shape, dt, func(idx []int64) (uint64, bool) {
+		for _, b := range boxes {
+			if in(idx, b.lo, []int64{b.lo[0] + b.n[0], b.lo[1] + b.n[1]}) {
+				return val(idx), true
+			}
+		}
+		return 0, false
+	}, nan)
+	for _, jobs := range []int{1, 2} {
+		got, sum := runAssembly(t, src, a, planner.Layout{Kind: planner.Contiguous}, 16, jobs)
+		checkBytes(t, got, want, sum, dt)
+	}
+	// A valid region that does not fit its stored array is corrupt, not a panic.
+	a.Blocks[0].StoredLower = []int64{2, 5}
+	if err := checkArray(a); !errors.Is(err, catalog.ErrCorrupt) {
+		t.Fatalf("ghost region outside stored array: %v", err)
+	}
+}

@@ -2,6 +2,7 @@ package rewriter
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -126,6 +127,9 @@ func writeStructure(ctx context.Context, w *h5.Writer, store *catalog.Store, src
 		if err == nil && len(a.Attrs) > 0 {
 			err = w.SetAttrs(path, a.Attrs)
 		}
+		if err == nil && len(a.Boxes) > 0 {
+			entry.Boxes, err = writeBoxes(w, path, a)
+		}
 		if err == nil && len(a.StepAttrs) > 0 && !stepDone[a.Step] {
 			err = w.SetAttrs(stepGroup(a.Step), a.StepAttrs)
 			stepDone[a.Step] = true
@@ -154,16 +158,130 @@ func loadAndWriteChunked(ctx context.Context, d *h5.OutDataset, store *catalog.S
 	return writeChunked(ctx, d, src, a, layout, opts)
 }
 
-// writeChunked streams a's slabs (whole chunk rows) into whole chunks.
+// writeChunked streams a's slabs (whole chunk rows) into whole chunks. Chunks
+// that no block touches are not written: HDF5 returns the dataset's fill
+// value for them, which is what assembly puts there, so a sparse AMR level
+// costs no space where it has no boxes.
 func writeChunked(ctx context.Context, d *h5.OutDataset, src catalog.Source, a *catalog.Array,
 	layout planner.Layout, opts Options) (string, error) {
 	slabs := planner.Slabs(a.Shape, layout, a.DType.Size, opts.budget())
+	touched := touchedChunks(a, layout.Chunk)
+	grid := chunkGrid(a.Shape, layout.Chunk)
 	return streamArray(ctx, src, a, slabs, opts.jobs(), func(slab catalog.Box, buf []byte) error {
 		if slab.Lower[0]%layout.Chunk[0] != 0 {
 			return fmt.Errorf("slab %v not aligned to chunk %v", slab, layout.Chunk) // planner bug
 		}
-		return cutChunks(buf, slab, a.Shape, layout.Chunk, a.DType.Size, d.WriteChunk)
+		return cutChunks(buf, slab, a.Shape, layout.Chunk, a.DType.Size, func(off []int64, data []byte) error {
+			if touched != nil && !touched[chunkIndex(off, layout.Chunk, grid)] {
+				return nil
+			}
+			return d.WriteChunk(off, data)
+		})
 	})
+}
+
+// chunkGrid is the number of chunks along each dimension.
+func chunkGrid(shape, chunk []int64) []int64 {
+	g := make([]int64, len(shape))
+	for d := range shape {
+		g[d] = (shape[d] + chunk[d] - 1) / chunk[d]
+	}
+	return g
+}
+
+// chunkIndex is the row-major index of the chunk starting at off.
+func chunkIndex(off, chunk, grid []int64) int64 {
+	var i int64
+	for d := range off {
+		i = i*grid[d] + off[d]/chunk[d]
+	}
+	return i
+}
+
+// touchedChunks is the set of chunks that some block overlaps, or nil when
+// the blocks cover the whole array (every chunk is then written).
+func touchedChunks(a *catalog.Array, chunk []int64) map[int64]bool {
+	var covered int64
+	for i := range a.Blocks {
+		covered += a.Blocks[i].Box.Elements()
+	}
+	if covered >= a.Elements() {
+		return nil // blocks never overlap, so this is full coverage
+	}
+	grid := chunkGrid(a.Shape, chunk)
+	touched := map[int64]bool{}
+	rank := len(a.Shape)
+	for i := range a.Blocks {
+		b := a.Blocks[i].Box
+		if b.Elements() == 0 {
+			continue
+		}
+		lo, hi := make([]int64, rank), make([]int64, rank)
+		for d := range rank {
+			lo[d] = b.Lower[d] / chunk[d]
+			hi[d] = (b.Lower[d] + b.Count[d] - 1) / chunk[d]
+		}
+		c := append([]int64(nil), lo...)
+		for {
+			var idx int64
+			for d := range rank {
+				idx = idx*grid[d] + c[d]
+			}
+			touched[idx] = true
+			d := rank - 1
+			for ; d >= 0; d-- {
+				if c[d]++; c[d] <= hi[d] {
+					break
+				}
+				c[d] = lo[d]
+			}
+			if d < 0 {
+				break
+			}
+		}
+	}
+	return touched
+}
+
+// boxesPath is where the box table of the level dataset at path goes.
+func boxesPath(path string) string { return path + "_boxes" }
+
+// writeBoxes writes a's AMR box list beside its dataset as int64
+// [nboxes][2][rank]: lower and upper (inclusive) corners in the level's
+// global index space (a.Offset added), the convention of AMReX and Chombo.
+func writeBoxes(w *h5.Writer, path string, a *catalog.Array) (string, error) {
+	rank := int64(len(a.Shape))
+	n := int64(len(a.Boxes))
+	data := make([]byte, 0, n*2*rank*8)
+	for _, b := range a.Boxes {
+		if int64(len(b.Lower)) != rank || int64(len(b.Count)) != rank {
+			return "", fmt.Errorf("box %v in array of rank %d: %w", b, rank, catalog.ErrCorrupt)
+		}
+		for d := range rank {
+			data = binary.LittleEndian.AppendUint64(data, uint64(a.Offset[d]+b.Lower[d]))
+		}
+		for d := range rank {
+			data = binary.LittleEndian.AppendUint64(data, uint64(a.Offset[d]+b.Lower[d]+b.Count[d]-1))
+		}
+	}
+	bpath := boxesPath(path)
+	shape := []int64{n, 2, rank}
+	d, err := w.CreateDataset(bpath, h5.DatasetSpec{DType: catalog.DType{Kind: catalog.Int, Size: 8}, Shape: shape, Chunk: shape})
+	if err != nil {
+		return "", err
+	}
+	err = d.WriteChunk([]int64{0, 0, 0}, data)
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = w.SetAttrs(bpath, []catalog.Attr{{Name: "description", Type: "string", Scalar: true, Strings: []string{
+			fmt.Sprintf("boxes of level %d: [box][0] lower and [box][1] upper (inclusive) corner in the level's global index space", a.Level)}}})
+	}
+	if err == nil {
+		err = w.SetAttrs(path, []catalog.Attr{{Name: "boxes", Type: "string", Scalar: true, Strings: []string{bpath}}})
+	}
+	return bpath, err
 }
 
 // writeContiguous is phase 2: the contiguous arrays, slab by slab, with
