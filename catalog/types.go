@@ -243,6 +243,16 @@ type DatasetInfo struct {
 	Skipped []string `json:"skipped,omitempty"` // objects seen but not catalogued, with the reason
 }
 
+// BatchSource is a Source that fetches many blocks with few, large reads
+// (neighbouring extents of one file coalesced). blocks should be sorted by
+// file and offset; fn receives each block's decoded bytes (read-only; they may
+// share memory with other blocks of the same read) with the block's index in
+// blocks, in an unspecified order.
+type BatchSource interface {
+	Source
+	ReadBlocks(ctx context.Context, blocks []*Block, dt DType, fn func(i int, data []byte) error) error
+}
+
 // Source fetches block bytes. Implementations are safe for concurrent use.
 type Source interface {
 	// ReadBlock returns the decoded bytes of b (see Block) for an array of type dt.

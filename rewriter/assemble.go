@@ -250,17 +250,32 @@ func assembleSlab(ctx context.Context, src catalog.Source, a *catalog.Array, sla
 	if fill != nil {
 		fillBuf(buf, fill)
 	}
-	for _, i := range slabBlocks(a.Blocks, slab) {
-		b := &a.Blocks[i]
+	idx := slabBlocks(a.Blocks, slab)
+	reads := make([]*catalog.Block, len(idx))
+	for k, i := range idx {
+		reads[k] = trimBlock(&a.Blocks[i], slab, size)
+	}
+	place := func(k int, data []byte) error {
+		if err := copyBlock(buf, slab, reads[k], data, a.DType); err != nil {
+			return err
+		}
+		return ctx.Err()
+	}
+	if bs, ok := src.(catalog.BatchSource); ok {
+		if err := bs.ReadBlocks(ctx, reads, a.DType, place); err != nil {
+			return nil, fmt.Errorf("slab %v: %w", slab, err)
+		}
+		return buf, nil
+	}
+	for k, b := range reads {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		rb := trimBlock(b, slab, size)
-		data, err := src.ReadBlock(ctx, rb, a.DType)
+		data, err := src.ReadBlock(ctx, b, a.DType)
 		if err != nil {
 			return nil, fmt.Errorf("block %v in %q: %w", b.Box, b.File, err)
 		}
-		if err := copyBlock(buf, slab, rb, data, a.DType); err != nil {
+		if err := place(k, data); err != nil {
 			return nil, err
 		}
 	}

@@ -55,6 +55,19 @@ func (s *Source) ReadBlock(ctx context.Context, b *catalog.Block, dt catalog.DTy
 	if err != nil {
 		return nil, err
 	}
+	return s.decode(b, dt, raw)
+}
+
+// decode turns b's raw stored bytes into its decoded bytes; for a block
+// without codecs the result is raw itself.
+func (s *Source) decode(b *catalog.Block, dt catalog.DType, raw []byte) ([]byte, error) {
+	want, err := StoredBytes(b, dt)
+	if err != nil {
+		return nil, fmt.Errorf("blockio: %s: block at offset %d: %w", b.File, b.Offset, err)
+	}
+	if len(b.Codecs) == 0 && int64(len(raw)) != want {
+		return nil, fmt.Errorf("blockio: %s: block at offset %d: length %d, want %d: %w", b.File, b.Offset, len(raw), want, catalog.ErrCorrupt)
+	}
 	out, err := Decode(raw, b.Codecs, dt.Size, want)
 	if err != nil {
 		return nil, fmt.Errorf("blockio: %s: block at offset %d: %w", b.File, b.Offset, err)

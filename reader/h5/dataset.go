@@ -47,6 +47,12 @@ type entry struct {
 // Info describes the input; Skipped lists every object seen but not catalogued.
 func (d *Dataset) Info() catalog.DatasetInfo { return d.info }
 
+// ReadBlocks implements catalog.BatchSource: neighbouring blocks are read
+// with one pread.
+func (d *Dataset) ReadBlocks(ctx context.Context, blocks []*catalog.Block, dt catalog.DType, fn func(int, []byte) error) error {
+	return d.src.ReadBlocks(ctx, blocks, dt, fn)
+}
+
 // ReadBlock returns the decoded bytes of b (pread, then codecs in Go).
 func (d *Dataset) ReadBlock(ctx context.Context, b *catalog.Block, dt catalog.DType) ([]byte, error) {
 	return d.src.ReadBlock(ctx, b, dt)

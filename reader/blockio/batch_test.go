@@ -1,0 +1,89 @@
+package blockio
+
+import (
+	"bytes"
+	"compress/zlib"
+	"context"
+	"encoding/binary"
+	"errors"
+	"math/rand/v2"
+	"testing"
+
+	"relayout/catalog"
+)
+
+// TestReadBlocksMatchesReadBlock lays out blocks back to back, with small and
+// large gaps, some deflated, over two files, and checks that the coalesced
+// reads decode every block exactly as one-by-one reads do.
+func TestReadBlocksMatchesReadBlock(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(7, 7))
+	dt := catalog.DType{Kind: catalog.Float, Size: 8}
+	files := map[string]*bytes.Buffer{"a.bin": {}, "b.bin": {}}
+	var blocks []*catalog.Block
+	var want [][]byte
+	for i := 0; i < 60; i++ {
+		name := "a.bin"
+		if i >= 40 {
+			name = "b.bin"
+		}
+		buf := files[name]
+		switch i % 7 { // gaps: none, small (coalesced), large (a new run)
+		case 3:
+			buf.Write(make([]byte, 100))
+		case 5:
+			buf.Write(make([]byte, maxGap+1))
+		}
+		n := int64(1 + rng.IntN(50))
+		raw := make([]byte, 0, n*8)
+		for k := int64(0); k < n; k++ {
+			raw = binary.LittleEndian.AppendUint64(raw, rng.Uint64())
+		}
+		b := &catalog.Block{Box: catalog.Box{Lower: []int64{0}, Count: []int64{n}}, File: name, Offset: int64(buf.Len()), Rank: -1}
+		stored := raw
+		if i%4 == 1 {
+			var z bytes.Buffer
+			w := zlib.NewWriter(&z)
+			w.Write(raw)
+			w.Close()
+			stored = z.Bytes()
+			b.Codecs = []catalog.Codec{{Name: "deflate", Params: []uint32{6}}}
+		}
+		b.Length = int64(len(stored))
+		buf.Write(stored)
+		blocks = append(blocks, b)
+		want = append(want, raw)
+	}
+	for name, buf := range files {
+		writeFile(t, dir, name, buf.Bytes())
+	}
+	src := NewSource(NewFiles(dir, 2))
+	got := make([][]byte, len(blocks))
+	err := src.ReadBlocks(context.Background(), blocks, dt, func(i int, data []byte) error {
+		if got[i] != nil {
+			t.Errorf("block %d delivered twice", i)
+		}
+		got[i] = append([]byte(nil), data...)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range blocks {
+		if !bytes.Equal(got[i], want[i]) {
+			t.Fatalf("block %d: coalesced read differs", i)
+		}
+		one, err := src.ReadBlock(context.Background(), blocks[i], dt)
+		if err != nil || !bytes.Equal(one, want[i]) {
+			t.Fatalf("block %d: ReadBlock differs: %v", i, err)
+		}
+	}
+
+	// A block past the end of its file fails the batch with the file named.
+	bad := *blocks[len(blocks)-1]
+	bad.Offset += 1 << 20
+	err = src.ReadBlocks(context.Background(), append(blocks[40:], &bad), dt, func(int, []byte) error { return nil })
+	if !errors.Is(err, catalog.ErrCorrupt) || !bytes.Contains([]byte(err.Error()), []byte("b.bin")) {
+		t.Fatalf("past end: %v", err)
+	}
+}
