@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"time"
 
@@ -30,6 +31,7 @@ type runOptions struct {
 	noVerify   bool
 	quiet      bool
 	cpuProfile string
+	compress   string
 }
 
 func runRun(ctx context.Context, args []string) error {
@@ -40,6 +42,7 @@ func runRun(ctx context.Context, args []string) error {
 	fs.StringVar(&o.layout, "layout", "contiguous", "target layout: contiguous or chunked")
 	fs.StringVar(&o.chunkShape, "chunk-shape", "", "chunk shape for --layout chunked, e.g. 64,64,64")
 	fs.StringVar(&o.chunks, "chunks", "", "chunk decomposition of the global shape for --layout chunked, e.g. 4x4x4")
+	fs.StringVar(&o.compress, "compress", "", "compress chunks: deflate[:level] (level 1-9, default 4), with shuffle; needs --layout chunked")
 	fs.StringArrayVar(&o.vars, "var", nil, "variable name or glob to rewrite (repeatable; default all)")
 	fs.IntVar(&o.jobs, "jobs", runtime.NumCPU(), "parallel pipelines")
 	fs.StringVar(&o.maxMem, "max-mem", "1GiB", "memory budget for data buffers")
@@ -86,6 +89,13 @@ func runRun(ctx context.Context, args []string) error {
 	if o.layout == "contiguous" && (chunkShape != nil || chunks != nil) {
 		return usagef("run: --chunk-shape and --chunks need --layout chunked")
 	}
+	deflate, err := parseCompress(o.compress)
+	if err != nil {
+		return err
+	}
+	if deflate > 0 && o.layout != "chunked" {
+		return usagef("run: --compress needs --layout chunked (HDF5 filters apply to chunks)")
+	}
 	maxMem, err := parseSize(o.maxMem)
 	if err != nil {
 		return err
@@ -131,7 +141,7 @@ func runRun(ctx context.Context, args []string) error {
 	fmt.Fprintf(logw, "catalog: %d variables from %s (%s) in %.2fs\n", len(vars), in, ds.Info().Format, time.Since(start).Seconds())
 
 	m, err := rewriter.Run(ctx, store, ds, stage, rewriter.Options{
-		Layout: o.layout, ChunkShape: chunkShape, Chunks: chunks,
+		Layout: o.layout, ChunkShape: chunkShape, Chunks: chunks, Deflate: deflate,
 		Jobs: o.jobs, MaxMem: maxMem, Version: version, Progress: logw,
 	})
 	if err != nil {
@@ -151,6 +161,25 @@ func runRun(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(logw, "done: %d variables written to %s in %.2fs\n", len(m.Variables), o.out, time.Since(start).Seconds())
 	return nil
+}
+
+// parseCompress parses --compress: "" (none), "deflate" or "deflate:N".
+func parseCompress(s string) (int, error) {
+	if s == "" || s == "none" {
+		return 0, nil
+	}
+	name, level, found := strings.Cut(s, ":")
+	if name != "deflate" && name != "gzip" {
+		return 0, usagef("run: --compress %q: relayout writes deflate (gzip) with shuffle, e.g. --compress deflate:4", s)
+	}
+	if !found {
+		return 4, nil
+	}
+	n, err := strconv.Atoi(level)
+	if err != nil || n < 1 || n > 9 {
+		return 0, usagef("run: --compress %q: level must be 1-9", s)
+	}
+	return n, nil
 }
 
 // checkOutput refuses an OUT inside the input (or equal to the input's own

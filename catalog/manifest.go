@@ -39,6 +39,9 @@ type ManifestDataset struct {
 	Layout string  `json:"layout"` // "contiguous" or "chunked"
 	Chunk  []int64 `json:"chunk,omitempty"`
 	SHA256 string  `json:"sha256"` // of the logical array as row-major little-endian bytes
+	// Compression is the HDF5 filter pipeline of a chunked dataset, e.g.
+	// "shuffle+deflate:4"; empty when stored raw.
+	Compression string `json:"compression,omitempty"`
 	// Boxes is the HDF5 path of an AMR level's box table in File: int64
 	// [nboxes][2][rank], lower and upper (inclusive) corners in the level's
 	// global index space. Empty for non-AMR arrays.

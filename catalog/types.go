@@ -209,14 +209,14 @@ type Array struct {
 	Offset []int64 `json:"offset"` // global index of element 0 (zeros for level-0 arrays)
 	// Fill is one element in DType's byte order, used where no block covers the
 	// array (HDF5 fill value; nil means zeros).
-	Fill      []byte  `json:"fill,omitempty"`
-	Attrs     []Attr  `json:"attrs,omitempty"`      // on the output dataset
-	StepAttrs []Attr  `json:"step_attrs,omitempty"` // on the step's group (openPMD iteration attributes)
-	Source    string  `json:"source,omitempty"`     // where it came from, for messages: "file.h5:/data/1/meshes/B/x"
+	Fill      []byte `json:"fill,omitempty"`
+	Attrs     []Attr `json:"attrs,omitempty"`      // on the output dataset
+	StepAttrs []Attr `json:"step_attrs,omitempty"` // on the step's group (openPMD iteration attributes)
+	Source    string `json:"source,omitempty"`     // where it came from, for messages: "file.h5:/data/1/meshes/B/x"
 	// Boxes is the AMR level's box list (relative to the array, like block
 	// boxes), written beside the level's dataset; nil for non-AMR arrays.
-	Boxes []Box `json:"boxes,omitempty"`
-	Blocks    []Block `json:"-"`
+	Boxes  []Box   `json:"boxes,omitempty"`
+	Blocks []Block `json:"-"`
 }
 
 // Elements is the number of elements in the array.

@@ -97,6 +97,7 @@ type manifest struct {
 			Path, Layout string
 			Shape, Chunk []int64
 			SHA256       string
+			Compression  string
 		}
 	}
 }
@@ -131,6 +132,12 @@ func checkH5dumpLayout(t *testing.T, out string, m manifest) {
 					t.Errorf("%s %s: h5dump shows no CONTIGUOUS layout:\n%s", v.File, d.Path, s)
 				}
 			case "chunked":
+				if d.Compression != "" {
+					// Shuffle only where elements are wider than a byte.
+					if !strings.Contains(s, "DEFLATE { LEVEL 6 }") || strings.Contains(d.Compression, "shuffle") != strings.Contains(s, "SHUFFLE") {
+						t.Errorf("%s %s: h5dump does not show the manifest's filters %q:\n%s", v.File, d.Path, d.Compression, s)
+					}
+				}
 				dims := make([]string, len(d.Chunk))
 				for i, c := range d.Chunk {
 					dims[i] = fmt.Sprint(c)
@@ -158,13 +165,16 @@ func TestRunVerifyRealData(t *testing.T) {
 		{"adios2-types", "hdf5/adios2-hdf5-engine-types_np.h5", []string{"--chunk-shape", "4"}, 2},
 	}
 	for _, c := range cases {
-		for _, layout := range []string{"contiguous", "chunked"} {
+		for _, layout := range []string{"contiguous", "chunked", "chunked+deflate"} {
 			t.Run(c.name+"/"+layout, func(t *testing.T) {
 				in := sharedData(t, c.input)
 				out := filepath.Join(t.TempDir(), "out")
-				args := []string{"run", in, "-o", out, "--layout", layout, "-q"}
-				if layout == "chunked" {
+				args := []string{"run", in, "-o", out, "--layout", strings.TrimSuffix(layout, "+deflate"), "-q"}
+				if layout != "contiguous" {
 					args = append(args, c.chunked...)
+				}
+				if layout == "chunked+deflate" {
+					args = append(args, "--compress", "deflate:6")
 				}
 				mustRun(t, args...)
 				m := readManifest(t, out)

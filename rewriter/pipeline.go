@@ -52,16 +52,37 @@ func ordered[T any](ctx context.Context, jobs, n int, work func(context.Context,
 // along dimension 0 in order.
 func streamArray(ctx context.Context, src catalog.Source, a *catalog.Array, slabs []catalog.Box, jobs int,
 	sink func(slab catalog.Box, buf []byte) error) (string, error) {
+	var s func(catalog.Box, []byte, struct{}) error
+	if sink != nil {
+		s = func(slab catalog.Box, buf []byte, _ struct{}) error { return sink(slab, buf) }
+	}
+	return streamArrayWith(ctx, src, a, slabs, jobs, nil, s)
+}
+
+// streamArrayWith is streamArray with a per-slab step, prep, that runs on the
+// workers in parallel after assembly (cutting and encoding chunks, say); its
+// result reaches sink with the slab, in slab order.
+func streamArrayWith[T any](ctx context.Context, src catalog.Source, a *catalog.Array, slabs []catalog.Box, jobs int,
+	prep func(slab catalog.Box, buf []byte) (T, error), sink func(slab catalog.Box, buf []byte, v T) error) (string, error) {
+	type slabOut struct {
+		buf []byte
+		v   T
+	}
 	fill := leFill(a)
 	h := sha256.New()
-	err := ordered(ctx, jobs, len(slabs), func(ctx context.Context, i int) ([]byte, error) {
-		return assembleSlab(ctx, src, a, slabs[i], fill)
-	}, func(i int, buf []byte) error {
-		h.Write(buf)
+	err := ordered(ctx, jobs, len(slabs), func(ctx context.Context, i int) (slabOut, error) {
+		buf, err := assembleSlab(ctx, src, a, slabs[i], fill)
+		if err != nil || prep == nil {
+			return slabOut{buf: buf}, err
+		}
+		v, err := prep(slabs[i], buf)
+		return slabOut{buf, v}, err
+	}, func(i int, o slabOut) error {
+		h.Write(o.buf)
 		if sink == nil {
 			return nil
 		}
-		return sink(slabs[i], buf)
+		return sink(slabs[i], o.buf, o.v)
 	})
 	if err != nil {
 		return "", err

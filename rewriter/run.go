@@ -17,6 +17,7 @@ type Options struct {
 	Layout     string  // "contiguous", "chunked" or "" (see planner.ChooseLayout)
 	ChunkShape []int64 // explicit chunk shape, or nil
 	Chunks     []int64 // decomposition (chunks per dimension), or nil
+	Deflate    int     // 1-9: chunks are shuffled and deflated at this level (chunked layout only); 0: raw
 	Jobs       int     // slab workers per array; <= 0 means GOMAXPROCS
 	MaxMem     int64   // bytes of slab buffers alive at once; <= 0 means DefaultMaxMem
 	Version    string  // relayout version, recorded in files and manifest

@@ -107,14 +107,18 @@ func writeStructure(ctx context.Context, w *h5.Writer, store *catalog.Store, src
 				fill = make([]byte, a.DType.Size)
 			}
 		}
-		d, err := w.CreateDataset(path, h5.DatasetSpec{
-			DType: a.DType.LittleEndian(), Shape: a.Shape, Chunk: layout.Chunk, Fill: fill})
+		spec := h5.DatasetSpec{DType: a.DType.LittleEndian(), Shape: a.Shape, Chunk: layout.Chunk, Fill: fill}
+		if layout.Kind == planner.Chunked && opts.Deflate > 0 {
+			spec.Deflate, spec.Shuffle = opts.Deflate, a.DType.Size > 1
+		}
+		d, err := w.CreateDataset(path, spec)
 		if err != nil {
 			return arrayErr(a.Key(), err)
 		}
 		entry := catalog.ManifestDataset{
 			Step: a.Step, Level: a.Level, Path: path,
 			Shape: nonNil(a.Shape), Offset: nonNil(a.Offset), Layout: layout.Kind, Chunk: layout.Chunk,
+			Compression: compression(spec),
 		}
 		if layout.Kind == planner.Chunked {
 			entry.SHA256, err = loadAndWriteChunked(ctx, d, store, src, a.Key(), layout, opts)
@@ -167,16 +171,34 @@ func writeChunked(ctx context.Context, d *h5.OutDataset, src catalog.Source, a *
 	slabs := planner.Slabs(a.Shape, layout, a.DType.Size, opts.budget())
 	touched := touchedChunks(a, layout.Chunk)
 	grid := chunkGrid(a.Shape, layout.Chunk)
-	return streamArray(ctx, src, a, slabs, opts.jobs(), func(slab catalog.Box, buf []byte) error {
+	type chunkOut struct {
+		off  []int64
+		data []byte
+	}
+	// Cutting and encoding run on the slab workers; the ordered sink only
+	// hands finished chunks to HDF5.
+	prep := func(slab catalog.Box, buf []byte) ([]chunkOut, error) {
 		if slab.Lower[0]%layout.Chunk[0] != 0 {
-			return fmt.Errorf("slab %v not aligned to chunk %v", slab, layout.Chunk) // planner bug
+			return nil, fmt.Errorf("slab %v not aligned to chunk %v", slab, layout.Chunk) // planner bug
 		}
-		return cutChunks(buf, slab, a.Shape, layout.Chunk, a.DType.Size, func(off []int64, data []byte) error {
+		var out []chunkOut
+		err := cutChunks(buf, slab, a.Shape, layout.Chunk, a.DType.Size, func(off []int64, data []byte) error {
 			if touched != nil && !touched[chunkIndex(off, layout.Chunk, grid)] {
 				return nil
 			}
-			return d.WriteChunk(off, data)
+			enc, err := encodeChunk(data, a.DType.Size, opts.Deflate)
+			out = append(out, chunkOut{off, enc})
+			return err
 		})
+		return out, err
+	}
+	return streamArrayWith(ctx, src, a, slabs, opts.jobs(), prep, func(_ catalog.Box, _ []byte, chunks []chunkOut) error {
+		for _, c := range chunks {
+			if err := d.WriteChunk(c.off, c.data); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 

@@ -34,6 +34,11 @@ type DatasetSpec struct {
 	Shape []int64 // empty = scalar
 	Chunk []int64 // nil = contiguous
 	Fill  []byte  // one element in DType byte order; nil = none
+	// Deflate (1-9, 0 = none) and Shuffle declare the filter pipeline of a
+	// chunked dataset (shuffle first, as h5py and h5repack do). Chunks given
+	// to WriteChunk are then already encoded by the caller.
+	Deflate int
+	Shuffle bool
 }
 
 // OutDataset is a dataset being written.
@@ -153,6 +158,12 @@ func (w *Writer) CreateDataset(path string, spec DatasetSpec) (*OutDataset, erro
 	} else {
 		chunk := hsizes(spec.Chunk)
 		ok = C.H5Pset_chunk(dcpl, C.int(len(chunk)), &chunk[0]) >= 0
+		if ok && spec.Shuffle {
+			ok = C.H5Pset_shuffle(dcpl) >= 0
+		}
+		if ok && spec.Deflate > 0 {
+			ok = C.H5Pset_deflate(dcpl, C.uint(spec.Deflate)) >= 0
+		}
 	}
 	if ok && spec.Fill != nil {
 		ok = C.H5Pset_fill_value(dcpl, ftype, unsafe.Pointer(&spec.Fill[0])) >= 0
@@ -208,7 +219,13 @@ func (w *Writer) checkSpec(path string, spec DatasetSpec) error {
 	if spec.Fill != nil && len(spec.Fill) != spec.DType.Size {
 		return bad("fill value of %d bytes for %v", len(spec.Fill), spec.DType)
 	}
+	if spec.Deflate < 0 || spec.Deflate > 9 {
+		return bad("deflate level %d (want 1-9)", spec.Deflate)
+	}
 	if spec.Chunk == nil {
+		if spec.Deflate > 0 || spec.Shuffle {
+			return bad("filters need a chunked layout")
+		}
 		return nil
 	}
 	if len(spec.Chunk) != len(spec.Shape) || len(spec.Shape) == 0 {
@@ -230,8 +247,10 @@ func (w *Writer) checkSpec(path string, spec DatasetSpec) error {
 // goes (-1 for chunked or zero-size datasets).
 func (d *OutDataset) Address() int64 { return d.addr }
 
-// WriteChunk stores one whole, unfiltered chunk (full chunk shape, row-major,
-// DType byte order) whose first element is at offset.
+// WriteChunk stores one whole chunk (full chunk shape, row-major, DType byte
+// order) whose first element is at offset: raw, or encoded through the
+// dataset's filters (Shuffle, Deflate) by the caller, which HDF5 then
+// records as passed through all of them.
 func (d *OutDataset) WriteChunk(offset []int64, data []byte) error {
 	sp := d.spec
 	if sp.Chunk == nil {
@@ -245,7 +264,7 @@ func (d *OutDataset) WriteChunk(offset []int64, data []byte) error {
 			return fmt.Errorf("h5: %s: %s: chunk offset %v not on the chunk grid %v of shape %v", d.w.path, d.path, offset, sp.Chunk, sp.Shape)
 		}
 	}
-	if int64(len(data)) != d.chunkBytes {
+	if filtered := sp.Deflate > 0 || sp.Shuffle; filtered && len(data) == 0 || !filtered && int64(len(data)) != d.chunkBytes {
 		return fmt.Errorf("h5: %s: %s: chunk data of %d bytes, want %d", d.w.path, d.path, len(data), d.chunkBytes)
 	}
 	_, unlock, err := d.w.lock()
