@@ -2,6 +2,17 @@
 // of each array (contiguous or chunked, and the chunk shape) and the write
 // units ("slabs") the rewriter assembles and writes one at a time.
 //
+// It owns:
+//   - geometry.go: N-dimensional box helpers (intersection, containment,
+//     bounding box, exact-cover and disjointness checks) that everyone else
+//     uses instead of ad-hoc index arithmetic;
+//   - cluster.go, merge.go: merging a group of blocks into few exact cuboids
+//     (the seed paper's Berger–Rigoutsos variant) per writer rank, per node or
+//     globally;
+//   - cost.go: the read-cost model (requests, bytes, time per read pattern and
+//     reader count) and Auto, which picks a layout with it;
+//   - layout.go, slabs.go: the layout flags and the rewriter's write units.
+//
 // It is pure: no I/O, no cgo, no goroutines, and it imports only catalog.
 // Every function is deterministic and safe for concurrent use. It must never
 // import reader or rewriter.

@@ -1,0 +1,513 @@
+package planner
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"relayout/catalog"
+)
+
+// The read-cost model: for a stored layout, a read pattern and N readers,
+// predict requests, bytes read (with read amplification) and time.
+//
+// Axis convention: arrays are row-major (C order, catalog.RowMajor) with
+// dimensions named (x, y, z) = (0, 1, 2): z varies fastest, x slowest. So
+//   - a yz-plane (fixed x) is one contiguous run in a contiguous layout,
+//   - an xz-plane (fixed y) is NX runs of NZ elements,
+//   - an xy-plane (fixed z) is NX·NY runs of one element: the slow plane, which
+//     is what the seed paper reports for its "xy-plane" (the exception to
+//     "contiguous is best for few readers").
+//
+// Storage model. A layout is a set of stored pieces, each a box stored
+// row-major on its own:
+//   - contiguous: one piece, the whole array; a reader issues one request per
+//     contiguous run of its selection, except that runs separated by at most
+//     Sieve bytes are read as one request through the gap (HDF5's data sieve);
+//   - chunked: one piece per chunk, always read whole (the chunk is HDF5's unit
+//     of I/O and of filtering), full chunk size even at the array's edge;
+//   - merged cuboids or the original blocks: pieces read like small contiguous
+//     arrays (uncompressed), or whole when compressed.
+//
+// Time. Reader r spends T_r = requests_r·Latency + bytes_r/ReaderBW. A piece
+// read whole serves one reader at a time (it is read and decoded as a unit;
+// readers sharing it queue), so it is busy T_p = Σ over its readers of
+// (Latency + size/ReaderBW). All readers share AggBW. The predicted time is
+// max(max_r T_r, max_p T_p, total bytes/AggBW). Contention appears when
+// readers outnumber the chunks they read: several readers read the same whole
+// chunk (amplification) one after the other (queueing).
+
+// CostParams are the machine constants of the model.
+type CostParams struct {
+	Latency  float64 // seconds per request
+	ReaderBW float64 // bytes per second one reader can stream
+	AggBW    float64 // bytes per second of all readers together (the file system)
+	Sieve    int64   // gaps up to this many bytes are read through, not skipped
+}
+
+// DefaultCostParams are plausible for a parallel file system seen from one
+// compute node per reader: 50 µs per request (a small read served by a
+// storage server over a fast network, plus library overhead), 1 GiB/s per
+// reader, 20 GiB/s aggregate, and a 64 KiB read-through window (HDF5's
+// default sieve buffer; client read-ahead behaves alike: a reader streaming
+// through a file does not pay a round trip for every small run). `relayout
+// calibrate` is meant to replace them with measured values.
+func DefaultCostParams() CostParams {
+	return CostParams{Latency: 50e-6, ReaderBW: 1 << 30, AggBW: 20 << 30, Sieve: 64 << 10}
+}
+
+// Storage is a stored layout of one array, described as pieces.
+type Storage struct {
+	Name   string
+	Shape  []int64
+	chunk  []int64       // chunked: chunk shape (pieces enumerated arithmetically)
+	pieces []StoredPiece // contiguous, merged or blocks
+}
+
+// StoredPiece is one separately stored box. Whole means it can only be read
+// entirely (a chunk, a compressed block).
+type StoredPiece struct {
+	Box   catalog.Box
+	Whole bool
+}
+
+// ContiguousStorage is the array stored row-major in one extent.
+func ContiguousStorage(shape []int64) Storage {
+	return Storage{Name: Contiguous, Shape: shape,
+		pieces: []StoredPiece{{Box: catalog.Box{Lower: make([]int64, len(shape)), Count: slices.Clone(shape)}}}}
+}
+
+// ChunkedStorage is the array stored in chunks of the given shape.
+func ChunkedStorage(shape, chunk []int64) Storage {
+	return Storage{Name: Chunked + " " + dimsString(chunk), Shape: shape, chunk: slices.Clone(chunk)}
+}
+
+// PiecesStorage is the array stored as the given boxes (merged cuboids: name
+// "merged"), each readable in part unless whole.
+func PiecesStorage(name string, shape []int64, boxes []catalog.Box, whole bool) Storage {
+	ps := make([]StoredPiece, len(boxes))
+	for i, b := range boxes {
+		ps[i] = StoredPiece{Box: b, Whole: whole}
+	}
+	return Storage{Name: name, Shape: shape, pieces: ps}
+}
+
+// BlocksStorage is the array as written: its source blocks, each read whole
+// when it is encoded (codecs) or stored larger than its box (edge chunks).
+func BlocksStorage(shape []int64, blocks []catalog.Block) Storage {
+	ps := make([]StoredPiece, 0, len(blocks))
+	for i := range blocks {
+		b := &blocks[i]
+		ps = append(ps, StoredPiece{Box: b.Box, Whole: len(b.Codecs) > 0 || b.Stored != nil})
+	}
+	return Storage{Name: "blocks", Shape: shape, pieces: ps}
+}
+
+// Pieces returns the number of stored pieces.
+func (s Storage) Pieces() int64 {
+	if s.chunk == nil {
+		return int64(len(s.pieces))
+	}
+	n := int64(1)
+	for i, c := range s.chunk {
+		n *= (s.Shape[i] + c - 1) / c
+	}
+	return n
+}
+
+// each calls fn for every stored piece (by index) intersecting region
+// (contiguous, merged and blocks storage; chunks are handled arithmetically).
+func (s Storage) each(region catalog.Box, fn func(i int, p StoredPiece)) {
+	for i, p := range s.pieces {
+		if Overlaps(p.Box, region) {
+			fn(i, p)
+		}
+	}
+}
+
+// Pattern is a read pattern: a region read by N readers arranged in a grid
+// over the axes with a non-zero Split weight (readers are spread over those
+// axes as evenly as their extents allow).
+type Pattern struct {
+	Name   string
+	Region catalog.Box
+	Split  []int64
+}
+
+// StandardPatterns returns the seed paper's read patterns for an array of
+// the given shape (3-D; for other ranks the planes are skipped):
+//   - whole: the array in N slabs along x (each reader reads consecutive rows);
+//   - xy, xz, yz: the middle plane (fixed z, y, x) split over its two axes;
+//   - sub: the central box of half the extent per axis, split over all axes;
+//   - 2x1x1, 1x2x1, 1x1x2, 2x2x2: the whole array decomposed along x, y, z or
+//     all three (the readers' domain decomposition).
+func StandardPatterns(shape []int64) []Pattern {
+	dims := len(shape)
+	full := catalog.Box{Lower: make([]int64, dims), Count: slices.Clone(shape)}
+	axes := func(ws ...int64) []int64 { return ws }
+	all := make([]int64, dims)
+	for i := range all {
+		all[i] = 1
+	}
+	x := make([]int64, dims)
+	if dims > 0 {
+		x[0] = 1
+	}
+	ps := []Pattern{{Name: "whole", Region: full, Split: x}}
+	if dims == 3 {
+		plane := func(name string, axis int, split []int64) Pattern {
+			r := catalog.Box{Lower: make([]int64, 3), Count: slices.Clone(shape)}
+			r.Lower[axis], r.Count[axis] = shape[axis]/2, 1
+			return Pattern{Name: name, Region: r, Split: split}
+		}
+		ps = append(ps,
+			plane("xy", 2, axes(1, 1, 0)),
+			plane("xz", 1, axes(1, 0, 1)),
+			plane("yz", 0, axes(0, 1, 1)))
+	}
+	sub := catalog.Box{Lower: make([]int64, dims), Count: make([]int64, dims)}
+	for i, n := range shape {
+		sub.Count[i] = max(1, n/2)
+		sub.Lower[i] = (n - sub.Count[i]) / 2
+	}
+	ps = append(ps, Pattern{Name: "sub", Region: sub, Split: all})
+	if dims == 3 {
+		for _, d := range [][]int64{{2, 1, 1}, {1, 2, 1}, {1, 1, 2}, {2, 2, 2}} {
+			split := make([]int64, 3)
+			for i, v := range d {
+				if v > 1 {
+					split[i] = 1
+				}
+			}
+			ps = append(ps, Pattern{Name: dimsString(d), Region: full, Split: split})
+		}
+	}
+	return ps
+}
+
+// ReaderGrid spreads n readers over the axes of region with a non-zero split
+// weight: the prime factors of n, largest first, each go to the axis whose
+// parts are currently largest (never more parts than elements). The product
+// may be below n when the region is too small; the other readers idle.
+func ReaderGrid(region catalog.Box, split []int64, n int) []int64 {
+	g := make([]int64, len(region.Count))
+	for i := range g {
+		g[i] = 1
+	}
+	var factors []int64
+	for m, p := int64(n), int64(2); m > 1; {
+		if p*p > m {
+			factors = append(factors, m)
+			break
+		}
+		if m%p == 0 {
+			factors = append(factors, p)
+			m /= p
+		} else {
+			p++
+		}
+	}
+	slices.Reverse(factors)
+	for _, f := range factors {
+		best, bestPart := -1, int64(0)
+		for a := range g {
+			if a >= len(split) || split[a] == 0 || g[a]*f > region.Count[a] {
+				continue
+			}
+			if part := region.Count[a] / g[a]; part > bestPart {
+				best, bestPart = a, part
+			}
+		}
+		if best >= 0 {
+			g[best] *= f
+		}
+	}
+	return g
+}
+
+// Cost is the predicted cost of one pattern.
+type Cost struct {
+	Pattern     string
+	Readers     int   // readers given
+	Active      int   // readers with something to read
+	Requests    int64 // total over readers
+	Bytes       int64 // read from storage, total over readers
+	UsefulBytes int64 // the pattern's own bytes
+	MaxSharing  int   // most readers reading one whole piece (contention when > 1)
+	Seconds     float64
+}
+
+// Amplification is bytes read per useful byte.
+func (c Cost) Amplification() float64 {
+	if c.UsefulBytes == 0 {
+		return 0
+	}
+	return float64(c.Bytes) / float64(c.UsefulBytes)
+}
+
+// PredictRead predicts the cost of reading pattern p from storage st with n
+// readers (n < 1 counts as 1). Chunked storage costs O(dims · (readers +
+// chunks) per axis), other storage O(readers · pieces).
+func PredictRead(st Storage, elemSize int, p Pattern, n int, cp CostParams) Cost {
+	n = max(n, 1)
+	c := Cost{Pattern: p.Name, Readers: n, UsefulBytes: p.Region.Elements() * int64(elemSize)}
+	grid := ReaderGrid(p.Region, p.Split, n)
+	if st.chunk != nil {
+		return predictChunked(st, elemSize, p, grid, c, cp)
+	}
+	busy := make([]float64, len(st.pieces)) // whole pieces: time serving readers
+	sharing := make([]int, len(st.pieces))
+	var slowest float64
+	forEachPart(p.Region, grid, func(part catalog.Box) {
+		if IsEmpty(part) {
+			return
+		}
+		c.Active++
+		var req, bytes int64
+		st.each(part, func(i int, sp StoredPiece) {
+			in, ok := sp.Box.Intersect(part)
+			if !ok {
+				return
+			}
+			if sp.Whole {
+				b := sp.Box.Elements() * int64(elemSize)
+				req++
+				bytes += b
+				busy[i] += cp.Latency + float64(b)/cp.ReaderBW
+				sharing[i]++
+				return
+			}
+			r, b := runs(sp.Box, in, int64(elemSize), cp.Sieve)
+			req += r
+			bytes += b
+		})
+		c.Requests += req
+		c.Bytes += bytes
+		slowest = max(slowest, float64(req)*cp.Latency+float64(bytes)/cp.ReaderBW)
+	})
+	for i := range busy {
+		slowest = max(slowest, busy[i])
+		c.MaxSharing = max(c.MaxSharing, sharing[i])
+	}
+	c.Seconds = max(slowest, float64(c.Bytes)/cp.AggBW)
+	return c
+}
+
+// predictChunked is PredictRead for chunks, computed per axis: reader parts
+// and chunks are both regular grids, so the chunks a part touches, the
+// requests of all parts and the readers sharing a chunk are products of
+// per-axis figures.
+func predictChunked(st Storage, elemSize int, p Pattern, grid []int64, c Cost, cp CostParams) Cost {
+	chunkBytes := int64(elemSize)
+	for _, v := range st.chunk {
+		chunkBytes *= v
+	}
+	perChunk := cp.Latency + float64(chunkBytes)/cp.ReaderBW
+	active, requests, worst, sharing := int64(1), int64(1), int64(1), int64(1)
+	for a, g := range grid {
+		cs := st.chunk[a]
+		nChunks := (st.Shape[a] + cs - 1) / cs
+		share := make([]int64, nChunks+1) // difference array of parts per chunk
+		var parts, sum, most int64
+		for i := int64(0); i < g; i++ {
+			lo := p.Region.Lower[a] + p.Region.Count[a]*i/g
+			hi := p.Region.Lower[a] + p.Region.Count[a]*(i+1)/g
+			if hi <= lo {
+				continue
+			}
+			c0, c1 := lo/cs, (hi-1)/cs
+			parts++
+			sum += c1 - c0 + 1
+			most = max(most, c1-c0+1)
+			share[c0]++
+			share[c1+1]--
+		}
+		var run, top int64
+		for _, d := range share {
+			run += d
+			top = max(top, run)
+		}
+		active *= parts
+		requests *= sum
+		worst *= most
+		sharing *= top
+	}
+	c.Active = int(active)
+	c.Requests = requests
+	c.Bytes = requests * chunkBytes
+	c.MaxSharing = int(sharing)
+	c.Seconds = max(float64(worst)*perChunk, float64(sharing)*perChunk, float64(c.Bytes)/cp.AggBW)
+	return c
+}
+
+// forEachPart cuts region into the reader grid g (near-equal parts per axis).
+func forEachPart(region catalog.Box, g []int64, fn func(catalog.Box)) {
+	dims := len(g)
+	idx := make([]int64, dims)
+	for {
+		b := catalog.Box{Lower: make([]int64, dims), Count: make([]int64, dims)}
+		for d := range dims {
+			lo := region.Count[d] * idx[d] / g[d]
+			hi := region.Count[d] * (idx[d] + 1) / g[d]
+			b.Lower[d], b.Count[d] = region.Lower[d]+lo, hi-lo
+		}
+		fn(b)
+		d := dims - 1
+		for ; d >= 0; d-- {
+			if idx[d]+1 < g[d] {
+				idx[d]++
+				break
+			}
+			idx[d] = 0
+		}
+		if d < 0 {
+			return
+		}
+	}
+}
+
+// runs returns the requests and bytes needed to read sub-box in of a piece
+// stored row-major over box p: one request per contiguous run, where runs
+// separated by at most sieve bytes merge into one request that also reads
+// the gap.
+func runs(p, in catalog.Box, elem, sieve int64) (requests, bytes int64) {
+	dims := len(p.Count)
+	if dims == 0 {
+		return 1, elem
+	}
+	stride := make([]int64, dims) // elements between neighbours along each axis
+	s := int64(1)
+	for d := dims - 1; d >= 0; d-- {
+		stride[d] = s
+		s *= p.Count[d]
+	}
+	// The innermost axis where in is narrower than p: every axis after it is
+	// whole, so a run spans in.Count[k] · stride[k] elements.
+	k := 0
+	for d := dims - 1; d >= 0; d-- {
+		if in.Count[d] != p.Count[d] {
+			k = d
+			break
+		}
+	}
+	span := in.Count[k] * stride[k]
+	count := int64(1)
+	for d := 0; d < k; d++ {
+		count *= in.Count[d]
+	}
+	for a := k - 1; a >= 0; a-- {
+		if in.Count[a] == 1 {
+			continue
+		}
+		if gap := stride[a] - span; gap*elem > sieve {
+			break
+		}
+		span += (in.Count[a] - 1) * stride[a]
+		count /= in.Count[a]
+	}
+	return count, count * span * elem
+}
+
+// Auto picks the layout of an array for the given readers and patterns (nil:
+// StandardPatterns) by the cost model with default parameters: it compares
+// contiguous with chunks matched to each pattern's reader grid and with
+// chunks of about 1 MiB, and keeps the smallest total predicted time
+// (contiguous on ties: simplest to read for any tool). The reason names the
+// winner's total against contiguous and the patterns it wins or loses.
+func Auto(shape []int64, elemSize int, readers int, patterns []Pattern) (Layout, string) {
+	if len(shape) == 0 || isEmpty(shape) {
+		return Layout{Kind: Contiguous}, "scalar or empty array"
+	}
+	if patterns == nil {
+		patterns = StandardPatterns(shape)
+	}
+	cp := DefaultCostParams()
+	type option struct {
+		layout Layout
+		st     Storage
+		costs  []Cost
+		total  float64
+	}
+	eval := func(l Layout, st Storage) option {
+		o := option{layout: l, st: st}
+		for _, p := range patterns {
+			c := PredictRead(st, elemSize, p, readers, cp)
+			o.costs = append(o.costs, c)
+			o.total += c.Seconds
+		}
+		return o
+	}
+	opts := []option{eval(Layout{Kind: Contiguous}, ContiguousStorage(shape))}
+	seen := map[string]bool{}
+	addChunk := func(chunk []int64) {
+		for i := range chunk {
+			chunk[i] = max(1, min(chunk[i], shape[i]))
+		}
+		if k := dimsString(chunk); !seen[k] && !slices.Equal(chunk, shape) {
+			seen[k] = true
+			opts = append(opts, eval(Layout{Kind: Chunked, Chunk: chunk}, ChunkedStorage(shape, chunk)))
+		}
+	}
+	for _, p := range patterns {
+		g := ReaderGrid(p.Region, p.Split, readers)
+		chunk := make([]int64, len(shape))
+		for i := range chunk {
+			chunk[i] = (shape[i] + g[i] - 1) / g[i]
+		}
+		addChunk(chunk)
+	}
+	// A cube-ish chunk of about 1 MiB.
+	side := int64(math.Floor(math.Pow(float64(1<<20)/float64(elemSize), 1/float64(len(shape)))))
+	cube := make([]int64, len(shape))
+	for i := range cube {
+		cube[i] = side
+	}
+	addChunk(cube)
+	best := opts[0]
+	for _, o := range opts[1:] {
+		if o.total < best.total {
+			best = o
+		}
+	}
+	contig := opts[0]
+	var why strings.Builder
+	fmt.Fprintf(&why, "%d readers, %d patterns: %s predicted %.3g s in total", readers, len(patterns), best.st.Name, best.total)
+	if best.layout.Kind == Contiguous {
+		var lost []string
+		for i, c := range best.costs {
+			for _, o := range opts[1:] {
+				if o.costs[i].Seconds < c.Seconds {
+					lost = append(lost, c.Pattern)
+					break
+				}
+			}
+		}
+		if len(lost) > 0 {
+			fmt.Fprintf(&why, "; chunks would be faster only for %s", strings.Join(lost, ", "))
+		}
+		return best.layout, why.String()
+	}
+	var won, lost []string
+	for i, c := range best.costs {
+		if c.Seconds < contig.costs[i].Seconds {
+			won = append(won, c.Pattern)
+		} else if c.Seconds > contig.costs[i].Seconds {
+			lost = append(lost, c.Pattern)
+		}
+	}
+	fmt.Fprintf(&why, " vs contiguous %.3g s (%d chunks; faster for %s", contig.total, best.st.Pieces(), strings.Join(won, ", "))
+	if len(lost) > 0 {
+		fmt.Fprintf(&why, "; slower for %s", strings.Join(lost, ", "))
+	}
+	why.WriteString(")")
+	return best.layout, why.String()
+}
+
+func dimsString(v []int64) string {
+	parts := make([]string, len(v))
+	for i, x := range v {
+		parts[i] = fmt.Sprint(x)
+	}
+	return strings.Join(parts, "x")
+}
