@@ -1,0 +1,637 @@
+package amrex
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"relayout/catalog"
+	"relayout/reader/blockio"
+)
+
+// Config tunes Open.
+type Config struct {
+	// Match selects variables by name; nil selects all.
+	Match func(name string) bool
+	// MaxOpenFiles bounds the block-read file pool (<= 0: blockio default).
+	MaxOpenFiles int
+}
+
+// Dataset is an opened plotfile, or a directory of plotfiles (one step each).
+// It implements reader.Dataset.
+type Dataset struct {
+	info  catalog.DatasetInfo
+	plots []*plotfile // sorted by step
+	vars  []string    // selected variables, sorted
+	src   *blockio.Source
+}
+
+type plotfile struct {
+	dir    string // relative to the root, slash-separated; "" for a single plotfile
+	step   int64
+	hdr    *Header
+	comp   map[string]int // variable name -> component
+	levels []*level
+}
+
+// level is one AMR level of one plotfile, everything Scan needs without I/O.
+type level struct {
+	cellH  string // Cell_H path relative to the root, for messages
+	dtype  catalog.DType
+	ghost  []int64 // nil when the FABs hold no ghost cells
+	offset []int64 // global index of the array's first element
+	shape  []int64
+	npts   []int64 // per box: stored points per component
+	boxes  []catalog.Box
+	fabs   []fab
+}
+
+type fab struct {
+	file   string // relative to the root
+	data   int64  // byte offset of component 0
+	stored []int64
+	rank   int
+}
+
+// maxText bounds the size of a Header or Cell_H read into memory.
+const maxText = 1 << 30
+
+// Detect reports whether path is a plotfile directory or a directory holding
+// plotfiles.
+func Detect(path string) bool {
+	if isPlotfile(path) {
+		return true
+	}
+	des, err := os.ReadDir(path)
+	if err != nil {
+		return false
+	}
+	for _, de := range des {
+		if de.IsDir() && isPlotfile(filepath.Join(path, de.Name())) {
+			return true
+		}
+	}
+	return false
+}
+
+// isPlotfile reports whether dir holds a Header that starts like a plotfile's
+// (a version line, then the number of variables). Parse errors are Open's to
+// report.
+func isPlotfile(dir string) bool {
+	f, err := os.Open(filepath.Join(dir, "Header"))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	buf := make([]byte, 256)
+	n, _ := io.ReadFull(f, buf)
+	lines := strings.SplitN(string(buf[:n]), "\n", 3)
+	if len(lines) < 3 || strings.TrimSpace(lines[0]) == "" || strings.ContainsAny(strings.TrimSpace(lines[0]), " \t") {
+		return false
+	}
+	_, err = strconv.Atoi(strings.TrimSpace(lines[1]))
+	return err == nil
+}
+
+// Open catalogues a plotfile or a directory of plotfiles: every header, box
+// and FAB header is read and checked here; Scan does no I/O.
+func Open(root string, cfg Config) (*Dataset, error) {
+	match := cfg.Match
+	if match == nil {
+		match = func(string) bool { return true }
+	}
+	st, err := os.Stat(root)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("amrex: %s: %w", root, catalog.ErrNotFound)
+		}
+		return nil, fmt.Errorf("amrex: %w", err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("amrex: %s: a plotfile is a directory: %w", root, catalog.ErrUnsupported)
+	}
+	real, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return nil, fmt.Errorf("amrex: %w", err)
+	}
+	files := blockio.NewFiles(root, cfg.MaxOpenFiles)
+	o := &opener{root: root, real: real, files: files, sized: map[string]int64{}}
+	d := &Dataset{info: catalog.DatasetInfo{Path: root, Root: root, Format: "amrex"}, src: blockio.NewSource(files)}
+	ok := false
+	defer func() {
+		if !ok {
+			files.Close()
+		}
+	}()
+
+	var dirs []string
+	if isPlotfile(root) {
+		dirs = []string{""}
+	} else {
+		des, err := os.ReadDir(root)
+		if err != nil {
+			return nil, fmt.Errorf("amrex: %w", err)
+		}
+		for _, de := range des {
+			switch {
+			case de.IsDir() && isPlotfile(filepath.Join(root, de.Name())):
+				dirs = append(dirs, de.Name())
+			case de.IsDir():
+				d.info.Skipped = append(d.info.Skipped, de.Name()+": directory without a plotfile Header")
+			}
+		}
+	}
+	selected := map[string]bool{}
+	for _, dir := range dirs {
+		p, skipped, err := o.plotfile(dir)
+		if err != nil {
+			return nil, err
+		}
+		d.info.Skipped = append(d.info.Skipped, skipped...)
+		if len(d.plots) > 0 && p.hdr.Dim != d.plots[0].hdr.Dim {
+			return nil, fmt.Errorf("amrex: %s: %d-dimensional, %s is %d-dimensional: %w",
+				path.Join(dir, "Header"), p.hdr.Dim, path.Join(d.plots[0].dir, "Header"), d.plots[0].hdr.Dim, catalog.ErrUnsupported)
+		}
+		for _, v := range p.hdr.Vars {
+			if match(v) {
+				selected[v] = true
+			}
+		}
+		d.plots = append(d.plots, p)
+	}
+	if err := assignSteps(d.plots); err != nil {
+		return nil, err
+	}
+	d.vars = make([]string, 0, len(selected))
+	for v := range selected {
+		d.vars = append(d.vars, v)
+	}
+	slices.Sort(d.vars)
+	d.info.Attrs = datasetAttrs(d.plots[0].hdr)
+	o.rankFiles(d.plots)
+	ok = true
+	return d, nil
+}
+
+// assignSteps orders the plotfiles by step: the level-0 step of each Header,
+// or, when those repeat, the number ending the directory name (plt00100).
+func assignSteps(ps []*plotfile) error {
+	steps := map[int64]bool{}
+	for _, p := range ps {
+		p.step = p.hdr.LevelSteps[0]
+		steps[p.step] = true
+	}
+	if len(steps) < len(ps) {
+		steps = map[int64]bool{}
+		for _, p := range ps {
+			n, err := trailingNumber(p.dir)
+			if err != nil || steps[n] {
+				return fmt.Errorf("amrex: %s: plotfiles with the same step %d and no distinct step number in their names: %w",
+					path.Join(p.dir, "Header"), p.step, catalog.ErrUnsupported)
+			}
+			p.step = n
+			steps[n] = true
+		}
+	}
+	slices.SortFunc(ps, func(a, b *plotfile) int { return cmpInt64(a.step, b.step) })
+	return nil
+}
+
+func trailingNumber(name string) (int64, error) {
+	i := len(name)
+	for i > 0 && name[i-1] >= '0' && name[i-1] <= '9' {
+		i--
+	}
+	return strconv.ParseInt(name[i:], 10, 64)
+}
+
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func datasetAttrs(h *Header) []catalog.Attr {
+	return []catalog.Attr{
+		{Name: "coord_sys", Type: "int64", Scalar: true, Ints: []int64{h.CoordSys}},
+		{Name: "dim", Type: "int64", Scalar: true, Ints: []int64{int64(h.Dim)}},
+		{Name: "finest_level", Type: "int64", Scalar: true, Ints: []int64{int64(h.Finest)}},
+		{Name: "prob_hi", Type: "float64", Floats: h.ProbHi},
+		{Name: "prob_lo", Type: "float64", Floats: h.ProbLo},
+		{Name: "variables", Type: "string", Strings: h.Vars},
+		{Name: "version", Type: "string", Scalar: true, Strings: []string{h.Version}},
+	}
+}
+
+// opener reads metadata below the root, refusing paths that leave it.
+type opener struct {
+	root, real string // as given, and with symlinks resolved
+	files      *blockio.Files
+	sized      map[string]int64 // data files checked so far, with their sizes
+	how        []*level         // levels written one file per rank (how = 0)
+}
+
+// inside checks that rel (slash-separated, relative to the root) stays below
+// the root, symlinks included. what names the metadata the path came from.
+func (o *opener) inside(rel, what string) error {
+	if rel == "" || path.IsAbs(rel) || filepath.IsAbs(rel) {
+		return fmt.Errorf("amrex: %s: path %q is not relative to the dataset directory: %w", what, rel, catalog.ErrCorrupt)
+	}
+	clean := path.Clean(rel)
+	if clean == ".." || strings.HasPrefix(clean, "../") {
+		return fmt.Errorf("amrex: %s: path %q leaves the dataset directory: %w", what, rel, catalog.ErrCorrupt)
+	}
+	real, err := filepath.EvalSymlinks(filepath.Join(o.root, filepath.FromSlash(clean)))
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("amrex: %s: %s: %w", what, clean, catalog.ErrNotFound)
+		}
+		return fmt.Errorf("amrex: %s: %s: %w", what, clean, err)
+	}
+	if r, err := filepath.Rel(o.real, real); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+		return fmt.Errorf("amrex: %s: path %q resolves to %s, outside the dataset directory: %w", what, rel, real, catalog.ErrCorrupt)
+	}
+	return nil
+}
+
+func (o *opener) readText(rel, what string) ([]byte, error) {
+	if err := o.inside(rel, what); err != nil {
+		return nil, err
+	}
+	size, err := o.files.Size(context.Background(), rel)
+	if err != nil {
+		return nil, err
+	}
+	if size > maxText {
+		return nil, fmt.Errorf("amrex: %s: %d bytes, more than the %d a header may have: %w", rel, size, maxText, catalog.ErrUnsupported)
+	}
+	return o.files.ReadAt(context.Background(), rel, 0, size)
+}
+
+// plotfile reads one plotfile's Header and levels.
+func (o *opener) plotfile(dir string) (*plotfile, []string, error) {
+	hname := path.Join(dir, "Header")
+	b, err := o.readText(hname, "plotfile")
+	if err != nil {
+		return nil, nil, err
+	}
+	h, err := ParseHeader(hname, b)
+	if err != nil {
+		return nil, nil, err
+	}
+	p := &plotfile{dir: dir, hdr: h, comp: map[string]int{}}
+	for i, v := range h.Vars {
+		p.comp[v] = i
+	}
+	var skipped []string
+	if h.TrailingLine > 0 {
+		skipped = append(skipped, fmt.Sprintf("%s: line %d: text after the block of level %d (the finest level) ignored", hname, h.TrailingLine, h.Finest))
+	}
+	levelDirs := map[string]bool{}
+	for l := range h.Levels {
+		lv, err := o.level(p, l)
+		if err != nil {
+			return nil, nil, err
+		}
+		p.levels = append(p.levels, lv)
+		levelDirs[strings.SplitN(path.Clean(h.Levels[l].Prefix), "/", 2)[0]] = true
+	}
+	des, err := os.ReadDir(filepath.Join(o.root, filepath.FromSlash(dir)))
+	if err != nil {
+		return nil, nil, fmt.Errorf("amrex: %w", err)
+	}
+	for _, de := range des {
+		if !de.IsDir() || levelDirs[de.Name()] {
+			continue
+		}
+		sub := path.Join(dir, de.Name())
+		if _, err := os.Stat(filepath.Join(o.root, filepath.FromSlash(sub), "Header")); err == nil {
+			skipped = append(skipped, sub+": particle container (particles are not supported)")
+		} else {
+			skipped = append(skipped, sub+": directory not referenced by the Header")
+		}
+	}
+	return p, skipped, nil
+}
+
+// level reads Level_<l>/Cell_H and the FAB headers it points to.
+func (o *opener) level(p *plotfile, l int) (*level, error) {
+	h := p.hdr
+	hl := h.Levels[l]
+	hname := path.Join(p.dir, "Header")
+	where := fmt.Sprintf("%s: line %d: level %d", hname, hl.Line, l)
+	prefix := path.Join(p.dir, hl.Prefix)
+	cname := prefix + "_H"
+	b, err := o.readText(cname, where)
+	if err != nil {
+		return nil, err
+	}
+	c, err := ParseCellH(cname, b, h.Dim)
+	if err != nil {
+		return nil, err
+	}
+	if c.NComp != len(h.Vars) {
+		return nil, fmt.Errorf("amrex: %s: %d components, %s names %d variables: %w", cname, c.NComp, hname, len(h.Vars), catalog.ErrCorrupt)
+	}
+	if len(c.Boxes) != hl.NGrids {
+		return nil, fmt.Errorf("amrex: %s: %d boxes, %s says level %d has %d: %w", cname, len(c.Boxes), hname, l, hl.NGrids, catalog.ErrCorrupt)
+	}
+	lv := &level{cellH: cname}
+	if slices.ContainsFunc(c.NGhost, func(g int64) bool { return g != 0 }) {
+		lv.ghost = c.NGhost
+	}
+
+	// The array spans the level's domain on level 0 and the bounding box of
+	// the boxes elsewhere; every box must lie in the domain.
+	dom := h.Domains[l]
+	d := h.Dim
+	var bbLo, bbHi []int64
+	for i, bx := range c.Boxes {
+		if !slices.Equal(bx.Type, c.Boxes[0].Type) {
+			return nil, fmt.Errorf("amrex: %s: line %d: box %v has another index type than box 0: %w", cname, c.BoxLine[i], bx, catalog.ErrCorrupt)
+		}
+		for k := 0; k < d; k++ {
+			if bx.Lo[k] < dom.Lo[k] || bx.Hi[k] > dom.Hi[k]+bx.Type[k] {
+				return nil, fmt.Errorf("amrex: %s: line %d: box %v outside the level %d domain %v: %w", cname, c.BoxLine[i], bx, l, dom, catalog.ErrCorrupt)
+			}
+		}
+		if i == 0 {
+			bbLo, bbHi = slices.Clone(bx.Lo), slices.Clone(bx.Hi)
+		}
+		for k := 0; k < d; k++ {
+			bbLo[k], bbHi[k] = min(bbLo[k], bx.Lo[k]), max(bbHi[k], bx.Hi[k])
+		}
+	}
+	if l == 0 || len(c.Boxes) == 0 {
+		bbLo, bbHi = slices.Clone(dom.Lo), slices.Clone(dom.Hi)
+		if len(c.Boxes) > 0 {
+			for k := 0; k < d; k++ {
+				bbHi[k] += c.Boxes[0].Type[k]
+			}
+		}
+	}
+	lv.offset = bbLo
+	lv.shape = make([]int64, d)
+	for k := range lv.shape {
+		lv.shape[k] = bbHi[k] - bbLo[k] + 1
+	}
+	if _, ok := product(lv.shape); !ok {
+		return nil, fmt.Errorf("amrex: %s: level %d extent %v overflows: %w", cname, l, lv.shape, catalog.ErrCorrupt)
+	}
+
+	levelDir := path.Dir(prefix)
+	for i, bx := range c.Boxes {
+		fd := c.Fabs[i]
+		at := fmt.Sprintf("%s: line %d", cname, fd.Line)
+		if strings.ContainsAny(fd.File, `/\`) {
+			return nil, fmt.Errorf("amrex: %s: FabOnDisk file %q is not a file name in the level directory: %w", at, fd.File, catalog.ErrCorrupt)
+		}
+		file := path.Join(levelDir, fd.File)
+		size, err := o.dataFile(file, at)
+		if err != nil {
+			return nil, err
+		}
+		if fd.Offset >= size {
+			return nil, fmt.Errorf("amrex: %s: FabOnDisk offset %d past the end of %s (%d bytes): %w", at, fd.Offset, file, size, catalog.ErrCorrupt)
+		}
+		stored := make([]int64, d)
+		for k := range stored {
+			stored[k] = bx.Hi[k] - bx.Lo[k] + 1 + 2*c.NGhost[k]
+		}
+		npts, ok := product(stored)
+		if !ok {
+			return nil, fmt.Errorf("amrex: %s: box %v extent overflows: %w", at, bx, catalog.ErrCorrupt)
+		}
+		var dt catalog.DType
+		data := fd.Offset
+		if c.Version == 1 {
+			fh, err := o.fabHeader(file, fd.Offset, size, d)
+			if err != nil {
+				return nil, err
+			}
+			want := box{Lo: make([]int64, d), Hi: make([]int64, d), Type: bx.Type}
+			for k := 0; k < d; k++ {
+				want.Lo[k], want.Hi[k] = bx.Lo[k]-c.NGhost[k], bx.Hi[k]+c.NGhost[k]
+			}
+			if !slices.Equal(fh.Box.Lo, want.Lo) || !slices.Equal(fh.Box.Hi, want.Hi) || !slices.Equal(fh.Box.Type, want.Type) || fh.NComp != c.NComp {
+				return nil, fmt.Errorf("amrex: %s: offset %d: FAB box %v with %d components, %s says %v grown by %v with %d: %w",
+					file, fd.Offset, fh.Box, fh.NComp, at, bx, c.NGhost, c.NComp, catalog.ErrCorrupt)
+			}
+			dt, data = fh.Real.DType, fd.Offset+fh.Len
+		} else {
+			dt = c.Real.DType
+		}
+		if i == 0 {
+			lv.dtype = dt
+		} else if dt != lv.dtype {
+			return nil, fmt.Errorf("amrex: %s: offset %d: element type %s, other boxes of the level are %s: %w", file, fd.Offset, dt, lv.dtype, catalog.ErrUnsupported)
+		}
+		total, ok := mul(npts, int64(c.NComp)*int64(dt.Size))
+		if !ok || total > size-data {
+			return nil, fmt.Errorf("amrex: %s: FAB at offset %d: %d points × %d components of %d bytes past the end of %s (%d bytes): %w",
+				at, fd.Offset, npts, c.NComp, dt.Size, file, size, catalog.ErrCorrupt)
+		}
+		lv.npts = append(lv.npts, npts)
+		lv.fabs = append(lv.fabs, fab{file: file, data: data, stored: stored, rank: -1})
+		rel := catalog.Box{Lower: make([]int64, d), Count: bx.count()}
+		for k := range rel.Lower {
+			rel.Lower[k] = bx.Lo[k] - lv.offset[k]
+		}
+		lv.boxes = append(lv.boxes, rel)
+	}
+	if c.How == 0 {
+		o.how = append(o.how, lv)
+	}
+	return lv, nil
+}
+
+// rankFiles sets block ranks from Cell_D file numbers where those are ranks:
+// files written one per rank (how = 0), or NFiles output with fewer files
+// than AMReX's default cap of 256 (then files = ranks, unless the user lowered
+// vismf.nfiles below the rank count, which relayout cannot tell).
+func (o *opener) rankFiles(ps []*plotfile) {
+	maxNum := int64(-1)
+	nums := map[string]int64{}
+	for _, p := range ps {
+		for _, lv := range p.levels {
+			for _, f := range lv.fabs {
+				n, err := trailingNumber(f.file)
+				if err != nil {
+					n = math.MaxInt64
+				}
+				nums[f.file] = n
+				maxNum = max(maxNum, n)
+			}
+		}
+	}
+	perRank := map[*level]bool{}
+	for _, lv := range o.how {
+		perRank[lv] = true
+	}
+	for _, p := range ps {
+		for _, lv := range p.levels {
+			if !perRank[lv] && maxNum >= 255 {
+				continue
+			}
+			for i := range lv.fabs {
+				if n := nums[lv.fabs[i].file]; n <= math.MaxInt32 {
+					lv.fabs[i].rank = int(n)
+				}
+			}
+		}
+	}
+}
+
+// dataFile checks a Cell_D file once and returns its size.
+func (o *opener) dataFile(file, at string) (int64, error) {
+	if size, ok := o.sized[file]; ok {
+		return size, nil
+	}
+	if err := o.inside(file, at); err != nil {
+		return 0, err
+	}
+	size, err := o.files.Size(context.Background(), file)
+	if err != nil {
+		if errors.Is(err, catalog.ErrNotFound) {
+			return 0, fmt.Errorf("amrex: %s: data file %s: %w", at, file, catalog.ErrNotFound)
+		}
+		return 0, err
+	}
+	o.sized[file] = size
+	return size, nil
+}
+
+func (o *opener) fabHeader(file string, off, size int64, d int) (FabHeader, error) {
+	n := min(int64(maxFabHeader), size-off)
+	b, err := o.files.ReadAt(context.Background(), file, off, n)
+	if err != nil {
+		return FabHeader{}, err
+	}
+	return ParseFabHeader(file, off, b, d)
+}
+
+// product multiplies non-negative extents, reporting overflow.
+func product(v []int64) (int64, bool) {
+	n := int64(1)
+	for _, x := range v {
+		var ok bool
+		if n, ok = mul(n, x); !ok {
+			return 0, false
+		}
+	}
+	return n, true
+}
+
+func mul(a, b int64) (int64, bool) {
+	if a < 0 || b < 0 || (a > 0 && b > math.MaxInt64/a) {
+		return 0, false
+	}
+	return a * b, true
+}
+
+// Info describes the input; Skipped lists particle containers and other
+// directories not catalogued.
+func (d *Dataset) Info() catalog.DatasetInfo { return d.info }
+
+// ReadBlock returns the bytes of b (a raw pread; FABs are not encoded).
+func (d *Dataset) ReadBlock(ctx context.Context, b *catalog.Block, dt catalog.DType) ([]byte, error) {
+	return d.src.ReadBlock(ctx, b, dt)
+}
+
+// Close releases the block file pool.
+func (d *Dataset) Close() error { return d.src.Files().Close() }
+
+// Scan emits one array per (variable, step, level), ordered by variable name,
+// then step and level, each with one block per box.
+func (d *Dataset) Scan(ctx context.Context, emit func(*catalog.Array) error) error {
+	for _, v := range d.vars {
+		for _, p := range d.plots {
+			c, ok := p.comp[v]
+			if !ok {
+				continue
+			}
+			for l, lv := range p.levels {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				if err := emit(p.array(v, c, l, lv)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// NaN fill values in both byte orders.
+func nanFill(dt catalog.DType) []byte {
+	b := make([]byte, dt.Size)
+	if dt.Size == 4 {
+		binary.LittleEndian.PutUint32(b, math.Float32bits(float32(math.NaN())))
+		if dt.BigEndian {
+			binary.BigEndian.PutUint32(b, math.Float32bits(float32(math.NaN())))
+		}
+		return b
+	}
+	binary.LittleEndian.PutUint64(b, math.Float64bits(math.NaN()))
+	if dt.BigEndian {
+		binary.BigEndian.PutUint64(b, math.Float64bits(math.NaN()))
+	}
+	return b
+}
+
+func (p *plotfile) array(v string, c, l int, lv *level) *catalog.Array {
+	h := p.hdr
+	es := int64(lv.dtype.Size)
+	a := &catalog.Array{
+		Var: v, Step: p.step, Level: l, DType: lv.dtype,
+		Shape: slices.Clone(lv.shape), Offset: slices.Clone(lv.offset),
+		Fill:   nanFill(lv.dtype),
+		Source: lv.cellH + ":" + v,
+		Boxes:  make([]catalog.Box, len(lv.boxes)),
+		Blocks: make([]catalog.Block, len(lv.fabs)),
+	}
+	ratio := int64(1)
+	if l > 0 {
+		ratio = h.RefRatio[l-1]
+	}
+	a.Attrs = []catalog.Attr{
+		{Name: "dx", Type: "float64", Floats: slices.Clone(h.CellSize[l])},
+		{Name: "level_step", Type: "int64", Scalar: true, Ints: []int64{h.Levels[l].Step}},
+		{Name: "prob_hi", Type: "float64", Floats: slices.Clone(h.ProbHi)},
+		{Name: "prob_lo", Type: "float64", Floats: slices.Clone(h.ProbLo)},
+		{Name: "ref_ratio", Type: "int64", Scalar: true, Ints: []int64{ratio}},
+		{Name: "time", Type: "float64", Scalar: true, Floats: []float64{h.Levels[l].Time}},
+	}
+	for i, f := range lv.fabs {
+		bx := lv.boxes[i]
+		a.Boxes[i] = catalog.Box{Lower: slices.Clone(bx.Lower), Count: slices.Clone(bx.Count)}
+		blk := catalog.Block{
+			Box:    catalog.Box{Lower: slices.Clone(bx.Lower), Count: slices.Clone(bx.Count)},
+			File:   f.file,
+			Offset: f.data + int64(c)*lv.npts[i]*es,
+			Length: lv.npts[i] * es,
+			Order:  catalog.ColMajor,
+			Rank:   f.rank,
+		}
+		if lv.ghost != nil {
+			blk.Stored = slices.Clone(f.stored)
+			blk.StoredLower = slices.Clone(lv.ghost)
+		}
+		a.Blocks[i] = blk
+	}
+	return a
+}

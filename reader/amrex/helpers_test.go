@@ -1,0 +1,239 @@
+package amrex
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"testing"
+
+	"relayout/catalog"
+)
+
+const python = "/usr/bin/python3"
+
+// dataDir returns ../shared/data/<sub> (relative to the repository), skipping
+// when absent and failing under CI=true.
+func dataDir(t testing.TB, sub string) string {
+	t.Helper()
+	p, err := filepath.Abs(filepath.Join("..", "..", "..", "shared", "data", sub))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(p); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("test data %s missing under CI: %v", p, err)
+		}
+		t.Skipf("skipping: test data %s not present (../shared/data is not part of a checkout)", p)
+	}
+	return p
+}
+
+// ytGrid and ytDump mirror testdata/yt_dump.py's output.
+type ytGrid struct {
+	Level int     `json:"level"`
+	Start []int64 `json:"start"`
+	Dims  []int64 `json:"dims"`
+}
+
+type ytDump struct {
+	Levels int      `json:"levels"`
+	Domain []int64  `json:"domain"`
+	Fields []string `json:"fields"`
+	Grids  []ytGrid `json:"grids"`
+	values [][]float64
+}
+
+// runYT dumps fields of a dataset through yt; it skips when yt is missing
+// and fails under CI=true.
+func runYT(t *testing.T, script, path, ftype string, fields ...string) *ytDump {
+	t.Helper()
+	if err := exec.Command(python, "-c", "import yt").Run(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("yt oracle unavailable under CI: %v", err)
+		}
+		t.Skipf("skipping: %s with yt unavailable (apt-get install python3-yt): %v", python, err)
+	}
+	out := t.TempDir()
+	cmd := exec.Command(python, append([]string{script, path, ftype, out}, fields...)...)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("yt: %v\n%s", err, b)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "index.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &ytDump{}
+	if err := json.Unmarshal(b, d); err != nil {
+		t.Fatal(err)
+	}
+	for i := range d.Fields {
+		raw, err := os.ReadFile(filepath.Join(out, strconv.Itoa(i)+".bin"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.values = append(d.values, decode(raw, catalog.DType{Kind: catalog.Float, Size: 8}))
+	}
+	return d
+}
+
+func decode(raw []byte, dt catalog.DType) []float64 {
+	var bo binary.ByteOrder = binary.LittleEndian
+	if dt.BigEndian {
+		bo = binary.BigEndian
+	}
+	out := make([]float64, len(raw)/dt.Size)
+	for i := range out {
+		if dt.Size == 4 {
+			out[i] = float64(math.Float32frombits(bo.Uint32(raw[4*i:])))
+		} else {
+			out[i] = math.Float64frombits(bo.Uint64(raw[8*i:]))
+		}
+	}
+	return out
+}
+
+// assemble builds the dense array a describes from its blocks: Fortran order
+// (first index fastest), the fill value where no block writes. It honours
+// Stored and StoredLower the way the catalog documents them.
+func assemble(t *testing.T, src catalog.Source, a *catalog.Array) []float64 {
+	t.Helper()
+	fill := decode(a.Fill, a.DType)[0]
+	out := make([]float64, a.Elements())
+	for i := range out {
+		out[i] = fill
+	}
+	for bi := range a.Blocks {
+		b := &a.Blocks[bi]
+		if b.Order != catalog.ColMajor {
+			t.Fatalf("%s: block %d order %v", a.Source, bi, b.Order)
+		}
+		raw, err := src.ReadBlock(context.Background(), b, a.DType)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vals := decode(raw, a.DType)
+		st := b.StoredShape()
+		sl := b.StoredLower
+		if sl == nil {
+			sl = make([]int64, len(st))
+		}
+		eachIndex(b.Box.Count, func(idx []int64) {
+			src, dst := int64(0), int64(0)
+			for k := len(idx) - 1; k >= 0; k-- {
+				src = src*st[k] + sl[k] + idx[k]
+				dst = dst*a.Shape[k] + b.Box.Lower[k] + idx[k]
+			}
+			out[dst] = vals[src]
+		})
+	}
+	return out
+}
+
+// eachIndex visits every index of a box of extent count, first index fastest.
+func eachIndex(count []int64, fn func(idx []int64)) {
+	idx := make([]int64, len(count))
+	for _, c := range count {
+		if c <= 0 {
+			return
+		}
+	}
+	for {
+		fn(idx)
+		k := 0
+		for ; k < len(idx); k++ {
+			if idx[k]++; idx[k] < count[k] {
+				break
+			}
+			idx[k] = 0
+		}
+		if k == len(idx) {
+			return
+		}
+	}
+}
+
+// at reads the assembled value at a global index.
+func at(a *catalog.Array, dense []float64, global []int64) (float64, bool) {
+	lin := int64(0)
+	for k := len(a.Shape) - 1; k >= 0; k-- {
+		i := global[k] - a.Offset[k]
+		if i < 0 || i >= a.Shape[k] {
+			return 0, false
+		}
+		lin = lin*a.Shape[k] + i
+	}
+	return dense[lin], true
+}
+
+// scanAll collects every array of a dataset.
+func scanAll(t *testing.T, d interface {
+	Scan(context.Context, func(*catalog.Array) error) error
+}) []*catalog.Array {
+	t.Helper()
+	var out []*catalog.Array
+	if err := d.Scan(context.Background(), func(a *catalog.Array) error {
+		out = append(out, a)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// copyTree copies a directory (regular files only) into dst.
+func copyTree(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if info.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		in, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer in.Close()
+		out, err := os.Create(target)
+		if err != nil {
+			return err
+		}
+		if _, err := io.Copy(out, in); err != nil {
+			out.Close()
+			return err
+		}
+		return out.Close()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func keyOf(level int, lower, count []int64) string {
+	return string(mustJSON(struct {
+		L    int
+		Lo   []int64
+		Dims []int64
+	}{level, lower, count}))
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// trimDims drops trailing extents of 1 (yt pads 2-D data to 3-D).
+func trimDims(v []int64, d int) []int64 { return slices.Clone(v[:d]) }
