@@ -10,6 +10,9 @@ import (
 	"strings"
 
 	"relayout/catalog"
+	"relayout/reader/amrex"
+	"relayout/reader/bp"
+	"relayout/reader/chombo"
 	"relayout/reader/h5"
 )
 
@@ -53,10 +56,18 @@ func Open(path string, opts Options) (Dataset, error) {
 	switch {
 	case st.IsDir() && fileExists(filepath.Join(path, catalog.ManifestName)):
 		ds, err = nilIfErr(h5.OpenRelayout(path, cfg))
+	case st.IsDir() && amrex.Detect(path):
+		ds, err = nilIfErr(amrex.Open(path, amrex.Config{Match: sel.match}))
+	case (st.IsDir() && dirHasHDF5(path) || !st.IsDir() && isHDF5(path)) && chombo.Detect(path):
+		ds, err = nilIfErr(chombo.Open(path, chombo.Config{Match: sel.match}))
 	case st.IsDir() && dirHasHDF5(path):
 		ds, err = nilIfErr(h5.Open(path, cfg))
 	case !st.IsDir() && isHDF5(path):
 		ds, err = nilIfErr(h5.Open(path, cfg))
+	case st.IsDir() && bp.IsBP4(path):
+		ds, err = nilIfErr(bp.Open(path, bp.Config{Match: sel.match}))
+	case !st.IsDir() && strings.HasSuffix(path, ".bp") && bp.IsBP3(path):
+		ds, err = nilIfErr(bp.Open(path, bp.Config{Match: sel.match}))
 	default:
 		return nil, fmt.Errorf("reader: %s: not a recognised format (HDF5, openPMD-HDF5, relayout output): %w", path, catalog.ErrUnsupported)
 	}

@@ -266,3 +266,26 @@ func TestSourceReadBlock(t *testing.T) {
 		t.Errorf("length/shape mismatch: %v", err)
 	}
 }
+
+func TestBzip2(t *testing.T) {
+	// bzip2 -1 of bytes 0..7 repeated 64 times, written by Python's bz2.
+	bz := []byte("\x42\x5a\x68\x31\x31\x41\x59\x26\x53\x59\x6a\xb1\xf2\x18\x00\x00\x1f\xc0\x00\x7f\x80\x20\x00\x50\x86\x04\x05\x50\x13\x4e\x02\x40\xa0\x2c\x0c\x03\x40\xf0\x1c\x07\xc5\xdc\x91\x4e\x14\x24\x1a\xac\x7c\x86\x00")
+	want := bytes.Repeat([]byte{0, 1, 2, 3, 4, 5, 6, 7}, 64)
+	c := []catalog.Codec{{Name: "bzip2"}}
+	if got, err := Decode(bz, c, 8, 512); err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("bzip2: %v", err)
+	}
+	two := append(append([]byte(nil), bz...), bz...)
+	if got, err := Decode(two, c, 8, 1024); err != nil || !bytes.Equal(got, append(want, want...)) {
+		t.Fatalf("concatenated bzip2: %v", err)
+	}
+	if _, err := Decode(two, c, 8, 512); !errors.Is(err, catalog.ErrCorrupt) || !strings.Contains(err.Error(), "past 512") {
+		t.Errorf("oversized bzip2: %v", err)
+	}
+	if _, err := Decode(bz[:30], c, 8, 512); !errors.Is(err, catalog.ErrCorrupt) {
+		t.Errorf("truncated bzip2: %v", err)
+	}
+	if _, err := Decode([]byte("nope"), c, 8, 512); !errors.Is(err, catalog.ErrCorrupt) {
+		t.Errorf("garbage bzip2: %v", err)
+	}
+}

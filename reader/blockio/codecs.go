@@ -17,6 +17,7 @@ package blockio
 
 import (
 	"bytes"
+	"compress/bzip2"
 	"compress/zlib"
 	"encoding/binary"
 	"fmt"
@@ -54,6 +55,10 @@ func Decode(data []byte, codecs []catalog.Codec, elemSize int, want int64) ([]by
 				}
 			}
 			data, err = inflate(data, limit)
+		case "bzip2":
+			// One bzip2 stream or several concatenated (ADIOS2 compresses
+			// in batches); the output is capped like deflate's.
+			data, err = bunzip2(data, want)
 		default:
 			return nil, fmt.Errorf("codec %q: %w", c.Name, catalog.ErrUnsupported)
 		}
@@ -93,6 +98,27 @@ func inflate(src []byte, want int64) ([]byte, error) {
 // unshuffle reverses HDF5's byte shuffle: the encoder wrote byte j of every
 // element together (all first bytes, then all second bytes, ...). Bytes past the
 // last whole element were left in place.
+// bunzip2 decompresses src, refusing output beyond want bytes.
+func bunzip2(src []byte, want int64) ([]byte, error) {
+	if len(src) < 4 || string(src[:3]) != "BZh" {
+		return nil, fmt.Errorf("bzip2: no stream header: %w", catalog.ErrCorrupt)
+	}
+	// want comes from metadata: grow towards it instead of trusting it
+	// for one allocation.
+	buf := bytes.NewBuffer(make([]byte, 0, min(want+1, 64<<20)))
+	n, err := io.Copy(buf, io.LimitReader(bzip2.NewReader(bytes.NewReader(src)), want+1))
+	if err != nil {
+		return nil, fmt.Errorf("bzip2: %v: %w", err, catalog.ErrCorrupt)
+	}
+	if n != want {
+		if n > want {
+			return nil, fmt.Errorf("bzip2: stream decompresses past %d bytes: %w", want, catalog.ErrCorrupt)
+		}
+		return nil, fmt.Errorf("bzip2: stream decompresses to %d bytes, want %d: %w", n, want, catalog.ErrCorrupt)
+	}
+	return buf.Bytes(), nil
+}
+
 func unshuffle(src []byte, size int) ([]byte, error) {
 	if size <= 0 {
 		return nil, fmt.Errorf("shuffle: element size %d: %w", size, catalog.ErrCorrupt)

@@ -9,7 +9,7 @@ import (
 )
 
 // FuzzDecode feeds arbitrary bytes through every codec combination relayout
-// accepts (seeds: testdata/fuzz/FuzzDecode holds raw chunks libhdf5 wrote via
+// accepts, bzip2 included (seeds: testdata/fuzz/FuzzDecode holds raw chunks libhdf5 wrote via
 // testdata/chunks.py, plus the ones below). Decode must never panic and never return more than want bytes; the
 // expected size is capped so a hostile stream cannot exhaust memory.
 func FuzzDecode(f *testing.F) {
@@ -20,9 +20,14 @@ func FuzzDecode(f *testing.F) {
 	f.Add(z.Bytes(), uint8(7), uint8(8), uint16(512))
 	f.Add([]byte{0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11, 0, 0, 0, 0}, uint8(3), uint8(4), uint16(12))
 	f.Add([]byte{}, uint8(1), uint8(0), uint16(0))
+	// bzip2 -1 of bytes 0..7 repeated 64 times (Python's bz2), alone and doubled
+	// (ADIOS2 writes concatenated streams).
+	bz := []byte("\x42\x5a\x68\x31\x31\x41\x59\x26\x53\x59\x6a\xb1\xf2\x18\x00\x00\x1f\xc0\x00\x7f\x80\x20\x00\x50\x86\x04\x05\x50\x13\x4e\x02\x40\xa0\x2c\x0c\x03\x40\xf0\x1c\x07\xc5\xdc\x91\x4e\x14\x24\x1a\xac\x7c\x86\x00")
+	f.Add(bz, uint8(8), uint8(8), uint16(512))
+	f.Add(append(append([]byte(nil), bz...), bz...), uint8(8), uint8(8), uint16(1024))
 	f.Fuzz(func(t *testing.T, data []byte, mask uint8, elem uint8, want uint16) {
 		const maxWant = 1 << 16 // memory cap: want is a uint16
-		all := []catalog.Codec{{Name: "shuffle", Params: []uint32{uint32(elem)}}, {Name: "deflate"}, {Name: "fletcher32"}}
+		all := []catalog.Codec{{Name: "shuffle", Params: []uint32{uint32(elem)}}, {Name: "deflate"}, {Name: "fletcher32"}, {Name: "bzip2"}}
 		var codecs []catalog.Codec
 		for i, c := range all {
 			if mask&(1<<i) != 0 {

@@ -1,0 +1,268 @@
+package bp
+
+// BP4 directory (see doc.go for the whole picture):
+//
+//	NAME.bp/md.idx   [64-byte header][64-byte record per step]...
+//	                 header: 0 "ADIOS-BP v2.7.1 Index Table" | 32 major '2' |
+//	                 33 '0'+minor (':' for 10) | 34 patch | 36 endianness (0 LE,
+//	                 1 BE) | 37 BP version (4) | 38 writer active
+//	                 record: u64 step | u64 rank | u64 PG-index offset |
+//	                 u64 var-index offset | u64 attr-index offset | u64 end |
+//	                 u64 time | u64 0        (offsets are absolute in md.0)
+//	NAME.bp/md.0     [64-byte header] then per step:
+//	                 [PG index: u64 n, u64 len, n x (u16 len, str16 io,
+//	                              u8 'y'|'n' column-major, u32 rank, str16 step,
+//	                              u32 step, u64 PG offset in its data file)]
+//	                 [var index: u32 n, u64 len, n x entry]
+//	                 [attr index: u32 n, u64 len, n x entry]
+//	                 entry: u32 len | u32 id | str16 group | str16 name |
+//	                        u8 'K' | u8 0 | u8 type | u64 sets | sets...
+//	                 set: u8 count | u32 len | (u8 id, payload)...  (index.go)
+//	NAME.bp/data.N   [64-byte header][PG: "[PGI" u64 len ... [VMD ... VMD] payload ... PGI]]...
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"relayout/catalog"
+	"relayout/reader/blockio"
+)
+
+// stepRec is one md.idx record: absolute offsets in md.0.
+type stepRec struct {
+	pg, vars, attrs, end uint64
+}
+
+// bp4Header checks a 64-byte BP4 header and returns its byte order, the
+// writer's ADIOS version (major*1000+minor) and the active flag.
+func bp4Header(h []byte, file string) (binary.ByteOrder, int, bool, error) {
+	bad := func(off int, format string, args ...any) error {
+		return fmt.Errorf("bp4: %s: header at offset %d: %s: %w", file, off, fmt.Sprintf(format, args...), catalog.ErrCorrupt)
+	}
+	if len(h) < 64 {
+		return nil, 0, false, bad(0, "%d bytes, want 64", len(h))
+	}
+	if h[37] != 4 {
+		return nil, 0, false, fmt.Errorf("bp4: %s: header at offset 37: BP format version %d, want 4: %w", file, h[37], catalog.ErrUnsupported)
+	}
+	var bo binary.ByteOrder
+	switch h[36] {
+	case 0:
+		bo = binary.LittleEndian
+	case 1:
+		bo = binary.BigEndian
+	default:
+		return nil, 0, false, bad(36, "endianness byte %d", h[36])
+	}
+	// Version bytes, not header text: minor is '0'+minor, so 2.10 is "2:".
+	major, minor := int(h[32])-'0', int(h[33])-'0'
+	if major < 0 || major > 9 || minor < 0 {
+		return nil, 0, false, bad(32, "ADIOS version bytes %q", h[32:34])
+	}
+	return bo, major*1000 + minor, h[38] == 1, nil
+}
+
+// parseIndexTable checks md.idx and returns its step records, each checked
+// against the size of md.0. A trailing partial record or a record past the
+// end of md.0 is tolerated only while the writer is active.
+func parseIndexTable(idx []byte, mdSize int64) ([]stepRec, error) {
+	bo, _, active, err := bp4Header(idx, "md.idx")
+	if err != nil {
+		return nil, err
+	}
+	mdSize = max(mdSize, 0)
+	if (len(idx)-64)%64 != 0 && !active {
+		return nil, fmt.Errorf("bp4: md.idx: index table at offset %d: %d trailing bytes: %w", len(idx)-(len(idx)-64)%64, (len(idx)-64)%64, catalog.ErrCorrupt)
+	}
+	var recs []stepRec
+	for off := 64; off+64 <= len(idx); off += 64 {
+		r := stepRec{bo.Uint64(idx[off+16:]), bo.Uint64(idx[off+24:]), bo.Uint64(idx[off+32:]), bo.Uint64(idx[off+40:])}
+		if r.end > uint64(mdSize) || r.pg < 64 || r.vars < r.pg || r.vars-r.pg < 16 || r.attrs < r.vars || r.attrs-r.vars < 12 || r.end < r.attrs || r.end-r.attrs < 12 {
+			if active && r.end > uint64(mdSize) {
+				break // a writer is still appending this step
+			}
+			return nil, fmt.Errorf("bp4: md.idx: index record at offset %d: md.0 offsets %d/%d/%d/%d outside md.0 (size %d): %w",
+				off, r.pg, r.vars, r.attrs, r.end, mdSize, catalog.ErrCorrupt)
+		}
+		recs = append(recs, r)
+	}
+	return recs, nil
+}
+
+func openBP4(dir string, cfg Config) (*Dataset, error) {
+	idxPath := filepath.Join(dir, "md.idx")
+	idx, err := os.ReadFile(idxPath) // 64 bytes per step
+	if err != nil {
+		return nil, fmt.Errorf("bp4: %s: %w", idxPath, notFound(err))
+	}
+	bo, version, _, err := bp4Header(idx, "md.idx")
+	if err != nil {
+		return nil, err
+	}
+	files := blockio.NewFiles(dir, cfg.MaxOpenFiles)
+	d := &Dataset{
+		info:    catalog.DatasetInfo{Path: dir, Root: dir, Format: "bp4"},
+		files:   files,
+		src:     blockio.NewSource(files),
+		bo:      bo,
+		pfx:     "bp4",
+		version: version,
+		meta:    "md.0",
+		subfile: func(i uint32) string { return fmt.Sprintf("data.%d", i) },
+	}
+	fail := func(err error) (*Dataset, error) { files.Close(); return nil, err }
+	ctx := context.Background()
+	mdSize, err := files.Size(ctx, "md.0")
+	if err != nil {
+		return fail(err)
+	}
+	hdr, err := files.ReadAt(ctx, "md.0", 0, min(64, mdSize))
+	if err != nil {
+		return fail(err)
+	}
+	if _, _, _, err := bp4Header(hdr, "md.0"); err != nil {
+		return fail(err)
+	}
+	d.nfiles = countSubfiles(dir, "data.")
+	if d.steps4, err = parseIndexTable(idx, mdSize); err != nil {
+		return fail(err)
+	}
+	varNames := map[string]bool{}
+	var raw []entry
+	for s, r := range d.steps4 {
+		es, err := d.indexStep4(ctx, s, r, varNames)
+		if err != nil {
+			return fail(err)
+		}
+		raw = append(raw, es...)
+	}
+	if err := d.finishOpen(raw, varNames, cfg); err != nil {
+		return fail(err)
+	}
+	return d, nil
+}
+
+// indexStep4 reads one step's metadata from md.0 (one step in memory) and
+// returns its variables' index entries; attributes go to d.attrs.
+func (d *Dataset) indexStep4(ctx context.Context, s int, r stepRec, varNames map[string]bool) ([]entry, error) {
+	buf, err := d.files.ReadAt(ctx, "md.0", int64(r.pg), int64(r.end-r.pg))
+	if err != nil {
+		return nil, err
+	}
+	return d.parseStep4(buf, s, r, varNames)
+}
+
+// parseStep4 indexes one step from its md.0 bytes buf = md.0[r.pg:r.end].
+func (d *Dataset) parseStep4(buf []byte, s int, r stepRec, varNames map[string]bool) ([]entry, error) {
+	mk := func(from, to uint64, what string) *cursor {
+		return &cursor{b: buf[from-r.pg : to-r.pg], base: int64(from), bo: d.bo, pfx: "bp4", file: "md.0", what: what}
+	}
+	pc := mk(r.pg, r.vars, "process group index")
+	pgs := parsePGIndex(pc, int(r.vars-r.pg-16))
+	if pc.err != nil {
+		return nil, pc.err
+	}
+	colMaj := len(pgs) > 0 && pgs[0].ColMajor
+	vc := mk(r.vars, r.attrs, "variable index")
+	vc.u32()
+	vc.u64()
+	var out []entry
+	for vc.err == nil && vc.remaining() > 0 {
+		h, ec := readEntry(vc, false)
+		if vc.err != nil {
+			break
+		}
+		e, err := d.indexEntry(h, ec, int64(s), colMaj)
+		if err != nil {
+			return nil, err
+		}
+		e.step = s
+		varNames[h.Name] = true
+		out = append(out, e)
+	}
+	if vc.err != nil {
+		return nil, vc.err
+	}
+	ac := mk(r.attrs, r.end, "attribute index")
+	d.parseAttrIndex(ac)
+	return out, ac.err
+}
+
+// indexEntry parses one variable index entry's sets to classify it.
+func (d *Dataset) indexEntry(h entryHeader, ec *cursor, step int64, colMaj bool) (entry, error) {
+	_, size, _, _ := typeInfo(h.TypeID, false)
+	var c classifier
+	for ec.err == nil && ec.remaining() > 0 {
+		s := parseSet(ec, h.TypeID, size)
+		if ec.err != nil {
+			break
+		}
+		d.classifySet(&c, h.Name, step, &s)
+	}
+	if ec.err != nil {
+		return entry{}, ec.err
+	}
+	e := entry{name: h.Name, typeID: h.TypeID, off: h.start, length: 4 + h.length, colMaj: colMaj}
+	e.dt, _, _, _ = typeInfo(h.TypeID, d.bo == binary.BigEndian)
+	e.kind = c.kind
+	e.skip, e.err = c.reason(h.TypeID), c.err
+	return e, nil
+}
+
+// finishOpen maps names (plain or openPMD), applies the selection, records
+// skipped variables and sorts the arrays.
+func (d *Dataset) finishOpen(raw []entry, varNames map[string]bool, cfg Config) error {
+	if pmd := detectOpenPMD(d.attrs.list); pmd != nil {
+		d.pmd = pmd
+		d.info.Format = "openpmd-" + d.pfx
+	}
+	for _, e := range raw {
+		if e.skip != "" { // no data is read, so a refusal does not apply
+			d.addSkipped(fmt.Sprintf("%s: %s", e.name, e.skip))
+			continue
+		}
+		e.Var, e.Step = e.name, int64(e.step)
+		if d.pmd != nil {
+			pl := d.pmd.locate(e.name)
+			switch pl.kind {
+			case pmdParticles:
+				d.addSkipped(fmt.Sprintf("%s: openPMD particle species (particles are not supported by run)", pl.Var))
+				continue
+			case pmdOutside:
+				d.addSkipped(fmt.Sprintf("%s: outside the openPMD meshesPath", e.name))
+				continue
+			}
+			e.Var, e.Step, e.record, e.iterKey = pl.Var, pl.Step, pl.Record, pl.Iter
+		}
+		if !cfg.Match(e.Var) {
+			continue
+		}
+		if e.err != nil {
+			return e.err
+		}
+		d.entries = append(d.entries, e)
+	}
+	d.finishAttrs(varNames)
+	return d.sortEntries()
+}
+
+// countSubfiles counts PREFIX0, PREFIX1, ... in dir (consecutive from 0).
+func countSubfiles(dir, prefix string) int {
+	n := 0
+	for {
+		if _, err := os.Stat(filepath.Join(dir, fmt.Sprintf("%s%d", prefix, n))); err != nil {
+			return n
+		}
+		n++
+	}
+}
+
+func notFound(err error) error {
+	if os.IsNotExist(err) {
+		return catalog.ErrNotFound
+	}
+	return err
+}

@@ -1,0 +1,149 @@
+package bp
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"relayout/catalog"
+)
+
+// dataDir returns ../shared/data/<sub> (relative to the repository), skipping
+// when absent and failing under CI=true.
+func dataDir(t testing.TB, sub string) string {
+	t.Helper()
+	p, err := filepath.Abs(filepath.Join("..", "..", "..", "shared", "data", sub))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(p); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("test data %s missing under CI: %v", p, err)
+		}
+		t.Skipf("skipping: test data %s not present (../shared/data is not part of a checkout)", p)
+	}
+	return p
+}
+
+// needBpls returns the path of ADIOS 1.x bpls, skipping when absent and
+// failing under CI=true.
+func needBpls(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("bpls")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("bpls (Debian libadios-bin) unavailable under CI: %v", err)
+		}
+		t.Skipf("skipping: bpls (Debian libadios-bin) not installed: %v", err)
+	}
+	return p
+}
+
+func open(t *testing.T, path string) *Dataset {
+	t.Helper()
+	d, err := Open(path, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
+// scanAll collects every emitted array, checking the emission order.
+func scanAll(t *testing.T, d *Dataset) []*catalog.Array {
+	t.Helper()
+	var arrays []*catalog.Array
+	err := d.Scan(context.Background(), func(a *catalog.Array) error {
+		if n := len(arrays); n > 0 {
+			p := arrays[n-1]
+			if p.Var > a.Var || (p.Var == a.Var && p.Step >= a.Step) {
+				return fmt.Errorf("order: %s@%d after %s@%d", a.Var, a.Step, p.Var, p.Step)
+			}
+		}
+		arrays = append(arrays, a)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return arrays
+}
+
+// values assembles an array through src and returns its elements as float64
+// in row-major order of the array's shape, plus a coverage mask. Column-major
+// blocks are transposed here, independently of the rewriter.
+func values(t *testing.T, src catalog.Source, a *catalog.Array) ([]float64, []bool) {
+	t.Helper()
+	n := a.Elements()
+	out := make([]float64, n)
+	seen := make([]bool, n)
+	rank := len(a.Shape)
+	es := int64(a.DType.Size)
+	for bi := range a.Blocks {
+		b := &a.Blocks[bi]
+		data, err := src.ReadBlock(context.Background(), b, a.DType)
+		if err != nil {
+			t.Fatalf("%s block %d %v: %v", a.Source, bi, b.Box, err)
+		}
+		idx := make([]int64, rank)
+		for k := int64(0); k < b.Box.Elements(); k++ {
+			var so, do int64
+			if b.Order == catalog.ColMajor {
+				for d := rank - 1; d >= 0; d-- {
+					so = so*b.Box.Count[d] + idx[d]
+				}
+			} else {
+				for d := 0; d < rank; d++ {
+					so = so*b.Box.Count[d] + idx[d]
+				}
+			}
+			for d := 0; d < rank; d++ {
+				do = do*a.Shape[d] + b.Box.Lower[d] + idx[d]
+			}
+			if seen[do] {
+				t.Fatalf("%s: element %d covered twice", a.Source, do)
+			}
+			seen[do] = true
+			out[do] = decode(data[so*es:(so+1)*es], a.DType)
+			for d := rank - 1; d >= 0; d-- {
+				idx[d]++
+				if idx[d] < b.Box.Count[d] {
+					break
+				}
+				idx[d] = 0
+			}
+		}
+	}
+	return out, seen
+}
+
+func decode(p []byte, dt catalog.DType) float64 {
+	var bo binary.ByteOrder = binary.LittleEndian
+	if dt.BigEndian {
+		bo = binary.BigEndian
+	}
+	switch dt.Kind {
+	case catalog.Float:
+		if dt.Size == 4 {
+			return float64(math.Float32frombits(bo.Uint32(p)))
+		}
+		return math.Float64frombits(bo.Uint64(p))
+	case catalog.Int:
+		return float64(signed(p, bo))
+	}
+	return float64(unsigned(p, bo))
+}
+
+func attr(attrs []catalog.Attr, name string) *catalog.Attr {
+	for i := range attrs {
+		if attrs[i].Name == name {
+			return &attrs[i]
+		}
+	}
+	return nil
+}

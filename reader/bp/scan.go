@@ -1,0 +1,565 @@
+package bp
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+
+	"relayout/catalog"
+	"relayout/reader/blockio"
+)
+
+// Config tunes Open.
+type Config struct {
+	// Match selects variables by (mapped) name; nil selects all.
+	Match func(name string) bool
+	// MaxOpenFiles bounds the block-read file pool (<= 0: blockio default).
+	MaxOpenFiles int
+}
+
+// Dataset is an opened BP3 or BP4 input. It implements reader.Dataset.
+type Dataset struct {
+	info  catalog.DatasetInfo
+	files *blockio.Files
+	src   *blockio.Source
+	bo    binary.ByteOrder
+	pfx   string // "bp4" or "bp3"
+	bp3   bool
+	// version of the writing ADIOS (major*1000+minor), for operator framing.
+	version int
+	meta    string // metadata file, relative to the root: "md.0" or "NAME.bp"
+	// subfile names a block's data file from its file_index.
+	subfile func(idx uint32) string
+	nfiles  int // number of data subfiles, for writer-rank attribution
+	// steps: BP4 md.idx records; BP3 the distinct time indices in order.
+	steps4 []stepRec
+	steps3 []uint32
+	pgs3   []pgEntry // BP3: the whole PG index (all steps)
+
+	entries []entry // sorted by (Var, Step)
+	attrs   attrSet
+	pmd     *openPMD // nil unless openPMD
+
+	// Scan caches: one parsed BP3 index entry, and per-step writer tables.
+	cacheOff  int64
+	cacheSets []charSet
+	pgCache   map[int]*pgTable
+}
+
+// entry is one array found at Open: where its index entry is, not its blocks.
+type entry struct {
+	Var     string
+	Step    int64
+	name    string // ADIOS variable name
+	typeID  uint8
+	dt      catalog.DType
+	step    int   // BP4: md.idx record index; BP3: index into steps3
+	off     int64 // metadata file offset of the index entry's length field
+	length  int   // entry bytes including the length field
+	colMaj  bool
+	kind    shapeKind
+	record  string // openPMD record path ("" none)
+	iterKey string // openPMD iteration path ("" none)
+	skip    string // why Open lists it in Skipped instead ("" = catalogued)
+	err     error  // why Open refuses the input if this array is selected
+}
+
+// Info describes the input; Skipped lists what is not catalogued and why.
+func (d *Dataset) Info() catalog.DatasetInfo { return d.info }
+
+// ReadBlock returns the decoded bytes of b (pread, then codecs in Go).
+func (d *Dataset) ReadBlock(ctx context.Context, b *catalog.Block, dt catalog.DType) ([]byte, error) {
+	return d.src.ReadBlock(ctx, b, dt)
+}
+
+// Close releases the file pool.
+func (d *Dataset) Close() error { return d.files.Close() }
+
+// Open opens a BP4 directory (md.idx, md.0, data.N) or a BP3 file NAME.bp
+// (with or without NAME.bp.dir/ sub-files) and indexes its variables.
+func Open(path string, cfg Config) (*Dataset, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("bp: %s: %w", path, catalog.ErrNotFound)
+		}
+		return nil, fmt.Errorf("bp: %w", err)
+	}
+	if cfg.Match == nil {
+		cfg.Match = func(string) bool { return true }
+	}
+	if st.IsDir() {
+		return openBP4(path, cfg)
+	}
+	return openBP3(path, cfg)
+}
+
+// IsBP4 reports whether dir looks like a BP4 directory (md.idx with format
+// version byte 4 and md.0).
+func IsBP4(dir string) bool {
+	h := make([]byte, 64)
+	f, err := os.Open(dir + "/md.idx")
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if _, err := f.ReadAt(h, 0); err != nil {
+		return false
+	}
+	if _, err := os.Stat(dir + "/md.0"); err != nil {
+		return false
+	}
+	return h[37] == 4 && strings.HasPrefix(string(h), "ADIOS-BP v")
+}
+
+// IsBP3 reports whether path is a BP3 file: its last 4 bytes hold an
+// endianness byte of 0 or 1 and a BP version of 3 (ADIOS2), or it ends with
+// an ADIOS 1.x 28-byte mini-footer whose version word names BP version 3.
+func IsBP3(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || st.Size() < 28 {
+		return false
+	}
+	b := make([]byte, 28)
+	if _, err := f.ReadAt(b, st.Size()-28); err != nil {
+		return false
+	}
+	_, _, err = footerKind(b, st.Size())
+	return err == nil
+}
+
+// addSkipped records an object seen but not catalogued (once per text).
+func (d *Dataset) addSkipped(s string) {
+	if !slices.Contains(d.info.Skipped, s) {
+		d.info.Skipped = append(d.info.Skipped, s)
+	}
+}
+
+// sortEntries orders arrays by variable then step and refuses duplicates.
+func (d *Dataset) sortEntries() error {
+	slices.SortStableFunc(d.entries, func(a, b entry) int {
+		if c := strings.Compare(a.Var, b.Var); c != 0 {
+			return c
+		}
+		switch {
+		case a.Step < b.Step:
+			return -1
+		case a.Step > b.Step:
+			return 1
+		}
+		return 0
+	})
+	for i := 1; i < len(d.entries); i++ {
+		a, b := d.entries[i-1], d.entries[i]
+		if a.Var == b.Var && a.Step == b.Step {
+			return fmt.Errorf("%s: %s: variable %q step %d comes from both %q and %q: %w",
+				d.pfx, d.info.Path, a.Var, a.Step, a.name, b.name, catalog.ErrUnsupported)
+		}
+	}
+	return nil
+}
+
+// Scan emits every selected array with its blocks, ordered by variable then
+// step. For each array it reads only that variable's index entry of that
+// step (BP4) or of the whole file (BP3, cached while its steps are emitted),
+// so memory holds one index entry at a time.
+func (d *Dataset) Scan(ctx context.Context, emit func(*catalog.Array) error) error {
+	d.pgCache = map[int]*pgTable{}
+	for i := range d.entries {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		a, err := d.buildArray(ctx, &d.entries[i])
+		if err != nil {
+			return err
+		}
+		if err := emit(a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// entrySets reads and parses the characteristic sets of e's index entry.
+func (d *Dataset) entrySets(ctx context.Context, e *entry) ([]charSet, error) {
+	if d.bp3 && d.cacheOff == e.off && d.cacheSets != nil {
+		return d.cacheSets, nil
+	}
+	raw, err := d.files.ReadAt(ctx, d.meta, e.off, int64(e.length))
+	if err != nil {
+		return nil, err
+	}
+	sets, err := d.parseEntrySets(raw, e)
+	if err != nil {
+		return nil, err
+	}
+	if d.bp3 {
+		// Group by step, keeping each step's blocks in index order.
+		slices.SortStableFunc(sets, func(a, b charSet) int { return cmpU64(uint64(a.Step), uint64(b.Step)) })
+		d.cacheOff, d.cacheSets = e.off, sets
+	}
+	return sets, nil
+}
+
+// parseEntrySets parses the index entry of e from its bytes.
+func (d *Dataset) parseEntrySets(raw []byte, e *entry) ([]charSet, error) {
+	c := &cursor{b: raw, base: e.off, bo: d.bo, pfx: d.pfx, file: d.meta, what: "variable index"}
+	h, ec := readEntry(c, d.bp3)
+	if c.err != nil {
+		return nil, c.err
+	}
+	name := h.Name
+	if d.bp3 {
+		name = fullName(h)
+	}
+	if name != e.name || h.TypeID != e.typeID {
+		return nil, fmt.Errorf("%s: %s: variable index at offset %d: entry %q changed since Open: %w", d.pfx, d.meta, e.off, h.Name, catalog.ErrCorrupt)
+	}
+	_, size, _, _ := typeInfo(h.TypeID, false)
+	var sets []charSet
+	for ec.remaining() > 0 {
+		s := parseSet(ec, h.TypeID, size)
+		if ec.err != nil {
+			return nil, ec.err
+		}
+		sets = append(sets, s)
+	}
+	return sets, nil
+}
+
+// stepSets returns the sets of e that belong to its step.
+func (d *Dataset) stepSets(e *entry, sets []charSet) []charSet {
+	if !d.bp3 {
+		return sets
+	}
+	t := d.steps3[e.step] // sets are sorted by step (entrySets)
+	lo := sort.Search(len(sets), func(i int) bool { return sets[i].Step >= t })
+	hi := sort.Search(len(sets), func(i int) bool { return sets[i].Step > t })
+	return sets[lo:hi]
+}
+
+// buildArray lists the blocks of one (variable, step):
+//
+//	global array   one block per non-empty set: Box = (start, count) in the
+//	               writer's dimension order; Order ColMajor for Fortran writers
+//	joined array   as global, the joined dimension's start = running sum of the
+//	               preceding blocks' counts (set order), extent = total
+//	global value   0-d array; the value is inlined from the index
+//	local value    1-d array of one element per writer block, inlined
+func (d *Dataset) buildArray(ctx context.Context, e *entry) (*catalog.Array, error) {
+	all, err := d.entrySets(ctx, e)
+	if err != nil {
+		return nil, err
+	}
+	sets := d.stepSets(e, all)
+	a := &catalog.Array{Var: e.Var, Step: e.Step, DType: e.dt, Source: fmt.Sprintf("%s:%s@%d", d.meta, e.name, d.stepLabel(e))}
+	d.decorate(e, a)
+	pgt := d.writers(ctx, e.step)
+	bad := func(i int, format string, args ...any) error {
+		return fmt.Errorf("%s: %s: variable %q step %d block %d (characteristics at offset %d): %s: %w",
+			d.pfx, d.meta, e.name, e.Step, i, sets[i].setStart, fmt.Sprintf(format, args...), catalog.ErrCorrupt)
+	}
+	order := catalog.RowMajor
+	if e.colMaj {
+		order = catalog.ColMajor
+	}
+	size := int64(e.dt.Size)
+	a.Blocks = make([]catalog.Block, 0, len(sets))
+	switch e.kind {
+	case globalValue, localValue:
+		if e.kind == globalValue {
+			a.Shape, a.Offset = []int64{}, []int64{}
+			sets = sets[:min(len(sets), 1)] // every writer holds the same value
+		} else {
+			a.Shape, a.Offset = []int64{int64(len(sets))}, []int64{0}
+		}
+		for i := range sets {
+			s := &sets[i]
+			if len(s.Value) != int(size) {
+				return nil, bad(i, "value of %d bytes for %s", len(s.Value), e.dt)
+			}
+			b := catalog.Block{Inline: slices.Clone(s.Value), Rank: pgt.rank(s.FileIndex, s.VMDOffset)}
+			if e.kind == localValue {
+				b.Box = catalog.Box{Lower: []int64{int64(i)}, Count: []int64{1}}
+			} else {
+				b.Box = catalog.Box{Lower: []int64{}, Count: []int64{}}
+			}
+			a.Blocks = append(a.Blocks, b)
+		}
+		return a, nil
+	}
+	var joined int64 // running start along the joined dimension
+	for i := range sets {
+		s := &sets[i]
+		if !s.HasDims || s.kind() != e.kind {
+			return nil, bad(i, "block is a %s, earlier blocks a %s", s.kind(), e.kind)
+		}
+		nd := len(s.Count)
+		shape := make([]int64, nd)
+		lower := make([]int64, nd)
+		count := make([]int64, nd)
+		for k := 0; k < nd; k++ {
+			sh, st, ct := s.Shape[k], s.Start[k], s.Count[k]
+			if k == s.joinedIndex {
+				sh, st = math.MaxInt64/2, uint64(joined)
+			}
+			if sh > math.MaxInt64/2 || ct > sh || st > sh-ct {
+				return nil, bad(i, "box start %v count %v outside shape %v", s.Start, s.Count, s.Shape)
+			}
+			shape[k], lower[k], count[k] = int64(sh), int64(st), int64(ct)
+		}
+		if s.joinedIndex >= 0 {
+			joined += count[s.joinedIndex]
+		}
+		if i == 0 {
+			a.Shape = shape
+		} else if !joinedEqual(a.Shape, shape, s.joinedIndex) {
+			return nil, bad(i, "shape %v, block 0 says %v", shape, a.Shape)
+		}
+		box := catalog.Box{Lower: lower, Count: count}
+		n := box.Elements()
+		if n == 0 {
+			continue // an empty block holds no data
+		}
+		if n > math.MaxInt64/size {
+			return nil, bad(i, "block of %d elements", n)
+		}
+		if !s.HasPayload || !s.HasFile {
+			return nil, bad(i, "no payload offset or sub-file index")
+		}
+		b := catalog.Block{Box: box, File: d.subfile(s.FileIndex), Offset: int64(s.Payload), Length: n * size,
+			Order: order, Rank: pgt.rank(s.FileIndex, s.VMDOffset)}
+		if s.Payload > math.MaxInt64 {
+			return nil, bad(i, "payload offset %d", s.Payload)
+		}
+		if s.Op != nil {
+			if err := d.operate(e, i, s, &b); err != nil {
+				return nil, err
+			}
+		}
+		fsize, err := d.files.Size(ctx, b.File)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: variable %q step %d block %d: %w", d.pfx, d.info.Path, e.name, e.Step, i, err)
+		}
+		if b.Offset > fsize || b.Length > fsize-b.Offset {
+			return nil, bad(i, "payload at offset %d length %d past the end of %s (size %d)", b.Offset, b.Length, b.File, fsize)
+		}
+		a.Blocks = append(a.Blocks, b)
+	}
+	if e.kind == joinedArray && len(sets) > 0 {
+		a.Shape[sets[0].joinedIndex] = joined
+	}
+	a.Offset = make([]int64, len(a.Shape))
+	return a, nil
+}
+
+func joinedEqual(a, b []int64, joined int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if i != joined && a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// bzip2Batch is ADIOS2's DefaultMaxFileBatchSize: the bzip2 operator
+// compresses a block in batches of at most this many bytes.
+const bzip2Batch = 2147483648 - 102400
+
+// operate describes an operator (characteristic 11) block. bzip2 is decoded
+// by blockio; ADIOS2 >= 2.8 prefixes the bzip2 streams with a common operator
+// header (4 bytes), u64 size, u64 batch count and a 16-byte record per batch,
+// which the block range skips. Anything else is refused at Open.
+func (d *Dataset) operate(e *entry, i int, s *charSet, b *catalog.Block) error {
+	if err := d.checkOp(e.name, e.Step, i, s); err != nil {
+		return err
+	}
+	raw := uint64(b.Length)
+	if s.Op.RawSize != raw {
+		return fmt.Errorf("%s: %s: variable %q step %d block %d: operator %s says %d raw bytes, the block holds %d: %w",
+			d.pfx, d.meta, e.name, e.Step, i, s.Op.Name, s.Op.RawSize, raw, catalog.ErrCorrupt)
+	}
+	skip := uint64(0)
+	if d.version >= 2008 {
+		skip = 4 + 16 + 16*(raw/bzip2Batch+1)
+	}
+	if s.Op.Stored < skip || s.Op.Stored > math.MaxInt64 {
+		return fmt.Errorf("%s: %s: variable %q step %d block %d: operator %s stored size %d: %w",
+			d.pfx, d.meta, e.name, e.Step, i, s.Op.Name, s.Op.Stored, catalog.ErrCorrupt)
+	}
+	b.Offset += int64(skip)
+	b.Length = int64(s.Op.Stored - skip)
+	b.Codecs = []catalog.Codec{{Name: "bzip2"}}
+	return nil
+}
+
+// checkOp refuses operators relayout cannot decode.
+func (d *Dataset) checkOp(name string, step int64, block int, s *charSet) error {
+	if s.Op == nil {
+		return nil
+	}
+	if s.Op.Name != "bzip2" {
+		return fmt.Errorf("%s: %s: variable %q step %d block %d: operator %q is not supported (relayout decodes bzip2): %w",
+			d.pfx, d.info.Path, name, step, block, s.Op.Name, catalog.ErrUnsupported)
+	}
+	if !s.Op.HasSizes {
+		return fmt.Errorf("%s: %s: variable %q step %d block %d: operator %s without size metadata: %w",
+			d.pfx, d.meta, name, step, block, s.Op.Name, catalog.ErrCorrupt)
+	}
+	if d.bp3 && d.version < 2000 {
+		return fmt.Errorf("%s: %s: variable %q step %d block %d: ADIOS 1.x transform %s: %w",
+			d.pfx, d.info.Path, name, step, block, s.Op.Name, catalog.ErrUnsupported)
+	}
+	return nil
+}
+
+func (d *Dataset) stepLabel(e *entry) int64 {
+	if d.bp3 {
+		return int64(d.steps3[e.step])
+	}
+	return int64(e.step)
+}
+
+// classifier decides at Open what one (variable, step) is, one set at a
+// time, so Open never holds a variable's blocks.
+type classifier struct {
+	kind shapeKind
+	n    int
+	err  error // first refusal; reported only if the variable is selected
+}
+
+// classifySet checks one set: all blocks of a step must be of one kind, and
+// operators must be ones relayout decodes.
+func (d *Dataset) classifySet(c *classifier, name string, step int64, s *charSet) {
+	k := s.kind()
+	if c.n == 0 {
+		c.kind = k
+	} else if k != c.kind && c.err == nil {
+		c.err = fmt.Errorf("%s: %s: variable %q step %d: block %d is a %s, block 0 a %s: %w",
+			d.pfx, d.meta, name, step, c.n, k, c.kind, catalog.ErrUnsupported)
+	}
+	if err := d.checkOp(name, step, c.n, s); err != nil && c.err == nil {
+		c.err = err
+	}
+	c.n++
+}
+
+// reason is why the (variable, step) goes to Skipped, "" when catalogued.
+func (c *classifier) reason(typeID uint8) string {
+	if c.n == 0 {
+		return "no blocks"
+	}
+	if _, _, desc, ok := typeInfo(typeID, false); !ok {
+		return fmt.Sprintf("element type %s is not supported by run", desc)
+	}
+	if c.kind == localArray {
+		return "local array (blocks have no global position) is not supported by run"
+	}
+	return ""
+}
+
+// attrSet accumulates attributes across steps (a later definition wins),
+// keeping first-seen order.
+type attrSet struct {
+	list  []catalog.Attr
+	index map[string]int
+}
+
+func (s *attrSet) put(a catalog.Attr) {
+	if s.index == nil {
+		s.index = map[string]int{}
+	}
+	if i, ok := s.index[a.Name]; ok {
+		s.list[i] = a
+		return
+	}
+	s.index[a.Name] = len(s.list)
+	s.list = append(s.list, a)
+}
+
+func (s *attrSet) get(name string) (catalog.Attr, bool) {
+	if i, ok := s.index[name]; ok {
+		return s.list[i], true
+	}
+	return catalog.Attr{}, false
+}
+
+// parseAttrIndex reads an attribute index (u32 count, u64 length, entries)
+// into the dataset's attributes.
+func (d *Dataset) parseAttrIndex(c *cursor) {
+	c.u32()
+	c.u64()
+	for c.err == nil && c.remaining() > 0 {
+		h, ec := readEntry(c, d.bp3)
+		if c.err != nil {
+			return
+		}
+		_, size, desc, _ := typeInfo(h.TypeID, false)
+		if h.TypeID != typeString && h.TypeID != typeStringArray && size == 0 {
+			d.addSkipped(fmt.Sprintf("attribute %s: %s", h.Name, desc))
+			continue
+		}
+		s := parseSet(ec, h.TypeID, size)
+		if ec.err != nil {
+			c.err = ec.err
+			return
+		}
+		name := h.Name
+		if d.bp3 && h.Path != "" && h.Path != "/" {
+			name = strings.TrimSuffix(h.Path, "/") + "/" + h.Name
+		}
+		a, ok := attrValue(name, h.TypeID, &s, d.bo)
+		if !ok {
+			d.addSkipped(fmt.Sprintf("attribute %s: %s", name, desc))
+			continue
+		}
+		d.attrs.put(a)
+	}
+}
+
+// finishAttrs splits attributes into dataset attributes and per-variable
+// ones ("var/attr" where var is a variable name) for plain BP inputs.
+func (d *Dataset) finishAttrs(varNames map[string]bool) {
+	if d.pmd != nil {
+		d.info.Attrs = d.pmd.rootAttrs(d.attrs.list)
+		return
+	}
+	for _, a := range d.attrs.list {
+		if i := strings.LastIndexByte(a.Name, '/'); i > 0 && varNames[a.Name[:i]] {
+			continue // carried on the variable's arrays
+		}
+		d.info.Attrs = append(d.info.Attrs, a)
+	}
+	slices.SortStableFunc(d.info.Attrs, func(x, y catalog.Attr) int { return strings.Compare(x.Name, y.Name) })
+}
+
+// decorate adds attributes to an array: "var/attr" attributes for plain BP,
+// record/component/iteration attributes for openPMD.
+func (d *Dataset) decorate(e *entry, a *catalog.Array) {
+	if d.pmd != nil {
+		a.Attrs, a.StepAttrs = d.pmd.arrayAttrs(d.attrs.list, e)
+		return
+	}
+	prefix := e.name + "/"
+	for _, at := range d.attrs.list {
+		if leaf, ok := strings.CutPrefix(at.Name, prefix); ok && !strings.Contains(leaf, "/") {
+			at.Name = leaf
+			a.Attrs = append(a.Attrs, at)
+		}
+	}
+	slices.SortStableFunc(a.Attrs, func(x, y catalog.Attr) int { return strings.Compare(x.Name, y.Name) })
+}
