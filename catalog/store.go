@@ -243,28 +243,38 @@ func (s *Store) Put(a *Array) error {
 	if err != nil {
 		return err
 	}
-	st, err := tx.Prepare(`INSERT INTO blocks VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`)
+	// Blocks go in multi-row INSERTs: per-statement overhead, not row size,
+	// dominates catalogs of many small blocks.
+	const rowsPerInsert = 64
+	row := "(?,?,?,?,?,?,?,?,?,?,?,?,?)"
+	full, err := tx.Prepare("INSERT INTO blocks VALUES " + strings.Repeat(row+",", rowsPerInsert-1) + row)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	for i := range a.Blocks {
-		b := &a.Blocks[i]
-		var stored any
-		if b.Stored != nil {
-			stored = formatInts(b.Stored)
+	defer full.Close()
+	args := make([]any, 0, 13*rowsPerInsert)
+	for i := 0; i < len(a.Blocks); i += rowsPerInsert {
+		n := min(rowsPerInsert, len(a.Blocks)-i)
+		args = args[:0]
+		for k := i; k < i+n; k++ {
+			b := &a.Blocks[k]
+			var stored, storedLower any
+			if b.Stored != nil {
+				stored = formatInts(b.Stored)
+			}
+			if b.StoredLower != nil {
+				storedLower = formatInts(b.StoredLower)
+			}
+			args = append(args, id, k, formatInts(b.Box.Lower), formatInts(b.Box.Count), stored, b.File,
+				b.Offset, b.Length, b.Order.String(), codecsJSON(b.Codecs), b.Rank, b.Inline, storedLower)
 		}
-		codecs := b.Codecs
-		if codecs == nil {
-			codecs = []Codec{}
+		if n == rowsPerInsert {
+			_, err = full.Exec(args...)
+		} else {
+			_, err = tx.Exec("INSERT INTO blocks VALUES "+strings.Repeat(row+",", n-1)+row, args...)
 		}
-		var storedLower any
-		if b.StoredLower != nil {
-			storedLower = formatInts(b.StoredLower)
-		}
-		if _, err := st.Exec(id, i, formatInts(b.Box.Lower), formatInts(b.Box.Count), stored, b.File,
-			b.Offset, b.Length, b.Order.String(), codecsJSON(codecs), b.Rank, b.Inline, storedLower); err != nil {
-			return fmt.Errorf("catalog: %s: block %d of %s: %w", s.path, i, a.Var, err)
+		if err != nil {
+			return fmt.Errorf("catalog: %s: blocks %d-%d of %s: %w", s.path, i, i+n-1, a.Var, err)
 		}
 	}
 	return tx.Commit()
