@@ -9,14 +9,15 @@ import (
 	"testing"
 
 	"relayout/catalog"
+	"relayout/internal/testkit"
 )
 
 // copy3D copies pelelmex-3d (12 MB) into a fresh temporary directory.
 func copy3D(t *testing.T) string {
 	t.Helper()
-	src := dataDir(t, "amrex/pelelmex-3d")
+	src := testkit.SharedData(t, "amrex/pelelmex-3d")
 	dst := filepath.Join(t.TempDir(), "plt")
-	copyTree(t, src, dst)
+	testkit.CopyTree(t, src, dst)
 	return dst
 }
 
@@ -81,7 +82,7 @@ func TestBadInput(t *testing.T) {
 		{"symlink pointing out", func(t *testing.T, dir string) {
 			p := filepath.Join(dir, "Level_0", "Cell_D_00000")
 			os.Remove(p)
-			if err := os.Symlink(filepath.Join(dataDir(t, "amrex/pelelmex-3d"), "Level_0", "Cell_D_00000"), p); err != nil {
+			if err := os.Symlink(filepath.Join(testkit.SharedData(t, "amrex/pelelmex-3d"), "Level_0", "Cell_D_00000"), p); err != nil {
 				t.Fatal(err)
 			}
 		}, catalog.ErrCorrupt, []string{"Level_0/Cell_D_00000", "outside the dataset directory"}},
@@ -112,10 +113,10 @@ func TestBadInput(t *testing.T) {
 // the directory names when the Headers' steps repeat; particle containers
 // and stray directories are listed as skipped.
 func TestSeries(t *testing.T) {
-	src := dataDir(t, "amrex/pelelmex-3d")
+	src := testkit.SharedData(t, "amrex/pelelmex-3d")
 	root := t.TempDir()
-	copyTree(t, src, filepath.Join(root, "plt00020"))
-	copyTree(t, src, filepath.Join(root, "plt00040"))
+	testkit.CopyTree(t, src, filepath.Join(root, "plt00020"))
+	testkit.CopyTree(t, src, filepath.Join(root, "plt00040"))
 	os.MkdirAll(filepath.Join(root, "plt00040", "particle0"), 0o755)
 	os.WriteFile(filepath.Join(root, "plt00040", "particle0", "Header"), []byte("Version_Two_Dot_Zero_double\n"), 0o644)
 	os.MkdirAll(filepath.Join(root, "notes"), 0o755)
@@ -128,7 +129,7 @@ func TestSeries(t *testing.T) {
 	}
 	defer ds.Close()
 	var keys []catalog.Key
-	for _, a := range scanAll(t, ds) {
+	for _, a := range testkit.ScanAll(t, ds) {
 		keys = append(keys, a.Key())
 		if !strings.HasPrefix(a.Blocks[0].File, "plt000") {
 			t.Errorf("block file %s not relative to the series root", a.Blocks[0].File)

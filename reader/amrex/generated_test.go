@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"relayout/catalog"
+	"relayout/internal/testkit"
 )
 
 // writeGhostPlotfile writes a 2-D, one-level plotfile the way VisMF writes
@@ -67,7 +68,7 @@ func TestGhostCellsFloat32BigEndian(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ds.Close()
-	arrays := scanAll(t, ds)
+	arrays := testkit.ScanAll(t, ds)
 	if len(arrays) != 2 {
 		t.Fatalf("%d arrays", len(arrays))
 	}
@@ -83,11 +84,11 @@ func TestGhostCellsFloat32BigEndian(t *testing.T) {
 				t.Errorf("block %d: stored %v lower %v rank %d", n, b.Stored, b.StoredLower, b.Rank)
 			}
 		}
-		dense := assemble(t, ds, a)
-		eachIndex(a.Shape, func(idx []int64) {
-			got, _ := at(a, dense, idx)
+		dense := testkit.AssembleFortran(t, ds, a)
+		testkit.EachIndex(a.Shape, func(idx []int64) {
+			got, _ := testkit.At(a, dense, idx)
 			if want := float64(c*1000) + float64(idx[0]*10+idx[1]); got != want {
-				t.Errorf("%s at %v: %v, want %v", a.Var, idx, got, want)
+				t.Errorf("%s At %v: %v, want %v", a.Var, idx, got, want)
 			}
 		})
 	}

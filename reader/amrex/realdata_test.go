@@ -10,14 +10,15 @@ import (
 	"testing"
 
 	"relayout/catalog"
+	"relayout/internal/testkit"
 )
 
 // compareYT checks arrays against yt's grids: level count, level-0 shape, the
 // box list of every level, and every value of every box for the dumped fields.
-func compareYT(t *testing.T, ds *Dataset, y *ytDump, dim int) {
+func compareYT(t *testing.T, ds *Dataset, y *testkit.YTDump, dim int) {
 	t.Helper()
 	arrays := map[string][]*catalog.Array{}
-	for _, a := range scanAll(t, ds) {
+	for _, a := range testkit.ScanAll(t, ds) {
 		arrays[a.Var] = append(arrays[a.Var], a)
 	}
 	for fi, name := range y.Fields {
@@ -25,12 +26,12 @@ func compareYT(t *testing.T, ds *Dataset, y *ytDump, dim int) {
 		if len(levels) != y.Levels {
 			t.Fatalf("%s: %d levels, yt has %d", name, len(levels), y.Levels)
 		}
-		if got, want := levels[0].Shape, trimDims(y.Domain, dim); !slices.Equal(got, want) {
+		if got, want := levels[0].Shape, testkit.TrimDims(y.Domain, dim); !slices.Equal(got, want) {
 			t.Errorf("%s: level 0 shape %v, yt domain %v", name, got, want)
 		}
 		ytBoxes := map[int][]string{}
 		for _, g := range y.Grids {
-			ytBoxes[g.Level] = append(ytBoxes[g.Level], keyOf(g.Level, trimDims(g.Start, dim), trimDims(g.Dims, dim)))
+			ytBoxes[g.Level] = append(ytBoxes[g.Level], testkit.KeyOf(g.Level, testkit.TrimDims(g.Start, dim), testkit.TrimDims(g.Dims, dim)))
 		}
 		dense := make([][]float64, len(levels))
 		for l, a := range levels {
@@ -43,29 +44,29 @@ func compareYT(t *testing.T, ds *Dataset, y *ytDump, dim int) {
 				for k := range lo {
 					lo[k] = b.Lower[k] + a.Offset[k]
 				}
-				ours = append(ours, keyOf(l, lo, b.Count))
+				ours = append(ours, testkit.KeyOf(l, lo, b.Count))
 			}
 			slices.Sort(ours)
 			slices.Sort(ytBoxes[l])
 			if !slices.Equal(ours, ytBoxes[l]) {
 				t.Fatalf("%s level %d: boxes differ from yt's grids:\n ours %v\n yt   %v", name, l, ours, ytBoxes[l])
 			}
-			dense[l] = assemble(t, ds, a)
+			dense[l] = testkit.AssembleFortran(t, ds, a)
 		}
-		vals, n, bad := y.values[fi], 0, 0
+		vals, n, bad := y.Values[fi], 0, 0
 		for _, g := range y.Grids {
 			a := levels[g.Level]
-			eachIndex(trimDims(g.Dims, dim), func(idx []int64) {
+			testkit.EachIndex(testkit.TrimDims(g.Dims, dim), func(idx []int64) {
 				glob := make([]int64, dim)
 				for k := range glob {
 					glob[k] = g.Start[k] + idx[k]
 				}
-				got, ok := at(a, dense[g.Level], glob)
+				got, ok := testkit.At(a, dense[g.Level], glob)
 				want := vals[n]
 				n++
 				if !ok || (got != want && !(math.IsNaN(got) && math.IsNaN(want))) {
 					if bad++; bad <= 5 {
-						t.Errorf("%s level %d at %v: ours %v (in array %v), yt %v", name, g.Level, glob, got, ok, want)
+						t.Errorf("%s level %d At %v: ours %v (in array %v), yt %v", name, g.Level, glob, got, ok, want)
 					}
 				}
 			})
@@ -82,7 +83,7 @@ func compareYT(t *testing.T, ds *Dataset, y *ytDump, dim int) {
 // pelelmex-3d: 3 levels, 38 fields; yt is the oracle for every box of every
 // level on a sample of fields (first, last, names with parentheses, middle).
 func TestPeleLMeX3DAgainstYT(t *testing.T) {
-	dir := dataDir(t, "amrex/pelelmex-3d")
+	dir := testkit.SharedData(t, "amrex/pelelmex-3d")
 	ds, err := Open(dir, Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +93,7 @@ func TestPeleLMeX3DAgainstYT(t *testing.T) {
 		t.Fatalf("%d variables, want 38", len(ds.vars))
 	}
 	fields := []string{"x_velocity", "z_velocity", "temp", "density", "Y(CH2(S))", "Y(AR)", "enstrophy", "progress_variable"}
-	y := runYT(t, "testdata/yt_dump.py", dir, "boxlib", fields...)
+	y := testkit.RunYT(t, "testdata/yt_dump.py", dir, "boxlib", fields...)
 	if y.Levels != 3 {
 		t.Fatalf("yt sees %d levels", y.Levels)
 	}
@@ -100,8 +101,8 @@ func TestPeleLMeX3DAgainstYT(t *testing.T) {
 
 	// Every array: float64 little endian, NaN fill, ranks = Cell_D numbers
 	// (4 ranks wrote 4 files), blocks' byte ranges inside their files.
-	for _, a := range scanAll(t, ds) {
-		if a.DType != (catalog.DType{Kind: catalog.Float, Size: 8}) || !math.IsNaN(decode(a.Fill, a.DType)[0]) {
+	for _, a := range testkit.ScanAll(t, ds) {
+		if a.DType != (catalog.DType{Kind: catalog.Float, Size: 8}) || !math.IsNaN(testkit.Floats(a.Fill, a.DType)[0]) {
 			t.Fatalf("%s: dtype %v fill %v", a.Source, a.DType, a.Fill)
 		}
 		if a.Step != 20 {
@@ -120,7 +121,7 @@ func TestPeleLMeX3DAgainstYT(t *testing.T) {
 // against the per-box min/max AMReX wrote in Cell_H (parsed here by plain
 // string splitting, not by the reader's parser).
 func TestPeleLMeX2DAgainstCellHMinMax(t *testing.T) {
-	dir := dataDir(t, "amrex/pelelmex-2d")
+	dir := testkit.SharedData(t, "amrex/pelelmex-2d")
 	ds, err := Open(dir, Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -132,7 +133,7 @@ func TestPeleLMeX2DAgainstCellHMinMax(t *testing.T) {
 	hdr := ds.plots[0].hdr
 	wantBoxes := []int{256, 551}
 	byVar := map[string][]*catalog.Array{}
-	for _, a := range scanAll(t, ds) {
+	for _, a := range testkit.ScanAll(t, ds) {
 		byVar[a.Var] = append(byVar[a.Var], a)
 	}
 	if len(byVar) != 8 {
@@ -153,7 +154,7 @@ func TestPeleLMeX2DAgainstCellHMinMax(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				vals := decode(raw, a.DType)
+				vals := testkit.Floats(raw, a.DType)
 				lo, hi := slices.Min(vals), slices.Max(vals)
 				// Cell_H holds 17 significant digits: exact after parsing.
 				if lo != mins[b][c] || hi != maxs[b][c] {
@@ -167,7 +168,7 @@ func TestPeleLMeX2DAgainstCellHMinMax(t *testing.T) {
 	}
 }
 
-// cellHMinMax extracts the two "N,M" tables at the end of a version-1 Cell_H.
+// cellHMinMax extracts the two "N,M" tables At the end of a version-1 Cell_H.
 func cellHMinMax(t *testing.T, path string) (mins, maxs [][]float64) {
 	b, err := os.ReadFile(path)
 	if err != nil {

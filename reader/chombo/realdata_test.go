@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"relayout/catalog"
+	"relayout/internal/testkit"
 )
 
 // ytScript is shared with reader/amrex, whose tests use the same oracle.
@@ -20,10 +21,10 @@ const ytScript = "../amrex/testdata/yt_dump.py"
 
 // compareYT checks arrays against yt's grids: level count, level-0 shape, the
 // box list of every level, and every value of every box of every field.
-func compareYT(t *testing.T, ds *Dataset, y *ytDump, dim int) {
+func compareYT(t *testing.T, ds *Dataset, y *testkit.YTDump, dim int) {
 	t.Helper()
 	arrays := map[string][]*catalog.Array{}
-	for _, a := range scanAll(t, ds) {
+	for _, a := range testkit.ScanAll(t, ds) {
 		arrays[a.Var] = append(arrays[a.Var], a)
 	}
 	if len(arrays) != len(y.Fields) {
@@ -34,12 +35,12 @@ func compareYT(t *testing.T, ds *Dataset, y *ytDump, dim int) {
 		if len(levels) != y.Levels {
 			t.Fatalf("%s: %d levels, yt has %d", name, len(levels), y.Levels)
 		}
-		if got, want := levels[0].Shape, trimDims(y.Domain, dim); !slices.Equal(got, want) {
+		if got, want := levels[0].Shape, testkit.TrimDims(y.Domain, dim); !slices.Equal(got, want) {
 			t.Errorf("%s: level 0 shape %v, yt domain %v", name, got, want)
 		}
 		ytBoxes := map[int][]string{}
 		for _, g := range y.Grids {
-			ytBoxes[g.Level] = append(ytBoxes[g.Level], keyOf(g.Level, trimDims(g.Start, dim), trimDims(g.Dims, dim)))
+			ytBoxes[g.Level] = append(ytBoxes[g.Level], testkit.KeyOf(g.Level, testkit.TrimDims(g.Start, dim), testkit.TrimDims(g.Dims, dim)))
 		}
 		dense := make([][]float64, len(levels))
 		for l, a := range levels {
@@ -49,29 +50,29 @@ func compareYT(t *testing.T, ds *Dataset, y *ytDump, dim int) {
 				for k := range lo {
 					lo[k] = b.Lower[k] + a.Offset[k]
 				}
-				ours = append(ours, keyOf(l, lo, b.Count))
+				ours = append(ours, testkit.KeyOf(l, lo, b.Count))
 			}
 			slices.Sort(ours)
 			slices.Sort(ytBoxes[l])
 			if a.Level != l || !slices.Equal(ours, ytBoxes[l]) {
 				t.Fatalf("%s level %d: boxes differ from yt's grids:\n ours %v\n yt   %v", name, l, ours, ytBoxes[l])
 			}
-			dense[l] = assemble(t, ds, a)
+			dense[l] = testkit.AssembleFortran(t, ds, a)
 		}
-		vals, n, bad := y.values[fi], 0, 0
+		vals, n, bad := y.Values[fi], 0, 0
 		for _, g := range y.Grids {
 			a := levels[g.Level]
-			eachIndex(trimDims(g.Dims, dim), func(idx []int64) {
+			testkit.EachIndex(testkit.TrimDims(g.Dims, dim), func(idx []int64) {
 				glob := make([]int64, dim)
 				for k := range glob {
 					glob[k] = g.Start[k] + idx[k]
 				}
-				got, ok := at(a, dense[g.Level], glob)
+				got, ok := testkit.At(a, dense[g.Level], glob)
 				want := vals[n]
 				n++
 				if !ok || (got != want && !(math.IsNaN(got) && math.IsNaN(want))) {
 					if bad++; bad <= 5 {
-						t.Errorf("%s level %d at %v: ours %v (in array %v), yt %v", name, g.Level, glob, got, ok, want)
+						t.Errorf("%s level %d At %v: ours %v (in array %v), yt %v", name, g.Level, glob, got, ok, want)
 					}
 				}
 			})
@@ -83,7 +84,7 @@ func compareYT(t *testing.T, ds *Dataset, y *ytDump, dim int) {
 }
 
 func TestMushyLayer2DAgainstYT(t *testing.T) {
-	dir := dataDir(t, "chombo/mushy-layer")
+	dir := testkit.SharedData(t, "chombo/mushy-layer")
 	for _, name := range []string{"plt025000.2d.hdf5", "plt000100.2d.hdf5"} {
 		t.Run(name, func(t *testing.T) {
 			p := filepath.Join(dir, name)
@@ -95,11 +96,11 @@ func TestMushyLayer2DAgainstYT(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer ds.Close()
-			y := runYT(t, ytScript, p, "chombo")
+			y := testkit.RunYT(t, ytScript, p, "chombo")
 			compareYT(t, ds, y, 2)
 			step, _ := strconv.Atoi(name[3:9])
-			for _, a := range scanAll(t, ds) {
-				if a.Step != int64(step) || !math.IsNaN(decode(a.Fill, a.DType)[0]) {
+			for _, a := range testkit.ScanAll(t, ds) {
+				if a.Step != int64(step) || !math.IsNaN(testkit.Floats(a.Fill, a.DType)[0]) {
 					t.Fatalf("%s: step %d fill % x", a.Source, a.Step, a.Fill)
 				}
 			}
@@ -110,7 +111,7 @@ func TestMushyLayer2DAgainstYT(t *testing.T) {
 // The 3-D checkpoint stores one data set per variable; yt does not read it,
 // so h5py slices every box of every component out of the datasets.
 func TestCheckpointAgainstH5py(t *testing.T) {
-	p := filepath.Join(dataDir(t, "chombo/mushy-layer"), "chk000100.3d.hdf5")
+	p := filepath.Join(testkit.SharedData(t, "chombo/mushy-layer"), "chk000100.3d.hdf5")
 	ds, err := Open(p, Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -120,7 +121,7 @@ func TestCheckpointAgainstH5py(t *testing.T) {
 		t.Errorf("advVel (face data) not reported as skipped: %s", sk)
 	}
 	out := t.TempDir()
-	if b, err := exec.Command(python, "testdata/h5py_dump.py", p, out).CombinedOutput(); err != nil {
+	if b, err := exec.Command(testkit.Python, "testdata/h5py_dump.py", p, out).CombinedOutput(); err != nil {
 		t.Fatalf("h5py: %v\n%s", err, b)
 	}
 	var idx map[string]struct {
@@ -145,7 +146,7 @@ func TestCheckpointAgainstH5py(t *testing.T) {
 			want[v] = strings.Replace(key, "/", ".", 1) + "." + strconv.Itoa(c)
 		}
 	}
-	arrays := scanAll(t, ds)
+	arrays := testkit.ScanAll(t, ds)
 	if len(arrays) != len(want) || len(arrays) != 7 {
 		t.Fatalf("%d arrays, h5py finds %d components", len(arrays), len(want))
 	}
@@ -158,18 +159,18 @@ func TestCheckpointAgainstH5py(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		vals := decode(raw, catalog.DType{Kind: catalog.Float, Size: 8})
-		dense := assemble(t, ds, a)
+		vals := testkit.Floats(raw, catalog.DType{Kind: catalog.Float, Size: 8})
+		dense := testkit.AssembleFortran(t, ds, a)
 		e := idx[strings.Replace(strings.TrimSuffix(f, f[strings.LastIndexByte(f, '.'):]), ".", "/", 1)]
 		n := 0
 		for bi := range e.Lo {
-			eachIndex(e.Dims[bi], func(ix []int64) {
+			testkit.EachIndex(e.Dims[bi], func(ix []int64) {
 				g := make([]int64, 3)
 				for k := range g {
 					g[k] = e.Lo[bi][k] + ix[k]
 				}
-				if got, _ := at(a, dense, g); got != vals[n] {
-					t.Fatalf("%s at %v: %v, h5py %v", a.Var, g, got, vals[n])
+				if got, _ := testkit.At(a, dense, g); got != vals[n] {
+					t.Fatalf("%s At %v: %v, h5py %v", a.Var, g, got, vals[n])
 				}
 				n++
 			})
@@ -183,14 +184,14 @@ func TestCheckpointAgainstH5py(t *testing.T) {
 // makeFiles writes the generated Chombo files of testdata/make_chombo.py.
 func makeFiles(t *testing.T) string {
 	t.Helper()
-	if err := exec.Command(python, "-c", "import h5py, numpy").Run(); err != nil {
+	if err := exec.Command(testkit.Python, "-c", "import h5py, numpy").Run(); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("h5py unavailable under CI: %v", err)
 		}
-		t.Skipf("skipping: %s with h5py unavailable: %v", python, err)
+		t.Skipf("skipping: %s with h5py unavailable: %v", testkit.Python, err)
 	}
 	dir := t.TempDir()
-	if b, err := exec.Command(python, "testdata/make_chombo.py", dir).CombinedOutput(); err != nil {
+	if b, err := exec.Command(testkit.Python, "testdata/make_chombo.py", dir).CombinedOutput(); err != nil {
 		t.Fatalf("make_chombo.py: %v\n%s", err, b)
 	}
 	return dir
@@ -206,7 +207,7 @@ func TestGhostsAgainstYT(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ds.Close()
-	for _, a := range scanAll(t, ds) {
+	for _, a := range testkit.ScanAll(t, ds) {
 		if a.DType != (catalog.DType{Kind: catalog.Float, Size: 4}) || a.Step != 42 {
 			t.Fatalf("%s: %v step %d", a.Source, a.DType, a.Step)
 		}
@@ -217,10 +218,10 @@ func TestGhostsAgainstYT(t *testing.T) {
 			}
 		}
 		if a.Level == 1 && (!slices.Equal(a.Offset, []int64{4, 2}) || !slices.Equal(a.Shape, []int64{24, 12})) {
-			t.Errorf("level 1 bounding box at %v shape %v", a.Offset, a.Shape)
+			t.Errorf("level 1 bounding box At %v shape %v", a.Offset, a.Shape)
 		}
 	}
-	compareYT(t, ds, runYT(t, ytScript, p, "chombo"), 2)
+	compareYT(t, ds, testkit.RunYT(t, ytScript, p, "chombo"), 2)
 }
 
 func TestBadInput(t *testing.T) {
@@ -251,7 +252,7 @@ func TestBadInput(t *testing.T) {
 // A directory of Chombo files is a time series (steps from "iteration");
 // entries that are symlinks pointing out of it are refused.
 func TestSeries(t *testing.T) {
-	src := dataDir(t, "chombo/mushy-layer")
+	src := testkit.SharedData(t, "chombo/mushy-layer")
 	dir := t.TempDir()
 	for _, n := range []string{"plt000100.2d.hdf5", "plt025000.2d.hdf5"} {
 		b, err := os.ReadFile(filepath.Join(src, n))
@@ -268,7 +269,7 @@ func TestSeries(t *testing.T) {
 		t.Fatal(err)
 	}
 	var keys []string
-	for _, a := range scanAll(t, ds) {
+	for _, a := range testkit.ScanAll(t, ds) {
 		keys = append(keys, a.Var+"@"+strconv.FormatInt(a.Step, 10)+"/"+strconv.Itoa(a.Level)+":"+a.Blocks[0].File)
 	}
 	ds.Close()

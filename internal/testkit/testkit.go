@@ -1,4 +1,8 @@
-package chombo
+// Package testkit holds helpers shared by relayout's tests: locating the real
+// datasets in ../shared/data, collecting a reader's arrays, assembling arrays
+// from their blocks independently of the rewriter, and running the yt oracle.
+// Only _test.go files import it.
+package testkit
 
 import (
 	"context"
@@ -16,13 +20,14 @@ import (
 	"relayout/catalog"
 )
 
-const python = "/usr/bin/python3"
+// Python is Debian's interpreter, which has h5py, numpy and yt.
+const Python = "/usr/bin/python3"
 
-// dataDir returns ../shared/data/<sub> (relative to the repository), skipping
+// SharedData returns ../shared/data/<sub> (relative to the repository), skipping
 // when absent and failing under CI=true.
-func dataDir(t testing.TB, sub string) string {
+func SharedData(t testing.TB, sub string) string {
 	t.Helper()
-	p, err := filepath.Abs(filepath.Join("..", "..", "..", "shared", "data", sub))
+	p, err := filepath.Abs(filepath.Join(repoRoot(t), "..", "shared", "data", sub))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,33 +40,33 @@ func dataDir(t testing.TB, sub string) string {
 	return p
 }
 
-// ytGrid and ytDump mirror testdata/yt_dump.py's output.
-type ytGrid struct {
+// YTGrid and YTDump mirror testdata/yt_dump.py's output.
+type YTGrid struct {
 	Level int     `json:"level"`
 	Start []int64 `json:"start"`
 	Dims  []int64 `json:"dims"`
 }
 
-type ytDump struct {
-	Levels int      `json:"levels"`
-	Domain []int64  `json:"domain"`
-	Fields []string `json:"fields"`
-	Grids  []ytGrid `json:"grids"`
-	values [][]float64
+type YTDump struct {
+	Levels int         `json:"levels"`
+	Domain []int64     `json:"domain"`
+	Fields []string    `json:"fields"`
+	Grids  []YTGrid    `json:"grids"`
+	Values [][]float64 `json:"-"`
 }
 
-// runYT dumps fields of a dataset through yt; it skips when yt is missing
+// RunYT dumps fields of a dataset through yt; it skips when yt is missing
 // and fails under CI=true.
-func runYT(t *testing.T, script, path, ftype string, fields ...string) *ytDump {
+func RunYT(t *testing.T, script, path, ftype string, fields ...string) *YTDump {
 	t.Helper()
-	if err := exec.Command(python, "-c", "import yt").Run(); err != nil {
+	if err := exec.Command(Python, "-c", "import yt").Run(); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("yt oracle unavailable under CI: %v", err)
 		}
-		t.Skipf("skipping: %s with yt unavailable (apt-get install python3-yt): %v", python, err)
+		t.Skipf("skipping: %s with yt unavailable (apt-get install python3-yt): %v", Python, err)
 	}
 	out := t.TempDir()
-	cmd := exec.Command(python, append([]string{script, path, ftype, out}, fields...)...)
+	cmd := exec.Command(Python, append([]string{script, path, ftype, out}, fields...)...)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("yt: %v\n%s", err, b)
 	}
@@ -69,7 +74,7 @@ func runYT(t *testing.T, script, path, ftype string, fields ...string) *ytDump {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &ytDump{}
+	d := &YTDump{}
 	if err := json.Unmarshal(b, d); err != nil {
 		t.Fatal(err)
 	}
@@ -78,12 +83,12 @@ func runYT(t *testing.T, script, path, ftype string, fields ...string) *ytDump {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d.values = append(d.values, decode(raw, catalog.DType{Kind: catalog.Float, Size: 8}))
+		d.Values = append(d.Values, Floats(raw, catalog.DType{Kind: catalog.Float, Size: 8}))
 	}
 	return d
 }
 
-func decode(raw []byte, dt catalog.DType) []float64 {
+func Floats(raw []byte, dt catalog.DType) []float64 {
 	var bo binary.ByteOrder = binary.LittleEndian
 	if dt.BigEndian {
 		bo = binary.BigEndian
@@ -99,12 +104,12 @@ func decode(raw []byte, dt catalog.DType) []float64 {
 	return out
 }
 
-// assemble builds the dense array a describes from its blocks: Fortran order
+// AssembleFortran builds the dense array a describes from its blocks: Fortran order
 // (first index fastest), the fill value where no block writes. It honours
 // Stored and StoredLower the way the catalog documents them.
-func assemble(t *testing.T, src catalog.Source, a *catalog.Array) []float64 {
+func AssembleFortran(t *testing.T, src catalog.Source, a *catalog.Array) []float64 {
 	t.Helper()
-	fill := decode(a.Fill, a.DType)[0]
+	fill := Floats(a.Fill, a.DType)[0]
 	out := make([]float64, a.Elements())
 	for i := range out {
 		out[i] = fill
@@ -118,13 +123,13 @@ func assemble(t *testing.T, src catalog.Source, a *catalog.Array) []float64 {
 		if err != nil {
 			t.Fatal(err)
 		}
-		vals := decode(raw, a.DType)
+		vals := Floats(raw, a.DType)
 		st := b.StoredShape()
 		sl := b.StoredLower
 		if sl == nil {
 			sl = make([]int64, len(st))
 		}
-		eachIndex(b.Box.Count, func(idx []int64) {
+		EachIndex(b.Box.Count, func(idx []int64) {
 			src, dst := int64(0), int64(0)
 			for k := len(idx) - 1; k >= 0; k-- {
 				src = src*st[k] + sl[k] + idx[k]
@@ -136,8 +141,8 @@ func assemble(t *testing.T, src catalog.Source, a *catalog.Array) []float64 {
 	return out
 }
 
-// eachIndex visits every index of a box of extent count, first index fastest.
-func eachIndex(count []int64, fn func(idx []int64)) {
+// EachIndex visits every index of a box of extent count, first index fastest.
+func EachIndex(count []int64, fn func(idx []int64)) {
 	idx := make([]int64, len(count))
 	for _, c := range count {
 		if c <= 0 {
@@ -159,8 +164,8 @@ func eachIndex(count []int64, fn func(idx []int64)) {
 	}
 }
 
-// at reads the assembled value at a global index.
-func at(a *catalog.Array, dense []float64, global []int64) (float64, bool) {
+// At reads the assembled value At a global index.
+func At(a *catalog.Array, dense []float64, global []int64) (float64, bool) {
 	lin := int64(0)
 	for k := len(a.Shape) - 1; k >= 0; k-- {
 		i := global[k] - a.Offset[k]
@@ -172,8 +177,8 @@ func at(a *catalog.Array, dense []float64, global []int64) (float64, bool) {
 	return dense[lin], true
 }
 
-// scanAll collects every array of a dataset.
-func scanAll(t *testing.T, d interface {
+// ScanAll collects every array of a dataset.
+func ScanAll(t *testing.T, d interface {
 	Scan(context.Context, func(*catalog.Array) error) error
 }) []*catalog.Array {
 	t.Helper()
@@ -187,8 +192,8 @@ func scanAll(t *testing.T, d interface {
 	return out
 }
 
-// copyTree copies a directory (regular files only) into dst.
-func copyTree(t *testing.T, src, dst string) {
+// CopyTree copies a directory (regular files only) into dst.
+func CopyTree(t *testing.T, src, dst string) {
 	t.Helper()
 	err := filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
 		if err != nil {
@@ -219,15 +224,15 @@ func copyTree(t *testing.T, src, dst string) {
 	}
 }
 
-func keyOf(level int, lower, count []int64) string {
-	return string(mustJSON(struct {
+func KeyOf(level int, lower, count []int64) string {
+	return string(MustJSON(struct {
 		L    int
 		Lo   []int64
 		Dims []int64
 	}{level, lower, count}))
 }
 
-func mustJSON(v any) []byte {
+func MustJSON(v any) []byte {
 	b, err := json.Marshal(v)
 	if err != nil {
 		panic(err)
@@ -235,5 +240,23 @@ func mustJSON(v any) []byte {
 	return b
 }
 
-// trimDims drops trailing extents of 1 (yt pads 2-D data to 3-D).
-func trimDims(v []int64, d int) []int64 { return slices.Clone(v[:d]) }
+// TrimDims drops trailing extents of 1 (yt pads 2-D data to 3-D).
+func TrimDims(v []int64, d int) []int64 { return slices.Clone(v[:d]) }
+
+// repoRoot is the directory holding go.mod, found upwards from the test's
+// working directory (its package directory).
+func repoRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d
+		}
+		if d == filepath.Dir(d) {
+			t.Fatalf("no go.mod above %s", dir)
+		}
+	}
+}
