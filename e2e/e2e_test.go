@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"relayout/internal/testkit"
 )
 
 var binary string
@@ -36,15 +38,7 @@ const python = "/usr/bin/python3"
 // sharedData returns ../shared/data/<rel>, skipping when the real data is
 // absent, except under CI where its absence is a failure.
 func sharedData(t *testing.T, rel string) string {
-	t.Helper()
-	p := filepath.Join("..", "..", "shared", "data", rel)
-	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("real data %s missing under CI: %v", p, err)
-		}
-		t.Skipf("real data %s not present (a user's checkout): %v", p, err)
-	}
-	return p
+	return testkit.SharedData(t, rel)
 }
 
 type result struct {

@@ -5,22 +5,15 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
+
+	"relayout/internal/testkit"
 )
 
 // dataDir returns the shared real-data folder, skipping the test when it is
 // absent (failing instead when CI=true).
 func dataDir(t *testing.T) string {
-	t.Helper()
-	d := filepath.Join("..", "..", "..", "shared", "data")
-	if _, err := os.Stat(d); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("real test data missing at %s (CI=true): %v", d, err)
-		}
-		t.Skipf("real test data not found at %s; skipping", d)
-	}
-	return d
+	return testkit.SharedData(t, "")
 }
 
 const python = "/usr/bin/python3"

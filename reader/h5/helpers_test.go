@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"relayout/catalog"
+	"relayout/internal/testkit"
 )
 
 const python = "/usr/bin/python3"
@@ -18,18 +19,7 @@ const python = "/usr/bin/python3"
 // dataDir returns ../shared/data/<sub> (relative to the repository), skipping
 // when absent and failing under CI=true.
 func dataDir(t *testing.T, sub string) string {
-	t.Helper()
-	p, err := filepath.Abs(filepath.Join("..", "..", "..", "shared", "data", sub))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("test data %s missing under CI: %v", p, err)
-		}
-		t.Skipf("skipping: test data %s not present (../shared/data is not part of a checkout)", p)
-	}
-	return p
+	return testkit.SharedData(t, sub)
 }
 
 // runPython runs a script with the Debian python (h5py), skipping when absent

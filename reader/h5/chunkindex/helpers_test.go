@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"relayout/internal/h5"
+	"relayout/internal/testkit"
 )
 
 const python = "/usr/bin/python3"
@@ -17,18 +18,7 @@ const python = "/usr/bin/python3"
 // dataDir returns ../shared/data/<sub> (relative to the repository), skipping
 // when absent and failing under CI=true.
 func dataDir(tb testing.TB, sub string) string {
-	tb.Helper()
-	p, err := filepath.Abs(filepath.Join("..", "..", "..", "..", "shared", "data", sub))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("CI") == "true" {
-			tb.Fatalf("test data %s missing under CI: %v", p, err)
-		}
-		tb.Skipf("skipping: test data %s not present (../shared/data is not part of a checkout)", p)
-	}
-	return p
+	return testkit.SharedData(tb, sub)
 }
 
 // runPython runs an h5py script with args, skipping when h5py is missing
