@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"relayout/catalog"
+	"relayout/internal/fsinfo"
+	"relayout/planner"
 	"relayout/reader"
 	"relayout/rewriter"
 )
@@ -32,6 +34,11 @@ type runOptions struct {
 	quiet      bool
 	cpuProfile string
 	compress   string
+	readers    int
+	stripeCnt  int
+	stripeSize string
+	noStripe   bool
+	align      string
 }
 
 func runRun(ctx context.Context, args []string) error {
@@ -39,10 +46,15 @@ func runRun(ctx context.Context, args []string) error {
 	fs := newFlags("run", "relayout run IN -o OUT [flags]",
 		"relayout run diags/ -o reorganized/ --layout chunked --chunks 2x2x2")
 	fs.StringVarP(&o.out, "out", "o", "", "output directory (required; must be empty unless --force)")
-	fs.StringVar(&o.layout, "layout", "contiguous", "target layout: contiguous or chunked")
+	fs.StringVar(&o.layout, "layout", "contiguous", "target layout: contiguous, chunked, or auto (chosen per array by the read-cost model for --readers; see relayout plan)")
+	fs.IntVar(&o.readers, "readers", defaultReaders, "readers the auto layout optimizes for (1-1024)")
 	fs.StringVar(&o.chunkShape, "chunk-shape", "", "chunk shape for --layout chunked, e.g. 64,64,64")
 	fs.StringVar(&o.chunks, "chunks", "", "chunk decomposition of the global shape for --layout chunked, e.g. 4x4x4")
 	fs.StringVar(&o.compress, "compress", "", "compress chunks: deflate[:level] (level 1-9, default 4), with shuffle; needs --layout chunked")
+	fs.IntVar(&o.stripeCnt, "stripe-count", 0, "Lustre: stripes per output file (default: by file size, see relayout plan)")
+	fs.StringVar(&o.stripeSize, "stripe-size", "", "Lustre: stripe size, a multiple of 64KiB (default 1MiB, 4MiB for files of 64GiB or more)")
+	fs.BoolVar(&o.noStripe, "no-stripe", false, "Lustre: keep the output directory's default striping (e.g. a site PFL)")
+	fs.StringVar(&o.align, "align", "", "align HDF5 objects on any file system: SIZE[:THRESHOLD], e.g. 1MiB (default: stripe size on Lustre, block size on GPFS)")
 	fs.StringArrayVar(&o.vars, "var", nil, "variable name or glob to rewrite (repeatable; default all)")
 	fs.IntVar(&o.jobs, "jobs", runtime.NumCPU(), "parallel pipelines")
 	fs.StringVar(&o.maxMem, "max-mem", "1GiB", "memory budget for data buffers")
@@ -72,8 +84,14 @@ func runRun(ctx context.Context, args []string) error {
 		return usagef("run: -o OUT is required")
 	}
 	in := fs.Arg(0)
-	if o.layout != "contiguous" && o.layout != "chunked" {
-		return usagef("run: --layout %q: want contiguous or chunked", o.layout)
+	if o.layout != "contiguous" && o.layout != "chunked" && o.layout != planner.AutoLayout {
+		return usagef("run: --layout %q: want contiguous, chunked or auto", o.layout)
+	}
+	if fs.Changed("readers") && o.layout != planner.AutoLayout {
+		return usagef("run: --readers needs --layout auto")
+	}
+	if o.readers < 1 || o.readers > planner.MaxReaders {
+		return usagef("run: --readers %d: want 1 to %d", o.readers, planner.MaxReaders)
 	}
 	chunkShape, err := parseDims(o.chunkShape)
 	if err != nil {
@@ -86,15 +104,15 @@ func runRun(ctx context.Context, args []string) error {
 	if o.layout == "chunked" && (chunkShape == nil) == (chunks == nil) {
 		return usagef("run: --layout chunked needs exactly one of --chunk-shape or --chunks")
 	}
-	if o.layout == "contiguous" && (chunkShape != nil || chunks != nil) {
+	if o.layout != "chunked" && (chunkShape != nil || chunks != nil) {
 		return usagef("run: --chunk-shape and --chunks need --layout chunked")
 	}
 	deflate, err := parseCompress(o.compress)
 	if err != nil {
 		return err
 	}
-	if deflate > 0 && o.layout != "chunked" {
-		return usagef("run: --compress needs --layout chunked (HDF5 filters apply to chunks)")
+	if deflate > 0 && o.layout == "contiguous" {
+		return usagef("run: --compress needs --layout chunked or auto (HDF5 filters apply to chunks; auto compresses the arrays it chunks)")
 	}
 	maxMem, err := parseSize(o.maxMem)
 	if err != nil {
@@ -102,6 +120,10 @@ func runRun(ctx context.Context, args []string) error {
 	}
 	if o.jobs < 1 {
 		return usagef("run: --jobs must be at least 1")
+	}
+	storage, err := parseStorage(o.stripeCnt, o.stripeSize, o.noStripe, o.align)
+	if err != nil {
+		return err
 	}
 	if err := checkOutput(in, o.out, o.force); err != nil {
 		return err
@@ -139,11 +161,25 @@ func runRun(ctx context.Context, args []string) error {
 		return fmt.Errorf("run: %s: no variable to rewrite (see relayout catalog %s): %w", in, in, catalog.ErrNotFound)
 	}
 	fmt.Fprintf(logw, "catalog: %d variables from %s (%s) in %.2fs\n", len(vars), in, ds.Info().Format, time.Since(start).Seconds())
+	outFS, err := fsinfo.Detect(o.out)
+	if err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
+	largest := int64(0)
+	for _, v := range vars {
+		largest = max(largest, v.Bytes)
+	}
+	fmt.Fprintf(logw, "storage: %s is on %s; largest file: %s\n", o.out, outFS.Name, rewriter.FileLayout(outFS, largest, storage))
 
-	m, err := rewriter.Run(ctx, store, ds, stage, rewriter.Options{
+	ropts := rewriter.Options{
 		Layout: o.layout, ChunkShape: chunkShape, Chunks: chunks, Deflate: deflate,
 		Jobs: o.jobs, MaxMem: maxMem, Version: version, Progress: logw,
-	})
+		FS: outFS, Storage: storage,
+	}
+	if o.layout == planner.AutoLayout {
+		ropts.Layout, ropts.LayoutFor = "", autoLayouts(o.readers, logw)
+	}
+	m, err := rewriter.Run(ctx, store, ds, stage, ropts)
 	if err != nil {
 		return err
 	}
@@ -161,6 +197,55 @@ func runRun(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(logw, "done: %d variables written to %s in %.2fs\n", len(m.Variables), o.out, time.Since(start).Seconds())
 	return nil
+}
+
+// autoLayouts chooses each array's layout with the planner's read-cost model,
+// as `relayout plan --layout auto` does, and logs each distinct choice per
+// variable once.
+func autoLayouts(readers int, logw io.Writer) func(*catalog.Array) (planner.Layout, error) {
+	opts := planner.PlanOptions{Layout: planner.AutoLayout, Readers: readers}
+	logged := map[string]bool{}
+	return func(a *catalog.Array) (planner.Layout, error) {
+		l, why, err := planner.LayoutFor(a.Shape, a.DType.Size, opts)
+		if err != nil {
+			return l, err
+		}
+		name := l.Kind
+		if l.Kind == planner.Chunked {
+			name += " " + dimsOrScalar(l.Chunk)
+		}
+		if key := a.Var + "\x00" + name; !logged[key] {
+			logged[key] = true
+			fmt.Fprintf(logw, "layout auto: %s: %s (%s)\n", a.Var, name, why)
+		}
+		return l, nil
+	}
+}
+
+// parseStorage turns the striping and alignment flags into an override.
+func parseStorage(count int, size string, noStripe bool, align string) (fsinfo.Override, error) {
+	ov := fsinfo.Override{StripeCount: count, NoStripe: noStripe}
+	var err error
+	if size != "" {
+		if ov.StripeSize, err = parseSize(size); err != nil {
+			return ov, usagef("run: --stripe-size %q: not a size", size)
+		}
+	}
+	if align != "" {
+		a, th, _ := strings.Cut(align, ":")
+		if ov.Align, err = parseSize(a); err != nil {
+			return ov, usagef("run: --align %q: want SIZE[:THRESHOLD], e.g. 1MiB or 1MiB:64KiB", align)
+		}
+		if th != "" {
+			if ov.AlignThreshold, err = parseSize(th); err != nil {
+				return ov, usagef("run: --align %q: want SIZE[:THRESHOLD], e.g. 1MiB or 1MiB:64KiB", align)
+			}
+		}
+	}
+	if err := ov.Check(); err != nil {
+		return ov, usagef("run: %v", err)
+	}
+	return ov, nil
 }
 
 // parseCompress parses --compress: "" (none), "deflate" or "deflate:N".

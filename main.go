@@ -33,6 +33,8 @@ const usage = `relayout: rewrite scattered simulation output into read-optimized
 Usage:
   relayout run IN -o OUT [flags]     catalog, plan, rewrite and verify IN into OUT
   relayout catalog IN [flags]        list variables, steps, blocks, bytes and files of IN
+  relayout plan IN [flags]           merged cuboids, target layout and predicted read cost per variable
+  relayout inspect IN --svg FILE     picture of a slice: blocks by writer rank, cuboids, read cost
   relayout verify IN OUT             compare every element of IN with a relayout OUT
   relayout generate DIR              write a synthetic openPMD-HDF5 series (values known by index)
   relayout version                   print the version
@@ -73,6 +75,10 @@ func dispatch(ctx context.Context, args []string) int {
 		err = runRun(ctx, args[1:])
 	case "catalog":
 		err = runCatalog(ctx, args[1:])
+	case "plan":
+		err = runPlan(ctx, args[1:])
+	case "inspect":
+		err = runInspect(ctx, args[1:])
 	case "verify":
 		err = runVerify(ctx, args[1:])
 	case "generate":

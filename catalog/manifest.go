@@ -15,7 +15,11 @@ type Manifest struct {
 	Version   string             `json:"version"` // relayout version that wrote it
 	Input     ManifestInput      `json:"input"`
 	Variables []ManifestVariable `json:"variables"`
-	Skipped   []string           `json:"skipped,omitempty"`
+	// Series is the file (relative to OUT) that joins every variable's
+	// datasets into one group-based openPMD series through HDF5 external
+	// links ("series.h5"); empty when none was written.
+	Series  string   `json:"series,omitempty"`
+	Skipped []string `json:"skipped,omitempty"`
 }
 
 type ManifestInput struct {
@@ -28,6 +32,20 @@ type ManifestVariable struct {
 	DType    string            `json:"dtype"` // NumPy form of the output type, e.g. "<f8"
 	File     string            `json:"file"`  // relative to OUT
 	Datasets []ManifestDataset `json:"datasets"`
+	// Storage is how the file was laid out on its file system.
+	Storage *ManifestStorage `json:"storage,omitempty"`
+}
+
+// ManifestStorage records the file-system layout decision for one file.
+type ManifestStorage struct {
+	FS             string `json:"fs"`      // "lustre", "gpfs", "beegfs", "nfs", "local"
+	FSName         string `json:"fs_name"` // e.g. "ext4", "tmpfs"
+	StripeCount    int    `json:"stripe_count,omitempty"`
+	StripeSize     int64  `json:"stripe_size,omitempty"`
+	Striped        bool   `json:"striped,omitempty"`      // the stripes were set
+	StripeError    string `json:"stripe_error,omitempty"` // why they could not be
+	Alignment      int64  `json:"alignment,omitempty"`    // HDF5 alignment of objects >= AlignThreshold
+	AlignThreshold int64  `json:"align_threshold,omitempty"`
 }
 
 type ManifestDataset struct {

@@ -11,7 +11,11 @@
 //     globally;
 //   - cost.go: the read-cost model (requests, bytes, time per read pattern and
 //     reader count) and Auto, which picks a layout with it;
-//   - layout.go, slabs.go: the layout flags and the rewriter's write units.
+//   - layout.go, slabs.go: the layout flags and the rewriter's write units;
+//   - plan.go: the per-variable plan `relayout plan` prints (cuboid counts per
+//     scope, chosen layout, costs before/merged/after), cached by a
+//     fingerprint of each array's block geometry;
+//   - svg.go: the `relayout inspect --svg` picture, returned as bytes.
 //
 // It is pure: no I/O, no cgo, no goroutines, and it imports only catalog.
 // Every function is deterministic and safe for concurrent use. It must never

@@ -347,6 +347,8 @@ func TestFileNames(t *testing.T) {
 	}{
 		{1, 0, "B/x", "/data/1/meshes/B/x"},
 		{20, 2, "rho", "/data/20/meshes/rho_lvl2"},
+		{3, 1, "E/x", "/data/3/meshes/E_lvl1/x"},
+		{3, 2, "a/b/c", "/data/3/meshes/a/b_lvl2/c"},
 		{0, 0, "/a//b/./../c", "/data/0/meshes/a/b/_../c"},
 	} {
 		if got := datasetPath(tc.step, tc.level, tc.v); got != tc.want {

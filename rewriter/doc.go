@@ -9,14 +9,70 @@
 // trailing "/" dropped, "/" replaced by "." and every byte outside
 // [A-Za-z0-9._-] replaced by "_" ("B/x" -> "B.x.h5", "a b" -> "a_b.h5"); a
 // name that would be empty or start with "." gets a "_" prefix; a name already
-// taken by an earlier variable (in sorted order) gets "-2", "-3", ... before
-// ".h5". Array (v, step, level) is the dataset /data/<step>/meshes/<v>, with
-// "_lvl<level>" appended for level > 0 (empty and "." components of v are
-// dropped, ".." becomes "_.."). Data is little-endian, row-major, unfiltered,
-// contiguous or chunked (planner.ChooseLayout). Attributes: the array's on
-// its dataset, the step's on /data/<step>, the input's root attributes plus
-// relayout_version and relayout_source on "/". relayout.json (the manifest)
-// lists every dataset with the sha256 of its row-major little-endian bytes.
+// taken by an earlier variable (in sorted order), or "series.h5", gets "-2",
+// "-3", ... before ".h5". Data is little-endian, row-major, contiguous or
+// chunked (planner.ChooseLayout), raw or shuffled and deflated.
+// relayout.json (the manifest) lists every dataset with the sha256 of its
+// row-major little-endian bytes, its filters ("compression") and each file's
+// storage decision.
+//
+// # openPMD structure
+//
+// Every file is a group-based openPMD series (standard 1.1.0) holding one
+// mesh record component, whatever the input (openpmd.go):
+//
+//	/                              openPMD (the input's version, else 1.1.0), openPMDextension
+//	                               (uint32), basePath "/data/%T/", meshesPath "meshes/",
+//	                               iterationEncoding "groupBased", iterationFormat "/data/%T/",
+//	                               software "relayout", softwareVersion, date; the input's other
+//	                               root attributes (its software/softwareVersion/date as
+//	                               relayout_input_*; particlesPath dropped: no particles written)
+//	/data/<step>                   time, dt, timeUnitSI (the input's iteration attributes)
+//	/data/<step>/<axis>[_lvl<L>]   coordinate of one dimension (an HDF5 dimension scale)
+//	/data/<step>/meshes/<record>   record group: unitDimension, timeOffset, geometry,
+//	                               geometryParameters, dataOrder, axisLabels, gridSpacing,
+//	                               gridGlobalOffset, gridUnitSI, gridUnitDimension,
+//	                               refinementRatio, fieldSmoothing, fieldSmoothingParameters
+//	/data/<step>/meshes/<record>/<component>   the dataset: unitSI, position, value, shape and
+//	                               every attribute the standard does not name
+//	/data/<step>/relayout_boxes/<record>_lvl<L>/<component>   an AMR level's box table
+//
+// Variable "E/x" is record E, component x; a one-part name ("rho") is a
+// scalar record: one dataset with all of the above. A name of more parts is
+// record "a/b", component "c" (not valid openPMD: records are one level
+// deep). Readers merge record attributes into each component's; the writer
+// splits them back by the lists above. Refined levels follow the openPMD
+// MeshRefinement extension: record "<record>_lvl<L>" ("E_lvl1/x",
+// "rho_lvl1"), with refinementRatio; a level dataset covers the bounding box
+// of its boxes, placed by gridGlobalOffset. Required attributes the input
+// lacks (any non-openPMD input) are filled in and named in the object's
+// relayout_defaulted attribute: geometry "cartesian", dataOrder "C",
+// axisLabels x,y,z, gridSpacing from "dx" (AMReX, Chombo) or 1,
+// gridGlobalOffset from "prob_lo" and the array offset, gridUnitSI 1,
+// unitDimension zeros, timeOffset 0, unitSI 1, position 0.5 for AMReX and
+// Chombo (cell centred) else 0, time from "time" or the step, dt from "dt"
+// or 0, timeUnitSI 1.
+//
+// Each dimension of each dataset gets a 1-D float64 coordinate, an HDF5
+// dimension scale in /data/<step> (netCDF-4 finds dimensions in ancestor
+// groups; openPMD readers do not look outside meshes/): gridGlobalOffset +
+// (i + position) * gridSpacing along the axis named by axisLabels (reversed
+// for dataOrder "F"; thetaMode's extra first dimension is "mode"), or the
+// index where the attributes do not describe the dimension.
+//
+// <stage>/series.h5 has the same root, iteration and record attributes and
+// reaches every component (and box table) through an HDF5 external link to
+// the same path in its file (a relative name), so one file opens the whole
+// reorganized series; the manifest names it ("series") and Commit moves it.
+//
+// # File systems
+//
+// Run takes the output's file system (Options.FS, from fsinfo.Detect) and
+// the user's overrides (Options.Storage); FileLayout (fsinfo.Decide with one
+// writer per file) decides each file's Lustre stripes and HDF5 alignment.
+// On Lustre the temporary file is created with its stripes set before HDF5
+// opens it (a failure keeps the default layout and is recorded); every file
+// is created with H5Pset_alignment when the decision aligns.
 //
 // # Durability
 //

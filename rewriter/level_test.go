@@ -8,7 +8,6 @@ import (
 	"math"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"relayout/catalog"
@@ -57,7 +56,7 @@ func TestRunSparseLevel(t *testing.T) {
 		t.Fatal(err)
 	}
 	ds := m.Variables[0].Datasets[0]
-	if ds.Path != "/data/5/meshes/rho_lvl1" || ds.Boxes != "/data/5/meshes/rho_lvl1_boxes" || fmt.Sprint(ds.Offset) != "[10 20]" {
+	if ds.Path != "/data/5/meshes/rho_lvl1" || ds.Boxes != "/data/5/relayout_boxes/rho_lvl1" || fmt.Sprint(ds.Offset) != "[10 20]" {
 		t.Fatalf("manifest entry %+v", ds)
 	}
 	script := `
@@ -73,7 +72,7 @@ for (lo, n) in boxes:
             want[i, j] = (10 + i) * 1000 + 20 + j
             touched.add((i // 4, j // 4))
 got = d[()]
-table = f[sys.argv[2] + "_boxes"][()].tolist()
+table = f[sys.argv[3]][()].tolist()
 print(json.dumps({
     "equal": bool(np.array_equal(got, want, equal_nan=True)),
     "fill_nan": bool(np.isnan(d.fillvalue)),
@@ -83,7 +82,7 @@ print(json.dumps({
     "boxes_attr": d.attrs["boxes"].decode() if isinstance(d.attrs["boxes"], bytes) else d.attrs["boxes"],
 }))
 `
-	out, err := exec.Command(python, "-c", script, filepath.Join(stage, "rho.h5"), ds.Path).CombinedOutput()
+	out, err := exec.Command(python, "-c", script, filepath.Join(stage, "rho.h5"), ds.Path, ds.Boxes).CombinedOutput()
 	if err != nil {
 		t.Fatalf("h5py: %v\n%s", err, out)
 	}
@@ -111,7 +110,7 @@ print(json.dumps({
 	if fmt.Sprint(r.Table) != fmt.Sprint(r.WantTable) {
 		t.Errorf("box table %v, want %v", r.Table, r.WantTable)
 	}
-	if !strings.HasSuffix(r.BoxesAttr, "rho_lvl1_boxes") {
+	if r.BoxesAttr != ds.Boxes {
 		t.Errorf("boxes attribute %q", r.BoxesAttr)
 	}
 }

@@ -21,7 +21,8 @@ func writeManifest(stage string, m *catalog.Manifest) error {
 	return nil
 }
 
-// Commit moves the files listed in stage's manifest into out (same file
+// Commit moves the files listed in stage's manifest (the variables' files
+// and series.h5) into out (same file
 // system), then the manifest, so a reader that finds out/relayout.json finds
 // every file it names. It refuses to replace any existing file in out: the
 // caller removes an old output first. Nothing is moved when a name is taken.
@@ -37,12 +38,19 @@ func Commit(stage, out string) error {
 		return err
 	}
 	var names []string
+	files := make([]string, 0, len(m.Variables)+1)
 	for _, v := range m.Variables {
-		if v.File == "" || filepath.Base(v.File) != v.File || v.File == "." || v.File == ".." || v.File == catalog.ManifestName {
+		files = append(files, v.File)
+	}
+	if m.Series != "" {
+		files = append(files, m.Series)
+	}
+	for _, f := range files {
+		if !validFileName(f) {
 			return fmt.Errorf("rewriter: commit: %s: file name %q: %w",
-				filepath.Join(stage, catalog.ManifestName), v.File, catalog.ErrCorrupt)
+				filepath.Join(stage, catalog.ManifestName), f, catalog.ErrCorrupt)
 		}
-		names = append(names, v.File)
+		names = append(names, f)
 	}
 	for _, n := range append(names, catalog.ManifestName) {
 		_, err := os.Lstat(filepath.Join(out, n))

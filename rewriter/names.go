@@ -10,9 +10,11 @@ import (
 // leading and trailing "/" are dropped, "/" becomes ".", every byte outside
 // [A-Za-z0-9._-] becomes "_", a name that would be empty or hidden (leading
 // ".") gets a "_" prefix, and ".h5" is appended. A name already taken gets
-// "-2", "-3", ... before ".h5".
+// "-2", "-3", ... before ".h5"; "series.h5" is reserved (variable "series"
+// becomes "series-2.h5").
 func FileNames(vars []string) []string {
-	used := make(map[string]bool, len(vars))
+	used := make(map[string]bool, len(vars)+1)
+	used[SeriesName] = true // OUT/series.h5 joins the files
 	out := make([]string, len(vars))
 	for i, v := range vars {
 		base := fileBase(v)
@@ -44,12 +46,10 @@ func fileBase(v string) string {
 	return string(b)
 }
 
-// datasetPath is where array (step, level) of variable v goes inside its file:
-// /data/<step>/meshes/<v>, with "_lvl<L>" appended for level L > 0 (the openPMD
-// mesh layout, so openPMD-aware tools find the variable). Empty and "."
-// components of v are dropped and ".." becomes "_..", so a name cannot leave
-// the meshes group.
-func datasetPath(step int64, level int, v string) string {
+// meshParts are the components of variable v inside the meshes group:
+// empty and "." components dropped, ".." made "_..", so a name cannot leave
+// the group.
+func meshParts(v string) []string {
 	var parts []string
 	for _, p := range strings.Split(v, "/") {
 		switch p {
@@ -63,11 +63,47 @@ func datasetPath(step int64, level int, v string) string {
 	if len(parts) == 0 {
 		parts = []string{"_"}
 	}
-	p := fmt.Sprintf("%s/meshes/%s", stepGroup(step), strings.Join(parts, "/"))
+	return parts
+}
+
+// levelParts applies the openPMD mesh-refinement naming: the record name of
+// level L > 0 gets "_lvl<L>" ("E/x" -> "E_lvl1/x", "rho" -> "rho_lvl1"). The
+// record is every component of v but the last ("a/b/c": record "a/b", whose
+// last part gets the suffix); a one-part v is a scalar record.
+func levelParts(level int, v string) []string {
+	parts := meshParts(v)
 	if level > 0 {
-		p += fmt.Sprintf("_lvl%d", level)
+		r := max(len(parts)-2, 0)
+		parts[r] += fmt.Sprintf("_lvl%d", level)
 	}
-	return p
+	return parts
+}
+
+// datasetPath is where array (step, level) of variable v goes inside its file:
+// /data/<step>/meshes/<record>[_lvl<L>]/<component>, the openPMD mesh
+// layout, so openPMD-aware tools find the variable (see levelParts).
+func datasetPath(step int64, level int, v string) string {
+	return fmt.Sprintf("%s/meshes/%s", stepGroup(step), strings.Join(levelParts(level, v), "/"))
+}
+
+// recordPath is the record group of array (step, level) of v, or "" when v
+// is a scalar record (one dataset, no group).
+func recordPath(step int64, level int, v string) string {
+	parts := levelParts(level, v)
+	if len(parts) < 2 {
+		return ""
+	}
+	return fmt.Sprintf("%s/meshes/%s", stepGroup(step), strings.Join(parts[:len(parts)-1], "/"))
+}
+
+// boxesGroup holds an iteration's AMR box tables, outside the meshes group
+// so that openPMD readers do not take them for records.
+const boxesGroup = "relayout_boxes"
+
+// boxesPath is where the box table of the level dataset of (step, level, v)
+// goes: /data/<step>/relayout_boxes/<record>_lvl<L>/<component>.
+func boxesPath(step int64, level int, v string) string {
+	return fmt.Sprintf("%s/%s/%s", stepGroup(step), boxesGroup, strings.Join(levelParts(level, v), "/"))
 }
 
 // stepGroup is a step's group; it carries Array.StepAttrs (openPMD iteration

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"relayout/catalog"
+	"relayout/internal/fsinfo"
+	"relayout/planner"
 )
 
 // Options controls Run.
@@ -22,6 +24,28 @@ type Options struct {
 	MaxMem     int64   // bytes of slab buffers alive at once; <= 0 means DefaultMaxMem
 	Version    string  // relayout version, recorded in files and manifest
 	Progress   io.Writer
+
+	// LayoutFor, when set, chooses each array's layout instead of Layout,
+	// ChunkShape and Chunks (e.g. planner.LayoutFor with the auto layout); the
+	// result is checked like a chunk shape given by the user.
+	LayoutFor func(a *catalog.Array) (planner.Layout, error)
+
+	// FS is the file system of the output (fsinfo.Detect of OUT); the zero
+	// value is treated as a local file system: nothing attempted.
+	FS fsinfo.Info
+	// Storage holds the user's striping and alignment overrides.
+	Storage fsinfo.Override
+}
+
+// FileLayout is the file-system layout decision for the output file of a
+// variable of varBytes logical bytes on fs: relayout run applies it and
+// relayout plan prints it. Each output file is written by one process (Run
+// writes the variables one after another), so the writer count is 1.
+func FileLayout(fs fsinfo.Info, varBytes int64, ov fsinfo.Override) fsinfo.Decision {
+	if fs.Kind == "" {
+		fs.Kind, fs.Name = fsinfo.Local, "unknown"
+	}
+	return fsinfo.Decide(fs, varBytes, 1, ov)
 }
 
 // DefaultMaxMem is the slab memory budget when Options.MaxMem is unset.
@@ -81,38 +105,36 @@ func Run(ctx context.Context, store *catalog.Store, src catalog.Source, stage st
 		Variables: []catalog.ManifestVariable{},
 		Skipped:   info.Skipped,
 	}
-	root := rootAttrs(info, opts.Version)
+	fc := fileConfig{root: seriesRoot(info, opts.Version, time.Now()), format: info.Format}
+	links := make([][]seriesLink, len(vars))
 	for i, v := range vars {
 		start := time.Now()
-		mv, st, err := writeVariable(ctx, store, src, stage, files[i], v, root, opts)
+		dec := FileLayout(opts.FS, v.Bytes, opts.Storage)
+		mv, st, err := writeVariable(ctx, store, src, stage, files[i], v, fc, dec, opts)
 		if err != nil {
 			return nil, err
 		}
 		m.Variables = append(m.Variables, mv)
+		links[i] = st.links
 		if opts.Progress != nil {
-			fmt.Fprintf(opts.Progress, "%s: %d arrays, %.1f MB, %.2f s\n",
-				v.Name, st.arrays, float64(st.bytes)/1e6, time.Since(start).Seconds())
+			striped := ""
+			if mv.Storage != nil && mv.Storage.Striped {
+				striped = fmt.Sprintf(", %d stripes of %s", mv.Storage.StripeCount, fsinfo.Size(mv.Storage.StripeSize))
+			}
+			fmt.Fprintf(opts.Progress, "%s: %d arrays, %.1f MB, %.2f s%s\n",
+				v.Name, st.arrays, float64(st.bytes)/1e6, time.Since(start).Seconds(), striped)
 		}
 	}
+	skipped, err := writeSeries(stage, fc.root, files, links)
+	if err != nil {
+		return nil, err
+	}
+	m.Series = SeriesName
+	m.Skipped = append(m.Skipped, skipped...)
 	if err := writeManifest(stage, m); err != nil {
 		return nil, err
 	}
 	return m, nil
-}
-
-// rootAttrs are the input's root attributes plus relayout's own, which
-// replace same-named input attributes (an input that is itself a relayout
-// output).
-func rootAttrs(info catalog.DatasetInfo, version string) []catalog.Attr {
-	var out []catalog.Attr
-	for _, a := range info.Attrs {
-		if a.Name != "relayout_version" && a.Name != "relayout_source" {
-			out = append(out, a)
-		}
-	}
-	return append(out,
-		catalog.Attr{Name: "relayout_version", Type: "string", Scalar: true, Strings: []string{version}},
-		catalog.Attr{Name: "relayout_source", Type: "string", Scalar: true, Strings: []string{info.Path}})
 }
 
 // arrayErr wraps err as "rewriter: <var> step <s>[ level <l>]: err".

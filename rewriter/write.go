@@ -3,11 +3,13 @@ package rewriter
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 
 	"relayout/catalog"
+	"relayout/internal/fsinfo"
 	"relayout/internal/h5"
 	"relayout/planner"
 )
@@ -18,6 +20,13 @@ const maxChunkBytes = 1<<32 - 1
 type varStats struct {
 	arrays int
 	bytes  int64
+	links  []seriesLink // what series.h5 links to in this file
+}
+
+// fileConfig is what every output file shares.
+type fileConfig struct {
+	root   []catalog.Attr // attributes of "/"
+	format string         // the input's format (DatasetInfo.Format)
 }
 
 // contigTarget is a contiguous dataset whose bytes are written with pwrite
@@ -29,15 +38,17 @@ type contigTarget struct {
 
 // writeVariable writes every array of v into stage/file in two phases:
 //
-//  1. HDF5 open: create every dataset (contiguous ones allocated early at a
-//     known address), set the attributes, and stream chunked arrays through
-//     the slab pipeline into H5Dwrite_chunk.
+//  0. On Lustre, create the file with its stripes set (dec) before any
+//     write; HDF5 then truncates it, which keeps the layout.
+//  1. HDF5 open (aligned per dec): create every dataset (contiguous ones
+//     allocated early at a known address), set the attributes, and stream
+//     chunked arrays through the slab pipeline into H5Dwrite_chunk.
 //  2. HDF5 closed: stream contiguous arrays through the slab pipeline with
 //     pwrite at their addresses, then fsync once and rename into place.
 //
 // The file lives at stage/.<file>.tmp until it is complete.
 func writeVariable(ctx context.Context, store *catalog.Store, src catalog.Source, stage, file string,
-	v catalog.VarSummary, root []catalog.Attr, opts Options) (catalog.ManifestVariable, varStats, error) {
+	v catalog.VarSummary, fc fileConfig, dec fsinfo.Decision, opts Options) (catalog.ManifestVariable, varStats, error) {
 	mv := catalog.ManifestVariable{Name: v.Name, DType: v.DType.LittleEndian().NumPy(), File: file}
 	var st varStats
 	tmp := filepath.Join(stage, "."+file+".tmp")
@@ -48,11 +59,26 @@ func writeVariable(ctx context.Context, store *catalog.Store, src catalog.Source
 		}
 	}()
 
-	w, err := h5.Create(tmp)
+	mv.Storage = manifestStorage(dec)
+	if dec.Striped() {
+		if err := os.Remove(tmp); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return mv, st, fmt.Errorf("rewriter: %s: %w", v.Name, err)
+		}
+		if err := fsinfo.SetStripe(tmp, dec.StripeCount, dec.StripeSize); err != nil {
+			// The directory's default layout stays; say so and go on.
+			mv.Storage.StripeError = err.Error()
+			if opts.Progress != nil {
+				fmt.Fprintf(opts.Progress, "%s: striping not applied, default layout kept: %v\n", v.Name, err)
+			}
+		} else {
+			mv.Storage.Striped = true
+		}
+	}
+	w, err := h5.CreateWith(tmp, h5.CreateOptions{Alignment: dec.Alignment, AlignThreshold: dec.AlignThreshold})
 	if err != nil {
 		return mv, st, fmt.Errorf("rewriter: %s: %w", v.Name, err)
 	}
-	contig, err := writeStructure(ctx, w, store, src, v.Name, root, opts, &mv, &st)
+	contig, err := writeStructure(ctx, w, store, src, v.Name, fc, opts, &mv, &st)
 	if cerr := w.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("rewriter: %s: %w", v.Name, cerr)
 	}
@@ -86,12 +112,13 @@ func writeVariable(ctx context.Context, store *catalog.Store, src catalog.Source
 // writeStructure is phase 1. It returns the contiguous datasets still to be
 // filled, by array key.
 func writeStructure(ctx context.Context, w *h5.Writer, store *catalog.Store, src catalog.Source, name string,
-	root []catalog.Attr, opts Options, mv *catalog.ManifestVariable, st *varStats) (map[catalog.Key]contigTarget, error) {
-	if err := w.SetAttrs("/", root); err != nil {
+	fc fileConfig, opts Options, mv *catalog.ManifestVariable, st *varStats) (map[catalog.Key]contigTarget, error) {
+	if err := w.SetAttrs("/", fc.root); err != nil {
 		return nil, fmt.Errorf("rewriter: %s: %w", name, err)
 	}
 	contig := map[catalog.Key]contigTarget{}
 	stepDone := map[int64]bool{}
+	scalarRecord := len(meshParts(name)) == 1
 	// Headers only: contiguous arrays need their blocks in phase 2 alone, so
 	// blocks are loaded here just for the chunked ones.
 	err := store.EachArrayHeader(ctx, name, func(a *catalog.Array) error {
@@ -128,19 +155,29 @@ func writeStructure(ctx context.Context, w *h5.Writer, store *catalog.Store, src
 		if cerr := d.Close(); err == nil && cerr != nil {
 			err = cerr
 		}
-		if err == nil && len(a.Attrs) > 0 {
-			err = w.SetAttrs(path, a.Attrs)
+		ma := openPMDAttrs(a, fc.format, scalarRecord)
+		if err == nil {
+			err = w.SetAttrs(path, ma.component)
+		}
+		rec := recordPath(a.Step, a.Level, a.Var)
+		if err == nil && rec != "" {
+			err = w.SetAttrs(rec, ma.record)
 		}
 		if err == nil && len(a.Boxes) > 0 {
 			entry.Boxes, err = writeBoxes(w, path, a)
 		}
-		if err == nil && len(a.StepAttrs) > 0 && !stepDone[a.Step] {
-			err = w.SetAttrs(stepGroup(a.Step), a.StepAttrs)
+		if err == nil && !stepDone[a.Step] {
+			err = w.SetAttrs(stepGroup(a.Step), ma.iteration)
 			stepDone[a.Step] = true
+		}
+		if err == nil {
+			err = writeCoordinates(w, path, a, ma)
 		}
 		if err != nil {
 			return arrayErr(a.Key(), err)
 		}
+		st.links = append(st.links, seriesLink{path: path, record: rec, recordAttrs: ma.record,
+			step: a.Step, stepAttrs: ma.iteration, boxes: entry.Boxes})
 		mv.Datasets = append(mv.Datasets, entry)
 		st.arrays++
 		st.bytes += a.Bytes()
@@ -265,10 +302,7 @@ func touchedChunks(a *catalog.Array, chunk []int64) map[int64]bool {
 	return touched
 }
 
-// boxesPath is where the box table of the level dataset at path goes.
-func boxesPath(path string) string { return path + "_boxes" }
-
-// writeBoxes writes a's AMR box list beside its dataset as int64
+// writeBoxes writes a's AMR box list (at boxesPath) as int64
 // [nboxes][2][rank]: lower and upper (inclusive) corners in the level's
 // global index space (a.Offset added), the convention of AMReX and Chombo.
 func writeBoxes(w *h5.Writer, path string, a *catalog.Array) (string, error) {
@@ -286,7 +320,7 @@ func writeBoxes(w *h5.Writer, path string, a *catalog.Array) (string, error) {
 			data = binary.LittleEndian.AppendUint64(data, uint64(a.Offset[d]+b.Lower[d]+b.Count[d]-1))
 		}
 	}
-	bpath := boxesPath(path)
+	bpath := boxesPath(a.Step, a.Level, a.Var)
 	shape := []int64{n, 2, rank}
 	d, err := w.CreateDataset(bpath, h5.DatasetSpec{DType: catalog.DType{Kind: catalog.Int, Size: 8}, Shape: shape, Chunk: shape})
 	if err != nil {
@@ -361,7 +395,15 @@ func nonNil(v []int64) []int64 {
 // arrayLayout plans the output layout of a. A layout that does not fit the
 // array (wrong rank, chunks over HDF5's limit) wraps catalog.ErrUnsupported.
 func arrayLayout(a *catalog.Array, opts Options) (planner.Layout, error) {
-	layout, err := planner.ChooseLayout(a.Shape, opts.Layout, opts.ChunkShape, opts.Chunks)
+	var layout planner.Layout
+	var err error
+	if opts.LayoutFor != nil {
+		if layout, err = opts.LayoutFor(a); err == nil {
+			layout, err = planner.ChooseLayout(a.Shape, layout.Kind, layout.Chunk, nil)
+		}
+	} else {
+		layout, err = planner.ChooseLayout(a.Shape, opts.Layout, opts.ChunkShape, opts.Chunks)
+	}
 	if err != nil {
 		return layout, arrayErr(a.Key(), fmt.Errorf("%v: %w", err, catalog.ErrUnsupported))
 	}
@@ -388,4 +430,43 @@ func checkPlan(ctx context.Context, store *catalog.Store, vars []catalog.VarSumm
 		}
 	}
 	return nil
+}
+
+// writeCoordinates gives each dimension of the dataset at path a coordinate
+// variable (coordinates): a 1-D float64 dataset in the iteration group
+// /data/<step> (an ancestor of every dataset of the step, where netCDF-4
+// looks for dimensions; outside meshes/, where openPMD readers look for
+// records), made an HDF5 dimension scale and attached. Dimensions of length
+// 0 get none.
+func writeCoordinates(w *h5.Writer, path string, a *catalog.Array, ma meshAttrs) error {
+	for d, c := range coordinates(a, ma) {
+		if len(c.values) == 0 {
+			continue
+		}
+		cpath := stepGroup(a.Step) + "/" + c.name
+		shape := []int64{int64(len(c.values))}
+		cd, err := w.CreateDataset(cpath, h5.DatasetSpec{DType: catalog.DType{Kind: catalog.Float, Size: 8}, Shape: shape, Chunk: shape})
+		if err != nil {
+			return err
+		}
+		err = cd.WriteChunk([]int64{0}, float64LE(c.values))
+		if cerr := cd.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = w.AttachScale(path, d, cpath, c.name)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// manifestStorage records a file's layout decision.
+func manifestStorage(dec fsinfo.Decision) *catalog.ManifestStorage {
+	return &catalog.ManifestStorage{
+		FS: string(dec.FS.Kind), FSName: dec.FS.Name, StripeCount: dec.StripeCount, StripeSize: dec.StripeSize,
+		Alignment: dec.Alignment, AlignThreshold: dec.AlignThreshold,
+	}
 }

@@ -2,6 +2,7 @@ package h5
 
 /*
 #cgo pkg-config: hdf5
+#cgo LDFLAGS: -lhdf5_hl
 #include "h5q.h"
 */
 import "C"

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "hdf5.h"
+#include "hdf5_hl.h"
 
 // Macros such as H5P_DEFAULT and H5T_NATIVE_DOUBLE (which calls H5open) are
 // not reliably visible to cgo, so they are exposed as functions.
@@ -15,9 +16,12 @@ static inline size_t h5q_variable(void) { return H5T_VARIABLE; }
 static inline haddr_t h5q_undef(void) { return HADDR_UNDEF; }
 static inline hid_t h5q_native_i64(void) { return H5T_NATIVE_INT64; }
 static inline hid_t h5q_native_u64(void) { return H5T_NATIVE_UINT64; }
+static inline hid_t h5q_native_u32(void) { return H5T_NATIVE_UINT32; }
 static inline hid_t h5q_native_double(void) { return H5T_NATIVE_DOUBLE; }
 static inline hid_t h5q_c_s1(void) { return H5T_C_S1; }
 static inline hid_t h5q_dcpl_class(void) { return H5P_DATASET_CREATE; }
+static inline hid_t h5q_fapl_class(void) { return H5P_FILE_ACCESS; }
+static inline hid_t h5q_lcpl_class(void) { return H5P_LINK_CREATE; }
 
 // h5q_std_type returns a copy of the standard file type for a numeric dtype
 // (kind 1 int, 2 uint, 3 float), or -1.

@@ -14,8 +14,6 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
-	"gonum.org/v1/hdf5"
-
 	"relayout/catalog"
 )
 
@@ -24,8 +22,18 @@ import (
 type Writer struct {
 	mu   sync.Mutex
 	path string
-	f    *hdf5.File // nil after Close
+	fid  C.hid_t // -1 after Close
 	open map[*OutDataset]struct{}
+}
+
+// CreateOptions tunes how a new file allocates space.
+type CreateOptions struct {
+	// Alignment > 1 makes every allocation of at least AlignThreshold bytes
+	// (contiguous dataset data, chunks, large metadata) start at a multiple of
+	// Alignment (H5Pset_alignment on the file access property list), e.g. the
+	// Lustre stripe size or the GPFS block size. 0 or 1: no alignment.
+	Alignment      int64
+	AlignThreshold int64
 }
 
 // DatasetSpec describes an output dataset.
@@ -53,25 +61,42 @@ type OutDataset struct {
 
 // Create creates (truncating) an HDF5 file at path with default settings, so
 // that HDF5 1.8+ tools can read it.
-func Create(path string) (*Writer, error) {
+func Create(path string) (*Writer, error) { return CreateWith(path, CreateOptions{}) }
+
+// CreateWith is Create with allocation options. Truncating an existing file
+// keeps its file-system layout (a Lustre striping set on the empty file).
+func CreateWith(path string, o CreateOptions) (*Writer, error) {
+	if o.Alignment < 0 || o.AlignThreshold < 0 {
+		return nil, fmt.Errorf("h5: %s: alignment %d threshold %d: %w", path, o.Alignment, o.AlignThreshold, catalog.ErrUnsupported)
+	}
 	defer pin()()
-	hf, err := hdf5.CreateFile(path, hdf5.F_ACC_TRUNC)
-	if err != nil {
+	fapl := C.H5Pcreate(C.h5q_fapl_class())
+	if fapl < 0 {
+		return nil, fmt.Errorf("h5: %s: cannot create file access properties (%s)", path, lastError())
+	}
+	defer C.H5Pclose(fapl)
+	if o.Alignment > 1 && C.H5Pset_alignment(fapl, C.hsize_t(o.AlignThreshold), C.hsize_t(o.Alignment)) < 0 {
+		return nil, fmt.Errorf("h5: %s: cannot set alignment %d (%s)", path, o.Alignment, lastError())
+	}
+	cpath, free := cstr(path)
+	defer free()
+	fid := C.H5Fcreate(cpath, C.H5F_ACC_TRUNC, C.h5q_default(), fapl)
+	if fid < 0 {
 		return nil, fmt.Errorf("h5: %s: cannot create (%s)", path, lastError())
 	}
-	return &Writer{path: path, f: hf, open: map[*OutDataset]struct{}{}}, nil
+	return &Writer{path: path, fid: fid, open: map[*OutDataset]struct{}{}}, nil
 }
 
 // lock takes the writer's mutex and pins the thread; the returned function
 // undoes both.
 func (w *Writer) lock() (C.hid_t, func(), error) {
 	w.mu.Lock()
-	if w.f == nil {
+	if w.fid < 0 {
 		w.mu.Unlock()
 		return -1, func() {}, fmt.Errorf("h5: %s: writer is closed", w.path)
 	}
 	unpin := pin()
-	return C.hid_t(w.f.ID()), func() { unpin(); w.mu.Unlock() }, nil
+	return w.fid, func() { unpin(); w.mu.Unlock() }, nil
 }
 
 // failf reports a failed HDF5 call on the writer (inside the pinned region).
@@ -98,14 +123,18 @@ func (w *Writer) ensureGroup(p string) error {
 			continue
 		}
 		cur += "/" + part
-		if w.f.LinkExists(cur) {
+		ccur, free := cstr(cur)
+		e := C.H5Lexists(w.fid, ccur, C.h5q_default())
+		if e > 0 {
+			free()
 			continue
 		}
-		g, err := w.f.CreateGroup(cur)
-		if err != nil {
+		g := C.H5Gcreate2(w.fid, ccur, C.h5q_default(), C.h5q_default(), C.h5q_default())
+		free()
+		if g < 0 {
 			return w.failf(cur, "cannot create group")
 		}
-		g.Close()
+		C.H5Gclose(g)
 	}
 	return nil
 }
@@ -371,6 +400,19 @@ func (w *Writer) writeAttr(obj string, oid C.hid_t, a catalog.Attr) error {
 		if n > 0 {
 			buf = unsafe.Pointer(&a.Uints[0])
 		}
+	case "uint32": // values in Uints (openPMD's openPMDextension is a uint32)
+		n, ftype = len(a.Uints), C.H5Tcopy(C.h5q_native_u32())
+		u32 := make([]uint32, n)
+		for i, u := range a.Uints {
+			if u > math.MaxUint32 {
+				C.H5Tclose(ftype)
+				return fmt.Errorf("h5: %s: %s: value %d does not fit uint32: %w", w.path, where, u, catalog.ErrUnsupported)
+			}
+			u32[i] = uint32(u)
+		}
+		if n > 0 {
+			buf = unsafe.Pointer(&u32[0])
+		}
 	case "string":
 		n = len(a.Strings)
 		size, ascii := 1, true
@@ -451,7 +493,7 @@ func isASCII(s string) bool {
 func (w *Writer) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.f == nil {
+	if w.fid < 0 {
 		return nil
 	}
 	var first error
@@ -461,9 +503,9 @@ func (w *Writer) Close() error {
 		}
 	}
 	defer pin()()
-	if err := w.f.Close(); err != nil && first == nil {
+	if C.H5Fclose(w.fid) < 0 && first == nil {
 		first = w.failf("/", "cannot close file")
 	}
-	w.f = nil
+	w.fid = -1
 	return first
 }

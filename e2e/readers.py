@@ -1,0 +1,173 @@
+"""External readers against a relayout output (for ecosystem_test.go).
+
+usage: readers.py links OUT
+    h5py: every dataset of OUT/relayout.json read through OUT/series.h5's
+    external links equals the per-variable file's; the per-variable files
+    and series.h5 carry the group-based openPMD series attributes; vector
+    records keep record attributes on the group, component ones on the
+    dataset; iterations carry time/dt/timeUnitSI.
+usage: readers.py yt OUT IN_FILE ITERATION
+    yt loads OUT/series.h5 (a group-based series) and IN_FILE and returns the
+    same covering-grid values for every mesh field of the output.
+usage: readers.py yt-raw OUT IN_FILE ITERATION
+    as yt, but the input is read with h5py (record component * unitSI): for
+    inputs whose constant record components make yt's view of the original
+    differ from the rewritten meshes.
+usage: readers.py aligned OUT ALIGN THRESHOLD
+    every chunk of at least THRESHOLD bytes of every chunked dataset starts
+    at a multiple of ALIGN (h5py's chunk index).
+"""
+import json
+import os
+import sys
+
+import h5py
+import numpy as np
+
+RECORD = ["unitDimension", "timeOffset", "geometry", "dataOrder", "axisLabels", "gridSpacing",
+          "gridGlobalOffset", "gridUnitSI"]
+COMPONENT = ["unitSI", "position"]
+
+
+def s(v):
+    return v.decode() if isinstance(v, bytes) else str(v)
+
+
+def manifest(out):
+    with open(os.path.join(out, "relayout.json")) as fh:
+        return json.load(fh)
+
+
+def check_root(f, where, bad):
+    want = {"openPMD": None, "basePath": "/data/%T/", "meshesPath": "meshes/",
+            "iterationEncoding": "groupBased", "iterationFormat": "/data/%T/", "software": "relayout"}
+    for k, v in want.items():
+        if k not in f.attrs:
+            bad.append(f"{where}: root attribute {k} missing")
+        elif v is not None and s(f.attrs[k]) != v:
+            bad.append(f"{where}: root attribute {k} = {s(f.attrs[k])!r}, want {v!r}")
+    if "openPMDextension" not in f.attrs or f.attrs["openPMDextension"].dtype != np.uint32:
+        bad.append(f"{where}: openPMDextension missing or not uint32")
+    if "particlesPath" in f.attrs:
+        bad.append(f"{where}: particlesPath without particles")
+
+
+def links(out):
+    m = manifest(out)
+    bad, n = [], 0
+    series = h5py.File(os.path.join(out, m["series"]), "r")
+    check_root(series, "series.h5", bad)
+    for v in m["variables"]:
+        with h5py.File(os.path.join(out, v["file"]), "r") as f:
+            check_root(f, v["file"], bad)
+            for d in v["datasets"]:
+                p = d["path"]
+                link = series.get(p, getlink=True)
+                if not isinstance(link, h5py.ExternalLink) or link.filename != v["file"] or link.path != p:
+                    bad.append(f"series.h5:{p}: {link!r}, want an external link to {v['file']}:{p}")
+                    continue
+                a, b = f[p][()], series[p][()]
+                if a.shape != b.shape or not np.array_equal(a, b, equal_nan=a.dtype.kind == "f"):
+                    bad.append(f"series.h5:{p}: values differ from {v['file']}")
+                ds = f[p]
+                it = f["/data/%d" % d["step"]]
+                for k in ("time", "dt", "timeUnitSI"):
+                    if k not in it.attrs or k not in series["/data/%d" % d["step"]].attrs:
+                        bad.append(f"{v['file']}: /data/{d['step']} lacks {k}")
+                if "/" in v["name"]:  # vector record: split attributes
+                    rec = ds.parent
+                    for k in RECORD:
+                        if k not in rec.attrs or k in ds.attrs:
+                            bad.append(f"{v['file']}:{p}: record attribute {k} not (only) on {rec.name}")
+                        if k not in series[rec.name].attrs:
+                            bad.append(f"series.h5:{rec.name}: record attribute {k} missing")
+                    for k in COMPONENT:
+                        if k not in ds.attrs or k in rec.attrs:
+                            bad.append(f"{v['file']}:{p}: component attribute {k} not (only) on the dataset")
+                else:
+                    for k in RECORD + COMPONENT:
+                        if k not in ds.attrs:
+                            bad.append(f"{v['file']}:{p}: attribute {k} missing on the scalar record")
+                n += 1
+    for b in bad:
+        print("BAD", b)
+    print(f"links: {n} datasets read through series.h5, {len(bad)} problems")
+    return not bad
+
+
+def yt_load(fn, it):
+    import yt
+    yt.set_log_level(50)
+    ds = yt.load(fn)
+    if hasattr(ds, "_pre_outputs"):  # a group-based series
+        ds = ds[it]
+    return ds
+
+
+def grid(ds, field):
+    return np.asarray(ds.covering_grid(0, ds.domain_left_edge, ds.domain_dimensions)[field])
+
+
+def yt_compare(out, infile, it, raw):
+    db = yt_load(os.path.join(out, "series.h5"), it)
+    fields = sorted(f for f in db.field_list if f[0] == "openPMD")
+    if not fields:
+        print("BAD yt finds no mesh field in series.h5")
+        return False
+    ok = True
+    if raw:
+        f = h5py.File(infile, "r")
+        meshes = "/data/%d/%s" % (it, s(f.attrs["meshesPath"]).strip("/"))
+    else:
+        da = yt_load(infile, it)
+    for fld in fields:
+        got = grid(db, fld)
+        if raw:
+            rec, _, comp = fld[1].partition("_")
+            obj = f[meshes][rec]
+            if comp:
+                obj = obj[comp]
+            want = obj[()] * obj.attrs["unitSI"]
+        else:
+            want = grid(da, fld)
+        same = got.shape == want.shape and np.array_equal(got, want)
+        print(("OK " if same else "BAD ") + f"yt {fld[1]} iteration {it}: {got.shape} sum {float(got.sum())!r}")
+        ok &= same
+    return ok
+
+
+def aligned(out, align, threshold):
+    m = manifest(out)
+    bad, n = 0, 0
+    for v in m["variables"]:
+        with h5py.File(os.path.join(out, v["file"]), "r") as f:
+            for d in v["datasets"]:
+                ds = f[d["path"]]
+                if ds.chunks is None:
+                    continue
+                for i in range(ds.id.get_num_chunks()):
+                    c = ds.id.get_chunk_info(i)
+                    if c.size >= threshold:
+                        n += 1
+                        if c.byte_offset % align:
+                            bad += 1
+                            print(f"BAD {v['file']}:{d['path']} chunk {c.chunk_offset} at {c.byte_offset}")
+    print(f"aligned: {n} chunks of >= {threshold} bytes checked, {bad} misaligned")
+    return n > 0 and bad == 0
+
+
+def main():
+    cmd = sys.argv[1]
+    if cmd == "links":
+        ok = links(sys.argv[2])
+    elif cmd in ("yt", "yt-raw"):
+        ok = yt_compare(sys.argv[2], sys.argv[3], int(sys.argv[4]), cmd == "yt-raw")
+    elif cmd == "aligned":
+        ok = aligned(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+    else:
+        sys.exit(f"unknown command {cmd}")
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()

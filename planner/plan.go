@@ -1,0 +1,426 @@
+package planner
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"relayout/catalog"
+)
+
+// The plan of a variable: what `relayout plan` prints and `relayout inspect`
+// draws. For each array (variable, step, level) it summarises the source
+// blocks, merges them per rank, node and globally, chooses the target layout
+// and predicts the read cost of the standard patterns before (the blocks as
+// written), merged (the cuboids of the chosen scope as stored pieces) and
+// after (the chosen layout).
+//
+// Arrays whose geometry repeats (same shape, element size, block boxes, ranks
+// and whole-read flags: the usual case from one step to the next, and across
+// the variables of one output) are planned once: the planner caches the
+// result by a fingerprint of that geometry (the E3SM Omega lesson: reuse
+// decompositions instead of recomputing them), and a variable's plan lists
+// one entry per distinct geometry with the steps that share it.
+
+// PlanOptions selects the layout, the readers and the merge scope.
+type PlanOptions struct {
+	Layout       string  // Contiguous, Chunked or AutoLayout
+	ChunkShape   []int64 // Chunked: explicit chunk shape, or nil
+	Chunks       []int64 // Chunked: decomposition, or nil
+	Readers      int     // readers of the cost model, 1..MaxReaders
+	Scope        Scope   // the cuboids costed as "merged" and drawn by SVG
+	RanksPerNode int     // 0: per-node figures omitted (required for ScopeNode)
+	WithCuboids  bool    // include the cuboid boxes of Scope in the plan
+}
+
+// AutoLayout is the layout kind that lets the cost model choose per array.
+const AutoLayout = "auto"
+
+// MaxReaders bounds PlanOptions.Readers (the seed paper's range).
+const MaxReaders = 1024
+
+// Stats summarises a count over groups (ranks or nodes).
+type Stats struct {
+	Min  int     `json:"min"`
+	Mean float64 `json:"mean"`
+	Max  int     `json:"max"`
+}
+
+// CuboidCounts are the merged cuboids of an array under each scope.
+type CuboidCounts struct {
+	Rank    int    `json:"rank"`     // total over rank groups
+	PerRank Stats  `json:"per_rank"` // per rank group
+	Node    *int   `json:"node"`     // total over node groups; null without ranks per node
+	PerNode *Stats `json:"per_node"` // per node group; null without ranks per node
+	Global  int    `json:"global"`   // all blocks of the array clustered together
+}
+
+// GroupPlan is one merge group of the plan's scope with its cuboids
+// (PlanOptions.WithCuboids only). Boxes are relative to the array.
+type GroupPlan struct {
+	Key     int           `json:"key"` // rank, node, or 0 (global); -1: unknown rank
+	Blocks  int           `json:"blocks"`
+	Cuboids []catalog.Box `json:"cuboids"`
+}
+
+// ChosenLayout is the target layout of an array and why.
+type ChosenLayout struct {
+	Kind   string  `json:"kind"`
+	Chunk  []int64 `json:"chunk,omitempty"`
+	Reason string  `json:"reason"`
+}
+
+// StorageInfo names a stored layout and counts its pieces.
+type StorageInfo struct {
+	Name   string `json:"name"`
+	Pieces int64  `json:"pieces"`
+}
+
+// CostFigures are the predicted figures of one pattern on one storage.
+type CostFigures struct {
+	Requests      int64   `json:"requests"`
+	Bytes         int64   `json:"bytes"`
+	Amplification float64 `json:"amplification"`
+	MaxSharing    int     `json:"max_sharing"`
+	Seconds       float64 `json:"seconds"`
+}
+
+// PatternCost compares one read pattern before, merged and after.
+type PatternCost struct {
+	Pattern     string      `json:"pattern"`
+	Active      int         `json:"active_readers"`
+	UsefulBytes int64       `json:"useful_bytes"`
+	Before      CostFigures `json:"before"`
+	Merged      CostFigures `json:"merged"`
+	After       CostFigures `json:"after"`
+}
+
+// ArrayPlan is the plan of one array geometry; Steps lists the steps of the
+// variable that share it.
+type ArrayPlan struct {
+	Steps             []int64       `json:"steps"`
+	Level             int           `json:"level"`
+	Shape             []int64       `json:"shape"`
+	Offset            []int64       `json:"offset"`
+	Fingerprint       string        `json:"fingerprint"`
+	Blocks            int           `json:"blocks"`
+	Ranks             int           `json:"ranks"`               // distinct known writer ranks
+	UnknownRankBlocks int           `json:"unknown_rank_blocks"` // blocks with rank -1
+	BlocksPerRank     Stats         `json:"blocks_per_rank"`     // over rank groups (unknown ranks: one group)
+	Cuboids           CuboidCounts  `json:"cuboids"`
+	Groups            []GroupPlan   `json:"groups,omitempty"`
+	Layout            ChosenLayout  `json:"layout"`
+	Before            StorageInfo   `json:"before"`
+	Merged            StorageInfo   `json:"merged"`
+	After             StorageInfo   `json:"after"`
+	Costs             []PatternCost `json:"costs"`
+	// Summed over Steps: the valid elements' bytes every step moves, and the
+	// stored bytes read from the source (smaller when compressed).
+	MoveBytes int64 `json:"move_bytes"`
+	ReadBytes int64 `json:"read_bytes"`
+
+	// MergeGroups are the merge groups of the plan's scope (for pictures);
+	// Piece.Block indexes the array's blocks.
+	MergeGroups []Group `json:"-"`
+}
+
+// VariablePlan is the plan of one variable.
+type VariablePlan struct {
+	Name      string      `json:"name"`
+	DType     string      `json:"dtype"`
+	Arrays    int         `json:"arrays"`
+	Layouts   []ArrayPlan `json:"layouts"`
+	MoveBytes int64       `json:"move_bytes"`
+	ReadBytes int64       `json:"read_bytes"`
+}
+
+// Planner plans arrays with a cache of geometries. Not safe for concurrent use.
+type Planner struct {
+	opts  PlanOptions
+	cache map[string]*ArrayPlan
+	// Hits counts arrays served from the cache.
+	Hits int
+}
+
+// NewPlanner checks opts (errors are usage errors: the user's flags).
+func NewPlanner(opts PlanOptions) (*Planner, error) {
+	switch opts.Layout {
+	case Contiguous, Chunked, AutoLayout:
+	default:
+		return nil, fmt.Errorf("planner: unknown layout %q (want contiguous, chunked or auto)", opts.Layout)
+	}
+	if opts.Layout == Chunked && (opts.ChunkShape == nil) == (opts.Chunks == nil) {
+		return nil, fmt.Errorf("planner: chunked layout needs exactly one of a chunk shape or a decomposition")
+	}
+	if opts.Layout != Chunked && (opts.ChunkShape != nil || opts.Chunks != nil) {
+		return nil, fmt.Errorf("planner: a chunk shape or decomposition needs the chunked layout")
+	}
+	if opts.Readers < 1 || opts.Readers > MaxReaders {
+		return nil, fmt.Errorf("planner: %d readers, want 1 to %d", opts.Readers, MaxReaders)
+	}
+	if opts.RanksPerNode < 0 || (opts.Scope == ScopeNode && opts.RanksPerNode < 1) {
+		return nil, fmt.Errorf("planner: the node scope needs ranks per node >= 1")
+	}
+	return &Planner{opts: opts, cache: map[string]*ArrayPlan{}}, nil
+}
+
+// Fingerprint identifies the geometry of a that planning depends on: element
+// size, shape, offset and each block's box, rank and whole-read flag, in
+// order. 16 hex digits of a SHA-256.
+func Fingerprint(a *catalog.Array) string {
+	h := sha256.New()
+	var buf []byte
+	put := func(vs ...int64) {
+		for _, v := range vs {
+			buf = binary.LittleEndian.AppendUint64(buf, uint64(v))
+		}
+	}
+	put(int64(a.DType.Size), int64(len(a.Shape)))
+	put(a.Shape...)
+	put(int64(len(a.Offset)))
+	put(a.Offset...)
+	put(int64(len(a.Blocks)))
+	for i := range a.Blocks {
+		b := &a.Blocks[i]
+		whole := int64(0)
+		if len(b.Codecs) > 0 || b.Stored != nil {
+			whole = 1
+		}
+		put(int64(b.Rank), whole)
+		put(b.Box.Lower...)
+		put(b.Box.Count...)
+		if len(buf) > 4096 {
+			h.Write(buf)
+			buf = buf[:0]
+		}
+	}
+	h.Write(buf)
+	return hex.EncodeToString(h.Sum(nil)[:8])
+}
+
+// PlanArray plans one array (Steps = [a.Step], MoveBytes and ReadBytes of
+// this array alone). The result shares no memory with the cache.
+func (p *Planner) PlanArray(a *catalog.Array) (ArrayPlan, error) {
+	fp := Fingerprint(a)
+	c, ok := p.cache[fp]
+	if ok {
+		p.Hits++
+	} else {
+		plan, err := planGeometry(a, p.opts)
+		if err != nil {
+			return ArrayPlan{}, err
+		}
+		plan.Fingerprint = fp
+		c = &plan
+		p.cache[fp] = c
+	}
+	out := *c
+	out.Steps = []int64{a.Step}
+	out.Level = a.Level
+	for i := range a.Blocks {
+		b := &a.Blocks[i]
+		out.MoveBytes += b.Box.Elements() * int64(a.DType.Size)
+		out.ReadBytes += b.Length
+	}
+	return out, nil
+}
+
+// VariablePlanner accumulates the arrays of one variable.
+type VariablePlanner struct {
+	p     *Planner
+	plan  VariablePlan
+	index map[string]int // fingerprint/level -> index in plan.Layouts
+}
+
+// Variable starts the plan of a variable.
+func (p *Planner) Variable(name string, dtype catalog.DType) *VariablePlanner {
+	return &VariablePlanner{p: p, plan: VariablePlan{Name: name, DType: dtype.NumPy(), Layouts: []ArrayPlan{}},
+		index: map[string]int{}}
+}
+
+// Add plans one array of the variable (in any order; entries appear in the
+// order their geometry is first seen).
+func (v *VariablePlanner) Add(a *catalog.Array) error {
+	ap, err := v.p.PlanArray(a)
+	if err != nil {
+		return fmt.Errorf("planner: %s step %d level %d: %w", a.Var, a.Step, a.Level, err)
+	}
+	v.plan.Arrays++
+	v.plan.MoveBytes += ap.MoveBytes
+	v.plan.ReadBytes += ap.ReadBytes
+	key := fmt.Sprintf("%s/%d", ap.Fingerprint, ap.Level)
+	if i, ok := v.index[key]; ok {
+		e := &v.plan.Layouts[i]
+		e.Steps = append(e.Steps, a.Step)
+		e.MoveBytes += ap.MoveBytes
+		e.ReadBytes += ap.ReadBytes
+		return nil
+	}
+	v.index[key] = len(v.plan.Layouts)
+	v.plan.Layouts = append(v.plan.Layouts, ap)
+	return nil
+}
+
+// Plan returns the variable's plan.
+func (v *VariablePlanner) Plan() VariablePlan { return v.plan }
+
+// planGeometry does the work behind the cache.
+func planGeometry(a *catalog.Array, opts PlanOptions) (ArrayPlan, error) {
+	plan := ArrayPlan{Shape: nonNilDims(a.Shape), Offset: nonNilDims(a.Offset), Blocks: len(a.Blocks)}
+	ranks := map[int]bool{}
+	for i := range a.Blocks {
+		if r := a.Blocks[i].Rank; r < 0 {
+			plan.UnknownRankBlocks++
+		} else {
+			ranks[r] = true
+		}
+	}
+	plan.Ranks = len(ranks)
+
+	byRank, err := Merge(a.Blocks, ScopeRank, 0)
+	if err != nil {
+		return plan, err
+	}
+	plan.BlocksPerRank, plan.Cuboids.PerRank = groupStats(byRank)
+	plan.Cuboids.Rank = totalCuboids(byRank)
+	global, err := Merge(a.Blocks, ScopeGlobal, 0)
+	if err != nil {
+		return plan, err
+	}
+	plan.Cuboids.Global = totalCuboids(global)
+	var byNode []Group
+	if opts.RanksPerNode > 0 {
+		if byNode, err = Merge(a.Blocks, ScopeNode, opts.RanksPerNode); err != nil {
+			return plan, err
+		}
+		n := totalCuboids(byNode)
+		_, s := groupStats(byNode)
+		plan.Cuboids.Node, plan.Cuboids.PerNode = &n, &s
+	}
+	chosen := map[Scope][]Group{ScopeRank: byRank, ScopeNode: byNode, ScopeGlobal: global}[opts.Scope]
+	plan.MergeGroups = chosen
+	var cuboids []catalog.Box
+	for _, g := range chosen {
+		gp := GroupPlan{Key: g.Key, Blocks: len(g.Blocks), Cuboids: []catalog.Box{}}
+		for _, c := range g.Cuboids {
+			cuboids = append(cuboids, c.Box)
+			gp.Cuboids = append(gp.Cuboids, c.Box)
+		}
+		if opts.WithCuboids {
+			plan.Groups = append(plan.Groups, gp)
+		}
+	}
+
+	layout, reason, err := chooseFor(a, opts)
+	if err != nil {
+		return plan, err
+	}
+	plan.Layout = ChosenLayout{Kind: layout.Kind, Chunk: layout.Chunk, Reason: reason}
+
+	shape := a.Shape
+	before := BlocksStorage(shape, a.Blocks)
+	merged := PiecesStorage("cuboids ("+opts.Scope.String()+" scope)", shape, cuboids, false)
+	after := ContiguousStorage(shape)
+	if layout.Kind == Chunked {
+		after = ChunkedStorage(shape, layout.Chunk)
+	}
+	plan.Before = StorageInfo{before.Name, before.Pieces()}
+	plan.Merged = StorageInfo{merged.Name, merged.Pieces()}
+	plan.After = StorageInfo{after.Name, after.Pieces()}
+	plan.Costs = []PatternCost{}
+	if len(shape) == 0 || isEmpty(shape) {
+		return plan, nil // nothing a reader could lay out better
+	}
+	cp := DefaultCostParams()
+	for _, pat := range StandardPatterns(shape) {
+		b := PredictRead(before, a.DType.Size, pat, opts.Readers, cp)
+		plan.Costs = append(plan.Costs, PatternCost{
+			Pattern: pat.Name, Active: b.Active, UsefulBytes: b.UsefulBytes,
+			Before: figures(b),
+			Merged: figures(PredictRead(merged, a.DType.Size, pat, opts.Readers, cp)),
+			After:  figures(PredictRead(after, a.DType.Size, pat, opts.Readers, cp)),
+		})
+	}
+	return plan, nil
+}
+
+// LayoutFor is the target layout of one array under opts, with the reason:
+// Auto's when opts.Layout is AutoLayout, the request otherwise. `relayout run`
+// calls it per array so that it writes what `relayout plan` predicts.
+func LayoutFor(shape []int64, elemSize int, opts PlanOptions) (Layout, string, error) {
+	if opts.Layout == AutoLayout {
+		l, why := Auto(shape, elemSize, max(opts.Readers, 1), nil)
+		return l, why, nil
+	}
+	l, err := ChooseLayout(shape, opts.Layout, opts.ChunkShape, opts.Chunks)
+	if err != nil {
+		return l, "", err
+	}
+	why := "requested"
+	switch {
+	case l.Kind == Contiguous && opts.Layout == Chunked:
+		why = "scalar or empty array: always contiguous"
+	case opts.Chunks != nil:
+		why = "requested: decomposition " + dimsString(opts.Chunks)
+	case opts.ChunkShape != nil:
+		why = "requested: chunk shape " + dimsString(opts.ChunkShape) + " (clipped to the shape)"
+	}
+	return l, why, nil
+}
+
+func chooseFor(a *catalog.Array, opts PlanOptions) (Layout, string, error) {
+	return LayoutFor(a.Shape, a.DType.Size, opts)
+}
+
+func figures(c Cost) CostFigures {
+	return CostFigures{Requests: c.Requests, Bytes: c.Bytes, Amplification: round6(c.Amplification()),
+		MaxSharing: c.MaxSharing, Seconds: round6sig(c.Seconds)}
+}
+
+// groupStats returns the blocks and cuboids per group.
+func groupStats(gs []Group) (blocks, cuboids Stats) {
+	if len(gs) == 0 {
+		return
+	}
+	blocks.Min, cuboids.Min = len(gs[0].Blocks), len(gs[0].Cuboids)
+	var nb, nc int
+	for _, g := range gs {
+		blocks.Min, blocks.Max = min(blocks.Min, len(g.Blocks)), max(blocks.Max, len(g.Blocks))
+		cuboids.Min, cuboids.Max = min(cuboids.Min, len(g.Cuboids)), max(cuboids.Max, len(g.Cuboids))
+		nb += len(g.Blocks)
+		nc += len(g.Cuboids)
+	}
+	blocks.Mean = round6(float64(nb) / float64(len(gs)))
+	cuboids.Mean = round6(float64(nc) / float64(len(gs)))
+	return
+}
+
+func totalCuboids(gs []Group) int {
+	n := 0
+	for _, g := range gs {
+		n += len(g.Cuboids)
+	}
+	return n
+}
+
+func nonNilDims(v []int64) []int64 {
+	if v == nil {
+		return []int64{}
+	}
+	return slices.Clone(v)
+}
+
+// round6 rounds to 6 decimals, round6sig to 6 significant digits: stable,
+// readable JSON (golden files) without losing anything the model resolves.
+func round6(v float64) float64 {
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'f', 6, 64), 64)
+	return r
+}
+
+func round6sig(v float64) float64 {
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 6, 64), 64)
+	return r
+}
