@@ -13,6 +13,10 @@ usage: readers.py yt-raw OUT IN_FILE ITERATION
     as yt, but the input is read with h5py (record component * unitSI): for
     inputs whose constant record components make yt's view of the original
     differ from the rewritten meshes.
+usage: readers.py yt-out OUT ITERATION
+    as yt-raw, with the output's own per-variable files (read with h5py) as
+    the reference: for inputs that no reader here but relayout's opens (BP),
+    whose equality with the output `relayout verify` establishes.
 usage: readers.py aligned OUT ALIGN THRESHOLD
     every chunk of at least THRESHOLD bytes of every chunked dataset starts
     at a multiple of ALIGN (h5py's chunk index).
@@ -115,7 +119,10 @@ def yt_compare(out, infile, it, raw):
         print("BAD yt finds no mesh field in series.h5")
         return False
     ok = True
-    if raw:
+    if raw == "out":
+        f = h5py.File(os.path.join(out, "series.h5"), "r")
+        meshes = "/data/%d/meshes" % it
+    elif raw:
         f = h5py.File(infile, "r")
         meshes = "/data/%d/%s" % (it, s(f.attrs["meshesPath"]).strip("/"))
     else:
@@ -123,10 +130,14 @@ def yt_compare(out, infile, it, raw):
     for fld in fields:
         got = grid(db, fld)
         if raw:
-            rec, _, comp = fld[1].partition("_")
-            obj = f[meshes][rec]
-            if comp:
-                obj = obj[comp]
+            # yt names a field <record>_<component>, or <record> for a
+            # scalar record (whose name may itself hold "_").
+            name = fld[1].replace("-", "_")  # yt shows "_" in record names as "-"
+            if name in f[meshes]:
+                obj = f[meshes][name]
+            else:
+                rec, _, comp = name.rpartition("_")
+                obj = f[meshes][rec][comp]
             want = obj[()] * obj.attrs["unitSI"]
         else:
             want = grid(da, fld)
@@ -162,6 +173,8 @@ def main():
         ok = links(sys.argv[2])
     elif cmd in ("yt", "yt-raw"):
         ok = yt_compare(sys.argv[2], sys.argv[3], int(sys.argv[4]), cmd == "yt-raw")
+    elif cmd == "yt-out":
+        ok = yt_compare(sys.argv[2], None, int(sys.argv[3]), "out")
     elif cmd == "aligned":
         ok = aligned(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
     else:

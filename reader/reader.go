@@ -66,6 +66,8 @@ func Open(path string, opts Options) (Dataset, error) {
 		ds, err = nilIfErr(h5.Open(path, cfg))
 	case st.IsDir() && bp.IsBP4(path):
 		ds, err = nilIfErr(bp.Open(path, bp.Config{Match: sel.match}))
+	case st.IsDir() && bp.IsBP5(path): // header text may be damaged: detected by structure
+		ds, err = nilIfErr(bp.Open(path, bp.Config{Match: sel.match}))
 	case !st.IsDir() && strings.HasSuffix(path, ".bp") && bp.IsBP3(path):
 		ds, err = nilIfErr(bp.Open(path, bp.Config{Match: sel.match}))
 	default:

@@ -1,6 +1,12 @@
-// Package bp reads ADIOS BP4 directories and BP3 files (ADIOS2's BP3 engine
-// and ADIOS 1.x, with or without NAME.bp.dir/ sub-files) natively, without
-// any ADIOS library, and presents them as catalog arrays and blocks.
+// Package bp reads ADIOS BP5 and BP4 directories and BP3 files (ADIOS2's BP3
+// engine and ADIOS 1.x, with or without NAME.bp.dir/ sub-files) natively,
+// without any ADIOS or FFS library, and presents them as catalog arrays and
+// blocks. BP5 (bp5.go, ffs.go) decodes the FFS format descriptions of mmd.0
+// and the per-writer FFS records of md.0 itself, for either byte order and
+// 32- or 64-bit writers; a BP5 directory whose md.idx header text was
+// overwritten is recognised by its binary header fields and first record
+// (DatasetInfo.Skipped then says "md.idx header damaged; detected by
+// structure"), so no --format flag is needed.
 //
 // What it owns: the metadata formats (md.idx records, md.0 per-step indexes,
 // the BP3 footer and whole-file index, characteristic sets), the mapping of
@@ -20,7 +26,8 @@
 // offset, length or count before checking it against the bytes that exist.
 // Malformed input ends in an error wrapping catalog.ErrCorrupt that names the
 // file and offset; unsupported content (operators other than bzip2, mixed
-// block kinds) wraps catalog.ErrUnsupported; variables relayout cannot move
+// block kinds; BP5 operators are identified at Scan from the payload's
+// operator header) wraps catalog.ErrUnsupported; variables relayout cannot move
 // (local arrays, strings, complex, long double) are listed in
 // DatasetInfo.Skipped with the reason, never dropped silently.
 //
@@ -33,10 +40,11 @@
 // order (BP4) or time-index order (BP3); openPMD uses the iteration number.
 //
 // Memory: Open walks the metadata step by step (BP4: one step's md.0 slice at
-// a time; BP3: its one index) and keeps, per (variable, step), only where its
+// a time; BP5: one writer's metadata block at a time; BP3: its one index) and keeps, per (variable, step), only where its
 // index entry is (about 100 bytes), plus the attributes. Scan re-reads one
 // index entry per array, so it holds one entry's blocks at a time (BP3 caches
-// the entry of the variable being emitted, which covers all its steps).
+// the entry of the variable being emitted, which covers all its steps; BP5
+// re-reads the writer blocks of the array's step through a 32 MiB cache).
 //
 // Concurrency: ReadBlock is safe for concurrent use; Open and Scan run on the
 // caller's goroutine and Scan must not run concurrently with itself.

@@ -72,6 +72,13 @@ func TestGeneratedLB(t *testing.T) {
 	if d.Info().Format != "bp4" {
 		t.Errorf("format %q", d.Info().Format)
 	}
+	checkGeneratedLB(t, d, dir)
+}
+
+// checkGeneratedLB checks a generated-lb set (BP4 or BP5): variables,
+// shapes, block counts, values against value_rule and writer ranks against
+// block-owners.txt.
+func checkGeneratedLB(t *testing.T, d *Dataset, dir string) {
 	arrays := scanAll(t, d)
 	s3 := []int64{32, 32, 32}
 	checkSummary(t, summary(t, arrays), map[string]varWant{

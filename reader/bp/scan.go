@@ -50,6 +50,8 @@ type Dataset struct {
 	cacheOff  int64
 	cacheSets []charSet
 	pgCache   map[int]*pgTable
+
+	b5 *bp5State // BP5 only (bp5.go)
 }
 
 // entry is one array found at Open: where its index entry is, not its blocks.
@@ -68,6 +70,7 @@ type entry struct {
 	iterKey string // openPMD iteration path ("" none)
 	skip    string // why Open lists it in Skipped instead ("" = catalogued)
 	err     error  // why Open refuses the input if this array is selected
+	runs    []wrun // BP5: the writer ranks that wrote it this step
 }
 
 // Info describes the input; Skipped lists what is not catalogued and why.
@@ -81,7 +84,7 @@ func (d *Dataset) ReadBlock(ctx context.Context, b *catalog.Block, dt catalog.DT
 // Close releases the file pool.
 func (d *Dataset) Close() error { return d.files.Close() }
 
-// Open opens a BP4 directory (md.idx, md.0, data.N) or a BP3 file NAME.bp
+// Open opens a BP4 or BP5 directory (md.idx, md.0[, mmd.0], data.N) or a BP3 file NAME.bp
 // (with or without NAME.bp.dir/ sub-files) and indexes its variables.
 func Open(path string, cfg Config) (*Dataset, error) {
 	st, err := os.Stat(path)
@@ -95,6 +98,9 @@ func Open(path string, cfg Config) (*Dataset, error) {
 		cfg.Match = func(string) bool { return true }
 	}
 	if st.IsDir() {
+		if IsBP5(path) {
+			return openBP5(path, cfg)
+		}
 		return openBP4(path, cfg)
 	}
 	return openBP3(path, cfg)
@@ -258,6 +264,9 @@ func (d *Dataset) stepSets(e *entry, sets []charSet) []charSet {
 //	global value   0-d array; the value is inlined from the index
 //	local value    1-d array of one element per writer block, inlined
 func (d *Dataset) buildArray(ctx context.Context, e *entry) (*catalog.Array, error) {
+	if d.b5 != nil {
+		return d.buildArray5(ctx, e)
+	}
 	all, err := d.entrySets(ctx, e)
 	if err != nil {
 		return nil, err
