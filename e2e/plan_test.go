@@ -64,6 +64,7 @@ func TestPlanGolden(t *testing.T) {
 		{"femm", "hdf5/openpmd-femm/example-femm-3d.h5", []string{"--readers", "8"}},
 		{"fbpic", "hdf5/fbpic", []string{"--readers", "64", "--var", "E/z", "--var", "rho"}},
 		{"bp4-generated-lb", "bp4/generated-lb/lb-bp4.bp", []string{"--readers", "8", "--ranks-per-node", "2", "--cuboids"}},
+		{"bp5-generated-lb", "bp5/generated-lb/lb-bp5.bp", []string{"--readers", "8", "--ranks-per-node", "2", "--cuboids"}},
 		{"bp4-multiblock", "bp4/multiblock-2.5.0/BP4Multiblock2D4x2.bp", []string{"--readers", "4", "--var", "r64", "--var", "i8"}},
 		{"amrex-pelelmex-3d", "amrex/pelelmex-3d", []string{"--readers", "16", "--var", "temp", "--scope", "global"}},
 		{"femm-chunked", "hdf5/openpmd-femm/example-femm-3d.h5", []string{"--layout", "chunked", "--chunks", "2x2x2", "--var", "B/x", "--readers", "27"}},
@@ -151,12 +152,18 @@ func owners(t *testing.T, path string) map[[3]int64]int {
 // exactly its own blocks, no fewer than its face-connected components and no
 // more than its blocks.
 func TestPlanGeneratedLB(t *testing.T) {
-	dir := sharedData(t, "bp4/generated-lb")
+	for _, f := range []string{"bp4", "bp5"} {
+		t.Run(f, func(t *testing.T) { checkPlanGeneratedLB(t, f) })
+	}
+}
+
+func checkPlanGeneratedLB(t *testing.T, format string) {
+	dir := sharedData(t, format+"/generated-lb")
 	own := owners(t, filepath.Join(dir, "block-owners.txt"))
 	if len(own) != 64 {
 		t.Fatalf("block-owners.txt lists %d blocks, want 64", len(own))
 	}
-	r := mustRun(t, "plan", filepath.Join(dir, "lb-bp4.bp"), "--json", "--cuboids", "--readers", "8")
+	r := mustRun(t, "plan", filepath.Join(dir, "lb-"+format+".bp"), "--json", "--cuboids", "--readers", "8")
 	var p planJSON
 	if err := json.Unmarshal([]byte(r.stdout), &p); err != nil {
 		t.Fatal(err)
