@@ -15,6 +15,7 @@ import (
 	"relayout/catalog"
 	"relayout/planner"
 	"relayout/reader"
+	"relayout/rewriter"
 )
 
 // defaultReaders is the --readers default of plan, inspect and run --layout auto.
@@ -118,11 +119,14 @@ type planTotals struct {
 	ReadBytes  int64 `json:"read_bytes"`
 }
 
-func runPlan(ctx context.Context, args []string) error {
+func runPlan(ctx context.Context, args []string) (err error) {
 	var pf planFlags
 	var dbPath string
 	var vars []string
 	var asJSON, cuboids bool
+	var out, compress, unitSize string
+	var shards int
+	var force bool
 	fs := newFlags("plan", "relayout plan IN [flags]",
 		"relayout plan diags/ --readers 64 --layout auto --json")
 	addPlanFlags(fs, &pf)
@@ -130,6 +134,11 @@ func runPlan(ctx context.Context, args []string) error {
 	fs.StringVar(&dbPath, "catalog", "", "keep the catalog database at this path (default: a temporary file, removed)")
 	fs.BoolVar(&asJSON, "json", false, "print the plan as JSON (schema relayout-plan/1, see README.md)")
 	fs.BoolVar(&cuboids, "cuboids", false, "list the merged cuboids of --scope per group (JSON only)")
+	fs.StringVarP(&out, "out", "o", "", "also prepare OUT for a sharded rewrite: catalog in OUT/.relayout, output files created and allocated (then relayout rewrite OUT --shard I/N, relayout commit OUT)")
+	fs.IntVar(&shards, "shards", 1, "with -o: number of shards (processes running relayout rewrite)")
+	fs.StringVar(&compress, "compress", "", "with -o: compress chunks: deflate[:level], with shuffle")
+	fs.StringVar(&unitSize, "unit-size", "", "with -o: largest work unit (default 16MiB, smaller when shards would not balance)")
+	fs.BoolVar(&force, "force", false, "with -o: plan again over an existing job (its progress is lost), or into a non-empty OUT")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -141,11 +150,70 @@ func runPlan(ctx context.Context, args []string) error {
 		return err
 	}
 	opts.WithCuboids = cuboids
+	var spec jobSpec
+	if out != "" {
+		if dbPath != "" {
+			return usagef("plan: -o keeps the catalog in OUT/.relayout/catalog.db; drop --catalog")
+		}
+		deflate, err := parseCompress(compress)
+		if err != nil {
+			return err
+		}
+		if shards < 1 {
+			return usagef("plan: --shards must be at least 1")
+		}
+		inAbs, err := realPath(fs.Arg(0))
+		if err != nil {
+			return usagef("plan: %s: %v", fs.Arg(0), err)
+		}
+		spec = jobSpec{Input: inAbs, Vars: vars, Layout: opts.Layout, ChunkShape: opts.ChunkShape, Chunks: opts.Chunks,
+			Deflate: deflate, Shards: shards}
+		if opts.Layout == planner.AutoLayout {
+			spec.Readers = opts.Readers
+		}
+		if unitSize != "" {
+			if spec.UnitBytes, err = parseSize(unitSize); err != nil {
+				return err
+			}
+		}
+		if rewriter.Committed(workDir(out), out) && !force {
+			fmt.Fprintf(os.Stderr, "%s: done (committed already; nothing to do)\n", out)
+			return nil
+		}
+		job, err := existingJob(out, spec, force)
+		if err != nil {
+			return err
+		}
+		if job != nil {
+			fmt.Fprintf(os.Stderr, "%s: already prepared for %d shards (%d units); run relayout rewrite %s --shard I/%d, then relayout commit %s (--force plans again)\n",
+				out, job.Shards, len(job.Units), out, job.Shards, out)
+			return nil
+		}
+		if err := checkOutput(fs.Arg(0), out, force); err != nil {
+			return err
+		}
+		lock, err := lockOut(out, "plan -o", os.Stderr)
+		if err != nil {
+			return err
+		}
+		defer lock.Release()
+		os.Remove(filepath.Join(workDir(out), rewriter.JobFile))
+		dbPath = filepath.Join(workDir(out), "catalog.db")
+	} else if fs.Changed("shards") || compress != "" || unitSize != "" || force {
+		return usagef("plan: --shards, --compress, --unit-size and --force need -o OUT")
+	}
 	ds, store, done, err := openCatalog(ctx, fs.Arg(0), dbPath, vars)
 	if err != nil {
 		return err
 	}
 	defer done()
+	if out != "" {
+		defer func() {
+			if err == nil {
+				_, err = prepareWith(ctx, out, spec, ds, store, os.Stderr)
+			}
+		}()
+	}
 	summary, err := store.Variables()
 	if err != nil {
 		return err

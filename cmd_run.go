@@ -33,6 +33,10 @@ type runOptions struct {
 	noVerify   bool
 	quiet      bool
 	cpuProfile string
+	resume     bool   // journaled three-step path (jobs.go)
+	report     string // --report FILE.json (with --resume)
+	unitSize   string
+	progress   string
 	compress   string
 	readers    int
 	stripeCnt  int
@@ -62,6 +66,10 @@ func runRun(ctx context.Context, args []string) error {
 	fs.BoolVar(&o.force, "force", false, "write into a non-empty OUT, replacing files of the same name")
 	fs.BoolVar(&o.noVerify, "no-verify", false, "skip re-reading the output and comparing it with the input before commit")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "print nothing but errors")
+	fs.StringVar(&o.progress, "progress", "auto", "progress display: auto (a bar when stderr is a terminal), bar, json (one line per second on stderr, for workflow managers), none")
+	fs.BoolVar(&o.resume, "resume", false, "journaled run: resume a killed run --resume on the same OUT, skipping finished work units (see README: resume)")
+	fs.StringVar(&o.report, "report", "", "with --resume: write the job report (JSON, schema relayout-report/1) to this file")
+	fs.StringVar(&o.unitSize, "unit-size", "", "with --resume: largest work unit (default 16MiB, smaller for small inputs)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile to this file (for developers)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -125,9 +133,20 @@ func runRun(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if o.resume {
+		return runResume(ctx, in, o, chunkShape, chunks, deflate, storage)
+	}
+	if o.report != "" || o.unitSize != "" {
+		return usagef("run: --report and --unit-size need --resume")
+	}
 	if err := checkOutput(in, o.out, o.force); err != nil {
 		return err
 	}
+	lock, err := lockOut(o.out, "run", os.Stderr)
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
 	logw := io.Writer(os.Stderr)
 	if o.quiet {
 		logw = io.Discard
@@ -171,18 +190,24 @@ func runRun(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(logw, "storage: %s is on %s; largest file: %s\n", o.out, outFS.Name, rewriter.FileLayout(outFS, largest, storage))
 
+	mon, stopProgress, err := startProgress(o.progress, o.quiet, maxMem)
+	if err != nil {
+		return err
+	}
 	ropts := rewriter.Options{
 		Layout: o.layout, ChunkShape: chunkShape, Chunks: chunks, Deflate: deflate,
 		Jobs: o.jobs, MaxMem: maxMem, Version: version, Progress: logw,
-		FS: outFS, Storage: storage,
+		FS: outFS, Storage: storage, Monitor: mon,
 	}
 	if o.layout == planner.AutoLayout {
 		ropts.Layout, ropts.LayoutFor = "", autoLayouts(o.readers, logw)
 	}
 	m, err := rewriter.Run(ctx, store, ds, stage, ropts)
+	stopProgress()
 	if err != nil {
 		return err
 	}
+	rewriter.WriteIOSummary(logw, m.IO)
 	if !o.noVerify {
 		ok, err := verifyPair(ctx, store, ds, stage, filepath.Join(work, "verify.db"), m, logw)
 		if err != nil {

@@ -34,6 +34,9 @@ Usage:
   relayout run IN -o OUT [flags]     catalog, plan, rewrite and verify IN into OUT
   relayout catalog IN [flags]        list variables, steps, blocks, bytes and files of IN
   relayout plan IN [flags]           merged cuboids, target layout and predicted read cost per variable
+  relayout plan IN -o OUT --shards N also prepare OUT for N shards (catalog, output files allocated)
+  relayout rewrite OUT [--shard I/N] run one shard (default: from SLURM_ARRAY_TASK_ID, OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID)
+  relayout commit OUT                check every shard finished and every unit, write the manifest, move files to final names
   relayout inspect IN --svg FILE     picture of a slice: blocks by writer rank, cuboids, read cost
   relayout verify IN OUT             compare every element of IN with a relayout OUT
   relayout generate DIR              write a synthetic openPMD-HDF5 series (values known by index)
@@ -43,7 +46,8 @@ Run 'relayout COMMAND --help' for the flags of a command.
 
 Exit codes:
   0    success
-  1    verification failed, or the job stopped part-way
+  1    verification failed, or the job stopped part-way (commit: a shard has not
+       finished; rewrite/commit/run: OUT is locked by another relayout process)
   2    bad input or usage
   130  interrupted (SIGINT/SIGTERM)
 `
@@ -77,6 +81,10 @@ func dispatch(ctx context.Context, args []string) int {
 		err = runCatalog(ctx, args[1:])
 	case "plan":
 		err = runPlan(ctx, args[1:])
+	case "rewrite":
+		err = runRewrite(ctx, args[1:])
+	case "commit":
+		err = runCommit(ctx, args[1:])
 	case "inspect":
 		err = runInspect(ctx, args[1:])
 	case "verify":

@@ -20,6 +20,12 @@ type Manifest struct {
 	// links ("series.h5"); empty when none was written.
 	Series  string   `json:"series,omitempty"`
 	Skipped []string `json:"skipped,omitempty"`
+	// IO is the run's I/O profile (bytes, request counts, time per stage);
+	// absent in manifests of older versions.
+	IO *ManifestIO `json:"io,omitempty"`
+	// Report is the job's per-variable account (relayout commit and run
+	// --resume, see catalog.Report); absent for a plain relayout run.
+	Report *Report `json:"report,omitempty"`
 }
 
 type ManifestInput struct {

@@ -418,4 +418,12 @@ func TestInterrupt(t *testing.T) {
 	if names := finalNames(t, out); len(names) > 0 {
 		t.Errorf("files under OUT's final names after an interrupted run: %v", names)
 	}
+	// No temporary file is left behind either (the rewriter removes its
+	// .<file>.tmp when a variable fails or is cancelled).
+	filepath.WalkDir(out, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(d.Name(), ".tmp") {
+			t.Errorf("temporary file left after an interrupted run: %s", p)
+		}
+		return nil
+	})
 }

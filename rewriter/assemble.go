@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"relayout/catalog"
 )
@@ -181,35 +182,54 @@ func copyBlock(buf []byte, slab catalog.Box, b *catalog.Block, data []byte, dt c
 	return nil
 }
 
-// trimBlock narrows an uncompressed row-major block to the rows (dimension 0)
-// that slab needs, so a block larger than a slab (a whole contiguous HDF5
-// dataset, say) is read piecewise instead of once per slab. Other blocks are
-// returned unchanged.
+// trimBlock narrows an uncompressed row-major block to the contiguous part
+// of its storage that slab needs, so a block larger than a slab (a whole
+// contiguous HDF5 dataset, say) is read piecewise instead of once per slab:
+// the slab's range along the first dimension where it needs more than one
+// index, single indices before it, and the block whole after it (exact for
+// slabs that span the trailing dimensions, as every unit does). Other blocks
+// are returned unchanged.
 func trimBlock(b *catalog.Block, slab catalog.Box, size int) *catalog.Block {
 	if len(b.Codecs) != 0 || b.Order != catalog.RowMajor || len(slab.Count) == 0 || b.StoredLower != nil {
 		return b
 	}
 	st := b.StoredShape()
-	rowBytes := product(st[1:]) * int64(size)
-	whole := st[0] * rowBytes
+	whole := product(st) * int64(size)
 	if b.Inline != nil && int64(len(b.Inline)) != whole || b.Inline == nil && b.Length != whole {
 		return b // not plainly the stored array: let the source judge it
 	}
-	r0 := max(slab.Lower[0]-b.Box.Lower[0], 0)
-	r1 := min(slab.Lower[0]+slab.Count[0]-b.Box.Lower[0], b.Box.Count[0])
-	if r0 >= r1 || r0 == 0 && r1 == st[0] {
+	region, ok := b.Box.Intersect(slab)
+	if !ok {
+		return b
+	}
+	rank := len(st)
+	k := 0
+	for k < rank-1 && region.Count[k] == 1 {
+		k++
+	}
+	same := true
+	for d := 0; d <= k; d++ {
+		same = same && region.Lower[d] == b.Box.Lower[d] && region.Count[d] == st[d]
+	}
+	if same {
 		return b
 	}
 	t := *b
 	t.Box = catalog.Box{Lower: append([]int64(nil), b.Box.Lower...), Count: append([]int64(nil), b.Box.Count...)}
-	t.Box.Lower[0] += r0
-	t.Box.Count[0] = r1 - r0
-	t.Stored = append([]int64{r1 - r0}, st[1:]...)
+	t.Stored = append([]int64(nil), st...)
+	strides := rowMajorStrides(st)
+	var off int64
+	for d := 0; d <= k; d++ {
+		off += (region.Lower[d] - b.Box.Lower[d]) * strides[d]
+		t.Box.Lower[d], t.Box.Count[d], t.Stored[d] = region.Lower[d], region.Count[d], region.Count[d]
+	}
+	off *= int64(size)
+	n := product(t.Stored) * int64(size)
 	if b.Inline != nil {
-		t.Inline = b.Inline[r0*rowBytes : r1*rowBytes]
+		t.Inline = b.Inline[off : off+n]
 	} else {
-		t.Offset += r0 * rowBytes
-		t.Length = (r1 - r0) * rowBytes
+		t.Offset += off
+		t.Length = n
 	}
 	return &t
 }
@@ -245,18 +265,43 @@ func fillBuf(buf, elem []byte) {
 // row-major little-endian bytes; places no block covers hold fill (LE, or nil
 // for zeros). a must have passed checkArray.
 func assembleSlab(ctx context.Context, src catalog.Source, a *catalog.Array, slab catalog.Box, fill []byte) ([]byte, error) {
+	return assembleReads(ctx, nil, src, a, slab, slabReads(a, slab), fill)
+}
+
+// slabReads lists the blocks (trimmed to what slab needs) to read for slab,
+// in file and offset order.
+func slabReads(a *catalog.Array, slab catalog.Box) []*catalog.Block {
+	idx := slabBlocks(a.Blocks, slab)
+	reads := make([]*catalog.Block, len(idx))
+	for k, i := range idx {
+		reads[k] = trimBlock(&a.Blocks[i], slab, a.DType.Size)
+	}
+	return reads
+}
+
+// assembleReads is assembleSlab over reads (slabReads of slab), timing the
+// fetch (read and decode) and assemble (copy) stages on mon when not nil.
+func assembleReads(ctx context.Context, mon *Monitor, src catalog.Source, a *catalog.Array, slab catalog.Box, reads []*catalog.Block, fill []byte) ([]byte, error) {
+	start := time.Now()
+	var copying time.Duration
+	if mon != nil {
+		defer func() {
+			total := time.Since(start)
+			mon.stage[stageAssemble].Add(int64(copying))
+			mon.stage[stageFetch].Add(int64(total - copying))
+		}()
+	}
 	size := a.DType.Size
 	buf := make([]byte, slab.Elements()*int64(size))
 	if fill != nil {
 		fillBuf(buf, fill)
 	}
-	idx := slabBlocks(a.Blocks, slab)
-	reads := make([]*catalog.Block, len(idx))
-	for k, i := range idx {
-		reads[k] = trimBlock(&a.Blocks[i], slab, size)
-	}
+	copying = time.Since(start)
 	place := func(k int, data []byte) error {
-		if err := copyBlock(buf, slab, reads[k], data, a.DType); err != nil {
+		t := time.Now()
+		err := copyBlock(buf, slab, reads[k], data, a.DType)
+		copying += time.Since(t)
+		if err != nil {
 			return err
 		}
 		return ctx.Err()
@@ -282,6 +327,17 @@ func assembleSlab(ctx context.Context, src catalog.Source, a *catalog.Array, sla
 	return buf, nil
 }
 
+// overlaps reports whether b and slab share an element (a scalar slab
+// overlaps every non-empty block).
+func overlaps(b, slab catalog.Box) bool {
+	for d := range slab.Count {
+		if b.Count[d] <= 0 || b.Lower[d] >= slab.Lower[d]+slab.Count[d] || b.Lower[d]+b.Count[d] <= slab.Lower[d] {
+			return false
+		}
+	}
+	return len(slab.Count) > 0 || b.Elements() > 0
+}
+
 // slabBlocks returns the indices of the blocks that intersect slab, in file
 // and offset order: blocks written in scattered order are then read with
 // ascending offsets, which the disk and the kernel's read-ahead reward.
@@ -289,10 +345,9 @@ func slabBlocks(blocks []catalog.Block, slab catalog.Box) []int {
 	var idx []int
 	for i := range blocks {
 		b := &blocks[i]
-		// Slabs span every dimension but the first: comparing dimension 0
-		// decides overlap without Intersect's allocations.
-		if len(slab.Count) > 0 && (b.Box.Lower[0] >= slab.Lower[0]+slab.Count[0] ||
-			b.Box.Lower[0]+b.Box.Count[0] <= slab.Lower[0] || b.Box.Elements() == 0) {
+		// Overlap per dimension, without Intersect's allocations (slabs
+		// split to fit the memory budget do not span the other dimensions).
+		if !overlaps(b.Box, slab) {
 			continue
 		}
 		idx = append(idx, i)

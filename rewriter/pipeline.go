@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"time"
 
 	"github.com/sourcegraph/conc/stream"
 
@@ -17,14 +18,36 @@ import (
 // queues jobs+1 finished tasks). The first error of work or use cancels the
 // rest and is returned; jobs = 1 runs the same path.
 func ordered[T any](ctx context.Context, jobs, n int, work func(context.Context, int) (T, error), use func(int, T) error) error {
+	return orderedAdmit(ctx, jobs, n, nil, nil, work, use)
+}
+
+// orderedAdmit is ordered with admission control: admit(i) runs on the
+// dispatching goroutine, in index order, before task i starts (it charges
+// the memory budget and may block); release(i) runs after task i's callback,
+// whatever happened. An error from admit stops dispatching and is returned.
+func orderedAdmit[T any](ctx context.Context, jobs, n int, admit func(context.Context, int) error, release func(int),
+	work func(context.Context, int) (T, error), use func(int, T) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var firstErr error // only touched by callbacks, which run one at a time
+	var admitErr error // only touched by the dispatching loop
 	s := stream.New().WithMaxGoroutines(max(jobs, 1))
 	for i := 0; i < n && ctx.Err() == nil; i++ {
+		if admit != nil {
+			if err := admit(ctx, i); err != nil {
+				if ctx.Err() == nil {
+					admitErr = err
+					cancel()
+				}
+				break
+			}
+		}
 		s.Go(func() stream.Callback {
 			v, err := work(ctx, i)
 			return func() {
+				if release != nil {
+					defer release(i)
+				}
 				if firstErr != nil {
 					return
 				}
@@ -41,6 +64,9 @@ func ordered[T any](ctx context.Context, jobs, n int, work func(context.Context,
 	s.Wait()
 	if firstErr != nil {
 		return firstErr
+	}
+	if admitErr != nil {
+		return admitErr
 	}
 	return ctx.Err()
 }
@@ -64,25 +90,81 @@ func streamArray(ctx context.Context, src catalog.Source, a *catalog.Array, slab
 // result reaches sink with the slab, in slab order.
 func streamArrayWith[T any](ctx context.Context, src catalog.Source, a *catalog.Array, slabs []catalog.Box, jobs int,
 	prep func(slab catalog.Box, buf []byte) (T, error), sink func(slab catalog.Box, buf []byte, v T) error) (string, error) {
+	return streamArrayEnv(ctx, pipeEnv{}, src, a, slabs, jobs, prep, sink)
+}
+
+// pipeEnv is what the pipeline charges and reports to: the memory budget
+// (nil: unlimited), the largest coalesced read, the slab bytes kept per slab
+// beyond its buffer (keep: 1 for the encoded chunks cut from it, 0 else),
+// and the Monitor (nil: none).
+type pipeEnv struct {
+	mem       *memBudget
+	readLimit int64
+	keep      int64
+	mon       *Monitor
+}
+
+// streamArrayEnv is streamArrayWith charging env.mem before each slab's
+// buffers exist and timing the stages on env.mon.
+func streamArrayEnv[T any](ctx context.Context, env pipeEnv, src catalog.Source, a *catalog.Array, slabs []catalog.Box, jobs int,
+	prep func(slab catalog.Box, buf []byte) (T, error), sink func(slab catalog.Box, buf []byte, v T) error) (string, error) {
 	type slabOut struct {
 		buf []byte
 		v   T
 	}
+	if env.readLimit > 0 {
+		ctx = catalog.WithReadLimit(ctx, env.readLimit)
+	}
+	_, batch := src.(catalog.BatchSource)
+	size := int64(a.DType.Size)
+	reads := make([][]*catalog.Block, len(slabs))
+	keep := make([]int64, len(slabs))
+	transient := make([]int64, len(slabs))
+	var admit func(context.Context, int) error
+	var release func(int)
+	if env.mem != nil {
+		admit = func(ctx context.Context, i int) error {
+			reads[i] = slabReads(a, slabs[i])
+			keep[i] = slabs[i].Elements() * size * (1 + env.keep)
+			transient[i] = readNeed(reads[i], a.DType, max(env.readLimit, 1), batch)
+			return env.mem.acquire(ctx, keep[i]+transient[i])
+		}
+		release = func(i int) {
+			env.mem.release(keep[i])
+			keep[i] = 0
+		}
+	}
 	fill := leFill(a)
 	h := sha256.New()
-	err := ordered(ctx, jobs, len(slabs), func(ctx context.Context, i int) (slabOut, error) {
-		buf, err := assembleSlab(ctx, src, a, slabs[i], fill)
+	err := orderedAdmit(ctx, jobs, len(slabs), admit, release, func(ctx context.Context, i int) (slabOut, error) {
+		if reads[i] == nil {
+			reads[i] = slabReads(a, slabs[i])
+		}
+		buf, err := assembleReads(ctx, env.mon, src, a, slabs[i], reads[i], fill)
+		reads[i] = nil
+		if env.mem != nil {
+			env.mem.release(transient[i])
+			transient[i] = 0
+		}
 		if err != nil || prep == nil {
 			return slabOut{buf: buf}, err
 		}
+		t := time.Now()
 		v, err := prep(slabs[i], buf)
+		if env.mon != nil {
+			env.mon.since(stageEncode, t)
+		}
 		return slabOut{buf, v}, err
 	}, func(i int, o slabOut) error {
 		h.Write(o.buf)
 		if sink == nil {
 			return nil
 		}
-		return sink(slabs[i], o.buf, o.v)
+		err := sink(slabs[i], o.buf, o.v)
+		if err == nil && env.mon != nil && sink != nil {
+			env.mon.done.Add(int64(len(o.buf)))
+		}
+		return err
 	})
 	if err != nil {
 		return "", err

@@ -24,6 +24,11 @@ type Options struct {
 	MaxMem     int64   // bytes of slab buffers alive at once; <= 0 means DefaultMaxMem
 	Version    string  // relayout version, recorded in files and manifest
 	Progress   io.Writer
+	// Monitor, when set, follows the run (progress displays poll it); Run
+	// makes one otherwise. Its I/O profile goes into Manifest.IO.
+	Monitor *Monitor
+
+	mem *memBudget // MaxMem as a semaphore, made by Run
 
 	// LayoutFor, when set, chooses each array's layout instead of Layout,
 	// ChunkShape and Chunks (e.g. planner.LayoutFor with the auto layout); the
@@ -64,15 +69,7 @@ func (o Options) jobs() int {
 // (one write call, a scan of the block list) stay negligible.
 const maxSlabBytes = 32 << 20
 
-// budget is the size of one slab: the ordered pipeline keeps up to about
-// 2*jobs slabs alive (jobs being assembled, jobs+1 waiting their turn).
-func (o Options) budget() int64 {
-	mem := o.MaxMem
-	if mem <= 0 {
-		mem = DefaultMaxMem
-	}
-	return min(max(mem/int64(2*o.jobs()), 1), maxSlabBytes)
-}
+// budget (the size of one slab) is in budget.go.
 
 // Run writes every variable of store, whose blocks src fetches, into one
 // HDF5 file per variable in stage, then stage/relayout.json, and returns the
@@ -105,10 +102,12 @@ func Run(ctx context.Context, store *catalog.Store, src catalog.Source, stage st
 		Variables: []catalog.ManifestVariable{},
 		Skipped:   info.Skipped,
 	}
+	opts = opts.withPipeline(src, vars)
 	fc := fileConfig{root: seriesRoot(info, opts.Version, time.Now()), format: info.Format}
 	links := make([][]seriesLink, len(vars))
 	for i, v := range vars {
 		start := time.Now()
+		opts.Monitor.setVariable(v.Name)
 		dec := FileLayout(opts.FS, v.Bytes, opts.Storage)
 		mv, st, err := writeVariable(ctx, store, src, stage, files[i], v, fc, dec, opts)
 		if err != nil {
@@ -131,6 +130,7 @@ func Run(ctx context.Context, store *catalog.Store, src catalog.Source, stage st
 	}
 	m.Series = SeriesName
 	m.Skipped = append(m.Skipped, skipped...)
+	m.IO = opts.Monitor.profile(opts.mem)
 	if err := writeManifest(stage, m); err != nil {
 		return nil, err
 	}

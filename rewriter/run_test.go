@@ -311,7 +311,7 @@ func TestRunContiguous(t *testing.T) {
 	stage := filepath.Join(dir, "stage")
 	var progress bytes.Buffer
 	// 3 jobs and 2.4 KB: slabs of 400 bytes, so many slabs per array.
-	m, err := Run(context.Background(), st, src, stage, Options{Jobs: 3, MaxMem: 2400, Version: "test-1", Progress: &progress})
+	m, err := Run(context.Background(), st, src, stage, Options{Jobs: 3, MaxMem: 16000, Version: "test-1", Progress: &progress})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -385,7 +385,7 @@ func TestRunChunked(t *testing.T) {
 			dir := t.TempDir()
 			st, src := buildInput(t, dir, vars)
 			stage := filepath.Join(dir, "stage")
-			tc.opts.Jobs, tc.opts.MaxMem, tc.opts.Version = 3, 3000, "test-1"
+			tc.opts.Jobs, tc.opts.MaxMem, tc.opts.Version = 3, 16000, "test-1" // tiny; a column-major block is read whole
 			m, err := Run(context.Background(), st, src, stage, tc.opts)
 			if err != nil {
 				t.Fatal(err)

@@ -94,7 +94,7 @@ func TestVerify(t *testing.T) {
 		dir := t.TempDir()
 		in, inSrc := buildInput(t, dir, vars)
 		stage := filepath.Join(dir, "stage")
-		layout.Jobs, layout.MaxMem, layout.Version = 2, 4000, "test-1"
+		layout.Jobs, layout.MaxMem, layout.Version = 2, 16000, "test-1" // tiny; a column-major block is read whole
 		m, err := Run(context.Background(), in, inSrc, stage, layout)
 		if err != nil {
 			t.Fatal(err)
@@ -134,7 +134,8 @@ func TestVerifyDetectsDamage(t *testing.T) {
 	vars := inputVars()
 	in, inSrc := buildInput(t, dir, vars)
 	stage := filepath.Join(dir, "stage")
-	m, err := Run(context.Background(), in, inSrc, stage, Options{Jobs: 2, MaxMem: 4000, Version: "test-1"})
+	// A tiny budget, but a column-major block (5,720 bytes, read whole) must fit.
+	m, err := Run(context.Background(), in, inSrc, stage, Options{Jobs: 2, MaxMem: 16000, Version: "test-1"})
 	if err != nil {
 		t.Fatal(err)
 	}

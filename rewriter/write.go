@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"relayout/catalog"
 	"relayout/internal/fsinfo"
@@ -27,6 +28,9 @@ type varStats struct {
 type fileConfig struct {
 	root   []catalog.Attr // attributes of "/"
 	format string         // the input's format (DatasetInfo.Format)
+	// prepare: create chunked datasets empty (relayout plan -o: shards
+	// write their chunks to part files, commit joins them; see shard.go).
+	prepare bool
 }
 
 // contigTarget is a contiguous dataset whose bytes are written with pwrite
@@ -92,7 +96,12 @@ func writeVariable(ctx context.Context, store *catalog.Store, src catalog.Source
 	}
 	err = writeContiguous(ctx, f, store, src, v.Name, contig, opts, &mv)
 	if err == nil {
-		if err = f.Sync(); err != nil {
+		t := time.Now()
+		err = f.Sync()
+		if opts.Monitor != nil {
+			opts.Monitor.since(stageSync, t)
+		}
+		if err != nil {
 			err = fmt.Errorf("rewriter: %s: %w", v.Name, err)
 		}
 	}
@@ -147,7 +156,9 @@ func writeStructure(ctx context.Context, w *h5.Writer, store *catalog.Store, src
 			Shape: nonNil(a.Shape), Offset: nonNil(a.Offset), Layout: layout.Kind, Chunk: layout.Chunk,
 			Compression: compression(spec),
 		}
-		if layout.Kind == planner.Chunked {
+		if layout.Kind == planner.Chunked && fc.prepare {
+			// chunks come later, from the shards' part files
+		} else if layout.Kind == planner.Chunked {
 			entry.SHA256, err = loadAndWriteChunked(ctx, d, store, src, a.Key(), layout, opts)
 		} else {
 			contig[a.Key()] = contigTarget{addr: d.Address(), entry: len(mv.Datasets)}
@@ -205,7 +216,13 @@ func loadAndWriteChunked(ctx context.Context, d *h5.OutDataset, store *catalog.S
 // costs no space where it has no boxes.
 func writeChunked(ctx context.Context, d *h5.OutDataset, src catalog.Source, a *catalog.Array,
 	layout planner.Layout, opts Options) (string, error) {
-	slabs := planner.Slabs(a.Shape, layout, a.DType.Size, opts.budget())
+	if err := opts.checkChunkBudget(layout.Chunk, a.DType.Size); err != nil {
+		return "", err
+	}
+	slabs, split, err := units(a.Shape, layout, a.DType.Size, opts.budget())
+	if err != nil {
+		return "", err
+	}
 	touched := touchedChunks(a, layout.Chunk)
 	grid := chunkGrid(a.Shape, layout.Chunk)
 	type chunkOut struct {
@@ -229,14 +246,36 @@ func writeChunked(ctx context.Context, d *h5.OutDataset, src catalog.Source, a *
 		})
 		return out, err
 	}
-	return streamArrayWith(ctx, src, a, slabs, opts.jobs(), prep, func(_ catalog.Box, _ []byte, chunks []chunkOut) error {
+	env := opts.env()
+	env.keep = 1 // the chunks cut from a slab
+	mon := env.mon
+	sum, err := streamArrayEnv(ctx, env, src, a, slabs, opts.jobs(), prep, func(_ catalog.Box, _ []byte, chunks []chunkOut) error {
 		for _, c := range chunks {
+			t := time.Now()
 			if err := d.WriteChunk(c.off, c.data); err != nil {
 				return err
+			}
+			if mon != nil {
+				mon.wrote(len(c.data), t)
 			}
 		}
 		return nil
 	})
+	if err != nil || !split {
+		return sum, err
+	}
+	// Units of whole chunks smaller than a chunk row are not in row-major
+	// order: the digest takes a read-only pass of its own, in row-major
+	// units that fit the budget.
+	if mon != nil {
+		mon.splits.Add(1)
+	}
+	hashUnits, _, err := units(a.Shape, planner.Layout{Kind: planner.Contiguous}, a.DType.Size, opts.budget())
+	if err != nil {
+		return "", err
+	}
+	env.keep = 0
+	return streamArrayEnv[struct{}](ctx, env, src, a, hashUnits, opts.jobs(), nil, nil)
 }
 
 // chunkGrid is the number of chunks along each dimension.
@@ -351,6 +390,8 @@ func writeContiguous(ctx context.Context, f *os.File, store *catalog.Store, src 
 	if err != nil {
 		return fmt.Errorf("rewriter: %s: %w", name, err)
 	}
+	env := opts.env()
+	mon := env.mon
 	return store.EachArray(ctx, name, func(a *catalog.Array) error {
 		t, ok := contig[a.Key()]
 		if !ok {
@@ -364,17 +405,24 @@ func writeContiguous(ctx context.Context, f *os.File, store *catalog.Store, src 
 			return arrayErr(a.Key(), fmt.Errorf("%s: contiguous data at %d+%d outside the file (%d bytes)",
 				f.Name(), t.addr, n, fi.Size()))
 		}
-		rowBytes := int64(a.DType.Size)
-		if len(a.Shape) > 0 {
-			rowBytes *= product(a.Shape[1:])
+		slabs, _, err := units(a.Shape, planner.Layout{Kind: planner.Contiguous}, a.DType.Size, opts.budget())
+		if err != nil {
+			return arrayErr(a.Key(), err)
 		}
-		slabs := planner.Slabs(a.Shape, planner.Layout{Kind: planner.Contiguous}, a.DType.Size, opts.budget())
-		sum, err := streamArray(ctx, src, a, slabs, opts.jobs(), func(slab catalog.Box, buf []byte) error {
+		if len(slabs) > 0 && len(a.Shape) > 1 && slabs[0].Count[0] == 1 && slabs[0].Count[1] < a.Shape[1] && mon != nil {
+			mon.splits.Add(1)
+		}
+		strides := rowMajorStrides(a.Shape)
+		sum, err := streamArrayEnv(ctx, env, src, a, slabs, opts.jobs(), nil, func(slab catalog.Box, buf []byte, _ struct{}) error {
 			off := t.addr
-			if len(slab.Lower) > 0 {
-				off += slab.Lower[0] * rowBytes
+			for d := range slab.Lower { // row-major units: their first element's place
+				off += slab.Lower[d] * strides[d] * int64(a.DType.Size)
 			}
+			start := time.Now()
 			_, err := f.WriteAt(buf, off)
+			if mon != nil {
+				mon.wrote(len(buf), start)
+			}
 			return err
 		})
 		if err != nil {

@@ -1,21 +1,44 @@
 #!/usr/bin/env bash
 # make bench: relayout against its floor (cp of the same bytes) and against h5repack,
-# side by side in one run, page cache of the input dropped before every timed command.
-# Prints per-command medians (wall seconds, peak RSS) and the ratios to quote.
-#   BENCH_N (mesh edge, default 256), BENCH_CHUNK (default 32), BENCH_RUNS (default 3), BENCH_DIR.
+# side by side in one run, page cache of the input dropped before every timed command,
+# then the read benchmark (bench/readbench). Prints per-command medians (wall seconds,
+# peak RSS) and the ratios, and appends a dated section to bench/RESULTS.md.
+#   BENCH_N (mesh edge, default 512: 1 GiB of float64), BENCH_B (block edge, default 32:
+#   4,096 blocks), BENCH_W (ADIOS 1.x writers, default 8), BENCH_RUNS (default 3),
+#   BENCH_READ_RUNS (default 3), BENCH_MAXMEM (default 256MiB), BENCH_DIR,
+#   BENCH_RESULTS (default bench/RESULTS.md; empty: do not record).
 set -euo pipefail
-N=${BENCH_N:-256}; C=${BENCH_CHUNK:-32}; RUNS=${BENCH_RUNS:-3}
+N=${BENCH_N:-512}; B=${BENCH_B:-32}; W=${BENCH_W:-8}; RUNS=${BENCH_RUNS:-3}
+READ_RUNS=${BENCH_READ_RUNS:-3}; MAXMEM=${BENCH_MAXMEM:-256MiB}
+RESULTS=${BENCH_RESULTS-bench/RESULTS.md}
 DIR=${BENCH_DIR:-$(mktemp -d "${TMPDIR:-/var/tmp}/relayout-bench.XXXXXX")}
 BIN=${BIN:-bin/relayout}
 mkdir -p "$DIR"
 trap 'rm -rf "$DIR"' EXIT
-"$BIN" generate "$DIR/in" --shape "$N,$N,$N" --chunk "$C,$C,$C" --steps 0 >/dev/null
+go build -o bin/readbench ./bench/readbench
+LOG=$DIR/log; : >"$LOG"
+say() { echo "$@" | tee -a "$LOG"; }
+
+# Input: N^3 float64 in B^3 blocks, dealt to W writers after a load-balancing shuffle,
+# written by ADIOS 1.x (MPI_AGGREGATE, sub-filed BP3); values ((step*N+i)*N+j)*N+k.
+nb=$((N / B))
+mkdir -p "$DIR/in"
+t0=$(date +%s.%N)
+OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np "$W" --oversubscribe \
+  --mca btl self,vader --mca btl_vader_single_copy_mechanism none \
+  /usr/bin/python3 testdata/adios1/write_bp3.py "$DIR/in/data.bp" --shape "$N,$N,$N" --blocks "$nb,$nb,$nb" \
+  --regular --int-shape "" --steps 1 --aggregators "$W" --no-stats >/dev/null
+rm -f "$DIR/in/data.bp.blocks.json"
 IN_BYTES=$(du -sb "$DIR/in" | cut -f1)
-echo "input: $DIR/in, $(ls "$DIR/in" | wc -l) file(s), $IN_BYTES bytes, 4 variables of ${N}^3 float64 in ${C}^3 chunks (scattered order)"
-echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB, $(uname -r), $(df -T "$DIR" | awk 'NR==2{print $2}') at $DIR"
+say "input: sub-filed BP3 by ADIOS 1.x, ${N}^3 float64 in ${B}^3 blocks ($((nb*nb*nb)) blocks) over $W writers (shuffled), $W sub-files, $IN_BYTES bytes; generated in $(echo "$(date +%s.%N) - $t0" | bc | xargs printf %.1f)s"
+# The chunked-HDF5 copy of the same data (B^3 chunks), for h5repack.
+"$BIN" run --var rho "$DIR/in/data.bp" -o "$DIR/h5c" -q --no-verify --layout chunked --chunk-shape "$B,$B,$B"
+H5C=$DIR/h5c/rho.h5
+cpu=$(lscpu | awk -F: '/Model name/{gsub(/^ +/,"",$2); print $2; exit}')
+say "machine: $(nproc) cores ($cpu), $(free -g | awk '/Mem:/{print $2}') GiB, Linux $(uname -r), $(df -T "$DIR" | awk 'NR==2{print $2}') at $DIR; $(h5repack --version 2>&1 | head -1)"
 
 drop() { # posix_fadvise(DONTNEED) on every input file: cold reads for each command
-  find "$DIR/in" -type f -exec dd if={} iflag=nocache count=0 status=none \;
+  find "$DIR/in" "$DIR/h5c" -type f -exec dd if={} iflag=nocache count=0 status=none \;
 }
 declare -A WALL RSS
 timeit() { # name, command...
@@ -25,33 +48,48 @@ timeit() { # name, command...
   read -r w m <"$DIR/time"
   WALL[$name]+="$w "; RSS[$name]+="$m "
 }
-repack() {
-  mkdir -p "$DIR/out"
-  for f in "$DIR"/in/*.h5; do h5repack -l CONTI "$f" "$DIR/out/$(basename "$f")"; done
-}
-cpsync() { cp -r --reflink=never "$DIR/in" "$DIR/out" && sync "$DIR"/out/*; }
-repacksync() { repack && sync "$DIR"/out/*; }
-export -f repack cpsync repacksync; export DIR
+cpsync() { cp -r --reflink=never "$DIR/in" "$DIR/out" && sync "$DIR"/out/* "$DIR"/out/*/* 2>/dev/null; }
+repack() { mkdir -p "$DIR/out" && h5repack -l CONTI "$H5C" "$DIR/out/rho.h5"; }
+repacksync() { repack && sync "$DIR/out/rho.h5"; }
+export -f cpsync repack repacksync; export DIR H5C
 for r in $(seq "$RUNS"); do
   timeit cp cp -r --reflink=never "$DIR/in" "$DIR/out"
-  timeit relayout "$BIN" run "$DIR/in" -o "$DIR/out" -q --no-verify
-  timeit relayout+verify "$BIN" run "$DIR/in" -o "$DIR/out" -q
-  timeit h5repack bash -c repack
   timeit cp+fsync bash -c cpsync
+  timeit relayout "$BIN" run --var rho "$DIR/in/data.bp" -o "$DIR/out" -q --no-verify
+  timeit relayout-chunked "$BIN" run --var rho "$DIR/in/data.bp" -o "$DIR/out" -q --no-verify --layout chunked --chunks 4x4x4
+  timeit relayout-maxmem "$BIN" run --var rho "$DIR/in/data.bp" -o "$DIR/out" -q --no-verify --max-mem "$MAXMEM"
+  timeit relayout-h5c "$BIN" run "$H5C" -o "$DIR/out" -q --no-verify
+  timeit h5repack bash -c repack
   timeit h5repack+fsync bash -c repacksync
 done
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
-printf "%-16s %10s %12s %10s\n" command "wall(s)" "peakRSS(MB)" "÷cp"
 cpw=$(echo "${WALL[cp]}" | median)
-for n in cp cp+fsync relayout relayout+verify h5repack h5repack+fsync; do
+say ""
+say "| command | wall (s), median of $RUNS | peak RSS (MB) | ÷ cp |"
+say "|---|---|---|---|"
+for n in cp cp+fsync relayout relayout-chunked relayout-maxmem relayout-h5c h5repack h5repack+fsync; do
   w=$(echo "${WALL[$n]}" | median); m=$(echo "${RSS[$n]}" | median)
-  printf "%-16s %10s %12d %10.2f\n" "$n" "$w" "$((m/1024))" "$(echo "$w / $cpw" | bc -l)"
+  say "| $n | $w | $((m/1024)) | $(printf %.2f "$(echo "$w / $cpw" | bc -l)") |"
 done
-# relayout syncs each output file once (durable on return); cp and h5repack do not,
-# so the fair floors are the +fsync rows.
-rw=$(echo "${WALL[relayout]}" | median)
-for base in cp+fsync h5repack+fsync h5repack; do
-  bw=$(echo "${WALL[$base]}" | median)
-  printf "relayout ÷ %-15s %.2f\n" "$base:" "$(echo "$rw / $bw" | bc -l)"
-done
-echo "(medians of $RUNS interleaved runs each, input page cache dropped before every run)"
+ratio() { printf %.2f "$(echo "$(echo "${WALL[$1]}" | median) / $(echo "${WALL[$2]}" | median)" | bc -l)"; }
+say ""
+say "- relayout (contiguous) ÷ cp = $(ratio relayout cp); ÷ cp+fsync = $(ratio relayout cp+fsync)"
+say "- relayout --chunks 4x4x4 ÷ cp = $(ratio relayout-chunked cp); ÷ cp+fsync = $(ratio relayout-chunked cp+fsync)"
+say "- relayout ÷ h5repack -l CONTI on the ${B}^3-chunked HDF5 copy = $(ratio relayout-h5c h5repack); ÷ h5repack+fsync = $(ratio relayout-h5c h5repack+fsync)"
+say "- relayout --max-mem $MAXMEM: peak RSS $(( $(echo "${RSS[relayout-maxmem]}" | median) / 1024 )) MB, wall ÷ cp = $(ratio relayout-maxmem cp)"
+say "- commands: relayout run IN/data.bp -o OUT -q --no-verify [--layout chunked --chunks 4x4x4 | --max-mem $MAXMEM]; relayout run H5C/rho.h5 -o OUT -q --no-verify; h5repack -l CONTI H5C/rho.h5 OUT/rho.h5"
+say "(medians of $RUNS interleaved runs each, input page cache dropped before every run)"
+
+# I/O profile of one relayout run, and the read benchmark on the outputs.
+rm -rf "$DIR/out" "$DIR/outc"; drop
+"$BIN" run --var rho "$DIR/in/data.bp" -o "$DIR/out" --no-verify --progress none 2>&1 | grep '^io:' | sed 's/^/    /' | tee -a "$LOG"
+"$BIN" run --var rho "$DIR/in/data.bp" -o "$DIR/outc" -q --no-verify --layout chunked --chunks 4x4x4
+say ""
+say "Read benchmark (bench/readbench, $READ_RUNS runs per case, caches dropped per file before each):"
+say '```'
+bin/readbench --var rho --runs "$READ_RUNS" "$DIR/in/data.bp" "$DIR/out" "$DIR/outc" | tee -a "$LOG"
+say '```'
+if [ -n "$RESULTS" ]; then
+  { echo; echo "## $(date -u +%Y-%m-%d) — make bench (issue 6), BENCH_N=$N BENCH_B=$B BENCH_W=$W"; echo; cat "$LOG"; } >>"$RESULTS"
+  echo "appended to $RESULTS"
+fi

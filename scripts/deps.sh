@@ -3,7 +3,8 @@
 # Used by `make deps` (and so by `make demo`, `make test` and .ci/run).
 set -euo pipefail
 need=(libhdf5-dev pkg-config hdf5-tools python3-h5py python3-numpy sqlite3 time bc
-      libadios-bin python3-adios python3-mpi4py openmpi-bin python3-yt netcdf-bin librsvg2-bin)
+      libadios-bin python3-adios python3-mpi4py openmpi-bin python3-yt netcdf-bin librsvg2-bin
+      slurm-wlm munge)
 missing=()
 for p in "${need[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -18,7 +18,14 @@ const (
 // ReadBlocks implements catalog.BatchSource: blocks (sorted by file and
 // offset for best effect) are grouped into runs of neighbouring extents, each
 // run read with one pread, and every block decoded from its slice of the run.
+//
+// A read limit in ctx (catalog.WithReadLimit) lowers the run size below
+// maxRun, so that a caller's memory budget bounds every run.
 func (s *Source) ReadBlocks(ctx context.Context, blocks []*catalog.Block, dt catalog.DType, fn func(i int, data []byte) error) error {
+	limit := int64(maxRun)
+	if l := catalog.ReadLimit(ctx); l > 0 {
+		limit = min(limit, l)
+	}
 	for i := 0; i < len(blocks); {
 		b := blocks[i]
 		if b.Inline != nil || b.Length <= 0 {
@@ -37,7 +44,7 @@ func (s *Source) ReadBlocks(ctx context.Context, blocks []*catalog.Block, dt cat
 		for ; j < len(blocks); j++ {
 			n := blocks[j]
 			if n.Inline != nil || n.File != b.File || n.Offset < end || n.Offset-end > maxGap ||
-				n.Offset+n.Length-start > maxRun {
+				n.Offset+n.Length-start > limit {
 				break
 			}
 			end = n.Offset + n.Length

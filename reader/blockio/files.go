@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"relayout/catalog"
 )
@@ -27,6 +28,13 @@ type Files struct {
 	idle    *list.List    // of *openFile with refs == 0, front = least recently used
 	changed chan struct{} // closed and replaced whenever a file is released or closed
 	closed  bool
+
+	readCalls, readBytes atomic.Int64 // ReadAt calls that reached the file, and their bytes
+}
+
+// IOStats counts the preads issued through the pool so far.
+func (p *Files) IOStats() catalog.IOCounters {
+	return catalog.IOCounters{ReadCalls: p.readCalls.Load(), ReadBytes: p.readBytes.Load()}
 }
 
 type openFile struct {
@@ -215,6 +223,8 @@ func (p *Files) ReadAt(ctx context.Context, name string, off, length int64) ([]b
 	}
 	buf := make([]byte, length)
 	n, err := of.f.ReadAt(buf, off)
+	p.readCalls.Add(1)
+	p.readBytes.Add(int64(n))
 	if n == len(buf) {
 		return buf, nil
 	}

@@ -17,6 +17,9 @@ type Source struct {
 // NewSource returns a Source reading block files through files.
 func NewSource(files *Files) *Source { return &Source{files: files} }
 
+// IOStats implements catalog.IOStats: the preads issued through the pool.
+func (s *Source) IOStats() catalog.IOCounters { return s.files.IOStats() }
+
 // Files is the pool the source reads through.
 func (s *Source) Files() *Files { return s.files }
 

@@ -273,3 +273,6 @@ func supported(file string, info *ih5.DatasetInfo) error {
 	}
 	return nil
 }
+
+// IOStats implements catalog.IOStats: the reads issued so far.
+func (d *Dataset) IOStats() catalog.IOCounters { return d.src.IOStats() }

@@ -106,7 +106,7 @@ def main():
 
     ad.init_noxml(comm)
     total = sum(int(np.prod(c)) * 8 for bl in layout for _, c in bl)
-    ad.set_max_buffer_size(max(64, 4 * total // size // (1 << 20) + 64))
+    ad.set_max_buffer_size(max(64, 2 * total // size // (1 << 20) + 64))  # a rank writes ~1/size of a step
     stats = ad.STATISTICS.NONE if a.no_stats else ad.STATISTICS.DEFAULT
     g = ad.declare_group("fields", "", stats)
     ad.select_method(g, "MPI_AGGREGATE", "num_aggregators=%d;num_ost=%d" % (a.aggregators, a.aggregators), "")

@@ -1,0 +1,319 @@
+// Command readbench is make bench's read benchmark: the seed paper's six read
+// patterns (whole domain, xy-, xz-, yz-plane, sub-area, 2x1x1 decomposition)
+// of one 3-D variable with 1, 2, 4 and 8 concurrent readers, from the
+// original layout (through relayout's own readers and reader/blockio, blocks
+// sorted by offset and coalesced) and from the rewritten files (plain pread
+// at the offsets the relayout output reader finds: one request per
+// contiguous run of a contiguous dataset, one per chunk of a chunked one).
+// Every file's page cache is dropped with posix_fadvise(DONTNEED) before
+// each measurement. It prints one line per measurement: pattern, readers,
+// layout, seconds (median of --runs), read calls, MiB read.
+//
+//	go run ./bench/readbench --var rho --step 0 ORIG OUT_CONTIG [OUT_CHUNKED]
+package main
+
+import (
+	"cmp"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"relayout/catalog"
+	"relayout/reader"
+)
+
+type layoutIn struct {
+	name  string
+	root  string // directory or file whose files are dropped from the cache
+	ds    reader.Dataset
+	array *catalog.Array
+	plain bool // rewritten: plain pread on the blocks
+}
+
+func main() {
+	varName := flag.String("var", "rho", "variable to read (3-D)")
+	step := flag.Int64("step", -1, "step (default: the first)")
+	runs := flag.Int("runs", 3, "measurements per case (median reported)")
+	readersS := flag.String("readers", "1,2,4,8", "concurrent readers")
+	flag.Parse()
+	if flag.NArg() < 2 {
+		fmt.Fprintln(os.Stderr, "usage: readbench [flags] ORIG OUT [OUT2 ...]")
+		os.Exit(2)
+	}
+	var readers []int
+	for _, f := range strings.Split(*readersS, ",") {
+		var n int
+		fmt.Sscan(f, &n)
+		readers = append(readers, n)
+	}
+	ctx := context.Background()
+	var ls []*layoutIn
+	for i, p := range flag.Args() {
+		ds, err := reader.Open(p, reader.Options{Vars: []string{*varName}})
+		check(err)
+		var a *catalog.Array
+		check(ds.Scan(ctx, func(x *catalog.Array) error {
+			if a == nil && x.Var == *varName && (*step < 0 || x.Step == *step) && x.Level == 0 {
+				a = x
+			}
+			return nil
+		}))
+		if a == nil || len(a.Shape) != 3 {
+			check(fmt.Errorf("%s: no 3-D variable %s", p, *varName))
+		}
+		name := "original"
+		if i > 0 {
+			name = "rewritten-" + filepath.Base(p)
+		}
+		ls = append(ls, &layoutIn{name: name, root: p, ds: ds, array: a, plain: i > 0})
+	}
+	sh := ls[0].array.Shape
+	N0, N1, N2 := sh[0], sh[1], sh[2]
+	box := func(l0, l1, l2, c0, c1, c2 int64) catalog.Box {
+		return catalog.Box{Lower: []int64{l0, l1, l2}, Count: []int64{c0, c1, c2}}
+	}
+	patterns := []struct {
+		name string
+		b    catalog.Box
+	}{
+		{"whole", box(0, 0, 0, N0, N1, N2)},
+		{"xy-plane", box(0, 0, N2/2, N0, N1, 1)},
+		{"xz-plane", box(0, N1/2, 0, N0, 1, N2)},
+		{"yz-plane", box(N0/2, 0, 0, 1, N1, N2)},
+		{"sub-area", box(N0/4, N1/4, N2/4, N0/2, N1/2, N2/2)},
+		{"2x1x1", box(0, 0, 0, N0/2, N1, N2)},
+	}
+	fmt.Printf("# variable %s shape %v, %d runs per case, median seconds\n", *varName, sh, *runs)
+	fmt.Printf("%-9s %7s %-24s %10s %10s %10s\n", "pattern", "readers", "layout", "seconds", "calls", "MiB")
+	for _, p := range patterns {
+		for _, r := range readers {
+			// interleave layouts within each run
+			times := make([][]float64, len(ls))
+			calls := make([]int64, len(ls))
+			bytes := make([]int64, len(ls))
+			for run := 0; run < *runs; run++ {
+				for i, l := range ls {
+					for _, m := range ls {
+						dropCache(m.root)
+					}
+					t, c, b := measure(ctx, l, p.b, r)
+					times[i] = append(times[i], t)
+					calls[i], bytes[i] = c, b
+				}
+			}
+			for i, l := range ls {
+				fmt.Printf("%-9s %7d %-24s %10.4f %10d %10.1f\n", p.name, r, l.name, median(times[i]), calls[i], float64(bytes[i])/(1<<20))
+			}
+		}
+	}
+}
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "readbench:", err)
+		os.Exit(1)
+	}
+}
+
+func median(v []float64) float64 {
+	sort.Float64s(v)
+	return v[len(v)/2]
+}
+
+// dropCache: posix_fadvise(POSIX_FADV_DONTNEED) on every file under root.
+func dropCache(root string) {
+	if fi, err := os.Stat(root); err == nil && !fi.IsDir() {
+		root = filepath.Dir(root) // a BP3 file: its sub-files are beside it
+	}
+	filepath.Walk(root, func(p string, fi os.FileInfo, err error) error {
+		if err != nil || !fi.Mode().IsRegular() {
+			return nil
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return nil
+		}
+		unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
+		f.Close()
+		return nil
+	})
+}
+
+// split cuts b into n parts along its longest dimension.
+func split(b catalog.Box, n int) []catalog.Box {
+	d := 0
+	for k := range b.Count {
+		if b.Count[k] > b.Count[d] {
+			d = k
+		}
+	}
+	var out []catalog.Box
+	for i := int64(0); i < int64(n); i++ {
+		lo := b.Count[d] * i / int64(n)
+		hi := b.Count[d] * (i + 1) / int64(n)
+		if hi <= lo {
+			continue
+		}
+		p := catalog.Box{Lower: slices.Clone(b.Lower), Count: slices.Clone(b.Count)}
+		p.Lower[d] += lo
+		p.Count[d] = hi - lo
+		out = append(out, p)
+	}
+	return out
+}
+
+// measure reads box with r concurrent readers and returns seconds, read
+// calls and bytes read.
+func measure(ctx context.Context, l *layoutIn, b catalog.Box, r int) (float64, int64, int64) {
+	var calls, nbytes atomic.Int64
+	var base catalog.IOCounters
+	st, _ := l.ds.(catalog.IOStats)
+	if st != nil {
+		base = st.IOStats()
+	}
+	files := map[string]*os.File{}
+	var fmu sync.Mutex
+	open := func(name string) *os.File {
+		fmu.Lock()
+		defer fmu.Unlock()
+		if f, ok := files[name]; ok {
+			return f
+		}
+		root := l.root
+		if fi, err := os.Stat(root); err == nil && !fi.IsDir() {
+			root = filepath.Dir(root)
+		}
+		f, err := os.Open(filepath.Join(root, name))
+		check(err)
+		files[name] = f
+		return f
+	}
+	start := time.Now()
+	var wg sync.WaitGroup
+	for _, part := range split(b, r) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if l.plain {
+				c, n := readPlain(l.array, part, open)
+				calls.Add(c)
+				nbytes.Add(n)
+			} else {
+				readOriginal(ctx, l, part)
+			}
+		}()
+	}
+	wg.Wait()
+	el := time.Since(start).Seconds()
+	for _, f := range files {
+		f.Close()
+	}
+	if !l.plain && st != nil {
+		s := st.IOStats()
+		calls.Store(s.ReadCalls - base.ReadCalls)
+		nbytes.Store(s.ReadBytes - base.ReadBytes)
+	}
+	return el, calls.Load(), nbytes.Load()
+}
+
+// readOriginal fetches every block of the original layout that the part
+// needs, sorted by file and offset, through the source's coalesced reads.
+func readOriginal(ctx context.Context, l *layoutIn, part catalog.Box) {
+	var reads []*catalog.Block
+	for i := range l.array.Blocks {
+		bl := &l.array.Blocks[i]
+		if _, ok := bl.Box.Intersect(part); ok {
+			reads = append(reads, bl)
+		}
+	}
+	slices.SortFunc(reads, func(x, y *catalog.Block) int {
+		if c := strings.Compare(x.File, y.File); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.Offset, y.Offset)
+	})
+	fn := func(int, []byte) error { return nil }
+	if bs, ok := l.ds.(catalog.BatchSource); ok {
+		check(bs.ReadBlocks(ctx, reads, l.array.DType, fn))
+		return
+	}
+	for _, bl := range reads {
+		_, err := l.ds.ReadBlock(ctx, bl, l.array.DType)
+		check(err)
+	}
+}
+
+// readPlain reads part from the rewritten file with plain preads: per
+// contiguous run of a contiguous dataset (one block), per chunk otherwise.
+func readPlain(a *catalog.Array, part catalog.Box, open func(string) *os.File) (int64, int64) {
+	var calls, n int64
+	size := int64(a.DType.Size)
+	if len(a.Blocks) == 1 && len(a.Blocks[0].Codecs) == 0 && slices.Equal(a.Blocks[0].Box.Count, a.Shape) {
+		bl := &a.Blocks[0]
+		f := open(bl.File)
+		s := a.Shape
+		// Runs: merge the trailing dimensions the part covers whole.
+		runLen := part.Count[2]
+		var rows [][2]int64 // (i, j) of each run start
+		switch {
+		case part.Count[2] == s[2] && part.Count[1] == s[1]:
+			runLen *= s[1] * part.Count[0]
+			rows = [][2]int64{{part.Lower[0], 0}}
+		case part.Count[2] == s[2]:
+			runLen *= part.Count[1]
+			for i := part.Lower[0]; i < part.Lower[0]+part.Count[0]; i++ {
+				rows = append(rows, [2]int64{i, part.Lower[1]})
+			}
+		default:
+			for i := part.Lower[0]; i < part.Lower[0]+part.Count[0]; i++ {
+				for j := part.Lower[1]; j < part.Lower[1]+part.Count[1]; j++ {
+					rows = append(rows, [2]int64{i, j})
+				}
+			}
+		}
+		const maxReq = 64 << 20
+		buf := make([]byte, min(runLen*size, maxReq))
+		for _, r := range rows {
+			off := bl.Offset + ((r[0]*s[1]+r[1])*s[2]+part.Lower[2])*size
+			for left := runLen * size; left > 0; {
+				k := min(left, maxReq)
+				m, err := f.ReadAt(buf[:k], off)
+				if err != nil && m < int(k) {
+					check(err)
+				}
+				calls++
+				n += int64(m)
+				off += k
+				left -= k
+			}
+		}
+		return calls, n
+	}
+	var buf []byte
+	for i := range a.Blocks {
+		bl := &a.Blocks[i]
+		if _, ok := bl.Box.Intersect(part); !ok || bl.Inline != nil {
+			continue
+		}
+		if int64(cap(buf)) < bl.Length {
+			buf = make([]byte, bl.Length)
+		}
+		m, err := open(bl.File).ReadAt(buf[:bl.Length], bl.Offset)
+		if err != nil && int64(m) < bl.Length {
+			check(err)
+		}
+		calls++
+		n += int64(m)
+	}
+	return calls, n
+}

@@ -1,0 +1,52 @@
+package catalog
+
+import "context"
+
+// IOCounters counts the read requests a Source issued to the file system.
+type IOCounters struct {
+	ReadCalls int64 // pread calls
+	ReadBytes int64 // bytes they returned (gap bytes of coalesced runs included)
+}
+
+// IOStats is implemented by Sources that count their reads (every reader
+// built on reader/blockio). The counters only grow; callers take differences.
+type IOStats interface {
+	IOStats() IOCounters
+}
+
+// ManifestIO is the I/O profile of a run (Manifest.IO), in the spirit of
+// Darshan: bytes and request counts, and the time each pipeline stage took,
+// summed over the workers (so stages that run in parallel can add up to more
+// than the wall time).
+type ManifestIO struct {
+	WallSeconds     float64 `json:"wall_seconds"`
+	LogicalBytes    int64   `json:"logical_bytes"` // bytes of the arrays rewritten
+	ReadBytes       int64   `json:"read_bytes"`
+	ReadCalls       int64   `json:"read_calls"`
+	WriteBytes      int64   `json:"write_bytes"` // array data; HDF5 metadata not counted
+	WriteCalls      int64   `json:"write_calls"`
+	MeanReadBytes   int64   `json:"mean_read_bytes"`
+	MeanWriteBytes  int64   `json:"mean_write_bytes"`
+	FetchSeconds    float64 `json:"fetch_seconds"`    // pread and decode of input blocks
+	AssembleSeconds float64 `json:"assemble_seconds"` // copy, byte swap, transpose into output units
+	EncodeSeconds   float64 `json:"encode_seconds"`   // cutting chunks, shuffle+deflate
+	WriteSeconds    float64 `json:"write_seconds"`    // pwrite and H5Dwrite_chunk
+	SyncSeconds     float64 `json:"sync_seconds"`     // fsync of each output file
+	MaxMem          int64   `json:"max_mem"`          // the memory budget
+	PeakMem         int64   `json:"peak_mem"`         // most of the budget charged at once
+	Splits          int64   `json:"splits,omitempty"` // output units split below one row / chunk row to fit the budget
+}
+
+type readLimitKey struct{}
+
+// WithReadLimit asks BatchSources to read at most n bytes per coalesced
+// request (the caller charged that much to its memory budget).
+func WithReadLimit(ctx context.Context, n int64) context.Context {
+	return context.WithValue(ctx, readLimitKey{}, n)
+}
+
+// ReadLimit is the limit set by WithReadLimit, or 0.
+func ReadLimit(ctx context.Context) int64 {
+	n, _ := ctx.Value(readLimitKey{}).(int64)
+	return n
+}

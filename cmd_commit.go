@@ -1,0 +1,53 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+
+	"relayout/rewriter"
+)
+
+func runCommit(ctx context.Context, args []string) error {
+	var report string
+	var noVerify, quiet bool
+	var jobs int
+	fs := newFlags("commit", "relayout commit OUT [flags]",
+		"relayout commit reorganized/ --report report.json")
+	fs.StringVar(&report, "report", "", "write the job report (JSON, schema relayout-report/1) to this file")
+	fs.BoolVar(&noVerify, "no-verify", false, "check each unit's sha256 against the shards' journals only, not every element against the input")
+	fs.IntVar(&jobs, "jobs", runtime.NumCPU(), "parallel readers while checking")
+	fs.BoolVarP(&quiet, "quiet", "q", false, "print nothing but errors")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return usagef("commit: want exactly one OUT, got %d", fs.NArg())
+	}
+	out := fs.Arg(0)
+	logw := io.Writer(os.Stderr)
+	if quiet {
+		logw = io.Discard
+	}
+	work := workDir(out)
+	if rewriter.Committed(work, out) {
+		fmt.Fprintf(logw, "%s: done (committed already)\n", out)
+		return nil
+	}
+	job, err := rewriter.LoadJob(work)
+	if err != nil {
+		return err
+	}
+	lock, err := lockOut(out, "commit", logw)
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
+	if rewriter.Committed(work, out) { // by a commit that held the lock before us
+		fmt.Fprintf(logw, "%s: done (committed already)\n", out)
+		return nil
+	}
+	return commitJob(ctx, out, job, !noVerify, report, max(jobs, 1), logw)
+}

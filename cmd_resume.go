@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"relayout/internal/fsinfo"
+	"relayout/rewriter"
+)
+
+// runResume is relayout run --resume: plan -o, rewrite --shard 0/1 and
+// commit in one process under OUT's lock, each step skipping what an earlier
+// (killed) run --resume finished: a prepared job is kept when planned with
+// the same input and options, finished units are skipped by the journal,
+// a commit that began moving files finishes its moves, and a committed OUT
+// is reported as done.
+func runResume(ctx context.Context, in string, o runOptions, chunkShape, chunks []int64, deflate int, storage fsinfo.Override) error {
+	logw := io.Writer(os.Stderr)
+	if o.quiet {
+		logw = io.Discard
+	}
+	inAbs, err := realPath(in)
+	if err != nil {
+		return usagef("run: %s: %v", in, err)
+	}
+	spec := jobSpec{Input: inAbs, Vars: o.vars, Layout: o.layout, ChunkShape: chunkShape, Chunks: chunks,
+		Deflate: deflate, Storage: storage, Shards: 1}
+	if o.layout == "auto" {
+		spec.Readers = o.readers
+	}
+	if o.unitSize != "" {
+		if spec.UnitBytes, err = parseSize(o.unitSize); err != nil {
+			return err
+		}
+	}
+	return runJob(ctx, in, o.out, spec, o.force, !o.noVerify, o.report, o.jobs, logw)
+}
+
+// runJob runs the three steps of spec's job on out in this process.
+func runJob(ctx context.Context, in, out string, spec jobSpec, force, verify bool, report string, jobs int, logw io.Writer) error {
+	work := workDir(out)
+	if rewriter.Committed(work, out) && !force {
+		fmt.Fprintf(logw, "%s: done (committed already; nothing to do)\n", out)
+		return nil
+	}
+	job, err := existingJob(out, spec, force)
+	if err != nil {
+		return err
+	}
+	if err := checkOutput(in, out, force || job != nil); err != nil {
+		return err
+	}
+	lock, err := lockOut(out, "run --resume", logw)
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
+	if job == nil || (force && rewriter.Committed(work, out)) {
+		if job, err = prepareJob(ctx, out, spec, logw); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(logw, "resuming the job prepared in %s (%d units)\n", work, len(job.Units))
+	}
+	if !rewriter.Committing(work) {
+		for s := range job.Shards {
+			if err := rewriteShard(ctx, out, job, s, jobs, logw); err != nil {
+				return err
+			}
+		}
+	}
+	return commitJob(ctx, out, job, verify, report, jobs, logw)
+}

@@ -1,0 +1,236 @@
+package rewriter
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+
+	"golang.org/x/sync/semaphore"
+
+	"relayout/catalog"
+	"relayout/planner"
+)
+
+// The memory budget (Options.MaxMem) is hard: every output unit is charged,
+// before any of its buffers is allocated, for its slab buffer, the encoded
+// chunks cut from it, and the largest read it will issue (a coalesced run,
+// or one block with its decoded copy). Units are admitted in order by the
+// goroutine that dispatches them, so the unit the ordered sink waits for has
+// always been admitted before any later one and the pipeline cannot
+// deadlock on memory. A unit that alone needs more than the budget is split
+// (see units); one that cannot be split (a chunk) is an error.
+
+// memBudget is a weighted semaphore over MaxMem bytes that tracks its peak.
+type memBudget struct {
+	size      int64
+	sem       *semaphore.Weighted
+	cur, peak atomic.Int64
+}
+
+func newMemBudget(size int64) *memBudget {
+	return &memBudget{size: size, sem: semaphore.NewWeighted(size)}
+}
+
+func (m *memBudget) acquire(ctx context.Context, n int64) error {
+	if n > m.size {
+		return fmt.Errorf("an output unit needs %d bytes of buffers, more than --max-mem %d: raise --max-mem or choose smaller chunks", n, m.size)
+	}
+	if err := m.sem.Acquire(ctx, n); err != nil {
+		return err
+	}
+	c := m.cur.Add(n)
+	for p := m.peak.Load(); c > p && !m.peak.CompareAndSwap(p, c); p = m.peak.Load() {
+	}
+	return nil
+}
+
+func (m *memBudget) release(n int64) {
+	if n > 0 {
+		m.cur.Add(-n)
+		m.sem.Release(n)
+	}
+}
+
+// Read and unit sizes derived from the budget. The ordered pipeline keeps up
+// to about 2*jobs+1 units alive (jobs being assembled, jobs+1 waiting their
+// turn); each gets a share of the budget, a quarter of which is for reads.
+const (
+	minReadLimit = 64 << 10
+	maxReadLimit = 16 << 20 // blockio's own cap on a coalesced run
+)
+
+func (o Options) maxMem() int64 {
+	if o.MaxMem <= 0 {
+		return DefaultMaxMem
+	}
+	return o.MaxMem
+}
+
+func (o Options) share() int64 { return max(o.maxMem()/int64(2*o.jobs()+2), 1) }
+
+// readLimit is the largest coalesced read a unit issues.
+// Below minReadLimit only when the budget itself is that small.
+func (o Options) readLimit() int64 {
+	return min(max(o.share()/4, min(minReadLimit, o.share()/2), 1), maxReadLimit)
+}
+
+// budget is the slab size to aim for: its share of the memory budget minus
+// the read allowance, at most maxSlabBytes.
+func (o Options) budget() int64 {
+	return min(max(o.share()-o.readLimit(), 1), maxSlabBytes)
+}
+
+// units cuts an array into output units of at most budget bytes: the
+// planner's slabs (whole rows, or whole chunk rows) when one fits, else
+// smaller boxes. For the contiguous layout those are row-major ranges (one
+// index in each leading dimension, a range along the split dimension, the
+// trailing dimensions whole), so their bytes still follow each other in the
+// array's row-major order; split reports false. For the chunked layout they
+// are boxes of whole chunks, which do not: split reports true and the
+// array's digest needs a pass of its own (hashUnits). A chunk that alone
+// exceeds the budget is an error.
+func units(shape []int64, layout planner.Layout, size int, budget int64) ([]catalog.Box, bool, error) {
+	slabs := planner.Slabs(shape, layout, size, budget)
+	if len(slabs) == 0 || slabs[0].Elements()*int64(size) <= budget || len(shape) < 2 {
+		return slabs, false, nil
+	}
+	if layout.Kind != planner.Chunked {
+		return contiguousUnits(shape, size, budget), false, nil
+	}
+	chunk := layout.Chunk
+	rank := len(shape)
+	// Smallest split dimension d whose one-chunk unit fits: chunk extents
+	// before d, one chunk at d, whole dimensions after.
+	d, unitBytes := 1, int64(0)
+	for ; d < rank; d++ {
+		unitBytes = product(chunk[:d+1]) * product(shape[d+1:]) * int64(size)
+		if unitBytes <= budget {
+			break
+		}
+	}
+	// One chunk per unit at least (checkChunkBudget).
+	d = min(d, rank-1)
+	m := max(budget/unitBytes, 1) // chunks per unit along d
+	grid := chunkGrid(shape, chunk)
+	var out []catalog.Box
+	idx := make([]int64, d+1) // chunk index along dims 0..d
+	for {
+		b := catalog.Box{Lower: make([]int64, rank), Count: append([]int64(nil), shape...)}
+		for k := 0; k <= d; k++ {
+			b.Lower[k] = idx[k] * chunk[k]
+			n := chunk[k]
+			if k == d {
+				n *= m
+			}
+			b.Count[k] = min(n, shape[k]-b.Lower[k])
+		}
+		out = append(out, b)
+		k := d
+		idx[d] += m
+		for ; k >= 0; k-- {
+			if idx[k] < grid[k] {
+				break
+			}
+			idx[k] = 0
+			if k > 0 {
+				idx[k-1]++
+			}
+		}
+		if k < 0 {
+			return out, true, nil
+		}
+	}
+}
+
+// checkChunkBudget refuses a chunked layout whose single chunk, with its
+// encoded copy, cannot fit the memory budget: the chunk is the smallest
+// output unit.
+func (o Options) checkChunkBudget(chunk []int64, size int) error {
+	if b := product(chunk) * int64(size); 2*b > o.maxMem() {
+		return fmt.Errorf("one chunk %v is %d bytes: with its encoded copy it does not fit --max-mem %d; raise --max-mem or choose smaller chunks: %w",
+			chunk, b, o.maxMem(), catalog.ErrUnsupported)
+	}
+	return nil
+}
+
+// contiguousUnits cuts shape (rank >= 2, one row over budget) into row-major
+// ranges of at most budget bytes (at least one element).
+func contiguousUnits(shape []int64, size int, budget int64) []catalog.Box {
+	rank := len(shape)
+	inner := int64(size) // bytes of one index along d, trailing dims whole
+	d := rank - 1
+	for ; d > 0; d-- {
+		if inner*shape[d] > budget {
+			break
+		}
+		inner *= shape[d]
+	}
+	step := max(budget/inner, 1)
+	var out []catalog.Box
+	idx := make([]int64, d+1)
+	for {
+		b := catalog.Box{Lower: make([]int64, rank), Count: append([]int64(nil), shape...)}
+		for k := 0; k < d; k++ {
+			b.Lower[k], b.Count[k] = idx[k], 1
+		}
+		b.Lower[d], b.Count[d] = idx[d], min(step, shape[d]-idx[d])
+		out = append(out, b)
+		idx[d] += step
+		k := d
+		for ; k >= 0; k-- {
+			if idx[k] < shape[k] {
+				break
+			}
+			idx[k] = 0
+			if k > 0 {
+				idx[k-1]++
+			}
+		}
+		if k < 0 {
+			return out
+		}
+	}
+}
+
+// readNeed bounds the transient read memory of assembling slab from reads:
+// the largest read (a coalesced run of at most limit bytes, or one block
+// read alone) plus the decoded copy of the largest encoded block.
+func readNeed(reads []*catalog.Block, dt catalog.DType, limit int64, batch bool) int64 {
+	var sum, maxLen, maxDec int64
+	for _, b := range reads {
+		if b.Inline != nil {
+			continue
+		}
+		sum += b.Length
+		maxLen = max(maxLen, b.Length)
+		if len(b.Codecs) > 0 {
+			maxDec = max(maxDec, product(b.StoredShape())*int64(dt.Size))
+		}
+	}
+	run := maxLen
+	if batch {
+		run = max(run, min(sum, limit))
+	}
+	return run + maxDec
+}
+
+// env is the pipeline environment of a run: Run sets Options.Monitor and
+// the budget; callers that leave them unset get an unlimited budget.
+func (o Options) env() pipeEnv {
+	return pipeEnv{mem: o.mem, readLimit: o.readLimit(), mon: o.Monitor}
+}
+
+// withPipeline readies o for a run over src writing vars: a Monitor (the
+// caller's or a new one) started on the total bytes, and the memory budget.
+func (o Options) withPipeline(src catalog.Source, vars []catalog.VarSummary) Options {
+	if o.Monitor == nil {
+		o.Monitor = NewMonitor()
+	}
+	var total int64
+	for _, v := range vars {
+		total += v.Bytes
+	}
+	o.Monitor.begin(src, total)
+	o.mem = newMemBudget(o.maxMem())
+	return o
+}

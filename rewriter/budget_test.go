@@ -1,0 +1,190 @@
+package rewriter
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"relayout/catalog"
+	"relayout/planner"
+)
+
+// TestUnits: units tile the array exactly, each within the budget, and
+// contiguous units follow each other in row-major order.
+func TestUnits(t *testing.T) {
+	shape := []int64{5, 7, 11}
+	for _, tc := range []struct {
+		layout planner.Layout
+		budget int64
+		split  bool
+	}{
+		{planner.Layout{Kind: planner.Contiguous}, 1 << 20, false},
+		{planner.Layout{Kind: planner.Contiguous}, 8 * 77, false}, // one row
+		{planner.Layout{Kind: planner.Contiguous}, 8 * 30, false}, // split along dim 1
+		{planner.Layout{Kind: planner.Contiguous}, 8 * 5, false},  // along dim 2
+		{planner.Layout{Kind: planner.Contiguous}, 1, false},      // one element
+		{planner.Layout{Kind: planner.Chunked, Chunk: []int64{2, 3, 4}}, 1 << 20, false},
+		{planner.Layout{Kind: planner.Chunked, Chunk: []int64{2, 3, 4}}, 8 * 2 * 3 * 11, true},
+		{planner.Layout{Kind: planner.Chunked, Chunk: []int64{2, 3, 4}}, 8 * 2 * 3 * 8, true},
+		{planner.Layout{Kind: planner.Chunked, Chunk: []int64{2, 3, 4}}, 1, true}, // one chunk each
+	} {
+		us, split, err := units(shape, tc.layout, 8, tc.budget)
+		if err != nil || split != tc.split {
+			t.Fatalf("%v budget %d: split %v err %v", tc.layout, tc.budget, split, err)
+		}
+		seen := make([]int, 5*7*11)
+		next := int64(0)
+		for _, u := range us {
+			if b := u.Elements() * 8; b > tc.budget && u.Elements() > 1 && !(tc.layout.Kind == planner.Chunked && u.Elements() <= 24) {
+				t.Errorf("%v budget %d: unit %v of %d bytes", tc.layout, tc.budget, u, b)
+			}
+			first := (u.Lower[0]*7+u.Lower[1])*11 + u.Lower[2]
+			if tc.layout.Kind == planner.Contiguous {
+				if first != next {
+					t.Fatalf("budget %d: unit %v starts at %d, want %d", tc.budget, u, first, next)
+				}
+				next += u.Elements()
+			} else {
+				for d := range 3 {
+					if u.Lower[d]%tc.layout.Chunk[d] != 0 {
+						t.Fatalf("unit %v not chunk-aligned", u)
+					}
+				}
+			}
+			for i := u.Lower[0]; i < u.Lower[0]+u.Count[0]; i++ {
+				for j := u.Lower[1]; j < u.Lower[1]+u.Count[1]; j++ {
+					for k := u.Lower[2]; k < u.Lower[2]+u.Count[2]; k++ {
+						seen[(i*7+j)*11+k]++
+					}
+				}
+			}
+		}
+		for i, n := range seen {
+			if n != 1 {
+				t.Fatalf("%v budget %d: element %d covered %d times", tc.layout, tc.budget, i, n)
+			}
+		}
+	}
+}
+
+// TestRunJobsAndMemory: every --jobs from 1 to 8 under budgets that force
+// units below one row (or chunk row), over byte-swapped and column-major
+// sources; the output is compared element by element with the input
+// (Verify) and the budget is never exceeded.
+func TestRunJobsAndMemory(t *testing.T) {
+	all := inputVars()
+	for _, layout := range []string{"contiguous", "chunked"} {
+		for _, mem := range []int64{16000, 40000, 0} {
+			for jobs := 1; jobs <= 8; jobs++ {
+				vars, opts := all, Options{Layout: layout, Jobs: jobs, MaxMem: mem, Version: "test-1"}
+				if layout == "chunked" {
+					vars, opts.ChunkShape = all[:3], []int64{3, 2, 4} // B/x only: 3-D
+				}
+				dir := t.TempDir()
+				in, inSrc := buildInput(t, dir, vars)
+				stage := filepath.Join(dir, "stage")
+				m, err := Run(context.Background(), in, inSrc, stage, opts)
+				if err != nil {
+					t.Fatalf("%s mem %d jobs %d: %v", layout, mem, jobs, err)
+				}
+				if m.IO == nil || m.IO.PeakMem > m.IO.MaxMem || m.IO.PeakMem == 0 {
+					t.Fatalf("%s mem %d jobs %d: io %+v", layout, mem, jobs, m.IO)
+				}
+				// Rows of B/x are 792 bytes; from 5 jobs on, 16000 bytes leave units smaller.
+				if mem == 16000 && (jobs >= 5 || layout == "chunked") && m.IO.Splits == 0 {
+					t.Errorf("%s mem %d jobs %d: no unit was split", layout, mem, jobs)
+				}
+				if m.IO.WriteBytes < m.IO.LogicalBytes && layout == "contiguous" || m.IO.WriteCalls == 0 {
+					t.Errorf("%s: io %+v", layout, m.IO)
+				}
+				out := catalogOutput(t, stage, m, "")
+				var w bytes.Buffer
+				if ok, err := Verify(context.Background(), in, inSrc, out, fileSource{stage}, m, &w); err != nil || !ok {
+					t.Fatalf("%s mem %d jobs %d: ok=%v err=%v\n%s", layout, mem, jobs, ok, err, w.String())
+				}
+			}
+		}
+	}
+	// Element by element through h5py as well, for the tightest case.
+	dir := t.TempDir()
+	in, inSrc := buildInput(t, dir, all)
+	stage := filepath.Join(dir, "stage")
+	m, err := Run(context.Background(), in, inSrc, stage, Options{Jobs: 8, MaxMem: 16000, Version: "test-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkOutput(t, stage, m, all, func([]int64) []int64 { return nil })
+}
+
+// TestChunkOverBudget: a chunk that cannot fit the budget is a clear error.
+func TestChunkOverBudget(t *testing.T) {
+	dir := t.TempDir()
+	vars := inputVars()[:3]
+	in, inSrc := buildInput(t, dir, vars)
+	_, err := Run(context.Background(), in, inSrc, filepath.Join(dir, "stage"),
+		Options{Layout: "chunked", ChunkShape: []int64{13, 11, 9}, MaxMem: 16000, Version: "x"})
+	if !errors.Is(err, catalog.ErrUnsupported) || !strings.Contains(err.Error(), "--max-mem") {
+		t.Fatalf("err %v, want a chunk over --max-mem", err)
+	}
+}
+
+// slowSource cancels the run after a few reads and then blocks readers
+// until their context ends, like an interrupted run on a slow file system.
+type slowSource struct {
+	*fakeSource
+	n      atomic.Int64
+	cancel context.CancelFunc
+}
+
+func (s *slowSource) ReadBlock(ctx context.Context, b *catalog.Block, dt catalog.DType) ([]byte, error) {
+	if s.n.Add(1) == 5 {
+		s.cancel()
+	}
+	if s.n.Load() >= 5 {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	return s.fakeSource.ReadBlock(ctx, b, dt)
+}
+
+// TestRunCancelNoLeaks: cancelling mid-run returns context.Canceled and
+// leaves no goroutine, no temporary file and no file under a final name.
+func TestRunCancelNoLeaks(t *testing.T) {
+	dir := t.TempDir()
+	vars := inputVars()
+	in, inSrc := buildInput(t, dir, vars)
+	before := runtime.NumGoroutine()
+	for _, jobs := range []int{1, 4, 8} {
+		ctx, cancel := context.WithCancel(context.Background())
+		src := &slowSource{fakeSource: inSrc, cancel: cancel}
+		stage := filepath.Join(dir, fmt.Sprint("stage", jobs))
+		mon := NewMonitor()
+		stop := ShowProgress(mon, "json", new(bytes.Buffer))
+		_, err := Run(ctx, in, src, stage, Options{Jobs: jobs, MaxMem: 16000, Version: "x", Monitor: mon})
+		stop()
+		cancel()
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("jobs %d: err %v, want context.Canceled", jobs, err)
+		}
+		entries, _ := os.ReadDir(stage)
+		for _, e := range entries {
+			t.Errorf("jobs %d: stage holds %s after a cancelled run", jobs, e.Name())
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		buf := make([]byte, 1<<16)
+		t.Fatalf("%d goroutines after cancelled runs, %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])
+	}
+}

@@ -1,0 +1,389 @@
+package rewriter
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"relayout/catalog"
+	"relayout/internal/h5"
+)
+
+// JobRecords replays every shard's journal and returns the record of each
+// finished unit. When units are missing the error wraps ErrIncomplete and
+// names each unfinished shard and the command that finishes it.
+func JobRecords(work string, job *Job) (map[int]JournalRecord, error) {
+	recs := map[int]JournalRecord{}
+	for s := range job.Shards {
+		rs, err := ReplayJournal(journalPath(work, s, job.Shards), job.ID)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rs {
+			if !r.Done && job.Units[min(max(r.Unit, 0), len(job.Units)-1)].Shard == s {
+				recs[r.Unit] = r
+			}
+		}
+	}
+	missing := make([]int, job.Shards)
+	total := make([]int, job.Shards)
+	for _, u := range job.Units {
+		total[u.Shard]++
+		if _, ok := recs[u.ID]; !ok {
+			missing[u.Shard]++
+		}
+	}
+	var msgs []error
+	for s := range job.Shards {
+		if missing[s] > 0 {
+			msgs = append(msgs, fmt.Errorf("%s: %d of %d units not done (run: relayout rewrite OUT --shard %d/%d)",
+				ShardName(s, job.Shards), missing[s], total[s], s, job.Shards))
+		}
+	}
+	if len(msgs) > 0 {
+		return recs, fmt.Errorf("rewriter: commit: %w: %w", ErrIncomplete, errors.Join(msgs...))
+	}
+	return recs, nil
+}
+
+// JoinParts gives every prepared file in work/stage its final stage name:
+// files without chunked datasets are renamed as they are (the shards synced
+// their pwrites); the others are copied, the shards' chunks written into
+// the copy with H5Dwrite_chunk, and the copy synced and renamed. A file
+// already under its stage name was joined by an earlier (killed) commit.
+func JoinParts(ctx context.Context, work string, job *Job, recs map[int]JournalRecord) error {
+	stage := filepath.Join(work, "stage")
+	parts := map[int]*os.File{}
+	defer func() {
+		for _, f := range parts {
+			f.Close()
+		}
+	}()
+	byDS := map[int][]*Unit{}
+	for i := range job.Units {
+		byDS[job.Units[i].Dataset] = append(byDS[job.Units[i].Dataset], &job.Units[i])
+	}
+	for vi, mv := range job.Manifest.Variables {
+		final := filepath.Join(stage, mv.File)
+		if _, err := os.Stat(final); err == nil {
+			continue
+		}
+		tmp := filepath.Join(stage, "."+mv.File+".tmp")
+		var chunked []int
+		for di := range job.Datasets {
+			if job.Datasets[di].VarIndex == vi && job.Datasets[di].Chunk != nil {
+				chunked = append(chunked, di)
+			}
+		}
+		if len(chunked) == 0 {
+			if err := syncFile(tmp); err != nil {
+				return fmt.Errorf("rewriter: commit: %w", err)
+			}
+			if err := os.Rename(tmp, final); err != nil {
+				return fmt.Errorf("rewriter: commit: %w", err)
+			}
+			continue
+		}
+		join := filepath.Join(stage, "."+mv.File+".join")
+		if err := copyFile(tmp, join); err != nil {
+			return fmt.Errorf("rewriter: commit: %s: %w", mv.Name, err)
+		}
+		w, err := h5.OpenRW(join)
+		if err != nil {
+			return fmt.Errorf("rewriter: commit: %w", err)
+		}
+		for _, di := range chunked {
+			if err := ctx.Err(); err != nil {
+				w.Close()
+				return err
+			}
+			d := &job.Datasets[di]
+			od, err := w.OpenChunked(d.Path, h5.DatasetSpec{DType: catalog.DType{Kind: catalog.Uint, Size: d.ElemSize},
+				Shape: d.Shape, Chunk: d.Chunk, Deflate: d.Deflate, Shuffle: d.Shuffle})
+			if err != nil {
+				w.Close()
+				return fmt.Errorf("rewriter: commit: %w", err)
+			}
+			for _, u := range byDS[di] {
+				pf := parts[u.Shard]
+				if pf == nil {
+					if pf, err = os.Open(partPath(work, u.Shard, job.Shards)); err != nil {
+						w.Close()
+						return fmt.Errorf("rewriter: commit: %w", err)
+					}
+					parts[u.Shard] = pf
+				}
+				for _, c := range recs[u.ID].Chunks {
+					buf := make([]byte, c.Len)
+					if _, err := pf.ReadAt(buf, c.Pos); err != nil {
+						w.Close()
+						return fmt.Errorf("rewriter: commit: %s at %d+%d: %w", pf.Name(), c.Pos, c.Len, err)
+					}
+					if err := od.WriteChunk(c.Offset, buf); err != nil {
+						w.Close()
+						return fmt.Errorf("rewriter: commit: %w", err)
+					}
+				}
+			}
+			od.Close()
+		}
+		if err := w.Close(); err != nil {
+			return fmt.Errorf("rewriter: commit: %w", err)
+		}
+		if err := syncFile(join); err != nil {
+			return fmt.Errorf("rewriter: commit: %w", err)
+		}
+		if err := os.Rename(join, final); err != nil {
+			return fmt.Errorf("rewriter: commit: %w", err)
+		}
+		os.Remove(tmp)
+	}
+	return syncDir(stage)
+}
+
+// copyFile copies src to dst (copy_file_range: a reflink or an in-kernel
+// copy on the same file system).
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(out, in)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// StageManifest writes the job's manifest (sha256 still empty) into
+// work/stage, so the stage reads back like a relayout output.
+func StageManifest(work string, job *Job) error {
+	return writeManifest(filepath.Join(work, "stage"), &job.Manifest)
+}
+
+// CheckUnits reads every dataset of the joined stage back (out, through its
+// reader), unit by unit: each unit's sha256 must equal the one its shard
+// journaled, and with compare each unit must equal the input's bytes
+// (relayout verify's check). The dataset digests (sha256 is not combinable,
+// so they are computed from this one pass) go into job.Manifest. One line
+// per variable goes to w; ok is false when something differs.
+func CheckUnits(ctx context.Context, job *Job, recs map[int]JournalRecord, in *catalog.Store, inSrc catalog.Source,
+	out *catalog.Store, outSrc catalog.Source, compare bool, jobs int, w io.Writer) (map[string]string, bool, error) {
+	byDS := map[int][]*Unit{}
+	for i := range job.Units {
+		byDS[job.Units[i].Dataset] = append(byDS[job.Units[i].Dataset], &job.Units[i])
+	}
+	result := map[string]string{}
+	ok := true
+	for vi, mv := range job.Manifest.Variables {
+		var line string
+		var elements int64
+		for di := range job.Datasets {
+			d := &job.Datasets[di]
+			if d.VarIndex != vi {
+				continue
+			}
+			sum, err := checkDataset(ctx, job, d, byDS[di], recs, in, inSrc, out, outSrc, compare, jobs)
+			var diff *difference
+			if errors.As(err, &diff) {
+				line = "DIFF " + diff.msg
+				break
+			}
+			if err != nil {
+				return nil, false, err
+			}
+			job.Manifest.Variables[vi].Datasets[d.Entry].SHA256 = sum
+			elements += product(d.Shape)
+		}
+		if line == "" {
+			line = fmt.Sprintf("OK  %s  %d elements  sha256 of every unit equals the journal", mv.Name, elements)
+			result[mv.Name] = "sha256 ok"
+			if compare {
+				line += ", every element equals the input"
+				result[mv.Name] = "ok"
+			}
+		} else {
+			ok = false
+			result[mv.Name] = line
+		}
+		if _, err := fmt.Fprintln(w, line); err != nil {
+			return nil, false, err
+		}
+	}
+	return result, ok, nil
+}
+
+func checkDataset(ctx context.Context, job *Job, d *JobDataset, units []*Unit, recs map[int]JournalRecord,
+	in *catalog.Store, inSrc catalog.Source, out *catalog.Store, outSrc catalog.Source, compare bool, jobs int) (string, error) {
+	k := d.key()
+	o, err := out.Array(k)
+	if errors.Is(err, catalog.ErrNotFound) {
+		return "", &difference{where(k) + ": missing from output"}
+	}
+	if err != nil {
+		return "", arrayErr(k, err)
+	}
+	if err := checkArray(o); err != nil {
+		return "", fmt.Errorf("rewriter: commit: output %s: %w", where(k), err)
+	}
+	if !slices.Equal(o.Shape, d.Shape) {
+		return "", &difference{fmt.Sprintf("%s: shape out=%v planned %v", where(k), o.Shape, d.Shape)}
+	}
+	var a *catalog.Array
+	if compare {
+		if a, err = in.Array(k); err != nil {
+			return "", arrayErr(k, err)
+		}
+		if err := checkArray(a); err != nil {
+			return "", arrayErr(k, err)
+		}
+	}
+	h := sha256.New()
+	type pair struct{ in, out []byte }
+	err = ordered(ctx, jobs, len(units), func(ctx context.Context, i int) (pair, error) {
+		box := job.box(units[i])
+		ob, err := assembleSlab(ctx, outSrc, o, box, leFill(o))
+		if err != nil || !compare {
+			return pair{out: ob}, err
+		}
+		ib, err := assembleSlab(ctx, inSrc, a, box, leFill(a))
+		return pair{ib, ob}, err
+	}, func(i int, p pair) error {
+		u := units[i]
+		s := sha256.Sum256(p.out)
+		if got, want := hex.EncodeToString(s[:]), recs[u.ID].SHA256; got != want {
+			return &difference{fmt.Sprintf("%s rows %d+%d (unit %d of %s): sha256 of output %s, journal says %s",
+				where(k), u.Lo, u.Rows, u.ID, ShardName(u.Shard, job.Shards), got, want)}
+		}
+		if compare && !bytes.Equal(p.in, p.out) {
+			e := firstDiff(p.in, p.out)
+			return &difference{fmt.Sprintf("%s rows %d+%d: output differs from input at byte %d of the unit", where(k), u.Lo, u.Rows, e)}
+		}
+		h.Write(p.out)
+		return nil
+	})
+	if err != nil {
+		var diff *difference
+		if errors.As(err, &diff) {
+			return "", diff
+		}
+		return "", arrayErr(k, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// BuildReport is the job's report from its journals and check results.
+func BuildReport(work, out string, job *Job, recs map[int]JournalRecord, checks map[string]string, verified string, start time.Time) *catalog.Report {
+	r := &catalog.Report{Schema: "relayout-report/1", Input: job.Input, Output: out, Shards: job.Shards,
+		Units: len(job.Units), Verified: verified, Variables: []catalog.ReportVariable{}}
+	for vi, mv := range job.Manifest.Variables {
+		rv := catalog.ReportVariable{Name: mv.Name, File: mv.File, Verification: checks[mv.Name], Shards: []int{}}
+		if fi, err := os.Stat(filepath.Join(work, "stage", mv.File)); err == nil {
+			rv.BytesOut = fi.Size()
+		} else if fi, err := os.Stat(filepath.Join(out, mv.File)); err == nil {
+			rv.BytesOut = fi.Size()
+		}
+		shards := map[int]bool{}
+		for di := range job.Datasets {
+			d := &job.Datasets[di]
+			if d.VarIndex != vi {
+				continue
+			}
+			rv.Datasets++
+			rv.BlocksIn += d.BlocksIn
+			rv.BytesIn += d.BytesIn
+			rv.LogicalBytes += product(d.Shape) * int64(d.ElemSize)
+			if d.Chunk == nil {
+				rv.BlocksOut++
+			}
+		}
+		for _, u := range job.Units {
+			if job.Datasets[u.Dataset].VarIndex != vi {
+				continue
+			}
+			rec := recs[u.ID]
+			shards[u.Shard] = true
+			rv.Seconds += float64(rec.Nanos) / 1e9
+			rv.IO.ReadBytes += rec.ReadBytes
+			rv.IO.WrittenBytes += rec.Written
+			rv.IO.Units++
+			rv.BlocksOut += len(rec.Chunks)
+		}
+		for s := range job.Shards {
+			if shards[s] {
+				rv.Shards = append(rv.Shards, s)
+			}
+		}
+		r.Variables = append(r.Variables, rv)
+	}
+	r.Seconds = time.Since(start).Seconds()
+	return r
+}
+
+// MoveFiles writes the manifest into work/stage and moves the files it
+// names, then the manifest, to out; then marks the job committed and
+// removes the part files. A rerun after a killed MoveFiles finishes the
+// moves (a file already in out and gone from the stage was moved by it).
+func MoveFiles(work, out string, m *catalog.Manifest) error {
+	stage := filepath.Join(work, "stage")
+	if err := writeManifest(stage, m); err != nil {
+		return err
+	}
+	if err := writeFileAtomic(work, committingFile, []byte(time.Now().UTC().Format(time.RFC3339)+"\n")); err != nil {
+		return fmt.Errorf("rewriter: commit: %w", err)
+	}
+	names := []string{}
+	for _, v := range m.Variables {
+		names = append(names, v.File)
+	}
+	if m.Series != "" {
+		names = append(names, m.Series)
+	}
+	for _, n := range names {
+		if !validFileName(n) {
+			return fmt.Errorf("rewriter: commit: file name %q: %w", n, catalog.ErrCorrupt)
+		}
+		_, serr := os.Lstat(filepath.Join(stage, n))
+		_, oerr := os.Lstat(filepath.Join(out, n))
+		switch {
+		case serr == nil && oerr == nil:
+			return fmt.Errorf("rewriter: commit: %s already exists; remove it first", filepath.Join(out, n))
+		case serr == nil:
+			if err := os.Rename(filepath.Join(stage, n), filepath.Join(out, n)); err != nil {
+				return fmt.Errorf("rewriter: commit: %w", err)
+			}
+		case oerr == nil:
+			// moved by a commit that was killed
+		default:
+			return fmt.Errorf("rewriter: commit: %s: neither staged nor in %s: %w", n, out, catalog.ErrNotFound)
+		}
+	}
+	if err := syncDir(out); err != nil {
+		return fmt.Errorf("rewriter: commit: %w", err)
+	}
+	if err := os.Rename(filepath.Join(stage, catalog.ManifestName), filepath.Join(out, catalog.ManifestName)); err != nil {
+		return fmt.Errorf("rewriter: commit: %w", err)
+	}
+	if err := syncDir(out); err != nil {
+		return fmt.Errorf("rewriter: commit: %w", err)
+	}
+	if err := writeFileAtomic(work, committedFile, []byte(time.Now().UTC().Format(time.RFC3339)+"\n")); err != nil {
+		return fmt.Errorf("rewriter: commit: %w", err)
+	}
+	os.Remove(filepath.Join(work, committingFile))
+	os.RemoveAll(filepath.Join(work, "parts"))
+	return nil
+}
