@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"relayout/catalog"
+	"relayout/internal/fsinfo"
 	"relayout/planner"
 	"relayout/reader"
 	"relayout/rewriter"
@@ -217,6 +218,17 @@ func runPlan(ctx context.Context, args []string) (err error) {
 	summary, err := store.Variables()
 	if err != nil {
 		return err
+	}
+	if out != "" {
+		// The file-system decisions (striping, alignment) the output files get.
+		outFS, err := fsinfo.Detect(out)
+		if err != nil {
+			return fmt.Errorf("plan: %w", err)
+		}
+		for _, v := range summary {
+			fmt.Fprintf(os.Stderr, "storage: %s (%d bytes) on %s: %s\n", v.Name, v.Bytes, outFS.Name,
+				rewriter.FileLayout(outFS, v.Bytes, fsinfo.Override{}))
+		}
 	}
 	p, err := planner.NewPlanner(opts)
 	if err != nil {

@@ -82,7 +82,12 @@ func TestShardedMpirun(t *testing.T) {
 	ref := filepath.Join(dir, "ref")
 	mustRun(t, "run", in, "-o", ref, "-q", "--layout", "chunked", "--chunks", "2x2x2", "--compress", "deflate:1")
 	out := filepath.Join(dir, "out")
-	mustRun(t, "plan", in, "-o", out, "--shards", "4", "--layout", "chunked", "--chunks", "2x2x2", "--compress", "deflate:1")
+	r := mustRun(t, "plan", in, "-o", out, "--shards", "4", "--layout", "chunked", "--chunks", "2x2x2", "--compress", "deflate:1")
+	// plan shows the file-system decision per output file (a local file
+	// system here: nothing is attempted).
+	if n := strings.Count(r.stderr, "storage: "); n < 1 || !strings.Contains(r.stderr, "nothing attempted") {
+		t.Errorf("plan -o does not show the storage decisions:\n%s", r.stderr)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	args := append(mpirunArgs(4), binary, "rewrite", out, "--jobs", "1")
