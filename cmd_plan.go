@@ -30,15 +30,17 @@ type planFlags struct {
 	readers      int
 	scope        string
 	ranksPerNode int
+	costModel    string
 }
 
 func addPlanFlags(fs *pflag.FlagSet, pf *planFlags) {
-	fs.StringVar(&pf.layout, "layout", planner.AutoLayout, "target layout: contiguous, chunked or auto (chosen per array by the read-cost model)")
+	fs.StringVar(&pf.layout, "layout", planner.AutoLayout, "target layout: contiguous, chunked, merged (the cuboids of --scope as write units) or auto (chosen per array by the read-cost model)")
 	fs.StringVar(&pf.chunkShape, "chunk-shape", "", "chunk shape for --layout chunked, e.g. 64,64,64")
 	fs.StringVar(&pf.chunks, "chunks", "", "chunk decomposition for --layout chunked, e.g. 4x4x4")
 	fs.IntVar(&pf.readers, "readers", defaultReaders, fmt.Sprintf("readers of the cost model (1-%d)", planner.MaxReaders))
 	fs.StringVar(&pf.scope, "scope", "rank", "merge scope costed as \"merged\" and drawn: rank, node or global")
 	fs.IntVar(&pf.ranksPerNode, "ranks-per-node", 0, "writer ranks per node (0: per-node figures omitted; needed by --scope node)")
+	fs.StringVar(&pf.costModel, "cost-model", "", "latency and bandwidths of the cost model from this file (written by relayout calibrate; default: built-in figures)")
 }
 
 func (pf planFlags) options(cmd string) (planner.PlanOptions, error) {
@@ -49,6 +51,9 @@ func (pf planFlags) options(cmd string) (planner.PlanOptions, error) {
 		return o, err
 	}
 	if o.Chunks, err = parseDims(pf.chunks); err != nil {
+		return o, err
+	}
+	if o.Cost, err = loadCostModel(pf.costModel); err != nil {
 		return o, err
 	}
 	if o.Scope, err = planner.ParseScope(pf.scope); err != nil {
@@ -156,6 +161,9 @@ func runPlan(ctx context.Context, args []string) (err error) {
 		if dbPath != "" {
 			return usagef("plan: -o keeps the catalog in OUT/.relayout/catalog.db; drop --catalog")
 		}
+		if opts.Layout == planner.Merged {
+			return usagef("plan: -o: the merged layout is written by relayout run only (shards write contiguous or chunked layouts)")
+		}
 		deflate, err := parseCompress(compress)
 		if err != nil {
 			return err
@@ -170,7 +178,7 @@ func runPlan(ctx context.Context, args []string) (err error) {
 		spec = jobSpec{Input: inAbs, Vars: vars, Layout: opts.Layout, ChunkShape: opts.ChunkShape, Chunks: opts.Chunks,
 			Deflate: deflate, Shards: shards}
 		if opts.Layout == planner.AutoLayout {
-			spec.Readers = opts.Readers
+			spec.Readers, spec.Cost = opts.Readers, opts.Cost
 		}
 		if unitSize != "" {
 			if spec.UnitBytes, err = parseSize(unitSize); err != nil {
@@ -235,7 +243,7 @@ func runPlan(ctx context.Context, args []string) (err error) {
 		return usagef("plan: %v", err)
 	}
 	info := ds.Info()
-	cp := planner.DefaultCostParams()
+	cp := opts.CostParams()
 	doc := planDoc{
 		Schema: "relayout-plan/1",
 		Input:  planInput{Path: info.Path, Format: info.Format},

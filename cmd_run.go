@@ -43,6 +43,9 @@ type runOptions struct {
 	stripeSize string
 	noStripe   bool
 	align      string
+	scope      string // --layout merged: merge scope
+	rpn        int    // --layout merged --scope node: ranks per node
+	costModel  string // --layout auto: cost-model file (relayout calibrate)
 }
 
 func runRun(ctx context.Context, args []string) error {
@@ -50,7 +53,10 @@ func runRun(ctx context.Context, args []string) error {
 	fs := newFlags("run", "relayout run IN -o OUT [flags]",
 		"relayout run diags/ -o reorganized/ --layout chunked --chunks 2x2x2")
 	fs.StringVarP(&o.out, "out", "o", "", "output directory (required; must be empty unless --force)")
-	fs.StringVar(&o.layout, "layout", "contiguous", "target layout: contiguous, chunked, or auto (chosen per array by the read-cost model for --readers; see relayout plan)")
+	fs.StringVar(&o.layout, "layout", "contiguous", "target layout: contiguous, chunked, merged (the merged cuboids of --scope are the write units; see README), or auto (chosen per array by the read-cost model for --readers; see relayout plan)")
+	fs.StringVar(&o.scope, "scope", "rank", "with --layout merged: blocks merged per writer rank, node (--ranks-per-node) or globally")
+	fs.StringVar(&o.costModel, "cost-model", "", "with --layout auto: latency and bandwidths from this file (written by relayout calibrate)")
+	fs.IntVar(&o.rpn, "ranks-per-node", 0, "with --layout merged --scope node: writer ranks per node")
 	fs.IntVar(&o.readers, "readers", defaultReaders, "readers the auto layout optimizes for (1-1024)")
 	fs.StringVar(&o.chunkShape, "chunk-shape", "", "chunk shape for --layout chunked, e.g. 64,64,64")
 	fs.StringVar(&o.chunks, "chunks", "", "chunk decomposition of the global shape for --layout chunked, e.g. 4x4x4")
@@ -92,11 +98,15 @@ func runRun(ctx context.Context, args []string) error {
 		return usagef("run: -o OUT is required")
 	}
 	in := fs.Arg(0)
-	if o.layout != "contiguous" && o.layout != "chunked" && o.layout != planner.AutoLayout {
-		return usagef("run: --layout %q: want contiguous, chunked or auto", o.layout)
+	if o.layout != "contiguous" && o.layout != "chunked" && o.layout != planner.Merged && o.layout != planner.AutoLayout {
+		return usagef("run: --layout %q: want contiguous, chunked, merged or auto", o.layout)
 	}
-	if fs.Changed("readers") && o.layout != planner.AutoLayout {
-		return usagef("run: --readers needs --layout auto")
+	merge, err := mergeOptions(fs, o)
+	if err != nil {
+		return err
+	}
+	if (fs.Changed("readers") || o.costModel != "") && o.layout != planner.AutoLayout {
+		return usagef("run: --readers and --cost-model need --layout auto")
 	}
 	if o.readers < 1 || o.readers > planner.MaxReaders {
 		return usagef("run: --readers %d: want 1 to %d", o.readers, planner.MaxReaders)
@@ -119,7 +129,7 @@ func runRun(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if deflate > 0 && o.layout == "contiguous" {
+	if deflate > 0 && (o.layout == "contiguous" || o.layout == planner.Merged) {
 		return usagef("run: --compress needs --layout chunked or auto (HDF5 filters apply to chunks; auto compresses the arrays it chunks)")
 	}
 	maxMem, err := parseSize(o.maxMem)
@@ -197,10 +207,14 @@ func runRun(ctx context.Context, args []string) error {
 	ropts := rewriter.Options{
 		Layout: o.layout, ChunkShape: chunkShape, Chunks: chunks, Deflate: deflate,
 		Jobs: o.jobs, MaxMem: maxMem, Version: version, Progress: logw,
-		FS: outFS, Storage: storage, Monitor: mon,
+		FS: outFS, Storage: storage, Monitor: mon, Merge: merge,
 	}
 	if o.layout == planner.AutoLayout {
-		ropts.Layout, ropts.LayoutFor = "", autoLayouts(o.readers, logw)
+		cost, err := loadCostModel(o.costModel)
+		if err != nil {
+			return err
+		}
+		ropts.Layout, ropts.LayoutFor = "", autoLayouts(o.readers, cost, logw)
 	}
 	m, err := rewriter.Run(ctx, store, ds, stage, ropts)
 	stopProgress()
@@ -227,8 +241,8 @@ func runRun(ctx context.Context, args []string) error {
 // autoLayouts chooses each array's layout with the planner's read-cost model,
 // as `relayout plan --layout auto` does, and logs each distinct choice per
 // variable once.
-func autoLayouts(readers int, logw io.Writer) func(*catalog.Array) (planner.Layout, error) {
-	opts := planner.PlanOptions{Layout: planner.AutoLayout, Readers: readers}
+func autoLayouts(readers int, cost *planner.CostParams, logw io.Writer) func(*catalog.Array) (planner.Layout, error) {
+	opts := planner.PlanOptions{Layout: planner.AutoLayout, Readers: readers, Cost: cost}
 	logged := map[string]bool{}
 	return func(a *catalog.Array) (planner.Layout, error) {
 		l, why, err := planner.LayoutFor(a.Shape, a.DType.Size, opts)

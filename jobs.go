@@ -22,16 +22,18 @@ import (
 // jobSpec is what a sharded job (plan -o, run --resume) is planned with.
 // Its JSON is the job's signature: a resume with other options is refused.
 type jobSpec struct {
-	Input      string          `json:"input"`
-	Vars       []string        `json:"vars,omitempty"`
-	Layout     string          `json:"layout"`
-	ChunkShape []int64         `json:"chunk_shape,omitempty"`
-	Chunks     []int64         `json:"chunks,omitempty"`
-	Readers    int             `json:"readers,omitempty"`
-	Deflate    int             `json:"deflate,omitempty"`
-	Storage    fsinfo.Override `json:"storage"`
-	Shards     int             `json:"shards"`
-	UnitBytes  int64           `json:"unit_bytes,omitempty"`
+	Input      string   `json:"input"`
+	Vars       []string `json:"vars,omitempty"`
+	Layout     string   `json:"layout"`
+	ChunkShape []int64  `json:"chunk_shape,omitempty"`
+	Chunks     []int64  `json:"chunks,omitempty"`
+	Readers    int      `json:"readers,omitempty"`
+	// Cost is the --cost-model of the auto layout (absent: built-in).
+	Cost      *planner.CostParams `json:"cost_model,omitempty"`
+	Deflate   int                 `json:"deflate,omitempty"`
+	Storage   fsinfo.Override     `json:"storage"`
+	Shards    int                 `json:"shards"`
+	UnitBytes int64               `json:"unit_bytes,omitempty"`
 }
 
 func (s jobSpec) signature() string {
@@ -111,7 +113,7 @@ func prepareWith(ctx context.Context, out string, spec jobSpec, ds reader.Datase
 	ropts := rewriter.Options{Layout: spec.Layout, ChunkShape: spec.ChunkShape, Chunks: spec.Chunks,
 		Deflate: spec.Deflate, Version: version, FS: outFS, Storage: spec.Storage}
 	if spec.Layout == planner.AutoLayout {
-		ropts.Layout, ropts.LayoutFor = "", autoLayouts(spec.Readers, io.Discard)
+		ropts.Layout, ropts.LayoutFor = "", autoLayouts(spec.Readers, spec.Cost, io.Discard)
 	}
 	job, err := rewriter.Prepare(ctx, store, ds, work, ropts, rewriter.PrepareOptions{
 		Input: spec.Input, Vars: spec.Vars, Signature: spec.signature(), Shards: spec.Shards, UnitBytes: spec.UnitBytes})

@@ -39,6 +39,7 @@ Usage:
   relayout commit OUT                check every shard finished and every unit, write the manifest, move files to final names
   relayout inspect IN --svg FILE     picture of a slice: blocks by writer rank, cuboids, read cost
   relayout verify IN OUT             compare every element of IN with a relayout OUT
+  relayout calibrate DIR             measure latency and bandwidth of DIR for the cost model (--cost-model)
   relayout generate DIR              write a synthetic openPMD-HDF5 series (values known by index)
   relayout version                   print the version
 
@@ -87,6 +88,8 @@ func dispatch(ctx context.Context, args []string) int {
 		err = runCommit(ctx, args[1:])
 	case "inspect":
 		err = runInspect(ctx, args[1:])
+	case "calibrate":
+		err = runCalibrate(ctx, args[1:])
 	case "verify":
 		err = runVerify(ctx, args[1:])
 	case "generate":

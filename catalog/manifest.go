@@ -60,9 +60,13 @@ type ManifestDataset struct {
 	Path   string  `json:"path"` // HDF5 dataset path inside File
 	Shape  []int64 `json:"shape"`
 	Offset []int64 `json:"offset"`
-	Layout string  `json:"layout"` // "contiguous" or "chunked"
-	Chunk  []int64 `json:"chunk,omitempty"`
-	SHA256 string  `json:"sha256"` // of the logical array as row-major little-endian bytes
+	Layout string  `json:"layout"` // "contiguous", "chunked" or "merged"
+	// Cuboids is the number of merged cuboids written as units (layout
+	// "merged"); for a partially covered array, also the number of cuboid
+	// datasets behind its virtual dataset.
+	Cuboids int     `json:"cuboids,omitempty"`
+	Chunk   []int64 `json:"chunk,omitempty"`
+	SHA256  string  `json:"sha256"` // of the logical array as row-major little-endian bytes
 	// Compression is the HDF5 filter pipeline of a chunked dataset, e.g.
 	// "shuffle+deflate:4"; empty when stored raw.
 	Compression string `json:"compression,omitempty"`

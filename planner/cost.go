@@ -416,13 +416,18 @@ func runs(p, in catalog.Box, elem, sieve int64) (requests, bytes int64) {
 // (contiguous on ties: simplest to read for any tool). The reason names the
 // winner's total against contiguous and the patterns it wins or loses.
 func Auto(shape []int64, elemSize int, readers int, patterns []Pattern) (Layout, string) {
+	return AutoWith(shape, elemSize, readers, patterns, DefaultCostParams())
+}
+
+// AutoWith is Auto under the cost parameters cp (e.g. measured by `relayout
+// calibrate`).
+func AutoWith(shape []int64, elemSize int, readers int, patterns []Pattern, cp CostParams) (Layout, string) {
 	if len(shape) == 0 || isEmpty(shape) {
 		return Layout{Kind: Contiguous}, "scalar or empty array"
 	}
 	if patterns == nil {
 		patterns = StandardPatterns(shape)
 	}
-	cp := DefaultCostParams()
 	type option struct {
 		layout Layout
 		st     Storage

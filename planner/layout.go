@@ -12,7 +12,7 @@ const (
 
 // Layout is the storage layout of one output dataset.
 type Layout struct {
-	Kind  string  // Contiguous or Chunked
+	Kind  string  // Contiguous, Chunked or Merged
 	Chunk []int64 // chunk shape, Chunked only; every entry in [1, shape[i]]
 }
 
@@ -37,12 +37,20 @@ func ChooseLayout(shape []int64, kind string, chunkShape, decomposition []int64)
 		if chunkShape != nil || decomposition != nil {
 			return Layout{}, fmt.Errorf("planner: contiguous layout takes no chunk shape or decomposition")
 		}
+	case Merged:
+		if chunkShape != nil || decomposition != nil {
+			return Layout{}, fmt.Errorf("planner: merged layout takes no chunk shape or decomposition")
+		}
+		if len(shape) == 0 || isEmpty(shape) {
+			return Layout{Kind: Contiguous}, nil
+		}
+		return Layout{Kind: Merged}, nil
 	case Chunked:
 		if chunkShape == nil && decomposition == nil {
 			return Layout{}, fmt.Errorf("planner: chunked layout needs a chunk shape or a decomposition")
 		}
 	default:
-		return Layout{}, fmt.Errorf("planner: unknown layout %q (want contiguous or chunked)", kind)
+		return Layout{}, fmt.Errorf("planner: unknown layout %q (want contiguous, chunked or merged)", kind)
 	}
 	if kind == Contiguous {
 		return Layout{Kind: Contiguous}, nil

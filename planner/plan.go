@@ -34,6 +34,17 @@ type PlanOptions struct {
 	Scope        Scope   // the cuboids costed as "merged" and drawn by SVG
 	RanksPerNode int     // 0: per-node figures omitted (required for ScopeNode)
 	WithCuboids  bool    // include the cuboid boxes of Scope in the plan
+	// Cost is the cost model's parameters (`relayout calibrate`); nil means
+	// DefaultCostParams.
+	Cost *CostParams
+}
+
+// CostParams returns the cost parameters of o: o.Cost, or the defaults.
+func (o PlanOptions) CostParams() CostParams {
+	if o.Cost != nil {
+		return *o.Cost
+	}
+	return DefaultCostParams()
 }
 
 // AutoLayout is the layout kind that lets the cost model choose per array.
@@ -148,15 +159,20 @@ type Planner struct {
 // NewPlanner checks opts (errors are usage errors: the user's flags).
 func NewPlanner(opts PlanOptions) (*Planner, error) {
 	switch opts.Layout {
-	case Contiguous, Chunked, AutoLayout:
+	case Contiguous, Chunked, Merged, AutoLayout:
 	default:
-		return nil, fmt.Errorf("planner: unknown layout %q (want contiguous, chunked or auto)", opts.Layout)
+		return nil, fmt.Errorf("planner: unknown layout %q (want contiguous, chunked, merged or auto)", opts.Layout)
 	}
 	if opts.Layout == Chunked && (opts.ChunkShape == nil) == (opts.Chunks == nil) {
 		return nil, fmt.Errorf("planner: chunked layout needs exactly one of a chunk shape or a decomposition")
 	}
 	if opts.Layout != Chunked && (opts.ChunkShape != nil || opts.Chunks != nil) {
 		return nil, fmt.Errorf("planner: a chunk shape or decomposition needs the chunked layout")
+	}
+	if opts.Cost != nil {
+		if err := opts.Cost.Check(); err != nil {
+			return nil, err
+		}
 	}
 	if opts.Readers < 1 || opts.Readers > MaxReaders {
 		return nil, fmt.Errorf("planner: %d readers, want 1 to %d", opts.Readers, MaxReaders)
@@ -327,6 +343,9 @@ func planGeometry(a *catalog.Array, opts PlanOptions) (ArrayPlan, error) {
 	if layout.Kind == Chunked {
 		after = ChunkedStorage(shape, layout.Chunk)
 	}
+	if layout.Kind == Merged {
+		after = MergedStorage(shape, cuboids, FullyCovered(a))
+	}
 	plan.Before = StorageInfo{before.Name, before.Pieces()}
 	plan.Merged = StorageInfo{merged.Name, merged.Pieces()}
 	plan.After = StorageInfo{after.Name, after.Pieces()}
@@ -334,7 +353,7 @@ func planGeometry(a *catalog.Array, opts PlanOptions) (ArrayPlan, error) {
 	if len(shape) == 0 || isEmpty(shape) {
 		return plan, nil // nothing a reader could lay out better
 	}
-	cp := DefaultCostParams()
+	cp := opts.CostParams()
 	for _, pat := range StandardPatterns(shape) {
 		b := PredictRead(before, a.DType.Size, pat, opts.Readers, cp)
 		plan.Costs = append(plan.Costs, PatternCost{
@@ -352,7 +371,7 @@ func planGeometry(a *catalog.Array, opts PlanOptions) (ArrayPlan, error) {
 // calls it per array so that it writes what `relayout plan` predicts.
 func LayoutFor(shape []int64, elemSize int, opts PlanOptions) (Layout, string, error) {
 	if opts.Layout == AutoLayout {
-		l, why := Auto(shape, elemSize, max(opts.Readers, 1), nil)
+		l, why := AutoWith(shape, elemSize, max(opts.Readers, 1), nil, opts.CostParams())
 		return l, why, nil
 	}
 	l, err := ChooseLayout(shape, opts.Layout, opts.ChunkShape, opts.Chunks)

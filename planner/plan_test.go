@@ -130,7 +130,8 @@ func TestVariablePlannerCache(t *testing.T) {
 
 func TestNewPlannerRejects(t *testing.T) {
 	for _, o := range []PlanOptions{
-		{Layout: "merged", Readers: 1},
+		{Layout: "bogus", Readers: 1},
+		{Layout: Merged, Readers: 1, Chunks: []int64{2}},
 		{Layout: Chunked, Readers: 1},
 		{Layout: Chunked, Readers: 1, Chunks: []int64{2}, ChunkShape: []int64{2}},
 		{Layout: Contiguous, Readers: 1, Chunks: []int64{2}},

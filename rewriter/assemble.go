@@ -282,6 +282,14 @@ func slabReads(a *catalog.Array, slab catalog.Box) []*catalog.Block {
 // assembleReads is assembleSlab over reads (slabReads of slab), timing the
 // fetch (read and decode) and assemble (copy) stages on mon when not nil.
 func assembleReads(ctx context.Context, mon *Monitor, src catalog.Source, a *catalog.Array, slab catalog.Box, reads []*catalog.Block, fill []byte) ([]byte, error) {
+	buf := make([]byte, slab.Elements()*int64(a.DType.Size))
+	err := assembleInto(ctx, mon, src, a, slab, reads, fill, buf, false)
+	return buf, err
+}
+
+// assembleInto is assembleReads into buf (slab's size). dirty says buf holds
+// old bytes: places no block covers are then cleared.
+func assembleInto(ctx context.Context, mon *Monitor, src catalog.Source, a *catalog.Array, slab catalog.Box, reads []*catalog.Block, fill []byte, buf []byte, dirty bool) error {
 	start := time.Now()
 	var copying time.Duration
 	if mon != nil {
@@ -291,10 +299,10 @@ func assembleReads(ctx context.Context, mon *Monitor, src catalog.Source, a *cat
 			mon.stage[stageFetch].Add(int64(total - copying))
 		}()
 	}
-	size := a.DType.Size
-	buf := make([]byte, slab.Elements()*int64(size))
 	if fill != nil {
 		fillBuf(buf, fill)
+	} else if dirty && !covers(reads, slab) {
+		clear(buf)
 	}
 	copying = time.Since(start)
 	place := func(k int, data []byte) error {
@@ -308,23 +316,34 @@ func assembleReads(ctx context.Context, mon *Monitor, src catalog.Source, a *cat
 	}
 	if bs, ok := src.(catalog.BatchSource); ok {
 		if err := bs.ReadBlocks(ctx, reads, a.DType, place); err != nil {
-			return nil, fmt.Errorf("slab %v: %w", slab, err)
+			return fmt.Errorf("slab %v: %w", slab, err)
 		}
-		return buf, nil
+		return nil
 	}
 	for k, b := range reads {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
 		data, err := src.ReadBlock(ctx, b, a.DType)
 		if err != nil {
-			return nil, fmt.Errorf("block %v in %q: %w", b.Box, b.File, err)
+			return fmt.Errorf("block %v in %q: %w", b.Box, b.File, err)
 		}
 		if err := place(k, data); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return buf, nil
+	return nil
+}
+
+// covers reports whether reads (blocks, which never overlap) fill slab.
+func covers(reads []*catalog.Block, slab catalog.Box) bool {
+	var n int64
+	for _, b := range reads {
+		if r, ok := b.Box.Intersect(slab); ok {
+			n += r.Elements()
+		}
+	}
+	return n == slab.Elements()
 }
 
 // overlaps reports whether b and slab share an element (a scalar slab

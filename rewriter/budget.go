@@ -3,6 +3,9 @@ package rewriter
 import (
 	"context"
 	"fmt"
+	"math"
+	"runtime/debug"
+	"sync"
 	"sync/atomic"
 
 	"golang.org/x/sync/semaphore"
@@ -21,10 +24,17 @@ import (
 // (see units); one that cannot be split (a chunk) is an error.
 
 // memBudget is a weighted semaphore over MaxMem bytes that tracks its peak.
+// It also keeps the buffers of finished units for reuse (takeBuf, keepBuf),
+// still charged, so that steady state allocates nothing and the kept
+// buffers count against the budget; acquire drops them (and their charge)
+// before it would wait.
 type memBudget struct {
 	size      int64
 	sem       *semaphore.Weighted
 	cur, peak atomic.Int64
+
+	mu   sync.Mutex
+	kept [][]byte // charged, each for cap(b) bytes
 }
 
 func newMemBudget(size int64) *memBudget {
@@ -35,13 +45,51 @@ func (m *memBudget) acquire(ctx context.Context, n int64) error {
 	if n > m.size {
 		return fmt.Errorf("an output unit needs %d bytes of buffers, more than --max-mem %d: raise --max-mem or choose smaller chunks", n, m.size)
 	}
-	if err := m.sem.Acquire(ctx, n); err != nil {
-		return err
+	if !m.sem.TryAcquire(n) {
+		m.dropKept()
+		if err := m.sem.Acquire(ctx, n); err != nil {
+			return err
+		}
 	}
 	c := m.cur.Add(n)
 	for p := m.peak.Load(); c > p && !m.peak.CompareAndSwap(p, c); p = m.peak.Load() {
 	}
 	return nil
+}
+
+// takeBuf returns a kept buffer of n bytes (contents undefined) whose charge,
+// cap(b) >= n bytes, passes to the caller; nil when none fits.
+func (m *memBudget) takeBuf(n int64) []byte {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, b := range m.kept {
+		if c := int64(cap(b)); c >= n && c <= n+n/8 {
+			m.kept = append(m.kept[:i], m.kept[i+1:]...)
+			return b[:n]
+		}
+	}
+	return nil
+}
+
+// keepBuf keeps b, charged for cap(b) bytes, for takeBuf.
+func (m *memBudget) keepBuf(b []byte) {
+	if cap(b) == 0 {
+		return
+	}
+	m.mu.Lock()
+	m.kept = append(m.kept, b[:0])
+	m.mu.Unlock()
+}
+
+// dropKept lets the kept buffers go, releasing their charge.
+func (m *memBudget) dropKept() {
+	m.mu.Lock()
+	kept := m.kept
+	m.kept = nil
+	m.mu.Unlock()
+	for _, b := range kept {
+		m.release(int64(cap(b)))
+	}
 }
 
 func (m *memBudget) release(n int64) {
@@ -78,6 +126,34 @@ func (o Options) readLimit() int64 {
 // the read allowance, at most maxSlabBytes.
 func (o Options) budget() int64 {
 	return min(max(o.share()-o.readLimit(), 1), maxSlabBytes)
+}
+
+// unitLimit is the most bytes one unit may hold when it grows to end on a
+// source block boundary (planner.AlignedSlabs): enough that jobs+1 such
+// units and their reads fit the budget at once (jobs being assembled, one
+// being hashed and written), and never less than the slab target.
+func (o Options) unitLimit() int64 {
+	return max(o.maxMem()/int64(o.jobs()+1)-o.readLimit(), o.budget())
+}
+
+// arrayUnits is units for array a: when whole slabs fit, their boundaries
+// are placed on a's block extents along dimension 0 (planner.AlignedSlabs),
+// so that each source block is read once, whole; otherwise as units.
+func (o Options) arrayUnits(a *catalog.Array, layout planner.Layout) ([]catalog.Box, bool, error) {
+	us, split, err := units(a.Shape, layout, a.DType.Size, o.budget())
+	if err != nil || split || len(us) < 2 || len(a.Shape) < 2 {
+		return us, split, err
+	}
+	for d := 1; d < len(a.Shape); d++ {
+		if us[0].Count[d] != a.Shape[d] {
+			return us, split, nil // row-major pieces of rows: nothing to align
+		}
+	}
+	boxes := make([]catalog.Box, len(a.Blocks))
+	for i := range a.Blocks {
+		boxes[i] = a.Blocks[i].Box
+	}
+	return planner.AlignedSlabs(a.Shape, layout, a.DType.Size, boxes, o.budget(), o.unitLimit()), false, nil
 }
 
 // units cuts an array into output units of at most budget bytes: the
@@ -232,5 +308,29 @@ func (o Options) withPipeline(src catalog.Source, vars []catalog.VarSummary) Opt
 	}
 	o.Monitor.begin(src, total)
 	o.mem = newMemBudget(o.maxMem())
+	setGCLimit(o.maxMem())
 	return o
 }
+
+// gcSlack is what the Go heap may hold beyond the data buffers' budget:
+// catalog, block lists, HDF5 and SQLite state, garbage not yet collected.
+const gcSlack = 16 << 20
+
+// setGCLimit tells Go's garbage collector about the budget
+// (debug.SetMemoryLimit), unless a limit was set already (GOMEMLIMIT): the
+// collector then runs before released buffers and read runs push the heap
+// far past the budget, instead of at twice the live heap (GOGC).
+func setGCLimit(maxMem int64) {
+	gcLimitMu.Lock()
+	defer gcLimitMu.Unlock()
+	if cur := debug.SetMemoryLimit(-1); cur != math.MaxInt64 && cur != gcLimitSet {
+		return // set by the user
+	}
+	gcLimitSet = maxMem + gcSlack
+	debug.SetMemoryLimit(gcLimitSet)
+}
+
+var (
+	gcLimitMu  sync.Mutex
+	gcLimitSet int64 // the limit setGCLimit set last
+)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"sync/atomic"
 	"time"
 
 	"github.com/sourcegraph/conc/stream"
@@ -120,34 +121,88 @@ func streamArrayEnv[T any](ctx context.Context, env pipeEnv, src catalog.Source,
 	reads := make([][]*catalog.Block, len(slabs))
 	keep := make([]int64, len(slabs))
 	transient := make([]int64, len(slabs))
+	bufs := make([][]byte, len(slabs)) // from the budget's kept buffers, or made by the worker
 	var admit func(context.Context, int) error
-	var release func(int)
 	if env.mem != nil {
 		admit = func(ctx context.Context, i int) error {
 			reads[i] = slabReads(a, slabs[i])
 			keep[i] = slabs[i].Elements() * size * (1 + env.keep)
 			transient[i] = readNeed(reads[i], a.DType, max(env.readLimit, 1), batch)
+			n := slabs[i].Elements() * size
+			if b := env.mem.takeBuf(n); b != nil { // comes with its charge
+				bufs[i] = b
+				keep[i] += int64(cap(b)) - n
+				err := env.mem.acquire(ctx, keep[i]-int64(cap(b))+transient[i])
+				if err != nil { // not dispatched: nothing else releases it
+					env.mem.release(int64(cap(b)))
+					bufs[i], keep[i] = nil, 0
+				}
+				return err
+			}
 			return env.mem.acquire(ctx, keep[i]+transient[i])
-		}
-		release = func(i int) {
-			env.mem.release(keep[i])
-			keep[i] = 0
 		}
 	}
 	fill := leFill(a)
+	// The digest is serial (row-major order), so it runs on a goroutine of
+	// its own fed in slab order: the ordered sink hands a slab to it and
+	// goes on writing, and assembly of later slabs proceeds meanwhile. A
+	// slab's memory is released (and its buffer kept for reuse) once both
+	// its write and its hashing are done.
 	h := sha256.New()
-	err := orderedAdmit(ctx, jobs, len(slabs), admit, release, func(ctx context.Context, i int) (slabOut, error) {
+	type hashJob struct {
+		buf  []byte
+		done func()
+	}
+	hashq := make(chan hashJob, len(slabs))
+	hashed := make(chan struct{})
+	go func() {
+		defer close(hashed)
+		for j := range hashq {
+			h.Write(j.buf)
+			j.done()
+		}
+	}()
+	refs := make([]atomic.Int32, len(slabs))
+	free := func(i int) { // the last of write and hash to finish with slab i
+		if refs[i].Add(-1) != 0 {
+			return
+		}
+		if env.mem != nil {
+			if b := bufs[i]; b != nil && int64(cap(b)) <= keep[i] {
+				env.mem.release(keep[i] - int64(cap(b)))
+				env.mem.keepBuf(b) // still charged
+			} else {
+				env.mem.release(keep[i])
+			}
+			keep[i] = 0
+		}
+		bufs[i] = nil
+	}
+	err := orderedAdmit(ctx, jobs, len(slabs), admit, func(i int) {
+		if refs[i].Load() == 0 { // never reached the sink: nothing hashing it
+			refs[i].Store(1)
+		}
+		free(i)
+	}, func(ctx context.Context, i int) (slabOut, error) {
 		if reads[i] == nil {
 			reads[i] = slabReads(a, slabs[i])
 		}
-		buf, err := assembleReads(ctx, env.mon, src, a, slabs[i], reads[i], fill)
+		buf, dirty := bufs[i], true
+		if buf == nil {
+			buf, dirty = make([]byte, slabs[i].Elements()*size), false
+			bufs[i] = buf
+		}
+		err := assembleInto(ctx, env.mon, src, a, slabs[i], reads[i], fill, buf, dirty)
 		reads[i] = nil
 		if env.mem != nil {
 			env.mem.release(transient[i])
 			transient[i] = 0
 		}
-		if err != nil || prep == nil {
-			return slabOut{buf: buf}, err
+		if err != nil {
+			return slabOut{}, err
+		}
+		if prep == nil {
+			return slabOut{buf: buf}, nil
 		}
 		t := time.Now()
 		v, err := prep(slabs[i], buf)
@@ -156,7 +211,8 @@ func streamArrayEnv[T any](ctx context.Context, env pipeEnv, src catalog.Source,
 		}
 		return slabOut{buf, v}, err
 	}, func(i int, o slabOut) error {
-		h.Write(o.buf)
+		refs[i].Store(2) // the hasher and the release after this callback
+		hashq <- hashJob{o.buf, func() { free(i) }}
 		if sink == nil {
 			return nil
 		}
@@ -166,6 +222,8 @@ func streamArrayEnv[T any](ctx context.Context, env pipeEnv, src catalog.Source,
 		}
 		return err
 	})
+	close(hashq)
+	<-hashed
 	if err != nil {
 		return "", err
 	}

@@ -34,6 +34,8 @@ type Options struct {
 	// ChunkShape and Chunks (e.g. planner.LayoutFor with the auto layout); the
 	// result is checked like a chunk shape given by the user.
 	LayoutFor func(a *catalog.Array) (planner.Layout, error)
+	// Merge configures the merged layout (merged.go).
+	Merge MergeOptions
 
 	// FS is the file system of the output (fsinfo.Detect of OUT); the zero
 	// value is treated as a local file system: nothing attempted.
@@ -102,7 +104,7 @@ func Run(ctx context.Context, store *catalog.Store, src catalog.Source, stage st
 		Variables: []catalog.ManifestVariable{},
 		Skipped:   info.Skipped,
 	}
-	opts = opts.withPipeline(src, vars)
+	opts = opts.withPipeline(src, vars).withMerge()
 	fc := fileConfig{root: seriesRoot(info, opts.Version, time.Now()), format: info.Format}
 	links := make([][]seriesLink, len(vars))
 	for i, v := range vars {

@@ -36,8 +36,9 @@ type fileConfig struct {
 // contigTarget is a contiguous dataset whose bytes are written with pwrite
 // after the HDF5 structure is closed.
 type contigTarget struct {
-	addr  int64
-	entry int // index into ManifestVariable.Datasets
+	addr   int64
+	entry  int           // index into ManifestVariable.Datasets
+	merged *mergedTarget // merged layout (merged.go), else nil
 }
 
 // writeVariable writes every array of v into stage/file in two phases:
@@ -147,7 +148,13 @@ func writeStructure(ctx context.Context, w *h5.Writer, store *catalog.Store, src
 		if layout.Kind == planner.Chunked && opts.Deflate > 0 {
 			spec.Deflate, spec.Shuffle = opts.Deflate, a.DType.Size > 1
 		}
-		d, err := w.CreateDataset(path, spec)
+		var d *h5.OutDataset
+		var mt *mergedTarget
+		if layout.Kind == planner.Merged {
+			mt, err = createMerged(w, store, a, path, spec, opts)
+		} else {
+			d, err = w.CreateDataset(path, spec)
+		}
 		if err != nil {
 			return arrayErr(a.Key(), err)
 		}
@@ -156,15 +163,20 @@ func writeStructure(ctx context.Context, w *h5.Writer, store *catalog.Store, src
 			Shape: nonNil(a.Shape), Offset: nonNil(a.Offset), Layout: layout.Kind, Chunk: layout.Chunk,
 			Compression: compression(spec),
 		}
-		if layout.Kind == planner.Chunked && fc.prepare {
+		if mt != nil {
+			entry.Cuboids = len(mt.plan.Units)
+			contig[a.Key()] = contigTarget{addr: mt.addr, entry: len(mv.Datasets), merged: mt}
+		} else if layout.Kind == planner.Chunked && fc.prepare {
 			// chunks come later, from the shards' part files
 		} else if layout.Kind == planner.Chunked {
 			entry.SHA256, err = loadAndWriteChunked(ctx, d, store, src, a.Key(), layout, opts)
 		} else {
 			contig[a.Key()] = contigTarget{addr: d.Address(), entry: len(mv.Datasets)}
 		}
-		if cerr := d.Close(); err == nil && cerr != nil {
-			err = cerr
+		if d != nil {
+			if cerr := d.Close(); err == nil && cerr != nil {
+				err = cerr
+			}
 		}
 		ma := openPMDAttrs(a, fc.format, scalarRecord)
 		if err == nil {
@@ -219,7 +231,7 @@ func writeChunked(ctx context.Context, d *h5.OutDataset, src catalog.Source, a *
 	if err := opts.checkChunkBudget(layout.Chunk, a.DType.Size); err != nil {
 		return "", err
 	}
-	slabs, split, err := units(a.Shape, layout, a.DType.Size, opts.budget())
+	slabs, split, err := opts.arrayUnits(a, layout)
 	if err != nil {
 		return "", err
 	}
@@ -270,7 +282,7 @@ func writeChunked(ctx context.Context, d *h5.OutDataset, src catalog.Source, a *
 	if mon != nil {
 		mon.splits.Add(1)
 	}
-	hashUnits, _, err := units(a.Shape, planner.Layout{Kind: planner.Contiguous}, a.DType.Size, opts.budget())
+	hashUnits, _, err := opts.arrayUnits(a, planner.Layout{Kind: planner.Contiguous})
 	if err != nil {
 		return "", err
 	}
@@ -400,12 +412,20 @@ func writeContiguous(ctx context.Context, f *os.File, store *catalog.Store, src 
 		if err := checkArray(a); err != nil { // the store could have changed between passes
 			return arrayErr(a.Key(), err)
 		}
+		if t.merged != nil {
+			sum, err := writeMerged(ctx, f, src, a, t.merged, opts)
+			if err != nil {
+				return arrayErr(a.Key(), err)
+			}
+			mv.Datasets[t.entry].SHA256 = sum
+			return nil
+		}
 		n := a.Bytes()
 		if n > 0 && (t.addr < 0 || t.addr+n > fi.Size()) {
 			return arrayErr(a.Key(), fmt.Errorf("%s: contiguous data at %d+%d outside the file (%d bytes)",
 				f.Name(), t.addr, n, fi.Size()))
 		}
-		slabs, _, err := units(a.Shape, planner.Layout{Kind: planner.Contiguous}, a.DType.Size, opts.budget())
+		slabs, _, err := opts.arrayUnits(a, planner.Layout{Kind: planner.Contiguous})
 		if err != nil {
 			return arrayErr(a.Key(), err)
 		}

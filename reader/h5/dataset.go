@@ -260,8 +260,8 @@ var codecNames = map[int]string{1: "deflate", 2: "shuffle", 3: "fletcher32"}
 // itself. This is an error, not a skip: silently dropping data is worse.
 func supported(file string, info *ih5.DatasetInfo) error {
 	switch {
-	case info.Layout == "virtual":
-		return fmt.Errorf("reader/h5: %s: dataset %s: virtual dataset: %w", file, info.Path, catalog.ErrUnsupported)
+	// Virtual datasets are checked by buildVirtual: only whole source
+	// datasets of the same file mapped onto boxes are read.
 	case info.External:
 		return fmt.Errorf("reader/h5: %s: dataset %s: data in external raw files: %w", file, info.Path, catalog.ErrUnsupported)
 	}

@@ -243,6 +243,8 @@ func buildArray(hf *ih5.File, file string, size int64, path string) (*catalog.Ar
 		if err != nil {
 			return nil, err
 		}
+	case "virtual":
+		return buildVirtual(hf, file, size, path, a)
 	default:
 		return nil, fmt.Errorf("reader/h5: %s: dataset %s: layout %q: %w", file, path, info.Layout, catalog.ErrUnsupported)
 	}
