@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -47,6 +48,13 @@ func TestEveryRealDataset(t *testing.T) {
 				t.Fatal("no variable written")
 			}
 			mustRun(t, "verify", in, out)
+			// plan and inspect work on every readable set too (issue 5).
+			mustRun(t, "plan", in, "--json", "--readers", "8")
+			svg := filepath.Join(t.TempDir(), "slice.svg")
+			mustRun(t, "inspect", in, "--svg", svg, "--var", m.Variables[0].Name)
+			if b, err := os.ReadFile(svg); err != nil || !strings.Contains(string(b), "<svg") {
+				t.Errorf("inspect wrote no SVG: %v", err)
+			}
 		})
 	}
 	t.Run("blosc-refused", func(t *testing.T) {
