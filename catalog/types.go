@@ -246,11 +246,21 @@ type DatasetInfo struct {
 // BatchSource is a Source that fetches many blocks with few, large reads
 // (neighbouring extents of one file coalesced). blocks should be sorted by
 // file and offset; fn receives each block's decoded bytes (read-only; they may
-// share memory with other blocks of the same read) with the block's index in
-// blocks, in an unspecified order.
+// share memory with other blocks of the same read, and are valid only until
+// fn returns: the read buffer is reused) with the block's index in blocks,
+// in an unspecified order.
 type BatchSource interface {
 	Source
 	ReadBlocks(ctx context.Context, blocks []*Block, dt DType, fn func(i int, data []byte) error) error
+}
+
+// IntoSource is a Source that can read a block's stored bytes straight into
+// the caller's buffer (no intermediate copy). ReadBlockInto is for blocks
+// without codecs whose Length is len(dst); it reads b.Length bytes at
+// b.Offset of b.File into dst.
+type IntoSource interface {
+	Source
+	ReadBlockInto(ctx context.Context, b *Block, dst []byte) error
 }
 
 // Source fetches block bytes. Implementations are safe for concurrent use.

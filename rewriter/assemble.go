@@ -305,6 +305,22 @@ func assembleInto(ctx context.Context, mon *Monitor, src catalog.Source, a *cata
 		clear(buf)
 	}
 	copying = time.Since(start)
+	if is, ok := src.(catalog.IntoSource); ok {
+		// Blocks whose bytes are a contiguous piece of buf in buf's order
+		// are read straight into place: no read buffer, no copy.
+		rest := reads[:0:0]
+		for _, b := range reads {
+			off, ok := inPlace(b, slab, a.DType)
+			if !ok {
+				rest = append(rest, b)
+				continue
+			}
+			if err := is.ReadBlockInto(ctx, b, buf[off:off+b.Length]); err != nil {
+				return fmt.Errorf("block %v in %q: %w", b.Box, b.File, err)
+			}
+		}
+		reads = rest
+	}
 	place := func(k int, data []byte) error {
 		t := time.Now()
 		err := copyBlock(buf, slab, reads[k], data, a.DType)
@@ -333,6 +349,35 @@ func assembleInto(ctx context.Context, mon *Monitor, src catalog.Source, a *cata
 		}
 	}
 	return nil
+}
+
+// inPlace reports whether b's stored bytes are, unchanged, the bytes of a
+// contiguous piece of slab's row-major little-endian buffer, and where: a
+// raw row-major block in the buffer's byte order, inside slab, spanning slab
+// whole in every dimension after its first one of more than one index.
+func inPlace(b *catalog.Block, slab catalog.Box, dt catalog.DType) (int64, bool) {
+	rank := len(slab.Count)
+	if rank == 0 || b.Inline != nil || len(b.Codecs) != 0 || b.Order != catalog.RowMajor || b.StoredLower != nil ||
+		dt.BigEndian && dt.Size > 1 || b.Length != b.Box.Elements()*int64(dt.Size) || b.Length == 0 {
+		return 0, false
+	}
+	if st := b.StoredShape(); !slices.Equal(st, b.Box.Count) {
+		return 0, false
+	}
+	k := 0
+	for k < rank-1 && b.Box.Count[k] == 1 {
+		k++
+	}
+	strides := rowMajorStrides(slab.Count)
+	var off int64
+	for d := range rank {
+		lo, n := b.Box.Lower[d]-slab.Lower[d], b.Box.Count[d]
+		if lo < 0 || lo+n > slab.Count[d] || d > k && n != slab.Count[d] {
+			return 0, false
+		}
+		off += lo * strides[d]
+	}
+	return off * int64(dt.Size), true
 }
 
 // covers reports whether reads (blocks, which never overlap) fill slab.

@@ -423,3 +423,36 @@ func TestAssembleGhostCells(t *testing.T) {
 		t.Fatalf("ghost region outside stored array: %v", err)
 	}
 }
+
+func TestInPlace(t *testing.T) {
+	f8 := catalog.DType{Kind: catalog.Float, Size: 8}
+	slab := catalog.Box{Lower: []int64{4, 0, 0}, Count: []int64{4, 3, 5}}
+	raw := func(lo, n []int64) *catalog.Block {
+		return &catalog.Block{Box: catalog.Box{Lower: lo, Count: n}, Length: catalog.Box{Count: n}.Elements() * 8}
+	}
+	for _, tc := range []struct {
+		b   *catalog.Block
+		off int64
+		ok  bool
+	}{
+		{raw([]int64{5, 0, 0}, []int64{2, 3, 5}), 15 * 8, true}, // whole rows
+		{raw([]int64{5, 1, 0}, []int64{1, 2, 5}), 20 * 8, true}, // one row, whole last dim
+		{raw([]int64{5, 1, 2}, []int64{1, 1, 3}), 22 * 8, true}, // a run
+		{raw([]int64{5, 0, 0}, []int64{2, 3, 4}), 0, false},     // not whole along dim 2
+		{raw([]int64{3, 0, 0}, []int64{2, 3, 5}), 0, false},     // sticks out of the slab
+		{raw([]int64{5, 0, 0}, []int64{2, 2, 5}), 0, false},     // rows with holes
+	} {
+		off, ok := inPlace(tc.b, slab, f8)
+		if ok != tc.ok || ok && off != tc.off {
+			t.Errorf("%v: got %d %v, want %d %v", tc.b.Box, off, ok, tc.off, tc.ok)
+		}
+	}
+	b := raw([]int64{5, 0, 0}, []int64{2, 3, 5})
+	b.Order = catalog.ColMajor
+	if _, ok := inPlace(b, slab, f8); ok {
+		t.Error("column-major block read in place")
+	}
+	if _, ok := inPlace(raw([]int64{5, 0, 0}, []int64{2, 3, 5}), slab, catalog.DType{Kind: catalog.Float, Size: 8, BigEndian: true}); ok {
+		t.Error("big-endian block read in place")
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sync/semaphore"
 
@@ -33,8 +34,9 @@ type memBudget struct {
 	sem       *semaphore.Weighted
 	cur, peak atomic.Int64
 
-	mu   sync.Mutex
-	kept [][]byte // charged, each for cap(b) bytes
+	mu      sync.Mutex
+	kept    [][]byte // charged, each for cap(b) bytes
+	waiting int      // acquire calls blocked on the semaphore
 }
 
 func newMemBudget(size int64) *memBudget {
@@ -46,15 +48,76 @@ func (m *memBudget) acquire(ctx context.Context, n int64) error {
 		return fmt.Errorf("an output unit needs %d bytes of buffers, more than --max-mem %d: raise --max-mem or choose smaller chunks", n, m.size)
 	}
 	if !m.sem.TryAcquire(n) {
-		m.dropKept()
-		if err := m.sem.Acquire(ctx, n); err != nil {
+		// Kept buffers go, and none is kept while we wait: their bytes
+		// may be the ones we wait for.
+		m.mu.Lock()
+		m.waiting++
+		kept := m.kept
+		m.kept = nil
+		m.mu.Unlock()
+		for _, b := range kept {
+			m.release(int64(cap(b)))
+		}
+		err := m.sem.Acquire(ctx, n)
+		m.mu.Lock()
+		m.waiting--
+		m.mu.Unlock()
+		if err != nil {
 			return err
 		}
 	}
+	m.charged(n)
+	return nil
+}
+
+func (m *memBudget) charged(n int64) {
 	c := m.cur.Add(n)
 	for p := m.peak.Load(); c > p && !m.peak.CompareAndSwap(p, c); p = m.peak.Load() {
 	}
-	return nil
+}
+
+// acquireBuf charges a unit's buffer of n bytes and extra bytes more. It
+// returns a kept buffer (charged for its cap) when one of about n bytes is
+// or becomes free before the bytes themselves, else nil (charged n: the
+// caller makes the buffer). Kept buffers of other sizes are dropped while
+// it waits.
+func (m *memBudget) acquireBuf(ctx context.Context, n, extra int64) ([]byte, error) {
+	if n+extra > m.size {
+		return nil, m.acquire(ctx, n+extra) // the error
+	}
+	for {
+		if b := m.takeBuf(n); b != nil {
+			if err := m.acquire(ctx, extra); err != nil {
+				m.release(int64(cap(b)))
+				return nil, err
+			}
+			return b, nil
+		}
+		if m.sem.TryAcquire(n + extra) {
+			m.charged(n + extra)
+			return nil, nil
+		}
+		m.mu.Lock()
+		var drop [][]byte
+		kept := m.kept[:0]
+		for _, b := range m.kept {
+			if c := int64(cap(b)); c >= n && c <= n+n/8 {
+				kept = append(kept, b)
+			} else {
+				drop = append(drop, b)
+			}
+		}
+		m.kept = kept
+		m.mu.Unlock()
+		for _, b := range drop {
+			m.release(int64(cap(b)))
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Millisecond):
+		}
+	}
 }
 
 // takeBuf returns a kept buffer of n bytes (contents undefined) whose charge,
@@ -77,19 +140,13 @@ func (m *memBudget) keepBuf(b []byte) {
 		return
 	}
 	m.mu.Lock()
+	if m.waiting > 0 {
+		m.mu.Unlock()
+		m.release(int64(cap(b)))
+		return
+	}
 	m.kept = append(m.kept, b[:0])
 	m.mu.Unlock()
-}
-
-// dropKept lets the kept buffers go, releasing their charge.
-func (m *memBudget) dropKept() {
-	m.mu.Lock()
-	kept := m.kept
-	m.kept = nil
-	m.mu.Unlock()
-	for _, b := range kept {
-		m.release(int64(cap(b)))
-	}
 }
 
 func (m *memBudget) release(n int64) {

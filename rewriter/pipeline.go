@@ -129,17 +129,12 @@ func streamArrayEnv[T any](ctx context.Context, env pipeEnv, src catalog.Source,
 			keep[i] = slabs[i].Elements() * size * (1 + env.keep)
 			transient[i] = readNeed(reads[i], a.DType, max(env.readLimit, 1), batch)
 			n := slabs[i].Elements() * size
-			if b := env.mem.takeBuf(n); b != nil { // comes with its charge
+			b, err := env.mem.acquireBuf(ctx, n, keep[i]-n+transient[i])
+			if b != nil { // a kept buffer, charged for its cap
 				bufs[i] = b
 				keep[i] += int64(cap(b)) - n
-				err := env.mem.acquire(ctx, keep[i]-int64(cap(b))+transient[i])
-				if err != nil { // not dispatched: nothing else releases it
-					env.mem.release(int64(cap(b)))
-					bufs[i], keep[i] = nil, 0
-				}
-				return err
 			}
-			return env.mem.acquire(ctx, keep[i]+transient[i])
+			return err
 		}
 	}
 	fill := leFill(a)

@@ -2,6 +2,7 @@ package blockio
 
 import (
 	"context"
+	"sync"
 
 	"relayout/catalog"
 )
@@ -60,20 +61,39 @@ func (s *Source) ReadBlocks(ctx context.Context, blocks []*catalog.Block, dt cat
 			i++
 			continue
 		}
-		run, err := s.files.ReadAt(ctx, b.File, start, end-start)
-		if err != nil {
+		run := getRun(end - start)
+		if err := s.files.ReadAtInto(ctx, b.File, start, run); err != nil {
+			putRun(run)
 			return err
 		}
 		for k := i; k < j; k++ {
 			data, err := s.decode(blocks[k], dt, run[blocks[k].Offset-start:blocks[k].Offset-start+blocks[k].Length])
-			if err != nil {
-				return err
+			if err == nil {
+				err = fn(k, data)
 			}
-			if err := fn(k, data); err != nil {
+			if err != nil {
+				putRun(run)
 				return err
 			}
 		}
+		putRun(run) // fn is done with every block's bytes
 		i = j
 	}
 	return nil
+}
+
+// Run buffers are reused: a run of coalesced reads is garbage as soon as fn
+// has seen its blocks, and a fresh 16 MiB allocation per run makes the
+// garbage collector, not the caller's budget, set the process's memory.
+var runs sync.Pool // of *[]byte
+
+func getRun(n int64) []byte {
+	if p, ok := runs.Get().(*[]byte); ok && int64(cap(*p)) >= n && int64(cap(*p)) <= 2*n {
+		return (*p)[:n]
+	}
+	return make([]byte, n)
+}
+
+func putRun(b []byte) {
+	runs.Put(&b)
 }

@@ -222,18 +222,44 @@ func (p *Files) ReadAt(ctx context.Context, name string, off, length int64) ([]b
 			name, off, length, of.size, catalog.ErrCorrupt)
 	}
 	buf := make([]byte, length)
+	if err := p.readInto(of, name, off, buf); err != nil {
+		return nil, err
+	}
+	return buf, nil
+}
+
+// ReadAtInto reads len(buf) bytes of the named file at off into buf.
+func (p *Files) ReadAtInto(ctx context.Context, name string, off int64, buf []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	of, err := p.get(ctx, name)
+	if err != nil {
+		return err
+	}
+	defer p.release(of)
+	length := int64(len(buf))
+	if off < 0 || off > of.size || length > of.size-off {
+		return fmt.Errorf("blockio: %s: block at offset %d length %d past end of file (size %d): %w",
+			name, off, length, of.size, catalog.ErrCorrupt)
+	}
+	return p.readInto(of, name, off, buf)
+}
+
+func (p *Files) readInto(of *openFile, name string, off int64, buf []byte) error {
+	length := len(buf)
 	n, err := of.f.ReadAt(buf, off)
 	p.readCalls.Add(1)
 	p.readBytes.Add(int64(n))
 	if n == len(buf) {
-		return buf, nil
+		return nil
 	}
 	if err == io.EOF {
 		// The file shrank after it was opened.
-		return nil, fmt.Errorf("blockio: %s: block at offset %d length %d: short read (%d bytes): %w",
+		return fmt.Errorf("blockio: %s: block at offset %d length %d: short read (%d bytes): %w",
 			name, off, length, n, catalog.ErrCorrupt)
 	}
-	return nil, fmt.Errorf("blockio: %s: read at offset %d: %w", name, off, err)
+	return fmt.Errorf("blockio: %s: read at offset %d: %w", name, off, err)
 }
 
 // Close closes every idle file; files in use are closed when released.

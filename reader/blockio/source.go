@@ -77,3 +77,12 @@ func (s *Source) decode(b *catalog.Block, dt catalog.DType, raw []byte) ([]byte,
 	}
 	return out, nil
 }
+
+// ReadBlockInto implements catalog.IntoSource: one pread of b's stored bytes
+// into dst, for a block without codecs of len(dst) bytes.
+func (s *Source) ReadBlockInto(ctx context.Context, b *catalog.Block, dst []byte) error {
+	if len(b.Codecs) != 0 || b.Inline != nil || b.Length != int64(len(dst)) {
+		return fmt.Errorf("blockio: %s: block at offset %d: not %d raw bytes: %w", b.File, b.Offset, len(dst), catalog.ErrUnsupported)
+	}
+	return s.files.ReadAtInto(ctx, b.File, b.Offset, dst)
+}
