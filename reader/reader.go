@@ -83,6 +83,23 @@ func Open(path string, opts Options) (Dataset, error) {
 	return ds, nil
 }
 
+// Every format reader offers the optional fast paths the rewriter looks for
+// (coalesced reads, reads into place, I/O counters) through its embedded
+// blockio.Source; these assertions keep that true.
+type fastDataset interface {
+	Dataset
+	catalog.BatchSource
+	catalog.IntoSource
+	catalog.IOStats
+}
+
+var (
+	_ fastDataset = (*h5.Dataset)(nil)
+	_ fastDataset = (*bp.Dataset)(nil)
+	_ fastDataset = (*amrex.Dataset)(nil)
+	_ fastDataset = (*chombo.Dataset)(nil)
+)
+
 // nilIfErr converts a format reader's concrete result to a Dataset that is
 // a true nil interface on error.
 func nilIfErr[T Dataset](ds T, err error) (Dataset, error) {

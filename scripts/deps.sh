@@ -1,10 +1,8 @@
 #!/usr/bin/env bash
-# Installs the Debian packages relayout builds and tests with, when missing.
-# Used by `make deps` (and so by `make demo`, `make test` and .ci/run).
+# Installs the Debian packages listed in scripts/debian-packages.txt when any
+# is missing. Used by `make deps` (and so by `make demo` and `make test`).
 set -euo pipefail
-need=(libhdf5-dev pkg-config hdf5-tools python3-h5py python3-numpy sqlite3 time bc
-      libadios-bin python3-adios python3-mpi4py openmpi-bin python3-yt netcdf-bin librsvg2-bin
-      slurm-wlm munge)
+mapfile -t need < <(grep -v '^#' "$(dirname "$0")/debian-packages.txt" | grep -v '^$')
 missing=()
 for p in "${need[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

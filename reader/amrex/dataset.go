@@ -26,13 +26,17 @@ type Config struct {
 	MaxOpenFiles int
 }
 
+// source is embedded in Dataset so that the block-reading methods of
+// blockio.Source are Dataset's own.
+type source = blockio.Source
+
 // Dataset is an opened plotfile, or a directory of plotfiles (one step each).
 // It implements reader.Dataset.
 type Dataset struct {
-	info  catalog.DatasetInfo
-	plots []*plotfile // sorted by step
-	vars  []string    // selected variables, sorted
-	src   *blockio.Source
+	info    catalog.DatasetInfo
+	plots   []*plotfile // sorted by step
+	vars    []string    // selected variables, sorted
+	*source             // block reads: ReadBlock, ReadBlocks, ReadBlockInto, IOStats, Close
 }
 
 type plotfile struct {
@@ -125,7 +129,7 @@ func Open(root string, cfg Config) (*Dataset, error) {
 	}
 	files := blockio.NewFiles(root, cfg.MaxOpenFiles)
 	o := &opener{root: root, real: real, files: files, sized: map[string]int64{}}
-	d := &Dataset{info: catalog.DatasetInfo{Path: root, Root: root, Format: "amrex"}, src: blockio.NewSource(files)}
+	d := &Dataset{info: catalog.DatasetInfo{Path: root, Root: root, Format: "amrex"}, source: blockio.NewSource(files)}
 	ok := false
 	defer func() {
 		if !ok {
@@ -545,14 +549,6 @@ func mul(a, b int64) (int64, bool) {
 // Info describes the input; Skipped lists particle containers and other
 // directories not catalogued.
 func (d *Dataset) Info() catalog.DatasetInfo { return d.info }
-
-// ReadBlock returns the bytes of b (a raw pread; FABs are not encoded).
-func (d *Dataset) ReadBlock(ctx context.Context, b *catalog.Block, dt catalog.DType) ([]byte, error) {
-	return d.src.ReadBlock(ctx, b, dt)
-}
-
-// Close releases the block file pool.
-func (d *Dataset) Close() error { return d.src.Files().Close() }
 
 // Scan emits one array per (variable, step, level), ordered by variable name,
 // then step and level, each with one block per box.

@@ -23,6 +23,10 @@ func (s *Source) IOStats() catalog.IOCounters { return s.files.IOStats() }
 // Files is the pool the source reads through.
 func (s *Source) Files() *Files { return s.files }
 
+// Close closes the pool's files. A format reader embeds its Source, so this
+// (with ReadBlock, ReadBlocks, ReadBlockInto and IOStats) is its own method.
+func (s *Source) Close() error { return s.files.Close() }
+
 // StoredBytes is the decoded size of b for elements of dt, or an error when
 // the stored shape is negative or its size overflows.
 func StoredBytes(b *catalog.Block, dt catalog.DType) (int64, error) {

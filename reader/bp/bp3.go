@@ -83,7 +83,7 @@ func openBP3(path string, cfg Config) (*Dataset, error) {
 	d := &Dataset{
 		info:    catalog.DatasetInfo{Path: path, Root: root, Format: "bp3"},
 		files:   files,
-		src:     blockio.NewSource(files),
+		source:  blockio.NewSource(files),
 		bo:      f.bo,
 		pfx:     "bp3",
 		bp3:     true,

@@ -106,7 +106,7 @@ func openBP4(dir string, cfg Config) (*Dataset, error) {
 	d := &Dataset{
 		info:    catalog.DatasetInfo{Path: dir, Root: dir, Format: "bp4"},
 		files:   files,
-		src:     blockio.NewSource(files),
+		source:  blockio.NewSource(files),
 		bo:      bo,
 		pfx:     "bp4",
 		version: version,

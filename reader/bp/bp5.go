@@ -309,7 +309,7 @@ func openBP5(dir string, cfg Config) (*Dataset, error) {
 	d := &Dataset{
 		info:    catalog.DatasetInfo{Path: dir, Root: dir, Format: "bp5"},
 		files:   files,
-		src:     blockio.NewSource(files),
+		source:  blockio.NewSource(files),
 		pfx:     "bp5",
 		meta:    "md.0",
 		subfile: func(i uint32) string { return fmt.Sprintf("data.%d", i) },

@@ -201,7 +201,7 @@ func TestBP5Operators(t *testing.T) {
 		os.WriteFile(filepath.Join(tmp, "data.0"), payload, 0o644)
 		files := blockio.NewFiles(tmp, 4)
 		defer files.Close()
-		d := &Dataset{files: files, src: blockio.NewSource(files), bo: binary.LittleEndian, pfx: "bp5", b5: &bp5State{}}
+		d := &Dataset{files: files, source: blockio.NewSource(files), bo: binary.LittleEndian, pfx: "bp5", b5: &bp5State{}}
 		d.info.Path = tmp
 		e := &entry{name: "a", Step: 3}
 		b := catalog.Block{File: "data.0", Offset: 3, Length: int64(len(payload) - 3), Box: ref.Box}

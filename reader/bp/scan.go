@@ -23,14 +23,18 @@ type Config struct {
 	MaxOpenFiles int
 }
 
+// source is embedded in Dataset so that the block-reading methods of
+// blockio.Source are Dataset's own.
+type source = blockio.Source
+
 // Dataset is an opened BP3 or BP4 input. It implements reader.Dataset.
 type Dataset struct {
-	info  catalog.DatasetInfo
-	files *blockio.Files
-	src   *blockio.Source
-	bo    binary.ByteOrder
-	pfx   string // "bp4" or "bp3"
-	bp3   bool
+	info    catalog.DatasetInfo
+	files   *blockio.Files
+	*source // block reads: ReadBlock, ReadBlocks, ReadBlockInto, IOStats, Close
+	bo      binary.ByteOrder
+	pfx     string // "bp4" or "bp3"
+	bp3     bool
 	// version of the writing ADIOS (major*1000+minor), for operator framing.
 	version int
 	meta    string // metadata file, relative to the root: "md.0" or "NAME.bp"
@@ -75,14 +79,6 @@ type entry struct {
 
 // Info describes the input; Skipped lists what is not catalogued and why.
 func (d *Dataset) Info() catalog.DatasetInfo { return d.info }
-
-// ReadBlock returns the decoded bytes of b (pread, then codecs in Go).
-func (d *Dataset) ReadBlock(ctx context.Context, b *catalog.Block, dt catalog.DType) ([]byte, error) {
-	return d.src.ReadBlock(ctx, b, dt)
-}
-
-// Close releases the file pool.
-func (d *Dataset) Close() error { return d.files.Close() }
 
 // Open opens a BP4 or BP5 directory (md.idx, md.0[, mmd.0], data.N) or a BP3 file NAME.bp
 // (with or without NAME.bp.dir/ sub-files) and indexes its variables.

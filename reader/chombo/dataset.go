@@ -41,12 +41,16 @@ type Config struct {
 	MaxOpenFiles int
 }
 
+// source is embedded in Dataset so that the block-reading methods of
+// blockio.Source are Dataset's own.
+type source = blockio.Source
+
 // Dataset is an opened Chombo file, or a directory of them (one step each).
 // It implements reader.Dataset.
 type Dataset struct {
 	info    catalog.DatasetInfo
 	entries []entry // sorted by (Var, Step, Level)
-	src     *blockio.Source
+	*source         // block reads: ReadBlock, ReadBlocks, ReadBlockInto, IOStats, Close
 }
 
 // entry is one component of one data set on one level.
@@ -175,7 +179,7 @@ func Open(path string, cfg Config) (*Dataset, error) {
 		}
 		return a.Level - b.Level
 	})
-	d.src = blockio.NewSource(blockio.NewFiles(root, cfg.MaxOpenFiles))
+	d.source = blockio.NewSource(blockio.NewFiles(root, cfg.MaxOpenFiles))
 	return d, nil
 }
 
@@ -680,14 +684,6 @@ func firstNumber(name string) (int64, bool) {
 
 // Info describes the input; Skipped lists data that is not cell data.
 func (d *Dataset) Info() catalog.DatasetInfo { return d.info }
-
-// ReadBlock returns the bytes of b (a raw pread; Chombo data is unfiltered).
-func (d *Dataset) ReadBlock(ctx context.Context, b *catalog.Block, dt catalog.DType) ([]byte, error) {
-	return d.src.ReadBlock(ctx, b, dt)
-}
-
-// Close releases the block file pool.
-func (d *Dataset) Close() error { return d.src.Files().Close() }
 
 // Scan emits one array per (variable, step, level), ordered by variable name,
 // then step and level, each with one block per box.

@@ -1,7 +1,6 @@
 package h5
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -22,11 +21,15 @@ type Config struct {
 	MaxOpenFiles int
 }
 
+// source is embedded in Dataset so that the block-reading methods of
+// blockio.Source are Dataset's own.
+type source = blockio.Source
+
 // Dataset is an opened HDF5 input. It implements reader.Dataset.
 type Dataset struct {
 	info    catalog.DatasetInfo
 	entries []entry // sorted by (Var, Step, Level)
-	src     *blockio.Source
+	*source         // block reads: ReadBlock, ReadBlocks, ReadBlockInto, IOStats, Close
 }
 
 // entry is one array found at Open: where it is, not yet its blocks.
@@ -46,20 +49,6 @@ type entry struct {
 
 // Info describes the input; Skipped lists every object seen but not catalogued.
 func (d *Dataset) Info() catalog.DatasetInfo { return d.info }
-
-// ReadBlocks implements catalog.BatchSource: neighbouring blocks are read
-// with one pread.
-func (d *Dataset) ReadBlocks(ctx context.Context, blocks []*catalog.Block, dt catalog.DType, fn func(int, []byte) error) error {
-	return d.src.ReadBlocks(ctx, blocks, dt, fn)
-}
-
-// ReadBlock returns the decoded bytes of b (pread, then codecs in Go).
-func (d *Dataset) ReadBlock(ctx context.Context, b *catalog.Block, dt catalog.DType) ([]byte, error) {
-	return d.src.ReadBlock(ctx, b, dt)
-}
-
-// Close releases the block file pool.
-func (d *Dataset) Close() error { return d.src.Files().Close() }
 
 // hdf5Files lists the HDF5 files a directory input consists of.
 func hdf5Files(dir string) ([]string, error) {
@@ -159,7 +148,7 @@ func Open(path string, cfg Config) (*Dataset, error) {
 	if err := sortEntries(d.entries); err != nil {
 		return nil, err
 	}
-	d.src = blockio.NewSource(blockio.NewFiles(root, cfg.MaxOpenFiles))
+	d.source = blockio.NewSource(blockio.NewFiles(root, cfg.MaxOpenFiles))
 	return d, nil
 }
 
@@ -273,6 +262,3 @@ func supported(file string, info *ih5.DatasetInfo) error {
 	}
 	return nil
 }
-
-// IOStats implements catalog.IOStats: the reads issued so far.
-func (d *Dataset) IOStats() catalog.IOCounters { return d.src.IOStats() }

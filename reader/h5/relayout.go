@@ -49,6 +49,6 @@ func OpenRelayout(dir string, cfg Config) (*Dataset, error) {
 	if err := sortEntries(d.entries); err != nil {
 		return nil, err
 	}
-	d.src = blockio.NewSource(blockio.NewFiles(dir, cfg.MaxOpenFiles))
+	d.source = blockio.NewSource(blockio.NewFiles(dir, cfg.MaxOpenFiles))
 	return d, nil
 }
