@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -173,13 +174,20 @@ func At(a *catalog.Array, dense []float64, global []int64) (float64, bool) {
 	return dense[lin], true
 }
 
-// ScanAll collects every array of a dataset.
+// ScanAll collects every array of a dataset, checking the emission order.
 func ScanAll(t *testing.T, d interface {
 	Scan(context.Context, func(*catalog.Array) error) error
 }) []*catalog.Array {
 	t.Helper()
 	var out []*catalog.Array
 	if err := d.Scan(context.Background(), func(a *catalog.Array) error {
+		// The reader contract: arrays come ordered by variable, step, level.
+		if n := len(out); n > 0 {
+			p := out[n-1]
+			if p.Var > a.Var || p.Var == a.Var && (p.Step > a.Step || p.Step == a.Step && p.Level >= a.Level) {
+				return fmt.Errorf("order: %s@%d/%d after %s@%d/%d", a.Var, a.Step, a.Level, p.Var, p.Step, p.Level)
+			}
+		}
 		out = append(out, a)
 		return nil
 	}); err != nil {

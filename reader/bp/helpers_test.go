@@ -3,7 +3,6 @@ package bp
 import (
 	"context"
 	"encoding/binary"
-	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -11,6 +10,7 @@ import (
 	"testing"
 
 	"relayout/catalog"
+	"relayout/internal/testkit"
 )
 
 // dataDir returns ../shared/data/<sub> (relative to the repository), skipping
@@ -55,24 +55,7 @@ func open(t *testing.T, path string) *Dataset {
 }
 
 // scanAll collects every emitted array, checking the emission order.
-func scanAll(t *testing.T, d *Dataset) []*catalog.Array {
-	t.Helper()
-	var arrays []*catalog.Array
-	err := d.Scan(context.Background(), func(a *catalog.Array) error {
-		if n := len(arrays); n > 0 {
-			p := arrays[n-1]
-			if p.Var > a.Var || (p.Var == a.Var && p.Step >= a.Step) {
-				return fmt.Errorf("order: %s@%d after %s@%d", a.Var, a.Step, p.Var, p.Step)
-			}
-		}
-		arrays = append(arrays, a)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return arrays
-}
+func scanAll(t *testing.T, d *Dataset) []*catalog.Array { return testkit.ScanAll(t, d) }
 
 // values assembles an array through src and returns its elements as float64
 // in row-major order of the array's shape, plus a coverage mask. Column-major

@@ -3,7 +3,6 @@ package h5
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -115,24 +114,7 @@ func assemble(t *testing.T, src catalog.Source, a *catalog.Array) []byte {
 }
 
 // scanAll collects every emitted array, checking the emission order.
-func scanAll(t *testing.T, d *Dataset) []*catalog.Array {
-	t.Helper()
-	var arrays []*catalog.Array
-	err := d.Scan(context.Background(), func(a *catalog.Array) error {
-		if n := len(arrays); n > 0 {
-			p := arrays[n-1]
-			if p.Var > a.Var || (p.Var == a.Var && p.Step >= a.Step) {
-				return fmt.Errorf("order: %s@%d after %s@%d", a.Var, a.Step, p.Var, p.Step)
-			}
-		}
-		arrays = append(arrays, a)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return arrays
-}
+func scanAll(t *testing.T, d *Dataset) []*catalog.Array { return testkit.ScanAll(t, d) }
 
 // checkValues compares every array with the oracle's dtype, shape and bytes.
 func checkValues(t *testing.T, d *Dataset, arrays []*catalog.Array, want map[string]*oracleDS) {
