@@ -33,6 +33,7 @@ type runOptions struct {
 	noVerify   bool
 	quiet      bool
 	cpuProfile string
+	memProfile string
 	resume     bool   // journaled three-step path (jobs.go)
 	report     string // --report FILE.json (with --resume)
 	unitSize   string
@@ -77,6 +78,7 @@ func runRun(ctx context.Context, args []string) error {
 	fs.StringVar(&o.report, "report", "", "with --resume: write the job report (JSON, schema relayout-report/1) to this file")
 	fs.StringVar(&o.unitSize, "unit-size", "", "with --resume: largest work unit (default 16MiB, smaller for small inputs)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile to this file (for developers)")
+	fs.StringVar(&o.memProfile, "memprofile", "", "write a Go heap profile taken at the peak of the live heap to this file (for developers)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -90,6 +92,10 @@ func runRun(ctx context.Context, args []string) error {
 			return err
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if o.memProfile != "" {
+		stop := peakHeapProfile(o.memProfile)
+		defer stop()
 	}
 	if fs.NArg() != 1 {
 		return usagef("run: want exactly one input, got %d (see relayout run --help)", fs.NArg())
@@ -200,7 +206,7 @@ func runRun(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(logw, "storage: %s is on %s; largest file: %s\n", o.out, outFS.Name, rewriter.FileLayout(outFS, largest, storage))
 
-	mon, stopProgress, err := startProgress(o.progress, o.quiet, maxMem)
+	mon, stopProgress, err := startProgress(o.progress, o.quiet)
 	if err != nil {
 		return err
 	}

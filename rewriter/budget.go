@@ -3,13 +3,12 @@ package rewriter
 import (
 	"context"
 	"fmt"
-	"math"
-	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/semaphore"
+	"golang.org/x/sys/unix"
 
 	"relayout/catalog"
 	"relayout/planner"
@@ -56,7 +55,7 @@ func (m *memBudget) acquire(ctx context.Context, n int64) error {
 		m.kept = nil
 		m.mu.Unlock()
 		for _, b := range kept {
-			m.release(int64(cap(b)))
+			m.drop(b)
 		}
 		err := m.sem.Acquire(ctx, n)
 		m.mu.Lock()
@@ -88,7 +87,7 @@ func (m *memBudget) acquireBuf(ctx context.Context, n, extra int64) ([]byte, err
 	for {
 		if b := m.takeBuf(n); b != nil {
 			if err := m.acquire(ctx, extra); err != nil {
-				m.release(int64(cap(b)))
+				m.drop(b)
 				return nil, err
 			}
 			return b, nil
@@ -110,7 +109,7 @@ func (m *memBudget) acquireBuf(ctx context.Context, n, extra int64) ([]byte, err
 		m.kept = kept
 		m.mu.Unlock()
 		for _, b := range drop {
-			m.release(int64(cap(b)))
+			m.drop(b)
 		}
 		select {
 		case <-ctx.Done():
@@ -142,11 +141,51 @@ func (m *memBudget) keepBuf(b []byte) {
 	m.mu.Lock()
 	if m.waiting > 0 {
 		m.mu.Unlock()
-		m.release(int64(cap(b)))
+		m.drop(b)
 		return
 	}
 	m.kept = append(m.kept, b[:0])
 	m.mu.Unlock()
+}
+
+// drop unmaps b, a buffer from newBuf, and releases its charge, cap(b).
+func (m *memBudget) drop(b []byte) {
+	m.release(int64(cap(b)))
+	freeBuf(b)
+}
+
+// close drops the kept buffers; the budget is not used after.
+func (m *memBudget) close() {
+	m.mu.Lock()
+	kept := m.kept
+	m.kept = nil
+	m.mu.Unlock()
+	for _, b := range kept {
+		m.drop(b)
+	}
+}
+
+// Unit buffers live outside the Go heap, in anonymous mappings: the budget
+// then bounds them exactly, and the garbage collector neither counts them
+// when it paces itself nor keeps freed ones as heap it has yet to return to
+// the system (which put peak RSS 100+ MiB over --max-mem on 4 GiB inputs).
+// A buffer from newBuf is zeroed, and must be passed to freeBuf once, when
+// nothing refers to it any more.
+func newBuf(n int64) ([]byte, error) {
+	if n == 0 {
+		return []byte{}, nil
+	}
+	b, err := unix.Mmap(-1, 0, int(n), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		return nil, fmt.Errorf("a %d-byte unit buffer: %w", n, err)
+	}
+	return b, nil
+}
+
+func freeBuf(b []byte) {
+	if cap(b) > 0 {
+		unix.Munmap(b[:cap(b)])
+	}
 }
 
 func (m *memBudget) release(n int64) {
@@ -365,29 +404,5 @@ func (o Options) withPipeline(src catalog.Source, vars []catalog.VarSummary) Opt
 	}
 	o.Monitor.begin(src, total)
 	o.mem = newMemBudget(o.maxMem())
-	setGCLimit(o.maxMem())
 	return o
 }
-
-// gcSlack is what the Go heap may hold beyond the data buffers' budget:
-// catalog, block lists, HDF5 and SQLite state, garbage not yet collected.
-const gcSlack = 16 << 20
-
-// setGCLimit tells Go's garbage collector about the budget
-// (debug.SetMemoryLimit), unless a limit was set already (GOMEMLIMIT): the
-// collector then runs before released buffers and read runs push the heap
-// far past the budget, instead of at twice the live heap (GOGC).
-func setGCLimit(maxMem int64) {
-	gcLimitMu.Lock()
-	defer gcLimitMu.Unlock()
-	if cur := debug.SetMemoryLimit(-1); cur != math.MaxInt64 && cur != gcLimitSet {
-		return // set by the user
-	}
-	gcLimitSet = maxMem + gcSlack
-	debug.SetMemoryLimit(gcLimitSet)
-}
-
-var (
-	gcLimitMu  sync.Mutex
-	gcLimitSet int64 // the limit setGCLimit set last
-)

@@ -168,6 +168,7 @@ func streamArrayEnv[T any](ctx context.Context, env pipeEnv, src catalog.Source,
 				env.mem.keepBuf(b) // still charged
 			} else {
 				env.mem.release(keep[i])
+				freeBuf(b)
 			}
 			keep[i] = 0
 		}
@@ -178,16 +179,21 @@ func streamArrayEnv[T any](ctx context.Context, env pipeEnv, src catalog.Source,
 			refs[i].Store(1)
 		}
 		free(i)
-	}, func(ctx context.Context, i int) (slabOut, error) {
+	}, func(ctx context.Context, i int) (_ slabOut, err error) {
 		if reads[i] == nil {
 			reads[i] = slabReads(a, slabs[i])
 		}
 		buf, dirty := bufs[i], true
 		if buf == nil {
-			buf, dirty = make([]byte, slabs[i].Elements()*size), false
-			bufs[i] = buf
+			n := slabs[i].Elements() * size
+			if env.mem == nil {
+				buf = make([]byte, n)
+			} else if buf, err = newBuf(n); err != nil {
+				return slabOut{}, err
+			}
+			dirty, bufs[i] = false, buf
 		}
-		err := assembleInto(ctx, env.mon, src, a, slabs[i], reads[i], fill, buf, dirty)
+		err = assembleInto(ctx, env.mon, src, a, slabs[i], reads[i], fill, buf, dirty)
 		reads[i] = nil
 		if env.mem != nil {
 			env.mem.release(transient[i])

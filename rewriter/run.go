@@ -105,6 +105,7 @@ func Run(ctx context.Context, store *catalog.Store, src catalog.Source, stage st
 		Skipped:   info.Skipped,
 	}
 	opts = opts.withPipeline(src, vars).withMerge()
+	defer opts.mem.close()
 	fc := fileConfig{root: seriesRoot(info, opts.Version, time.Now()), format: info.Format}
 	links := make([][]seriesLink, len(vars))
 	for i, v := range vars {

@@ -50,17 +50,8 @@ func (s *Source) ReadBlocks(ctx context.Context, blocks []*catalog.Block, dt cat
 			}
 			end = n.Offset + n.Length
 		}
-		if j == i+1 {
-			data, err := s.ReadBlock(ctx, b, dt)
-			if err != nil {
-				return err
-			}
-			if err := fn(i, data); err != nil {
-				return err
-			}
-			i++
-			continue
-		}
+		// A run of one block too goes through a reused buffer: blocks cut
+		// by the caller's units arrive as many small extents apart.
 		run := getRun(end - start)
 		if err := s.files.ReadAtInto(ctx, b.File, start, run); err != nil {
 			putRun(run)
