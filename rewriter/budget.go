@@ -175,7 +175,7 @@ func newBuf(n int64) ([]byte, error) {
 	if n == 0 {
 		return []byte{}, nil
 	}
-	b, err := unix.Mmap(-1, 0, int(n), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	b, err := unix.Mmap(-1, 0, int(n), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_POPULATE)
 	if err != nil {
 		return nil, fmt.Errorf("a %d-byte unit buffer: %w", n, err)
 	}
