@@ -31,6 +31,7 @@ type runOptions struct {
 	catalog    string
 	force      bool
 	noVerify   bool
+	digest     string // --digest sha256|none
 	quiet      bool
 	cpuProfile string
 	memProfile string
@@ -71,6 +72,7 @@ func runRun(ctx context.Context, args []string) error {
 	fs.StringVar(&o.maxMem, "max-mem", "1GiB", "memory budget for data buffers")
 	fs.StringVar(&o.catalog, "catalog", "", "catalog database path (default OUT/.relayout/catalog.db)")
 	fs.BoolVar(&o.force, "force", false, "write into a non-empty OUT, replacing files of the same name")
+	fs.StringVar(&o.digest, "digest", "sha256", "digest recorded per dataset in the manifest: sha256 (of the logical array, row-major little-endian; checkable with hashlib), or none (saves a core's worth of hashing; verify still compares every element)")
 	fs.BoolVar(&o.noVerify, "no-verify", false, "skip re-reading the output and comparing it with the input before commit")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "print nothing but errors")
 	fs.StringVar(&o.progress, "progress", "auto", "progress display: auto (a bar when stderr is a terminal), bar, json (one line per second on stderr, for workflow managers), none")
@@ -149,7 +151,13 @@ func runRun(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if o.digest != "sha256" && o.digest != "none" {
+		return usagef("run: --digest %q: want sha256 or none", o.digest)
+	}
 	if o.resume {
+		if o.digest != "sha256" {
+			return usagef("run: --resume needs --digest sha256: the journal checks every unit by its sha256")
+		}
 		return runResume(ctx, in, o, chunkShape, chunks, deflate, storage)
 	}
 	if o.report != "" || o.unitSize != "" {
@@ -212,7 +220,7 @@ func runRun(ctx context.Context, args []string) error {
 	}
 	ropts := rewriter.Options{
 		Layout: o.layout, ChunkShape: chunkShape, Chunks: chunks, Deflate: deflate,
-		Jobs: o.jobs, MaxMem: maxMem, Version: version, Progress: logw,
+		Jobs: o.jobs, MaxMem: maxMem, Version: version, Progress: logw, NoDigest: o.digest == "none",
 		FS: outFS, Storage: storage, Monitor: mon, Merge: merge,
 	}
 	if o.layout == planner.AutoLayout {

@@ -212,6 +212,42 @@ func TestVerifyDetectsDifference(t *testing.T) {
 	}
 }
 
+// TestDigestNone: run --digest none records no sha256, yet the verify step
+// (before commit, and relayout verify after) still compares every element:
+// an edited element is found by its index.
+func TestDigestNone(t *testing.T) {
+	in := sharedData(t, "hdf5/openpmd-femm/example-femm-3d.h5")
+	out := filepath.Join(t.TempDir(), "out")
+	r := mustRun(t, "run", in, "-o", out, "--digest", "none", "--progress", "none")
+	if !strings.Contains(r.stdout+r.stderr, "sha256 not recorded") {
+		t.Errorf("run --digest none does not say the digest is not recorded:\n%s\n%s", r.stdout, r.stderr)
+	}
+	m := readManifest(t, out)
+	for _, v := range m.Variables {
+		for _, d := range v.Datasets {
+			if d.SHA256 != "" {
+				t.Errorf("%s %s: sha256 %q with --digest none", v.Name, d.Path, d.SHA256)
+			}
+		}
+	}
+	oracle(t, in, out)
+	v := m.Variables[0]
+	script := fmt.Sprintf("import h5py\nf = h5py.File(%q, 'r+')\nd = f[%q]\nd[1, 2, 3] = d[1, 2, 3] + 1.0\nf.close()\n",
+		filepath.Join(out, v.File), v.Datasets[0].Path)
+	if b, err := exec.Command(python, "-c", script).CombinedOutput(); err != nil {
+		t.Fatalf("h5py edit: %v\n%s", err, b)
+	}
+	if r := relayout(t, "verify", in, out); r.code != 1 || !strings.Contains(r.stdout, "1,2,3") {
+		t.Errorf("verify after edit: exit %d, want 1 naming [1,2,3]\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, args := range [][]string{{"--digest", "md5"}, {"--digest", "none", "--resume"}} {
+		o := filepath.Join(t.TempDir(), "o")
+		if r := relayout(t, append([]string{"run", in, "-o", o}, args...)...); r.code != 2 || !strings.Contains(r.stderr, "--digest") {
+			t.Errorf("run %v: exit %d, want 2 naming --digest\n%s", args, r.code, r.stderr)
+		}
+	}
+}
+
 // finalNames lists what a failed run left under OUT's final names.
 func finalNames(t *testing.T, out string) []string {
 	entries, err := os.ReadDir(out)

@@ -60,24 +60,45 @@ func copyRegion(dst []byte, dv view, src []byte, sv view, region catalog.Box, si
 		copyRun(dst, src, 1, 1, size, swap)
 		return
 	}
+	// Offsets of the region's first element; then the dimensions as
+	// (count, source stride, destination stride), trailing ones merged while
+	// both sides are contiguous across them, so that a block spanning whole
+	// rows of the slab moves in long runs.
+	var so, do int64
+	cnt, ss, ds := make([]int64, rank), make([]int64, rank), make([]int64, rank)
+	for d := range rank {
+		so += (region.Lower[d] - sv.origin[d]) * sv.strides[d]
+		do += (region.Lower[d] - dv.origin[d]) * dv.strides[d]
+		cnt[d], ss[d], ds[d] = region.Count[d], sv.strides[d], dv.strides[d]
+	}
 	last := rank - 1
-	n := region.Count[last]
-	idx := make([]int64, rank)
-	copy(idx, region.Lower)
+	for last > 0 && ss[last] == 1 && ds[last] == 1 && ss[last-1] == cnt[last] && ds[last-1] == cnt[last] {
+		cnt[last-1] *= cnt[last]
+		ss[last-1], ds[last-1] = 1, 1
+		last--
+	}
+	n, stride := cnt[last], ss[last]
+	sz := int64(size)
+	so, do = so*sz, do*sz
+	runBytes := n * sz
+	plain := stride == 1 && !swap
+	idx := make([]int64, last) // position along dimensions 0..last-1
 	for {
-		var so, do int64
-		for d := 0; d < rank; d++ {
-			so += (idx[d] - sv.origin[d]) * sv.strides[d]
-			do += (idx[d] - dv.origin[d]) * dv.strides[d]
+		if plain {
+			copy(dst[do:do+runBytes], src[so:so+runBytes])
+		} else {
+			copyRun(dst[do:], src[so:], n, stride, size, swap)
 		}
-		copyRun(dst[do*int64(size):], src[so*int64(size):], n, sv.strides[last], size, swap)
 		d := last - 1
 		for ; d >= 0; d-- {
-			idx[d]++
-			if idx[d] < region.Lower[d]+region.Count[d] {
+			so += ss[d] * sz
+			do += ds[d] * sz
+			if idx[d]++; idx[d] < cnt[d] {
 				break
 			}
-			idx[d] = region.Lower[d]
+			so -= ss[d] * sz * cnt[d]
+			do -= ds[d] * sz * cnt[d]
+			idx[d] = 0
 		}
 		if d < 0 {
 			return

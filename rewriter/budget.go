@@ -389,7 +389,7 @@ func readNeed(reads []*catalog.Block, dt catalog.DType, limit int64, batch bool)
 // env is the pipeline environment of a run: Run sets Options.Monitor and
 // the budget; callers that leave them unset get an unlimited budget.
 func (o Options) env() pipeEnv {
-	return pipeEnv{mem: o.mem, readLimit: o.readLimit(), mon: o.Monitor}
+	return pipeEnv{mem: o.mem, readLimit: o.readLimit(), mon: o.Monitor, noDigest: o.NoDigest}
 }
 
 // withPipeline readies o for a run over src writing vars: a Monitor (the

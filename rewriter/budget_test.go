@@ -188,3 +188,56 @@ func TestRunCancelNoLeaks(t *testing.T) {
 		t.Fatalf("%d goroutines after cancelled runs, %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])
 	}
 }
+
+// TestRunNoDigest: with NoDigest no dataset gets a sha256, chunked units split
+// to fit the budget take no second (hashing) pass over the input, and the
+// output still equals the input element by element.
+func TestRunNoDigest(t *testing.T) {
+	all := inputVars()
+	var reads [2]int64
+	for i, noDigest := range []bool{false, true} {
+		dir := t.TempDir()
+		in, inSrc := buildInput(t, dir, all[:3])
+		stage := filepath.Join(dir, "stage")
+		opts := Options{Layout: "chunked", ChunkShape: []int64{3, 2, 4}, Jobs: 2, MaxMem: 16000, Version: "test-1", NoDigest: noDigest}
+		src := &countingSource{Source: inSrc}
+		m, err := Run(context.Background(), in, src, stage, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.IO.Splits == 0 {
+			t.Fatalf("no unit was split: io %+v", m.IO)
+		}
+		reads[i] = src.n.Load()
+		for _, v := range m.Variables {
+			for _, d := range v.Datasets {
+				if (d.SHA256 == "") != noDigest {
+					t.Errorf("NoDigest %v: %s %s sha256 %q", noDigest, v.Name, d.Path, d.SHA256)
+				}
+			}
+		}
+		out := catalogOutput(t, stage, m, "")
+		var w bytes.Buffer
+		if ok, err := Verify(context.Background(), in, inSrc, out, fileSource{stage}, m, &w); err != nil || !ok {
+			t.Fatalf("NoDigest %v: ok=%v err=%v\n%s", noDigest, ok, err, w.String())
+		}
+		if noDigest && !strings.Contains(w.String(), "sha256 not recorded") {
+			t.Errorf("verify of a run without digests:\n%s", w.String())
+		}
+	}
+	if reads[1] >= reads[0] {
+		t.Errorf("%d block reads without digest, %d with: the hashing pass was not skipped", reads[1], reads[0])
+	}
+}
+
+// countingSource counts ReadBlock calls (and hides any batch interface, so
+// every block goes through ReadBlock).
+type countingSource struct {
+	catalog.Source
+	n atomic.Int64
+}
+
+func (s *countingSource) ReadBlock(ctx context.Context, b *catalog.Block, dt catalog.DType) ([]byte, error) {
+	s.n.Add(1)
+	return s.Source.ReadBlock(ctx, b, dt)
+}

@@ -202,7 +202,7 @@ func writeMerged(ctx context.Context, f *os.File, src catalog.Source, a *catalog
 		}
 		return err
 	})
-	if err != nil {
+	if err != nil || opts.NoDigest {
 		return "", err
 	}
 	hashUnits, _, err := units(a.Shape, planner.Layout{Kind: planner.Contiguous}, size, opts.budget())

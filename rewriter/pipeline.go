@@ -97,12 +97,14 @@ func streamArrayWith[T any](ctx context.Context, src catalog.Source, a *catalog.
 // pipeEnv is what the pipeline charges and reports to: the memory budget
 // (nil: unlimited), the largest coalesced read, the slab bytes kept per slab
 // beyond its buffer (keep: 1 for the encoded chunks cut from it, 0 else),
-// and the Monitor (nil: none).
+// the Monitor (nil: none), and whether to skip the digest (noDigest: the
+// pipeline returns "").
 type pipeEnv struct {
 	mem       *memBudget
 	readLimit int64
 	keep      int64
 	mon       *Monitor
+	noDigest  bool
 }
 
 // streamArrayEnv is streamArrayWith charging env.mem before each slab's
@@ -153,7 +155,9 @@ func streamArrayEnv[T any](ctx context.Context, env pipeEnv, src catalog.Source,
 	go func() {
 		defer close(hashed)
 		for j := range hashq {
-			h.Write(j.buf)
+			if !env.noDigest {
+				h.Write(j.buf)
+			}
 			j.done()
 		}
 	}()
@@ -225,7 +229,7 @@ func streamArrayEnv[T any](ctx context.Context, env pipeEnv, src catalog.Source,
 	})
 	close(hashq)
 	<-hashed
-	if err != nil {
+	if err != nil || env.noDigest {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil

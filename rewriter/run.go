@@ -23,7 +23,11 @@ type Options struct {
 	Jobs       int     // slab workers per array; <= 0 means GOMAXPROCS
 	MaxMem     int64   // bytes of slab buffers alive at once; <= 0 means DefaultMaxMem
 	Version    string  // relayout version, recorded in files and manifest
-	Progress   io.Writer
+	// NoDigest: leave every dataset's sha256 in the manifest empty instead
+	// of hashing the arrays (a core's worth of work at disk speed); the
+	// verify step still compares every element.
+	NoDigest bool
+	Progress io.Writer
 	// Monitor, when set, follows the run (progress displays poll it); Run
 	// makes one otherwise. Its I/O profile goes into Manifest.IO.
 	Monitor *Monitor
