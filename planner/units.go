@@ -88,3 +88,101 @@ func AlignedSlabs(shape []int64, layout Layout, elemSize int, blocks []catalog.B
 	}
 	return out
 }
+
+// minTileRun is the shortest contiguous run AlignedTiles accepts: a tile is
+// written with one pwrite per row along dimension 0, and shorter writes cost
+// more than reading a block in pieces.
+const minTileRun = 64 << 10
+
+// AlignedTiles cuts a contiguous array into units that keep every source
+// block whole when AlignedSlabs cannot: where a band of rows between
+// neighbouring block edges along dimension 0 holds more than limit bytes,
+// the band is cut along dimension 1 at the edges of the blocks in it, into
+// tiles (the band's rows × a range of dimension 1 × the rest whole) of about
+// target bytes, at most limit. Other bands become whole-row units as in
+// AlignedSlabs. Units come band by band in row order, tiles of a band by
+// dimension 1.
+//
+// It returns nil when no band needs tiles (AlignedSlabs' units are then
+// block-aligned) or when tiles cannot keep blocks whole: a band whose one
+// block column exceeds limit, or tiles whose rows (one pwrite each) would be
+// shorter than 64 KiB. Tiles are not row-major runs of the array: a digest
+// of the array in row-major order must be taken per finished band.
+func AlignedTiles(shape []int64, elemSize int, blocks []catalog.Box, target, limit int64) []catalog.Box {
+	if len(shape) < 2 || isEmpty(shape) || len(blocks) == 0 {
+		return nil
+	}
+	limit = max(limit, target)
+	colBytes := int64(elemSize) * catalog.Box{Count: shape[2:]}.Elements() // one index of dim 1 in one row
+	rowBytes := colBytes * shape[1]
+	cuts0 := blockEdges(blocks, 0, shape[0], nil)
+	var out []catalog.Box
+	tiled := false
+	for lo, k := int64(0), 0; lo < shape[0]; {
+		for cuts0[k] <= lo {
+			k++
+		}
+		j := k // farthest edge within target, else the next one
+		for j+1 < len(cuts0) && (cuts0[j+1]-lo)*rowBytes <= target {
+			j++
+		}
+		hi := cuts0[j]
+		if (hi-lo)*rowBytes <= limit {
+			out = append(out, band(shape, lo, hi, 0, shape[1]))
+			lo = hi
+			continue
+		}
+		hi = cuts0[k]
+		h := hi - lo
+		inBand := func(b catalog.Box) bool { return b.Lower[0] < hi && b.Lower[0]+b.Count[0] > lo }
+		cuts1 := blockEdges(blocks, 1, shape[1], inBand)
+		for c0, m := int64(0), 0; c0 < shape[1]; {
+			for cuts1[m] <= c0 {
+				m++
+			}
+			e := m
+			for e+1 < len(cuts1) && h*(cuts1[e+1]-c0)*colBytes <= target {
+				e++
+			}
+			c1 := cuts1[e]
+			if h*(c1-c0)*colBytes > limit || (c1-c0)*colBytes < minTileRun && c1-c0 < shape[1] {
+				return nil
+			}
+			out = append(out, band(shape, lo, hi, c0, c1))
+			tiled = tiled || c1-c0 < shape[1]
+			c0 = c1
+		}
+		lo = hi
+	}
+	if !tiled {
+		return nil
+	}
+	return out
+}
+
+// band is the unit of rows [lo, hi) and [c0, c1) along dimension 1, the
+// other dimensions whole.
+func band(shape []int64, lo, hi, c0, c1 int64) catalog.Box {
+	b := catalog.Box{Lower: make([]int64, len(shape)), Count: append([]int64(nil), shape...)}
+	b.Lower[0], b.Count[0] = lo, hi-lo
+	b.Lower[1], b.Count[1] = c0, c1-c0
+	return b
+}
+
+// blockEdges is the sorted set of the blocks' edges along dimension d inside
+// (0, n), and n; keep (nil: all) selects the blocks.
+func blockEdges(blocks []catalog.Box, d int, n int64, keep func(catalog.Box) bool) []int64 {
+	cuts := []int64{n}
+	for _, b := range blocks {
+		if len(b.Lower) <= d || len(b.Count) <= d || keep != nil && !keep(b) {
+			continue
+		}
+		for _, e := range [2]int64{b.Lower[d], b.Lower[d] + b.Count[d]} {
+			if e > 0 && e < n {
+				cuts = append(cuts, e)
+			}
+		}
+	}
+	slices.Sort(cuts)
+	return slices.Compact(cuts)
+}

@@ -129,3 +129,69 @@ func TestAlignedSlabsEdges(t *testing.T) {
 		}
 	}
 }
+
+// TestAlignedTiles: the 4 GiB bench case in miniature. Blocks are 4 rows ×
+// 4 columns × the rest; a 4-row band is more than the limit, so bands are
+// cut along dimension 1 on block edges into tiles of at most limit bytes,
+// every block inside exactly one tile, the tiles covering the array once in
+// band order.
+func TestAlignedTiles(t *testing.T) {
+	shape := []int64{16, 32, 4096} // one index of dim 1 in one row: 32 KiB of float64
+	var blocks []catalog.Box
+	for i := int64(0); i < 16; i += 4 {
+		for j := int64(0); j < 32; j += 4 {
+			blocks = append(blocks, catalog.Box{Lower: []int64{i, j, 0}, Count: []int64{4, 4, 4096}})
+		}
+	}
+	col := int64(32 << 10)
+	// band of 4 rows = 4 MiB; a block is 512 KiB; target 1 MiB, limit 1.5 MiB: tiles of 2 blocks.
+	units := AlignedTiles(shape, 8, blocks, 4*8*col, 4*12*col)
+	if len(units) != 16 {
+		t.Fatalf("%d units %v, want 16 tiles of 4x8", len(units), units)
+	}
+	seen := map[[2]int64]bool{}
+	var cells int64
+	for n, u := range units {
+		if u.Count[0] != 4 || u.Count[1] != 8 || u.Lower[2] != 0 || u.Count[2] != 4096 {
+			t.Fatalf("unit %d %v: want 4 rows x 8 columns x all", n, u)
+		}
+		if want := [2]int64{int64(n/4) * 4, int64(n%4) * 8}; u.Lower[0] != want[0] || u.Lower[1] != want[1] {
+			t.Fatalf("unit %d at %v, want %v: not in band order", n, u.Lower, want)
+		}
+		for _, b := range blocks {
+			r, ok := b.Intersect(u)
+			if ok && r.Elements() != b.Elements() {
+				t.Fatalf("unit %v cuts block %v", u, b)
+			}
+			if ok {
+				key := [2]int64{b.Lower[0], b.Lower[1]}
+				if seen[key] {
+					t.Fatalf("block %v in two units", b)
+				}
+				seen[key] = true
+			}
+		}
+		cells += u.Elements()
+	}
+	if cells != 16*32*4096 || len(seen) != len(blocks) {
+		t.Fatalf("units cover %d elements and %d blocks, want %d and %d", cells, len(seen), 16*32*4096, len(blocks))
+	}
+	// A band that fits the limit needs no tiles.
+	if u := AlignedTiles(shape, 8, blocks, 4*32*col, 4*32*col); u != nil {
+		t.Errorf("bands fit, got tiles %v", u)
+	}
+	// A block column over the limit, or rows under 64 KiB: no tiles.
+	if u := AlignedTiles(shape, 8, blocks, col, 2*col); u != nil {
+		t.Errorf("block columns of 16 columns-rows over the limit, got %v", u)
+	}
+	narrow := []int64{16, 32, 8} // rows of 64 bytes per column index
+	var nb []catalog.Box
+	for i := int64(0); i < 16; i += 4 {
+		for j := int64(0); j < 32; j += 4 {
+			nb = append(nb, catalog.Box{Lower: []int64{i, j, 0}, Count: []int64{4, 4, 8}})
+		}
+	}
+	if u := AlignedTiles(narrow, 8, nb, 512, 1024); u != nil {
+		t.Errorf("tile rows of 256 bytes accepted: %v", u)
+	}
+}

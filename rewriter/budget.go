@@ -240,16 +240,45 @@ func (o Options) arrayUnits(a *catalog.Array, layout planner.Layout) ([]catalog.
 	if err != nil || split || len(us) < 2 || len(a.Shape) < 2 {
 		return us, split, err
 	}
-	for d := 1; d < len(a.Shape); d++ {
-		if us[0].Count[d] != a.Shape[d] {
-			return us, split, nil // row-major pieces of rows: nothing to align
+	if !wholeRows(us[0], a.Shape) {
+		return us, split, nil // row-major pieces of rows: nothing to align
+	}
+	return planner.AlignedSlabs(a.Shape, layout, a.DType.Size, blockBoxes(a), o.budget(), o.unitLimit()), false, nil
+}
+
+// writeUnits is arrayUnits for a contiguous array written with writeBox:
+// where whole-row units would cut source blocks because a band of block
+// rows exceeds the per-unit limit (large arrays, small budgets), block-
+// aligned tiles instead (planner.AlignedTiles), so that every block is
+// still read once, whole. tiled reports tiles: they are not row-major runs
+// of the array, so its digest is taken from the written file band by band.
+func (o Options) writeUnits(a *catalog.Array) (units []catalog.Box, tiled bool, err error) {
+	us, _, err := o.arrayUnits(a, planner.Layout{Kind: planner.Contiguous})
+	if err != nil || len(us) < 2 || len(a.Shape) < 2 || !wholeRows(us[0], a.Shape) {
+		return us, false, err
+	}
+	if t := planner.AlignedTiles(a.Shape, a.DType.Size, blockBoxes(a), o.budget(), o.unitLimit()); t != nil {
+		return t, true, nil
+	}
+	return us, false, nil
+}
+
+// wholeRows reports whether u spans shape in every dimension after the first.
+func wholeRows(u catalog.Box, shape []int64) bool {
+	for d := 1; d < len(shape); d++ {
+		if u.Count[d] != shape[d] {
+			return false
 		}
 	}
+	return true
+}
+
+func blockBoxes(a *catalog.Array) []catalog.Box {
 	boxes := make([]catalog.Box, len(a.Blocks))
 	for i := range a.Blocks {
 		boxes[i] = a.Blocks[i].Box
 	}
-	return planner.AlignedSlabs(a.Shape, layout, a.DType.Size, boxes, o.budget(), o.unitLimit()), false, nil
+	return boxes
 }
 
 // units cuts an array into output units of at most budget bytes: the

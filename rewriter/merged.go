@@ -220,7 +220,11 @@ func writeMerged(ctx context.Context, f *os.File, src catalog.Source, a *catalog
 func writeBox(f *os.File, addr int64, shape []int64, box catalog.Box, buf []byte, size int, mon *Monitor) error {
 	rank := len(shape)
 	if rank == 0 {
+		t := time.Now()
 		_, err := f.WriteAt(buf, addr)
+		if mon != nil {
+			mon.wrote(len(buf), t)
+		}
 		return err
 	}
 	// k: first dimension of the run; dims after k span the shape.

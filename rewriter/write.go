@@ -2,11 +2,15 @@ package rewriter
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -402,6 +406,77 @@ func startWriteback(f *os.File, off, n int64) {
 	unix.SyncFileRange(int(f.Fd()), off, n, unix.SYNC_FILE_RANGE_WRITE)
 }
 
+// readbackHash is the sha256 of ranges of a file read back in order, on a
+// goroutine of its own, through one buffer charged to the memory budget.
+type readbackHash struct {
+	ranges chan [2]int64
+	done   chan struct{}
+	sum    string
+	err    error
+	mem    *memBudget
+	buf    []byte
+	once   sync.Once
+	quit   atomic.Bool // abort: stop reading
+}
+
+func startReadbackHash(ctx context.Context, f *os.File, mem *memBudget, bufBytes int64) (*readbackHash, error) {
+	r := &readbackHash{ranges: make(chan [2]int64, 1024), done: make(chan struct{}), mem: mem}
+	if mem != nil {
+		if err := mem.acquire(ctx, bufBytes); err != nil {
+			return nil, err
+		}
+	}
+	buf, err := newBuf(bufBytes)
+	if err != nil {
+		if mem != nil {
+			mem.release(bufBytes)
+		}
+		return nil, err
+	}
+	r.buf = buf
+	go func() {
+		defer close(r.done)
+		h := sha256.New()
+		for rg := range r.ranges {
+			for off, end := rg[0], rg[0]+rg[1]; off < end && r.err == nil && !r.quit.Load(); {
+				n := min(int64(len(buf)), end-off)
+				if _, err := f.ReadAt(buf[:n], off); err != nil {
+					r.err = fmt.Errorf("%s: reading back %d bytes at %d for the digest: %w", f.Name(), n, off, err)
+				}
+				h.Write(buf[:n])
+				off += n
+			}
+		}
+		if r.err == nil {
+			r.sum = hex.EncodeToString(h.Sum(nil))
+		}
+	}()
+	return r, nil
+}
+
+// add hashes n bytes at off after the ranges added before.
+func (r *readbackHash) add(off, n int64) { r.ranges <- [2]int64{off, n} }
+
+// abort ends the hashing early (the array failed); its digest is void.
+func (r *readbackHash) abort() {
+	r.quit.Store(true)
+	r.stop()
+}
+
+// stop waits for the ranges added so far and returns their digest; later
+// calls return the same.
+func (r *readbackHash) stop() (string, error) {
+	r.once.Do(func() {
+		close(r.ranges)
+		<-r.done
+		freeBuf(r.buf)
+		if r.mem != nil {
+			r.mem.release(int64(cap(r.buf)))
+		}
+	})
+	return r.sum, r.err
+}
+
 // writeContiguous is phase 2: the contiguous arrays, slab by slab, with
 // pwrite at the address HDF5 allocated.
 func writeContiguous(ctx context.Context, f *os.File, store *catalog.Store, src catalog.Source, name string,
@@ -436,31 +511,59 @@ func writeContiguous(ctx context.Context, f *os.File, store *catalog.Store, src 
 			return arrayErr(a.Key(), fmt.Errorf("%s: contiguous data at %d+%d outside the file (%d bytes)",
 				f.Name(), t.addr, n, fi.Size()))
 		}
-		slabs, _, err := opts.arrayUnits(a, planner.Layout{Kind: planner.Contiguous})
+		slabs, tiled, err := opts.writeUnits(a)
 		if err != nil {
 			return arrayErr(a.Key(), err)
 		}
 		if len(slabs) > 0 && len(a.Shape) > 1 && slabs[0].Count[0] == 1 && slabs[0].Count[1] < a.Shape[1] && mon != nil {
 			mon.splits.Add(1)
 		}
-		strides := rowMajorStrides(a.Shape)
-		sum, err := streamArrayEnv(ctx, env, src, a, slabs, opts.jobs(), nil, func(slab catalog.Box, buf []byte, _ struct{}) error {
-			off := t.addr
-			for d := range slab.Lower { // row-major units: their first element's place
-				off += slab.Lower[d] * strides[d] * int64(a.DType.Size)
+		size := int64(a.DType.Size)
+		rowBytes := size // bytes of one index along dimension 0
+		for d := 1; d < len(a.Shape); d++ {
+			rowBytes *= a.Shape[d]
+		}
+		// Tiles are not row-major runs: the digest is taken from the file,
+		// band by band, as each band of rows is complete (still in the
+		// page cache), on a goroutine of its own.
+		var back *readbackHash
+		tenv := env
+		if tiled && !opts.NoDigest {
+			tenv.noDigest = true
+			if back, err = startReadbackHash(ctx, f, env.mem, opts.readLimit()); err != nil {
+				return arrayErr(a.Key(), err)
 			}
-			start := time.Now()
-			_, err := f.WriteAt(buf, off)
-			if mon != nil {
-				mon.wrote(len(buf), start)
+			defer back.abort()
+		}
+		var rowsDone int64 // rows of dimension 0 written whole
+		sum, err := streamArrayEnv(ctx, tenv, src, a, slabs, opts.jobs(), nil, func(slab catalog.Box, buf []byte, _ struct{}) error {
+			if err := writeBox(f, t.addr, a.Shape, slab, buf, a.DType.Size, mon); err != nil {
+				return err
 			}
-			if err == nil {
-				startWriteback(f, off, int64(len(buf)))
+			if len(a.Shape) == 0 {
+				return nil // a scalar: nothing to hash back or hurry
 			}
-			return err
+			for d := 1; d < len(a.Shape); d++ {
+				if slab.Lower[d]+slab.Count[d] != a.Shape[d] {
+					return nil // rows up to this unit's end are not all written yet
+				}
+			}
+			end := slab.Lower[0] + slab.Count[0]
+			off, n := t.addr+rowsDone*rowBytes, (end-rowsDone)*rowBytes
+			startWriteback(f, off, n)
+			if back != nil {
+				back.add(off, n)
+			}
+			rowsDone = end
+			return nil
 		})
 		if err != nil {
 			return arrayErr(a.Key(), err)
+		}
+		if back != nil {
+			if sum, err = back.stop(); err != nil {
+				return arrayErr(a.Key(), err)
+			}
 		}
 		mv.Datasets[t.entry].SHA256 = sum
 		return nil
