@@ -4,7 +4,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 BIN     := bin/relayout
 FUZZTIME ?= 3000x
 
-.PHONY: all deps build demo test fuzz bench clean
+.PHONY: all deps build demo test fuzz bench bench-scale clean
 
 all: build
 
@@ -41,6 +41,10 @@ fuzz:
 # Side-by-side timings against cp and h5repack; record results in bench/RESULTS.md.
 bench: build
 	scripts/bench.sh
+
+# Time per GiB and peak RSS from 256 MiB to 4 GiB inputs; recorded in bench/RESULTS.md.
+bench-scale: build
+	scripts/bench-scale.sh
 
 clean:
 	rm -rf bin demo

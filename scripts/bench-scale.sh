@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# make bench-scale: time per GiB and peak RSS of relayout run from 256 MiB to
+# 4 GiB inputs (issue 6's linear-scaling and bounded-memory targets), against
+# cp of the same bytes measured in the same loop. Inputs are written by
+# ADIOS 1.x as make bench's (sub-filed BP3, 8 writers, shuffled 32^3 blocks;
+# ceil(N/32) blocks per dimension), one size at a time, deleted after use.
+#   BENCH_SIZES (mesh edges, default "322 406 512 645 812": 0.25, 0.5, 1, 2, 4 GiB),
+#   BENCH_RUNS (interleaved rounds per size, default 3), BENCH_MAXMEM (default 256MiB),
+#   BENCH_DIR, BENCH_RESULTS (default bench/RESULTS.md; empty: do not record).
+set -euo pipefail
+SIZES=${BENCH_SIZES:-322 406 512 645 812}; RUNS=${BENCH_RUNS:-3}; MAXMEM=${BENCH_MAXMEM:-256MiB}
+RESULTS=${BENCH_RESULTS-bench/RESULTS.md}
+DIR=${BENCH_DIR:-$(mktemp -d "${TMPDIR:-/var/tmp}/relayout-scale.XXXXXX")}
+BIN=${BIN:-bin/relayout}
+mkdir -p "$DIR"
+trap 'rm -rf "$DIR"' EXIT
+LOG=$DIR/log; : >"$LOG"
+say() { echo "$@" | tee -a "$LOG"; }
+cpu=$(lscpu | awk -F: '/Model name/{gsub(/^ +/,"",$2); print $2; exit}')
+say "machine: $(nproc) cores ($cpu), $(free -g | awk '/Mem:/{print $2}') GiB, Linux $(uname -r), $(df -T "$DIR" | awk 'NR==2{print $2}') at $DIR"
+say "commands per size, $RUNS interleaved rounds, input page cache dropped before each: cp -r --reflink=never IN OUT;"
+say "relayout run IN/data.bp -o OUT -q --no-verify --var rho; the same with --max-mem $MAXMEM"
+say ""
+say "| N | input | cp (s) | relayout (s) | s/GiB | ÷ cp | peak RSS MiB | --max-mem $MAXMEM (s) | s/GiB | ÷ cp | peak RSS MiB (max) | read calls |"
+say "|---|---|---|---|---|---|---|---|---|---|---|---|"
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
+maxof() { tr ' ' '\n' | grep -v '^$' | sort -g | tail -1; }
+for N in $SIZES; do
+  nb=$(( (N + 31) / 32 ))
+  rm -rf "$DIR/in" "$DIR/out"; mkdir -p "$DIR/in"
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np 8 --oversubscribe \
+    --mca btl self,vader --mca btl_vader_single_copy_mechanism none \
+    /usr/bin/python3 testdata/adios1/write_bp3.py "$DIR/in/data.bp" --shape "$N,$N,$N" --blocks "$nb,$nb,$nb" \
+    --regular --int-shape "" --steps 1 --aggregators 8 --no-stats >/dev/null
+  rm -f "$DIR/in/data.bp.blocks.json"
+  bytes=$((N * N * N * 8))
+  declare -A W=() M=()
+  timeit() { # name, command...
+    local name=$1; shift
+    rm -rf "$DIR/out"; sync
+    find "$DIR/in" -type f -exec dd if={} iflag=nocache count=0 status=none \;
+    /usr/bin/time -f "%e %M" -o "$DIR/time" "$@" >/dev/null 2>"$DIR/err" || { cat "$DIR/err"; exit 1; }
+    read -r w m <"$DIR/time"
+    W[$name]+="$w "; M[$name]+="$m "
+  }
+  for r in $(seq "$RUNS"); do
+    timeit cp cp -r --reflink=never "$DIR/in" "$DIR/out"
+    timeit rl "$BIN" run --var rho "$DIR/in/data.bp" -o "$DIR/out" -q --no-verify
+    timeit mm "$BIN" run --var rho "$DIR/in/data.bp" -o "$DIR/out" -q --no-verify --max-mem "$MAXMEM"
+  done
+  calls=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['io']['read_calls'])" "$DIR/out/relayout.json")
+  c=$(echo "${W[cp]}" | median); r=$(echo "${W[rl]}" | median); m=$(echo "${W[mm]}" | median)
+  gib=$(echo "$bytes / 1073741824" | bc -l)
+  say "| $N | $((bytes >> 20)) MiB | $c | $r | $(printf %.2f "$(echo "$r / $gib" | bc -l)") | $(printf %.2f "$(echo "$r / $c" | bc -l)") | $(( $(echo "${M[rl]}" | median) / 1024 )) | $m | $(printf %.2f "$(echo "$m / $gib" | bc -l)") | $(printf %.2f "$(echo "$m / $c" | bc -l)") | $(( $(echo "${M[mm]}" | median) / 1024 )) ($(( $(echo "${M[mm]}" | maxof) / 1024 ))) | $calls |"
+  rm -rf "$DIR/in" "$DIR/out"
+done
+if [ -n "$RESULTS" ]; then
+  { echo; echo "## $(date -u +%Y-%m-%d) — make bench-scale (issue 6)"; echo; cat "$LOG"; } >>"$RESULTS"
+  echo "appended to $RESULTS"
+fi
