@@ -249,7 +249,8 @@ func (o Options) arrayUnits(a *catalog.Array, layout planner.Layout) ([]catalog.
 	for i := range a.Blocks {
 		boxes[i] = a.Blocks[i].Box
 	}
-	return planner.AlignedSlabs(a.Shape, layout, a.DType.Size, boxes, o.budget(), o.unitLimit()), false, nil
+	us = planner.AlignedSlabs(a.Shape, layout, a.DType.Size, boxes, o.budget(), o.unitLimit())
+	return mergeInterleaved(a, us, o.unitLimit(), o.readLimit()), false, nil
 }
 
 // units cuts an array into output units of at most budget bytes: the

@@ -12,7 +12,7 @@ import (
 // are read and dropped; 64 KiB costs less than a second request on any disk
 // or parallel file system, while 16 MiB runs keep memory per request bounded.
 const (
-	maxGap = 64 << 10
+	maxGap = catalog.CoalesceGap
 	maxRun = 16 << 20
 )
 
