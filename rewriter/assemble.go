@@ -25,22 +25,24 @@ type view struct {
 
 func rowMajorStrides(shape []int64) []int64 {
 	s := make([]int64, len(shape))
+	rowMajorStridesInto(s, shape)
+	return s
+}
+
+func rowMajorStridesInto(s, shape []int64) {
 	acc := int64(1)
 	for i := len(shape) - 1; i >= 0; i-- {
 		s[i] = acc
 		acc *= shape[i]
 	}
-	return s
 }
 
-func colMajorStrides(shape []int64) []int64 {
-	s := make([]int64, len(shape))
+func colMajorStridesInto(s, shape []int64) {
 	acc := int64(1)
 	for i := range shape {
 		s[i] = acc
 		acc *= shape[i]
 	}
-	return s
 }
 
 func product(v []int64) int64 {
@@ -62,7 +64,12 @@ func copyRegion(dst []byte, dv view, src []byte, sv view, region catalog.Box, si
 	}
 	last := rank - 1
 	n := region.Count[last]
-	idx := make([]int64, rank)
+	var stack [stackRank]int64
+	idx := stack[:]
+	if rank > stackRank {
+		idx = make([]int64, rank)
+	}
+	idx = idx[:rank]
 	copy(idx, region.Lower)
 	for {
 		var so, do int64
@@ -163,24 +170,44 @@ func copyBlock(buf []byte, slab catalog.Box, b *catalog.Block, data []byte, dt c
 		return fmt.Errorf("block %v in %q: decoded %d bytes, want %d for stored shape %v of %v: %w",
 			b.Box, b.File, len(data), want, st, dt, catalog.ErrCorrupt)
 	}
-	region, ok := b.Box.Intersect(slab)
-	if !ok {
-		return nil
+	// Scratch for the region and the views: on the stack for up to
+	// stackRank dimensions (copyBlock runs once per block, and blocks can
+	// be tiny and many).
+	rank := len(st)
+	var stack [5 * stackRank]int64
+	ints := stack[:]
+	if rank > stackRank {
+		ints = make([]int64, 5*rank)
 	}
-	sv := view{origin: b.Box.Lower, strides: rowMajorStrides(st)}
+	region := catalog.Box{Lower: ints[0:rank:rank], Count: ints[rank : 2*rank : 2*rank]}
+	for i := range rank {
+		lo := max(b.Box.Lower[i], slab.Lower[i])
+		hi := min(b.Box.Lower[i]+b.Box.Count[i], slab.Lower[i]+slab.Count[i])
+		if hi <= lo {
+			return nil
+		}
+		region.Lower[i], region.Count[i] = lo, hi-lo
+	}
+	sv := view{origin: b.Box.Lower, strides: ints[2*rank : 3*rank : 3*rank]}
 	if b.StoredLower != nil { // ghost cells before the valid region
-		sv.origin = make([]int64, len(st))
+		sv.origin = ints[3*rank : 4*rank : 4*rank]
 		for d := range st {
 			sv.origin[d] = b.Box.Lower[d] - b.StoredLower[d]
 		}
 	}
 	if b.Order == catalog.ColMajor {
-		sv.strides = colMajorStrides(st)
+		colMajorStridesInto(sv.strides, st)
+	} else {
+		rowMajorStridesInto(sv.strides, st)
 	}
-	dv := view{origin: slab.Lower, strides: rowMajorStrides(slab.Count)}
+	dv := view{origin: slab.Lower, strides: ints[4*rank : 5*rank : 5*rank]}
+	rowMajorStridesInto(dv.strides, slab.Count)
 	copyRegion(buf, dv, data, sv, region, dt.Size, dt.BigEndian && dt.Size > 1)
 	return nil
 }
+
+// stackRank is the most dimensions per-block scratch keeps on the stack.
+const stackRank = 8
 
 // trimBlock narrows an uncompressed row-major block to the contiguous part
 // of its storage that slab needs, so a block larger than a slab (a whole
@@ -192,6 +219,9 @@ func copyBlock(buf []byte, slab catalog.Box, b *catalog.Block, data []byte, dt c
 func trimBlock(b *catalog.Block, slab catalog.Box, size int) *catalog.Block {
 	if len(b.Codecs) != 0 || b.Order != catalog.RowMajor || len(slab.Count) == 0 || b.StoredLower != nil {
 		return b
+	}
+	if inside(b.Box, slab) {
+		return b // needed whole (the common case of many small blocks)
 	}
 	st := b.StoredShape()
 	whole := product(st) * int64(size)
@@ -389,6 +419,19 @@ func covers(reads []*catalog.Block, slab catalog.Box) bool {
 		}
 	}
 	return n == slab.Elements()
+}
+
+// inside reports whether b lies within slab (same rank).
+func inside(b, slab catalog.Box) bool {
+	if len(b.Lower) != len(slab.Lower) {
+		return false
+	}
+	for d := range slab.Count {
+		if b.Lower[d] < slab.Lower[d] || b.Lower[d]+b.Count[d] > slab.Lower[d]+slab.Count[d] {
+			return false
+		}
+	}
+	return true
 }
 
 // overlaps reports whether b and slab share an element (a scalar slab
