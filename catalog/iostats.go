@@ -37,6 +37,12 @@ type ManifestIO struct {
 	Splits          int64   `json:"splits,omitempty"` // output units split below one row / chunk row to fit the budget
 }
 
+// CoalesceGap is the largest gap between neighbouring extents of one file
+// that a BatchSource reads through (one request, gap bytes dropped) rather
+// than issuing a second request. Planners use it to predict what a set of
+// blocks costs to read.
+const CoalesceGap = 64 << 10
+
 type readLimitKey struct{}
 
 // WithReadLimit asks BatchSources to read at most n bytes per coalesced

@@ -37,30 +37,52 @@ CREATE TABLE arrays (
   step_attrs TEXT    NOT NULL,
   source     TEXT    NOT NULL,
   boxes      TEXT,                  -- JSON list of {lower, count}: an AMR level's boxes
+  nblocks     INTEGER NOT NULL,     -- blocks of the array
+  block_bytes INTEGER NOT NULL,     -- sum of their lengths
+  block_list  TEXT    NOT NULL,     -- JSON list of blocks (blocklist.go); the blocks view unpacks it
   UNIQUE (var, step, level)
 );
-CREATE TABLE blocks (
-  array_id    INTEGER NOT NULL REFERENCES arrays(id),
-  seq         INTEGER NOT NULL,     -- order within the array
-  lower       TEXT    NOT NULL,     -- JSON list, relative to the array
-  count       TEXT    NOT NULL,     -- JSON list
-  stored      TEXT,                 -- JSON list when larger than count (partial edge chunks)
-  file        TEXT    NOT NULL,     -- relative to dataset.root; '' for inline
-  byte_offset INTEGER NOT NULL,
-  length      INTEGER NOT NULL,
-  storage     TEXT    NOT NULL,     -- 'row' or 'col'
-  codecs      TEXT    NOT NULL,     -- JSON list of {name, params}, encode order
-  rank        INTEGER NOT NULL,     -- writer rank, -1 unknown
-  inline      BLOB,
-  stored_lower TEXT,                -- JSON list: where the valid region starts in the stored array (ghost cells)
+CREATE TABLE block_files (          -- the file names block_list refers to by index
+  array_id INTEGER NOT NULL REFERENCES arrays(id),
+  idx      INTEGER NOT NULL,
+  name     TEXT    NOT NULL,        -- relative to dataset.root; '' for inline
+  PRIMARY KEY (array_id, idx)
+);
+CREATE TABLE inline_blocks (        -- bytes of blocks kept in metadata (HDF5 compact storage)
+  array_id INTEGER NOT NULL REFERENCES arrays(id),
+  seq      INTEGER NOT NULL,
+  data     BLOB    NOT NULL,
   PRIMARY KEY (array_id, seq)
 );
+-- One row per block, as users query it with sqlite3.
+CREATE VIEW blocks AS SELECT
+  a.id AS array_id,
+  j.key AS seq,                     -- order within the array
+  json_extract(j.value, '$[0]') AS lower,   -- JSON list, relative to the array
+  json_extract(j.value, '$[1]') AS count,   -- JSON list
+  json_extract(j.value, '$[2]') AS stored,  -- JSON list when larger than count (partial edge chunks)
+  f.name AS file,                   -- relative to dataset.root; '' for inline
+  json_extract(j.value, '$[4]') AS byte_offset,
+  json_extract(j.value, '$[5]') AS length,
+  json_extract(j.value, '$[6]') AS storage, -- 'row' or 'col'
+  json_extract(j.value, '$[7]') AS codecs,  -- JSON list of {name, params}, encode order
+  json_extract(j.value, '$[8]') AS rank,    -- writer rank, -1 unknown
+  i.data AS inline,
+  json_extract(j.value, '$[9]') AS stored_lower -- JSON list: where the valid region starts in the stored array (ghost cells)
+FROM arrays a JOIN json_each(a.block_list) j
+  LEFT JOIN block_files f ON f.array_id = a.id AND f.idx = json_extract(j.value, '$[3]')
+  LEFT JOIN inline_blocks i ON i.array_id = a.id AND i.seq = j.key;
 `
+
+// Catalogs written before block_list kept one table row per block; they are
+// still read (legacyBlocks).
+const legacyBlocksTable = "CREATE TABLE blocks ("
 
 // Store is the SQLite catalog of one dataset.
 type Store struct {
-	db   *sql.DB
-	path string
+	db     *sql.DB
+	path   string
+	legacy bool // blocks are rows of a blocks table (catalogs of earlier versions)
 }
 
 // CreateStore creates a fresh catalog at path, replacing an existing one.
@@ -95,6 +117,12 @@ func OpenStore(path string) (*Store, error) {
 		s.db.Close()
 		return nil, fmt.Errorf("catalog: %s: not a relayout catalog: %w", path, ErrCorrupt)
 	}
+	var sqlText string
+	if err := s.db.QueryRow(`SELECT sql FROM sqlite_master WHERE name = 'blocks'`).Scan(&sqlText); err != nil {
+		s.db.Close()
+		return nil, fmt.Errorf("catalog: %s: %v: %w", path, err, ErrCorrupt)
+	}
+	s.legacy = strings.HasPrefix(sqlText, legacyBlocksTable)
 	return s, nil
 }
 
@@ -125,22 +153,8 @@ func mustJSON(v any) string {
 	return string(b)
 }
 
-// formatInts writes an int list as JSON ("[0,32,16]"). Blocks are the bulk of
-// a catalog, so their lists skip encoding/json's reflection both ways.
-func formatInts(v []int64) string {
-	b := make([]byte, 0, 2+8*len(v))
-	b = append(b, '[')
-	for i, x := range v {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = strconv.AppendInt(b, x, 10)
-	}
-	return string(append(b, ']'))
-}
-
-// parseInts reads what formatInts writes (and any JSON list of integers
-// without spaces).
+// parseInts reads a JSON list of integers without spaces ("[0,32,16]"), as
+// catalogs of earlier versions hold them.
 func parseInts(s string) ([]int64, error) {
 	if len(s) < 2 || s[0] != '[' || s[len(s)-1] != ']' {
 		return nil, fmt.Errorf("catalog: bad integer list %q: %w", s, ErrCorrupt)
@@ -223,6 +237,9 @@ func (s *Store) Info() (DatasetInfo, error) {
 
 // Put stores one array and its blocks in one transaction.
 func (s *Store) Put(a *Array) error {
+	if s.legacy {
+		return fmt.Errorf("catalog: %s: written by an earlier version of relayout: read-only: %w", s.path, ErrUnsupported)
+	}
 	tx, err := s.db.Begin()
 	if err != nil {
 		return err
@@ -232,10 +249,13 @@ func (s *Store) Put(a *Array) error {
 	if a.Boxes != nil {
 		boxes = mustJSON(a.Boxes)
 	}
-	res, err := tx.Exec(`INSERT INTO arrays (var, step, level, dtype, shape, offset, fill, attrs, step_attrs, source, boxes)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
+	list, files, stored := encodeBlocks(a.Blocks)
+	res, err := tx.Exec(`INSERT INTO arrays (var, step, level, dtype, shape, offset, fill, attrs, step_attrs, source, boxes,
+		nblocks, block_bytes, block_list)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 		a.Var, a.Step, a.Level, a.DType.NumPy(), mustJSON(nonNil(a.Shape)), mustJSON(nonNil(a.Offset)), a.Fill,
-		mustJSON(nonNilAttrs(a.Attrs)), mustJSON(nonNilAttrs(a.StepAttrs)), a.Source, boxes)
+		mustJSON(nonNilAttrs(a.Attrs)), mustJSON(nonNilAttrs(a.StepAttrs)), a.Source, boxes,
+		len(a.Blocks), stored, list)
 	if err != nil {
 		return fmt.Errorf("catalog: %s: array %s step %d level %d: %w", s.path, a.Var, a.Step, a.Level, err)
 	}
@@ -243,38 +263,16 @@ func (s *Store) Put(a *Array) error {
 	if err != nil {
 		return err
 	}
-	// Blocks go in multi-row INSERTs: per-statement overhead, not row size,
-	// dominates catalogs of many small blocks.
-	const rowsPerInsert = 64
-	row := "(?,?,?,?,?,?,?,?,?,?,?,?,?)"
-	full, err := tx.Prepare("INSERT INTO blocks VALUES " + strings.Repeat(row+",", rowsPerInsert-1) + row)
-	if err != nil {
-		return err
+	for i, name := range files {
+		if _, err := tx.Exec(`INSERT INTO block_files VALUES (?,?,?)`, id, i, name); err != nil {
+			return fmt.Errorf("catalog: %s: files of %s: %w", s.path, a.Var, err)
+		}
 	}
-	defer full.Close()
-	args := make([]any, 0, 13*rowsPerInsert)
-	for i := 0; i < len(a.Blocks); i += rowsPerInsert {
-		n := min(rowsPerInsert, len(a.Blocks)-i)
-		args = args[:0]
-		for k := i; k < i+n; k++ {
-			b := &a.Blocks[k]
-			var stored, storedLower any
-			if b.Stored != nil {
-				stored = formatInts(b.Stored)
+	for i := range a.Blocks {
+		if b := &a.Blocks[i]; b.Inline != nil {
+			if _, err := tx.Exec(`INSERT INTO inline_blocks VALUES (?,?,?)`, id, i, b.Inline); err != nil {
+				return fmt.Errorf("catalog: %s: inline block %d of %s: %w", s.path, i, a.Var, err)
 			}
-			if b.StoredLower != nil {
-				storedLower = formatInts(b.StoredLower)
-			}
-			args = append(args, id, k, formatInts(b.Box.Lower), formatInts(b.Box.Count), stored, b.File,
-				b.Offset, b.Length, b.Order.String(), codecsJSON(b.Codecs), b.Rank, b.Inline, storedLower)
-		}
-		if n == rowsPerInsert {
-			_, err = full.Exec(args...)
-		} else {
-			_, err = tx.Exec("INSERT INTO blocks VALUES "+strings.Repeat(row+",", n-1)+row, args...)
-		}
-		if err != nil {
-			return fmt.Errorf("catalog: %s: blocks %d-%d of %s: %w", s.path, i, i+n-1, a.Var, err)
 		}
 	}
 	return tx.Commit()
@@ -360,8 +358,14 @@ func (s *Store) Variables() ([]VarSummary, error) {
 		}
 		levels[a.v][a.level] = true
 	}
-	rows, err = s.db.Query(`SELECT a.var, count(*), coalesce(sum(b.length),0), count(DISTINCT b.file)
-		FROM blocks b JOIN arrays a ON a.id = b.array_id GROUP BY a.var`)
+	q := `SELECT a.var, sum(a.nblocks), sum(a.block_bytes),
+		(SELECT count(DISTINCT f.name) FROM block_files f JOIN arrays b ON b.id = f.array_id WHERE b.var = a.var)
+		FROM arrays a GROUP BY a.var`
+	if s.legacy {
+		q = `SELECT a.var, count(*), coalesce(sum(b.length),0), count(DISTINCT b.file)
+		FROM blocks b JOIN arrays a ON a.id = b.array_id GROUP BY a.var`
+	}
+	rows, err = s.db.Query(q)
 	if err != nil {
 		return nil, err
 	}
@@ -467,12 +471,72 @@ func (s *Store) array(k Key, blocks bool) (*Array, error) {
 	if !blocks {
 		return a, nil
 	}
+	if s.legacy {
+		a.Blocks, err = s.legacyBlocks(id)
+		return a, err
+	}
+	var list string
+	var nblocks int
+	if err := s.db.QueryRow(`SELECT block_list, nblocks FROM arrays WHERE id = ?`, id).Scan(&list, &nblocks); err != nil {
+		return nil, fmt.Errorf("catalog: %s: %w", s.path, err)
+	}
+	var files []string
+	rows, err := s.db.Query(`SELECT idx, name FROM block_files WHERE array_id = ? ORDER BY idx`, id)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var idx int
+		var name string
+		if err := rows.Scan(&idx, &name); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if idx != len(files) {
+			rows.Close()
+			return nil, fmt.Errorf("catalog: %s: %s: file index %d out of order: %w", s.path, a.Source, idx, ErrCorrupt)
+		}
+		files = append(files, name)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if a.Blocks, err = decodeBlocks(list, files, nblocks); err != nil {
+		return nil, fmt.Errorf("catalog: %s: blocks of %s step %d level %d: %w", s.path, k.Var, k.Step, k.Level, err)
+	}
+	rows, err = s.db.Query(`SELECT seq, data FROM inline_blocks WHERE array_id = ?`, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var seq int64
+		var data []byte
+		if err := rows.Scan(&seq, &data); err != nil {
+			return nil, err
+		}
+		if seq < 0 || seq >= int64(len(a.Blocks)) {
+			return nil, fmt.Errorf("catalog: %s: inline block %d of %d: %w", s.path, seq, len(a.Blocks), ErrCorrupt)
+		}
+		if data == nil {
+			data = []byte{}
+		}
+		a.Blocks[seq].Inline = data
+	}
+	return a, rows.Err()
+}
+
+// legacyBlocks loads the blocks of array id from a catalog of an earlier
+// version (one row per block).
+func (s *Store) legacyBlocks(id int64) ([]Block, error) {
 	rows, err := s.db.Query(`SELECT lower, count, stored, file, byte_offset, length, storage, codecs, rank, inline, stored_lower
 		FROM blocks WHERE array_id = ? ORDER BY seq`, id)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
+	var out []Block
 	for rows.Next() {
 		var b Block
 		var lower, count, storage, codecs string
@@ -507,7 +571,7 @@ func (s *Store) array(k Key, blocks bool) (*Array, error) {
 		if storage == "col" {
 			b.Order = ColMajor
 		}
-		a.Blocks = append(a.Blocks, b)
+		out = append(out, b)
 	}
-	return a, rows.Err()
+	return out, rows.Err()
 }

@@ -25,22 +25,24 @@ type view struct {
 
 func rowMajorStrides(shape []int64) []int64 {
 	s := make([]int64, len(shape))
+	rowMajorStridesInto(s, shape)
+	return s
+}
+
+func rowMajorStridesInto(s, shape []int64) {
 	acc := int64(1)
 	for i := len(shape) - 1; i >= 0; i-- {
 		s[i] = acc
 		acc *= shape[i]
 	}
-	return s
 }
 
-func colMajorStrides(shape []int64) []int64 {
-	s := make([]int64, len(shape))
+func colMajorStridesInto(s, shape []int64) {
 	acc := int64(1)
 	for i := range shape {
 		s[i] = acc
 		acc *= shape[i]
 	}
-	return s
 }
 
 func product(v []int64) int64 {
@@ -65,7 +67,12 @@ func copyRegion(dst []byte, dv view, src []byte, sv view, region catalog.Box, si
 	// both sides are contiguous across them, so that a block spanning whole
 	// rows of the slab moves in long runs.
 	var so, do int64
-	cnt, ss, ds := make([]int64, rank), make([]int64, rank), make([]int64, rank)
+	var stack [4 * stackRank]int64 // scratch off the heap for the usual ranks
+	scratch := stack[:]
+	if rank > stackRank {
+		scratch = make([]int64, 4*rank)
+	}
+	cnt, ss, ds, idx := scratch[:rank], scratch[rank:2*rank], scratch[2*rank:3*rank], scratch[3*rank:4*rank]
 	for d := range rank {
 		so += (region.Lower[d] - sv.origin[d]) * sv.strides[d]
 		do += (region.Lower[d] - dv.origin[d]) * dv.strides[d]
@@ -82,7 +89,7 @@ func copyRegion(dst []byte, dv view, src []byte, sv view, region catalog.Box, si
 	so, do = so*sz, do*sz
 	runBytes := n * sz
 	plain := stride == 1 && !swap
-	idx := make([]int64, last) // position along dimensions 0..last-1
+	clear(idx) // position along dimensions 0..last-1
 	for {
 		if plain {
 			copy(dst[do:do+runBytes], src[so:so+runBytes])
@@ -184,24 +191,44 @@ func copyBlock(buf []byte, slab catalog.Box, b *catalog.Block, data []byte, dt c
 		return fmt.Errorf("block %v in %q: decoded %d bytes, want %d for stored shape %v of %v: %w",
 			b.Box, b.File, len(data), want, st, dt, catalog.ErrCorrupt)
 	}
-	region, ok := b.Box.Intersect(slab)
-	if !ok {
-		return nil
+	// Scratch for the region and the views: on the stack for up to
+	// stackRank dimensions (copyBlock runs once per block, and blocks can
+	// be tiny and many).
+	rank := len(st)
+	var stack [5 * stackRank]int64
+	ints := stack[:]
+	if rank > stackRank {
+		ints = make([]int64, 5*rank)
 	}
-	sv := view{origin: b.Box.Lower, strides: rowMajorStrides(st)}
+	region := catalog.Box{Lower: ints[0:rank:rank], Count: ints[rank : 2*rank : 2*rank]}
+	for i := range rank {
+		lo := max(b.Box.Lower[i], slab.Lower[i])
+		hi := min(b.Box.Lower[i]+b.Box.Count[i], slab.Lower[i]+slab.Count[i])
+		if hi <= lo {
+			return nil
+		}
+		region.Lower[i], region.Count[i] = lo, hi-lo
+	}
+	sv := view{origin: b.Box.Lower, strides: ints[2*rank : 3*rank : 3*rank]}
 	if b.StoredLower != nil { // ghost cells before the valid region
-		sv.origin = make([]int64, len(st))
+		sv.origin = ints[3*rank : 4*rank : 4*rank]
 		for d := range st {
 			sv.origin[d] = b.Box.Lower[d] - b.StoredLower[d]
 		}
 	}
 	if b.Order == catalog.ColMajor {
-		sv.strides = colMajorStrides(st)
+		colMajorStridesInto(sv.strides, st)
+	} else {
+		rowMajorStridesInto(sv.strides, st)
 	}
-	dv := view{origin: slab.Lower, strides: rowMajorStrides(slab.Count)}
+	dv := view{origin: slab.Lower, strides: ints[4*rank : 5*rank : 5*rank]}
+	rowMajorStridesInto(dv.strides, slab.Count)
 	copyRegion(buf, dv, data, sv, region, dt.Size, dt.BigEndian && dt.Size > 1)
 	return nil
 }
+
+// stackRank is the most dimensions per-block scratch keeps on the stack.
+const stackRank = 8
 
 // trimBlock narrows an uncompressed row-major block to the contiguous part
 // of its storage that slab needs, so a block larger than a slab (a whole
@@ -213,6 +240,9 @@ func copyBlock(buf []byte, slab catalog.Box, b *catalog.Block, data []byte, dt c
 func trimBlock(b *catalog.Block, slab catalog.Box, size int) *catalog.Block {
 	if len(b.Codecs) != 0 || b.Order != catalog.RowMajor || len(slab.Count) == 0 || b.StoredLower != nil {
 		return b
+	}
+	if inside(b.Box, slab) {
+		return b // needed whole (the common case of many small blocks)
 	}
 	st := b.StoredShape()
 	whole := product(st) * int64(size)
@@ -410,6 +440,19 @@ func covers(reads []*catalog.Block, slab catalog.Box) bool {
 		}
 	}
 	return n == slab.Elements()
+}
+
+// inside reports whether b lies within slab (same rank).
+func inside(b, slab catalog.Box) bool {
+	if len(b.Lower) != len(slab.Lower) {
+		return false
+	}
+	for d := range slab.Count {
+		if b.Lower[d] < slab.Lower[d] || b.Lower[d]+b.Count[d] > slab.Lower[d]+slab.Count[d] {
+			return false
+		}
+	}
+	return true
 }
 
 // overlaps reports whether b and slab share an element (a scalar slab

@@ -243,7 +243,8 @@ func (o Options) arrayUnits(a *catalog.Array, layout planner.Layout) ([]catalog.
 	if !wholeRows(us[0], a.Shape) {
 		return us, split, nil // row-major pieces of rows: nothing to align
 	}
-	return planner.AlignedSlabs(a.Shape, layout, a.DType.Size, blockBoxes(a), o.budget(), o.unitLimit()), false, nil
+	us = planner.AlignedSlabs(a.Shape, layout, a.DType.Size, blockBoxes(a), o.budget(), o.unitLimit())
+	return mergeInterleaved(a, us, o.unitLimit(), o.readLimit()), false, nil
 }
 
 // writeUnits is arrayUnits for a contiguous array written with writeBox:

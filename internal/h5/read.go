@@ -33,18 +33,17 @@ type File struct {
 
 // DatasetInfo is what the catalog needs to know about one dataset.
 type DatasetInfo struct {
-	Path        string
-	DType       catalog.DType // valid only when Numeric
-	Numeric     bool          // integer 1/2/4/8 bytes or IEEE float 4/8 bytes
-	TypeDesc    string        // human description: "float64", "string", "compound", "float128", ...
-	Shape       []int64       // empty for a scalar dataspace
-	Layout      string        // "contiguous", "chunked", "compact", "virtual"
-	Chunk       []int64       // chunked only
-	Filters     []Filter      // in pipeline (encode) order
-	Address     int64         // contiguous: file offset of the data, -1 when not allocated (or External)
-	StorageSize int64         // H5Dget_storage_size
-	Fill        []byte        // user-defined fill value, one element in file byte order; nil = zeros
-	ObjAddr     uint64        // object header address (H5Oget_info), for a native chunk-index parser
+	Path     string
+	DType    catalog.DType // valid only when Numeric
+	Numeric  bool          // integer 1/2/4/8 bytes or IEEE float 4/8 bytes
+	TypeDesc string        // human description: "float64", "string", "compound", "float128", ...
+	Shape    []int64       // empty for a scalar dataspace
+	Layout   string        // "contiguous", "chunked", "compact", "virtual"
+	Chunk    []int64       // chunked only
+	Filters  []Filter      // in pipeline (encode) order
+	Address  int64         // contiguous: file offset of the data, -1 when not allocated (or External)
+	Fill     []byte        // user-defined fill value, one element in file byte order; nil = zeros
+	ObjAddr  uint64        // object header address (H5Oget_info), for a native chunk-index parser
 	// External is true for a contiguous dataset whose data lives in external
 	// raw files (H5Pset_external): Address is then -1 and the data is not in
 	// this file at all.
@@ -541,7 +540,6 @@ func (f *File) Dataset(path string) (*DatasetInfo, error) {
 			}
 		}
 	}
-	info.StorageSize = int64(C.H5Dget_storage_size(did))
 
 	if info.Numeric {
 		var st C.H5D_fill_value_t
@@ -676,6 +674,23 @@ func (f *File) countChunks(path string, did, space C.hid_t) (C.hsize_t, int, err
 		return 0, 0, h5err(f.path, path, catalog.ErrCorrupt, "cannot count chunks")
 	}
 	return n, rank, nil
+}
+
+// StorageSize is H5Dget_storage_size of the dataset at path: the bytes
+// allocated for its data. For a chunked dataset the library walks the whole
+// chunk index, which is why Dataset does not ask for it.
+func (f *File) StorageSize(path string) (int64, error) {
+	fid, unlock, err := f.lock()
+	if err != nil {
+		return 0, err
+	}
+	defer unlock()
+	ds, err := f.openDataset(fid, path)
+	if err != nil {
+		return 0, err
+	}
+	defer ds.Close()
+	return int64(C.H5Dget_storage_size(C.hid_t(ds.ID()))), nil
 }
 
 // ReadRaw reads the whole dataset at path through HDF5, in its file type and

@@ -12,7 +12,7 @@ import (
 // are read and dropped; 64 KiB costs less than a second request on any disk
 // or parallel file system, while 16 MiB runs keep memory per request bounded.
 const (
-	maxGap = 64 << 10
+	maxGap = catalog.CoalesceGap
 	maxRun = 16 << 20
 )
 
@@ -52,7 +52,7 @@ func (s *Source) ReadBlocks(ctx context.Context, blocks []*catalog.Block, dt cat
 		}
 		// A run of one block too goes through a reused buffer: blocks cut
 		// by the caller's units arrive as many small extents apart.
-		run := getRun(end - start)
+		run := getRun(end-start, limit)
 		if err := s.files.ReadAtInto(ctx, b.File, start, run); err != nil {
 			putRun(run)
 			return err
@@ -78,11 +78,18 @@ func (s *Source) ReadBlocks(ctx context.Context, blocks []*catalog.Block, dt cat
 // garbage collector, not the caller's budget, set the process's memory.
 var runs sync.Pool // of *[]byte
 
-func getRun(n int64) []byte {
+// getRun returns a buffer of n bytes. A new one gets the capacity of the
+// next power of two (at most limit, the most any run of the caller needs),
+// so that runs of varied lengths reuse it.
+func getRun(n, limit int64) []byte {
 	if p, ok := runs.Get().(*[]byte); ok && int64(cap(*p)) >= n && int64(cap(*p)) <= 2*n {
 		return (*p)[:n]
 	}
-	return make([]byte, n)
+	c := int64(1)
+	for c < n {
+		c <<= 1
+	}
+	return make([]byte, n, max(n, min(c, limit)))
 }
 
 func putRun(b []byte) {

@@ -204,44 +204,60 @@ func buildArray(hf *ih5.File, file string, size int64, path string) (*catalog.Ar
 			return nil, fmt.Errorf("reader/h5: %s: dataset %s: chunk rank %d for shape %v: %w", file, path, len(info.Chunk), info.Shape, catalog.ErrCorrupt)
 		}
 		chunkBytes := (&catalog.Array{DType: info.DType, Shape: info.Chunk}).Bytes()
-		err := listChunks(hf, path, info.ObjAddr, func(c ih5.Chunk) error {
+		chunks, err := listChunks(hf, path, info.ObjAddr)
+		if err != nil {
+			return nil, err
+		}
+		// Blocks share what is the same for every chunk (stored shape,
+		// codecs of one filter mask; read-only), and take their boxes
+		// from one backing array: a dataset of many tiny chunks costs
+		// a few allocations, not several per chunk.
+		stored := slices.Clone(info.Chunk)
+		codecsByMask := map[uint32][]catalog.Codec{}
+		ints := make([]int64, 2*rank*len(chunks))
+		a.Blocks = make([]catalog.Block, 0, len(chunks))
+		for _, c := range chunks {
 			if len(c.Offset) != rank {
-				return fmt.Errorf("reader/h5: %s: dataset %s: chunk offset %v: %w", file, path, c.Offset, catalog.ErrCorrupt)
+				return nil, fmt.Errorf("reader/h5: %s: dataset %s: chunk offset %v: %w", file, path, c.Offset, catalog.ErrCorrupt)
 			}
-			box := catalog.Box{Lower: slices.Clone(c.Offset), Count: make([]int64, rank)}
-			for i := range box.Count {
-				box.Count[i] = min(c.Offset[i]+info.Chunk[i], info.Shape[i]) - c.Offset[i]
-				if box.Count[i] <= 0 || c.Offset[i] < 0 {
-					return nil // a chunk left outside a shrunk extent
+			lower, count := ints[:rank:rank], ints[rank:2*rank:2*rank]
+			copy(lower, c.Offset)
+			outside := false
+			for i := range count {
+				count[i] = min(c.Offset[i]+info.Chunk[i], info.Shape[i]) - c.Offset[i]
+				outside = outside || count[i] <= 0 || c.Offset[i] < 0
+			}
+			if outside {
+				continue // a chunk left outside a shrunk extent
+			}
+			ints = ints[2*rank:]
+			box := catalog.Box{Lower: lower, Count: count}
+			codecs, ok := codecsByMask[c.FilterMask]
+			if !ok {
+				for i, f := range info.Filters {
+					if i < 32 && c.FilterMask&(1<<i) != 0 {
+						continue // this filter was skipped for this chunk
+					}
+					codecs = append(codecs, catalog.Codec{Name: codecNames[f.ID], Params: slices.Clone(f.Params)})
 				}
+				codecsByMask[c.FilterMask] = codecs
 			}
-			var codecs []catalog.Codec
-			for i, f := range info.Filters {
-				if i < 32 && c.FilterMask&(1<<i) != 0 {
-					continue // this filter was skipped for this chunk
-				}
-				codecs = append(codecs, catalog.Codec{Name: codecNames[f.ID], Params: slices.Clone(f.Params)})
-			}
-			if err := checkExtent("chunk "+box.String(), c.Address, c.Size); err != nil {
-				return err
+			if c.Address < 0 || c.Size < 0 || c.Address > size || c.Size > size-c.Address {
+				return nil, checkExtent("chunk "+box.String(), c.Address, c.Size)
 			}
 			if len(codecs) == 0 && c.Size != chunkBytes {
-				return fmt.Errorf("reader/h5: %s: dataset %s: unfiltered chunk %v at offset %d is %d bytes, want %d: %w",
+				return nil, fmt.Errorf("reader/h5: %s: dataset %s: unfiltered chunk %v at offset %d is %d bytes, want %d: %w",
 					file, path, box, c.Address, c.Size, chunkBytes, catalog.ErrCorrupt)
 			}
 			a.Blocks = append(a.Blocks, catalog.Block{
 				Box:    box,
-				Stored: slices.Clone(info.Chunk),
+				Stored: stored,
 				File:   file,
 				Offset: c.Address,
 				Length: c.Size,
 				Codecs: codecs,
 				Rank:   -1,
 			})
-			return nil
-		})
-		if err != nil {
-			return nil, err
 		}
 	case "virtual":
 		return buildVirtual(hf, file, size, path, a)
@@ -256,15 +272,15 @@ func buildArray(hf *ih5.File, file string, size int64, path string) (*catalog.Ar
 // H5Dget_chunk_info is quadratic) and falls back to the library for index
 // layouts the parser does not know or cannot read; the parser's error is
 // reported when the library fails too.
-func listChunks(hf *ih5.File, path string, objAddr uint64, fn func(ih5.Chunk) error) error {
+func listChunks(hf *ih5.File, path string, objAddr uint64) ([]ih5.Chunk, error) {
 	f, err := os.Open(hf.Path())
 	if err != nil {
-		return fmt.Errorf("reader/h5: %w", err)
+		return nil, fmt.Errorf("reader/h5: %w", err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return fmt.Errorf("reader/h5: %w", err)
+		return nil, fmt.Errorf("reader/h5: %w", err)
 	}
 	var chunks []ih5.Chunk
 	nerr := chunkindex.List(f, st.Size(), objAddr, func(c chunkindex.Chunk) error {
@@ -274,13 +290,8 @@ func listChunks(hf *ih5.File, path string, objAddr uint64, fn func(ih5.Chunk) er
 	if nerr != nil {
 		chunks = chunks[:0]
 		if lerr := hf.Chunks(path, func(c ih5.Chunk) error { chunks = append(chunks, c); return nil }); lerr != nil {
-			return fmt.Errorf("reader/h5: %s: dataset %s: chunk index: %w", hf.Path(), path, nerr)
+			return nil, fmt.Errorf("reader/h5: %s: dataset %s: chunk index: %w", hf.Path(), path, nerr)
 		}
 	}
-	for _, c := range chunks {
-		if err := fn(c); err != nil {
-			return err
-		}
-	}
-	return nil
+	return chunks, nil
 }

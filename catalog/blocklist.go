@@ -1,0 +1,311 @@
+package catalog
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+)
+
+// An array's blocks are one JSON list in arrays.block_list
+// (one row per array: a catalog of a million tiny chunks is a few thousand
+// rows, not a million), which the blocks view unpacks for sqlite3 users:
+//
+//	[ [lower, count, stored, file, byte_offset, length, storage, codecs, rank, stored_lower], ... ]
+//	     |      |      |      |                          |        |              |
+//	     |      |      |      |                          |        |              +- [int,...] or null
+//	     |      |      |      |                          |        +- [{"name":..,"params":[..]},...]
+//	     |      |      |      |                          +- "row" or "col"
+//	     |      |      |      +- index into block_files (array_id, idx) -> name
+//	     |      |      +- [int,...] or null (stored shape = count)
+//	     [int,...] relative to the array
+//
+// Inline bytes are in inline_blocks (array_id, seq). encodeBlocks writes no
+// spaces; decodeBlocks reads exactly that form (and reports anything else as
+// ErrCorrupt: catalogs are input).
+
+// encodeBlocks returns the block_list JSON of blocks, the file names it
+// indexes, and the sum of the blocks' lengths.
+func encodeBlocks(blocks []Block) (list string, files []string, stored int64) {
+	fileIdx := map[string]int{}
+	b := make([]byte, 0, 64*len(blocks)+2)
+	b = append(b, '[')
+	var lastCodecs []Codec
+	lastCodecsJSON := "[]"
+	for i := range blocks {
+		k := &blocks[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '[')
+		b = appendInts(b, nonNil(k.Box.Lower))
+		b = append(b, ',')
+		b = appendInts(b, nonNil(k.Box.Count))
+		b = append(b, ',')
+		b = appendIntsOrNull(b, k.Stored)
+		b = append(b, ',')
+		f, ok := fileIdx[k.File]
+		if !ok {
+			f = len(files)
+			fileIdx[k.File] = f
+			files = append(files, k.File)
+		}
+		b = strconv.AppendInt(b, int64(f), 10)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, k.Offset, 10)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, k.Length, 10)
+		if k.Order == ColMajor {
+			b = append(b, `,"col",`...)
+		} else {
+			b = append(b, `,"row",`...)
+		}
+		if len(k.Codecs) != len(lastCodecs) || len(k.Codecs) > 0 && &k.Codecs[0] != &lastCodecs[0] {
+			lastCodecs, lastCodecsJSON = k.Codecs, codecsJSON(k.Codecs)
+		}
+		b = append(b, lastCodecsJSON...)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, int64(k.Rank), 10)
+		b = append(b, ',')
+		b = appendIntsOrNull(b, k.StoredLower)
+		b = append(b, ']')
+		stored += k.Length
+	}
+	b = append(b, ']')
+	return string(b), files, stored
+}
+
+func appendInts(b []byte, v []int64) []byte {
+	b = append(b, '[')
+	for i, x := range v {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, x, 10)
+	}
+	return append(b, ']')
+}
+
+func appendIntsOrNull(b []byte, v []int64) []byte {
+	if v == nil {
+		return append(b, "null"...)
+	}
+	return appendInts(b, v)
+}
+
+// listParser reads block_list text.
+type listParser struct {
+	s     string
+	i     int
+	arena []int64 // backing store of the blocks' integer lists
+}
+
+func (p *listParser) errorf(what string) error {
+	return fmt.Errorf("block list at byte %d: %s: %w", p.i, what, ErrCorrupt)
+}
+
+func (p *listParser) byte(c byte) error {
+	if p.i >= len(p.s) || p.s[p.i] != c {
+		return p.errorf(fmt.Sprintf("want %q", c))
+	}
+	p.i++
+	return nil
+}
+
+func (p *listParser) int() (int64, error) {
+	j := p.i
+	if j < len(p.s) && p.s[j] == '-' {
+		j++
+	}
+	for j < len(p.s) && p.s[j] >= '0' && p.s[j] <= '9' {
+		j++
+	}
+	v, err := strconv.ParseInt(p.s[p.i:j], 10, 64)
+	if err != nil {
+		return 0, p.errorf("bad integer")
+	}
+	p.i = j
+	return v, nil
+}
+
+// ints reads [int,...] into the arena; the slice's capacity ends at its length.
+func (p *listParser) ints() ([]int64, error) {
+	if err := p.byte('['); err != nil {
+		return nil, err
+	}
+	start := len(p.arena)
+	if p.i < len(p.s) && p.s[p.i] == ']' {
+		p.i++
+		return []int64{}, nil
+	}
+	for {
+		v, err := p.int()
+		if err != nil {
+			return nil, err
+		}
+		if len(p.arena) == cap(p.arena) { // a fresh arena; earlier slices keep the old one
+			p.arena = append(make([]int64, 0, max(1024, 2*(len(p.arena)-start+1))), p.arena[start:]...)
+			start = 0
+		}
+		p.arena = append(p.arena, v)
+		if p.i < len(p.s) && p.s[p.i] == ',' {
+			p.i++
+			continue
+		}
+		if err := p.byte(']'); err != nil {
+			return nil, err
+		}
+		return p.arena[start:len(p.arena):len(p.arena)], nil
+	}
+}
+
+func (p *listParser) intsOrNull() ([]int64, error) {
+	if len(p.s)-p.i >= 4 && p.s[p.i:p.i+4] == "null" {
+		p.i += 4
+		return nil, nil
+	}
+	return p.ints()
+}
+
+// value skips one JSON value (the codecs list) and returns its text.
+func (p *listParser) value() (string, error) {
+	start, depth, inString := p.i, 0, false
+	for ; p.i < len(p.s); p.i++ {
+		c := p.s[p.i]
+		switch {
+		case inString && c == '\\':
+			p.i++
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '[' || c == '{':
+			depth++
+		case c == ']' || c == '}':
+			depth--
+			if depth < 0 {
+				return "", p.errorf("unbalanced")
+			}
+		case depth == 0 && c == ',':
+			return p.s[start:p.i], nil
+		}
+	}
+	return "", p.errorf("unterminated")
+}
+
+// decodeBlocks parses block_list text written by encodeBlocks; files are the
+// names its file indexes refer to, n the number of blocks expected (a
+// capacity hint).
+func decodeBlocks(list string, files []string, n int) ([]Block, error) {
+	p := &listParser{s: list, arena: make([]int64, 0, min(len(list)/8, 1<<20))}
+	if err := p.byte('['); err != nil {
+		return nil, err
+	}
+	out := make([]Block, 0, min(max(n, 0), len(list)/16))
+	if p.i < len(p.s) && p.s[p.i] == ']' {
+		p.i++
+	} else {
+		// Blocks of one array usually share their codecs: decoded once.
+		codecsText := "[]"
+		var codecs []Codec
+		for {
+			var b Block
+			var err error
+			if err = p.byte('['); err != nil {
+				return nil, err
+			}
+			if b.Box.Lower, err = p.ints(); err != nil {
+				return nil, err
+			}
+			if err = p.byte(','); err != nil {
+				return nil, err
+			}
+			if b.Box.Count, err = p.ints(); err != nil {
+				return nil, err
+			}
+			if err = p.byte(','); err != nil {
+				return nil, err
+			}
+			if b.Stored, err = p.intsOrNull(); err != nil {
+				return nil, err
+			}
+			if err = p.byte(','); err != nil {
+				return nil, err
+			}
+			f, err := p.int()
+			if err != nil {
+				return nil, err
+			}
+			if f < 0 || f >= int64(len(files)) {
+				return nil, p.errorf(fmt.Sprintf("file index %d of %d files", f, len(files)))
+			}
+			b.File = files[f]
+			if err = p.byte(','); err != nil {
+				return nil, err
+			}
+			if b.Offset, err = p.int(); err != nil {
+				return nil, err
+			}
+			if err = p.byte(','); err != nil {
+				return nil, err
+			}
+			if b.Length, err = p.int(); err != nil {
+				return nil, err
+			}
+			switch {
+			case len(p.s)-p.i >= 7 && p.s[p.i:p.i+7] == `,"row",`:
+			case len(p.s)-p.i >= 7 && p.s[p.i:p.i+7] == `,"col",`:
+				b.Order = ColMajor
+			default:
+				return nil, p.errorf("want storage \"row\" or \"col\"")
+			}
+			p.i += 7
+			text, err := p.value()
+			if err != nil {
+				return nil, err
+			}
+			if text != codecsText {
+				codecs = nil
+				if err := json.Unmarshal([]byte(text), &codecs); err != nil {
+					return nil, p.errorf("bad codecs")
+				}
+				if len(codecs) == 0 {
+					codecs = nil
+				}
+				codecsText = text
+			}
+			b.Codecs = codecs
+			if err = p.byte(','); err != nil {
+				return nil, err
+			}
+			rank, err := p.int()
+			if err != nil {
+				return nil, err
+			}
+			if rank < -1<<31 || rank > 1<<31-1 {
+				return nil, p.errorf(fmt.Sprintf("rank %d", rank))
+			}
+			b.Rank = int(rank)
+			if err = p.byte(','); err != nil {
+				return nil, err
+			}
+			if b.StoredLower, err = p.intsOrNull(); err != nil {
+				return nil, err
+			}
+			if err = p.byte(']'); err != nil {
+				return nil, err
+			}
+			out = append(out, b)
+			if p.i < len(p.s) && p.s[p.i] == ',' {
+				p.i++
+				continue
+			}
+			if err := p.byte(']'); err != nil {
+				return nil, err
+			}
+			break
+		}
+	}
+	if p.i != len(p.s) {
+		return nil, p.errorf("trailing bytes")
+	}
+	return out, nil
+}

@@ -1,0 +1,235 @@
+package catalog
+
+import (
+	"database/sql"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// oddBlocks exercises what block_list must carry exactly: inline bytes
+// (empty too), file names JSON would mangle (quotes, backslashes, invalid
+// UTF-8), several files, shared and distinct codecs, negative ranks, empty
+// and zero-dimensional boxes.
+func oddBlocks() []Block {
+	deflate := []Codec{{Name: "deflate", Params: []uint32{4}}}
+	return []Block{
+		{Box: Box{Lower: []int64{0, 0}, Count: []int64{2, 2}}, File: `a "quoted" \\ name.h5`, Offset: 1, Length: 32, Codecs: deflate, Rank: -1},
+		{Box: Box{Lower: []int64{2, 0}, Count: []int64{2, 2}}, File: "bad\xff\xfeutf8", Offset: 1 << 40, Length: 32, Codecs: deflate, Rank: 7},
+		{Box: Box{Lower: []int64{0, 2}, Count: []int64{2, 2}}, Inline: []byte{1, 2, 3, 4, 5, 6, 7, 8}, Length: 8, Rank: -1},
+		{Box: Box{Lower: []int64{2, 2}, Count: []int64{0, 2}}, Inline: []byte{}, Rank: -1,
+			Codecs: []Codec{{Name: "shuffle", Params: []uint32{8}}, {Name: "fletcher32"}}},
+		{Box: Box{Lower: []int64{}, Count: []int64{}}, File: `a "quoted" \\ name.h5`, Offset: 9, Length: 8, Stored: []int64{},
+			StoredLower: []int64{}, Order: ColMajor, Rank: 2147483647},
+	}
+}
+
+func TestStoreOddBlocks(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "catalog.db")
+	s, err := CreateStore(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	a := &Array{Var: "odd", DType: DType{Kind: Float, Size: 8}, Shape: []int64{4, 4}, Offset: []int64{0, 0}, Blocks: oddBlocks()}
+	empty := &Array{Var: "empty", DType: DType{Kind: Int, Size: 4}, Shape: []int64{0}, Offset: []int64{0}}
+	for _, x := range []*Array{a, empty} {
+		if err := s.Put(x); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.Array(a.Key())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.Blocks, a.Blocks) {
+		t.Fatalf("blocks:\n got %#v\nwant %#v", got.Blocks, a.Blocks)
+	}
+	if got, err := s.Array(empty.Key()); err != nil || len(got.Blocks) != 0 {
+		t.Fatalf("empty array: %v %v", got, err)
+	}
+	vs, err := s.Variables()
+	if err != nil || len(vs) != 2 || vs[1].Name != "odd" || vs[1].Blocks != 5 || vs[1].Files != 3 || vs[1].StoredBytes != 80 {
+		t.Fatalf("summary %+v %v", vs, err)
+	}
+	// The view shows each block as the table of earlier versions did.
+	rows, err := s.db.Query(`SELECT seq, lower, count, stored, file, byte_offset, length, storage, codecs, rank, inline, stored_lower
+		FROM blocks JOIN arrays ON arrays.id = blocks.array_id WHERE var = 'odd' ORDER BY seq`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var lines []string
+	for rows.Next() {
+		var seq, off, length, rank int64
+		var lower, count, file, storage, codecs string
+		var stored, storedLower sql.NullString
+		var inline []byte
+		if err := rows.Scan(&seq, &lower, &count, &stored, &file, &off, &length, &storage, &codecs, &rank, &inline, &storedLower); err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, strings.Join([]string{lower, count, stored.String, file, storage, codecs, string(inline), storedLower.String}, " "))
+	}
+	want := []string{
+		`[0,0] [2,2]  a "quoted" \\ name.h5 row [{"name":"deflate","params":[4]}]  `,
+		"[2,0] [2,2]  bad\xff\xfeutf8 row [{\"name\":\"deflate\",\"params\":[4]}]  ",
+		"[0,2] [2,2]   row [] \x01\x02\x03\x04\x05\x06\x07\x08 ",
+		`[2,2] [0,2]   row [{"name":"shuffle","params":[8]},{"name":"fletcher32"}]  `,
+		`[] [] [] a "quoted" \\ name.h5 col []  []`,
+	}
+	if !reflect.DeepEqual(lines, want) {
+		t.Fatalf("view:\n%q\nwant\n%q", lines, want)
+	}
+}
+
+// legacySchema is the blocks table of catalogs before block_list.
+const legacySchema = `
+CREATE TABLE dataset (path TEXT NOT NULL, root TEXT NOT NULL, format TEXT NOT NULL, attrs TEXT NOT NULL, skipped TEXT NOT NULL);
+CREATE TABLE arrays (id INTEGER PRIMARY KEY, var TEXT NOT NULL, step INTEGER NOT NULL, level INTEGER NOT NULL,
+  dtype TEXT NOT NULL, shape TEXT NOT NULL, offset TEXT NOT NULL, fill BLOB, attrs TEXT NOT NULL,
+  step_attrs TEXT NOT NULL, source TEXT NOT NULL, boxes TEXT, UNIQUE (var, step, level));
+CREATE TABLE blocks (array_id INTEGER NOT NULL REFERENCES arrays(id), seq INTEGER NOT NULL, lower TEXT NOT NULL,
+  count TEXT NOT NULL, stored TEXT, file TEXT NOT NULL, byte_offset INTEGER NOT NULL, length INTEGER NOT NULL,
+  storage TEXT NOT NULL, codecs TEXT NOT NULL, rank INTEGER NOT NULL, inline BLOB, stored_lower TEXT,
+  PRIMARY KEY (array_id, seq));
+INSERT INTO arrays VALUES (1, 'B/x', 100, 0, '>f8', '[47,47]', '[0,0]', x'0000000000000000',
+  '[{"name":"unitSI","type":"float64","scalar":true,"floats":[1.5]}]',
+  '[{"name":"time","type":"float64","scalar":true,"floats":[0.25]}]', 'f.h5:/data/1/meshes/B/x',
+  '[{"lower":[0,0],"count":[32,47]},{"lower":[32,0],"count":[15,47]}]');
+INSERT INTO blocks VALUES (1, 0, '[0,0]', '[32,47]', '[32,64]', 'f.h5', 4096, 100, 'row',
+  '[{"name":"shuffle","params":[8]},{"name":"deflate","params":[6]}]', -1, NULL, NULL);
+INSERT INTO blocks VALUES (1, 1, '[32,0]', '[15,47]', NULL, 'f.h5', 8192, 5640, 'col', '[]', 3, NULL, '[0,0]');
+`
+
+// TestStoreLegacy: a catalog written before block_list (one row per block)
+// is still read, and refuses new arrays.
+func TestStoreLegacy(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.db")
+	s, err := openDB(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.db.Exec(legacySchema); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if s, err = OpenStore(path); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	got, err := s.Array(Key{"B/x", 100, 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := sampleArray(100); !reflect.DeepEqual(got, want) {
+		t.Fatalf("legacy:\n got %+v\nwant %+v", got, want)
+	}
+	vs, err := s.Variables()
+	if err != nil || len(vs) != 1 || vs[0].Blocks != 2 || vs[0].StoredBytes != 5740 || vs[0].Files != 1 {
+		t.Fatalf("summary %+v %v", vs, err)
+	}
+	if err := s.Put(sampleArray(0)); !errors.Is(err, ErrUnsupported) {
+		t.Fatalf("Put into a legacy catalog: %v", err)
+	}
+}
+
+func TestDecodeBlocksCorrupt(t *testing.T) {
+	list, files, _ := encodeBlocks(oddBlocks())
+	if _, err := decodeBlocks(list, files, 5); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{
+		"", "[", "]", "[]x", "[[]]", list[:len(list)-1], list + ",", strings.Replace(list, `"row"`, `"rows"`, 1),
+		strings.Replace(list, "[0,0],[2,2],null,0", "[0,0],[2,2],null,9", 1), // file index out of range
+		strings.Replace(list, "[0,0],[2,2],null,0", "[0,0],[2,2],null,-1", 1),
+		strings.Replace(list, "[0,0]", "[0,,0]", 1),
+		strings.Replace(list, "[0,0]", "[0,99999999999999999999]", 1),
+		strings.Replace(list, `[{"name":"deflate","params":[4]}]`, `[{"name":"deflate","params":[-4]}]`, 1),
+		strings.Replace(list, `[{"name":"deflate","params":[4]}]`, `[{"name":"deflate"`, 1),
+	} {
+		if _, err := decodeBlocks(bad, files, 5); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%q: %v, want ErrCorrupt", bad, err)
+		}
+	}
+}
+
+// FuzzDecodeBlocks: any block_list text gives blocks or ErrCorrupt, never a
+// panic; what decodes re-encodes to text that decodes to the same blocks.
+func FuzzDecodeBlocks(f *testing.F) {
+	list, _, _ := encodeBlocks(oddBlocks())
+	f.Add(list)
+	list, _, _ = encodeBlocks(sampleArray(0).Blocks)
+	f.Add(list)
+	f.Add("[]")
+	files := []string{"a", "b", ""}
+	f.Fuzz(func(t *testing.T, s string) {
+		if len(s) > 1<<16 {
+			return
+		}
+		bs, err := decodeBlocks(s, files, 1<<30)
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("%q: %v", s, err)
+			}
+			return
+		}
+		again, fs, _ := encodeBlocks(bs)
+		bs2, err := decodeBlocks(again, fs, len(bs))
+		if err != nil || !reflect.DeepEqual(bs, bs2) && len(bs) > 0 {
+			t.Fatalf("%q re-encoded as %q: %v", s, again, err)
+		}
+	})
+}
+
+// The sqlite3 shell (what users query) understands the view.
+func TestBlocksViewInShell(t *testing.T) {
+	sqlite, err := exec.LookPath("sqlite3")
+	if err != nil {
+		t.Skip("sqlite3 not installed")
+	}
+	path := filepath.Join(t.TempDir(), "catalog.db")
+	s, err := CreateStore(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Put(&Array{Var: "odd", DType: DType{Kind: Float, Size: 8}, Shape: []int64{4, 4}, Offset: []int64{0, 0}, Blocks: oddBlocks()}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	out, err := exec.Command(sqlite, path, "SELECT seq, lower, file, byte_offset, length, storage, rank, hex(inline), stored_lower FROM blocks ORDER BY seq").CombinedOutput()
+	want := "0|[0,0]|a \"quoted\" \\\\ name.h5|1|32|row|-1||\n1|[2,0]|bad\xff\xfeutf8|1099511627776|32|row|7||\n2|[0,2]||0|8|row|-1|0102030405060708|\n" +
+		"3|[2,2]||0|0|row|-1||\n4|[]|a \"quoted\" \\\\ name.h5|9|8|col|2147483647||[]\n"
+	if err != nil || string(out) != want {
+		t.Fatalf("sqlite3: %v\n%q\nwant\n%q", err, out, want)
+	}
+}
+
+// BenchmarkStoreTinyBlocks: Put and Array of an array of 32,768 tiny blocks
+// (256^3 in 8^3 chunks), per block.
+func BenchmarkStoreTinyBlocks(b *testing.B) {
+	a := &Array{Var: "v", DType: DType{Kind: Float, Size: 8}, Shape: []int64{256, 256, 256}, Offset: []int64{0, 0, 0}}
+	for i := range int64(32768) {
+		a.Blocks = append(a.Blocks, Block{Box: Box{Lower: []int64{i / 1024 * 8, i / 32 % 32 * 8, i % 32 * 8}, Count: []int64{8, 8, 8}},
+			File: "data00000000.h5", Offset: 4096 + (i*7919%32768)*4096, Length: 4096, Rank: -1})
+	}
+	s, err := CreateStore(filepath.Join(b.TempDir(), "catalog.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	b.ReportAllocs()
+	b.SetBytes(int64(len(a.Blocks)) * 4096) // the block bytes the catalog describes
+	for i := 0; b.Loop(); i++ {
+		a.Step = int64(i)
+		if err := s.Put(a); err != nil {
+			b.Fatal(err)
+		}
+		got, err := s.Array(a.Key())
+		if err != nil || len(got.Blocks) != len(a.Blocks) {
+			b.Fatal(len(got.Blocks), err)
+		}
+	}
+}

@@ -1,0 +1,108 @@
+package rewriter
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"relayout/catalog"
+	"relayout/planner"
+)
+
+// tinyBlocks is a 64x16x16 float64 array in 4x4x4 blocks of 512 bytes,
+// stored in the order perm gives (perm[i] is the file slot of block i).
+func tinyBlocks(perm []int) *catalog.Array {
+	a := &catalog.Array{Var: "v", DType: catalog.DType{Kind: catalog.Float, Size: 8}, Shape: []int64{64, 16, 16}}
+	i := 0
+	for x := int64(0); x < 64; x += 4 {
+		for y := int64(0); y < 16; y += 4 {
+			for z := int64(0); z < 16; z += 4 {
+				a.Blocks = append(a.Blocks, catalog.Block{
+					Box:  catalog.Box{Lower: []int64{x, y, z}, Count: []int64{4, 4, 4}},
+					File: "f.h5", Offset: 4096 + int64(perm[i])*512, Length: 512,
+				})
+				i++
+			}
+		}
+	}
+	return a
+}
+
+func identity(n int) []int {
+	p := make([]int, n)
+	for i := range p {
+		p[i] = i
+	}
+	return p
+}
+
+// TestMergeInterleaved: units whose blocks are scattered over the same file
+// extent are joined (each byte is then read once), up to the limit; units of
+// blocks stored in order are left alone.
+func TestMergeInterleaved(t *testing.T) {
+	const n = 16 * 4 * 4
+	units := planner.Slabs([]int64{64, 16, 16}, planner.Layout{Kind: planner.Contiguous}, 8, 16<<10) // 8 rows each
+	if len(units) != 8 {
+		t.Fatalf("%d units", len(units))
+	}
+	logical := int64(64 * 16 * 16 * 8)
+	cost := func(a *catalog.Array, us []catalog.Box) int64 {
+		var c int64
+		for _, u := range us {
+			c += readCost(slabReads(a, u), 1<<20)
+		}
+		return c
+	}
+
+	ordered := tinyBlocks(identity(n))
+	if got := mergeInterleaved(ordered, units, 1<<30, 1<<20); len(got) != len(units) {
+		t.Errorf("blocks in order: %d units, want %d unchanged", len(got), len(units))
+	}
+
+	scattered := tinyBlocks(rand.New(rand.NewPCG(1, 2)).Perm(n))
+	if c := cost(scattered, units); c < 4*logical {
+		t.Fatalf("scattered blocks read %d bytes in %d units: the test needs interleaved units", c, len(units))
+	}
+	got := mergeInterleaved(scattered, units, 1<<30, 1<<20)
+	if len(got) != 1 || got[0].Count[0] != 64 {
+		t.Fatalf("scattered, no limit: units %v, want one", got)
+	}
+	if c := cost(scattered, got); c != logical {
+		t.Errorf("merged unit reads %d bytes, want %d", c, logical)
+	}
+	// The limit holds: units of at most 32 rows, tiling the array in order.
+	got = mergeInterleaved(scattered, units, 32*16*16*8, 1<<20)
+	next := int64(0)
+	for _, u := range got {
+		if u.Lower[0] != next || u.Count[0] > 32 || u.Count[1] != 16 || u.Count[2] != 16 {
+			t.Fatalf("limited: units %v", got)
+		}
+		next += u.Count[0]
+	}
+	if next != 64 || len(got) != 2 {
+		t.Fatalf("limited: units %v, want two of 32 rows", got)
+	}
+}
+
+// TestReadCost follows blockio's coalescing: runs through gaps of at most
+// catalog.CoalesceGap, at most limit bytes, inline blocks free.
+func TestReadCost(t *testing.T) {
+	b := func(file string, off, n int64) *catalog.Block {
+		return &catalog.Block{File: file, Offset: off, Length: n}
+	}
+	for _, tc := range []struct {
+		reads []*catalog.Block
+		limit int64
+		want  int64
+	}{
+		{nil, 1 << 20, 0},
+		{[]*catalog.Block{b("a", 0, 10), b("a", 20, 10)}, 1 << 20, 30},
+		{[]*catalog.Block{b("a", 0, 10), b("a", 10+catalog.CoalesceGap+1, 10)}, 1 << 20, 20},
+		{[]*catalog.Block{b("a", 0, 10), b("b", 20, 10)}, 1 << 20, 20},
+		{[]*catalog.Block{b("a", 0, 10), b("a", 20, 10)}, 25, 20},
+		{[]*catalog.Block{b("a", 0, 10), {Inline: []byte{1}}, b("a", 20, 10)}, 1 << 20, 20},
+	} {
+		if got := readCost(tc.reads, tc.limit); got != tc.want {
+			t.Errorf("readCost(%d reads, limit %d) = %d, want %d", len(tc.reads), tc.limit, got, tc.want)
+		}
+	}
+}
