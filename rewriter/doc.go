@@ -84,11 +84,18 @@
 // # Concurrency
 //
 // Variables and arrays are written one after another. Within an array, up to
-// Options.Jobs goroutines assemble slabs (reading blocks through the
+// Options.Jobs goroutines assemble units (reading blocks through the
 // catalog.Source, which is safe for concurrent use); a single goroutine takes
-// the slabs in order to hash and write them, so HDF5 (one global lock) is only
-// called from one goroutine at a time. About 2*Jobs slabs of at most
-// MaxMem/(2*Jobs) bytes are alive at once. Cancelling the context stops the
+// the units in order to write them, so HDF5 (one global lock) is only called
+// from one goroutine at a time, and another hashes them in the same order.
+// Every unit is charged to the MaxMem budget before its buffers exist (an
+// anonymous mapping outside the Go heap, reused by later units). Units are
+// whole rows along dimension 0 whose boundaries sit on the source blocks'
+// edges, so that each block is read once, whole (planner.AlignedSlabs); where
+// a band of block rows is larger than a unit may be, contiguous output is
+// written in block-aligned tiles (planner.AlignedTiles) and the digest is
+// read back from the file band by band. Units whose blocks interleave in the
+// input file are joined (interleave.go). Cancelling the context stops the
 // pipeline; a failed Run leaves no partial file under a final name.
 //
 // The package must not parse input formats (readers do, through
