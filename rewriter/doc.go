@@ -89,7 +89,8 @@
 // the units in order to write them, so HDF5 (one global lock) is only called
 // from one goroutine at a time, and another hashes them in the same order.
 // Every unit is charged to the MaxMem budget before its buffers exist (an
-// anonymous mapping outside the Go heap, reused by later units). Units are
+// anonymous mapping outside the Go heap, reused by later units), and at most
+// Jobs+1 units are alive at once, however large the budget. Units are
 // whole rows along dimension 0 whose boundaries sit on the source blocks'
 // edges, so that each block is read once, whole (planner.AlignedSlabs); where
 // a band of block rows is larger than a unit may be, contiguous output is

@@ -107,6 +107,13 @@ type pipeEnv struct {
 	noDigest  bool
 }
 
+// pipelineDepth is the most units alive at once in a budgeted pipeline:
+// jobs being assembled and one being written and hashed. Deeper queues add
+// no throughput (the stages share the same cores) but touch more memory,
+// which on the virtual machines measured made the kernel's copies in and
+// out of the page cache markedly slower (bench/RESULTS.md, 2026-12-01).
+func pipelineDepth(jobs int) int { return jobs + 1 }
+
 // streamArrayEnv is streamArrayWith charging env.mem before each slab's
 // buffers exist and timing the stages on env.mon.
 func streamArrayEnv[T any](ctx context.Context, env pipeEnv, src catalog.Source, a *catalog.Array, slabs []catalog.Box, jobs int,
@@ -125,8 +132,15 @@ func streamArrayEnv[T any](ctx context.Context, env pipeEnv, src catalog.Source,
 	transient := make([]int64, len(slabs))
 	bufs := make([][]byte, len(slabs)) // from the budget's kept buffers, or made by the worker
 	var admit func(context.Context, int) error
+	// depth bounds the units alive at once whatever the budget.
+	depth := make(chan struct{}, pipelineDepth(jobs))
 	if env.mem != nil {
 		admit = func(ctx context.Context, i int) error {
+			select {
+			case depth <- struct{}{}:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
 			reads[i] = slabReads(a, slabs[i])
 			keep[i] = slabs[i].Elements() * size * (1 + env.keep)
 			transient[i] = readNeed(reads[i], a.DType, max(env.readLimit, 1), batch)
@@ -135,6 +149,9 @@ func streamArrayEnv[T any](ctx context.Context, env pipeEnv, src catalog.Source,
 			if b != nil { // a kept buffer, charged for its cap
 				bufs[i] = b
 				keep[i] += int64(cap(b)) - n
+			}
+			if err != nil {
+				<-depth // not admitted: release is not called for it
 			}
 			return err
 		}
@@ -175,6 +192,7 @@ func streamArrayEnv[T any](ctx context.Context, env pipeEnv, src catalog.Source,
 				freeBuf(b)
 			}
 			keep[i] = 0
+			<-depth
 		}
 		bufs[i] = nil
 	}
