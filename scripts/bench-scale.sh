@@ -18,7 +18,7 @@ LOG=$DIR/log; : >"$LOG"
 say() { echo "$@" | tee -a "$LOG"; }
 cpu=$(lscpu | awk -F: '/Model name/{gsub(/^ +/,"",$2); print $2; exit}')
 say "machine: $(nproc) cores ($cpu), $(free -g | awk '/Mem:/{print $2}') GiB, Linux $(uname -r), $(df -T "$DIR" | awk 'NR==2{print $2}') at $DIR"
-say "commands per size, $RUNS interleaved rounds, input page cache dropped before each: cp -r --reflink=never IN OUT;"
+say "commands per size, $RUNS interleaved rounds (order rotated), input page cache dropped before each: cp -r --reflink=never IN OUT;"
 say "relayout run IN/data.bp -o OUT -q --no-verify --var rho; the same with --max-mem $MAXMEM"
 say ""
 say "| N | input | cp (s) | relayout (s) | s/GiB | ÷ cp | peak RSS MiB | --max-mem $MAXMEM (s) | s/GiB | ÷ cp | peak RSS MiB (max) | read calls |"
@@ -43,11 +43,20 @@ for N in $SIZES; do
     read -r w m <"$DIR/time"
     W[$name]+="$w "; M[$name]+="$m "
   }
+  # The order rotates every round (see bench.sh: a run's speed here depends
+  # on what ran before it).
+  CMDS=("cp|cp -r --reflink=never $DIR/in $DIR/out"
+        "rl|$BIN run --var rho $DIR/in/data.bp -o $DIR/out -q --no-verify"
+        "mm|$BIN run --var rho $DIR/in/data.bp -o $DIR/out -q --no-verify --max-mem $MAXMEM")
   for r in $(seq "$RUNS"); do
-    timeit cp cp -r --reflink=never "$DIR/in" "$DIR/out"
-    timeit rl "$BIN" run --var rho "$DIR/in/data.bp" -o "$DIR/out" -q --no-verify
-    timeit mm "$BIN" run --var rho "$DIR/in/data.bp" -o "$DIR/out" -q --no-verify --max-mem "$MAXMEM"
+    for k in 0 1 2; do
+      line=${CMDS[$(( (k + r - 1) % 3 ))]}
+      # shellcheck disable=SC2086 # the command is split into words on purpose
+      timeit "${line%%|*}" ${line#*|}
+    done
   done
+  rm -rf "$DIR/out"  # the read calls of one --max-mem run
+  "$BIN" run --var rho "$DIR/in/data.bp" -o "$DIR/out" -q --no-verify --max-mem "$MAXMEM"
   calls=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['io']['read_calls'])" "$DIR/out/relayout.json")
   c=$(echo "${W[cp]}" | median); r=$(echo "${W[rl]}" | median); m=$(echo "${W[mm]}" | median)
   gib=$(echo "$bytes / 1073741824" | bc -l)

@@ -52,16 +52,28 @@ cpsync() { cp -r --reflink=never "$DIR/in" "$DIR/out" && sync "$DIR"/out/* "$DIR
 repack() { mkdir -p "$DIR/out" && h5repack -l CONTI "$H5C" "$DIR/out/rho.h5"; }
 repacksync() { repack && sync "$DIR/out/rho.h5"; }
 export -f cpsync repack repacksync; export DIR H5C
+# One command per line: name, then the command. Each round starts one line
+# further down (the order rotates), so that no command always follows the
+# same one: on this machine a run's speed depends on what ran before it
+# (the file system is mounted with discard, and freed memory goes back to
+# the host), by up to 2x.
+CMDS=(
+  "cp|cp -r --reflink=never $DIR/in $DIR/out"
+  "cp+fsync|bash -c cpsync"
+  "relayout|$BIN run --var rho $DIR/in/data.bp -o $DIR/out -q --no-verify"
+  "relayout-nodigest|$BIN run --var rho $DIR/in/data.bp -o $DIR/out -q --no-verify --digest none"
+  "relayout-chunked|$BIN run --var rho $DIR/in/data.bp -o $DIR/out -q --no-verify --layout chunked --chunks 4x4x4"
+  "relayout-maxmem|$BIN run --var rho $DIR/in/data.bp -o $DIR/out -q --no-verify --max-mem $MAXMEM"
+  "relayout-h5c|$BIN run $H5C -o $DIR/out -q --no-verify"
+  "h5repack|bash -c repack"
+  "h5repack+fsync|bash -c repacksync"
+)
 for r in $(seq "$RUNS"); do
-  timeit cp cp -r --reflink=never "$DIR/in" "$DIR/out"
-  timeit cp+fsync bash -c cpsync
-  timeit relayout "$BIN" run --var rho "$DIR/in/data.bp" -o "$DIR/out" -q --no-verify
-  timeit relayout-nodigest "$BIN" run --var rho "$DIR/in/data.bp" -o "$DIR/out" -q --no-verify --digest none
-  timeit relayout-chunked "$BIN" run --var rho "$DIR/in/data.bp" -o "$DIR/out" -q --no-verify --layout chunked --chunks 4x4x4
-  timeit relayout-maxmem "$BIN" run --var rho "$DIR/in/data.bp" -o "$DIR/out" -q --no-verify --max-mem "$MAXMEM"
-  timeit relayout-h5c "$BIN" run "$H5C" -o "$DIR/out" -q --no-verify
-  timeit h5repack bash -c repack
-  timeit h5repack+fsync bash -c repacksync
+  for k in $(seq 0 $(( ${#CMDS[@]} - 1 ))); do
+    line=${CMDS[$(( (k + r - 1) % ${#CMDS[@]} ))]}
+    # shellcheck disable=SC2086 # the command is split into words on purpose
+    timeit "${line%%|*}" ${line#*|}
+  done
 done
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
 cpw=$(echo "${WALL[cp]}" | median)
@@ -80,7 +92,7 @@ say "- relayout --chunks 4x4x4 ÷ cp = $(ratio relayout-chunked cp); ÷ cp+fsync
 say "- relayout ÷ h5repack -l CONTI on the ${B}^3-chunked HDF5 copy = $(ratio relayout-h5c h5repack); ÷ h5repack+fsync = $(ratio relayout-h5c h5repack+fsync)"
 say "- relayout --max-mem $MAXMEM: peak RSS $(( $(echo "${RSS[relayout-maxmem]}" | median) / 1024 )) MB, wall ÷ cp = $(ratio relayout-maxmem cp)"
 say "- commands: relayout run IN/data.bp -o OUT -q --no-verify [--digest none | --layout chunked --chunks 4x4x4 | --max-mem $MAXMEM]; relayout run H5C/rho.h5 -o OUT -q --no-verify; h5repack -l CONTI H5C/rho.h5 OUT/rho.h5"
-say "(medians of $RUNS interleaved runs each, input page cache dropped before every run)"
+say "(medians of $RUNS interleaved runs each, the order rotated every round, input page cache dropped before every run)"
 
 # I/O profile of one relayout run, and the read benchmark on the outputs.
 rm -rf "$DIR/out" "$DIR/outc"; drop
