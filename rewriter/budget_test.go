@@ -248,15 +248,28 @@ func (s *countingSource) ReadBlock(ctx context.Context, b *catalog.Block, dt cat
 // from the written file band by band, is that of the array in row-major order
 // (checked, with every value, by h5py against the rule).
 func TestRunTiles(t *testing.T) {
+	for _, src := range []struct {
+		name  string
+		dt    catalog.DType
+		order catalog.Order
+	}{
+		{"little-endian row-major", catalog.DType{Kind: catalog.Float, Size: 8}, catalog.RowMajor},
+		{"big-endian column-major", catalog.DType{Kind: catalog.Float, Size: 8, BigEndian: true}, catalog.ColMajor},
+	} {
+		t.Run(src.name, func(t *testing.T) { testRunTiles(t, src.dt, src.order) })
+	}
+}
+
+func testRunTiles(t *testing.T, dt catalog.DType, order catalog.Order) {
 	const n0, n1, n2 = 16, 16, 2048 // rows of 256 KiB; one index of dim 1 per row: 16 KiB
 	v := testVar{
-		a:    catalog.Array{Var: "T", Step: 0, DType: catalog.DType{Kind: catalog.Float, Size: 8}, Shape: []int64{n0, n1, n2}, Offset: []int64{0, 0, 0}},
+		a:    catalog.Array{Var: "T", Step: 0, DType: dt, Shape: []int64{n0, n1, n2}, Offset: []int64{0, 0, 0}},
 		val:  func(x []int64) uint64 { return f64(float64((x[0]*n1+x[1])*n2+x[2]) + 0.5) },
 		expr: "(i*16 + j)*2048 + k + 0.5",
 	}
 	for i := int64(n0 - 4); i >= 0; i -= 4 { // 4x4 block columns of 256 KiB, listed in reverse
 		for j := int64(n1 - 4); j >= 0; j -= 4 {
-			v.blocks = append(v.blocks, testBlock{lo: []int64{i, j, 0}, n: []int64{4, 4, n2}, order: catalog.RowMajor})
+			v.blocks = append(v.blocks, testBlock{lo: []int64{i, j, 0}, n: []int64{4, 4, n2}, order: order})
 		}
 	}
 	sums := map[bool]string{}
