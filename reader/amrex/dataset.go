@@ -19,12 +19,7 @@ import (
 )
 
 // Config tunes Open.
-type Config struct {
-	// Match selects variables by name; nil selects all.
-	Match func(name string) bool
-	// MaxOpenFiles bounds the block-read file pool (<= 0: blockio default).
-	MaxOpenFiles int
-}
+type Config = blockio.Config
 
 // source is embedded in Dataset so that the block-reading methods of
 // blockio.Source are Dataset's own.

@@ -8,6 +8,15 @@ import (
 	"relayout/catalog"
 )
 
+// Config tunes a format reader's Open (every reader's Config is this type).
+type Config struct {
+	// Match selects variables by name (the reader's mapped name, e.g.
+	// openPMD's record/component); nil selects all.
+	Match func(name string) bool
+	// MaxOpenFiles bounds the block-read file pool (<= 0: the default).
+	MaxOpenFiles int
+}
+
 // Source implements catalog.Source over a Files pool: raw pread of the block's
 // bytes, then its codecs decoded in Go.
 type Source struct {
