@@ -412,6 +412,21 @@ func readFixedStrings(aid, tid C.hid_t, count int) ([]string, error) {
 
 // openDataset opens a dataset through gonum; the caller closes it. Must be
 // called with the lock held.
+// lockedDataset locks f and opens the dataset at path; done closes it and
+// unlocks f.
+func (f *File) lockedDataset(path string) (did C.hid_t, done func(), err error) {
+	fid, unlock, err := f.lock()
+	if err != nil {
+		return -1, nil, err
+	}
+	ds, err := f.openDataset(fid, path)
+	if err != nil {
+		unlock()
+		return -1, nil, err
+	}
+	return C.hid_t(ds.ID()), func() { ds.Close(); unlock() }, nil
+}
+
 func (f *File) openDataset(fid C.hid_t, path string) (*hdf5.Dataset, error) {
 	if err := f.exists(fid, path); err != nil {
 		return nil, err
@@ -434,17 +449,11 @@ func (f *File) openDataset(fid C.hid_t, path string) (*hdf5.Dataset, error) {
 
 // Dataset describes the dataset at path (absolute).
 func (f *File) Dataset(path string) (*DatasetInfo, error) {
-	fid, unlock, err := f.lock()
+	did, done, err := f.lockedDataset(path)
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
-	ds, err := f.openDataset(fid, path)
-	if err != nil {
-		return nil, err
-	}
-	defer ds.Close()
-	did := C.hid_t(ds.ID())
+	defer done()
 	fail := func(what string) (*DatasetInfo, error) {
 		return nil, h5err(f.path, path, catalog.ErrCorrupt, what)
 	}
@@ -680,34 +689,23 @@ func (f *File) countChunks(path string, did, space C.hid_t) (C.hsize_t, int, err
 // allocated for its data. For a chunked dataset the library walks the whole
 // chunk index, which is why Dataset does not ask for it.
 func (f *File) StorageSize(path string) (int64, error) {
-	fid, unlock, err := f.lock()
+	did, done, err := f.lockedDataset(path)
 	if err != nil {
 		return 0, err
 	}
-	defer unlock()
-	ds, err := f.openDataset(fid, path)
-	if err != nil {
-		return 0, err
-	}
-	defer ds.Close()
-	return int64(C.H5Dget_storage_size(C.hid_t(ds.ID()))), nil
+	defer done()
+	return int64(C.H5Dget_storage_size(did)), nil
 }
 
 // ReadRaw reads the whole dataset at path through HDF5, in its file type and
 // byte order (meant for small compact datasets). Variable-length types wrap
 // catalog.ErrUnsupported.
 func (f *File) ReadRaw(path string) ([]byte, error) {
-	fid, unlock, err := f.lock()
+	did, done, err := f.lockedDataset(path)
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
-	ds, err := f.openDataset(fid, path)
-	if err != nil {
-		return nil, err
-	}
-	defer ds.Close()
-	did := C.hid_t(ds.ID())
+	defer done()
 	tid := C.H5Dget_type(did)
 	if tid < 0 {
 		return nil, h5err(f.path, path, catalog.ErrCorrupt, "cannot get type")

@@ -119,17 +119,11 @@ type VirtualMapping struct {
 // virtual selection must be a single box (a regular hyperslab of one block),
 // or the dataset is refused as unsupported.
 func (f *File) VirtualMappings(path string) ([]VirtualMapping, error) {
-	fid, unlock, err := f.lock()
+	did, done, err := f.lockedDataset(path)
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
-	ds, err := f.openDataset(fid, path)
-	if err != nil {
-		return nil, err
-	}
-	defer ds.Close()
-	did := C.hid_t(ds.ID())
+	defer done()
 	dcpl := C.H5Dget_create_plist(did)
 	if dcpl < 0 {
 		return nil, h5err(f.path, path, catalog.ErrCorrupt, "cannot get creation properties")
