@@ -247,21 +247,50 @@ func (o Options) arrayUnits(a *catalog.Array, layout planner.Layout) ([]catalog.
 	return mergeInterleaved(a, us, o.unitLimit(), o.readLimit()), false, nil
 }
 
+// Cache-sized units. A unit is assembled by one core, then hashed and
+// written by others; while it fits the caches those passes do not go back
+// to memory. Measured on the 1 GiB bench input (bench/RESULTS.md,
+// 2026-12-01), 4 MiB tiles ran 1.5x faster than 64 MiB row bands and
+// varied far less from run to run on a shared machine, although their
+// digest needs a pass over the written bytes.
+const (
+	tileTarget = 4 << 20  // tile size aimed at
+	tileLimit  = 16 << 20 // bands up to this size stay whole-row units
+)
+
 // writeUnits is arrayUnits for a contiguous array written with writeBox:
-// where whole-row units would cut source blocks because a band of block
-// rows exceeds the per-unit limit (large arrays, small budgets), block-
-// aligned tiles instead (planner.AlignedTiles), so that every block is
-// still read once, whole. tiled reports tiles: they are not row-major runs
-// of the array, so its digest is taken from the written file band by band.
+// where a band of block rows exceeds tileLimit (or the budget's per-unit
+// limit, if lower), block-aligned tiles of about tileTarget bytes instead
+// (planner.AlignedTiles), every block still read once, whole. tiled
+// reports tiles: they are not row-major runs of the array, so its digest
+// is taken from the written file band by band.
 func (o Options) writeUnits(a *catalog.Array) (units []catalog.Box, tiled bool, err error) {
 	us, _, err := o.arrayUnits(a, planner.Layout{Kind: planner.Contiguous})
-	if err != nil || len(us) < 2 || len(a.Shape) < 2 || !wholeRows(us[0], a.Shape) {
-		return us, false, err
+	if err != nil || len(us) == 0 || len(a.Shape) < 2 || !wholeRows(us[0], a.Shape) {
+		return us, false, err // split rows, or nothing to tile
 	}
-	if t := planner.AlignedTiles(a.Shape, a.DType.Size, blockBoxes(a), o.budget(), o.unitLimit()); t != nil {
+	target, limit := min(o.budget(), o.tileTarget()), min(o.unitLimit(), o.tileLimit())
+	if a.Bytes() <= limit {
+		return us, false, nil
+	}
+	if t := planner.AlignedTiles(a.Shape, a.DType.Size, blockBoxes(a), target, max(limit, target)); t != nil {
 		return t, true, nil
 	}
 	return us, false, nil
+}
+
+func (o Options) tileTarget() int64 {
+	if o.tiles.target > 0 {
+		return o.tiles.target
+	}
+	return tileTarget
+}
+
+func (o Options) tileLimit() int64 {
+	if o.tiles.limit > 0 {
+		return o.tiles.limit
+	}
+	return tileLimit
 }
 
 // wholeRows reports whether u spans shape in every dimension after the first.

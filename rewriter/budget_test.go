@@ -272,16 +272,21 @@ func testRunTiles(t *testing.T, dt catalog.DType, order catalog.Order) {
 			v.blocks = append(v.blocks, testBlock{lo: []int64{i, j, 0}, n: []int64{4, 4, n2}, order: order})
 		}
 	}
-	sums := map[bool]string{}
-	for _, small := range []bool{false, true} {
+	sums := map[string]string{}
+	for _, mode := range []string{"bands", "budget tiles", "cache tiles"} {
+		tiled := mode != "bands"
 		dir := t.TempDir()
 		in, inSrc := buildInput(t, dir, []testVar{v})
 		stage := filepath.Join(dir, "stage")
 		opts := Options{Layout: "contiguous", Jobs: 2, Version: "test-1"}
-		if small {
+		switch mode {
+		case "budget tiles":
 			// share 512 KiB: units aim at 384 KiB and may grow to 896 KiB; a
 			// 4-row band (1 MiB) does not fit, one block column (256 KiB) does.
 			opts.MaxMem = 3 << 20
+		case "cache tiles":
+			// the default budget, with cache-sized tiles scaled down to this array
+			opts.tiles.target, opts.tiles.limit = 256<<10, 512<<10
 		}
 		m, err := Run(context.Background(), in, inSrc, stage, opts)
 		if err != nil {
@@ -291,25 +296,28 @@ func testRunTiles(t *testing.T, dt catalog.DType, order catalog.Order) {
 			t.Errorf("budget exceeded: %+v", m.IO)
 		}
 		if len(inSrc.reads) != len(v.blocks) {
-			t.Errorf("small budget %v: %d reads for %d blocks: %v", small, len(inSrc.reads), len(v.blocks), inSrc.reads)
+			t.Errorf("%s: %d reads for %d blocks: %v", mode, len(inSrc.reads), len(v.blocks), inSrc.reads)
 		}
 		for _, r := range inSrc.reads {
 			if !strings.HasSuffix(r, "@0+262144") {
-				t.Errorf("small budget %v: read %s is not one whole block", small, r)
+				t.Errorf("%s: read %s is not one whole block", mode, r)
 			}
 		}
-		if small && m.IO.WriteCalls != n0*n1/4 {
-			t.Errorf("%d write calls, want %d: one pwrite per row of each 4-column tile", m.IO.WriteCalls, n0*n1/4)
+		if tiled && m.IO.WriteCalls != n0*n1/4 {
+			t.Errorf("%s: %d write calls, want %d: one pwrite per row of each 4-column tile", mode, m.IO.WriteCalls, n0*n1/4)
+		}
+		if !tiled && m.IO.WriteCalls >= n0 {
+			t.Errorf("%s: %d write calls: tiles without need", mode, m.IO.WriteCalls)
 		}
 		checkOutput(t, stage, m, []testVar{v}, func([]int64) []int64 { return nil })
-		sums[small] = findDataset(findVar(m, "T"), v.a.Key()).SHA256
+		sums[mode] = findDataset(findVar(m, "T"), v.a.Key()).SHA256
 		out := catalogOutput(t, stage, m, "")
 		var w bytes.Buffer
 		if ok, err := Verify(context.Background(), in, inSrc, out, fileSource{stage}, m, &w); err != nil || !ok {
 			t.Fatalf("ok=%v err=%v\n%s", ok, err, w.String())
 		}
 	}
-	if sums[true] != sums[false] || sums[true] == "" {
-		t.Errorf("digest with tiles %q, without %q", sums[true], sums[false])
+	if sums["budget tiles"] != sums["bands"] || sums["cache tiles"] != sums["bands"] || sums["bands"] == "" {
+		t.Errorf("digests differ: %v", sums)
 	}
 }

@@ -34,6 +34,9 @@ type Options struct {
 
 	mem *memBudget // MaxMem as a semaphore, made by Run
 
+	// tiles overrides tileTarget and tileLimit (tests).
+	tiles struct{ target, limit int64 }
+
 	// LayoutFor, when set, chooses each array's layout instead of Layout,
 	// ChunkShape and Chunks (e.g. planner.LayoutFor with the auto layout); the
 	// result is checked like a chunk shape given by the user.
