@@ -144,7 +144,13 @@ func AlignedTiles(shape []int64, elemSize int, blocks []catalog.Box, target, lim
 			for e+1 < len(cuts1) && h*(cuts1[e+1]-c0)*colBytes <= target {
 				e++
 			}
+			for (cuts1[e]-c0)*colBytes < minTileRun && e+1 < len(cuts1) {
+				e++ // rows too short to write: take the next block column too
+			}
 			c1 := cuts1[e]
+			if rest := shape[1] - c1; rest > 0 && rest*colBytes < minTileRun && h*rest*colBytes+h*(c1-c0)*colBytes <= limit {
+				c1 = shape[1] // a narrow last column joins this tile
+			}
 			if h*(c1-c0)*colBytes > limit || (c1-c0)*colBytes < minTileRun && c1-c0 < shape[1] {
 				return nil
 			}

@@ -195,3 +195,31 @@ func TestAlignedTiles(t *testing.T) {
 		t.Errorf("tile rows of 256 bytes accepted: %v", u)
 	}
 }
+
+// TestAlignedTilesNarrowEdge: blocks of 30 columns over 322, so the last block
+// column (22 columns, rows of 22 x 2576 bytes) is too narrow to write on its
+// own; it joins the tile before it instead of ruling tiles out.
+func TestAlignedTilesNarrowEdge(t *testing.T) {
+	shape := []int64{60, 322, 322}
+	var blocks []catalog.Box
+	for i := int64(0); i < 60; i += 30 {
+		for j := int64(0); j < 322; j += 30 {
+			blocks = append(blocks, catalog.Box{Lower: []int64{i, j, 0}, Count: []int64{30, min(30, 322-j), 322}})
+		}
+	}
+	units := AlignedTiles(shape, 8, blocks, 4<<20, 16<<20)
+	if len(units) != 2*10 {
+		t.Fatalf("%d units, want 10 tiles per band: %v", len(units), units)
+	}
+	last := units[9]
+	if last.Lower[1] != 270 || last.Count[1] != 52 {
+		t.Errorf("last tile of the band %v, want columns 270+52", last)
+	}
+	for _, u := range units {
+		for _, b := range blocks {
+			if r, ok := b.Intersect(u); ok && r.Elements() != b.Elements() {
+				t.Fatalf("unit %v cuts block %v", u, b)
+			}
+		}
+	}
+}

@@ -243,8 +243,12 @@ func (o Options) arrayUnits(a *catalog.Array, layout planner.Layout) ([]catalog.
 	if !wholeRows(us[0], a.Shape) {
 		return us, split, nil // row-major pieces of rows: nothing to align
 	}
-	us = planner.AlignedSlabs(a.Shape, layout, a.DType.Size, blockBoxes(a), o.budget(), o.unitLimit())
-	return mergeInterleaved(a, us, o.unitLimit(), o.readLimit()), false, nil
+	limit := o.unitLimit()
+	if layout.Kind == planner.Chunked {
+		limit /= 2 // a chunked unit is charged twice: its buffer and the chunks cut from it
+	}
+	us = planner.AlignedSlabs(a.Shape, layout, a.DType.Size, blockBoxes(a), o.budget(), limit)
+	return mergeInterleaved(a, us, limit, o.readLimit()), false, nil
 }
 
 // Cache-sized units. A unit is assembled by one core, then hashed and

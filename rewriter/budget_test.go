@@ -82,7 +82,7 @@ func TestUnits(t *testing.T) {
 func TestRunJobsAndMemory(t *testing.T) {
 	all := inputVars()
 	for _, layout := range []string{"contiguous", "chunked"} {
-		for _, mem := range []int64{16000, 40000, 0} {
+		for _, mem := range []int64{9000, 16000, 40000, 0} {
 			for jobs := 1; jobs <= 8; jobs++ {
 				vars, opts := all, Options{Layout: layout, Jobs: jobs, MaxMem: mem, Version: "test-1"}
 				if layout == "chunked" {
@@ -98,8 +98,9 @@ func TestRunJobsAndMemory(t *testing.T) {
 				if m.IO == nil || m.IO.PeakMem > m.IO.MaxMem || m.IO.PeakMem == 0 {
 					t.Fatalf("%s mem %d jobs %d: io %+v", layout, mem, jobs, m.IO)
 				}
-				// Rows of B/x are 792 bytes; from 5 jobs on, 16000 bytes leave units smaller.
-				if mem == 16000 && (jobs >= 5 || layout == "chunked") && m.IO.Splits == 0 {
+				// Rows of B/x are 792 bytes; from 5 jobs on, 16000 bytes leave units
+				// smaller; chunk rows (2376 bytes) are split up to 16000 bytes.
+				if (mem == 16000 && (jobs >= 5 || layout == "chunked") || mem == 9000 && layout == "chunked") && m.IO.Splits == 0 {
 					t.Errorf("%s mem %d jobs %d: no unit was split", layout, mem, jobs)
 				}
 				if m.IO.WriteBytes < m.IO.LogicalBytes && layout == "contiguous" || m.IO.WriteCalls == 0 {
@@ -199,7 +200,7 @@ func TestRunNoDigest(t *testing.T) {
 		dir := t.TempDir()
 		in, inSrc := buildInput(t, dir, all[:3])
 		stage := filepath.Join(dir, "stage")
-		opts := Options{Layout: "chunked", ChunkShape: []int64{3, 2, 4}, Jobs: 2, MaxMem: 16000, Version: "test-1", NoDigest: noDigest}
+		opts := Options{Layout: "chunked", ChunkShape: []int64{3, 2, 4}, Jobs: 2, MaxMem: 9000, Version: "test-1", NoDigest: noDigest}
 		src := &countingSource{Source: inSrc}
 		m, err := Run(context.Background(), in, src, stage, opts)
 		if err != nil {
