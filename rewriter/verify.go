@@ -131,7 +131,10 @@ func verifyArray(ctx context.Context, a *catalog.Array, inSrc catalog.Source, ou
 	// the input files, as the rewriter's units are: every input block is
 	// then read once, whole (the output, contiguous or chunked, reads well
 	// in any row range).
-	target, limit := min(verifyMaxMem/int64(4*jobs), maxSlabBytes), verifyMaxMem/int64(4*jobs)
+	// Slabs stay within the target: verify's buffers (input and output
+	// copies of every slab in flight) live on the Go heap, outside --max-mem.
+	target := min(verifyMaxMem/int64(4*jobs), maxSlabBytes)
+	limit := target
 	contig := planner.Layout{Kind: planner.Contiguous}
 	slabs := planner.Slabs(a.Shape, contig, size, target)
 	if len(slabs) > 1 && len(a.Shape) > 1 && wholeRows(slabs[0], a.Shape) {
