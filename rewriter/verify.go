@@ -127,20 +127,7 @@ func verifyArray(ctx context.Context, a *catalog.Array, inSrc catalog.Source, ou
 	}
 	size := a.DType.Size
 	jobs := runtime.GOMAXPROCS(0)
-	// Slabs on the input blocks' edges, joined where blocks interleave in
-	// the input files, as the rewriter's units are: every input block is
-	// then read once, whole (the output, contiguous or chunked, reads well
-	// in any row range).
-	// Slabs stay within the target: verify's buffers (input and output
-	// copies of every slab in flight) live on the Go heap, outside --max-mem.
-	target := min(verifyMaxMem/int64(4*jobs), maxSlabBytes)
-	limit := target
-	contig := planner.Layout{Kind: planner.Contiguous}
-	slabs := planner.Slabs(a.Shape, contig, size, target)
-	if len(slabs) > 1 && len(a.Shape) > 1 && wholeRows(slabs[0], a.Shape) {
-		slabs = planner.AlignedSlabs(a.Shape, contig, size, blockBoxes(a), target, limit)
-		slabs = mergeInterleaved(a, slabs, limit, maxReadLimit)
-	}
+	slabs := planner.Slabs(a.Shape, planner.Layout{Kind: planner.Contiguous}, size, min(verifyMaxMem/int64(4*jobs), maxSlabBytes))
 	inFill, outFill := leFill(a), leFill(o)
 	h := sha256.New()
 	type pair struct{ in, out []byte }
