@@ -41,7 +41,7 @@ func buildCatalog(ctx context.Context, path, dbPath string, opts reader.Options)
 
 // verifyPair compares the input catalog with a relayout output directory
 // (staged or committed) read back through its own reader.
-func verifyPair(ctx context.Context, in *catalog.Store, inSrc catalog.Source, outDir, dbPath string, m *catalog.Manifest, w io.Writer) (bool, error) {
+func verifyPair(ctx context.Context, in *catalog.Store, inSrc catalog.Source, outDir, dbPath string, m *catalog.Manifest, w io.Writer, maxMem int64) (bool, error) {
 	outDS, outStore, err := buildCatalog(ctx, outDir, dbPath, reader.Options{})
 	if err != nil {
 		return false, err
@@ -56,5 +56,5 @@ func verifyPair(ctx context.Context, in *catalog.Store, inSrc catalog.Source, ou
 			return false, err
 		}
 	}
-	return rewriter.Verify(ctx, in, inSrc, outStore, outDS, m, w)
+	return rewriter.VerifyBudget(ctx, in, inSrc, outStore, outDS, m, w, maxMem)
 }

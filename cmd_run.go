@@ -237,7 +237,7 @@ func runRun(ctx context.Context, args []string) error {
 	}
 	rewriter.WriteIOSummary(logw, m.IO)
 	if !o.noVerify {
-		ok, err := verifyPair(ctx, store, ds, stage, filepath.Join(work, "verify.db"), m, logw)
+		ok, err := verifyPair(ctx, store, ds, stage, filepath.Join(work, "verify.db"), m, logw, maxMem)
 		if err != nil {
 			return err
 		}

@@ -11,10 +11,16 @@ import (
 
 func runVerify(ctx context.Context, args []string) error {
 	var vars []string
+	var maxMemS string
 	fs := newFlags("verify", "relayout verify IN OUT",
 		"relayout verify diags/ reorganized/   # exit 0: every element equal; 1: a difference")
 	fs.StringArrayVar(&vars, "var", nil, "verify only these variables (name or glob, repeatable)")
+	fs.StringVar(&maxMemS, "max-mem", "1GiB", "memory for the input and output copies being compared")
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	maxMem, err := parseSize(maxMemS)
+	if err != nil {
 		return err
 	}
 	if fs.NArg() != 2 {
@@ -32,7 +38,7 @@ func runVerify(ctx context.Context, args []string) error {
 	}
 	defer ds.Close()
 	defer store.Close()
-	ok, err := verifyPair(ctx, store, ds, out, filepath.Join(tmp, "out.db"), nil, os.Stdout)
+	ok, err := verifyPair(ctx, store, ds, out, filepath.Join(tmp, "out.db"), nil, os.Stdout, maxMem)
 	if err != nil {
 		return err
 	}

@@ -203,12 +203,14 @@ func TestVerifyDetectsDifference(t *testing.T) {
 	if b, err := exec.Command(python, "-c", script).CombinedOutput(); err != nil {
 		t.Fatalf("h5py edit: %v\n%s", err, b)
 	}
-	r := relayout(t, "verify", in, out)
-	if r.code != 1 {
-		t.Fatalf("verify after edit: exit %d, want 1\n%s\n%s", r.code, r.stdout, r.stderr)
-	}
-	if !strings.Contains(r.stdout+r.stderr, "3,4,5") {
-		t.Errorf("verify output does not name index [3,4,5]:\n%s\n%s", r.stdout, r.stderr)
+	for _, mem := range []string{"1GiB", "64KiB"} { // 64 KiB: slabs of a few hundred elements
+		r := relayout(t, "verify", "--max-mem", mem, in, out)
+		if r.code != 1 {
+			t.Fatalf("verify --max-mem %s after edit: exit %d, want 1\n%s\n%s", mem, r.code, r.stdout, r.stderr)
+		}
+		if !strings.Contains(r.stdout+r.stderr, "3,4,5") {
+			t.Errorf("verify --max-mem %s output does not name index [3,4,5]:\n%s\n%s", mem, r.stdout, r.stderr)
+		}
 	}
 }
 

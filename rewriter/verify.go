@@ -17,9 +17,6 @@ import (
 	"relayout/planner"
 )
 
-// verifyMaxMem bounds the slab buffers Verify keeps alive: about 2*jobs
-// slabs, each assembled twice (input and output).
-const verifyMaxMem = 1 << 30
 
 // difference is a mismatch found by Verify: a result, not an error.
 type difference struct{ msg string }
@@ -38,6 +35,18 @@ func (d *difference) Error() string { return d.msg }
 // for I/O errors and corrupt inputs only.
 func Verify(ctx context.Context, in *catalog.Store, inSrc catalog.Source, out *catalog.Store, outSrc catalog.Source,
 	m *catalog.Manifest, w io.Writer) (ok bool, err error) {
+	return VerifyBudget(ctx, in, inSrc, out, outSrc, m, w, DefaultMaxMem)
+}
+
+// VerifyBudget is Verify keeping its slab copies within about maxMem bytes
+// (run's --max-mem): up to 2*jobs+1 slabs are alive, each assembled twice
+// (input and output) on the Go heap, which the collector may let grow to
+// twice its live size; slabs are sized for that.
+func VerifyBudget(ctx context.Context, in *catalog.Store, inSrc catalog.Source, out *catalog.Store, outSrc catalog.Source,
+	m *catalog.Manifest, w io.Writer, maxMem int64) (ok bool, err error) {
+	if maxMem <= 0 {
+		maxMem = DefaultMaxMem
+	}
 	vars, err := in.Variables()
 	if err != nil {
 		return false, fmt.Errorf("rewriter: verify: %w", err)
@@ -53,7 +62,7 @@ func Verify(ctx context.Context, in *catalog.Store, inSrc catalog.Source, out *c
 	}
 	ok = true
 	for _, v := range vars {
-		line, err := verifyVariable(ctx, in, inSrc, out, outSrc, sums, v.Name)
+		line, err := verifyVariable(ctx, in, inSrc, out, outSrc, sums, v.Name, maxMem)
 		var diff *difference
 		switch {
 		case errors.As(err, &diff):
@@ -71,12 +80,12 @@ func Verify(ctx context.Context, in *catalog.Store, inSrc catalog.Source, out *c
 
 // verifyVariable returns the OK line of a variable, a *difference, or an error.
 func verifyVariable(ctx context.Context, in *catalog.Store, inSrc catalog.Source, out *catalog.Store,
-	outSrc catalog.Source, sums map[catalog.Key]string, name string) (string, error) {
+	outSrc catalog.Source, sums map[catalog.Key]string, name string, maxMem int64) (string, error) {
 	steps := map[int64]bool{}
 	var elements int64
 	unrecorded := false // a dataset of the manifest without sha256 (run --digest none)
 	err := in.EachArray(ctx, name, func(a *catalog.Array) error {
-		if err := verifyArray(ctx, a, inSrc, out, outSrc, sums); err != nil {
+		if err := verifyArray(ctx, a, inSrc, out, outSrc, sums, maxMem); err != nil {
 			return err
 		}
 		if sums != nil && sums[a.Key()] == "" {
@@ -104,7 +113,7 @@ func where(k catalog.Key) string {
 }
 
 func verifyArray(ctx context.Context, a *catalog.Array, inSrc catalog.Source, out *catalog.Store,
-	outSrc catalog.Source, sums map[catalog.Key]string) error {
+	outSrc catalog.Source, sums map[catalog.Key]string, maxMem int64) error {
 	k := a.Key()
 	if err := checkArray(a); err != nil {
 		return arrayErr(k, err)
@@ -127,7 +136,8 @@ func verifyArray(ctx context.Context, a *catalog.Array, inSrc catalog.Source, ou
 	}
 	size := a.DType.Size
 	jobs := runtime.GOMAXPROCS(0)
-	slabs := planner.Slabs(a.Shape, planner.Layout{Kind: planner.Contiguous}, size, min(verifyMaxMem/int64(4*jobs), maxSlabBytes))
+	slab := max(min(maxMem/int64(4*(2*jobs+1)), maxSlabBytes), 1)
+	slabs := planner.Slabs(a.Shape, planner.Layout{Kind: planner.Contiguous}, size, slab)
 	inFill, outFill := leFill(a), leFill(o)
 	h := sha256.New()
 	type pair struct{ in, out []byte }
