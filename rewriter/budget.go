@@ -256,9 +256,10 @@ func (o Options) arrayUnits(a *catalog.Array, layout planner.Layout) ([]catalog.
 // to memory. Measured on the 1 GiB bench input (bench/RESULTS.md,
 // 2026-12-01), 4 MiB tiles ran 1.5x faster than 64 MiB row bands and
 // varied far less from run to run on a shared machine, although their
-// digest needs a pass over the written bytes.
+// digest needs a pass over the written bytes; 4, 8 and 16 MiB tiles ran
+// alike, and 8 MiB ones read the input in 1 MiB requests (a Lustre RPC).
 const (
-	tileTarget = 4 << 20  // tile size aimed at
+	tileTarget = 8 << 20  // tile size aimed at
 	tileLimit  = 16 << 20 // bands up to this size stay whole-row units
 )
 

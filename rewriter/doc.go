@@ -94,7 +94,7 @@
 // whole rows along dimension 0 whose boundaries sit on the source blocks'
 // edges, so that each block is read once, whole (planner.AlignedSlabs); where
 // a band of block rows exceeds 16 MiB (or what a unit may hold), contiguous
-// output is written in cache-sized block-aligned tiles (planner.AlignedTiles)
+// output is written in cache-sized (8 MiB) block-aligned tiles (planner.AlignedTiles)
 // and the digest is read back from the file band by band. Units whose blocks interleave in the
 // input file are joined (interleave.go). Cancelling the context stops the
 // pipeline; a failed Run leaves no partial file under a final name.
