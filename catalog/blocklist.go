@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // An array's blocks are one JSON list in arrays.block_list
@@ -263,12 +264,8 @@ func decodeBlocks(list string, files []string, n int) ([]Block, error) {
 				return nil, err
 			}
 			if text != codecsText {
-				codecs = nil
-				if err := json.Unmarshal([]byte(text), &codecs); err != nil {
-					return nil, p.errorf("bad codecs")
-				}
-				if len(codecs) == 0 {
-					codecs = nil
+				if codecs, err = decodeCodecs(text); err != nil {
+					return nil, p.errorf(err.Error())
 				}
 				codecsText = text
 			}
@@ -308,4 +305,28 @@ func decodeBlocks(list string, files []string, n int) ([]Block, error) {
 		return nil, p.errorf("trailing bytes")
 	}
 	return out, nil
+}
+
+// decodeCodecs parses a block's codec list strictly: known keys only, every
+// codec named, no params given as an empty list (what encodeBlocks writes
+// reads back the same).
+func decodeCodecs(text string) ([]Codec, error) {
+	var codecs []Codec
+	d := json.NewDecoder(strings.NewReader(text))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&codecs); err != nil || d.More() {
+		return nil, fmt.Errorf("bad codecs")
+	}
+	for i := range codecs {
+		if codecs[i].Name == "" {
+			return nil, fmt.Errorf("codec %d without a name", i)
+		}
+		if len(codecs[i].Params) == 0 {
+			codecs[i].Params = nil
+		}
+	}
+	if len(codecs) == 0 {
+		codecs = nil
+	}
+	return codecs, nil
 }
