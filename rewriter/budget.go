@@ -269,19 +269,20 @@ const (
 // (planner.AlignedTiles), every block still read once, whole. tiled
 // reports tiles: they are not row-major runs of the array, so its digest
 // is taken from the written file band by band.
-func (o Options) writeUnits(a *catalog.Array) (units []catalog.Box, tiled bool, err error) {
-	us, _, err := o.arrayUnits(a, planner.Layout{Kind: planner.Contiguous})
-	if err != nil || len(us) == 0 || len(a.Shape) < 2 || !wholeRows(us[0], a.Shape) {
-		return us, false, err // split rows, or nothing to tile
+func (o Options) writeUnits(a *catalog.Array) ([]catalog.Box, bool, error) {
+	contig := planner.Layout{Kind: planner.Contiguous}
+	limit := min(o.unitLimit(), o.tileLimit())
+	if len(a.Shape) >= 2 && a.Bytes() > limit {
+		// Tiles only where whole rows fit a unit (else rows are split).
+		if us, _, err := units(a.Shape, contig, a.DType.Size, o.budget()); err == nil && len(us) > 0 && wholeRows(us[0], a.Shape) {
+			target := min(o.budget(), o.tileTarget())
+			if t := planner.AlignedTiles(a.Shape, a.DType.Size, blockBoxes(a), target, limit); t != nil {
+				return t, true, nil
+			}
+		}
 	}
-	target, limit := min(o.budget(), o.tileTarget()), min(o.unitLimit(), o.tileLimit())
-	if a.Bytes() <= limit {
-		return us, false, nil
-	}
-	if t := planner.AlignedTiles(a.Shape, a.DType.Size, blockBoxes(a), target, max(limit, target)); t != nil {
-		return t, true, nil
-	}
-	return us, false, nil
+	us, _, err := o.arrayUnits(a, contig)
+	return us, false, err
 }
 
 func (o Options) tileTarget() int64 {

@@ -17,7 +17,6 @@ import (
 	"relayout/planner"
 )
 
-
 // difference is a mismatch found by Verify: a result, not an error.
 type difference struct{ msg string }
 

@@ -442,6 +442,7 @@ func startReadbackHash(ctx context.Context, f *os.File, mem *memBudget, bufBytes
 				n := min(int64(len(buf)), end-off)
 				if _, err := f.ReadAt(buf[:n], off); err != nil {
 					r.err = fmt.Errorf("%s: reading back %d bytes at %d for the digest: %w", f.Name(), n, off, err)
+					break
 				}
 				h.Write(buf[:n])
 				off += n

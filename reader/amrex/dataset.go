@@ -104,10 +104,7 @@ func isPlotfile(dir string) bool {
 // Open catalogues a plotfile or a directory of plotfiles: every header, box
 // and FAB header is read and checked here; Scan does no I/O.
 func Open(root string, cfg Config) (*Dataset, error) {
-	match := cfg.Match
-	if match == nil {
-		match = func(string) bool { return true }
-	}
+	match := cfg.Selects
 	st, err := os.Stat(root)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {

@@ -17,6 +17,9 @@ type Config struct {
 	MaxOpenFiles int
 }
 
+// Selects reports whether the variable name is selected (Match, or all).
+func (c Config) Selects(name string) bool { return c.Match == nil || c.Match(name) }
+
 // Source implements catalog.Source over a Files pool: raw pread of the block's
 // bytes, then its codecs decoded in Go.
 type Source struct {

@@ -237,7 +237,7 @@ func (d *Dataset) finishOpen(raw []entry, varNames map[string]bool, cfg Config) 
 			}
 			e.Var, e.Step, e.record, e.iterKey = pl.Var, pl.Step, pl.Record, pl.Iter
 		}
-		if !cfg.Match(e.Var) {
+		if !cfg.Selects(e.Var) {
 			continue
 		}
 		if e.err != nil {

@@ -85,9 +85,6 @@ func Open(path string, cfg Config) (*Dataset, error) {
 		}
 		return nil, fmt.Errorf("bp: %w", err)
 	}
-	if cfg.Match == nil {
-		cfg.Match = func(string) bool { return true }
-	}
 	if st.IsDir() {
 		if IsBP5(path) {
 			return openBP5(path, cfg)

@@ -117,10 +117,7 @@ func hdf5Files(dir string) ([]string, error) {
 // Open catalogues a Chombo file or a directory of Chombo files. All metadata
 // (boxes, offsets, attributes) is read and checked here; Scan does no I/O.
 func Open(path string, cfg Config) (*Dataset, error) {
-	match := cfg.Match
-	if match == nil {
-		match = func(string) bool { return true }
-	}
+	match := cfg.Selects
 	st, err := os.Stat(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {

@@ -81,10 +81,7 @@ func Open(path string, cfg Config) (*Dataset, error) {
 			return nil, fmt.Errorf("reader/h5: %s: no *.h5 or *.hdf5 files: %w", path, catalog.ErrUnsupported)
 		}
 	}
-	match := cfg.Match
-	if match == nil {
-		match = func(string) bool { return true }
-	}
+	match := cfg.Selects
 
 	// Pass 1: how each file maps (root attributes only), so that plain files
 	// of a multi-file input can be told apart by their file names.

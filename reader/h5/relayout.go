@@ -17,10 +17,7 @@ func OpenRelayout(dir string, cfg Config) (*Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
-	match := cfg.Match
-	if match == nil {
-		match = func(string) bool { return true }
-	}
+	match := cfg.Selects
 	d := &Dataset{info: catalog.DatasetInfo{Path: dir, Root: dir, Format: "relayout"}}
 	for _, v := range m.Variables {
 		if !match(v.Name) {
