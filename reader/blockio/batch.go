@@ -75,16 +75,36 @@ func (s *Source) ReadBlocks(ctx context.Context, blocks []*catalog.Block, dt cat
 
 // Run buffers are reused: a run of coalesced reads is garbage as soon as fn
 // has seen its blocks, and a fresh 16 MiB allocation per run makes the
-// garbage collector, not the caller's budget, set the process's memory.
-var runs sync.Pool // of *[]byte
+// garbage collector, not the caller's budget, set the process's memory. A
+// sync.Pool is emptied by every collection, which these allocations
+// themselves trigger (on a 1 GiB rewrite, 1 MiB runs were allocated and
+// zeroed anew ~1,000 times), so idle buffers are kept on a free list of
+// at most keptRunBytes instead.
+const keptRunBytes = 64 << 20
 
-// getRun returns a buffer of n bytes. A new one gets the capacity of the
-// next power of two (at most limit, the most any run of the caller needs),
-// so that runs of varied lengths reuse it.
+var runs struct {
+	sync.Mutex
+	free  [][]byte
+	bytes int64
+}
+
+// getRun returns a buffer of n bytes: a kept one whose capacity is n to 2n,
+// or a new one with the capacity of the next power of two (at most limit,
+// the most any run of the caller needs), so that runs of varied lengths
+// reuse it.
 func getRun(n, limit int64) []byte {
-	if p, ok := runs.Get().(*[]byte); ok && int64(cap(*p)) >= n && int64(cap(*p)) <= 2*n {
-		return (*p)[:n]
+	runs.Lock()
+	for i, b := range runs.free {
+		if c := int64(cap(b)); c >= n && c <= 2*n {
+			last := len(runs.free) - 1
+			runs.free[i] = runs.free[last]
+			runs.free = runs.free[:last]
+			runs.bytes -= c
+			runs.Unlock()
+			return b[:n]
+		}
 	}
+	runs.Unlock()
 	c := int64(1)
 	for c < n {
 		c <<= 1
@@ -92,6 +112,28 @@ func getRun(n, limit int64) []byte {
 	return make([]byte, n, max(n, min(c, limit)))
 }
 
+// putRun keeps b for reuse while the free list holds less than
+// keptRunBytes; smaller buffers make room for a larger one.
 func putRun(b []byte) {
-	runs.Put(&b)
+	c := int64(cap(b))
+	runs.Lock()
+	defer runs.Unlock()
+	for runs.bytes+c > keptRunBytes && len(runs.free) > 0 {
+		k := 0 // drop the smallest kept buffer
+		for i, f := range runs.free {
+			if cap(f) < cap(runs.free[k]) {
+				k = i
+			}
+		}
+		if cap(runs.free[k]) >= cap(b) {
+			return // b is the smallest: drop b
+		}
+		runs.bytes -= int64(cap(runs.free[k]))
+		runs.free[k] = runs.free[len(runs.free)-1]
+		runs.free = runs.free[:len(runs.free)-1]
+	}
+	if c <= keptRunBytes {
+		runs.free = append(runs.free, b)
+		runs.bytes += c
+	}
 }

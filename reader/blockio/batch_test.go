@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"relayout/catalog"
@@ -85,5 +86,34 @@ func TestReadBlocksMatchesReadBlock(t *testing.T) {
 	err = src.ReadBlocks(context.Background(), append(blocks[40:], &bad), dt, func(int, []byte) error { return nil })
 	if !errors.Is(err, catalog.ErrCorrupt) || !bytes.Contains([]byte(err.Error()), []byte("b.bin")) {
 		t.Fatalf("past end: %v", err)
+	}
+}
+
+// TestRunBuffersSurviveGC: a run buffer handed back is reused by the next run
+// of a similar length even after a garbage collection (a sync.Pool would have
+// dropped it, and every run would allocate and zero a new one), and the free
+// list never keeps more than keptRunBytes.
+func TestRunBuffersSurviveGC(t *testing.T) {
+	b := getRun(1<<20, 16<<20)
+	putRun(b)
+	runtime.GC()
+	runtime.GC()
+	c := getRun(1<<20-4096, 16<<20)
+	if &c[0] != &b[0] {
+		t.Fatal("a kept run buffer was not reused after a collection")
+	}
+	putRun(c)
+	for range 200 {
+		putRun(make([]byte, 1<<20))
+	}
+	runs.Lock()
+	kept := runs.bytes
+	var sum int64
+	for _, f := range runs.free {
+		sum += int64(cap(f))
+	}
+	runs.Unlock()
+	if kept > keptRunBytes || sum != kept {
+		t.Fatalf("free list holds %d bytes (counted %d), limit %d", sum, kept, keptRunBytes)
 	}
 }
