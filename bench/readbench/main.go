@@ -1,10 +1,13 @@
 // Command readbench is make bench's read benchmark: the seed paper's six read
 // patterns (whole domain, xy-, xz-, yz-plane, sub-area, 2x1x1 decomposition)
 // of one 3-D variable with 1, 2, 4 and 8 concurrent readers, from the
-// original layout (through relayout's own readers and reader/blockio, blocks
-// sorted by offset and coalesced) and from the rewritten files (plain pread
-// at the offsets the relayout output reader finds: one request per
-// contiguous run of a contiguous dataset, one per chunk of a chunked one).
+// original layout and from rewritten chunked files through the same reader
+// (relayout's own readers and reader/blockio: the blocks or chunks a part
+// touches, sorted by file and offset, neighbours within 64 KiB fetched by
+// one request), and from rewritten contiguous files by plain preads of the
+// part's runs with HDF5's sieve-buffer rule (runs within 64 KiB merged).
+// HDF5 1.10 itself (h5py) issues one read per chunk; the per-chunk count is
+// printed too ("chunks" column; blocks for the original).
 // Every file's page cache is dropped with posix_fadvise(DONTNEED) before
 // each measurement. It prints one line per measurement: pattern, readers,
 // layout, seconds (median of --runs), read calls, MiB read.
@@ -37,7 +40,7 @@ type layoutIn struct {
 	root  string // directory or file whose files are dropped from the cache
 	ds    reader.Dataset
 	array *catalog.Array
-	plain bool // rewritten: plain pread on the blocks
+	plain bool // a rewritten contiguous dataset: plain preads of its runs
 }
 
 func main() {
@@ -75,7 +78,8 @@ func main() {
 		if i > 0 {
 			name = "rewritten-" + filepath.Base(p)
 		}
-		ls = append(ls, &layoutIn{name: name, root: p, ds: ds, array: a, plain: i > 0})
+		contiguous := len(a.Blocks) == 1 && len(a.Blocks[0].Codecs) == 0 && slices.Equal(a.Blocks[0].Box.Count, a.Shape)
+		ls = append(ls, &layoutIn{name: name, root: p, ds: ds, array: a, plain: i > 0 && contiguous})
 	}
 	sh := ls[0].array.Shape
 	N0, N1, N2 := sh[0], sh[1], sh[2]
@@ -94,7 +98,7 @@ func main() {
 		{"2x1x1", box(0, 0, 0, N0/2, N1, N2)},
 	}
 	fmt.Printf("# variable %s shape %v, %d runs per case, median seconds\n", *varName, sh, *runs)
-	fmt.Printf("%-9s %7s %-24s %10s %10s %10s\n", "pattern", "readers", "layout", "seconds", "calls", "MiB")
+	fmt.Printf("%-9s %7s %-24s %10s %10s %10s %10s\n", "pattern", "readers", "layout", "seconds", "calls", "MiB", "chunks")
 	for _, p := range patterns {
 		for _, r := range readers {
 			// interleave layouts within each run
@@ -112,7 +116,7 @@ func main() {
 				}
 			}
 			for i, l := range ls {
-				fmt.Printf("%-9s %7d %-24s %10.4f %10d %10.1f\n", p.name, r, l.name, median(times[i]), calls[i], float64(bytes[i])/(1<<20))
+				fmt.Printf("%-9s %7d %-24s %10.4f %10d %10.1f %10d\n", p.name, r, l.name, median(times[i]), calls[i], float64(bytes[i])/(1<<20), touched(l.array, p.b, r))
 			}
 		}
 	}
@@ -209,7 +213,7 @@ func measure(ctx context.Context, l *layoutIn, b catalog.Box, r int) (float64, i
 				calls.Add(c)
 				nbytes.Add(n)
 			} else {
-				readOriginal(ctx, l, part)
+				readBlocks(ctx, l, part)
 			}
 		}()
 	}
@@ -226,9 +230,23 @@ func measure(ctx context.Context, l *layoutIn, b catalog.Box, r int) (float64, i
 	return el, calls.Load(), nbytes.Load()
 }
 
-// readOriginal fetches every block of the original layout that the part
-// needs, sorted by file and offset, through the source's coalesced reads.
-func readOriginal(ctx context.Context, l *layoutIn, part catalog.Box) {
+// touched is the number of blocks (chunks) the parts of b for r readers
+// intersect: the read calls of a reader that issues one per chunk.
+func touched(a *catalog.Array, b catalog.Box, r int) int {
+	n := 0
+	for _, part := range split(b, r) {
+		for i := range a.Blocks {
+			if _, ok := a.Blocks[i].Box.Intersect(part); ok {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// readBlocks fetches every block (chunk) that the part needs, sorted by file
+// and offset, through the source's coalesced reads.
+func readBlocks(ctx context.Context, l *layoutIn, part catalog.Box) {
 	var reads []*catalog.Block
 	for i := range l.array.Blocks {
 		bl := &l.array.Blocks[i]
@@ -253,92 +271,72 @@ func readOriginal(ctx context.Context, l *layoutIn, part catalog.Box) {
 	}
 }
 
-// readPlain reads part from the rewritten file with plain preads: per
-// contiguous run of a contiguous dataset (one block), runs less than 64 KiB
-// apart merged into one request of at most 64 MiB as HDF5's sieve buffer and
-// the cost model's read-through do; per chunk otherwise.
+// readPlain reads part from a rewritten contiguous dataset with plain
+// preads of its runs: runs less than 64 KiB apart are merged into one request
+// of at most 64 MiB, as HDF5's sieve buffer and the cost model's read-through
+// do.
 func readPlain(a *catalog.Array, part catalog.Box, open func(string) *os.File) (int64, int64) {
 	var calls, n int64
 	size := int64(a.DType.Size)
-	if len(a.Blocks) == 1 && len(a.Blocks[0].Codecs) == 0 && slices.Equal(a.Blocks[0].Box.Count, a.Shape) {
-		bl := &a.Blocks[0]
-		f := open(bl.File)
-		s := a.Shape
-		// Runs: merge the trailing dimensions the part covers whole.
-		runLen := part.Count[2]
-		var rows [][2]int64 // (i, j) of each run start
-		switch {
-		case part.Count[2] == s[2] && part.Count[1] == s[1]:
-			runLen *= s[1] * part.Count[0]
-			rows = [][2]int64{{part.Lower[0], 0}}
-		case part.Count[2] == s[2]:
-			runLen *= part.Count[1]
-			for i := part.Lower[0]; i < part.Lower[0]+part.Count[0]; i++ {
-				rows = append(rows, [2]int64{i, part.Lower[1]})
-			}
-		default:
-			for i := part.Lower[0]; i < part.Lower[0]+part.Count[0]; i++ {
-				for j := part.Lower[1]; j < part.Lower[1]+part.Count[1]; j++ {
-					rows = append(rows, [2]int64{i, j})
-				}
+	bl := &a.Blocks[0]
+	f := open(bl.File)
+	s := a.Shape
+	// Runs: merge the trailing dimensions the part covers whole.
+	runLen := part.Count[2]
+	var rows [][2]int64 // (i, j) of each run start
+	switch {
+	case part.Count[2] == s[2] && part.Count[1] == s[1]:
+		runLen *= s[1] * part.Count[0]
+		rows = [][2]int64{{part.Lower[0], 0}}
+	case part.Count[2] == s[2]:
+		runLen *= part.Count[1]
+		for i := part.Lower[0]; i < part.Lower[0]+part.Count[0]; i++ {
+			rows = append(rows, [2]int64{i, part.Lower[1]})
+		}
+	default:
+		for i := part.Lower[0]; i < part.Lower[0]+part.Count[0]; i++ {
+			for j := part.Lower[1]; j < part.Lower[1]+part.Count[1]; j++ {
+				rows = append(rows, [2]int64{i, j})
 			}
 		}
-		// What a real reader does (HDF5's sieve buffer, the cost model's
-		// read-through in planner/cost.go): runs separated by at most
-		// sieveGap bytes are read by one request through the gap, up to
-		// maxReq bytes a request; the gap bytes count as read.
-		const maxReq = 64 << 20
-		const sieveGap = 64 << 10
-		var buf []byte
-		read := func(off, length int64) {
-			for length > 0 {
-				k := min(length, maxReq)
-				if int64(cap(buf)) < k {
-					buf = make([]byte, k)
-				}
-				m, err := f.ReadAt(buf[:k], off)
-				if err != nil && m < int(k) {
-					check(err)
-				}
-				calls++
-				n += int64(m)
-				off += k
-				length -= k
+	}
+	// Runs separated by at most sieveGap bytes are read by one request
+	// through the gap, up to maxReq bytes a request; the gap bytes count as
+	// read.
+	const maxReq = 64 << 20
+	const sieveGap = 64 << 10
+	var buf []byte
+	read := func(off, length int64) {
+		for length > 0 {
+			k := min(length, maxReq)
+			if int64(cap(buf)) < k {
+				buf = make([]byte, k)
 			}
+			m, err := f.ReadAt(buf[:k], off)
+			if err != nil && m < int(k) {
+				check(err)
+			}
+			calls++
+			n += int64(m)
+			off += k
+			length -= k
 		}
-		cs, ce := int64(-1), int64(-1) // the request being gathered
-		for _, r := range rows {
-			off := bl.Offset + ((r[0]*s[1]+r[1])*s[2]+part.Lower[2])*size
-			end := off + runLen*size
-			if cs >= 0 && off >= ce && off-ce <= sieveGap && end-cs <= maxReq {
-				ce = end
-				continue
-			}
-			if cs >= 0 {
-				read(cs, ce-cs)
-			}
-			cs, ce = off, end
+	}
+	cs, ce := int64(-1), int64(-1) // the request being gathered
+	for _, r := range rows {
+		off := bl.Offset + ((r[0]*s[1]+r[1])*s[2]+part.Lower[2])*size
+		end := off + runLen*size
+		if cs >= 0 && off >= ce && off-ce <= sieveGap && end-cs <= maxReq {
+			ce = end
+			continue
 		}
 		if cs >= 0 {
 			read(cs, ce-cs)
 		}
-		return calls, n
+		cs, ce = off, end
 	}
-	var buf []byte
-	for i := range a.Blocks {
-		bl := &a.Blocks[i]
-		if _, ok := bl.Box.Intersect(part); !ok || bl.Inline != nil {
-			continue
-		}
-		if int64(cap(buf)) < bl.Length {
-			buf = make([]byte, bl.Length)
-		}
-		m, err := open(bl.File).ReadAt(buf[:bl.Length], bl.Offset)
-		if err != nil && int64(m) < bl.Length {
-			check(err)
-		}
-		calls++
-		n += int64(m)
+	if cs >= 0 {
+		read(cs, ce-cs)
 	}
 	return calls, n
 }
