@@ -15,14 +15,17 @@ BIN=${BIN:-bin/relayout}
 mkdir -p "$DIR"
 trap 'rm -rf "$DIR"' EXIT
 LOG=$DIR/log; : >"$LOG"
+cpsync() { cp -r --reflink=never "$DIR/in" "$DIR/out" && sync "$DIR"/out/* "$DIR"/out/*/* 2>/dev/null; }
+export -f cpsync; export DIR
 say() { echo "$@" | tee -a "$LOG"; }
 cpu=$(lscpu | awk -F: '/Model name/{gsub(/^ +/,"",$2); print $2; exit}')
 say "machine: $(nproc) cores ($cpu), $(free -g | awk '/Mem:/{print $2}') GiB, Linux $(uname -r), $(df -T "$DIR" | awk 'NR==2{print $2}') at $DIR"
 say "commands per size, $RUNS interleaved rounds (order rotated), input page cache dropped before each: cp -r --reflink=never IN OUT;"
-say "relayout run IN/data.bp -o OUT -q --no-verify --var rho; the same with --max-mem $MAXMEM"
+say "the same followed by sync of the copies (cp+fsync: relayout syncs its output); relayout run IN/data.bp -o OUT -q --no-verify --var rho;"
+say "the same with --max-mem $MAXMEM. Medians; CPU is user + system seconds (the figure this machine's noise moves least)"
 say ""
-say "| N | input | cp (s) | relayout (s) | s/GiB | ÷ cp | peak RSS MiB | --max-mem $MAXMEM (s) | s/GiB | ÷ cp | peak RSS MiB (max) | read calls |"
-say "|---|---|---|---|---|---|---|---|---|---|---|---|"
+say "| N | input | cp (s) | cp+fsync (s) | relayout (s) | s/GiB | CPU s/GiB | ÷ cp | ÷ cp+fsync | peak RSS MiB | --max-mem $MAXMEM (s) | s/GiB | ÷ cp | peak RSS MiB (max) | read calls |"
+say "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
 maxof() { tr ' ' '\n' | grep -v '^$' | sort -g | tail -1; }
 for N in $SIZES; do
@@ -34,23 +37,24 @@ for N in $SIZES; do
     --regular --int-shape "" --steps 1 --aggregators 8 --no-stats >/dev/null
   rm -f "$DIR/in/data.bp.blocks.json"
   bytes=$((N * N * N * 8))
-  declare -A W=() M=()
+  declare -A W=() M=() C=()
   timeit() { # name, command...
     local name=$1; shift
     rm -rf "$DIR/out"; sync
     find "$DIR/in" -type f -exec dd if={} iflag=nocache count=0 status=none \;
-    /usr/bin/time -f "%e %M" -o "$DIR/time" "$@" >/dev/null 2>"$DIR/err" || { cat "$DIR/err"; exit 1; }
-    read -r w m <"$DIR/time"
-    W[$name]+="$w "; M[$name]+="$m "
+    /usr/bin/time -f "%e %M %U %S" -o "$DIR/time" "$@" >/dev/null 2>"$DIR/err" || { cat "$DIR/err"; exit 1; }
+    read -r w m u s <"$DIR/time"
+    W[$name]+="$w "; M[$name]+="$m "; C[$name]+="$(echo "$u + $s" | bc) "
   }
   # The order rotates every round (see bench.sh: a run's speed here depends
   # on what ran before it).
   CMDS=("cp|cp -r --reflink=never $DIR/in $DIR/out"
+        "cpf|bash -c cpsync"
         "rl|$BIN run --var rho $DIR/in/data.bp -o $DIR/out -q --no-verify"
         "mm|$BIN run --var rho $DIR/in/data.bp -o $DIR/out -q --no-verify --max-mem $MAXMEM")
   for r in $(seq "$RUNS"); do
-    for k in 0 1 2; do
-      line=${CMDS[$(( (k + r - 1) % 3 ))]}
+    for k in $(seq 0 $(( ${#CMDS[@]} - 1 ))); do
+      line=${CMDS[$(( (k + r - 1) % ${#CMDS[@]} ))]}
       # shellcheck disable=SC2086 # the command is split into words on purpose
       timeit "${line%%|*}" ${line#*|}
     done
@@ -58,9 +62,9 @@ for N in $SIZES; do
   rm -rf "$DIR/out"  # the read calls of one --max-mem run
   "$BIN" run --var rho "$DIR/in/data.bp" -o "$DIR/out" -q --no-verify --max-mem "$MAXMEM"
   calls=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['io']['read_calls'])" "$DIR/out/relayout.json")
-  c=$(echo "${W[cp]}" | median); r=$(echo "${W[rl]}" | median); m=$(echo "${W[mm]}" | median)
+  c=$(echo "${W[cp]}" | median); cf=$(echo "${W[cpf]}" | median); r=$(echo "${W[rl]}" | median); m=$(echo "${W[mm]}" | median)
   gib=$(echo "$bytes / 1073741824" | bc -l)
-  say "| $N | $((bytes >> 20)) MiB | $c | $r | $(printf %.2f "$(echo "$r / $gib" | bc -l)") | $(printf %.2f "$(echo "$r / $c" | bc -l)") | $(( $(echo "${M[rl]}" | median) / 1024 )) | $m | $(printf %.2f "$(echo "$m / $gib" | bc -l)") | $(printf %.2f "$(echo "$m / $c" | bc -l)") | $(( $(echo "${M[mm]}" | median) / 1024 )) ($(( $(echo "${M[mm]}" | maxof) / 1024 ))) | $calls |"
+  say "| $N | $((bytes >> 20)) MiB | $c | $cf | $r | $(printf %.2f "$(echo "$r / $gib" | bc -l)") | $(printf %.2f "$(echo "$(echo "${C[rl]}" | median) / $gib" | bc -l)") | $(printf %.2f "$(echo "$r / $c" | bc -l)") | $(printf %.2f "$(echo "$r / $cf" | bc -l)") | $(( $(echo "${M[rl]}" | median) / 1024 )) | $m | $(printf %.2f "$(echo "$m / $gib" | bc -l)") | $(printf %.2f "$(echo "$m / $c" | bc -l)") | $(( $(echo "${M[mm]}" | median) / 1024 )) ($(( $(echo "${M[mm]}" | maxof) / 1024 ))) | $calls |"
   rm -rf "$DIR/in" "$DIR/out"
 done
 if [ -n "$RESULTS" ]; then
