@@ -99,9 +99,10 @@ rm -rf "$DIR/out" "$DIR/outc"; drop
 "$BIN" run --var rho "$DIR/in/data.bp" -o "$DIR/out" --no-verify --progress none 2>&1 | grep '^io:' | sed 's/^/    /' | tee -a "$LOG"
 "$BIN" run --var rho "$DIR/in/data.bp" -o "$DIR/outc" -q --no-verify --layout chunked --chunks 4x4x4
 say ""
-say "Read benchmark (bench/readbench, $READ_RUNS runs per case, caches dropped per file before each):"
+say "Read benchmark (bench/readbench, $READ_RUNS runs per case, caches dropped per file before each;"
+say "out: contiguous, outc: --chunks 4x4x4, h5c: --chunk-shape $B,$B,$B, the original's blocks in row-major chunk order):"
 say '```'
-bin/readbench --var rho --runs "$READ_RUNS" "$DIR/in/data.bp" "$DIR/out" "$DIR/outc" | tee -a "$LOG"
+bin/readbench --var rho --runs "$READ_RUNS" "$DIR/in/data.bp" "$DIR/out" "$DIR/outc" "$DIR/h5c" | tee -a "$LOG"
 say '```'
 if [ -n "$RESULTS" ]; then
   { echo; echo "## $(date -u +%Y-%m-%d) — make bench (issue 6), BENCH_N=$N BENCH_B=$B BENCH_W=$W"; echo; cat "$LOG"; } >>"$RESULTS"
