@@ -253,13 +253,18 @@ func checkDataset(ctx context.Context, job *Job, d *JobDataset, units []*Unit, r
 	}
 	h := sha256.New()
 	type pair struct{ in, out []byte }
+	outBlocks := indexBlocks(o)
+	var inBlocks *blockIndex
+	if compare {
+		inBlocks = indexBlocks(a)
+	}
 	err = ordered(ctx, jobs, len(units), func(ctx context.Context, i int) (pair, error) {
 		box := job.box(units[i])
-		ob, err := assembleSlab(ctx, outSrc, o, box, leFill(o))
+		ob, err := assembleSlab(ctx, outSrc, outBlocks, box, leFill(o))
 		if err != nil || !compare {
 			return pair{out: ob}, err
 		}
-		ib, err := assembleSlab(ctx, inSrc, a, box, leFill(a))
+		ib, err := assembleSlab(ctx, inSrc, inBlocks, box, leFill(a))
 		return pair{ib, ob}, err
 	}, func(i int, p pair) error {
 		u := units[i]

@@ -52,7 +52,7 @@ func readCost(reads []*catalog.Block, limit int64) int64 {
 	return total
 }
 
-// byFileOffset orders reads as slabBlocks does: by file, then offset.
+// byFileOffset orders reads as blockIndex.reads does: by file, then offset.
 func byFileOffset(x, y *catalog.Block) int {
 	if c := strings.Compare(x.File, y.File); c != 0 {
 		return c
@@ -75,8 +75,9 @@ func mergeInterleaved(a *catalog.Array, units []catalog.Box, limit, readLimit in
 		reads []*catalog.Block
 		cost  int64
 	}
+	blocks := indexBlocks(a)
 	unit := func(u catalog.Box) group {
-		r := slabReads(a, u)
+		r := blocks.reads(u)
 		return group{u, r, readCost(r, readLimit)}
 	}
 	out := make([]catalog.Box, 0, len(units))

@@ -48,7 +48,7 @@ func TestMergeInterleaved(t *testing.T) {
 	cost := func(a *catalog.Array, us []catalog.Box) int64 {
 		var c int64
 		for _, u := range us {
-			c += readCost(slabReads(a, u), 1<<20)
+			c += readCost(indexBlocks(a).reads(u), 1<<20)
 		}
 		return c
 	}

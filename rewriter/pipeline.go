@@ -126,6 +126,7 @@ func streamArrayEnv[T any](ctx context.Context, env pipeEnv, src catalog.Source,
 		ctx = catalog.WithReadLimit(ctx, env.readLimit)
 	}
 	_, batch := src.(catalog.BatchSource)
+	blocks := indexBlocks(a)
 	size := int64(a.DType.Size)
 	reads := make([][]*catalog.Block, len(slabs))
 	keep := make([]int64, len(slabs))
@@ -141,7 +142,7 @@ func streamArrayEnv[T any](ctx context.Context, env pipeEnv, src catalog.Source,
 			case <-ctx.Done():
 				return ctx.Err()
 			}
-			reads[i] = slabReads(a, slabs[i])
+			reads[i] = blocks.reads(slabs[i])
 			keep[i] = slabs[i].Elements() * size * (1 + env.keep)
 			transient[i] = readNeed(reads[i], a.DType, max(env.readLimit, 1), batch)
 			n := slabs[i].Elements() * size
@@ -203,7 +204,7 @@ func streamArrayEnv[T any](ctx context.Context, env pipeEnv, src catalog.Source,
 		free(i)
 	}, func(ctx context.Context, i int) (_ slabOut, err error) {
 		if reads[i] == nil {
-			reads[i] = slabReads(a, slabs[i])
+			reads[i] = blocks.reads(slabs[i])
 		}
 		buf, dirty := bufs[i], true
 		if buf == nil {

@@ -459,6 +459,7 @@ func RewriteShard(ctx context.Context, store *catalog.Store, src catalog.Source,
 			rowBytes *= product(a.Shape[1:])
 		}
 		fill := leFill(a)
+		blocks := indexBlocks(a)
 		type chunkOut struct {
 			off  []int64
 			data []byte
@@ -474,14 +475,11 @@ func RewriteShard(ctx context.Context, store *catalog.Store, src catalog.Source,
 		err = ordered(ctx, jobs, len(group), func(ctx context.Context, i int) (unitOut, error) {
 			o := unitOut{start: time.Now()}
 			box := job.box(group[i])
-			for k := range a.Blocks {
-				b := &a.Blocks[k]
-				if len(box.Lower) == 0 || b.Box.Lower[0] < box.Lower[0]+box.Count[0] && b.Box.Lower[0]+b.Box.Count[0] > box.Lower[0] {
-					o.blocks++
-					o.read += b.Length
-				}
-			}
-			buf, err := assembleSlab(ctx, src, a, box, fill)
+			blocks.each(box, func(k int) { // units are whole rows: overlapping rows is overlapping
+				o.blocks++
+				o.read += a.Blocks[k].Length
+			})
+			buf, err := assembleSlab(ctx, src, blocks, box, fill)
 			if err != nil {
 				return o, err
 			}

@@ -140,12 +140,13 @@ func verifyArray(ctx context.Context, a *catalog.Array, inSrc catalog.Source, ou
 	inFill, outFill := leFill(a), leFill(o)
 	h := sha256.New()
 	type pair struct{ in, out []byte }
+	inBlocks, outBlocks := indexBlocks(a), indexBlocks(o)
 	err = ordered(ctx, jobs, len(slabs), func(ctx context.Context, i int) (pair, error) {
-		ib, err := assembleSlab(ctx, inSrc, a, slabs[i], inFill)
+		ib, err := assembleSlab(ctx, inSrc, inBlocks, slabs[i], inFill)
 		if err != nil {
 			return pair{}, fmt.Errorf("input: %w", err)
 		}
-		ob, err := assembleSlab(ctx, outSrc, o, slabs[i], outFill)
+		ob, err := assembleSlab(ctx, outSrc, outBlocks, slabs[i], outFill)
 		if err != nil {
 			return pair{}, fmt.Errorf("output: %w", err)
 		}
