@@ -525,4 +525,3 @@ func overlaps(b, slab catalog.Box) bool {
 	}
 	return len(slab.Count) > 0 || b.Elements() > 0
 }
-
