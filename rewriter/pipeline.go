@@ -97,14 +97,17 @@ func streamArrayWith[T any](ctx context.Context, src catalog.Source, a *catalog.
 // pipeEnv is what the pipeline charges and reports to: the memory budget
 // (nil: unlimited), the largest coalesced read, the slab bytes kept per slab
 // beyond its buffer (keep: 1 for the encoded chunks cut from it, 0 else),
-// the Monitor (nil: none), and whether to skip the digest (noDigest: the
-// pipeline returns "").
+// the Monitor (nil: none), whether to skip the digest (noDigest: the
+// pipeline returns ""), and whether prep is the write.
 type pipeEnv struct {
 	mem       *memBudget
 	readLimit int64
 	keep      int64
 	mon       *Monitor
 	noDigest  bool
+	// prepWrites: prep writes the slab (and times its writes itself); it
+	// is not counted as encoding.
+	prepWrites bool
 }
 
 // pipelineDepth is the most units alive at once in a budgeted pipeline:
@@ -230,7 +233,7 @@ func streamArrayEnv[T any](ctx context.Context, env pipeEnv, src catalog.Source,
 		}
 		t := time.Now()
 		v, err := prep(slabs[i], buf)
-		if env.mon != nil {
+		if env.mon != nil && !env.prepWrites {
 			env.mon.since(stageEncode, t)
 		}
 		return slabOut{buf, v}, err

@@ -179,6 +179,7 @@ for d in spec:
         i = idx[0]
         j = idx[1] if len(shape) > 1 else None
         k = idx[2] if len(shape) > 2 else None
+        l = idx[3] if len(shape) > 3 else None
     want = np.asarray(eval(d["expr"])).astype(np.dtype(d["dtype"]))
     got = ds[()]
     res = {"dtype": ds.dtype.str, "shape": list(ds.shape), "chunks": list(ds.chunks) if ds.chunks else None,

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"os"
 	"path/filepath"
 	"sync"
@@ -45,6 +46,7 @@ type contigTarget struct {
 	addr   int64
 	entry  int           // index into ManifestVariable.Datasets
 	merged *mergedTarget // merged layout (merged.go), else nil
+	chunks *chunkTarget  // raw chunks allocated at creation (chunkwrite.go), else nil
 }
 
 // writeVariable writes every array of v into stage/file in two phases:
@@ -156,6 +158,16 @@ func writeStructure(ctx context.Context, w *h5.Writer, store *catalog.Store, src
 		}
 		var d *h5.OutDataset
 		var mt *mergedTarget
+		var full *catalog.Array // with its blocks, for chunked arrays written here
+		if layout.Kind == planner.Chunked && !fc.prepare {
+			if full, err = store.Array(a.Key()); err == nil {
+				err = checkArray(full)
+			}
+			if err != nil {
+				return arrayErr(a.Key(), err)
+			}
+			spec.Allocate = canAllocateChunks(full, layout.Chunk, opts)
+		}
 		if layout.Kind == planner.Merged {
 			mt, err = createMerged(w, store, a, path, spec, opts)
 		} else {
@@ -174,8 +186,10 @@ func writeStructure(ctx context.Context, w *h5.Writer, store *catalog.Store, src
 			contig[a.Key()] = contigTarget{addr: mt.addr, entry: len(mv.Datasets), merged: mt}
 		} else if layout.Kind == planner.Chunked && fc.prepare {
 			// chunks come later, from the shards' part files
+		} else if spec.Allocate {
+			contig[a.Key()] = contigTarget{entry: len(mv.Datasets), chunks: &chunkTarget{layout: layout, addrs: d.ChunkAddresses()}}
 		} else if layout.Kind == planner.Chunked {
-			entry.SHA256, err = loadAndWriteChunked(ctx, d, store, src, a.Key(), layout, opts)
+			entry.SHA256, err = writeChunked(ctx, d, src, full, layout, opts)
 		} else {
 			contig[a.Key()] = contigTarget{addr: d.Address(), entry: len(mv.Datasets)}
 		}
@@ -213,19 +227,6 @@ func writeStructure(ctx context.Context, w *h5.Writer, store *catalog.Store, src
 		return nil
 	})
 	return contig, err
-}
-
-// loadAndWriteChunked loads the array with its blocks and writes it chunked.
-func loadAndWriteChunked(ctx context.Context, d *h5.OutDataset, store *catalog.Store, src catalog.Source,
-	k catalog.Key, layout planner.Layout, opts Options) (string, error) {
-	a, err := store.Array(k)
-	if err != nil {
-		return "", err
-	}
-	if err := checkArray(a); err != nil {
-		return "", err
-	}
-	return writeChunked(ctx, d, src, a, layout, opts)
 }
 
 // writeChunked streams a's slabs (whole chunk rows) into whole chunks. Chunks
@@ -406,8 +407,10 @@ func startWriteback(f *os.File, off, n int64) {
 	unix.SyncFileRange(int(f.Fd()), off, n, unix.SYNC_FILE_RANGE_WRITE)
 }
 
-// readbackHash is the sha256 of ranges of a file read back in order, on a
+// readbackHash is the sha256 of parts of a file read back in order, on a
 // goroutine of its own, through one buffer charged to the memory budget.
+// What a part is belongs to read: a byte range (readBytes) or rows of a
+// chunked array (hashChunkRows).
 type readbackHash struct {
 	ranges chan [2]int64
 	done   chan struct{}
@@ -419,7 +422,8 @@ type readbackHash struct {
 	quit   atomic.Bool // abort: stop reading
 }
 
-func startReadbackHash(ctx context.Context, f *os.File, mem *memBudget, bufBytes int64) (*readbackHash, error) {
+func startReadbackHash(ctx context.Context, f *os.File, mem *memBudget, bufBytes int64,
+	read func(h hash.Hash, buf []byte, a, b int64) error) (*readbackHash, error) {
 	r := &readbackHash{ranges: make(chan [2]int64, 1024), done: make(chan struct{}), mem: mem}
 	if mem != nil {
 		if err := mem.acquire(ctx, bufBytes); err != nil {
@@ -438,14 +442,8 @@ func startReadbackHash(ctx context.Context, f *os.File, mem *memBudget, bufBytes
 		defer close(r.done)
 		h := sha256.New()
 		for rg := range r.ranges {
-			for off, end := rg[0], rg[0]+rg[1]; off < end && r.err == nil && !r.quit.Load(); {
-				n := min(int64(len(buf)), end-off)
-				if _, err := f.ReadAt(buf[:n], off); err != nil {
-					r.err = fmt.Errorf("%s: reading back %d bytes at %d for the digest: %w", f.Name(), n, off, err)
-					break
-				}
-				h.Write(buf[:n])
-				off += n
+			if r.err == nil && !r.quit.Load() {
+				r.err = read(h, buf, rg[0], rg[1])
 			}
 		}
 		if r.err == nil {
@@ -455,8 +453,23 @@ func startReadbackHash(ctx context.Context, f *os.File, mem *memBudget, bufBytes
 	return r, nil
 }
 
-// add hashes n bytes at off after the ranges added before.
-func (r *readbackHash) add(off, n int64) { r.ranges <- [2]int64{off, n} }
+// readBytes hashes n bytes of f at off, read through buf.
+func readBytes(f *os.File) func(h hash.Hash, buf []byte, off, n int64) error {
+	return func(h hash.Hash, buf []byte, off, n int64) error {
+		for end := off + n; off < end; {
+			k := min(int64(len(buf)), end-off)
+			if _, err := f.ReadAt(buf[:k], off); err != nil {
+				return fmt.Errorf("%s: reading back %d bytes at %d for the digest: %w", f.Name(), k, off, err)
+			}
+			h.Write(buf[:k])
+			off += k
+		}
+		return nil
+	}
+}
+
+// add hashes the part (a, b) after those added before.
+func (r *readbackHash) add(a, b int64) { r.ranges <- [2]int64{a, b} }
 
 // abort ends the hashing early (the array failed); its digest is void.
 func (r *readbackHash) abort() {
@@ -499,6 +512,14 @@ func writeContiguous(ctx context.Context, f *os.File, store *catalog.Store, src 
 		if err := checkArray(a); err != nil { // the store could have changed between passes
 			return arrayErr(a.Key(), err)
 		}
+		if t.chunks != nil {
+			sum, err := writeAllocatedChunks(ctx, f, src, a, t.chunks, opts)
+			if err != nil {
+				return arrayErr(a.Key(), err)
+			}
+			mv.Datasets[t.entry].SHA256 = sum
+			return nil
+		}
 		if t.merged != nil {
 			sum, err := writeMerged(ctx, f, src, a, t.merged, opts)
 			if err != nil {
@@ -531,7 +552,7 @@ func writeContiguous(ctx context.Context, f *os.File, store *catalog.Store, src 
 		tenv := env
 		if tiled && !opts.NoDigest {
 			tenv.noDigest = true
-			if back, err = startReadbackHash(ctx, f, env.mem, opts.readLimit()); err != nil {
+			if back, err = startReadbackHash(ctx, f, env.mem, opts.readLimit(), readBytes(f)); err != nil {
 				return arrayErr(a.Key(), err)
 			}
 			defer back.abort()

@@ -47,6 +47,11 @@ type DatasetSpec struct {
 	// to WriteChunk are then already encoded by the caller.
 	Deflate int
 	Shuffle bool
+	// Allocate (chunked, no filters) allocates every chunk at creation and
+	// never writes the fill value, like a contiguous dataset: the caller
+	// pwrites whole raw chunks at ChunkAddresses() after Writer.Close, off
+	// HDF5's global lock.
+	Allocate bool
 }
 
 // OutDataset is a dataset being written.
@@ -57,6 +62,7 @@ type OutDataset struct {
 	spec       DatasetSpec
 	addr       int64
 	chunkBytes int64
+	chunkAddrs []int64 // Allocate: file offset of every chunk, row-major over the chunk grid
 }
 
 // Create creates (truncating) an HDF5 file at path with default settings, so
@@ -193,6 +199,10 @@ func (w *Writer) CreateDataset(path string, spec DatasetSpec) (*OutDataset, erro
 		if ok && spec.Deflate > 0 {
 			ok = C.H5Pset_deflate(dcpl, C.uint(spec.Deflate)) >= 0
 		}
+		if ok && spec.Allocate {
+			ok = C.H5Pset_alloc_time(dcpl, C.H5D_ALLOC_TIME_EARLY) >= 0 &&
+				C.H5Pset_fill_time(dcpl, C.H5D_FILL_TIME_NEVER) >= 0
+		}
 	}
 	if ok && spec.Fill != nil {
 		ok = C.H5Pset_fill_value(dcpl, ftype, unsafe.Pointer(&spec.Fill[0])) >= 0
@@ -217,9 +227,50 @@ func (w *Writer) CreateDataset(path string, spec DatasetSpec) (*OutDataset, erro
 		}
 	} else {
 		d.chunkBytes = elements(spec.Chunk) * int64(spec.DType.Size)
+		if spec.Allocate {
+			if d.chunkAddrs, err = chunkAddresses(did, spec); err != nil {
+				C.H5Dclose(did)
+				return nil, w.failf(path, "%v", err)
+			}
+		}
 	}
 	w.open[d] = struct{}{}
 	return d, nil
+}
+
+// chunkAddresses asks HDF5 where each chunk of an early-allocated dataset
+// is, walking the chunk grid in row-major order (by coordinate: the lookup
+// is indexed, where H5Dget_chunk_info by number walks the index each time).
+func chunkAddresses(did C.hid_t, spec DatasetSpec) ([]int64, error) {
+	rank := len(spec.Shape)
+	grid := make([]int64, rank)
+	n := int64(1)
+	for i := range grid {
+		grid[i] = (spec.Shape[i] + spec.Chunk[i] - 1) / spec.Chunk[i]
+		n *= grid[i]
+	}
+	addrs := make([]int64, 0, n)
+	idx := make([]int64, rank)
+	off := make([]C.hsize_t, rank)
+	for k := int64(0); k < n; k++ {
+		for i := range idx {
+			off[i] = C.hsize_t(idx[i] * spec.Chunk[i])
+		}
+		var mask C.uint
+		var addr C.haddr_t
+		var size C.hsize_t
+		if C.H5Dget_chunk_info_by_coord(did, &off[0], &mask, &addr, &size) < 0 || addr == C.h5q_undef() {
+			return nil, fmt.Errorf("chunk at %v not allocated", idx)
+		}
+		addrs = append(addrs, int64(addr)) // no user block: relative address = file offset
+		for i := rank - 1; i >= 0; i-- {
+			if idx[i]++; idx[i] < grid[i] {
+				break
+			}
+			idx[i] = 0
+		}
+	}
+	return addrs, nil
 }
 
 func elements(shape []int64) int64 {
@@ -252,10 +303,13 @@ func (w *Writer) checkSpec(path string, spec DatasetSpec) error {
 		return bad("deflate level %d (want 1-9)", spec.Deflate)
 	}
 	if spec.Chunk == nil {
-		if spec.Deflate > 0 || spec.Shuffle {
-			return bad("filters need a chunked layout")
+		if spec.Deflate > 0 || spec.Shuffle || spec.Allocate {
+			return bad("filters and chunk allocation need a chunked layout")
 		}
 		return nil
+	}
+	if spec.Allocate && (spec.Deflate > 0 || spec.Shuffle) {
+		return bad("chunks allocated at creation are written raw: no filters")
 	}
 	if len(spec.Chunk) != len(spec.Shape) || len(spec.Shape) == 0 {
 		return bad("chunk %v for shape %v", spec.Chunk, spec.Shape)
@@ -275,6 +329,11 @@ func (w *Writer) checkSpec(path string, spec DatasetSpec) error {
 // Address is the file offset where a contiguous dataset's row-major data
 // goes (-1 for chunked or zero-size datasets).
 func (d *OutDataset) Address() int64 { return d.addr }
+
+// ChunkAddresses are the file offsets of the chunks of a dataset created
+// with Allocate, row-major over the chunk grid (nil otherwise). Each chunk
+// takes the full chunk shape in the file, edge chunks included.
+func (d *OutDataset) ChunkAddresses() []int64 { return d.chunkAddrs }
 
 // WriteChunk stores one whole chunk (full chunk shape, row-major, DType byte
 // order) whose first element is at offset: raw, or encoded through the

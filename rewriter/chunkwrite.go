@@ -1,0 +1,314 @@
+package rewriter
+
+import (
+	"context"
+	"fmt"
+	"hash"
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"relayout/catalog"
+	"relayout/planner"
+)
+
+// chunkTarget is a raw chunked dataset whose chunks HDF5 allocated when it
+// was created (h5.DatasetSpec.Allocate): phase 2 pwrites them like the
+// contiguous datasets, off HDF5's global lock.
+type chunkTarget struct {
+	layout planner.Layout
+	addrs  []int64 // file offset of every chunk, row-major over the chunk grid
+}
+
+// canAllocateChunks reports whether a's chunks can be allocated up front and
+// pwritten: raw (no filters), every chunk touched by a block (a sparse
+// array's holes would otherwise take space), and one plane of a chunk row
+// small enough for the digest's read-back buffer.
+func canAllocateChunks(a *catalog.Array, chunk []int64, opts Options) bool {
+	if opts.Deflate > 0 || len(a.Shape) == 0 || touchedChunks(a, chunk) != nil {
+		return false
+	}
+	grid := chunkGrid(a.Shape, chunk)
+	return product(grid[1:])*product(chunk[1:])*int64(a.DType.Size) <= opts.readLimit()
+}
+
+// writeAllocatedChunks fills t's chunks from units of whole chunks. A worker
+// that has assembled a unit writes each of its chunks with pwritev straight
+// from the unit buffer (one vector entry per run along the last dimension,
+// zeros for the padding of edge chunks), so chunks are neither copied nor
+// handed to HDF5, and writing runs in parallel. The digest: units of whole
+// chunk rows reach the ordered sink in row-major order and are hashed as
+// they come; smaller units are not row-major, so the digest is read back
+// from the file chunk row by chunk row as each one is complete.
+func writeAllocatedChunks(ctx context.Context, f *os.File, src catalog.Source, a *catalog.Array, t *chunkTarget, opts Options) (string, error) {
+	chunk := t.layout.Chunk
+	if err := opts.checkChunkBudget(chunk, a.DType.Size); err != nil {
+		return "", err
+	}
+	grid := chunkGrid(a.Shape, chunk)
+	if int64(len(t.addrs)) != product(grid) {
+		return "", fmt.Errorf("%s: %d chunk addresses for a grid of %v chunks", f.Name(), len(t.addrs), grid)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	size := int64(a.DType.Size)
+	chunkBytes := product(chunk) * size
+	for _, addr := range t.addrs {
+		if addr < 0 || addr+chunkBytes > fi.Size() {
+			return "", fmt.Errorf("%s: chunk at %d+%d outside the file (%d bytes)", f.Name(), addr, chunkBytes, fi.Size())
+		}
+	}
+	// Units of about a tile (or one chunk, if larger): assembled, written
+	// and read back while in the caches (see tileTarget).
+	slabs, split, err := units(a.Shape, t.layout, a.DType.Size, min(max(opts.tileTarget(), chunkBytes), opts.budget()))
+	if err != nil {
+		return "", err
+	}
+	env := opts.env()
+	env.prepWrites = true
+	mon := env.mon
+	if split && mon != nil {
+		mon.splits.Add(1)
+	}
+	var back *readbackHash
+	if split && !opts.NoDigest {
+		env.noDigest = true
+		read := func(h hash.Hash, buf []byte, lo, hi int64) error {
+			return hashChunkRows(f, h, buf, a.Shape, chunk, size, t.addrs, lo, hi)
+		}
+		if back, err = startReadbackHash(ctx, f, env.mem, opts.readLimit(), read); err != nil {
+			return "", err
+		}
+		defer back.abort()
+	}
+	zeros := make([]byte, chunk[len(chunk)-1]*size) // padding of edge chunks, only read
+	prep := func(slab catalog.Box, buf []byte) (struct{}, error) {
+		return struct{}{}, eachChunk(slab, chunk, func(c []int64) error {
+			tw := time.Now()
+			k := int64(0) // the chunk's index in the grid
+			for d := range c {
+				k = k*grid[d] + c[d]
+			}
+			n, err := writeChunkFrom(f, t.addrs[k], buf, slab, a.Shape, chunk, c, size, zeros)
+			if mon != nil {
+				mon.wrote(int(n), tw)
+			}
+			return err
+		})
+	}
+	var rowsDone int64
+	sum, err := streamArrayEnv(ctx, env, src, a, slabs, opts.jobs(), prep, func(slab catalog.Box, _ []byte, _ struct{}) error {
+		for d := 1; d < len(a.Shape); d++ {
+			if slab.Lower[d]+slab.Count[d] != a.Shape[d] {
+				return nil // the chunk row is not complete yet
+			}
+		}
+		end := slab.Lower[0] + slab.Count[0]
+		startWriteback(f, 0, 0) // the chunks are spread over the file
+		if back != nil {
+			back.add(rowsDone, end)
+		}
+		rowsDone = end
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	if back != nil {
+		return back.stop()
+	}
+	return sum, nil
+}
+
+// eachChunk calls fn with the grid coordinates of every chunk inside slab,
+// in row-major order. Units are cut on chunk boundaries (or end with the
+// array); any other slab is a planner bug.
+func eachChunk(slab catalog.Box, chunk []int64, fn func(c []int64) error) error {
+	rank := len(chunk)
+	lo, hi := make([]int64, rank), make([]int64, rank)
+	for d := range rank {
+		if slab.Lower[d]%chunk[d] != 0 {
+			return fmt.Errorf("unit %v not aligned to chunk %v", slab, chunk)
+		}
+		lo[d] = slab.Lower[d] / chunk[d]
+		hi[d] = (slab.Lower[d] + slab.Count[d] + chunk[d] - 1) / chunk[d]
+		if lo[d] >= hi[d] {
+			return nil
+		}
+	}
+	c := append([]int64(nil), lo...)
+	for {
+		if err := fn(c); err != nil {
+			return err
+		}
+		d := rank - 1
+		for ; d >= 0; d-- {
+			if c[d]++; c[d] < hi[d] {
+				break
+			}
+			c[d] = lo[d]
+		}
+		if d < 0 {
+			return nil
+		}
+	}
+}
+
+// writeChunkFrom pwrites chunk c (grid coordinates) at addr in the full
+// chunk shape, gathering its rows along the last dimension from buf (slab's
+// row-major bytes; the chunk lies inside slab except where it passes the
+// array's end) and padding with zeros beyond the array. It returns the bytes
+// written.
+func writeChunkFrom(f *os.File, addr int64, buf []byte, slab catalog.Box, shape, chunk, c []int64, size int64, zeros []byte) (int64, error) {
+	rank := len(chunk)
+	last := rank - 1
+	rowBytes := chunk[last] * size
+	k0 := c[last] * chunk[last]
+	valid := min(chunk[last], shape[last]-k0) * size // bytes of each row inside the array
+	// strides of slab's buffer, in bytes
+	stride := make([]int64, rank)
+	s := size
+	for d := last; d >= 0; d-- {
+		stride[d] = s
+		s *= slab.Count[d]
+	}
+	var iov [][]byte
+	off := addr
+	flush := func() error {
+		for len(iov) > 0 {
+			n, err := unix.Pwritev(int(f.Fd()), iov, off)
+			if err != nil {
+				return fmt.Errorf("%s: writing a chunk at %d: %w", f.Name(), off, err)
+			}
+			off += int64(n)
+			for n > 0 { // a short write: drop what was written
+				if n >= len(iov[0]) {
+					n -= len(iov[0])
+					iov = iov[1:]
+				} else {
+					iov[0] = iov[0][n:]
+					n = 0
+				}
+			}
+		}
+		return nil
+	}
+	idx := make([]int64, last) // position in the chunk along dimensions 0..last-1
+	for {
+		inside := true
+		pos := (k0 - slab.Lower[last]) * size
+		for d := range last {
+			g := c[d]*chunk[d] + idx[d]
+			if g >= shape[d] {
+				inside = false
+				break
+			}
+			pos += (g - slab.Lower[d]) * stride[d]
+		}
+		if inside {
+			iov = append(iov, buf[pos:pos+valid])
+			if valid < rowBytes {
+				iov = append(iov, zeros[:rowBytes-valid])
+			}
+		} else {
+			iov = append(iov, zeros[:rowBytes])
+		}
+		if len(iov) >= 1022 { // IOV_MAX is 1024
+			if err := flush(); err != nil {
+				return off - addr, err
+			}
+		}
+		d := last - 1
+		for ; d >= 0; d-- {
+			if idx[d]++; idx[d] < chunk[d] {
+				break
+			}
+			idx[d] = 0
+		}
+		if d < 0 {
+			break
+		}
+	}
+	err := flush()
+	return off - addr, err
+}
+
+// hashChunkRows hashes rows [lo, hi) along dimension 0 of an array stored in
+// chunks (at addrs, row-major over the chunk grid, each in the full chunk
+// shape) in the array's row-major order. A few planes at a time, the slice
+// of every chunk of their chunk row that holds them (contiguous within a
+// chunk) is read into buf; the planes are then hashed run by run along the
+// last dimension. One plane of a chunk row must fit buf (canAllocateChunks).
+func hashChunkRows(f *os.File, h hash.Hash, buf []byte, shape, chunk []int64, size int64, addrs []int64, lo, hi int64) error {
+	rank := len(shape)
+	grid := chunkGrid(shape, chunk)
+	perRow := product(grid[1:])        // chunks in a chunk row
+	slice := product(chunk[1:]) * size // bytes of one plane within a chunk
+	planes := max(1, min(chunk[0], int64(len(buf))/(perRow*slice)))
+	if perRow*slice > int64(len(buf)) {
+		return fmt.Errorf("%s: a plane of %d chunks of %d bytes exceeds the %d-byte read-back buffer", f.Name(), perRow, slice, len(buf))
+	}
+	for p := lo; p < hi; {
+		c0 := p / chunk[0]
+		q := min(hi, (c0+1)*chunk[0], p+planes)
+		m := q - p
+		for r := range perRow {
+			dst := buf[r*m*slice : (r+1)*m*slice]
+			at := addrs[c0*perRow+r] + (p-c0*chunk[0])*slice
+			if _, err := f.ReadAt(dst, at); err != nil {
+				return fmt.Errorf("%s: reading back %d bytes at %d for the digest: %w", f.Name(), len(dst), at, err)
+			}
+		}
+		if rank == 1 {
+			h.Write(buf[:m*size])
+		} else {
+			hashPlanes(h, buf, shape, chunk, grid, size, m)
+		}
+		p = q
+	}
+	return nil
+}
+
+// hashPlanes hashes m planes read by hashChunkRows (chunk r's slices at
+// buf[r*m*slice:]) in row-major order: for each plane, each index along
+// dimensions 1..rank-2, and each chunk along the last dimension, the run of
+// elements inside the array.
+func hashPlanes(h hash.Hash, buf []byte, shape, chunk, grid []int64, size, m int64) {
+	rank := len(shape)
+	last := rank - 1
+	slice := product(chunk[1:]) * size
+	mid := shape[1:last] // dimensions between the first and the last
+	idx := make([]int64, len(mid))
+	for t := range m {
+		for {
+			// chunk index (within the chunk row) of the row's first chunk,
+			// and the row's element offset within such a chunk
+			r, local := int64(0), int64(0)
+			for d := 1; d < last; d++ {
+				j := idx[d-1]
+				r = r*grid[d] + j/chunk[d]
+				local = local*chunk[d] + j%chunk[d]
+			}
+			r *= grid[last]
+			local *= chunk[last]
+			for cl := range grid[last] {
+				n := min(chunk[last], shape[last]-cl*chunk[last]) * size
+				at := (r+cl)*m*slice + t*slice + local*size
+				h.Write(buf[at : at+n])
+			}
+			d := len(mid) - 1
+			for ; d >= 0; d-- {
+				if idx[d]++; idx[d] < mid[d] {
+					break
+				}
+				idx[d] = 0
+			}
+			if d < 0 {
+				break
+			}
+		}
+	}
+}
