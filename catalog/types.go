@@ -269,3 +269,11 @@ type Source interface {
 	// The slice belongs to the caller.
 	ReadBlock(ctx context.Context, b *Block, dt DType) ([]byte, error)
 }
+
+// Prefetcher is a Source that can ask the operating system to start reading
+// blocks it will be asked for soon (posix_fadvise WILLNEED), so that the
+// disk or file system has several requests in flight while the caller works.
+// Prefetch does not wait for the data and never fails: it is a hint.
+type Prefetcher interface {
+	Prefetch(ctx context.Context, blocks []*Block)
+}

@@ -59,6 +59,17 @@ func TestReadBlocksMatchesReadBlock(t *testing.T) {
 		writeFile(t, dir, name, buf.Bytes())
 	}
 	src := NewSource(NewFiles(dir, 2))
+	// Prefetch is a hint: blocks it cannot find (a missing file, a name
+	// outside the root, inline bytes, past the end) are skipped, and the
+	// reads that follow see the same bytes, through a pool of two files
+	// that Prefetch hands back.
+	hints := append([]*catalog.Block{
+		{File: "missing.bin", Offset: 0, Length: 10},
+		{File: "../outside.bin", Offset: 0, Length: 10},
+		{File: "a.bin", Inline: []byte{1, 2, 3}},
+		{File: "b.bin", Offset: 1 << 40, Length: 1 << 20},
+	}, blocks...)
+	src.Prefetch(context.Background(), hints)
 	got := make([][]byte, len(blocks))
 	err := src.ReadBlocks(context.Background(), blocks, dt, func(i int, data []byte) error {
 		if got[i] != nil {
