@@ -86,8 +86,8 @@
 // Variables and arrays are written one after another. Within an array, up to
 // Options.Jobs goroutines assemble units (reading blocks through the
 // catalog.Source, which is safe for concurrent use); a single goroutine takes
-// the units in order to write them, so HDF5 (one global lock) is only called
-// from one goroutine at a time, and another hashes them in the same order.
+// the units in order to write them (HDF5, one global lock, is only called
+// from one goroutine at a time), and another hashes them in the same order.
 // Every unit is charged to the MaxMem budget before its buffers exist (an
 // anonymous mapping outside the Go heap, reused by later units), and at most
 // Jobs+1 units are alive at once, however large the budget. Units are
@@ -96,8 +96,16 @@
 // a band of block rows exceeds 16 MiB (or what a unit may hold), contiguous
 // output is written in cache-sized (8 MiB) block-aligned tiles (planner.AlignedTiles)
 // and the digest is read back from the file band by band. Units whose blocks interleave in the
-// input file are joined (interleave.go). Cancelling the context stops the
-// pipeline; a failed Run leaves no partial file under a final name.
+// input file are joined (interleave.go). Raw chunked arrays that their
+// blocks cover have every chunk allocated when the dataset is created; the
+// workers pwritev each chunk of a unit straight from its buffer (no copy, no
+// HDF5 call), and a digest that units smaller than a chunk row cannot give
+// in order is read back chunk row by chunk row (chunkwrite.go); sparse or
+// compressed chunked arrays go through H5Dwrite_chunk on the ordered
+// goroutine. When a unit is admitted, the reads of the next two are
+// announced to the kernel (catalog.Prefetcher) so that the disk has more
+// requests in flight than there are workers. Cancelling the context stops
+// the pipeline; a failed Run leaves no partial file under a final name.
 //
 // The package must not parse input formats (readers do, through
 // catalog.Source) and calls HDF5 only through internal/h5.
