@@ -138,28 +138,82 @@ func verifyArray(ctx context.Context, a *catalog.Array, inSrc catalog.Source, ou
 	slab := max(min(maxMem/int64(4*(2*jobs+1)), maxSlabBytes), 1)
 	slabs := planner.Slabs(a.Shape, planner.Layout{Kind: planner.Contiguous}, size, slab)
 	inFill, outFill := leFill(a), leFill(o)
-	h := sha256.New()
-	type pair struct{ in, out []byte }
 	inBlocks, outBlocks := indexBlocks(a), indexBlocks(o)
-	err = ordered(ctx, jobs, len(slabs), func(ctx context.Context, i int) (pair, error) {
-		ib, err := assembleSlab(ctx, inSrc, inBlocks, slabs[i], inFill)
-		if err != nil {
-			return pair{}, fmt.Errorf("input: %w", err)
+	// Workers assemble a slab from both sides and compare them; the digest
+	// runs on a goroutine of its own in slab order, and buffers go back to
+	// a free list once hashed (fresh slabs per unit kept the collector and
+	// the page-fault handler busy).
+	free := make(chan []byte, 4*jobs+4)
+	getBuf := func(n int64) []byte {
+		select {
+		case b := <-free:
+			if int64(cap(b)) >= n {
+				return b[:n]
+			}
+		default:
 		}
-		ob, err := assembleSlab(ctx, outSrc, outBlocks, slabs[i], outFill)
-		if err != nil {
-			return pair{}, fmt.Errorf("output: %w", err)
+		return make([]byte, n)
+	}
+	putBuf := func(b []byte) {
+		select {
+		case free <- b:
+		default:
 		}
-		return pair{ib, ob}, nil
-	}, func(i int, p pair) error {
-		if !bytes.Equal(p.in, p.out) {
-			e := firstDiff(p.in, p.out) / size
+	}
+	h := sha256.New()
+	hashq := make(chan pairBufs, 1)
+	hashed := make(chan struct{})
+	go func() {
+		defer close(hashed)
+		for p := range hashq {
+			h.Write(p.out)
+			putBuf(p.in)
+			putBuf(p.out)
+		}
+	}()
+	inPf, _ := inSrc.(catalog.Prefetcher)
+	outPf, _ := outSrc.(catalog.Prefetcher)
+	prefetched := -1
+	admit := func(ctx context.Context, i int) error {
+		for k := max(i, prefetched+1); k <= min(i+prefetchAhead, len(slabs)-1); k++ {
+			if inPf != nil {
+				inPf.Prefetch(ctx, inBlocks.reads(slabs[k]))
+			}
+			if outPf != nil {
+				outPf.Prefetch(ctx, outBlocks.reads(slabs[k]))
+			}
+			prefetched = k
+		}
+		return nil
+	}
+	type result struct {
+		pairBufs
+		diff int // byte offset of the first difference, -1: equal
+	}
+	err = orderedAdmit(ctx, jobs, len(slabs), admit, nil, func(ctx context.Context, i int) (result, error) {
+		n := slabs[i].Elements() * int64(size)
+		r := result{pairBufs{getBuf(n), getBuf(n)}, -1}
+		if err := assembleInto(ctx, nil, inSrc, a, slabs[i], inBlocks.reads(slabs[i]), inFill, r.in, true); err != nil {
+			return r, fmt.Errorf("input: %w", err)
+		}
+		if err := assembleInto(ctx, nil, outSrc, o, slabs[i], outBlocks.reads(slabs[i]), outFill, r.out, true); err != nil {
+			return r, fmt.Errorf("output: %w", err)
+		}
+		if !bytes.Equal(r.in, r.out) {
+			r.diff = firstDiff(r.in, r.out)
+		}
+		return r, nil
+	}, func(i int, r result) error {
+		if r.diff >= 0 {
+			e := r.diff / size
 			return &difference{fmt.Sprintf("%s at %s: in=%s out=%s", where(k), formatIndex(unravel(slabs[i], int64(e))),
-				formatElem(p.in[e*size:], a.DType), formatElem(p.out[e*size:], o.DType))}
+				formatElem(r.in[e*size:], a.DType), formatElem(r.out[e*size:], o.DType))}
 		}
-		h.Write(p.out)
+		hashq <- r.pairBufs
 		return nil
 	})
+	close(hashq)
+	<-hashed
 	var diff *difference
 	if errors.As(err, &diff) {
 		return diff
@@ -182,6 +236,9 @@ func verifyArray(ctx context.Context, a *catalog.Array, inSrc catalog.Source, ou
 	}
 	return nil
 }
+
+// pairBufs are one slab assembled from the input and from the output.
+type pairBufs struct{ in, out []byte }
 
 func firstDiff(a, b []byte) int {
 	for i := range a {
