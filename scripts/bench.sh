@@ -62,6 +62,7 @@ CMDS=(
   "cp+fsync|bash -c cpsync"
   "relayout|$BIN run --var rho $DIR/in/data.bp -o $DIR/out -q --no-verify"
   "relayout-nodigest|$BIN run --var rho $DIR/in/data.bp -o $DIR/out -q --no-verify --digest none"
+  "relayout+verify|$BIN run --var rho $DIR/in/data.bp -o $DIR/out -q"
   "relayout-chunked|$BIN run --var rho $DIR/in/data.bp -o $DIR/out -q --no-verify --layout chunked --chunks 4x4x4"
   "relayout-maxmem|$BIN run --var rho $DIR/in/data.bp -o $DIR/out -q --no-verify --max-mem $MAXMEM"
   "relayout-h5c|$BIN run $H5C -o $DIR/out -q --no-verify"
@@ -80,7 +81,7 @@ cpw=$(echo "${WALL[cp]}" | median)
 say ""
 say "| command | wall (s), median of $RUNS | peak RSS (MB) | ÷ cp |"
 say "|---|---|---|---|"
-for n in cp cp+fsync relayout relayout-nodigest relayout-chunked relayout-maxmem relayout-h5c h5repack h5repack+fsync; do
+for n in cp cp+fsync relayout relayout-nodigest relayout+verify relayout-chunked relayout-maxmem relayout-h5c h5repack h5repack+fsync; do
   w=$(echo "${WALL[$n]}" | median); m=$(echo "${RSS[$n]}" | median)
   say "| $n | $w | $((m/1024)) | $(printf %.2f "$(echo "$w / $cpw" | bc -l)") |"
 done
@@ -88,10 +89,11 @@ ratio() { printf %.2f "$(echo "$(echo "${WALL[$1]}" | median) / $(echo "${WALL[$
 say ""
 say "- relayout (contiguous) ÷ cp = $(ratio relayout cp); ÷ cp+fsync = $(ratio relayout cp+fsync)"
 say "- relayout --digest none (no sha256) ÷ cp = $(ratio relayout-nodigest cp); ÷ cp+fsync = $(ratio relayout-nodigest cp+fsync)"
+say "- relayout as run by default (rewrite, then compare every element with the input) ÷ cp = $(ratio relayout+verify cp); ÷ cp+fsync = $(ratio relayout+verify cp+fsync)"
 say "- relayout --chunks 4x4x4 ÷ cp = $(ratio relayout-chunked cp); ÷ cp+fsync = $(ratio relayout-chunked cp+fsync)"
 say "- relayout ÷ h5repack -l CONTI on the ${B}^3-chunked HDF5 copy = $(ratio relayout-h5c h5repack); ÷ h5repack+fsync = $(ratio relayout-h5c h5repack+fsync)"
 say "- relayout --max-mem $MAXMEM: peak RSS $(( $(echo "${RSS[relayout-maxmem]}" | median) / 1024 )) MB, wall ÷ cp = $(ratio relayout-maxmem cp)"
-say "- commands: relayout run IN/data.bp -o OUT -q --no-verify [--digest none | --layout chunked --chunks 4x4x4 | --max-mem $MAXMEM]; relayout run H5C/rho.h5 -o OUT -q --no-verify; h5repack -l CONTI H5C/rho.h5 OUT/rho.h5"
+say "- commands: relayout run IN/data.bp -o OUT -q --no-verify [--digest none | --layout chunked --chunks 4x4x4 | --max-mem $MAXMEM]; relayout run IN/data.bp -o OUT -q (+verify); relayout run H5C/rho.h5 -o OUT -q --no-verify; h5repack -l CONTI H5C/rho.h5 OUT/rho.h5"
 say "(medians of $RUNS interleaved runs each, the order rotated every round, input page cache dropped before every run)"
 
 # I/O profile of one relayout run, and the read benchmark on the outputs.
