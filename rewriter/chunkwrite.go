@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"hash"
 	"os"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"relayout/catalog"
+	"relayout/internal/chunkindex"
 	"relayout/planner"
 )
 
@@ -17,8 +19,8 @@ import (
 // was created (h5.DatasetSpec.Allocate): phase 2 pwrites them like the
 // contiguous datasets, off HDF5's global lock.
 type chunkTarget struct {
-	layout planner.Layout
-	addrs  []int64 // file offset of every chunk, row-major over the chunk grid
+	layout  planner.Layout
+	objAddr uint64 // the dataset's object header (h5.OutDataset.ObjAddr)
 }
 
 // canAllocateChunks reports whether a's chunks can be allocated up front and
@@ -47,19 +49,11 @@ func writeAllocatedChunks(ctx context.Context, f *os.File, src catalog.Source, a
 		return "", err
 	}
 	grid := chunkGrid(a.Shape, chunk)
-	if int64(len(t.addrs)) != product(grid) {
-		return "", fmt.Errorf("%s: %d chunk addresses for a grid of %v chunks", f.Name(), len(t.addrs), grid)
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		return "", err
-	}
 	size := int64(a.DType.Size)
 	chunkBytes := product(chunk) * size
-	for _, addr := range t.addrs {
-		if addr < 0 || addr+chunkBytes > fi.Size() {
-			return "", fmt.Errorf("%s: chunk at %d+%d outside the file (%d bytes)", f.Name(), addr, chunkBytes, fi.Size())
-		}
+	addrs, err := allocatedChunks(f, t.objAddr, grid, chunk, chunkBytes)
+	if err != nil {
+		return "", err
 	}
 	// Units of about a tile (or one chunk, if larger): assembled, written
 	// and read back while in the caches (see tileTarget).
@@ -77,7 +71,7 @@ func writeAllocatedChunks(ctx context.Context, f *os.File, src catalog.Source, a
 	if split && !opts.NoDigest {
 		env.noDigest = true
 		read := func(h hash.Hash, buf []byte, lo, hi int64) error {
-			return hashChunkRows(f, h, buf, a.Shape, chunk, size, t.addrs, lo, hi)
+			return hashChunkRows(f, h, buf, a.Shape, chunk, size, addrs, lo, hi)
 		}
 		if back, err = startReadbackHash(ctx, f, env.mem, opts.readLimit(), read); err != nil {
 			return "", err
@@ -92,7 +86,7 @@ func writeAllocatedChunks(ctx context.Context, f *os.File, src catalog.Source, a
 			for d := range c {
 				k = k*grid[d] + c[d]
 			}
-			n, err := writeChunkFrom(f, t.addrs[k], buf, slab, a.Shape, chunk, c, size, zeros)
+			n, err := writeChunkFrom(f, addrs[k], buf, slab, a.Shape, chunk, c, size, zeros)
 			if mon != nil {
 				mon.wrote(int(n), tw)
 			}
@@ -121,6 +115,46 @@ func writeAllocatedChunks(ctx context.Context, f *os.File, src catalog.Source, a
 		return back.stop()
 	}
 	return sum, nil
+}
+
+// allocatedChunks lists the chunks HDF5 allocated for a dataset (its object
+// header at objAddr) from the file's chunk index, in time linear in the
+// chunks (internal/chunkindex; the library's per-chunk queries walk the
+// index each time). It returns their offsets row-major over the grid, and
+// refuses an index that lacks a chunk, lists one twice, or holds one of
+// another size or outside the file.
+func allocatedChunks(f *os.File, objAddr uint64, grid, chunk []int64, chunkBytes int64) ([]int64, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	addrs := make([]int64, product(grid))
+	for i := range addrs {
+		addrs[i] = -1
+	}
+	err = chunkindex.List(f, fi.Size(), objAddr, func(c chunkindex.Chunk) error {
+		k := int64(0)
+		for d := range c.Offset {
+			k = k*grid[d] + c.Offset[d]/chunk[d]
+		}
+		switch {
+		case len(c.Offset) != len(grid) || k < 0 || k >= int64(len(addrs)) || addrs[k] >= 0:
+			return fmt.Errorf("chunk at %v listed twice or off the grid", c.Offset)
+		case c.Size != chunkBytes || c.Address < 0 || c.Address+chunkBytes > fi.Size():
+			return fmt.Errorf("chunk at %v: %d bytes at %d in a file of %d, want %d", c.Offset, c.Size, c.Address, fi.Size(), chunkBytes)
+		}
+		addrs[k] = c.Address
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: chunk index: %w", f.Name(), err)
+	}
+	for k, a := range addrs {
+		if a < 0 {
+			return nil, fmt.Errorf("%s: chunk %d of %v not allocated", f.Name(), k, grid)
+		}
+	}
+	return addrs, nil
 }
 
 // eachChunk calls fn with the grid coordinates of every chunk inside slab,
@@ -177,6 +211,10 @@ func writeChunkFrom(f *os.File, addr int64, buf []byte, slab catalog.Box, shape,
 	}
 	var iov [][]byte
 	off := addr
+	if rowBytes < gatherRow && product(chunk)*size <= gatherChunk {
+		// Short rows: the kernel's cost per vector entry exceeds a copy.
+		return writeChunkGathered(f, addr, buf, slab, shape, chunk, c, size)
+	}
 	flush := func() error {
 		for len(iov) > 0 {
 			n, err := unix.Pwritev(int(f.Fd()), iov, off)
@@ -234,6 +272,46 @@ func writeChunkFrom(f *os.File, addr int64, buf []byte, slab catalog.Box, shape,
 	}
 	err := flush()
 	return off - addr, err
+}
+
+// Chunks whose rows (along the last dimension) are shorter than gatherRow
+// bytes are gathered into one buffer and written with one pwrite, if the
+// whole chunk is at most gatherChunk bytes: 64000 chunks of 8³ float64
+// took 1.42 s with pwritev of 64-byte entries, against ~1.0 s through
+// copies.
+// (variables: tests turn gathering off to exercise pwritev.)
+var (
+	gatherRow   int64 = 512
+	gatherChunk int64 = 1 << 20
+)
+
+var gatherBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// writeChunkGathered is writeChunkFrom through a copy: the chunk is
+// assembled in a pooled buffer (zeros beyond the array) and written whole.
+func writeChunkGathered(f *os.File, addr int64, buf []byte, slab catalog.Box, shape, chunk, c []int64, size int64) (int64, error) {
+	n := product(chunk) * size
+	p := gatherBufs.Get().(*[]byte)
+	defer gatherBufs.Put(p)
+	if int64(cap(*p)) < n {
+		*p = make([]byte, n)
+	}
+	dst := (*p)[:n]
+	lower := make([]int64, len(chunk))
+	for d := range chunk {
+		lower[d] = c[d] * chunk[d]
+	}
+	region, _ := catalog.Box{Lower: lower, Count: chunk}.Intersect(slab)
+	if region.Elements() != product(chunk) {
+		clear(dst) // an edge chunk: zeros beyond the array
+	}
+	copyRegion(dst, view{origin: lower, strides: rowMajorStrides(chunk)},
+		buf, view{origin: slab.Lower, strides: rowMajorStrides(slab.Count)}, region, int(size), false)
+	m, err := f.WriteAt(dst, addr)
+	if err != nil {
+		return int64(m), fmt.Errorf("%s: writing a chunk at %d: %w", f.Name(), addr, err)
+	}
+	return int64(m), nil
 }
 
 // hashChunkRows hashes rows [lo, hi) along dimension 0 of an array stored in

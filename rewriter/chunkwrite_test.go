@@ -54,44 +54,57 @@ func TestAllocatedChunks(t *testing.T) {
 		// buffer: W falls back to H5Dwrite_chunk, the others do not.
 		{"tiny budget", 40000, 0, nil},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			st, src := buildInput(t, dir, vars)
-			stage := filepath.Join(dir, "stage")
-			opts := Options{Layout: "chunked", Jobs: 3, MaxMem: tc.maxMem, Version: "test-1",
-				LayoutFor: func(a *catalog.Array) (planner.Layout, error) {
-					if len(a.Shape) == 0 {
-						return planner.Layout{Kind: planner.Contiguous}, nil
-					}
-					return planner.Layout{Kind: planner.Chunked, Chunk: chunkOf(a.Shape)}, nil
-				}}
-			opts.tiles.target = tc.tile
-			m, err := Run(context.Background(), st, src, stage, opts)
-			if err != nil {
-				t.Fatal(err)
+		for _, gather := range []bool{true, false} {
+			name := tc.name + ", chunks gathered"
+			if !gather {
+				name = tc.name + ", pwritev"
 			}
-			var arrays []testVar
-			for _, v := range vars {
-				if len(v.a.Shape) > 0 {
-					arrays = append(arrays, v)
+			t.Run(name, func(t *testing.T) {
+				if !gather {
+					saved := gatherRow
+					gatherRow = 0
+					t.Cleanup(func() { gatherRow = saved })
 				}
-			}
-			checkOutput(t, stage, m, arrays, func(s []int64) []int64 {
-				if len(s) == 0 {
-					return nil
-				}
-				return chunkOf(s)
+				runAllocatedCase(t, vars, chunkOf, tc.maxMem, tc.tile, tc.early)
 			})
-			needTool(t, "/usr/bin/h5dump")
-			for file, early := range tc.early {
-				out, err := exec.Command("/usr/bin/h5dump", "-p", "-H", filepath.Join(stage, file)).CombinedOutput()
-				if err != nil {
-					t.Fatalf("h5dump %s: %v\n%s", file, err, out)
-				}
-				if got := strings.Contains(string(out), "H5D_ALLOC_TIME_EARLY"); got != early {
-					t.Errorf("%s: chunks allocated at creation = %v, want %v", file, got, early)
-				}
+		}
+	}
+}
+
+// runAllocatedCase rewrites vars into chunks of chunkOf(shape), checks
+// every array with h5py and hashlib, and which files h5dump shows with
+// chunks allocated at creation (early; nil: not checked).
+func runAllocatedCase(t *testing.T, vars []testVar, chunkOf func([]int64) []int64, maxMem, tile int64, early map[string]bool) {
+	dir := t.TempDir()
+	st, src := buildInput(t, dir, vars)
+	stage := filepath.Join(dir, "stage")
+	opts := Options{Layout: "chunked", Jobs: 3, MaxMem: maxMem, Version: "test-1",
+		LayoutFor: func(a *catalog.Array) (planner.Layout, error) {
+			if len(a.Shape) == 0 {
+				return planner.Layout{Kind: planner.Contiguous}, nil
 			}
-		})
+			return planner.Layout{Kind: planner.Chunked, Chunk: chunkOf(a.Shape)}, nil
+		}}
+	opts.tiles.target = tile
+	m, err := Run(context.Background(), st, src, stage, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var arrays []testVar
+	for _, v := range vars {
+		if len(v.a.Shape) > 0 {
+			arrays = append(arrays, v)
+		}
+	}
+	checkOutput(t, stage, m, arrays, chunkOf)
+	needTool(t, "/usr/bin/h5dump")
+	for file, want := range early {
+		out, err := exec.Command("/usr/bin/h5dump", "-p", "-H", filepath.Join(stage, file)).CombinedOutput()
+		if err != nil {
+			t.Fatalf("h5dump %s: %v\n%s", file, err, out)
+		}
+		if got := strings.Contains(string(out), "H5D_ALLOC_TIME_EARLY"); got != want {
+			t.Errorf("%s: chunks allocated at creation = %v, want %v", file, got, want)
+		}
 	}
 }

@@ -187,7 +187,7 @@ func writeStructure(ctx context.Context, w *h5.Writer, store *catalog.Store, src
 		} else if layout.Kind == planner.Chunked && fc.prepare {
 			// chunks come later, from the shards' part files
 		} else if spec.Allocate {
-			contig[a.Key()] = contigTarget{entry: len(mv.Datasets), chunks: &chunkTarget{layout: layout, addrs: d.ChunkAddresses()}}
+			contig[a.Key()] = contigTarget{entry: len(mv.Datasets), chunks: &chunkTarget{layout: layout, objAddr: d.ObjAddr()}}
 		} else if layout.Kind == planner.Chunked {
 			entry.SHA256, err = writeChunked(ctx, d, src, full, layout, opts)
 		} else {

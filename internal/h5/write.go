@@ -48,9 +48,10 @@ type DatasetSpec struct {
 	Deflate int
 	Shuffle bool
 	// Allocate (chunked, no filters) allocates every chunk at creation and
-	// never writes the fill value, like a contiguous dataset: the caller
-	// pwrites whole raw chunks at ChunkAddresses() after Writer.Close, off
-	// HDF5's global lock.
+	// never writes the fill value, like a contiguous dataset: after
+	// Writer.Close the caller finds the chunks from ObjAddr() (with
+	// internal/chunkindex: asking the library chunk by chunk is quadratic)
+	// and pwrites whole raw chunks there, off HDF5's global lock.
 	Allocate bool
 }
 
@@ -62,7 +63,7 @@ type OutDataset struct {
 	spec       DatasetSpec
 	addr       int64
 	chunkBytes int64
-	chunkAddrs []int64 // Allocate: file offset of every chunk, row-major over the chunk grid
+	objAddr    uint64 // Allocate: object header address, where the chunk index is found
 }
 
 // Create creates (truncating) an HDF5 file at path with default settings, so
@@ -228,49 +229,16 @@ func (w *Writer) CreateDataset(path string, spec DatasetSpec) (*OutDataset, erro
 	} else {
 		d.chunkBytes = elements(spec.Chunk) * int64(spec.DType.Size)
 		if spec.Allocate {
-			if d.chunkAddrs, err = chunkAddresses(did, spec); err != nil {
+			var oi C.H5O_info_t
+			if C.H5Oget_info2(did, &oi, C.H5O_INFO_BASIC) < 0 {
 				C.H5Dclose(did)
-				return nil, w.failf(path, "%v", err)
+				return nil, w.failf(path, "cannot get object info")
 			}
+			d.objAddr = uint64(oi.addr)
 		}
 	}
 	w.open[d] = struct{}{}
 	return d, nil
-}
-
-// chunkAddresses asks HDF5 where each chunk of an early-allocated dataset
-// is, walking the chunk grid in row-major order (by coordinate: the lookup
-// is indexed, where H5Dget_chunk_info by number walks the index each time).
-func chunkAddresses(did C.hid_t, spec DatasetSpec) ([]int64, error) {
-	rank := len(spec.Shape)
-	grid := make([]int64, rank)
-	n := int64(1)
-	for i := range grid {
-		grid[i] = (spec.Shape[i] + spec.Chunk[i] - 1) / spec.Chunk[i]
-		n *= grid[i]
-	}
-	addrs := make([]int64, 0, n)
-	idx := make([]int64, rank)
-	off := make([]C.hsize_t, rank)
-	for k := int64(0); k < n; k++ {
-		for i := range idx {
-			off[i] = C.hsize_t(idx[i] * spec.Chunk[i])
-		}
-		var mask C.uint
-		var addr C.haddr_t
-		var size C.hsize_t
-		if C.H5Dget_chunk_info_by_coord(did, &off[0], &mask, &addr, &size) < 0 || addr == C.h5q_undef() {
-			return nil, fmt.Errorf("chunk at %v not allocated", idx)
-		}
-		addrs = append(addrs, int64(addr)) // no user block: relative address = file offset
-		for i := rank - 1; i >= 0; i-- {
-			if idx[i]++; idx[i] < grid[i] {
-				break
-			}
-			idx[i] = 0
-		}
-	}
-	return addrs, nil
 }
 
 func elements(shape []int64) int64 {
@@ -330,10 +298,11 @@ func (w *Writer) checkSpec(path string, spec DatasetSpec) error {
 // goes (-1 for chunked or zero-size datasets).
 func (d *OutDataset) Address() int64 { return d.addr }
 
-// ChunkAddresses are the file offsets of the chunks of a dataset created
-// with Allocate, row-major over the chunk grid (nil otherwise). Each chunk
-// takes the full chunk shape in the file, edge chunks included.
-func (d *OutDataset) ChunkAddresses() []int64 { return d.chunkAddrs }
+// ObjAddr is the object header address of a dataset created with
+// Allocate (0 otherwise): internal/chunkindex lists its chunks from there
+// once the file is closed. Each chunk takes the full chunk shape in the
+// file, edge chunks included.
+func (d *OutDataset) ObjAddr() uint64 { return d.objAddr }
 
 // WriteChunk stores one whole chunk (full chunk shape, row-major, DType byte
 // order) whose first element is at offset: raw, or encoded through the

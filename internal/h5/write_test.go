@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"relayout/catalog"
+	"relayout/internal/chunkindex"
 )
 
 // readBack returns h5py's view of one dataset: values as float64 (row-major),
@@ -344,16 +345,9 @@ func TestAllocatedChunksPwrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	addrs := d.ChunkAddresses()
-	if len(addrs) != 3*3*1 {
-		t.Fatalf("%d chunk addresses, want 9", len(addrs))
-	}
-	chunkBytes := int64(4 * 3 * 5 * 4)
-	sorted := slices.Sorted(slices.Values(addrs))
-	for i := 1; i < len(sorted); i++ {
-		if sorted[i]-sorted[i-1] < chunkBytes {
-			t.Fatalf("chunk addresses overlap: %v", addrs)
-		}
+	objAddr := d.ObjAddr()
+	if objAddr == 0 {
+		t.Fatal("no object header address")
 	}
 	for _, bad := range []DatasetSpec{
 		{DType: i32, Shape: shape, Chunk: chunk, Allocate: true, Deflate: 4},
@@ -369,6 +363,30 @@ func TestAllocatedChunksPwrite(t *testing.T) {
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Every chunk is allocated (the index lists all 9, whole chunks apart).
+	st, _ := f.Stat()
+	chunkBytes := int64(4 * 3 * 5 * 4)
+	addrs := make([]int64, 9)
+	n := 0
+	if err := chunkindex.List(f, st.Size(), objAddr, func(c chunkindex.Chunk) error {
+		if c.Size != chunkBytes {
+			t.Errorf("chunk %v: %d bytes stored, want %d", c.Offset, c.Size, chunkBytes)
+		}
+		addrs[c.Offset[0]/chunk[0]*3+c.Offset[1]/chunk[1]] = c.Address
+		n++
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	sorted := slices.Sorted(slices.Values(addrs))
+	for i := 1; i < len(sorted); i++ {
+		if sorted[i]-sorted[i-1] < chunkBytes {
+			t.Fatalf("chunk addresses overlap: %v", addrs)
+		}
+	}
+	if n != 9 {
+		t.Fatalf("%d chunks listed, want 9", n)
 	}
 	k := 0
 	for c0 := int64(0); c0 < 3; c0++ {

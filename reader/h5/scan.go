@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"relayout/catalog"
+	"relayout/internal/chunkindex"
 	ih5 "relayout/internal/h5"
-	"relayout/reader/h5/chunkindex"
 )
 
 // maxMetaFiles bounds the HDF5 files Scan keeps open for metadata; arrays are
