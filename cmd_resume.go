@@ -35,11 +35,15 @@ func runResume(ctx context.Context, in string, o runOptions, chunkShape, chunks 
 			return err
 		}
 	}
-	return runJob(ctx, in, o.out, spec, o.force, !o.noVerify, o.report, o.jobs, logw)
+	maxMem, err := parseSize(o.maxMem)
+	if err != nil || maxMem <= 0 {
+		return usagef("run: --max-mem %q: want a positive size such as 512MiB", o.maxMem)
+	}
+	return runJob(ctx, in, o.out, spec, o.force, !o.noVerify, o.report, o.jobs, maxMem, logw)
 }
 
 // runJob runs the three steps of spec's job on out in this process.
-func runJob(ctx context.Context, in, out string, spec jobSpec, force, verify bool, report string, jobs int, logw io.Writer) error {
+func runJob(ctx context.Context, in, out string, spec jobSpec, force, verify bool, report string, jobs int, maxMem int64, logw io.Writer) error {
 	work := workDir(out)
 	if rewriter.Committed(work, out) && !force {
 		fmt.Fprintf(logw, "%s: done (committed already; nothing to do)\n", out)
@@ -66,7 +70,7 @@ func runJob(ctx context.Context, in, out string, spec jobSpec, force, verify boo
 	}
 	if !rewriter.Committing(work) {
 		for s := range job.Shards {
-			if err := rewriteShard(ctx, out, job, s, jobs, logw); err != nil {
+			if err := rewriteShard(ctx, out, job, s, jobs, maxMem, logw); err != nil {
 				return err
 			}
 		}

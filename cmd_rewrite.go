@@ -15,10 +15,12 @@ func runRewrite(ctx context.Context, args []string) error {
 	var shardS string
 	var jobs int
 	var quiet bool
+	var maxMemS string
 	fs := newFlags("rewrite", "relayout rewrite OUT [--shard I/N] [flags]",
 		"srun relayout rewrite reorganized/      # shard from SLURM_PROCID/SLURM_NTASKS")
 	fs.StringVar(&shardS, "shard", "", "shard I of N (0-based), e.g. 2/4; default: from the launcher's environment (SLURM_ARRAY_TASK_ID/COUNT, OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/SIZE, SLURM_PROCID/NTASKS)")
 	fs.IntVar(&jobs, "jobs", runtime.NumCPU(), "parallel pipelines")
+	fs.StringVar(&maxMemS, "max-mem", "1GiB", "memory budget for data buffers (fewer units in flight when they would not fit)")
 	fs.BoolVarP(&quiet, "quiet", "q", false, "print nothing but errors")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -29,13 +31,16 @@ func runRewrite(ctx context.Context, args []string) error {
 	if jobs < 1 {
 		return usagef("rewrite: --jobs must be at least 1")
 	}
+	maxMem, err := parseSize(maxMemS)
+	if err != nil || maxMem <= 0 {
+		return usagef("rewrite: --max-mem %q: want a positive size such as 512MiB", maxMemS)
+	}
 	out := fs.Arg(0)
 	logw := io.Writer(os.Stderr)
 	if quiet {
 		logw = io.Discard
 	}
 	var shard, n int
-	var err error
 	from := "--shard"
 	if shardS != "" {
 		shard, n, err = parseShard(shardS)
@@ -72,5 +77,5 @@ func runRewrite(ctx context.Context, args []string) error {
 	if msg := own.StaleMessage(); msg != "" {
 		fmt.Fprintln(logw, "relayout:", msg)
 	}
-	return rewriteShard(ctx, out, job, shard, jobs, logw)
+	return rewriteShard(ctx, out, job, shard, jobs, maxMem, logw)
 }

@@ -144,7 +144,7 @@ func openJobInput(out string, job *rewriter.Job) (reader.Dataset, *catalog.Store
 }
 
 // rewriteShard runs one shard of OUT's job. The caller holds the locks.
-func rewriteShard(ctx context.Context, out string, job *rewriter.Job, shard, jobs int, logw io.Writer) error {
+func rewriteShard(ctx context.Context, out string, job *rewriter.Job, shard, jobs int, maxMem int64, logw io.Writer) error {
 	ds, store, err := openJobInput(out, job)
 	if err != nil {
 		return err
@@ -152,7 +152,7 @@ func rewriteShard(ctx context.Context, out string, job *rewriter.Job, shard, job
 	defer ds.Close()
 	defer store.Close()
 	start := time.Now()
-	st, err := rewriter.RewriteShard(ctx, store, ds, workDir(out), job, shard, jobs, nil)
+	st, err := rewriter.RewriteShard(ctx, store, ds, workDir(out), job, shard, jobs, maxMem, nil)
 	if err != nil {
 		return err
 	}

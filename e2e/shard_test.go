@@ -248,7 +248,12 @@ func TestLockRefusesSecondRun(t *testing.T) {
 	release()
 	// A lock file left by a killed holder is explained, then taken over.
 	os.WriteFile(lock, []byte(`{"pid":4242,"host":"node17","start":"2024-01-02T03:04:05Z","command":"commit"}`+"\n"), 0o644)
-	mustRun(t, "rewrite", out, "--shard", "0/2")
+	// A budget that cannot hold one unit with its read is refused, naming
+	// the flag; one that holds a unit at a time is enough.
+	if r = relayout(t, "rewrite", out, "--shard", "0/2", "--max-mem", "64KiB"); r.code != 2 || !strings.Contains(r.stderr, "--max-mem") {
+		t.Fatalf("rewrite --max-mem 64KiB: exit %d, %s", r.code, r.stderr)
+	}
+	mustRun(t, "rewrite", out, "--shard", "0/2", "--max-mem", "16MiB")
 	mustRun(t, "rewrite", out, "--shard", "1/2")
 	r = mustRun(t, "commit", out)
 	if !strings.Contains(r.stderr, "stale lock") || !strings.Contains(r.stderr, "pid 4242 on host node17") {

@@ -349,11 +349,40 @@ type ShardStatus struct {
 	Bytes          int64 // logical bytes written now
 }
 
-// RewriteShard runs shard's units that its journal does not list yet.
-// Rerunning a finished shard does nothing. The caller holds the locks.
+// shardReadLimit is the largest coalesced read of a shard's units, charged
+// to every unit in flight.
+const shardReadLimit = 4 << 20
+
+// shardJobs is how many of a dataset's units a shard assembles at once
+// within maxMem (<= 0: DefaultMaxMem): up to 2*jobs+1 units are alive in
+// the ordered pipeline (jobs assembling, jobs+1 finished and waiting for
+// their turn to be written), each with its buffer, its encoded chunks when
+// chunked, and its largest read. An error when even one at a time does not
+// fit.
+func shardJobs(jobs int, maxMem, unitBytes int64, chunked bool) (int, error) {
+	if maxMem <= 0 {
+		maxMem = DefaultMaxMem
+	}
+	cost := unitBytes + shardReadLimit
+	if chunked {
+		cost += unitBytes
+	}
+	n := (maxMem/cost - 1) / 2
+	if n < 1 {
+		return 0, fmt.Errorf("work units of %d bytes need %d bytes of buffers each (three in flight): --max-mem %d is too small; raise it or plan with a smaller --unit-size: %w",
+			unitBytes, cost, maxMem, catalog.ErrUnsupported)
+	}
+	return int(min(int64(jobs), n)), nil
+}
+
+// RewriteShard runs shard's units that its journal does not list yet,
+// with at most jobs units assembled at once and their buffers within
+// maxMem (shardJobs). Rerunning a finished shard does nothing. The caller
+// holds the locks.
 func RewriteShard(ctx context.Context, store *catalog.Store, src catalog.Source, work string, job *Job,
-	shard, jobs int, progress io.Writer) (ShardStatus, error) {
+	shard, jobs int, maxMem int64, progress io.Writer) (ShardStatus, error) {
 	var st ShardStatus
+	ctx = catalog.WithReadLimit(ctx, shardReadLimit)
 	jpath := journalPath(work, shard, job.Shards)
 	if err := os.MkdirAll(filepath.Dir(jpath), 0o755); err != nil {
 		return st, fmt.Errorf("rewriter: %w", err)
@@ -460,6 +489,14 @@ func RewriteShard(ctx context.Context, store *catalog.Store, src catalog.Source,
 		}
 		fill := leFill(a)
 		blocks := indexBlocks(a)
+		var unitBytes int64
+		for _, u := range group {
+			unitBytes = max(unitBytes, job.box(u).Elements()*int64(a.DType.Size))
+		}
+		n, err := shardJobs(jobs, maxMem, unitBytes, d.Chunk != nil)
+		if err != nil {
+			return st, arrayErr(d.key(), err)
+		}
 		type chunkOut struct {
 			off  []int64
 			data []byte
@@ -472,7 +509,7 @@ func RewriteShard(ctx context.Context, store *catalog.Store, src catalog.Source,
 			blocks int
 			read   int64
 		}
-		err = ordered(ctx, jobs, len(group), func(ctx context.Context, i int) (unitOut, error) {
+		err = ordered(ctx, n, len(group), func(ctx context.Context, i int) (unitOut, error) {
 			o := unitOut{start: time.Now()}
 			box := job.box(group[i])
 			blocks.each(box, func(k int) { // units are whole rows: overlapping rows is overlapping
