@@ -14,17 +14,23 @@ func runCommit(ctx context.Context, args []string) error {
 	var report string
 	var noVerify, quiet bool
 	var jobs int
+	var maxMemS string
 	fs := newFlags("commit", "relayout commit OUT [flags]",
 		"relayout commit reorganized/ --report report.json")
 	fs.StringVar(&report, "report", "", "write the job report (JSON, schema relayout-report/1) to this file")
 	fs.BoolVar(&noVerify, "no-verify", false, "check each unit's sha256 against the shards' journals only, not every element against the input")
 	fs.IntVar(&jobs, "jobs", runtime.NumCPU(), "parallel readers while checking")
+	fs.StringVar(&maxMemS, "max-mem", "1GiB", "memory budget for the units read back (fewer in flight when they would not fit)")
 	fs.BoolVarP(&quiet, "quiet", "q", false, "print nothing but errors")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
 		return usagef("commit: want exactly one OUT, got %d", fs.NArg())
+	}
+	maxMem, err := parseSize(maxMemS)
+	if err != nil || maxMem <= 0 {
+		return usagef("commit: --max-mem %q: want a positive size such as 512MiB", maxMemS)
 	}
 	out := fs.Arg(0)
 	logw := io.Writer(os.Stderr)
@@ -49,5 +55,5 @@ func runCommit(ctx context.Context, args []string) error {
 		fmt.Fprintf(logw, "%s: done (committed already)\n", out)
 		return nil
 	}
-	return commitJob(ctx, out, job, !noVerify, report, max(jobs, 1), logw)
+	return commitJob(ctx, out, job, !noVerify, report, max(jobs, 1), maxMem, logw)
 }

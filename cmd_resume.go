@@ -75,5 +75,5 @@ func runJob(ctx context.Context, in, out string, spec jobSpec, force, verify boo
 			}
 		}
 	}
-	return commitJob(ctx, out, job, verify, report, jobs, logw)
+	return commitJob(ctx, out, job, verify, report, jobs, maxMem, logw)
 }

@@ -166,7 +166,7 @@ func rewriteShard(ctx context.Context, out string, job *rewriter.Job, shard, job
 }
 
 // commitJob is relayout commit without the lock (held by the caller).
-func commitJob(ctx context.Context, out string, job *rewriter.Job, verify bool, reportPath string, jobs int, logw io.Writer) error {
+func commitJob(ctx context.Context, out string, job *rewriter.Job, verify bool, reportPath string, jobs int, maxMem int64, logw io.Writer) error {
 	start := time.Now()
 	work := workDir(out)
 	recs, err := rewriter.JobRecords(work, job)
@@ -192,7 +192,7 @@ func commitJob(ctx context.Context, out string, job *rewriter.Job, verify bool, 
 		if err != nil {
 			return err
 		}
-		checks, ok, err := rewriter.CheckUnits(ctx, job, recs, store, ds, outStore, outDS, verify, jobs, logw)
+		checks, ok, err := rewriter.CheckUnits(ctx, job, recs, store, ds, outStore, outDS, verify, jobs, maxMem, logw)
 		outStore.Close()
 		outDS.Close()
 		os.Remove(outDB)

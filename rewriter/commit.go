@@ -179,9 +179,11 @@ func StageManifest(work string, job *Job) error {
 // journaled, and with compare each unit must equal the input's bytes
 // (relayout verify's check). The dataset digests (sha256 is not combinable,
 // so they are computed from this one pass) go into job.Manifest. One line
-// per variable goes to w; ok is false when something differs.
+// per variable goes to w; ok is false when something differs. At most jobs
+// units are read at once, fewer when their copies would not fit maxMem
+// (shardJobs).
 func CheckUnits(ctx context.Context, job *Job, recs map[int]JournalRecord, in *catalog.Store, inSrc catalog.Source,
-	out *catalog.Store, outSrc catalog.Source, compare bool, jobs int, w io.Writer) (map[string]string, bool, error) {
+	out *catalog.Store, outSrc catalog.Source, compare bool, jobs int, maxMem int64, w io.Writer) (map[string]string, bool, error) {
 	byDS := map[int][]*Unit{}
 	for i := range job.Units {
 		byDS[job.Units[i].Dataset] = append(byDS[job.Units[i].Dataset], &job.Units[i])
@@ -196,7 +198,7 @@ func CheckUnits(ctx context.Context, job *Job, recs map[int]JournalRecord, in *c
 			if d.VarIndex != vi {
 				continue
 			}
-			sum, err := checkDataset(ctx, job, d, byDS[di], recs, in, inSrc, out, outSrc, compare, jobs)
+			sum, err := checkDataset(ctx, job, d, byDS[di], recs, in, inSrc, out, outSrc, compare, jobs, maxMem)
 			var diff *difference
 			if errors.As(err, &diff) {
 				line = "DIFF " + diff.msg
@@ -227,8 +229,17 @@ func CheckUnits(ctx context.Context, job *Job, recs map[int]JournalRecord, in *c
 }
 
 func checkDataset(ctx context.Context, job *Job, d *JobDataset, units []*Unit, recs map[int]JournalRecord,
-	in *catalog.Store, inSrc catalog.Source, out *catalog.Store, outSrc catalog.Source, compare bool, jobs int) (string, error) {
+	in *catalog.Store, inSrc catalog.Source, out *catalog.Store, outSrc catalog.Source, compare bool, jobs int, maxMem int64) (string, error) {
 	k := d.key()
+	var unitBytes int64
+	for _, u := range units {
+		unitBytes = max(unitBytes, job.box(u).Elements()*int64(d.ElemSize))
+	}
+	n, err := shardJobs(jobs, maxMem, unitBytes, compare) // compare: an input copy beside the output's
+	if err != nil {
+		return "", arrayErr(k, err)
+	}
+	ctx = catalog.WithReadLimit(ctx, shardReadLimit)
 	o, err := out.Array(k)
 	if errors.Is(err, catalog.ErrNotFound) {
 		return "", &difference{where(k) + ": missing from output"}
@@ -258,7 +269,7 @@ func checkDataset(ctx context.Context, job *Job, d *JobDataset, units []*Unit, r
 	if compare {
 		inBlocks = indexBlocks(a)
 	}
-	err = ordered(ctx, jobs, len(units), func(ctx context.Context, i int) (pair, error) {
+	err = ordered(ctx, n, len(units), func(ctx context.Context, i int) (pair, error) {
 		box := job.box(units[i])
 		ob, err := assembleSlab(ctx, outSrc, outBlocks, box, leFill(o))
 		if err != nil || !compare {
