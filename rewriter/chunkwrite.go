@@ -38,8 +38,9 @@ func canAllocateChunks(a *catalog.Array, chunk []int64, opts Options) bool {
 // writeAllocatedChunks fills t's chunks from units of whole chunks. A worker
 // that has assembled a unit writes each of its chunks with pwritev straight
 // from the unit buffer (one vector entry per run along the last dimension,
-// zeros for the padding of edge chunks), so chunks are neither copied nor
-// handed to HDF5, and writing runs in parallel. The digest: units of whole
+// zeros for the padding of edge chunks; chunks of short rows are gathered
+// and written with one pwrite), so no chunk waits for HDF5 and writing runs
+// in parallel. The digest: units of whole
 // chunk rows reach the ordered sink in row-major order and are hashed as
 // they come; smaller units are not row-major, so the digest is read back
 // from the file chunk row by chunk row as each one is complete.
