@@ -43,6 +43,40 @@ type ManifestIO struct {
 // blocks costs to read.
 const CoalesceGap = 64 << 10
 
+// Runs cuts blocks (sorted by file and offset) into the runs a coalescing
+// BatchSource reads with one request each: ascending neighbours in one file
+// at most CoalesceGap apart, a run at most limit bytes long. fn gets the
+// run's blocks [i, j) and its byte range [start, end) in blocks[i].File. A
+// block with inline bytes or no extent is a run of its own with start ==
+// end. The first error of fn stops the walk and is returned.
+func Runs(blocks []*Block, limit int64, fn func(i, j int, start, end int64) error) error {
+	for i := 0; i < len(blocks); {
+		b := blocks[i]
+		if b.Inline != nil || b.Length <= 0 {
+			if err := fn(i, i+1, 0, 0); err != nil {
+				return err
+			}
+			i++
+			continue
+		}
+		start, end := b.Offset, b.Offset+b.Length
+		j := i + 1
+		for ; j < len(blocks); j++ {
+			n := blocks[j]
+			if n.Inline != nil || n.File != b.File || n.Offset < end || n.Offset-end > CoalesceGap ||
+				n.Offset+n.Length-start > limit {
+				break
+			}
+			end = n.Offset + n.Length
+		}
+		if err := fn(i, j, start, end); err != nil {
+			return err
+		}
+		i = j
+	}
+	return nil
+}
+
 type readLimitKey struct{}
 
 // WithReadLimit asks BatchSources to read at most n bytes per coalesced

@@ -25,30 +25,14 @@ import (
 // budget allows) so that one unit reads the extent once.
 
 // readCost is the bytes a BatchSource reads for reads (sorted by file and
-// offset) with coalesced requests of at most limit bytes: like
-// blockio.ReadBlocks, runs of extents at most catalog.CoalesceGap apart,
+// offset) with coalesced requests of at most limit bytes (catalog.Runs),
 // gap bytes included.
 func readCost(reads []*catalog.Block, limit int64) int64 {
 	var total int64
-	for i := 0; i < len(reads); {
-		b := reads[i]
-		if b.Inline != nil || b.Length <= 0 {
-			i++
-			continue
-		}
-		start, end := b.Offset, b.Offset+b.Length
-		j := i + 1
-		for ; j < len(reads); j++ {
-			n := reads[j]
-			if n.Inline != nil || n.File != b.File || n.Offset < end || n.Offset-end > catalog.CoalesceGap ||
-				n.Offset+n.Length-start > limit {
-				break
-			}
-			end = n.Offset + n.Length
-		}
+	catalog.Runs(reads, limit, func(_, _ int, start, end int64) error {
 		total += end - start
-		i = j
-	}
+		return nil
+	})
 	return total
 }
 

@@ -8,13 +8,11 @@ import (
 )
 
 // Coalescing limits: neighbouring extents of one file separated by at most
-// maxGap bytes are fetched by one pread of at most maxRun bytes. The gap bytes
-// are read and dropped; 64 KiB costs less than a second request on any disk
-// or parallel file system, while 16 MiB runs keep memory per request bounded.
-const (
-	maxGap = catalog.CoalesceGap
-	maxRun = 16 << 20
-)
+// catalog.CoalesceGap bytes are fetched by one pread of at most maxRun bytes
+// (catalog.Runs). The gap bytes are read and dropped; 64 KiB costs less than
+// a second request on any disk or parallel file system, while 16 MiB runs
+// keep memory per request bounded.
+const maxRun = 16 << 20
 
 // ReadBlocks implements catalog.BatchSource: blocks (sorted by file and
 // offset for best effect) are grouped into runs of neighbouring extents, each
@@ -27,34 +25,19 @@ func (s *Source) ReadBlocks(ctx context.Context, blocks []*catalog.Block, dt cat
 	if l := catalog.ReadLimit(ctx); l > 0 {
 		limit = min(limit, l)
 	}
-	for i := 0; i < len(blocks); {
-		b := blocks[i]
-		if b.Inline != nil || b.Length <= 0 {
-			data, err := s.ReadBlock(ctx, b, dt)
-			if err != nil {
-				return err
+	return catalog.Runs(blocks, limit, func(i, j int, start, end int64) error {
+		if start == end { // inline bytes or no extent
+			data, err := s.ReadBlock(ctx, blocks[i], dt)
+			if err == nil {
+				err = fn(i, data)
 			}
-			if err := fn(i, data); err != nil {
-				return err
-			}
-			i++
-			continue
-		}
-		start, end := b.Offset, b.Offset+b.Length
-		j := i + 1
-		for ; j < len(blocks); j++ {
-			n := blocks[j]
-			if n.Inline != nil || n.File != b.File || n.Offset < end || n.Offset-end > maxGap ||
-				n.Offset+n.Length-start > limit {
-				break
-			}
-			end = n.Offset + n.Length
+			return err
 		}
 		// A run of one block too goes through a reused buffer: blocks cut
 		// by the caller's units arrive as many small extents apart.
 		run := getRun(end-start, limit)
-		if err := s.files.ReadAtInto(ctx, b.File, start, run); err != nil {
-			putRun(run)
+		defer putRun(run) // fn is done with every block's bytes
+		if err := s.files.ReadAtInto(ctx, blocks[i].File, start, run); err != nil {
 			return err
 		}
 		for k := i; k < j; k++ {
@@ -63,14 +46,11 @@ func (s *Source) ReadBlocks(ctx context.Context, blocks []*catalog.Block, dt cat
 				err = fn(k, data)
 			}
 			if err != nil {
-				putRun(run)
 				return err
 			}
 		}
-		putRun(run) // fn is done with every block's bytes
-		i = j
-	}
-	return nil
+		return nil
+	})
 }
 
 // Run buffers are reused: a run of coalesced reads is garbage as soon as fn

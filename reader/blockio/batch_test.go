@@ -33,7 +33,7 @@ func TestReadBlocksMatchesReadBlock(t *testing.T) {
 		case 3:
 			buf.Write(make([]byte, 100))
 		case 5:
-			buf.Write(make([]byte, maxGap+1))
+			buf.Write(make([]byte, catalog.CoalesceGap+1))
 		}
 		n := int64(1 + rng.IntN(50))
 		raw := make([]byte, 0, n*8)
