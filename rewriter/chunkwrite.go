@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"hash"
 	"os"
-	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -80,7 +79,24 @@ func writeAllocatedChunks(ctx context.Context, f *os.File, src catalog.Source, a
 		defer back.abort()
 	}
 	zeros := make([]byte, chunk[len(chunk)-1]*size) // padding of edge chunks, only read
+	// Short rows: the kernel's cost per vector entry exceeds a copy, so
+	// such chunks are cut (cutChunks) and written with one pwrite each.
+	gather := chunk[len(chunk)-1]*size < gatherRow && chunkBytes <= gatherChunk
 	prep := func(slab catalog.Box, buf []byte) (struct{}, error) {
+		if gather {
+			return struct{}{}, cutChunks(buf, slab, a.Shape, chunk, a.DType.Size, func(off []int64, data []byte) error {
+				tw := time.Now()
+				addr := addrs[chunkIndex(off, chunk, grid)]
+				n, err := f.WriteAt(data, addr)
+				if mon != nil {
+					mon.wrote(n, tw)
+				}
+				if err != nil {
+					return fmt.Errorf("%s: writing a chunk at %d: %w", f.Name(), addr, err)
+				}
+				return nil
+			})
+		}
 		return struct{}{}, eachChunk(slab, chunk, func(c []int64) error {
 			tw := time.Now()
 			k := int64(0) // the chunk's index in the grid
@@ -212,10 +228,6 @@ func writeChunkFrom(f *os.File, addr int64, buf []byte, slab catalog.Box, shape,
 	}
 	var iov [][]byte
 	off := addr
-	if rowBytes < gatherRow && product(chunk)*size <= gatherChunk {
-		// Short rows: the kernel's cost per vector entry exceeds a copy.
-		return writeChunkGathered(f, addr, buf, slab, shape, chunk, c, size)
-	}
 	flush := func() error {
 		for len(iov) > 0 {
 			n, err := unix.Pwritev(int(f.Fd()), iov, off)
@@ -276,44 +288,14 @@ func writeChunkFrom(f *os.File, addr int64, buf []byte, slab catalog.Box, shape,
 }
 
 // Chunks whose rows (along the last dimension) are shorter than gatherRow
-// bytes are gathered into one buffer and written with one pwrite, if the
-// whole chunk is at most gatherChunk bytes: 64000 chunks of 8³ float64
-// took 1.42 s with pwritev of 64-byte entries, against ~1.0 s through
-// copies.
-// (variables: tests turn gathering off to exercise pwritev.)
+// bytes are cut into a copy and written with one pwrite, if the whole chunk
+// is at most gatherChunk bytes: 64000 chunks of 8³ float64 took 1.42 s with
+// pwritev of 64-byte entries, against ~1.0 s through copies. (Variables:
+// tests turn gathering off to exercise pwritev.)
 var (
 	gatherRow   int64 = 512
 	gatherChunk int64 = 1 << 20
 )
-
-var gatherBufs = sync.Pool{New: func() any { return new([]byte) }}
-
-// writeChunkGathered is writeChunkFrom through a copy: the chunk is
-// assembled in a pooled buffer (zeros beyond the array) and written whole.
-func writeChunkGathered(f *os.File, addr int64, buf []byte, slab catalog.Box, shape, chunk, c []int64, size int64) (int64, error) {
-	n := product(chunk) * size
-	p := gatherBufs.Get().(*[]byte)
-	defer gatherBufs.Put(p)
-	if int64(cap(*p)) < n {
-		*p = make([]byte, n)
-	}
-	dst := (*p)[:n]
-	lower := make([]int64, len(chunk))
-	for d := range chunk {
-		lower[d] = c[d] * chunk[d]
-	}
-	region, _ := catalog.Box{Lower: lower, Count: chunk}.Intersect(slab)
-	if region.Elements() != product(chunk) {
-		clear(dst) // an edge chunk: zeros beyond the array
-	}
-	copyRegion(dst, view{origin: lower, strides: rowMajorStrides(chunk)},
-		buf, view{origin: slab.Lower, strides: rowMajorStrides(slab.Count)}, region, int(size), false)
-	m, err := f.WriteAt(dst, addr)
-	if err != nil {
-		return int64(m), fmt.Errorf("%s: writing a chunk at %d: %w", f.Name(), addr, err)
-	}
-	return int64(m), nil
-}
 
 // hashChunkRows hashes rows [lo, hi) along dimension 0 of an array stored in
 // chunks (at addrs, row-major over the chunk grid, each in the full chunk
