@@ -138,7 +138,6 @@ func verifyArray(ctx context.Context, a *catalog.Array, inSrc catalog.Source, ou
 	slab := max(min(maxMem/int64(4*(2*jobs+1)), maxSlabBytes), 1)
 	slabs := planner.Slabs(a.Shape, planner.Layout{Kind: planner.Contiguous}, size, slab)
 	inFill, outFill := leFill(a), leFill(o)
-	inBlocks, outBlocks := indexBlocks(a), indexBlocks(o)
 	// Workers assemble a slab from both sides and compare them; the digest
 	// runs on a goroutine of its own in slab order, and buffers go back to
 	// a free list once hashed (fresh slabs per unit kept the collector and
@@ -171,19 +170,10 @@ func verifyArray(ctx context.Context, a *catalog.Array, inSrc catalog.Source, ou
 			putBuf(p.out)
 		}
 	}()
-	inPf, _ := inSrc.(catalog.Prefetcher)
-	outPf, _ := outSrc.(catalog.Prefetcher)
-	prefetched := -1
+	inReads, outReads := newSlabReads(inSrc, a, slabs), newSlabReads(outSrc, o, slabs)
 	admit := func(ctx context.Context, i int) error {
-		for k := max(i, prefetched+1); k <= min(i+prefetchAhead, len(slabs)-1); k++ {
-			if inPf != nil {
-				inPf.Prefetch(ctx, inBlocks.reads(slabs[k]))
-			}
-			if outPf != nil {
-				outPf.Prefetch(ctx, outBlocks.reads(slabs[k]))
-			}
-			prefetched = k
-		}
+		inReads.admit(ctx, i)
+		outReads.admit(ctx, i)
 		return nil
 	}
 	type result struct {
@@ -193,10 +183,14 @@ func verifyArray(ctx context.Context, a *catalog.Array, inSrc catalog.Source, ou
 	err = orderedAdmit(ctx, jobs, len(slabs), admit, nil, func(ctx context.Context, i int) (result, error) {
 		n := slabs[i].Elements() * int64(size)
 		r := result{pairBufs{getBuf(n), getBuf(n)}, -1}
-		if err := assembleInto(ctx, nil, inSrc, a, slabs[i], inBlocks.reads(slabs[i]), inFill, r.in, true); err != nil {
+		err := assembleInto(ctx, nil, inSrc, a, slabs[i], inReads.of(i), inFill, r.in, true)
+		inReads.drop(i)
+		if err != nil {
 			return r, fmt.Errorf("input: %w", err)
 		}
-		if err := assembleInto(ctx, nil, outSrc, o, slabs[i], outBlocks.reads(slabs[i]), outFill, r.out, true); err != nil {
+		err = assembleInto(ctx, nil, outSrc, o, slabs[i], outReads.of(i), outFill, r.out, true)
+		outReads.drop(i)
+		if err != nil {
 			return r, fmt.Errorf("output: %w", err)
 		}
 		if !bytes.Equal(r.in, r.out) {
