@@ -231,11 +231,7 @@ func CheckUnits(ctx context.Context, job *Job, recs map[int]JournalRecord, in *c
 func checkDataset(ctx context.Context, job *Job, d *JobDataset, units []*Unit, recs map[int]JournalRecord,
 	in *catalog.Store, inSrc catalog.Source, out *catalog.Store, outSrc catalog.Source, compare bool, jobs int, maxMem int64) (string, error) {
 	k := d.key()
-	var unitBytes int64
-	for _, u := range units {
-		unitBytes = max(unitBytes, job.box(u).Elements()*int64(d.ElemSize))
-	}
-	n, err := shardJobs(jobs, maxMem, unitBytes, compare) // compare: an input copy beside the output's
+	n, err := shardJobs(jobs, maxMem, job.largestUnit(units), compare)
 	if err != nil {
 		return "", arrayErr(k, err)
 	}

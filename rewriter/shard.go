@@ -349,6 +349,15 @@ type ShardStatus struct {
 	Bytes          int64 // logical bytes written now
 }
 
+// largestUnit is the bytes of the largest of units.
+func (j *Job) largestUnit(units []*Unit) int64 {
+	var n int64
+	for _, u := range units {
+		n = max(n, j.box(u).Elements()*int64(j.Datasets[u.Dataset].ElemSize))
+	}
+	return n
+}
+
 // shardReadLimit is the largest coalesced read of a shard's units, charged
 // to every unit in flight.
 const shardReadLimit = 4 << 20
@@ -356,15 +365,16 @@ const shardReadLimit = 4 << 20
 // shardJobs is how many of a dataset's units a shard assembles at once
 // within maxMem (<= 0: DefaultMaxMem): up to 2*jobs+1 units are alive in
 // the ordered pipeline (jobs assembling, jobs+1 finished and waiting for
-// their turn to be written), each with its buffer, its encoded chunks when
-// chunked, and its largest read. An error when even one at a time does not
+// their turn to be written), each with its buffer, a second copy when twice
+// (encoded chunks; the input beside the output when commit compares), and
+// its largest read. An error when even one at a time does not
 // fit.
-func shardJobs(jobs int, maxMem, unitBytes int64, chunked bool) (int, error) {
+func shardJobs(jobs int, maxMem, unitBytes int64, twice bool) (int, error) {
 	if maxMem <= 0 {
 		maxMem = DefaultMaxMem
 	}
 	cost := unitBytes + shardReadLimit
-	if chunked {
+	if twice {
 		cost += unitBytes
 	}
 	n := (maxMem/cost - 1) / 2
@@ -489,11 +499,7 @@ func RewriteShard(ctx context.Context, store *catalog.Store, src catalog.Source,
 		}
 		fill := leFill(a)
 		blocks := indexBlocks(a)
-		var unitBytes int64
-		for _, u := range group {
-			unitBytes = max(unitBytes, job.box(u).Elements()*int64(a.DType.Size))
-		}
-		n, err := shardJobs(jobs, maxMem, unitBytes, d.Chunk != nil)
+		n, err := shardJobs(jobs, maxMem, job.largestUnit(group), d.Chunk != nil)
 		if err != nil {
 			return st, arrayErr(d.key(), err)
 		}

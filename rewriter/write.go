@@ -512,16 +512,14 @@ func writeContiguous(ctx context.Context, f *os.File, store *catalog.Store, src 
 		if err := checkArray(a); err != nil { // the store could have changed between passes
 			return arrayErr(a.Key(), err)
 		}
-		if t.chunks != nil {
-			sum, err := writeAllocatedChunks(ctx, f, src, a, t.chunks, opts)
-			if err != nil {
-				return arrayErr(a.Key(), err)
+		if t.chunks != nil || t.merged != nil {
+			var sum string
+			var err error
+			if t.chunks != nil {
+				sum, err = writeAllocatedChunks(ctx, f, src, a, t.chunks, opts)
+			} else {
+				sum, err = writeMerged(ctx, f, src, a, t.merged, opts)
 			}
-			mv.Datasets[t.entry].SHA256 = sum
-			return nil
-		}
-		if t.merged != nil {
-			sum, err := writeMerged(ctx, f, src, a, t.merged, opts)
 			if err != nil {
 				return arrayErr(a.Key(), err)
 			}
