@@ -56,5 +56,10 @@ func verifyPair(ctx context.Context, in *catalog.Store, inSrc catalog.Source, ou
 			return false, err
 		}
 	}
-	return rewriter.VerifyBudget(ctx, in, inSrc, outStore, outDS, m, w, maxMem)
+	ok, err := rewriter.VerifyBudget(ctx, in, inSrc, outStore, outDS, m, w, maxMem)
+	if err != nil {
+		return ok, err
+	}
+	seriesOK, err := rewriter.VerifySeries(outDir, m, w)
+	return ok && seriesOK, err
 }

@@ -131,6 +131,7 @@ func runPlan(ctx context.Context, args []string) (err error) {
 	var vars []string
 	var asJSON, cuboids bool
 	var out, compress, unitSize string
+	var netcdf bool
 	var shards int
 	var force bool
 	fs := newFlags("plan", "relayout plan IN [flags]",
@@ -143,6 +144,7 @@ func runPlan(ctx context.Context, args []string) (err error) {
 	fs.StringVarP(&out, "out", "o", "", "also prepare OUT for a sharded rewrite: catalog in OUT/.relayout, output files created and allocated (then relayout rewrite OUT --shard I/N, relayout commit OUT)")
 	fs.IntVar(&shards, "shards", 1, "with -o: number of shards (processes running relayout rewrite)")
 	fs.StringVar(&compress, "compress", "", "with -o: compress chunks: deflate[:level], with shuffle")
+	fs.BoolVar(&netcdf, "netcdf", false, "with -o: dimension scales for netCDF-4 and xarray (as relayout run --netcdf)")
 	fs.StringVar(&unitSize, "unit-size", "", "with -o: largest work unit (default 16MiB, smaller when shards would not balance)")
 	fs.BoolVar(&force, "force", false, "with -o: plan again over an existing job (its progress is lost), or into a non-empty OUT")
 	if err := parseFlags(fs, args); err != nil {
@@ -176,7 +178,7 @@ func runPlan(ctx context.Context, args []string) (err error) {
 			return usagef("plan: %s: %v", fs.Arg(0), err)
 		}
 		spec = jobSpec{Input: inAbs, Vars: vars, Layout: opts.Layout, ChunkShape: opts.ChunkShape, Chunks: opts.Chunks,
-			Deflate: deflate, Shards: shards}
+			Deflate: deflate, Shards: shards, NetCDF: netcdf}
 		if opts.Layout == planner.AutoLayout {
 			spec.Readers, spec.Cost = opts.Readers, opts.Cost
 		}
@@ -208,8 +210,8 @@ func runPlan(ctx context.Context, args []string) (err error) {
 		defer lock.Release()
 		os.Remove(filepath.Join(workDir(out), rewriter.JobFile))
 		dbPath = filepath.Join(workDir(out), "catalog.db")
-	} else if fs.Changed("shards") || compress != "" || unitSize != "" || force {
-		return usagef("plan: --shards, --compress, --unit-size and --force need -o OUT")
+	} else if fs.Changed("shards") || compress != "" || unitSize != "" || force || netcdf {
+		return usagef("plan: --shards, --compress, --unit-size, --netcdf and --force need -o OUT")
 	}
 	ds, store, done, err := openCatalog(ctx, fs.Arg(0), dbPath, vars)
 	if err != nil {

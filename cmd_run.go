@@ -48,6 +48,7 @@ type runOptions struct {
 	scope      string // --layout merged: merge scope
 	rpn        int    // --layout merged --scope node: ranks per node
 	costModel  string // --layout auto: cost-model file (relayout calibrate)
+	netcdf     bool   // --netcdf: dimension scales for netCDF-4 and xarray
 }
 
 func runRun(ctx context.Context, args []string) error {
@@ -73,6 +74,7 @@ func runRun(ctx context.Context, args []string) error {
 	fs.StringVar(&o.catalog, "catalog", "", "catalog database path (default OUT/.relayout/catalog.db)")
 	fs.BoolVar(&o.force, "force", false, "write into a non-empty OUT, replacing files of the same name")
 	fs.StringVar(&o.digest, "digest", "sha256", "digest recorded per dataset in the manifest: sha256 (of the logical array, row-major little-endian; checkable with hashlib), or none (saves a core's worth of hashing; verify still compares every element)")
+	fs.BoolVar(&o.netcdf, "netcdf", false, "give every dimension a coordinate (HDF5 dimension scale) for netCDF-4, ncdump and xarray; openPMD-api 0.16 then cannot read the record components (see README)")
 	fs.BoolVar(&o.noVerify, "no-verify", false, "skip re-reading the output and comparing it with the input before commit")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "print nothing but errors")
 	fs.StringVar(&o.progress, "progress", "auto", "progress display: auto (a bar when stderr is a terminal), bar, json (one line per second on stderr, for workflow managers), none")
@@ -221,7 +223,7 @@ func runRun(ctx context.Context, args []string) error {
 	ropts := rewriter.Options{
 		Layout: o.layout, ChunkShape: chunkShape, Chunks: chunks, Deflate: deflate,
 		Jobs: o.jobs, MaxMem: maxMem, Version: version, Progress: logw, NoDigest: o.digest == "none",
-		FS: outFS, Storage: storage, Monitor: mon, Merge: merge,
+		NetCDF: o.netcdf, FS: outFS, Storage: storage, Monitor: mon, Merge: merge,
 	}
 	if o.layout == planner.AutoLayout {
 		cost, err := loadCostModel(o.costModel)

@@ -34,6 +34,7 @@ type jobSpec struct {
 	Storage   fsinfo.Override     `json:"storage"`
 	Shards    int                 `json:"shards"`
 	UnitBytes int64               `json:"unit_bytes,omitempty"`
+	NetCDF    bool                `json:"netcdf,omitempty"`
 }
 
 func (s jobSpec) signature() string {
@@ -111,7 +112,7 @@ func prepareWith(ctx context.Context, out string, spec jobSpec, ds reader.Datase
 		return nil, err
 	}
 	ropts := rewriter.Options{Layout: spec.Layout, ChunkShape: spec.ChunkShape, Chunks: spec.Chunks,
-		Deflate: spec.Deflate, Version: version, FS: outFS, Storage: spec.Storage}
+		Deflate: spec.Deflate, Version: version, FS: outFS, Storage: spec.Storage, NetCDF: spec.NetCDF}
 	if spec.Layout == planner.AutoLayout {
 		ropts.Layout, ropts.LayoutFor = "", autoLayouts(spec.Readers, spec.Cost, io.Discard)
 	}

@@ -16,10 +16,14 @@ type Manifest struct {
 	Input     ManifestInput      `json:"input"`
 	Variables []ManifestVariable `json:"variables"`
 	// Series is the file (relative to OUT) that joins every variable's
-	// datasets into one group-based openPMD series through HDF5 external
-	// links ("series.h5"); empty when none was written.
-	Series  string   `json:"series,omitempty"`
-	Skipped []string `json:"skipped,omitempty"`
+	// datasets into one group-based openPMD series through HDF5 virtual
+	// datasets and external links ("series.h5"); empty when none was written.
+	Series string `json:"series,omitempty"`
+	// SeriesFiles are the files (relative to OUT) that series.h5 reads
+	// through: its virtual datasets read as the fill value, without an
+	// error, when one of them is missing, so verify checks them.
+	SeriesFiles []string `json:"series_files,omitempty"`
+	Skipped     []string `json:"skipped,omitempty"`
 	// IO is the run's I/O profile (bytes, request counts, time per stage);
 	// absent in manifests of older versions.
 	IO *ManifestIO `json:"io,omitempty"`

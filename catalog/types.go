@@ -196,6 +196,10 @@ type Attr struct {
 	Floats  []float64 `json:"floats,omitempty"`
 	Ints    []int64   `json:"ints,omitempty"`
 	Uints   []uint64  `json:"uints,omitempty"`
+	// Record marks an attribute of an openPMD record group that a reader
+	// merged into a component's Attrs: the writer puts it back on the
+	// record group (custom record attributes included).
+	Record bool `json:"record,omitempty"`
 }
 
 // Array is one variable at one step and level: the unit a reader emits and the

@@ -36,6 +36,15 @@ def input_arrays(path):
                 meshes = attr_str(f.attrs.get("meshesPath", b"meshes/"))
                 data = f[base.split("%T")[0]]
                 for it in data:
+                    # relayout's own output keeps rank-0 values (a step's
+                    # "time") outside the meshes, in relayout_values.
+                    vg = data[it].get("relayout_values")
+                    if vg is not None:
+                        def visit_values(name, obj, it=int(it)):
+                            if isinstance(obj, h5py.Dataset):
+                                out[(name, it)] = obj[()]
+                                attrs[(name, it)] = dict(obj.attrs)
+                        vg.visititems(visit_values)
                     mg = data[it].get(meshes.rstrip("/"))
                     if mg is None:
                         continue

@@ -1,9 +1,11 @@
 """External readers against a relayout output (for ecosystem_test.go).
 
-usage: readers.py links OUT
-    h5py: every dataset of OUT/relayout.json read through OUT/series.h5's
-    external links equals the per-variable file's; the per-variable files
-    and series.h5 carry the group-based openPMD series attributes; vector
+usage: readers.py links OUT IN
+    h5py: every dataset of OUT/relayout.json read through OUT/series.h5
+    (virtual datasets for meshes, external links for rank-0 values and empty
+    arrays) equals the per-variable file's; the per-variable files and
+    series.h5 carry the group-based openPMD series attributes (an openPMD
+    input's meshesPath and software kept); vector
     records keep record attributes on the group, component ones on the
     dataset; iterations carry time/dt/timeUnitSI.
 usage: readers.py yt OUT IN_FILE ITERATION
@@ -17,6 +19,10 @@ usage: readers.py yt-out OUT ITERATION
     as yt-raw, with the output's own per-variable files (read with h5py) as
     the reference: for inputs that no reader here but relayout's opens (BP),
     whose equality with the output `relayout verify` establishes.
+usage: readers.py xarray OUT
+    xarray (netCDF-4 engine) opens the group of every dataset of an output
+    written with --netcdf and reads the same values as h5py, over named
+    dimensions none of which shares a variable's name.
 usage: readers.py aligned OUT ALIGN THRESHOLD
     every chunk of at least THRESHOLD bytes of every chunked dataset starts
     at a multiple of ALIGN (h5py's chunk index).
@@ -42,9 +48,9 @@ def manifest(out):
         return json.load(fh)
 
 
-def check_root(f, where, bad):
-    want = {"openPMD": None, "basePath": "/data/%T/", "meshesPath": "meshes/",
-            "iterationEncoding": "groupBased", "iterationFormat": "/data/%T/", "software": "relayout"}
+def check_root(f, where, bad, want_root):
+    want = {"openPMD": None, "basePath": "/data/%T/", "iterationEncoding": "groupBased",
+            "iterationFormat": "/data/%T/", **want_root}
     for k, v in want.items():
         if k not in f.attrs:
             bad.append(f"{where}: root attribute {k} missing")
@@ -56,29 +62,60 @@ def check_root(f, where, bad):
         bad.append(f"{where}: particlesPath without particles")
 
 
-def links(out):
+def input_root(path):
+    """The root attributes an output must keep from an openPMD-HDF5 input
+    (meshesPath, software); relayout's own for any other input."""
+    fn = path
+    if os.path.isdir(path):
+        fs = sorted(f for f in os.listdir(path) if f.endswith((".h5", ".hdf5")))
+        fn = os.path.join(path, fs[0]) if fs else None
+    if fn and fn.endswith((".h5", ".hdf5")):
+        with h5py.File(fn, "r") as f:
+            if "openPMD" in f.attrs:
+                return {"meshesPath": s(f.attrs.get("meshesPath", b"meshes/")),
+                        "software": s(f.attrs["software"]) if "software" in f.attrs else "relayout"}
+    return {"meshesPath": None, "software": None}
+
+
+def links(out, inp):
     m = manifest(out)
     bad, n = [], 0
+    want_root = input_root(inp)
     series = h5py.File(os.path.join(out, m["series"]), "r")
-    check_root(series, "series.h5", bad)
+    check_root(series, "series.h5", bad, want_root)
     for v in m["variables"]:
         with h5py.File(os.path.join(out, v["file"]), "r") as f:
-            check_root(f, v["file"], bad)
+            check_root(f, v["file"], bad, want_root)
+            if v["file"] not in m.get("series_files", []):
+                bad.append(f"manifest series_files lacks {v['file']}")
             for d in v["datasets"]:
                 p = d["path"]
                 link = series.get(p, getlink=True)
-                if not isinstance(link, h5py.ExternalLink) or link.filename != v["file"] or link.path != p:
+                if d["shape"] and 0 not in d["shape"]:
+                    # a mesh: a virtual dataset of the whole same-path dataset
+                    # of its file (openPMD-api reads VDS, not external links)
+                    vs = series[p].virtual_sources() if isinstance(link, h5py.HardLink) and series[p].is_virtual else []
+                    if len(vs) != 1 or vs[0].file_name != v["file"] or vs[0].dset_name != p:
+                        bad.append(f"series.h5:{p}: {vs!r}, want one virtual source {v['file']}:{p}")
+                        continue
+                    for k, val in f[p].attrs.items():
+                        if k not in series[p].attrs and k != "DIMENSION_LIST":  # --netcdf: per-variable files only
+                            bad.append(f"series.h5:{p}: attribute {k} missing")
+                elif not isinstance(link, h5py.ExternalLink) or link.filename != v["file"] or link.path != p:
                     bad.append(f"series.h5:{p}: {link!r}, want an external link to {v['file']}:{p}")
                     continue
                 a, b = f[p][()], series[p][()]
-                if a.shape != b.shape or not np.array_equal(a, b, equal_nan=a.dtype.kind == "f"):
+                if np.shape(a) != np.shape(b) or not np.array_equal(a, b, equal_nan=f[p].dtype.kind == "f"):
                     bad.append(f"series.h5:{p}: values differ from {v['file']}")
                 ds = f[p]
                 it = f["/data/%d" % d["step"]]
                 for k in ("time", "dt", "timeUnitSI"):
                     if k not in it.attrs or k not in series["/data/%d" % d["step"]].attrs:
                         bad.append(f"{v['file']}: /data/{d['step']} lacks {k}")
-                if "/" in v["name"]:  # vector record: split attributes
+                if not d["shape"]:
+                    if "/relayout_values/" not in p:
+                        bad.append(f"{v['file']}:{p}: a rank-0 value inside the meshes")
+                elif "/" in v["name"]:  # vector record: split attributes
                     rec = ds.parent
                     for k in RECORD:
                         if k not in rec.attrs or k in ds.attrs:
@@ -96,6 +133,39 @@ def links(out):
     for b in bad:
         print("BAD", b)
     print(f"links: {n} datasets read through series.h5, {len(bad)} problems")
+    return not bad
+
+
+def xr_check(out):
+    """xarray (netCDF-4 engine) opens the group of every dataset of a --netcdf
+    output: the variable has the manifest's shape, no dimension shares its
+    name, and every element equals h5py's."""
+    import xarray as xr
+    m = manifest(out)
+    bad, n = [], 0
+    for v in m["variables"]:
+        fn = os.path.join(out, v["file"])
+        for d in v["datasets"]:
+            if not d["shape"] or 0 in d["shape"]:
+                continue
+            grp, name = d["path"].rsplit("/", 1)
+            with xr.open_dataset(fn, engine="netcdf4", group=grp) as ds:
+                if name not in ds:
+                    bad.append(f"{v['file']}:{d['path']}: xarray does not see {name} ({list(ds.variables)})")
+                    continue
+                da = ds[name]
+                with h5py.File(fn, "r") as f:
+                    want = f[d["path"]][()]
+                if list(da.shape) != d["shape"]:
+                    bad.append(f"{v['file']}:{d['path']}: xarray shape {da.shape}, manifest {d['shape']}")
+                elif not np.array_equal(da.values, want, equal_nan=want.dtype.kind == "f"):
+                    bad.append(f"{v['file']}:{d['path']}: xarray values differ from h5py's")
+                if name in da.dims or any(dim.startswith("phony_dim") for dim in da.dims):
+                    bad.append(f"{v['file']}:{d['path']}: dimensions {da.dims}")
+                n += 1
+    for b in bad:
+        print("BAD", b)
+    print(f"xarray: {n} datasets, {len(bad)} problems")
     return not bad
 
 
@@ -121,7 +191,7 @@ def yt_compare(out, infile, it, raw):
     ok = True
     if raw == "out":
         f = h5py.File(os.path.join(out, "series.h5"), "r")
-        meshes = "/data/%d/meshes" % it
+        meshes = "/data/%d/%s" % (it, s(f.attrs["meshesPath"]).strip("/"))
     elif raw:
         f = h5py.File(infile, "r")
         meshes = "/data/%d/%s" % (it, s(f.attrs["meshesPath"]).strip("/"))
@@ -169,8 +239,10 @@ def aligned(out, align, threshold):
 
 def main():
     cmd = sys.argv[1]
-    if cmd == "links":
-        ok = links(sys.argv[2])
+    if cmd == "xarray":
+        ok = xr_check(sys.argv[2])
+    elif cmd == "links":
+        ok = links(sys.argv[2], sys.argv[3])
     elif cmd in ("yt", "yt-raw"):
         ok = yt_compare(sys.argv[2], sys.argv[3], int(sys.argv[4]), cmd == "yt-raw")
     elif cmd == "yt-out":

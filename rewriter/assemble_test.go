@@ -352,7 +352,7 @@ func TestFileNames(t *testing.T) {
 		{3, 2, "a/b/c", "/data/3/meshes/a/b_lvl2/c"},
 		{0, 0, "/a//b/./../c", "/data/0/meshes/a/b/_../c"},
 	} {
-		if got := datasetPath(tc.step, tc.level, tc.v); got != tc.want {
+		if got := datasetPath("meshes", tc.step, tc.level, tc.v, 3); got != tc.want {
 			t.Errorf("datasetPath(%d, %d, %q) = %q, want %q", tc.step, tc.level, tc.v, got, tc.want)
 		}
 	}

@@ -80,21 +80,33 @@ func levelParts(level int, v string) []string {
 }
 
 // datasetPath is where array (step, level) of variable v goes inside its file:
-// /data/<step>/meshes/<record>[_lvl<L>]/<component>, the openPMD mesh
-// layout, so openPMD-aware tools find the variable (see levelParts).
-func datasetPath(step int64, level int, v string) string {
-	return fmt.Sprintf("%s/meshes/%s", stepGroup(step), strings.Join(levelParts(level, v), "/"))
+// /data/<step>/<meshes>/<record>[_lvl<L>]/<component>, the openPMD mesh
+// layout (meshes is the series' meshesPath without slashes, "meshes" unless
+// the input named another), so openPMD-aware tools find the variable (see
+// levelParts). A rank-0 array (a global value such as a step's "time") is
+// not a mesh: it goes to /data/<step>/relayout_values/<v>, where no openPMD
+// reader looks for records.
+func datasetPath(meshes string, step int64, level int, v string, rank int) string {
+	if rank == 0 {
+		return fmt.Sprintf("%s/%s/%s", stepGroup(step), valuesGroup, strings.Join(levelParts(level, v), "/"))
+	}
+	return fmt.Sprintf("%s/%s/%s", stepGroup(step), meshes, strings.Join(levelParts(level, v), "/"))
 }
 
 // recordPath is the record group of array (step, level) of v, or "" when v
-// is a scalar record (one dataset, no group).
-func recordPath(step int64, level int, v string) string {
+// is a scalar record (one dataset, no group) or a rank-0 value.
+func recordPath(meshes string, step int64, level int, v string, rank int) string {
 	parts := levelParts(level, v)
-	if len(parts) < 2 {
+	if len(parts) < 2 || rank == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%s/meshes/%s", stepGroup(step), strings.Join(parts[:len(parts)-1], "/"))
+	return fmt.Sprintf("%s/%s/%s", stepGroup(step), meshes, strings.Join(parts[:len(parts)-1], "/"))
 }
+
+// valuesGroup holds an iteration's global values (rank-0 arrays), outside
+// the meshes group so that no openPMD reader takes them for meshes (yt
+// would take a 0-D mesh for the domain).
+const valuesGroup = "relayout_values"
 
 // boxesGroup holds an iteration's AMR box tables, outside the meshes group
 // so that openPMD readers do not take them for records.

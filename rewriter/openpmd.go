@@ -104,17 +104,32 @@ func strs(as []catalog.Attr, name string) []string {
 
 // seriesRoot is "/" of every output file and of series.h5: the input's root
 // attributes with the series-level openPMD attributes of a group-based
-// series holding meshes only (particlesPath dropped: no particles are
-// written; a file-based input's iterationEncoding/iterationFormat
-// replaced). software, softwareVersion and date describe relayout's
-// writing; the input's values are kept as relayout_input_<name>.
+// series (a file- or variable-based input's iterationEncoding and
+// iterationFormat replaced; basePath "/data/%T/"). An openPMD input keeps its
+// meshesPath, software, softwareVersion and date (the data
+// is still what that code wrote; relayout only moved it) and any other root
+// attribute; relayout records itself in relayout_version, relayout_date and
+// relayout_source. Inputs that are not openPMD get software "relayout".
+// particlesPath is kept as relayout_input_particlesPath while particles are
+// not written (their species are listed in the manifest's skipped).
 func seriesRoot(info catalog.DatasetInfo, version string, now time.Time) []catalog.Attr {
+	pmdInput := isOpenPMD(info.Format)
 	var out []catalog.Attr
 	for _, a := range info.Attrs {
 		switch a.Name {
-		case "relayout_version", "relayout_source", "particlesPath":
+		case "relayout_version", "relayout_source", "relayout_date":
 			continue
 		case "software", "softwareVersion", "date":
+			if !pmdInput {
+				a.Name = "relayout_input_" + a.Name
+			}
+		case "meshesPath":
+			if !pmdInput {
+				a.Name = "relayout_input_" + a.Name
+			}
+		case "particlesPath":
+			// No particles are written yet: openPMD-api reports an error
+			// for a particlesPath whose group is missing.
 			a.Name = "relayout_input_" + a.Name
 		}
 		if strings.HasPrefix(a.Name, "relayout_input_") && findAttr(out, a.Name) != nil {
@@ -123,29 +138,52 @@ func seriesRoot(info catalog.DatasetInfo, version string, now time.Time) []catal
 		out = append(out, a)
 	}
 	pmd := openPMDVersion
-	if s := strs(info.Attrs, "openPMD"); isOpenPMD(info.Format) && len(s) == 1 && s[0] != "" {
+	if s := strs(info.Attrs, "openPMD"); pmdInput && len(s) == 1 && s[0] != "" {
 		pmd = s[0]
 	}
 	ext := uint64(0)
-	if v := floats(info.Attrs, "openPMDextension"); isOpenPMD(info.Format) && len(v) == 1 && v[0] >= 0 && v[0] <= math.MaxUint32 {
+	if v := floats(info.Attrs, "openPMDextension"); pmdInput && len(v) == 1 && v[0] >= 0 && v[0] <= math.MaxUint32 {
 		ext = uint64(v[0])
 	}
-	for _, a := range []catalog.Attr{
+	set := []catalog.Attr{
 		strAttr("openPMD", pmd),
 		{Name: "openPMDextension", Type: "uint32", Scalar: true, Uints: []uint64{ext}},
 		strAttr("basePath", "/data/%T/"),
-		strAttr("meshesPath", "meshes/"),
+		strAttr("meshesPath", meshesGroup(info)+"/"),
 		strAttr("iterationEncoding", "groupBased"),
 		strAttr("iterationFormat", "/data/%T/"),
-		strAttr("software", "relayout"),
-		strAttr("softwareVersion", version),
-		strAttr("date", now.Format("2006-01-02 15:04:05 -0700")),
 		strAttr("relayout_version", version),
+		strAttr("relayout_date", now.Format("2006-01-02 15:04:05 -0700")),
 		strAttr("relayout_source", info.Path),
-	} {
+	}
+	if !pmdInput || findAttr(out, "software") == nil {
+		set = append(set, strAttr("software", "relayout"), strAttr("softwareVersion", version))
+	}
+	if !pmdInput || findAttr(out, "date") == nil {
+		set = append(set, strAttr("date", now.Format("2006-01-02 15:04:05 -0700")))
+	}
+	for _, a := range set {
 		out = setAttr(out, a)
 	}
 	return out
+}
+
+// meshesGroup is the name of the meshes group of every output iteration:
+// an openPMD input's meshesPath (without slashes, one level: WarpX and
+// PIConGPU write "fields/"), else "meshes".
+func meshesGroup(info catalog.DatasetInfo) string {
+	if !isOpenPMD(info.Format) {
+		return "meshes"
+	}
+	m := strs(info.Attrs, "meshesPath")
+	if len(m) != 1 {
+		return "meshes"
+	}
+	name := strings.Trim(m[0], "/")
+	if name == "" || strings.Contains(name, "/") || name == valuesGroup || name == boxesGroup || name == "." || name == ".." {
+		return "meshes"
+	}
+	return name
 }
 
 // meshAttrs is where an array's attributes go in the openPMD structure.
@@ -171,9 +209,11 @@ type meshAttrs struct {
 func openPMDAttrs(a *catalog.Array, format string, scalarRecord bool) meshAttrs {
 	var rec, comp []catalog.Attr
 	for _, at := range a.Attrs {
-		if !scalarRecord && slices.Contains(recordAttrNames, at.Name) {
+		if !scalarRecord && (at.Record || slices.Contains(recordAttrNames, at.Name)) {
+			at.Record = false
 			rec = append(rec, at)
 		} else {
+			at.Record = false
 			comp = append(comp, at)
 		}
 	}
@@ -284,8 +324,10 @@ type coordinate struct {
 // SI), axes named by axisLabels (reversed for dataOrder "F"). A thetaMode
 // record has one more dimension than axes: the first is the mode index.
 // Dimensions the attributes do not describe get index coordinates named
-// dim<d>. Names get "_lvl<L>" for level L > 0.
-func coordinates(a *catalog.Array, m meshAttrs) []coordinate {
+// dim<d>. Names get "_lvl<L>" for level L > 0. A name in reserved (the
+// names of the file's groups and datasets on the array's path) gets
+// "_axis" ("x" -> "x_axis" for component "x").
+func coordinates(a *catalog.Array, m meshAttrs, reserved map[string]bool) []coordinate {
 	rank := len(a.Shape)
 	if rank == 0 {
 		return nil
@@ -310,7 +352,6 @@ func coordinates(a *catalog.Array, m meshAttrs) []coordinate {
 	if a.Level > 0 {
 		suffix = fmt.Sprintf("_lvl%d", a.Level)
 	}
-	used := map[string]bool{}
 	out := make([]coordinate, rank)
 	for d := range rank {
 		name := fmt.Sprintf("dim%d", d)
@@ -334,12 +375,24 @@ func coordinates(a *catalog.Array, m meshAttrs) []coordinate {
 				c[i] = offset[k] + (float64(i)+p)*spacing[k]
 			}
 		}
-		name += suffix
-		if used[name] || name == "meshes"+suffix || strings.HasPrefix(name, boxesGroup) {
+		out[d] = coordinate{name: name + suffix, values: c}
+	}
+	// One clash renames every dimension ("x_axis", "y_axis", "z_axis"), so
+	// the files of E/x and E/y name their dimensions alike.
+	clash := ""
+	for _, c := range out {
+		if reserved[c.name] {
+			clash = "_axis"
+		}
+	}
+	used := map[string]bool{}
+	for d := range out {
+		name := out[d].name + clash
+		if used[name] || reserved[name] || strings.HasPrefix(name, boxesGroup) || strings.HasPrefix(name, valuesGroup) {
 			name = fmt.Sprintf("dim%d%s", d, suffix)
 		}
 		used[name] = true
-		out[d] = coordinate{name: name, values: c}
+		out[d].name = name
 	}
 	return out
 }

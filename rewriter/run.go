@@ -27,6 +27,12 @@ type Options struct {
 	// of hashing the arrays (a core's worth of work at disk speed); the
 	// verify step still compares every element.
 	NoDigest bool
+	// NetCDF: give every dimension a coordinate variable (an HDF5 dimension
+	// scale) so that netCDF-4 readers and xarray see named dimensions. Off
+	// by default: an attached scale writes a DIMENSION_LIST attribute of
+	// object references, which openPMD-api (0.16) cannot read, and it then
+	// skips the whole record component.
+	NetCDF   bool
 	Progress io.Writer
 	// Monitor, when set, follows the run (progress displays poll it); Run
 	// makes one otherwise. Its I/O profile goes into Manifest.IO.
@@ -113,7 +119,7 @@ func Run(ctx context.Context, store *catalog.Store, src catalog.Source, stage st
 	}
 	opts = opts.withPipeline(src, vars).withMerge()
 	defer opts.mem.close()
-	fc := fileConfig{root: seriesRoot(info, opts.Version, time.Now()), format: info.Format}
+	fc := newFileConfig(info, opts, false)
 	links := make([][]seriesLink, len(vars))
 	for i, v := range vars {
 		start := time.Now()
@@ -134,11 +140,11 @@ func Run(ctx context.Context, store *catalog.Store, src catalog.Source, stage st
 				v.Name, st.arrays, float64(st.bytes)/1e6, time.Since(start).Seconds(), striped)
 		}
 	}
-	skipped, err := writeSeries(stage, fc.root, files, links)
+	skipped, seriesFiles, err := writeSeries(stage, fc.root, files, links)
 	if err != nil {
 		return nil, err
 	}
-	m.Series = SeriesName
+	m.Series, m.SeriesFiles = SeriesName, seriesFiles
 	m.Skipped = append(m.Skipped, skipped...)
 	m.IO = opts.Monitor.profile(opts.mem)
 	if err := writeManifest(stage, m); err != nil {

@@ -22,22 +22,37 @@ type seriesLink struct {
 	recordAttrs []catalog.Attr
 	step        int64
 	stepAttrs   []catalog.Attr
-	boxes       string // AMR box table path, or ""
+	boxes       string         // AMR box table path, or ""
+	attrs       []catalog.Attr // the dataset's own attributes
+	// spec is the dataset's type, shape and fill value when series.h5
+	// presents it as a virtual dataset; nil (rank-0 values, empty arrays)
+	// for an external link.
+	spec *h5.DatasetSpec
 }
 
 // writeSeries writes stage/series.h5: "/" with the series attributes, every
 // iteration group /data/<step> with its attributes, every vector record's
 // group with its record attributes, and each record component (or scalar
-// record), and each AMR box table, as an HDF5 external link to the same
-// path in its per-variable file (a name relative to series.h5, so the
-// output directory can move). A path already taken by another variable
-// (e.g. variables "E" and "E/x") is left out and reported in the returned
-// list. Written through a synced temporary file like the others.
-func writeSeries(stage string, root []catalog.Attr, files []string, links [][]seriesLink) ([]string, error) {
+// record) as an HDF5 virtual dataset (VDS) with the component's attributes,
+// mapping the whole dataset of the same path in its per-variable file (a
+// name relative to series.h5, so the output directory can move).
+// openPMD-api reads virtual datasets but does not follow external links
+// (0.16 on HDF5 1.10: a linked component shows a record without
+// components); h5py, yt and every HDF5 1.10 tool read both. What openPMD
+// readers never look at — AMR box tables, rank-0 values, empty arrays (a
+// VDS needs a non-empty shape) — is an external link to the same path.
+// A VDS whose source file is missing reads as the fill value without an
+// error: the manifest lists the files series.h5 needs (SeriesFiles) and
+// verify checks them. A path already taken by another variable (e.g.
+// variables "E" and "E/x") is left out and reported in the returned list.
+// Written through a synced temporary file like the others.
+//
+// It returns what was left out and the files series.h5 reads through.
+func writeSeries(stage string, root []catalog.Attr, files []string, links [][]seriesLink) (skipped, used []string, err error) {
 	tmp := filepath.Join(stage, "."+SeriesName+".tmp")
 	w, err := h5.Create(tmp)
 	if err != nil {
-		return nil, fmt.Errorf("rewriter: series: %w", err)
+		return nil, nil, fmt.Errorf("rewriter: series: %w", err)
 	}
 	done := false
 	defer func() {
@@ -46,7 +61,7 @@ func writeSeries(stage string, root []catalog.Attr, files []string, links [][]se
 			os.Remove(tmp)
 		}
 	}()
-	var skipped []string
+	usedFile := make([]bool, len(files))
 	taken := map[string]bool{} // link paths
 	groups := map[string]bool{}
 	conflicts := func(p string) bool {
@@ -61,7 +76,7 @@ func writeSeries(stage string, root []catalog.Attr, files []string, links [][]se
 		return false
 	}
 	if err := w.SetAttrs("/", root); err != nil {
-		return nil, fmt.Errorf("rewriter: series: %w", err)
+		return nil, nil, fmt.Errorf("rewriter: series: %w", err)
 	}
 	steps := map[int64]bool{}
 	for i, ls := range links {
@@ -76,23 +91,34 @@ func writeSeries(stage string, root []catalog.Attr, files []string, links [][]se
 			}
 			if !steps[l.step] {
 				if err := w.SetAttrs(stepGroup(l.step), l.stepAttrs); err != nil {
-					return nil, fmt.Errorf("rewriter: series: %w", err)
+					return nil, nil, fmt.Errorf("rewriter: series: %w", err)
 				}
 				steps[l.step] = true
 			}
 			if l.record != "" && !groups[l.record] {
 				if err := w.SetAttrs(l.record, l.recordAttrs); err != nil {
-					return nil, fmt.Errorf("rewriter: series: %w", err)
+					return nil, nil, fmt.Errorf("rewriter: series: %w", err)
 				}
 			}
 			for _, t := range targets {
 				if conflicts(t) {
 					continue
 				}
-				if err := w.ExternalLink(t, files[i], t); err != nil {
-					return nil, fmt.Errorf("rewriter: series: %w", err)
+				var err error
+				if t == l.path && l.spec != nil {
+					whole := catalog.Box{Lower: make([]int64, len(l.spec.Shape)), Count: l.spec.Shape}
+					err = w.CreateVirtual(t, *l.spec, []h5.VirtualSource{{File: files[i], Path: t, Box: whole}})
+					if err == nil {
+						err = w.SetAttrs(t, l.attrs)
+					}
+				} else {
+					err = w.ExternalLink(t, files[i], t)
+				}
+				if err != nil {
+					return nil, nil, fmt.Errorf("rewriter: series: %w", err)
 				}
 				taken[t] = true
+				usedFile[i] = true
 				for q := filepath.Dir(t); q != "/" && q != "."; q = filepath.Dir(q) {
 					groups[q] = true
 				}
@@ -100,17 +126,22 @@ func writeSeries(stage string, root []catalog.Attr, files []string, links [][]se
 		}
 	}
 	if err := w.Close(); err != nil {
-		return nil, fmt.Errorf("rewriter: series: %w", err)
+		return nil, nil, fmt.Errorf("rewriter: series: %w", err)
 	}
 	if err := syncFile(tmp); err != nil {
-		return nil, fmt.Errorf("rewriter: series: %w", err)
+		return nil, nil, fmt.Errorf("rewriter: series: %w", err)
 	}
 	if err := os.Rename(tmp, filepath.Join(stage, SeriesName)); err != nil {
-		return nil, fmt.Errorf("rewriter: series: %w", err)
+		return nil, nil, fmt.Errorf("rewriter: series: %w", err)
 	}
 	done = true
 	sort.Strings(skipped)
-	return skipped, nil
+	for i, u := range usedFile {
+		if u {
+			used = append(used, files[i])
+		}
+	}
+	return skipped, used, nil
 }
 
 func syncFile(path string) error {

@@ -171,7 +171,7 @@ func Prepare(ctx context.Context, store *catalog.Store, src catalog.Source, work
 		UnitBytes: planner.UnitBytesFor(total, p.Shards, cmpOr(p.UnitBytes, DefaultUnitBytes))}
 	job.Manifest = catalog.Manifest{Tool: "relayout", Version: opts.Version,
 		Input: catalog.ManifestInput{Path: info.Path, Format: info.Format}, Variables: []catalog.ManifestVariable{}, Skipped: info.Skipped}
-	fc := fileConfig{root: seriesRoot(info, opts.Version, time.Now()), format: info.Format, prepare: true}
+	fc := newFileConfig(info, opts, true)
 	links := make([][]seriesLink, len(vars))
 	for i, v := range vars {
 		dec := FileLayout(opts.FS, v.Bytes, opts.Storage)
@@ -223,11 +223,11 @@ func Prepare(ctx context.Context, store *catalog.Store, src catalog.Source, work
 			return nil, err
 		}
 	}
-	skipped, err := writeSeries(stage, fc.root, files, links)
+	skipped, seriesFiles, err := writeSeries(stage, fc.root, files, links)
 	if err != nil {
 		return nil, err
 	}
-	job.Manifest.Series = SeriesName
+	job.Manifest.Series, job.Manifest.SeriesFiles = SeriesName, seriesFiles
 	job.Manifest.Skipped = append(job.Manifest.Skipped, skipped...)
 
 	su := make([]planner.ShardUnit, len(job.Units))

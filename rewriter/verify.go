@@ -8,12 +8,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 
 	"relayout/catalog"
+	"relayout/internal/h5"
 	"relayout/planner"
 )
 
@@ -249,4 +252,55 @@ func formatIndex(idx []int64) string {
 		s[i] = strconv.FormatInt(v, 10)
 	}
 	return "[" + strings.Join(s, ",") + "]"
+}
+
+// VerifySeries checks series.h5 of the output directory dir against the
+// manifest: every file it reads through (SeriesFiles) exists beside it, and
+// every dataset of the manifest that series.h5 presents as a virtual dataset
+// maps the whole same-path dataset of the variable's file. A missing source
+// of a virtual dataset reads as the fill value without an error, so this is
+// what makes a moved or incomplete output loud. It prints one line to w.
+func VerifySeries(dir string, m *catalog.Manifest, w io.Writer) (ok bool, err error) {
+	if m == nil || m.Series == "" {
+		return true, nil
+	}
+	var bad []string
+	for _, f := range m.SeriesFiles {
+		fi, err := os.Stat(filepath.Join(dir, f))
+		if err != nil || !fi.Mode().IsRegular() {
+			bad = append(bad, fmt.Sprintf("%s needs %s, which is missing", m.Series, f))
+		}
+	}
+	if len(bad) > 0 {
+		_, err := fmt.Fprintf(w, "DIFF %s: %s\n", m.Series, strings.Join(bad, "; "))
+		return false, err
+	}
+	sf, err := h5.Open(filepath.Join(dir, m.Series))
+	if err != nil {
+		return false, fmt.Errorf("rewriter: verify: %w", err)
+	}
+	defer sf.Close()
+	mapped := 0
+	for _, v := range m.Variables {
+		for _, d := range v.Datasets {
+			maps, err := sf.VirtualMappings(d.Path)
+			if errors.Is(err, catalog.ErrUnsupported) || errors.Is(err, catalog.ErrNotFound) {
+				continue // an external link (a value, an empty array) or left out (see skipped)
+			}
+			if err != nil {
+				return false, fmt.Errorf("rewriter: verify: %w", err)
+			}
+			if len(maps) != 1 || maps[0].File != v.File || maps[0].Dataset != d.Path || !maps[0].Whole {
+				bad = append(bad, fmt.Sprintf("%s:%s does not map the whole %s:%s", m.Series, d.Path, v.File, d.Path))
+				continue
+			}
+			mapped++
+		}
+	}
+	if len(bad) > 0 {
+		_, err := fmt.Fprintf(w, "DIFF %s: %s\n", m.Series, strings.Join(bad, "; "))
+		return false, err
+	}
+	_, err = fmt.Fprintf(w, "OK  %s  %d files, %d virtual datasets\n", m.Series, len(m.SeriesFiles), mapped)
+	return true, err
 }

@@ -10,6 +10,8 @@ import (
 	"hash"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -35,9 +37,15 @@ type varStats struct {
 type fileConfig struct {
 	root   []catalog.Attr // attributes of "/"
 	format string         // the input's format (DatasetInfo.Format)
+	meshes string         // the meshes group of every iteration (meshesGroup)
 	// prepare: create chunked datasets empty (relayout plan -o: shards
 	// write their chunks to part files, commit joins them; see shard.go).
 	prepare bool
+}
+
+func newFileConfig(info catalog.DatasetInfo, opts Options, prepare bool) fileConfig {
+	return fileConfig{root: seriesRoot(info, opts.Version, time.Now()), format: info.Format,
+		meshes: meshesGroup(info), prepare: prepare}
 }
 
 // contigTarget is a contiguous dataset whose bytes are written with pwrite
@@ -144,7 +152,7 @@ func writeStructure(ctx context.Context, w *h5.Writer, store *catalog.Store, src
 		if err != nil {
 			return err
 		}
-		path := datasetPath(a.Step, a.Level, a.Var)
+		path := datasetPath(fc.meshes, a.Step, a.Level, a.Var, len(a.Shape))
 		fill := a.Fill
 		if fill != nil {
 			fill = leFill(a)
@@ -198,11 +206,11 @@ func writeStructure(ctx context.Context, w *h5.Writer, store *catalog.Store, src
 				err = cerr
 			}
 		}
-		ma := openPMDAttrs(a, fc.format, scalarRecord)
+		ma := openPMDAttrs(a, fc.format, scalarRecord || len(a.Shape) == 0)
 		if err == nil {
 			err = w.SetAttrs(path, ma.component)
 		}
-		rec := recordPath(a.Step, a.Level, a.Var)
+		rec := recordPath(fc.meshes, a.Step, a.Level, a.Var, len(a.Shape))
 		if err == nil && rec != "" {
 			err = w.SetAttrs(rec, ma.record)
 		}
@@ -213,14 +221,21 @@ func writeStructure(ctx context.Context, w *h5.Writer, store *catalog.Store, src
 			err = w.SetAttrs(stepGroup(a.Step), ma.iteration)
 			stepDone[a.Step] = true
 		}
-		if err == nil {
-			err = writeCoordinates(w, path, a, ma)
+		if err == nil && opts.NetCDF {
+			err = writeCoordinates(w, path, a, ma, opts)
 		}
 		if err != nil {
 			return arrayErr(a.Key(), err)
 		}
-		st.links = append(st.links, seriesLink{path: path, record: rec, recordAttrs: ma.record,
-			step: a.Step, stepAttrs: ma.iteration, boxes: entry.Boxes})
+		l := seriesLink{path: path, record: rec, recordAttrs: ma.record,
+			step: a.Step, stepAttrs: ma.iteration, boxes: entry.Boxes, attrs: ma.component}
+		if len(a.Shape) > 0 && a.Elements() > 0 {
+			l.spec = &h5.DatasetSpec{DType: spec.DType, Shape: a.Shape, Fill: spec.Fill}
+		}
+		if entry.Boxes != "" {
+			l.attrs = setAttr(slices.Clone(l.attrs), boxesAttr(entry.Boxes))
+		}
+		st.links = append(st.links, l)
 		mv.Datasets = append(mv.Datasets, entry)
 		st.arrays++
 		st.bytes += a.Bytes()
@@ -393,9 +408,14 @@ func writeBoxes(w *h5.Writer, path string, a *catalog.Array) (string, error) {
 			fmt.Sprintf("boxes of level %d: [box][0] lower and [box][1] upper (inclusive) corner in the level's global index space", a.Level)}}})
 	}
 	if err == nil {
-		err = w.SetAttrs(path, []catalog.Attr{{Name: "boxes", Type: "string", Scalar: true, Strings: []string{bpath}}})
+		err = w.SetAttrs(path, []catalog.Attr{boxesAttr(bpath)})
 	}
 	return bpath, err
+}
+
+// boxesAttr names a level dataset's box table.
+func boxesAttr(bpath string) catalog.Attr {
+	return catalog.Attr{Name: "boxes", Type: "string", Scalar: true, Strings: []string{bpath}}
 }
 
 // startWriteback asks the kernel to start writing the range to disk now
@@ -637,14 +657,30 @@ func checkPlan(ctx context.Context, store *catalog.Store, vars []catalog.VarSumm
 	return nil
 }
 
-// writeCoordinates gives each dimension of the dataset at path a coordinate
-// variable (coordinates): a 1-D float64 dataset in the iteration group
-// /data/<step> (an ancestor of every dataset of the step, where netCDF-4
-// looks for dimensions; outside meshes/, where openPMD readers look for
-// records), made an HDF5 dimension scale and attached. Dimensions of length
-// 0 get none.
-func writeCoordinates(w *h5.Writer, path string, a *catalog.Array, ma meshAttrs) error {
-	for d, c := range coordinates(a, ma) {
+// writeCoordinates (--netcdf) gives each dimension of the dataset at path a
+// coordinate variable (coordinates): a 1-D float64 dataset in the iteration
+// group /data/<step> (an ancestor of every dataset of the step, where
+// netCDF-4 looks for dimensions; outside the meshes group, where openPMD
+// readers look for records), made an HDF5 dimension scale and attached.
+// Dimensions of length 0 get none. The coordinates are built in memory, so
+// together they must fit the memory budget: a declared shape far larger
+// than its data (a sparse (2^40,) dataset) is refused with the way out.
+func writeCoordinates(w *h5.Writer, path string, a *catalog.Array, ma meshAttrs, opts Options) error {
+	var elems int64
+	for _, n := range a.Shape {
+		elems += n
+	}
+	if limit := opts.maxMem() / 4; elems > limit/8 {
+		return fmt.Errorf("--netcdf: the coordinates of shape %v take %s, more than a quarter of --max-mem %s: raise --max-mem or leave out --netcdf: %w",
+			a.Shape, fsinfo.Size(elems*8), fsinfo.Size(opts.maxMem()), catalog.ErrUnsupported)
+	}
+	// A dimension must not share its name with a variable of the file
+	// (xarray refuses a component "x" over a dimension "x").
+	reserved := map[string]bool{}
+	for _, p := range strings.Split(strings.Trim(path, "/"), "/") {
+		reserved[p] = true
+	}
+	for d, c := range coordinates(a, ma, reserved) {
 		if len(c.values) == 0 {
 			continue
 		}

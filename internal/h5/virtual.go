@@ -13,9 +13,15 @@ import (
 	"relayout/catalog"
 )
 
-// VirtualSource maps a whole dataset of the same file (Path) onto the box
-// Box of a virtual dataset.
+// VirtualSource maps a whole dataset (Path) of file File onto the box Box
+// of a virtual dataset. File "" is the file holding the virtual dataset
+// (stored as "."); any other name is relative to that file's directory
+// (HDF5 1.10 looks for a relative source beside the virtual file after
+// HDF5_VDS_PREFIX and the access property's prefix). A missing source file
+// reads as the fill value without an error: callers that map other files
+// must check that they exist.
 type VirtualSource struct {
+	File string
 	Path string
 	Box  catalog.Box
 }
@@ -23,9 +29,10 @@ type VirtualSource struct {
 // CreateVirtual creates an HDF5 virtual dataset (VDS) at path presenting
 // spec.Shape: each source dataset, already created in this file with shape
 // Box.Count, appears whole at its Box; elements no source covers read as the
-// fill value (spec.Fill, or zero). The sources are referenced by the file
-// name "." (the file holding the VDS), so the file can be moved or reached
-// through external links. spec.Chunk, Deflate and Shuffle must be unset.
+// fill value (spec.Fill, or zero). Sources of the same file are referenced
+// by the file name "." (the file holding the VDS), so the file can be moved
+// or reached through external links. spec.Chunk, Deflate and Shuffle must
+// be unset.
 func (w *Writer) CreateVirtual(path string, spec DatasetSpec, srcs []VirtualSource) error {
 	if err := w.checkSpec(path, spec); err != nil {
 		return err
@@ -71,8 +78,6 @@ func (w *Writer) CreateVirtual(path string, spec DatasetSpec, srcs []VirtualSour
 	if spec.Fill != nil && C.H5Pset_fill_value(dcpl, ftype, unsafe.Pointer(&spec.Fill[0])) < 0 {
 		return w.failf(path, "cannot set the fill value")
 	}
-	dot, freeDot := cstr(".")
-	defer freeDot()
 	for _, s := range srcs {
 		count := hsizes(s.Box.Count)
 		start := hsizes(s.Box.Lower)
@@ -82,9 +87,15 @@ func (w *Writer) CreateVirtual(path string, spec DatasetSpec, srcs []VirtualSour
 		}
 		ok := C.H5Sselect_hyperslab(vspace, C.H5S_SELECT_SET, &start[0], nil, &count[0], nil) >= 0
 		if ok {
+			file := s.File
+			if file == "" {
+				file = "."
+			}
+			cfile, freeFile := cstr(file)
 			csrc, free := cstr(s.Path)
-			ok = C.H5Pset_virtual(dcpl, vspace, dot, csrc, sspace) >= 0
+			ok = C.H5Pset_virtual(dcpl, vspace, cfile, csrc, sspace) >= 0
 			free()
+			freeFile()
 		}
 		C.H5Sclose(sspace)
 		if !ok {

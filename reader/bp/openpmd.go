@@ -136,6 +136,7 @@ func (p *openPMD) arrayAttrs(all []catalog.Attr, e *entry) (attrs, step []catalo
 	if e.record != "" {
 		for _, r := range childAttrs(all, e.record) {
 			if !slices.ContainsFunc(attrs, func(a catalog.Attr) bool { return a.Name == r.Name }) {
+				r.Record = true
 				attrs = append(attrs, r)
 			}
 		}

@@ -113,6 +113,9 @@ func (d *Dataset) finish(hf *ih5.File, e entry, a *catalog.Array) error {
 		if err != nil {
 			return err
 		}
+		for i := range rec {
+			rec[i].Record = true
+		}
 		attrs = mergeAttrs(rec, attrs)
 	}
 	a.Attrs = attrs
