@@ -19,6 +19,10 @@ usage: readers.py yt-out OUT ITERATION
     as yt-raw, with the output's own per-variable files (read with h5py) as
     the reference: for inputs that no reader here but relayout's opens (BP),
     whose equality with the output `relayout verify` establishes.
+usage: readers.py viewer IN SERIES [MISSING]
+    openpmd-viewer reads every field of SERIES (OUT/series.h5) with both
+    backends equal to the input series IN (openpmd-api backend); MISSING
+    lists fields or field/component not written yet (comma-separated).
 usage: readers.py xarray OUT
     xarray (netCDF-4 engine) opens the group of every dataset of an output
     written with --netcdf and reads the same values as h5py, over named
@@ -169,6 +173,43 @@ def xr_check(out):
     return not bad
 
 
+def viewer(inp, series, missing):
+    """openpmd-viewer: get_field on SERIES (OUT/series.h5, h5py and openpmd-api
+    backends) equals get_field on the input (openpmd-api backend) for every
+    iteration, field and component; those named in MISSING (comma-separated
+    "field" or "field/component", not written yet) are only reported."""
+    from openpmd_viewer import OpenPMDTimeSeries
+    allowed = set(m for m in missing.split(",") if m)
+    ti = OpenPMDTimeSeries(inp, backend="openpmd-api", check_all_files=False)
+    bad, n = [], 0
+    for be in ("h5py", "openpmd-api"):
+        to = OpenPMDTimeSeries(series, backend=be, check_all_files=False)
+        if list(to.iterations) != list(ti.iterations):
+            bad.append(f"{be}: iterations {list(to.iterations)}, input {list(ti.iterations)}")
+            continue
+        for it in ti.iterations:
+            for field in ti.avail_fields:
+                meta = ti.fields_metadata[field]
+                comps = [None] if meta["type"] == "scalar" else meta["avail_components"]
+                for comp in comps:
+                    name = field if comp is None else field + "/" + comp
+                    if field not in to.avail_fields or (comp is not None and comp not in to.fields_metadata[field]["avail_components"]):
+                        if name not in allowed:
+                            bad.append(f"{be}: iteration {it}: {name} missing")
+                        else:
+                            print(f"{be}: iteration {it}: {name} not written (allowed)")
+                        continue
+                    a, _ = ti.get_field(field, comp, iteration=it)
+                    b, _ = to.get_field(field, comp, iteration=it)
+                    if a.shape != b.shape or not np.array_equal(a, b, equal_nan=True):
+                        bad.append(f"{be}: iteration {it}: {name} differs")
+                    n += 1
+    for b in bad:
+        print("BAD", b)
+    print(f"viewer: {n} fields equal, {len(bad)} problems")
+    return not bad
+
+
 def yt_load(fn, it):
     import yt
     yt.set_log_level(50)
@@ -239,7 +280,9 @@ def aligned(out, align, threshold):
 
 def main():
     cmd = sys.argv[1]
-    if cmd == "xarray":
+    if cmd == "viewer":
+        ok = viewer(sys.argv[2], sys.argv[3], sys.argv[4] if len(sys.argv) > 4 else "")
+    elif cmd == "xarray":
         ok = xr_check(sys.argv[2])
     elif cmd == "links":
         ok = links(sys.argv[2], sys.argv[3])

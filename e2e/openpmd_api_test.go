@@ -1,0 +1,121 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"relayout/internal/testkit"
+)
+
+// pmdCheck is the part of `openpmd_gen.py check --json` the tests assert.
+type pmdCheck struct {
+	Problems     []string `json:"problems"`
+	H5pyProblems []string `json:"h5py_problems"`
+	Lacks        []string `json:"lacks_summary"`
+	OKElements   int64    `json:"ok_elements"`
+	Files        map[string]string
+}
+
+// notYetWritten are the lacks openpmd_gen.py check may still report: what
+// relayout does not write yet and lists in the manifest's skipped (issue
+// 15: constant records and particle species; particlesPath is kept as
+// relayout_input_particlesPath while no particles are written).
+var notYetWritten = []string{
+	"it * mesh j/z (constant) missing",
+	"it * mesh phi (constant) missing",
+	"it * particle species electrons missing",
+	"root attr particlesPath missing",
+	// By design: every output is one group-based series, whatever the
+	// input's encoding.
+	"root attr iterationEncoding: in 'fileBased' out 'groupBased'",
+	"root attr iterationFormat: in 'openpmd_%06T' out '/data/%T/'",
+}
+
+// checkOpenPMD runs openpmd_gen.py check on a relayout output of a series
+// openpmd_gen.py wrote: openPMD-api reads every mesh of series.h5 and of
+// every per-variable file equal to the input and to the value rule, and
+// every attribute of the input is there (the lacks not in notYetWritten).
+func checkOpenPMD(t *testing.T, series, out string) pmdCheck {
+	t.Helper()
+	j := filepath.Join(t.TempDir(), "check.json")
+	testkit.OpenPMDGen(t, "check", series, out, "--json", j)
+	b, err := os.ReadFile(j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c pmdCheck
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Problems) > 0 || len(c.H5pyProblems) > 0 {
+		t.Errorf("openpmd_gen.py check %s %s: problems %q, h5py problems %q", series, out, c.Problems, c.H5pyProblems)
+	}
+	if c.OKElements == 0 {
+		t.Errorf("openpmd_gen.py check: no element read by openPMD-api (%v)", c.Files)
+	}
+	for _, l := range c.Lacks {
+		known := false
+		for _, k := range notYetWritten {
+			known = known || strings.HasPrefix(l, k)
+		}
+		if !known {
+			t.Errorf("openpmd_gen.py check: the output lacks %s", l)
+		}
+	}
+	return c
+}
+
+// TestOpenPMDAPIReadsOutput writes WarpX/PIConGPU-like series with the real
+// openPMD-api (every backend, group- and file-based, several seeds), rewrites
+// them with each layout and reads the result back through openPMD-api
+// (series.h5 and each per-variable file) and openpmd-viewer (series.h5,
+// both backends), element by element against the input.
+func TestOpenPMDAPIReadsOutput(t *testing.T) {
+	for _, c := range []struct {
+		name, backend, encoding, seed, series string
+		layouts                               [][]string
+	}{
+		{"bp5", "bp5", "group", "7", "openpmd.bp",
+			[][]string{nil, {"--layout", "chunked", "--chunks", "2x2x2"}, {"--layout", "merged"}}},
+		{"bp4", "bp4", "group", "11", "openpmd.bp", [][]string{nil}},
+		{"h5", "h5", "group", "3", "openpmd.h5", [][]string{nil, {"--layout", "chunked", "--chunk-shape", "8,8,8"}}},
+		{"h5-file", "h5", "file", "5", "openpmd_%06T.h5", [][]string{nil}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			gen := filepath.Join(dir, "gen")
+			testkit.OpenPMDGen(t, "write", gen, "--backend", c.backend, "--encoding", c.encoding,
+				"--shape", "24,20,16", "--particles", "300", "--seed", c.seed)
+			in := filepath.Join(gen, c.series)
+			if c.encoding == "file" {
+				in = gen
+			}
+			for i, layout := range c.layouts {
+				out := filepath.Join(dir, "out", string(rune('a'+i)))
+				mustRun(t, append([]string{"run", in, "-o", out, "-q"}, layout...)...)
+				checkOpenPMD(t, filepath.Join(gen, c.series), out)
+				if i == 0 {
+					viewer(t, gen, out, "phi,j/z") // constant records: not written yet
+				}
+			}
+		})
+	}
+}
+
+// viewer compares openpmd-viewer's get_field on OUT/series.h5 (h5py and
+// openpmd-api backends) with the same call on the input series.
+func viewer(t *testing.T, in, out, missing string) {
+	t.Helper()
+	_, env := testkit.PeersEnv(t)
+	cmd := exec.Command(python, "readers.py", "viewer", in, filepath.Join(out, "series.h5"), missing)
+	cmd.Env = env
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("readers.py viewer: %v\n%s", err, b)
+	}
+	t.Logf("readers.py viewer:\n%s", b)
+}
