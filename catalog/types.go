@@ -2,8 +2,11 @@ package catalog
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 )
 
@@ -280,4 +283,102 @@ type Source interface {
 // Prefetch does not wait for the data and never fails: it is a hint.
 type Prefetcher interface {
 	Prefetch(ctx context.Context, blocks []*Block)
+}
+
+// AttrDType is the element type an attribute's Type names: "float32",
+// "float64", "int8" ... "int64", "uint8" ... "uint64". Readers keep the
+// width the input stored (values are held widened in Floats, Ints or
+// Uints) so that writers store the same type; ok is false for "string"
+// and unknown names.
+func AttrDType(typ string) (dt DType, ok bool) {
+	var bits int
+	switch {
+	case strings.HasPrefix(typ, "float"):
+		dt.Kind, bits = Float, atoiOr(typ[5:])
+	case strings.HasPrefix(typ, "uint"):
+		dt.Kind, bits = Uint, atoiOr(typ[4:])
+	case strings.HasPrefix(typ, "int"):
+		dt.Kind, bits = Int, atoiOr(typ[3:])
+	default:
+		return dt, false
+	}
+	dt.Size = bits / 8
+	return dt, bits%8 == 0 && dt.Valid()
+}
+
+// AttrType is the attribute Type name of dt ("float32", "uint16", ...).
+func (d DType) AttrType() string {
+	return map[Kind]string{Int: "int", Uint: "uint", Float: "float"}[d.Kind] + strconv.Itoa(8*d.Size)
+}
+
+func atoiOr(s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// AttrBytes encodes a numeric attribute's values as elements of dt
+// (little-endian unless dt.BigEndian); ok is false when a value does not
+// fit dt exactly (an integer out of range, a float64 that is not a float32)
+// or the attribute holds other kinds of values.
+func AttrBytes(a Attr, dt DType) (b []byte, ok bool) {
+	var bo binary.AppendByteOrder = binary.LittleEndian
+	if dt.BigEndian {
+		bo = binary.BigEndian
+	}
+	put := func(u uint64) {
+		switch dt.Size {
+		case 1:
+			b = append(b, byte(u))
+		case 2:
+			b = bo.AppendUint16(b, uint16(u))
+		case 4:
+			b = bo.AppendUint32(b, uint32(u))
+		case 8:
+			b = bo.AppendUint64(b, u)
+		}
+	}
+	bits := uint(8 * dt.Size)
+	switch dt.Kind {
+	case Float:
+		if a.Ints != nil || a.Uints != nil {
+			return nil, false
+		}
+		for _, f := range a.Floats {
+			if dt.Size == 4 {
+				f32 := float32(f)
+				if float64(f32) != f && f == f {
+					return nil, false
+				}
+				put(uint64(math.Float32bits(f32)))
+			} else {
+				put(math.Float64bits(f))
+			}
+		}
+	case Int:
+		if a.Floats != nil || a.Uints != nil {
+			return nil, false
+		}
+		for _, v := range a.Ints {
+			if bits < 64 && (v < -1<<(bits-1) || v >= 1<<(bits-1)) {
+				return nil, false
+			}
+			put(uint64(v))
+		}
+	case Uint:
+		if a.Floats != nil || a.Ints != nil {
+			return nil, false
+		}
+		for _, v := range a.Uints {
+			if bits < 64 && v >= 1<<bits {
+				return nil, false
+			}
+			put(v)
+		}
+	default:
+		return nil, false
+	}
+	return b, true
 }

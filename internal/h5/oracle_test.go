@@ -56,12 +56,13 @@ def attrs(o):
         except Exception:
             continue
         arr = np.asarray(v).reshape(-1)
+        # the stored width (floats wider than 8 bytes are read as float64)
         if dt.kind == 'i':
-            typ, vals = 'int64', [str(int(x)) for x in arr]
+            typ, vals = 'int%d' % (8 * dt.itemsize), [str(int(x)) for x in arr]
         elif dt.kind == 'u':
-            typ, vals = 'uint64', [str(int(x)) for x in arr]
+            typ, vals = 'uint%d' % (8 * dt.itemsize), [str(int(x)) for x in arr]
         elif dt.kind == 'f':
-            typ, vals = 'float64', [repr(float(x)) for x in arr]
+            typ, vals = 'float32' if dt.itemsize == 4 else 'float64', [repr(float(x)) for x in arr]
         elif dt.kind == 'S':
             typ, vals = 'string', [x.decode('utf-8') for x in arr]
         elif h5py.check_string_dtype(dt) is not None:

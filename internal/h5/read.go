@@ -318,21 +318,24 @@ func (f *File) readAttr(obj string, aid C.hid_t) (a catalog.Attr, ok bool, err e
 	}
 	defer C.H5Tclose(tid)
 
+	// Type keeps the stored width (int16, float32, ...; wider floats such
+	// as long double become float64) while the values are read widened.
+	size := int(C.H5Tget_size(tid))
 	switch C.H5Tget_class(tid) {
 	case C.H5T_INTEGER:
 		if C.H5Tget_sign(tid) == C.H5T_SGN_NONE {
-			a.Type, a.Uints = "uint64", make([]uint64, count)
+			a.Type, a.Uints = attrType(catalog.Uint, size), make([]uint64, count)
 			if count > 0 && C.H5Aread(aid, C.h5q_native_u64(), unsafe.Pointer(&a.Uints[0])) < 0 {
 				return fail("cannot read")
 			}
 		} else {
-			a.Type, a.Ints = "int64", make([]int64, count)
+			a.Type, a.Ints = attrType(catalog.Int, size), make([]int64, count)
 			if count > 0 && C.H5Aread(aid, C.h5q_native_i64(), unsafe.Pointer(&a.Ints[0])) < 0 {
 				return fail("cannot read")
 			}
 		}
 	case C.H5T_FLOAT:
-		a.Type, a.Floats = "float64", make([]float64, count)
+		a.Type, a.Floats = attrType(catalog.Float, size), make([]float64, count)
 		if count > 0 && C.H5Aread(aid, C.h5q_native_double(), unsafe.Pointer(&a.Floats[0])) < 0 {
 			return fail("cannot read")
 		}
@@ -350,6 +353,16 @@ func (f *File) readAttr(obj string, aid C.hid_t) (a catalog.Attr, ok bool, err e
 		return a, false, nil
 	}
 	return a, true, nil
+}
+
+// attrType names an attribute type of kind k stored in size bytes: the
+// width itself when it is 1, 2, 4 or 8 (floats: 4 or 8), else 64 bits.
+func attrType(k catalog.Kind, size int) string {
+	dt := catalog.DType{Kind: k, Size: size}
+	if !dt.Valid() {
+		dt.Size = 8
+	}
+	return dt.AttrType()
 }
 
 func readVarStrings(aid, tid, space C.hid_t, count int) ([]string, error) {

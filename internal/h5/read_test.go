@@ -173,18 +173,18 @@ func checkAttrs(t *testing.T, f *File, obj string, want map[string]oracleAttr) {
 			continue
 		}
 		var vals []string
-		switch a.Type {
-		case "string":
+		switch {
+		case a.Type == "string":
 			vals = a.Strings
-		case "int64":
+		case strings.HasPrefix(a.Type, "int"):
 			for _, v := range a.Ints {
 				vals = append(vals, strconv.FormatInt(v, 10))
 			}
-		case "uint64":
+		case strings.HasPrefix(a.Type, "uint"):
 			for _, v := range a.Uints {
 				vals = append(vals, strconv.FormatUint(v, 10))
 			}
-		case "float64":
+		case strings.HasPrefix(a.Type, "float"):
 			if len(a.Floats) != len(w.Values) {
 				break
 			}

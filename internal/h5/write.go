@@ -412,36 +412,23 @@ func (w *Writer) writeAttr(obj string, oid C.hid_t, a catalog.Attr) error {
 	var n int
 	var buf unsafe.Pointer
 	var ftype C.hid_t
-	switch typ {
-	case "float64":
-		n, ftype = len(a.Floats), C.H5Tcopy(C.h5q_native_double())
+	dt, numeric := catalog.AttrDType(typ)
+	switch {
+	case numeric:
+		// The type the reader found (float32, int16, ...), little-endian.
+		b, ok := catalog.AttrBytes(a, dt)
+		if !ok {
+			return fmt.Errorf("h5: %s: %s: values do not fit %s: %w", w.path, where, typ, catalog.ErrUnsupported)
+		}
+		var err error
+		if ftype, err = fileType(dt); err != nil {
+			return fmt.Errorf("h5: %s: %s: %w", w.path, where, err)
+		}
+		n = len(b) / dt.Size
 		if n > 0 {
-			buf = unsafe.Pointer(&a.Floats[0])
+			buf = unsafe.Pointer(&b[0])
 		}
-	case "int64":
-		n, ftype = len(a.Ints), C.H5Tcopy(C.h5q_native_i64())
-		if n > 0 {
-			buf = unsafe.Pointer(&a.Ints[0])
-		}
-	case "uint64":
-		n, ftype = len(a.Uints), C.H5Tcopy(C.h5q_native_u64())
-		if n > 0 {
-			buf = unsafe.Pointer(&a.Uints[0])
-		}
-	case "uint32": // values in Uints (openPMD's openPMDextension is a uint32)
-		n, ftype = len(a.Uints), C.H5Tcopy(C.h5q_native_u32())
-		u32 := make([]uint32, n)
-		for i, u := range a.Uints {
-			if u > math.MaxUint32 {
-				C.H5Tclose(ftype)
-				return fmt.Errorf("h5: %s: %s: value %d does not fit uint32: %w", w.path, where, u, catalog.ErrUnsupported)
-			}
-			u32[i] = uint32(u)
-		}
-		if n > 0 {
-			buf = unsafe.Pointer(&u32[0])
-		}
-	case "string":
+	case typ == "string":
 		n = len(a.Strings)
 		size, ascii := 1, true
 		for _, s := range a.Strings {

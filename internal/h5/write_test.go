@@ -244,6 +244,11 @@ func TestSetAttrsRoundTrip(t *testing.T) {
 		{Name: "nsteps", Type: "int64", Scalar: true, Ints: []int64{-42}},
 		{Name: "big", Type: "uint64", Uints: []uint64{math.MaxUint64, 0}},
 		{Name: "empty", Type: "float64"},
+		// Narrower types are written in their own width.
+		{Name: "f32", Type: "float32", Floats: []float64{0.5, -2}},
+		{Name: "i8", Type: "int8", Ints: []int64{-128, 127}},
+		{Name: "u16", Type: "uint16", Scalar: true, Uints: []uint64{65535}},
+		{Name: "i32", Type: "int32", Ints: []int64{-1 << 31}},
 	}
 	ds := []catalog.Attr{
 		{Name: "position", Type: "float64", Floats: []float64{0.5, 0.25}},
@@ -261,6 +266,16 @@ func TestSetAttrsRoundTrip(t *testing.T) {
 	root[2].Strings = []string{"fileBased"}
 	if err := w.SetAttrs("/", []catalog.Attr{{Name: "x", Type: "complex"}}); !errors.Is(err, catalog.ErrUnsupported) {
 		t.Errorf("unsupported attribute type: %v", err)
+	}
+	for _, a := range []catalog.Attr{
+		{Name: "x", Type: "uint8", Uints: []uint64{256}},
+		{Name: "x", Type: "int16", Ints: []int64{1 << 15}},
+		{Name: "x", Type: "float32", Floats: []float64{0.1}}, // not a float32
+		{Name: "x", Type: "float32", Ints: []int64{1}},
+	} {
+		if err := w.SetAttrs("/", []catalog.Attr{a}); !errors.Is(err, catalog.ErrUnsupported) {
+			t.Errorf("%+v: value that does not fit its type: %v", a, err)
+		}
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)

@@ -530,6 +530,9 @@ const (
 )
 
 // bp5TypeInfo maps an ADIOS2 DataType to the catalog type.
+// bp5LongDouble is BP5's type id of long double (longdouble.go).
+const bp5LongDouble = 11
+
 func bp5TypeInfo(id int, big bool) (catalog.DType, string, bool) {
 	mk := func(k catalog.Kind, n int) (catalog.DType, string, bool) {
 		d := catalog.DType{Kind: k, Size: n, BigEndian: big && n > 1}
@@ -556,7 +559,7 @@ func bp5TypeInfo(id int, big bool) (catalog.DType, string, bool) {
 		return mk(catalog.Float, 4)
 	case 10:
 		return mk(catalog.Float, 8)
-	case 11:
+	case bp5LongDouble:
 		return catalog.DType{}, "long double", false
 	case 12:
 		return catalog.DType{}, "complex64", false
@@ -1196,6 +1199,13 @@ func (d *Dataset) parseAttrs5(blk []byte, off int64) error {
 // bp5AttrValue converts a primitive attribute's bytes (writer byte order).
 func bp5AttrValue(name string, typ int, arr bool, vals []byte, bo binary.ByteOrder) (catalog.Attr, bool) {
 	a := catalog.Attr{Name: name, Scalar: !arr}
+	if typ == bp5LongDouble {
+		// Stored as float64 (rounded), the closest type HDF5 writers share.
+		var ok bool
+		a.Type = "float64"
+		a.Floats, ok = x87LongDoubles(vals)
+		return a, ok && bo == binary.ByteOrder(binary.LittleEndian) && (arr || len(a.Floats) == 1)
+	}
 	dt, _, ok := bp5TypeInfo(typ, false)
 	if !ok || len(vals)%dt.Size != 0 || (!arr && len(vals) != dt.Size) {
 		return a, false
@@ -1204,13 +1214,10 @@ func bp5AttrValue(name string, typ int, arr bool, vals []byte, bo binary.ByteOrd
 		p := vals[i*dt.Size : (i+1)*dt.Size]
 		switch dt.Kind {
 		case catalog.Int:
-			a.Type = "int64"
 			a.Ints = append(a.Ints, signed(p, bo))
 		case catalog.Uint:
-			a.Type = "uint64"
 			a.Uints = append(a.Uints, unsigned(p, bo))
 		case catalog.Float:
-			a.Type = "float64"
 			if dt.Size == 4 {
 				a.Floats = append(a.Floats, float64(math.Float32frombits(bo.Uint32(p))))
 			} else {
@@ -1218,8 +1225,6 @@ func bp5AttrValue(name string, typ int, arr bool, vals []byte, bo binary.ByteOrd
 			}
 		}
 	}
-	if a.Type == "" { // empty array
-		a.Type = map[catalog.Kind]string{catalog.Int: "int64", catalog.Uint: "uint64", catalog.Float: "float64"}[dt.Kind]
-	}
+	a.Type = dt.AttrType() // the stored width; values widened
 	return a, true
 }

@@ -97,6 +97,7 @@ func (c *cursor) sub(n int, what string) *cursor {
 const (
 	typeString      = 9
 	typeStringArray = 12
+	typeLongDouble  = 7
 )
 
 // typeInfo maps an ADIOS type id to the catalog type. size is the element
@@ -128,7 +129,7 @@ func typeInfo(id uint8, bigEndian bool) (dt catalog.DType, size int, desc string
 		return mk(catalog.Float, 4)
 	case 6:
 		return mk(catalog.Float, 8)
-	case 7:
+	case typeLongDouble:
 		return dt, 16, "long double", false
 	case typeString:
 		return dt, 0, "string", false
@@ -465,7 +466,8 @@ func parsePGIndex(c *cursor, limit int) []pgEntry {
 }
 
 // attrValue converts an attribute's characteristic set to a catalog.Attr.
-// ok is false for types relayout does not carry (complex, long double).
+// ok is false for types relayout does not carry (complex, long double that
+// is not x87: longdouble.go).
 func attrValue(name string, typeID uint8, s *charSet, bo binary.ByteOrder) (catalog.Attr, bool) {
 	a := catalog.Attr{Name: name}
 	if typeID == typeString || typeID == typeStringArray {
@@ -474,23 +476,28 @@ func attrValue(name string, typeID uint8, s *charSet, bo binary.ByteOrder) (cata
 		a.Scalar = typeID == typeString
 		return a, true
 	}
+	a.Scalar = len(s.Count) == 0 || (len(s.Count) == 1 && s.Count[0] <= 1)
+	if typeID == typeLongDouble {
+		// Stored as float64 (rounded), the closest type HDF5 writers share.
+		var ok bool
+		a.Type = "float64"
+		a.Floats, ok = x87LongDoubles(s.Value)
+		return a, ok && bo == binary.ByteOrder(binary.LittleEndian)
+	}
 	dt, size, _, ok := typeInfo(typeID, false)
 	if !ok || size == 0 || len(s.Value)%size != 0 {
 		return a, false
 	}
 	n := len(s.Value) / size
-	a.Scalar = len(s.Count) == 0 || (len(s.Count) == 1 && s.Count[0] <= 1)
 	for i := 0; i < n; i++ {
 		p := s.Value[i*size : (i+1)*size]
+		a.Type = dt.AttrType() // the stored width; values widened
 		switch dt.Kind {
 		case catalog.Int:
-			a.Type = "int64"
 			a.Ints = append(a.Ints, signed(p, bo))
 		case catalog.Uint:
-			a.Type = "uint64"
 			a.Uints = append(a.Uints, unsigned(p, bo))
 		case catalog.Float:
-			a.Type = "float64"
 			if size == 4 {
 				a.Floats = append(a.Floats, float64(math.Float32frombits(bo.Uint32(p))))
 			} else {
