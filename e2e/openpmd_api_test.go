@@ -78,18 +78,22 @@ func TestOpenPMDAPIReadsOutput(t *testing.T) {
 	for _, c := range []struct {
 		name, backend, encoding, seed, series string
 		layouts                               [][]string
+		extra                                 []string
 	}{
 		{"bp5", "bp5", "group", "7", "openpmd.bp",
-			[][]string{nil, {"--layout", "chunked", "--chunks", "2x2x2"}, {"--layout", "merged"}}},
-		{"bp4", "bp4", "group", "11", "openpmd.bp", [][]string{nil}},
-		{"h5", "h5", "group", "3", "openpmd.h5", [][]string{nil, {"--layout", "chunked", "--chunk-shape", "8,8,8"}}},
-		{"h5-file", "h5", "file", "5", "openpmd_%06T.h5", [][]string{nil}},
+			[][]string{nil, {"--layout", "chunked", "--chunks", "2x2x2"}, {"--layout", "merged"}}, nil},
+		{"bp4", "bp4", "group", "11", "openpmd.bp", [][]string{nil}, nil},
+		// position as Python's openPMD-api stores it: long double (x87 on
+		// x86-64, with uninitialised padding).
+		{"bp4-ldouble", "bp4", "group", "13", "openpmd.bp", [][]string{nil}, []string{"--position-ldouble"}},
+		{"h5", "h5", "group", "3", "openpmd.h5", [][]string{nil, {"--layout", "chunked", "--chunk-shape", "8,8,8"}}, nil},
+		{"h5-file", "h5", "file", "5", "openpmd_%06T.h5", [][]string{nil}, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			gen := filepath.Join(dir, "gen")
-			testkit.OpenPMDGen(t, "write", gen, "--backend", c.backend, "--encoding", c.encoding,
-				"--shape", "24,20,16", "--particles", "300", "--seed", c.seed)
+			testkit.OpenPMDGen(t, append([]string{"write", gen, "--backend", c.backend, "--encoding", c.encoding,
+				"--shape", "24,20,16", "--particles", "300", "--seed", c.seed}, c.extra...)...)
 			in := filepath.Join(gen, c.series)
 			if c.encoding == "file" {
 				in = gen
