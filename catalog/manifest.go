@@ -9,6 +9,11 @@ import (
 // ManifestName is the manifest's file name inside an output directory.
 const ManifestName = "relayout.json"
 
+// ConstantLayout is the manifest layout of a constant array (Array.Constant):
+// an openPMD constant record component, a group with "value" and "shape"
+// attributes and no data.
+const ConstantLayout = "constant"
+
 // Manifest is OUT/relayout.json: what workflow managers and `verify` parse.
 type Manifest struct {
 	Tool      string             `json:"tool"`    // "relayout"
@@ -42,6 +47,11 @@ type ManifestVariable struct {
 	DType    string            `json:"dtype"` // NumPy form of the output type, e.g. "<f8"
 	File     string            `json:"file"`  // relative to OUT
 	Datasets []ManifestDataset `json:"datasets"`
+	// Constants are the variable's constant arrays (layout "constant"):
+	// openPMD constant record components, groups with "value" and "shape"
+	// attributes rather than HDF5 datasets, so they are kept apart from
+	// Datasets, which h5py reads as arrays.
+	Constants []ManifestDataset `json:"constants,omitempty"`
 	// Storage is how the file was laid out on its file system.
 	Storage *ManifestStorage `json:"storage,omitempty"`
 }
@@ -64,7 +74,7 @@ type ManifestDataset struct {
 	Path   string  `json:"path"` // HDF5 dataset path inside File
 	Shape  []int64 `json:"shape"`
 	Offset []int64 `json:"offset"`
-	Layout string  `json:"layout"` // "contiguous", "chunked" or "merged"
+	Layout string  `json:"layout"` // "contiguous", "chunked", "merged" or "constant" (ConstantLayout)
 	// Cuboids is the number of merged cuboids written as units (layout
 	// "merged"); for a partially covered array, also the number of cuboid
 	// datasets behind its virtual dataset.

@@ -222,8 +222,12 @@ type Array struct {
 	Source    string `json:"source,omitempty"`     // where it came from, for messages: "file.h5:/data/1/meshes/B/x"
 	// Boxes is the AMR level's box list (relative to the array, like block
 	// boxes), written beside the level's dataset; nil for non-AMR arrays.
-	Boxes  []Box   `json:"boxes,omitempty"`
-	Blocks []Block `json:"-"`
+	Boxes []Box `json:"boxes,omitempty"`
+	// Constant: every element is Fill and there are no blocks (an openPMD
+	// constant record component: attributes "value" and "shape", no data).
+	// Written as a constant record again, not as data.
+	Constant bool    `json:"constant,omitempty"`
+	Blocks   []Block `json:"-"`
 }
 
 // Elements is the number of elements in the array.
@@ -381,4 +385,63 @@ func AttrBytes(a Attr, dt DType) (b []byte, ok bool) {
 		return nil, false
 	}
 	return b, true
+}
+
+// ConstantArray makes the array of an openPMD constant record component
+// from its attributes: "value", one element whose type is the record's
+// (an attribute Type with its stored width), and "shape", the extent (one
+// non-negative integer per dimension). The value is kept little-endian in
+// Fill; the other attributes are the caller's.
+func ConstantArray(attrs []Attr) (*Array, error) {
+	var value, shape *Attr
+	for i := range attrs {
+		switch attrs[i].Name {
+		case "value":
+			value = &attrs[i]
+		case "shape":
+			shape = &attrs[i]
+		}
+	}
+	if value == nil || shape == nil {
+		return nil, fmt.Errorf("constant record without value and shape attributes: %w", ErrCorrupt)
+	}
+	dt, ok := AttrDType(value.Type)
+	if !ok {
+		return nil, fmt.Errorf("constant record value of type %q: %w", value.Type, ErrUnsupported)
+	}
+	fill, ok := AttrBytes(*value, dt)
+	if !ok || len(fill) != dt.Size {
+		return nil, fmt.Errorf("constant record value %+v is not one %s: %w", *value, dt, ErrCorrupt)
+	}
+	a := &Array{DType: dt, Fill: fill, Constant: true}
+	switch {
+	case shape.Uints != nil:
+		for _, n := range shape.Uints {
+			if n > 1<<62 {
+				return nil, fmt.Errorf("constant record shape %v: %w", shape.Uints, ErrCorrupt)
+			}
+			a.Shape = append(a.Shape, int64(n))
+		}
+	case shape.Ints != nil:
+		for _, n := range shape.Ints {
+			if n < 0 || n > 1<<62 {
+				return nil, fmt.Errorf("constant record shape %v: %w", shape.Ints, ErrCorrupt)
+			}
+			a.Shape = append(a.Shape, n)
+		}
+	default:
+		return nil, fmt.Errorf("constant record shape %+v is not a list of integers: %w", *shape, ErrCorrupt)
+	}
+	if len(a.Shape) > 32 {
+		return nil, fmt.Errorf("constant record of %d dimensions: %w", len(a.Shape), ErrCorrupt)
+	}
+	elems := int64(1)
+	for _, n := range a.Shape {
+		if n > 0 && elems > (1<<62)/n {
+			return nil, fmt.Errorf("constant record shape %v: more than 2^62 elements: %w", a.Shape, ErrCorrupt)
+		}
+		elems *= n
+	}
+	a.Offset = make([]int64, len(a.Shape))
+	return a, nil
 }

@@ -93,6 +93,12 @@ type manifest struct {
 			SHA256       string
 			Compression  string
 		}
+		Constants []struct {
+			Step         int64
+			Path, Layout string
+			Shape        []int64
+			SHA256       string
+		}
 	}
 }
 

@@ -24,6 +24,9 @@ type seriesLink struct {
 	stepAttrs   []catalog.Attr
 	boxes       string         // AMR box table path, or ""
 	attrs       []catalog.Attr // the dataset's own attributes
+	// constant: a constant record component, repeated in series.h5 as
+	// its group with attrs.
+	constant bool
 	// spec is the dataset's type, shape and fill value when series.h5
 	// presents it as a virtual dataset; nil (rank-0 values, empty arrays)
 	// for an external link.
@@ -105,7 +108,9 @@ func writeSeries(stage string, root []catalog.Attr, files []string, links [][]se
 					continue
 				}
 				var err error
-				if t == l.path && l.spec != nil {
+				if t == l.path && l.constant {
+					err = w.SetAttrs(t, l.attrs)
+				} else if t == l.path && l.spec != nil {
 					whole := catalog.Box{Lower: make([]int64, len(l.spec.Shape)), Count: l.spec.Shape}
 					err = w.CreateVirtual(t, *l.spec, []h5.VirtualSource{{File: files[i], Path: t, Box: whole}})
 					if err == nil {

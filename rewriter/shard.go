@@ -197,6 +197,9 @@ func Prepare(ctx context.Context, store *catalog.Store, src catalog.Source, work
 		}
 		job.Manifest.Variables = append(job.Manifest.Variables, mv)
 		err = store.EachArray(ctx, v.Name, func(a *catalog.Array) error {
+			if a.Constant {
+				return nil // attributes only, written by prepareVariable
+			}
 			di, ok := byKey[a.Key()]
 			if !ok {
 				return arrayErr(a.Key(), fmt.Errorf("not in the prepared file"))
@@ -276,7 +279,7 @@ func dominantSource(a *catalog.Array, s catalog.Box) string {
 // left empty; the file stays at stage/.<file>.tmp.
 func prepareVariable(ctx context.Context, store *catalog.Store, src catalog.Source, stage, file string,
 	v catalog.VarSummary, fc fileConfig, dec fsinfo.Decision, opts Options) (catalog.ManifestVariable, varStats, map[catalog.Key]contigTarget, error) {
-	mv := catalog.ManifestVariable{Name: v.Name, DType: v.DType.LittleEndian().NumPy(), File: file}
+	mv := catalog.ManifestVariable{Name: v.Name, DType: v.DType.LittleEndian().NumPy(), File: file, Datasets: []catalog.ManifestDataset{}}
 	var st varStats
 	tmp := filepath.Join(stage, "."+file+".tmp")
 	mv.Storage = manifestStorage(dec)

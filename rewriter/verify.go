@@ -57,7 +57,7 @@ func VerifyBudget(ctx context.Context, in *catalog.Store, inSrc catalog.Source, 
 	if m != nil {
 		sums = map[catalog.Key]string{}
 		for _, v := range m.Variables {
-			for _, d := range v.Datasets {
+			for _, d := range slices.Concat(v.Datasets, v.Constants) {
 				sums[catalog.Key{Var: v.Name, Step: d.Step, Level: d.Level}] = d.SHA256
 			}
 		}

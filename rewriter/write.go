@@ -70,7 +70,7 @@ type contigTarget struct {
 // The file lives at stage/.<file>.tmp until it is complete.
 func writeVariable(ctx context.Context, store *catalog.Store, src catalog.Source, stage, file string,
 	v catalog.VarSummary, fc fileConfig, dec fsinfo.Decision, opts Options) (catalog.ManifestVariable, varStats, error) {
-	mv := catalog.ManifestVariable{Name: v.Name, DType: v.DType.LittleEndian().NumPy(), File: file}
+	mv := catalog.ManifestVariable{Name: v.Name, DType: v.DType.LittleEndian().NumPy(), File: file, Datasets: []catalog.ManifestDataset{}}
 	var st varStats
 	tmp := filepath.Join(stage, "."+file+".tmp")
 	done := false
@@ -148,68 +148,84 @@ func writeStructure(ctx context.Context, w *h5.Writer, store *catalog.Store, src
 	// Headers only: contiguous arrays need their blocks in phase 2 alone, so
 	// blocks are loaded here just for the chunked ones.
 	err := store.EachArrayHeader(ctx, name, func(a *catalog.Array) error {
-		layout, err := arrayLayout(a, opts)
-		if err != nil {
-			return err
-		}
 		path := datasetPath(fc.meshes, a.Step, a.Level, a.Var, len(a.Shape))
-		fill := a.Fill
-		if fill != nil {
-			fill = leFill(a)
-			if fill == nil {
-				fill = make([]byte, a.DType.Size)
+		var entry catalog.ManifestDataset
+		var spec h5.DatasetSpec
+		if a.Constant {
+			// An openPMD constant record component: a group whose value
+			// and shape attributes (set below) stand for the data.
+			entry = catalog.ManifestDataset{Step: a.Step, Level: a.Level, Path: path,
+				Shape: nonNil(a.Shape), Offset: nonNil(a.Offset), Layout: catalog.ConstantLayout}
+			if !opts.NoDigest {
+				entry.SHA256 = constantDigest(a)
 			}
-		}
-		spec := h5.DatasetSpec{DType: a.DType.LittleEndian(), Shape: a.Shape, Chunk: layout.Chunk, Fill: fill}
-		if layout.Kind == planner.Chunked && opts.Deflate > 0 {
-			spec.Deflate, spec.Shuffle = opts.Deflate, a.DType.Size > 1
-		}
-		var d *h5.OutDataset
-		var mt *mergedTarget
-		var full *catalog.Array // with its blocks, for chunked arrays written here
-		if layout.Kind == planner.Chunked && !fc.prepare {
-			if full, err = store.Array(a.Key()); err == nil {
-				err = checkArray(full)
+		} else {
+			layout, err := arrayLayout(a, opts)
+			if err != nil {
+				return err
+			}
+			fill := a.Fill
+			if fill != nil {
+				fill = leFill(a)
+				if fill == nil {
+					fill = make([]byte, a.DType.Size)
+				}
+			}
+			spec = h5.DatasetSpec{DType: a.DType.LittleEndian(), Shape: a.Shape, Chunk: layout.Chunk, Fill: fill}
+			if layout.Kind == planner.Chunked && opts.Deflate > 0 {
+				spec.Deflate, spec.Shuffle = opts.Deflate, a.DType.Size > 1
+			}
+			var d *h5.OutDataset
+			var mt *mergedTarget
+			var full *catalog.Array // with its blocks, for chunked arrays written here
+			if layout.Kind == planner.Chunked && !fc.prepare {
+				if full, err = store.Array(a.Key()); err == nil {
+					err = checkArray(full)
+				}
+				if err != nil {
+					return arrayErr(a.Key(), err)
+				}
+				spec.Allocate = canAllocateChunks(full, layout.Chunk, opts)
+			}
+			if layout.Kind == planner.Merged {
+				mt, err = createMerged(w, store, a, path, spec, opts)
+			} else {
+				d, err = w.CreateDataset(path, spec)
 			}
 			if err != nil {
 				return arrayErr(a.Key(), err)
 			}
-			spec.Allocate = canAllocateChunks(full, layout.Chunk, opts)
-		}
-		if layout.Kind == planner.Merged {
-			mt, err = createMerged(w, store, a, path, spec, opts)
-		} else {
-			d, err = w.CreateDataset(path, spec)
-		}
-		if err != nil {
-			return arrayErr(a.Key(), err)
-		}
-		entry := catalog.ManifestDataset{
-			Step: a.Step, Level: a.Level, Path: path,
-			Shape: nonNil(a.Shape), Offset: nonNil(a.Offset), Layout: layout.Kind, Chunk: layout.Chunk,
-			Compression: compression(spec),
-		}
-		if mt != nil {
-			entry.Cuboids = len(mt.plan.Units)
-			contig[a.Key()] = contigTarget{addr: mt.addr, entry: len(mv.Datasets), merged: mt}
-		} else if layout.Kind == planner.Chunked && fc.prepare {
-			// chunks come later, from the shards' part files
-		} else if spec.Allocate {
-			contig[a.Key()] = contigTarget{entry: len(mv.Datasets), chunks: &chunkTarget{layout: layout, objAddr: d.ObjAddr()}}
-		} else if layout.Kind == planner.Chunked {
-			entry.SHA256, err = writeChunked(ctx, d, src, full, layout, opts)
-		} else {
-			contig[a.Key()] = contigTarget{addr: d.Address(), entry: len(mv.Datasets)}
-		}
-		if d != nil {
-			if cerr := d.Close(); err == nil && cerr != nil {
-				err = cerr
+			entry = catalog.ManifestDataset{
+				Step: a.Step, Level: a.Level, Path: path,
+				Shape: nonNil(a.Shape), Offset: nonNil(a.Offset), Layout: layout.Kind, Chunk: layout.Chunk,
+				Compression: compression(spec),
+			}
+			if mt != nil {
+				entry.Cuboids = len(mt.plan.Units)
+				contig[a.Key()] = contigTarget{addr: mt.addr, entry: len(mv.Datasets), merged: mt}
+			} else if layout.Kind == planner.Chunked && fc.prepare {
+				// chunks come later, from the shards' part files
+			} else if spec.Allocate {
+				contig[a.Key()] = contigTarget{entry: len(mv.Datasets), chunks: &chunkTarget{layout: layout, objAddr: d.ObjAddr()}}
+			} else if layout.Kind == planner.Chunked {
+				entry.SHA256, err = writeChunked(ctx, d, src, full, layout, opts)
+			} else {
+				contig[a.Key()] = contigTarget{addr: d.Address(), entry: len(mv.Datasets)}
+			}
+			if d != nil {
+				if cerr := d.Close(); err == nil && cerr != nil {
+					err = cerr
+				}
+			}
+			if err != nil {
+				return arrayErr(a.Key(), err)
 			}
 		}
 		ma := openPMDAttrs(a, fc.format, scalarRecord || len(a.Shape) == 0)
-		if err == nil {
-			err = w.SetAttrs(path, ma.component)
+		if a.Constant {
+			ma.component = append(ma.component, constantAttrs(a)...)
 		}
+		err := w.SetAttrs(path, ma.component)
 		rec := recordPath(fc.meshes, a.Step, a.Level, a.Var, len(a.Shape))
 		if err == nil && rec != "" {
 			err = w.SetAttrs(rec, ma.record)
@@ -228,15 +244,19 @@ func writeStructure(ctx context.Context, w *h5.Writer, store *catalog.Store, src
 			return arrayErr(a.Key(), err)
 		}
 		l := seriesLink{path: path, record: rec, recordAttrs: ma.record,
-			step: a.Step, stepAttrs: ma.iteration, boxes: entry.Boxes, attrs: ma.component}
-		if len(a.Shape) > 0 && a.Elements() > 0 {
+			step: a.Step, stepAttrs: ma.iteration, boxes: entry.Boxes, attrs: ma.component, constant: a.Constant}
+		if !a.Constant && len(a.Shape) > 0 && a.Elements() > 0 {
 			l.spec = &h5.DatasetSpec{DType: spec.DType, Shape: a.Shape, Fill: spec.Fill}
 		}
 		if entry.Boxes != "" {
 			l.attrs = setAttr(slices.Clone(l.attrs), boxesAttr(entry.Boxes))
 		}
 		st.links = append(st.links, l)
-		mv.Datasets = append(mv.Datasets, entry)
+		if a.Constant {
+			mv.Constants = append(mv.Constants, entry)
+		} else {
+			mv.Datasets = append(mv.Datasets, entry)
+		}
 		st.arrays++
 		st.bytes += a.Bytes()
 		return nil
@@ -647,6 +667,9 @@ func arrayLayout(a *catalog.Array, opts Options) (planner.Layout, error) {
 func checkPlan(ctx context.Context, store *catalog.Store, vars []catalog.VarSummary, opts Options) error {
 	for _, v := range vars {
 		err := store.EachArrayHeader(ctx, v.Name, func(a *catalog.Array) error {
+			if a.Constant {
+				return nil // no data, no layout
+			}
 			_, err := arrayLayout(a, opts)
 			return err
 		})

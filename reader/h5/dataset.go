@@ -36,6 +36,9 @@ type entry struct {
 	path  string // dataset path in file
 	// Attribute groups (openPMD): iteration group and record group.
 	stepGroup, record string
+	// constant: an openPMD constant record component, a group whose
+	// "value" and "shape" attributes stand for the data.
+	constant bool
 	// relayout outputs: the manifest's word, checked against the file.
 	offset []int64
 	shape  []int64
@@ -203,7 +206,7 @@ func walkFile(full, name string, s scheme, prefix string, match func(string) boo
 				return err
 			}
 			if hasAttr(attrs, "value") {
-				skip(p, fmt.Sprintf("openPMD constant record component %q (value attribute, no dataset)", v))
+				found = append(found, entry{Var: v, Step: pl.Step, file: name, path: p, stepGroup: pl.StepGroup, record: pl.Record, constant: true})
 			}
 		case variable:
 			if !match(v) {

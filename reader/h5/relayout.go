@@ -30,11 +30,12 @@ func OpenRelayout(dir string, cfg Config) (*Dataset, error) {
 		if err != nil {
 			return nil, fmt.Errorf("reader/h5: %s: variable %q: %w", dir, v.Name, err)
 		}
-		for _, ds := range v.Datasets {
+		for _, ds := range slices.Concat(v.Datasets, v.Constants) {
 			d.entries = append(d.entries, entry{
 				Var: v.Name, Step: ds.Step, Level: ds.Level,
 				file: filepath.ToSlash(filepath.Clean(filepath.FromSlash(v.File))), path: ds.Path,
 				offset: slices.Clone(ds.Offset), shape: slices.Clone(ds.Shape), dtype: &dt,
+				constant: ds.Layout == catalog.ConstantLayout,
 			})
 		}
 	}

@@ -75,7 +75,12 @@ func (d *Dataset) Scan(ctx context.Context, emit func(*catalog.Array) error) err
 		if err != nil {
 			return err
 		}
-		a, err := buildArray(f.hf, e.file, f.size, e.path)
+		var a *catalog.Array
+		if e.constant {
+			a, err = buildConstant(f.hf, e.file, e.path)
+		} else {
+			a, err = buildArray(f.hf, e.file, f.size, e.path)
+		}
 		if err != nil {
 			return err
 		}
@@ -107,6 +112,9 @@ func (d *Dataset) finish(hf *ih5.File, e entry, a *catalog.Array) error {
 	attrs, err := hf.Attrs(e.path)
 	if err != nil {
 		return err
+	}
+	if e.constant { // value and shape are the array itself
+		attrs = slices.DeleteFunc(attrs, func(a catalog.Attr) bool { return a.Name == "value" || a.Name == "shape" })
 	}
 	if e.record != "" {
 		rec, err := hf.Attrs(e.record)
@@ -297,4 +305,20 @@ func listChunks(hf *ih5.File, path string, objAddr uint64) ([]ih5.Chunk, error) 
 		}
 	}
 	return chunks, nil
+}
+
+// buildConstant makes the array of an openPMD constant record component:
+// the group at path holds "value" (one element of the record's type) and
+// "shape" (the extent, uint64 per dimension) instead of a dataset.
+func buildConstant(hf *ih5.File, file, path string) (*catalog.Array, error) {
+	attrs, err := hf.Attrs(path)
+	if err != nil {
+		return nil, err
+	}
+	a, err := catalog.ConstantArray(attrs)
+	if err != nil {
+		return nil, fmt.Errorf("reader/h5: %s: constant record component %s: %w", file, path, err)
+	}
+	a.Source = file + ":" + path
+	return a, nil
 }
