@@ -1,0 +1,253 @@
+package reader
+
+// Folders that are not themselves a dataset (see openAs for those):
+//
+//	diags/diag1/                      a file-based series: two or more BP
+//	  openpmd_000000.bp/  (BP4|BP5)   datasets (directories, or BP3 files)
+//	  openpmd_000100.bp/              whose names differ only in one run of
+//	  openpmd_000200.bp/              digits, PREFIX<T>SUFFIX: one dataset,
+//	                                  iteration T (openPMD: from its paths)
+//	picongpu-lwfa/                    a folder holding exactly one dataset
+//	  PROVENANCE.txt                  (anything else in it is ignored) is
+//	  pic_n2.bp/          (BP4)       that dataset; one level down only, so
+//	                                  diags/ holding diag1/ (a series) works
+//	archive/                          several unrelated datasets: refused,
+//	  Attribute.2.5.bp4.bp/           listing them
+//	  Common.2.10.bp4.bp/
+//
+// A path that is no dataset but lies inside one (md.idx, data.0, md.0 of a
+// BP4/BP5 directory, a NAME.bp.dir sub-file, an AMReX plotfile's Header,
+// Level_0/, Level_0/Cell_D_00000) is refused naming the dataset to pass.
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"relayout/catalog"
+	"relayout/reader/amrex"
+	"relayout/reader/bp"
+)
+
+// formatsRead is what the "not recognised" message lists.
+const formatsRead = "relayout reads ADIOS2 BP3 files (NAME.bp), BP4 and BP5 directories, " +
+	"HDF5 files (plain, openPMD, ADIOS2 HDF5 engine, Chombo), AMReX plotfiles, relayout outputs, " +
+	"and folders of these (a file-based series, or a folder holding one dataset)"
+
+func notRecognised(path string) error {
+	if msg := partOf(path); msg != "" {
+		return fmt.Errorf("reader: %s: %s: %w", path, msg, catalog.ErrUnsupported)
+	}
+	return fmt.Errorf("reader: %s: not a recognised format (%s): %w", path, formatsRead, catalog.ErrUnsupported)
+}
+
+// candidate is one dataset found in a folder.
+type candidate struct {
+	name, kind string
+	members    []bp.SeriesMember // a BP series folder (kind "BP series")
+}
+
+// kindOf names the format path is in, "" when it is none (openAs's cases).
+func kindOf(path string, st os.FileInfo) string {
+	switch {
+	case st.IsDir() && fileExists(filepath.Join(path, catalog.ManifestName)):
+		return "relayout output"
+	case st.IsDir() && amrex.IsPlotfile(path):
+		return "AMReX plotfile"
+	case st.IsDir() && amrex.Detect(path):
+		return "AMReX plotfiles"
+	case st.IsDir() && dirHasHDF5(path):
+		return "HDF5 files"
+	case !st.IsDir() && isHDF5(path):
+		return "HDF5"
+	case st.IsDir() && bp.IsBP4(path):
+		return "BP4"
+	case st.IsDir() && bp.IsBP5(path):
+		return "BP5"
+	case !st.IsDir() && strings.HasSuffix(path, ".bp") && bp.IsBP3(path):
+		return "BP3"
+	}
+	return ""
+}
+
+// datasetsIn lists the datasets directly in dir (by name order); with deep,
+// sub-folders that are a BP series count too.
+func datasetsIn(dir string, deep bool) ([]candidate, error) {
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("reader: %w", err)
+	}
+	var out []candidate
+	for _, de := range des {
+		if strings.HasPrefix(de.Name(), ".") {
+			continue
+		}
+		full := filepath.Join(dir, de.Name())
+		st, err := os.Stat(full) // follows symbolic links
+		if err != nil {
+			continue
+		}
+		if k := kindOf(full, st); k != "" {
+			out = append(out, candidate{name: de.Name(), kind: k})
+			continue
+		}
+		if deep && st.IsDir() {
+			sub, err := datasetsIn(full, false)
+			if err == nil {
+				if m := seriesOf(sub); m != nil {
+					out = append(out, candidate{name: de.Name(), kind: fmt.Sprintf("%s series of %d iterations", sub[0].kind, len(m)), members: m})
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// splitIteration cuts a name around its last run of digits.
+func splitIteration(name string) (prefix string, it int64, suffix string, ok bool) {
+	end := strings.LastIndexAny(name, "0123456789")
+	if end < 0 {
+		return "", 0, "", false
+	}
+	start := end
+	for start > 0 && name[start-1] >= '0' && name[start-1] <= '9' {
+		start--
+	}
+	n, err := strconv.ParseInt(name[start:end+1], 10, 64)
+	if err != nil {
+		return "", 0, "", false
+	}
+	return name[:start], n, name[end+1:], true
+}
+
+// seriesOf returns the members when cands are two or more BP datasets named
+// PREFIX<T>SUFFIX with one prefix and suffix and distinct T, else nil.
+func seriesOf(cands []candidate) []bp.SeriesMember {
+	if len(cands) < 2 {
+		return nil
+	}
+	var pre, suf string
+	seen := map[int64]bool{}
+	var out []bp.SeriesMember
+	for i, c := range cands {
+		if c.kind != "BP3" && c.kind != "BP4" && c.kind != "BP5" {
+			return nil
+		}
+		p, it, s, ok := splitIteration(c.name)
+		if !ok || seen[it] || (i > 0 && (p != pre || s != suf)) {
+			return nil
+		}
+		pre, suf, seen[it] = p, s, true
+		out = append(out, bp.SeriesMember{Name: c.name, Iteration: it})
+	}
+	slices.SortFunc(out, func(a, b bp.SeriesMember) int { return cmpInt(a.Iteration, b.Iteration) })
+	return out
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// openFolder opens a directory that is no dataset itself: a series, or (when
+// one is true) the single dataset it holds.
+func openFolder(dir string, sel *selector, one bool) (Dataset, error) {
+	cands, err := datasetsIn(dir, one)
+	if err != nil {
+		return nil, err
+	}
+	if m := seriesOf(cands); m != nil {
+		return nilIfErr(bp.OpenSeries(dir, m, bp.Config{Match: sel.match}))
+	}
+	if !one {
+		return nil, notRecognised(dir)
+	}
+	switch len(cands) {
+	case 0:
+		if msg := partOf(dir); msg != "" {
+			return nil, notRecognised(dir)
+		}
+		hint := ""
+		if subs := foldersWithDatasets(dir, 10); len(subs) > 0 {
+			hint = "; its sub-folders holding datasets: " + strings.Join(subs, ", ")
+		}
+		return nil, fmt.Errorf("reader: %s: no dataset in this folder (%s)%s: %w", dir, formatsRead, hint, catalog.ErrUnsupported)
+	case 1:
+		c := cands[0]
+		full := filepath.Join(dir, c.name)
+		if c.members != nil {
+			return nilIfErr(bp.OpenSeries(full, c.members, bp.Config{Match: sel.match}))
+		}
+		st, err := os.Stat(full)
+		if err != nil {
+			return nil, fmt.Errorf("reader: %w", err)
+		}
+		return openAs(full, st, sel, false)
+	}
+	list := make([]string, len(cands))
+	for i, c := range cands {
+		list[i] = fmt.Sprintf("%s (%s)", c.name, c.kind)
+	}
+	return nil, fmt.Errorf("reader: %s: this folder holds %d unrelated datasets, pass one of them: %s: %w",
+		dir, len(cands), strings.Join(list, ", "), catalog.ErrUnsupported)
+}
+
+// foldersWithDatasets names up to max sub-folders of dir that hold datasets.
+func foldersWithDatasets(dir string, max int) []string {
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, de := range des {
+		full := filepath.Join(dir, de.Name())
+		if st, err := os.Stat(full); err != nil || !st.IsDir() || strings.HasPrefix(de.Name(), ".") {
+			continue
+		}
+		if c, err := datasetsIn(full, false); err == nil && len(c) > 0 {
+			if len(out) == max {
+				return append(out, "...")
+			}
+			out = append(out, de.Name()+"/")
+		}
+	}
+	return out
+}
+
+// partOf says which dataset path lies inside ("" none): its directory, or
+// its directory's directory for an AMReX level's files.
+func partOf(path string) string {
+	p := filepath.Clean(path)
+	for up := 0; up < 2; up++ {
+		parent := filepath.Dir(p)
+		if parent == p {
+			return ""
+		}
+		shown := parent
+		if shown == "." || shown == ".." || strings.HasSuffix(shown, string(filepath.Separator)+"..") {
+			if abs, err := filepath.Abs(parent); err == nil {
+				shown = abs
+			}
+		}
+		switch {
+		case bp.IsBP4(parent):
+			return fmt.Sprintf("this is part of the BP4 dataset %s: pass that directory", shown)
+		case bp.IsBP5(parent):
+			return fmt.Sprintf("this is part of the BP5 dataset %s: pass that directory", shown)
+		case strings.HasSuffix(parent, ".bp.dir") && bp.IsBP3(strings.TrimSuffix(parent, ".dir")):
+			return fmt.Sprintf("this is part of the BP3 dataset %s (a sub-file of it): pass that file", strings.TrimSuffix(shown, ".dir"))
+		case amrex.IsPlotfile(parent):
+			return fmt.Sprintf("this is part of the AMReX plotfile %s: pass that directory", shown)
+		}
+		p = parent
+	}
+	return ""
+}
