@@ -106,9 +106,10 @@ func datasetsIn(dir string, deep bool) ([]candidate, error) {
 	return out, nil
 }
 
-// splitIteration cuts a name around its last run of digits.
+// splitIteration cuts a name around the last run of digits before its
+// extension (".h5", ".bp4" keep their digits).
 func splitIteration(name string) (prefix string, it int64, suffix string, ok bool) {
-	end := strings.LastIndexAny(name, "0123456789")
+	end := strings.LastIndexAny(strings.TrimSuffix(name, filepath.Ext(name)), "0123456789")
 	if end < 0 {
 		return "", 0, "", false
 	}

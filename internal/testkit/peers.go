@@ -1,0 +1,51 @@
+package testkit
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// PeersEnv returns ../shared/peers (absolute) and the environment its env.sh
+// sets up (bpls, the adios2 and openpmd_api Python modules for Debian's
+// /usr/bin/python3), skipping when the folder is absent and failing under
+// CI=true.
+func PeersEnv(t testing.TB) (dir string, env []string) {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join(repoRoot(t), "..", "shared", "peers"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "env.sh")); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("peers %s missing under CI: %v", dir, err)
+		}
+		t.Skipf("skipping: peers %s not present (../shared/peers is not part of a checkout)", dir)
+	}
+	out, err := exec.Command("bash", "-c", `. "$1" && env -0`, "_", filepath.Join(dir, "env.sh")).Output()
+	if err != nil {
+		t.Fatalf("sourcing %s/env.sh: %v", dir, err)
+	}
+	for _, kv := range bytes.Split(out, []byte{0}) {
+		if len(kv) > 0 {
+			env = append(env, string(kv))
+		}
+	}
+	return dir, env
+}
+
+// OpenPMDGen runs ../shared/peers/openpmd_gen.py with args (write, check,
+// rule) and returns its combined output; a failure ends the test.
+func OpenPMDGen(t testing.TB, args ...string) string {
+	t.Helper()
+	dir, env := PeersEnv(t)
+	cmd := exec.Command(Python, append([]string{filepath.Join(dir, "openpmd_gen.py")}, args...)...)
+	cmd.Env = env
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("openpmd_gen.py %v: %v\n%s", args, err, b)
+	}
+	return string(b)
+}

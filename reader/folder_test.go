@@ -1,0 +1,204 @@
+package reader
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"relayout/catalog"
+	"relayout/internal/testkit"
+)
+
+func TestSplitIteration(t *testing.T) {
+	for _, c := range []struct {
+		name, pre, suf string
+		it             int64
+		ok             bool
+	}{
+		{"openpmd_000100.bp", "openpmd_", ".bp", 100, true},
+		{"data00000200.h5", "data", ".h5", 200, true},
+		{"Attribute.2.5.bp4.bp", "Attribute.2.5.bp", ".bp", 4, true},
+		{"plt00010", "plt", "", 10, true},
+		{"heat.bp", "", "", 0, false},
+	} {
+		pre, it, suf, ok := splitIteration(c.name)
+		if ok != c.ok || ok && (pre != c.pre || it != c.it || suf != c.suf) {
+			t.Errorf("%s: %q %d %q %v, want %q %d %q %v", c.name, pre, it, suf, ok, c.pre, c.it, c.suf, c.ok)
+		}
+	}
+	bp4 := func(names ...string) []candidate {
+		var out []candidate
+		for _, n := range names {
+			out = append(out, candidate{name: n, kind: "BP4"})
+		}
+		return out
+	}
+	if m := seriesOf(bp4("s_000200.bp", "s_000010.bp")); len(m) != 2 || m[0].Iteration != 10 || m[1].Name != "s_000200.bp" {
+		t.Errorf("series: %v", m)
+	}
+	for _, c := range [][]candidate{
+		bp4("s_000200.bp"), // one dataset is not a series
+		bp4("Attribute.2.5.bp4.bp", "Common.2.10.bp4.bp"), // prefixes differ
+		bp4("s_10.bp", "s_010.bp"),                        // one iteration twice
+		append(bp4("s_1.bp"), candidate{name: "s_2.bp", kind: "HDF5"}),
+	} {
+		if m := seriesOf(c); m != nil {
+			t.Errorf("%v: series %v, want none", c, m)
+		}
+	}
+}
+
+// TestFolderMessages: folders and paths inside datasets, on the real data.
+func TestFolderMessages(t *testing.T) {
+	data := testkit.SharedData(t, "")
+	pic := filepath.Join(data, "bp4/picongpu-lwfa")
+	ds, err := Open(pic, Options{Vars: []string{"E"}})
+	if err != nil {
+		t.Fatalf("folder holding one dataset: %v", err)
+	}
+	if info := ds.Info(); info.Path != filepath.Join(pic, "pic_n2.bp") || info.Format != "openpmd-bp4" {
+		t.Errorf("folder holding one dataset: path %s format %s", info.Path, info.Format)
+	}
+	if v := vars(t, ds); !slices.Equal(v, []string{"E/x", "E/y", "E/z"}) {
+		t.Errorf("folder holding one dataset: variables %v", v)
+	}
+	ds.Close()
+
+	bp := filepath.Join(pic, "pic_n2.bp")
+	amr := filepath.Join(data, "amrex/pelelmex-3d")
+	heat := filepath.Join(data, "bp3/heat-adios2/heat.bp")
+	for _, c := range []struct{ path, want string }{
+		{filepath.Join(data, "bp4/archive"), "this folder holds 2 unrelated datasets, pass one of them: Attribute.2.5.bp4.bp (BP4), Common.2.10.bp4.bp (BP4)"},
+		{filepath.Join(bp, "md.idx"), "this is part of the BP4 dataset " + bp + ": pass that directory"},
+		{filepath.Join(bp, "data.0"), "this is part of the BP4 dataset " + bp + ": pass that directory"},
+		{filepath.Join(data, "bp5/quokka-2d/plt00020.bp/mmd.0"), ""}, // checked below: whatever the dataset, BP5
+		{filepath.Join(amr, "Level_0"), "this is part of the AMReX plotfile " + amr + ": pass that directory"},
+		{filepath.Join(amr, "Header"), "this is part of the AMReX plotfile " + amr + ": pass that directory"},
+		{filepath.Join(amr, "Level_0", "Cell_D_00000"), "this is part of the AMReX plotfile " + amr + ": pass that directory"},
+		{heat + ".dir/heat.bp.0", "this is part of the BP3 dataset " + heat + " (a sub-file of it): pass that file"},
+		{filepath.Join(data, "bp4"), "no dataset in this folder (" + formatsRead + "); its sub-folders holding datasets: archive/, compressed-2.7.1/, generated-lb/, heat-2.7.1/, multiblock-2.5.0/, picongpu-lwfa/"},
+		{filepath.Join(data, "bp4/archive/PROVENANCE.txt"), "not a recognised format (" + formatsRead + ")"},
+	} {
+		if c.want == "" {
+			continue
+		}
+		_, err := Open(c.path, Options{})
+		if want := "reader: " + c.path + ": " + c.want + ": unsupported"; !errors.Is(err, catalog.ErrUnsupported) || err.Error() != want {
+			t.Errorf("%s:\n got %v\nwant %s", c.path, err, want)
+		}
+	}
+	// A BP5 directory's files name it too.
+	des, _ := os.ReadDir(filepath.Join(data, "bp5/quokka-2d"))
+	for _, de := range des {
+		if d := filepath.Join(data, "bp5/quokka-2d", de.Name()); de.IsDir() {
+			_, err := Open(filepath.Join(d, "md.idx"), Options{})
+			if want := "this is part of the BP5 dataset " + d + ": pass that directory"; err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("BP5 md.idx: %v, want %q", err, want)
+			}
+			break
+		}
+	}
+}
+
+// meshIDs are openpmd_gen.py's component ids (its value rule).
+var meshIDs = map[string]float64{"E/x": 0, "E/y": 1, "E/z": 2, "B/x": 3, "B/y": 4, "B/z": 5, "rho": 6, "j/x": 7, "j/y": 8}
+
+// TestOpenPMDEncodingsBP reads series written by openPMD-api in the
+// file-based encoding (a folder of BP directories) and the variable-based
+// encoding (one ADIOS2 step per iteration), checking every element against
+// the generator's value rule and the iteration attributes per iteration.
+func TestOpenPMDEncodingsBP(t *testing.T) {
+	iters := []int64{5, 40, 300} // not the step indices
+	shape := []int64{12, 10, 8}
+	for i, c := range []struct{ backend, encoding string }{
+		{"bp4", "file"}, {"bp5", "file"}, {"bp4", "variable"}, {"bp5", "variable"}, {"bp5", "group"},
+	} {
+		t.Run(c.backend+"-"+c.encoding, func(t *testing.T) {
+			dir := t.TempDir()
+			testkit.OpenPMDGen(t, "write", dir, "--backend", c.backend, "--encoding", c.encoding, "--shape", "12,10,8",
+				"--iterations", "5,40,300", "--particles", "20", "--seed", strconv.Itoa(11+i))
+			ds, err := Open(dir, Options{}) // the folder: a series, or the one dataset in it
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ds.Close()
+			if f := ds.Info().Format; f != "openpmd-"+c.backend {
+				t.Errorf("format %s", f)
+			}
+			steps := map[string][]int64{}
+			n := 0
+			for _, a := range testkit.ScanAll(t, ds) {
+				steps[a.Var] = append(steps[a.Var], a.Step)
+				s := slices.Index(iters, a.Step)
+				if s < 0 {
+					t.Fatalf("%s: step %d, want one of %v", a.Var, a.Step, iters)
+				}
+				if tm := attrFloat(a.StepAttrs, "time"); tm != 1e-15*float64(a.Step) {
+					t.Errorf("%s@%d: time %v, want %v", a.Var, a.Step, tm, 1e-15*float64(a.Step))
+				}
+				if slices.ContainsFunc(a.StepAttrs, func(x catalog.Attr) bool { return x.Name == "snapshot" }) {
+					t.Errorf("%s@%d: snapshot among the iteration attributes", a.Var, a.Step)
+				}
+				if !slices.Equal(a.Shape, shape) {
+					t.Fatalf("%s@%d: shape %v", a.Var, a.Step, a.Shape)
+				}
+				n += checkRule(t, ds, a, meshIDs[a.Var], s)
+			}
+			for v := range meshIDs {
+				if !slices.Equal(steps[v], iters) {
+					t.Errorf("%s: steps %v, want %v", v, steps[v], iters)
+				}
+			}
+			if want := 9 * 3 * 12 * 10 * 8; n != want {
+				t.Errorf("%d elements checked, want %d", n, want)
+			}
+		})
+	}
+}
+
+func attrFloat(attrs []catalog.Attr, name string) float64 {
+	for _, a := range attrs {
+		if a.Name == name && len(a.Floats) > 0 {
+			return a.Floats[0]
+		}
+	}
+	return -1
+}
+
+// checkRule compares every element of a's blocks with
+// 1048576*c + 131072*s + lin (+0.5 for float64) and returns how many.
+func checkRule(t *testing.T, ds Dataset, a *catalog.Array, c float64, s int) int {
+	t.Helper()
+	n, bad := 0, 0
+	for bi := range a.Blocks {
+		b := &a.Blocks[bi]
+		raw, err := ds.ReadBlock(context.Background(), b, a.DType)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vals := testkit.Floats(raw, a.DType)
+		cnt := b.Box.Count
+		for e, v := range vals {
+			k, j, i := int64(e)%cnt[2], int64(e)/cnt[2]%cnt[1], int64(e)/(cnt[2]*cnt[1])
+			gi, gj, gk := b.Box.Lower[0]+i, b.Box.Lower[1]+j, b.Box.Lower[2]+k
+			want := 1048576*c + 131072*float64(s) + float64((gi*a.Shape[1]+gj)*a.Shape[2]+gk)
+			if a.DType.Size == 8 {
+				want += 0.5
+			}
+			if v != want && bad < 5 {
+				bad++
+				t.Errorf("%s@%d [%d %d %d]: %v, want %v", a.Var, a.Step, gi, gj, gk, v, want)
+			}
+			n++
+		}
+	}
+	if int64(n) != a.Elements() {
+		t.Errorf("%s@%d: blocks hold %d elements, array %d", a.Var, a.Step, n, a.Elements())
+	}
+	return n
+}
