@@ -163,3 +163,88 @@ func TestOpenPMDEncodingsRun(t *testing.T) {
 		})
 	}
 }
+
+// localScript writes, per step, a global array g, a local array loc (three
+// blocks without a global shape) and a local value lv (one per block) with
+// ADIOS2, then prints what ADIOS2 reads back for lv per step as JSON.
+const localScript = `
+import sys, json, numpy as np, adios2, adios2.bindings as ab
+out, engine = sys.argv[1], sys.argv[2]
+adios = ab.ADIOS()
+io = adios.DeclareIO("w")
+io.SetEngine(engine)
+g = io.DefineVariable("g", np.zeros(6), [6], [0], [6], False)
+loc = io.DefineVariable("loc", np.zeros(4), [], [], [4], False)
+lv = io.DefineVariable("lv", np.zeros(1, "i4"), [ab.LocalValueDim], [], [], False)
+w = io.Open(out, ab.Mode.Write)
+for step in range(2):
+    w.BeginStep()
+    w.Put(g, np.arange(6.0) + 10 * step, ab.Mode.Sync)
+    for b in range(3):
+        w.Put(loc, np.arange(4.0) + 100 * b + 1000 * step, ab.Mode.Sync)
+        w.Put(lv, np.array([7 + 10 * b + step], dtype="i4"), ab.Mode.Sync)
+    w.EndStep()
+w.Close()
+with adios2.FileReader(out) as f:
+    print(json.dumps([f.read("lv", step_selection=[s, 1]).tolist() for s in range(2)]))
+`
+
+// TestBPLocalArraysAndValues: a local array is not rewritten but listed in
+// the run's skipped list by name with the reason; a local value becomes the
+// documented 1-d array of one element per block, equal to what ADIOS2 reads.
+func TestBPLocalArraysAndValues(t *testing.T) {
+	_, env := testkit.PeersEnv(t)
+	for _, engine := range []string{"BP4", "BP5"} {
+		t.Run(engine, func(t *testing.T) {
+			dir := t.TempDir()
+			in := filepath.Join(dir, "local.bp")
+			cmd := exec.Command(python, "-c", localScript, in, engine)
+			cmd.Env = env
+			b, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("adios2 writer: %v", err)
+			}
+			var want [][]int64
+			if err := json.Unmarshal(b, &want); err != nil {
+				t.Fatalf("adios2 read-back %q: %v", b, err)
+			}
+			out := filepath.Join(dir, "out")
+			r := mustRun(t, "run", in, "-o", out, "--progress", "none")
+			const reason = "loc: local array (blocks have no global position) is not supported by run"
+			if !strings.Contains(r.stderr+r.stdout, "skipped: 1 objects not rewritten") {
+				t.Errorf("run does not say it skipped an object:\n%s", r.stderr)
+			}
+			raw, err := os.ReadFile(filepath.Join(out, "relayout.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m struct {
+				Skipped   []string `json:"skipped"`
+				Variables []struct{ Name, File string }
+			}
+			if err := json.Unmarshal(raw, &m); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(m.Skipped, []string{reason}) {
+				t.Errorf("skipped %q, want [%q]", m.Skipped, reason)
+			}
+			var names []string
+			for _, v := range m.Variables {
+				names = append(names, v.Name)
+			}
+			if !slices.Equal(names, []string{"g", "lv"}) {
+				t.Errorf("variables %v, want g and lv", names)
+			}
+			script := "import h5py, json, sys\nf = h5py.File(sys.argv[1])\nprint(json.dumps([f['data/%d/meshes/lv' % s][()].tolist() for s in range(2)]))"
+			b, err = exec.Command(python, "-c", script, filepath.Join(out, "lv.h5")).CombinedOutput()
+			if err != nil {
+				t.Fatalf("h5py: %v\n%s", err, b)
+			}
+			var got [][]int64
+			if err := json.Unmarshal(b, &got); err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("lv in the output %s (%v), ADIOS2 reads %v", b, err, want)
+			}
+			mustRun(t, "verify", in, out)
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -201,4 +202,72 @@ func checkRule(t *testing.T, ds Dataset, a *catalog.Array, c float64, s int) int
 		t.Errorf("%s@%d: blocks hold %d elements, array %d", a.Var, a.Step, n, a.Elements())
 	}
 	return n
+}
+
+// snapshotVarScript writes variable-based openPMD whose iteration index is a
+// /data/snapshot variable (older openPMD-api writers; 0.16 writes an
+// attribute) through ADIOS2 itself: rho = lin + 1000*it at iterations 7, 70,
+// 700.
+const snapshotVarScript = `
+import sys, numpy as np, adios2.bindings as ab
+out, engine = sys.argv[1], sys.argv[2]
+adios = ab.ADIOS()
+io = adios.DeclareIO("w")
+io.SetEngine(engine)
+for k, v in [("/openPMD", "1.1.0"), ("/basePath", "/data/%T/"), ("/meshesPath", "meshes/"),
+             ("/iterationEncoding", "variableBased"), ("/iterationFormat", "/data")]:
+    io.DefineAttribute(k, v)
+io.DefineAttribute("/data/dt", np.array([1.0]))
+snap = io.DefineVariable("/data/snapshot", np.zeros(1, "u8"))
+rho = io.DefineVariable("/data/meshes/rho", np.zeros(1), [4, 6], [0, 0], [4, 6], False)
+w = io.Open(out, ab.Mode.Write)
+for it in (7, 70, 700):
+    w.BeginStep()
+    w.Put(snap, np.array([it], "u8"), ab.Mode.Sync)
+    w.Put(rho, (np.arange(24.0) + 1000 * it).reshape(4, 6), ab.Mode.Sync)
+    w.EndStep()
+w.Close()
+`
+
+func TestOpenPMDSnapshotVariable(t *testing.T) {
+	_, env := testkit.PeersEnv(t)
+	for _, engine := range []string{"BP4", "BP5"} {
+		t.Run(engine, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "sv.bp")
+			cmd := exec.Command(testkit.Python, "-c", snapshotVarScript, path, engine)
+			cmd.Env = env
+			if b, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("adios2 writer: %v\n%s", err, b)
+			}
+			ds, err := Open(path, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ds.Close()
+			var steps []int64
+			for _, a := range testkit.ScanAll(t, ds) {
+				if a.Var != "rho" {
+					t.Fatalf("variable %s", a.Var)
+				}
+				steps = append(steps, a.Step)
+				for bi := range a.Blocks {
+					raw, err := ds.ReadBlock(context.Background(), &a.Blocks[bi], a.DType)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for i, v := range testkit.Floats(raw, a.DType) {
+						if want := float64(i) + 1000*float64(a.Step); v != want {
+							t.Fatalf("rho@%d[%d] = %v, want %v", a.Step, i, v, want)
+						}
+					}
+				}
+			}
+			if !slices.Equal(steps, []int64{7, 70, 700}) {
+				t.Errorf("steps %v, want the snapshots 7, 70, 700", steps)
+			}
+			if sk := ds.Info().Skipped; len(sk) > 0 {
+				t.Errorf("skipped %v (the snapshot is the iteration index, not a variable)", sk)
+			}
+		})
+	}
 }

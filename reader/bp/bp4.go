@@ -297,6 +297,9 @@ func (d *Dataset) snapshots(raw []entry) error {
 		if e.kind != globalValue && e.kind != globalArray {
 			return fmt.Errorf("%s: %s: variable %s step %d is a %s: %w", d.pfx, d.info.Path, name, e.step, e.kind, catalog.ErrUnsupported)
 		}
+		if d.pgCache == nil {
+			d.pgCache = map[int]*pgTable{}
+		}
 		a, err := d.buildArray(context.Background(), e)
 		if err != nil {
 			return err
