@@ -24,7 +24,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"relayout/catalog"
@@ -106,43 +105,23 @@ func datasetsIn(dir string, deep bool) ([]candidate, error) {
 	return out, nil
 }
 
-// splitIteration cuts a name around the last run of digits before its
-// extension (".h5", ".bp4" keep their digits).
-func splitIteration(name string) (prefix string, it int64, suffix string, ok bool) {
-	end := strings.LastIndexAny(strings.TrimSuffix(name, filepath.Ext(name)), "0123456789")
-	if end < 0 {
-		return "", 0, "", false
-	}
-	start := end
-	for start > 0 && name[start-1] >= '0' && name[start-1] <= '9' {
-		start--
-	}
-	n, err := strconv.ParseInt(name[start:end+1], 10, 64)
-	if err != nil {
-		return "", 0, "", false
-	}
-	return name[:start], n, name[end+1:], true
-}
-
 // seriesOf returns the members when cands are two or more BP datasets named
 // PREFIX<T>SUFFIX with one prefix and suffix and distinct T, else nil.
 func seriesOf(cands []candidate) []bp.SeriesMember {
-	if len(cands) < 2 {
-		return nil
-	}
-	var pre, suf string
-	seen := map[int64]bool{}
-	var out []bp.SeriesMember
+	names := make([]string, len(cands))
 	for i, c := range cands {
 		if c.kind != "BP3" && c.kind != "BP4" && c.kind != "BP5" {
 			return nil
 		}
-		p, it, s, ok := splitIteration(c.name)
-		if !ok || seen[it] || (i > 0 && (p != pre || s != suf)) {
-			return nil
-		}
-		pre, suf, seen[it] = p, s, true
-		out = append(out, bp.SeriesMember{Name: c.name, Iteration: it})
+		names[i] = c.name
+	}
+	its := catalog.SeriesIterations(names)
+	if its == nil {
+		return nil
+	}
+	out := make([]bp.SeriesMember, len(cands))
+	for i, c := range cands {
+		out[i] = bp.SeriesMember{Name: c.name, Iteration: its[i]}
 	}
 	slices.SortFunc(out, func(a, b bp.SeriesMember) int { return cmpInt(a.Iteration, b.Iteration) })
 	return out

@@ -27,7 +27,7 @@ func TestSplitIteration(t *testing.T) {
 		{"plt00010", "plt", "", 10, true},
 		{"heat.bp", "", "", 0, false},
 	} {
-		pre, it, suf, ok := splitIteration(c.name)
+		pre, it, suf, ok := catalog.SplitIteration(c.name)
 		if ok != c.ok || ok && (pre != c.pre || it != c.it || suf != c.suf) {
 			t.Errorf("%s: %q %d %q %v, want %q %d %q %v", c.name, pre, it, suf, ok, c.pre, c.it, c.suf, c.ok)
 		}

@@ -110,15 +110,35 @@ func Open(path string, cfg Config) (*Dataset, error) {
 	if plain > 0 {
 		d.info.Format = "hdf5"
 	}
+	// Plain files named PREFIX<T>SUFFIX (data_000100.h5, ...) are the
+	// iterations of a file-based series: step T, names unprefixed. Other
+	// plain files are told apart by their file stems.
+	var plainNames []string
+	var plainIters []int64
+	if plain > 1 {
+		for i, name := range files {
+			if schemes[i].kind == plainFile {
+				plainNames = append(plainNames, name)
+			}
+		}
+		if len(plainNames) == plain {
+			plainIters = catalog.SeriesIterations(plainNames)
+		}
+	}
 	firstStep := int64(-1)
 	for i, name := range files {
 		prefix := ""
-		if plain > 1 && schemes[i].kind != openPMDFile {
+		if plain > 1 && schemes[i].kind != openPMDFile && plainIters == nil {
 			prefix = strings.TrimSuffix(name, filepath.Ext(name)) + "/"
 		}
 		found, skipped, err := walkFile(filepath.Join(root, name), name, schemes[i], prefix, match)
 		if err != nil {
 			return nil, err
+		}
+		if k := slices.Index(plainNames, name); plainIters != nil && k >= 0 {
+			for j := range found {
+				found[j].Step = plainIters[k]
+			}
 		}
 		d.entries = append(d.entries, found...)
 		d.info.Skipped = append(d.info.Skipped, skipped...)
