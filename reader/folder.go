@@ -58,7 +58,7 @@ func kindOf(path string, st os.FileInfo) string {
 		return "AMReX plotfile"
 	case st.IsDir() && amrex.Detect(path):
 		return "AMReX plotfiles"
-	case st.IsDir() && dirHasHDF5(path):
+	case st.IsDir() && dirHasHDF5(path) && !dirHasBP(path):
 		return "HDF5 files"
 	case !st.IsDir() && isHDF5(path):
 		return "HDF5"

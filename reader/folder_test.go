@@ -93,6 +93,17 @@ func TestFolderMessages(t *testing.T) {
 			t.Errorf("%s:\n got %v\nwant %s", c.path, err, want)
 		}
 	}
+	// HDF5 beside BP is a folder of several datasets, not an HDF5 series.
+	mixed := t.TempDir()
+	for _, l := range []string{"bp4/picongpu-lwfa/pic_n2.bp", "hdf5/openpmd-femm/example-femm-3d.h5"} {
+		if err := os.Symlink(filepath.Join(data, l), filepath.Join(mixed, filepath.Base(l))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err = Open(mixed, Options{})
+	if want := "reader: " + mixed + ": this folder holds 2 unrelated datasets, pass one of them: example-femm-3d.h5 (HDF5), pic_n2.bp (BP4): unsupported"; err == nil || err.Error() != want {
+		t.Errorf("mixed folder:\n got %v\nwant %s", err, want)
+	}
 	// A BP5 directory's files name it too.
 	des, _ := os.ReadDir(filepath.Join(data, "bp5/quokka-2d"))
 	for _, de := range des {

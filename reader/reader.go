@@ -68,14 +68,15 @@ func openAs(path string, st os.FileInfo, sel *selector, folder bool) (Dataset, e
 	// returns a type that satisfies Dataset; add new formats as cases here
 	// and in kindOf.
 	cfg := h5.Config{Match: sel.match}
+	h5dir := st.IsDir() && dirHasHDF5(path) && !dirHasBP(path) // HDF5 beside BP: a folder of several
 	switch {
 	case st.IsDir() && fileExists(filepath.Join(path, catalog.ManifestName)):
 		return nilIfErr(h5.OpenRelayout(path, cfg))
 	case st.IsDir() && amrex.Detect(path):
 		return nilIfErr(amrex.Open(path, amrex.Config{Match: sel.match}))
-	case (st.IsDir() && dirHasHDF5(path) || !st.IsDir() && isHDF5(path)) && chombo.Detect(path):
+	case (h5dir || !st.IsDir() && isHDF5(path)) && chombo.Detect(path):
 		return nilIfErr(chombo.Open(path, chombo.Config{Match: sel.match}))
-	case st.IsDir() && dirHasHDF5(path):
+	case h5dir:
 		return nilIfErr(h5.Open(path, cfg))
 	case !st.IsDir() && isHDF5(path):
 		return nilIfErr(h5.Open(path, cfg))
@@ -145,6 +146,23 @@ func isHDF5(path string) bool {
 			return false
 		}
 	}
+}
+
+// dirHasBP reports whether a directory holds BP datasets (BP4/BP5
+// directories, BP3 files).
+func dirHasBP(dir string) bool {
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, de := range des {
+		full := filepath.Join(dir, de.Name())
+		if st, err := os.Stat(full); err == nil && (st.IsDir() && (bp.IsBP4(full) || bp.IsBP5(full)) ||
+			st.Mode().IsRegular() && strings.HasSuffix(de.Name(), ".bp") && bp.IsBP3(full)) {
+			return true
+		}
+	}
+	return false
 }
 
 // dirHasHDF5 reports whether a directory holds *.h5 / *.hdf5 files that are
