@@ -85,17 +85,27 @@ func TestOpenPMDEncodingsRun(t *testing.T) {
 	gen := filepath.Join(peers, "openpmd_gen.py")
 	meshes := []string{"B/x", "B/y", "B/z", "E/x", "E/y", "E/z", "j/x", "j/y", "rho"}
 	const elems = 16 * 12 * 10
-	for i, c := range []struct{ backend, encoding string }{
-		{"bp5", "file"}, {"bp4", "file"}, {"h5", "file"},
-		{"bp5", "variable"}, {"bp4", "variable"},
-		{"bp5", "group"}, {"bp4", "group"}, {"h5", "group"},
+	for i, c := range []struct {
+		backend, encoding string
+		extra             []string
+	}{
+		{"bp5", "file", nil}, {"bp4", "file", nil}, {"h5", "file", nil},
+		{"bp5", "variable", nil}, {"bp4", "variable", nil},
+		{"bp5", "group", nil}, {"bp4", "group", nil}, {"h5", "group", nil},
+		// other seeds, many small boxes over more ranks
+		{"bp5", "variable", []string{"--ranks", "9", "--min-box", "2", "--max-box", "5"}},
+		{"bp4", "file", []string{"--ranks", "9", "--min-box", "2", "--max-box", "5"}},
 	} {
-		t.Run(c.backend+"-"+c.encoding, func(t *testing.T) {
+		name := c.backend + "-" + c.encoding
+		if c.extra != nil {
+			name += "-small-boxes"
+		}
+		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
 			in := filepath.Join(dir, "diags")
 			seed := fmt.Sprint(21 + i)
-			cmd := exec.Command(python, gen, "write", in, "--backend", c.backend, "--encoding", c.encoding,
-				"--shape", "16,12,10", "--particles", "30", "--seed", seed)
+			cmd := exec.Command(python, append([]string{gen, "write", in, "--backend", c.backend, "--encoding", c.encoding,
+				"--shape", "16,12,10", "--particles", "30", "--seed", seed}, c.extra...)...)
 			cmd.Env = env
 			if b, err := cmd.CombinedOutput(); err != nil {
 				t.Fatalf("openpmd_gen.py write: %v\n%s", err, b)
