@@ -282,3 +282,72 @@ func TestOpenPMDSnapshotVariable(t *testing.T) {
 		})
 	}
 }
+
+// plainSeriesScript writes plain (not openPMD) ADIOS2 datasets of one step
+// each, run_<it>.bp for it in 1, 2, 30, with T = arange(12) + it over 3
+// writer blocks.
+const plainSeriesScript = `
+import sys, os, numpy as np, adios2.bindings as ab
+d, engine = sys.argv[1], sys.argv[2]
+adios = ab.ADIOS()
+for it in (1, 2, 30):
+    io = adios.DeclareIO("w%d" % it)
+    io.SetEngine(engine)
+    v = io.DefineVariable("T", np.zeros(1), [12], [0], [4], False)
+    w = io.Open(os.path.join(d, "run_%04d.bp" % it), ab.Mode.Write)
+    w.BeginStep()
+    for b in range(3):
+        v.SetSelection([[4 * b], [4]])
+        w.Put(v, np.arange(4.0) + 4 * b + it, ab.Mode.Sync)
+    w.EndStep()
+    w.Close()
+`
+
+// TestPlainBPSeries: a folder of plain BP datasets named PREFIX<T>SUFFIX is
+// one series whose steps are T (BP3 files, whose blocks live beside them,
+// and BP4/BP5 directories).
+func TestPlainBPSeries(t *testing.T) {
+	_, env := testkit.PeersEnv(t)
+	for _, engine := range []string{"BP3", "BP4", "BP5"} {
+		t.Run(engine, func(t *testing.T) {
+			dir := t.TempDir()
+			cmd := exec.Command(testkit.Python, "-c", plainSeriesScript, dir, engine)
+			cmd.Env = env
+			if b, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("adios2 writer: %v\n%s", err, b)
+			}
+			ds, err := Open(dir, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ds.Close()
+			if f := ds.Info().Format; f != strings.ToLower(engine) {
+				t.Errorf("format %s", f)
+			}
+			var steps []int64
+			for _, a := range testkit.ScanAll(t, ds) {
+				steps = append(steps, a.Step)
+				n := 0
+				for bi := range a.Blocks {
+					b := &a.Blocks[bi]
+					raw, err := ds.ReadBlock(context.Background(), b, a.DType)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for i, v := range testkit.Floats(raw, a.DType) {
+						if want := float64(b.Box.Lower[0]+int64(i)) + float64(a.Step); v != want {
+							t.Fatalf("T@%d[%d] = %v, want %v", a.Step, b.Box.Lower[0]+int64(i), v, want)
+						}
+						n++
+					}
+				}
+				if a.Var != "T" || n != 12 {
+					t.Errorf("%s@%d: %d elements", a.Var, a.Step, n)
+				}
+			}
+			if !slices.Equal(steps, []int64{1, 2, 30}) {
+				t.Errorf("steps %v, want 1, 2, 30 from the names", steps)
+			}
+		})
+	}
+}

@@ -42,6 +42,7 @@ type Series struct {
 	*source // block reads, rooted at the series directory
 	members []*Dataset
 	names   []string
+	prefix  []string    // a member's root relative to the series root, "" or "NAME/"
 	order   []seriesRef // sorted by (Var, Step)
 }
 
@@ -71,6 +72,17 @@ func OpenSeries(dir string, members []SeriesMember, cfg Config) (*Series, error)
 		}
 		d.files.CloseIdle()
 		s.members, s.names = append(s.members, d), append(s.names, m.Name)
+		// BP4/BP5 members are their own root; a BP3 file's root is its
+		// directory, the series root itself.
+		rel, err := filepath.Rel(dir, d.info.Root)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return fail(fmt.Errorf("bp: %s: series member %s has its files outside the series directory: %w", dir, m.Name, catalog.ErrUnsupported))
+		}
+		pfx := filepath.ToSlash(rel) + "/"
+		if rel == "." {
+			pfx = ""
+		}
+		s.prefix = append(s.prefix, pfx)
 		formats[d.info.Format] = true
 		if k == 0 {
 			s.info.Format, s.info.Attrs = d.info.Format, d.info.Attrs
@@ -147,11 +159,12 @@ func (s *Series) Scan(ctx context.Context, emit func(*catalog.Array) error) erro
 		if err != nil {
 			return err
 		}
-		name := s.names[r.member]
-		a.Source = name + "/" + a.Source
-		for i := range a.Blocks {
-			if b := &a.Blocks[i]; b.File != "" {
-				b.File = name + "/" + b.File
+		a.Source = s.names[r.member] + ":" + a.Source
+		if pfx := s.prefix[r.member]; pfx != "" {
+			for i := range a.Blocks {
+				if b := &a.Blocks[i]; b.File != "" {
+					b.File = pfx + b.File
+				}
 			}
 		}
 		if err := emit(a); err != nil {
