@@ -172,12 +172,54 @@ func openFolder(dir string, sel *selector, one bool) (Dataset, error) {
 		}
 		return openAs(full, st, sel, false)
 	}
-	list := make([]string, len(cands))
-	for i, c := range cands {
-		list[i] = fmt.Sprintf("%s (%s)", c.name, c.kind)
+	list := describe(cands)
+	if len(list) > 20 {
+		list = append(list[:20], fmt.Sprintf("... (%d in all)", len(list)))
 	}
 	return nil, fmt.Errorf("reader: %s: this folder holds %d unrelated datasets, pass one of them: %s: %w",
 		dir, len(cands), strings.Join(list, ", "), catalog.ErrUnsupported)
+}
+
+// describe lists cands for a message, "name (kind)" each, with the BP
+// datasets of one name pattern shown once as PREFIX%TSUFFIX: a series that
+// shares its folder with other datasets.
+func describe(cands []candidate) []string {
+	type group struct {
+		kind string
+		n    int
+	}
+	groups := map[string]*group{}
+	key := func(c candidate) string {
+		if c.kind != "BP3" && c.kind != "BP4" && c.kind != "BP5" {
+			return ""
+		}
+		if pre, _, suf, ok := catalog.SplitIteration(c.name); ok {
+			return pre + "%T" + suf
+		}
+		return ""
+	}
+	for _, c := range cands {
+		if k := key(c); k != "" {
+			if g := groups[k]; g != nil {
+				g.n++
+			} else {
+				groups[k] = &group{c.kind, 1}
+			}
+		}
+	}
+	var out []string
+	for _, c := range cands {
+		k := key(c)
+		g := groups[k]
+		switch {
+		case k == "" || g.n == 1:
+			out = append(out, fmt.Sprintf("%s (%s)", c.name, c.kind))
+		case g.n > 1:
+			out = append(out, fmt.Sprintf("%s (%s series of %d iterations)", k, g.kind, g.n))
+			g.n = 0 // listed
+		}
+	}
+	return out
 }
 
 // foldersWithDatasets names up to max sub-folders of dir that hold datasets.

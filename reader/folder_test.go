@@ -104,6 +104,16 @@ func TestFolderMessages(t *testing.T) {
 	if want := "reader: " + mixed + ": this folder holds 2 unrelated datasets, pass one of them: example-femm-3d.h5 (HDF5), pic_n2.bp (BP4): unsupported"; err == nil || err.Error() != want {
 		t.Errorf("mixed folder:\n got %v\nwant %s", err, want)
 	}
+	// A series beside another dataset is listed once, by its name pattern.
+	for _, l := range []string{"openpmd_000010.bp", "openpmd_000020.bp", "openpmd_000030.bp", "checkpoint.bp"} {
+		if err := os.Symlink(bp, filepath.Join(mixed, l)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err = Open(mixed, Options{})
+	if want := "reader: " + mixed + ": this folder holds 6 unrelated datasets, pass one of them: checkpoint.bp (BP4), example-femm-3d.h5 (HDF5), openpmd_%T.bp (BP4 series of 3 iterations), pic_n2.bp (BP4): unsupported"; err == nil || err.Error() != want {
+		t.Errorf("series beside other datasets:\n got %v\nwant %s", err, want)
+	}
 	// A BP5 directory's files name it too.
 	des, _ := os.ReadDir(filepath.Join(data, "bp5/quokka-2d"))
 	for _, de := range des {
