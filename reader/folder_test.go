@@ -15,23 +15,8 @@ import (
 	"relayout/internal/testkit"
 )
 
-func TestSplitIteration(t *testing.T) {
-	for _, c := range []struct {
-		name, pre, suf string
-		it             int64
-		ok             bool
-	}{
-		{"openpmd_000100.bp", "openpmd_", ".bp", 100, true},
-		{"data00000200.h5", "data", ".h5", 200, true},
-		{"Attribute.2.5.bp4.bp", "Attribute.2.5.bp", ".bp", 4, true},
-		{"plt00010", "plt", "", 10, true},
-		{"heat.bp", "", "", 0, false},
-	} {
-		pre, it, suf, ok := catalog.SplitIteration(c.name)
-		if ok != c.ok || ok && (pre != c.pre || it != c.it || suf != c.suf) {
-			t.Errorf("%s: %q %d %q %v, want %q %d %q %v", c.name, pre, it, suf, ok, c.pre, c.it, c.suf, c.ok)
-		}
-	}
+// TestSeriesOf: which BP datasets of a folder form a series.
+func TestSeriesOf(t *testing.T) {
 	bp4 := func(names ...string) []candidate {
 		var out []candidate
 		for _, n := range names {
