@@ -86,8 +86,8 @@ func datasetsIn(dir string, deep bool) ([]candidate, error) {
 		}
 		full := filepath.Join(dir, de.Name())
 		st, err := os.Stat(full) // follows symbolic links
-		if err != nil {
-			continue
+		if err != nil || !st.IsDir() && !st.Mode().IsRegular() {
+			continue // FIFOs, devices and sockets are never opened
 		}
 		if k := kindOf(full, st); k != "" {
 			out = append(out, candidate{name: de.Name(), kind: k})

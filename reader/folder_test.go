@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"relayout/catalog"
@@ -88,6 +89,10 @@ func TestFolderMessages(t *testing.T) {
 	_, err = Open(mixed, Options{})
 	if want := "reader: " + mixed + ": this folder holds 2 unrelated datasets, pass one of them: example-femm-3d.h5 (HDF5), pic_n2.bp (BP4): unsupported"; err == nil || err.Error() != want {
 		t.Errorf("mixed folder:\n got %v\nwant %s", err, want)
+	}
+	// A FIFO in a folder is not opened (that would block).
+	if err := syscall.Mkfifo(filepath.Join(mixed, "pipe.h5"), 0o644); err != nil {
+		t.Fatal(err)
 	}
 	// A series beside another dataset is listed once, by its name pattern.
 	for _, l := range []string{"openpmd_000010.bp", "openpmd_000020.bp", "openpmd_000030.bp", "checkpoint.bp"} {
