@@ -1,7 +1,9 @@
 package reader
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -347,6 +349,80 @@ func TestPlainBPSeries(t *testing.T) {
 			}
 			if !slices.Equal(steps, []int64{1, 2, 30}) {
 				t.Errorf("steps %v, want 1, 2, 30 from the names", steps)
+			}
+		})
+	}
+}
+
+// movingWindowScript writes a variable-based series with openPMD-api whose
+// record attribute gridGlobalOffset changes every iteration (a moving
+// window), then prints what openPMD-api reads back per iteration.
+const movingWindowScript = `
+import sys, json, numpy as np, openpmd_api as io
+path, engine = sys.argv[1], sys.argv[2]
+s = io.Series(path, io.Access.create, '{"adios2": {"engine": {"type": "%s"}}}' % engine)
+s.set_iteration_encoding(io.Iteration_Encoding.variable_based)
+for it in (3, 9, 27):
+    i = s.write_iterations()[it]
+    i.time, i.dt = 0.5 * it, 0.5
+    rho = i.meshes["rho"]
+    rho.grid_global_offset, rho.grid_spacing, rho.axis_labels = [1.0 * it, -2.0], [1.0, 1.0], ["x", "y"]
+    c = rho[io.Mesh_Record_Component.SCALAR]
+    c.reset_dataset(io.Dataset(np.dtype("float64"), [4, 5]))
+    c.store_chunk(np.arange(20.0).reshape(4, 5) + it)
+    i.close()
+s.close()
+out = {}
+for i in io.Series(path, io.Access.read_linear).read_iterations():
+    out[i.iteration_index] = {"time": i.time, "offset": list(i.meshes["rho"].grid_global_offset)}
+    i.close()
+print(json.dumps(out))
+`
+
+// TestOpenPMDVariableAttributes: in variable-based encoding the iteration
+// and record attributes of each array are those of its own step, as
+// openPMD-api reads them.
+func TestOpenPMDVariableAttributes(t *testing.T) {
+	_, env := testkit.PeersEnv(t)
+	for _, engine := range []string{"bp4", "bp5"} {
+		t.Run(engine, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "mw.bp")
+			cmd := exec.Command(testkit.Python, "-c", movingWindowScript, path, engine)
+			cmd.Env = env
+			b, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("openPMD-api: %v", err)
+			}
+			var want map[string]struct {
+				Time   float64
+				Offset []float64
+			}
+			if err := json.Unmarshal(b[bytes.LastIndexByte(b[:len(b)-1], '\n')+1:], &want); err != nil || len(want) != 3 {
+				t.Fatalf("openPMD-api read-back %q: %v", b, err)
+			}
+			ds, err := Open(path, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ds.Close()
+			arrays := testkit.ScanAll(t, ds)
+			if len(arrays) != 3 {
+				t.Fatalf("%d arrays, want 3", len(arrays))
+			}
+			for _, a := range arrays {
+				w, ok := want[strconv.FormatInt(a.Step, 10)]
+				if !ok {
+					t.Fatalf("%s@%d: openPMD-api has no iteration %d", a.Var, a.Step, a.Step)
+				}
+				var off []float64
+				for _, at := range a.Attrs {
+					if at.Name == "gridGlobalOffset" {
+						off = at.Floats
+					}
+				}
+				if tm := attrFloat(a.StepAttrs, "time"); tm != w.Time || !slices.Equal(off, w.Offset) {
+					t.Errorf("%s@%d: time %v gridGlobalOffset %v, openPMD-api %v %v", a.Var, a.Step, tm, off, w.Time, w.Offset)
+				}
 			}
 		})
 	}
