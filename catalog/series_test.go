@@ -1,6 +1,11 @@
 package catalog
 
-import "testing"
+import (
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
 
 func TestSplitIteration(t *testing.T) {
 	for _, c := range []struct {
@@ -40,4 +45,31 @@ func TestSplitIteration(t *testing.T) {
 			}
 		}
 	}
+}
+
+// FuzzSplitIteration: any name cuts into PREFIX, digits, SUFFIX that join
+// back to the name, the digits being the last run before the extension.
+func FuzzSplitIteration(f *testing.F) {
+	for _, s := range []string{"openpmd_000100.bp", "data00000200.h5", "Attribute.2.5.bp4.bp", "plt00010", "heat.bp", "99999999999999999999.bp", ".5", "a1.b2.c3"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		if len(name) > 4096 {
+			return
+		}
+		pre, it, suf, ok := SplitIteration(name)
+		if !ok {
+			return
+		}
+		digits := strings.TrimSuffix(strings.TrimPrefix(name, pre), suf)
+		if pre+digits+suf != name || digits == "" || strings.Trim(digits, "0123456789") != "" {
+			t.Fatalf("%q: %q %q %q", name, pre, digits, suf)
+		}
+		if n, err := strconv.ParseInt(digits, 10, 64); err != nil || n != it {
+			t.Fatalf("%q: iteration %d from %q", name, it, digits)
+		}
+		if strings.ContainsAny(strings.TrimSuffix(suf, filepath.Ext(name)), "0123456789") {
+			t.Fatalf("%q: digits left in suffix %q", name, suf)
+		}
+	})
 }
