@@ -47,6 +47,7 @@ func notRecognised(path string) error {
 type candidate struct {
 	name, kind string
 	members    []bp.SeriesMember // a BP series folder (kind "BP series")
+	err        error             // why that series cannot be opened
 }
 
 // kindOf names the format path is in, "" when it is none (openAs's cases).
@@ -72,37 +73,81 @@ func kindOf(path string, st os.FileInfo) string {
 	return ""
 }
 
-// datasetsIn lists the datasets directly in dir (by name order); with deep,
-// sub-folders that are a BP series count too.
-func datasetsIn(dir string, deep bool) ([]candidate, error) {
+// stray is an entry of a folder that is no dataset, with what it is.
+type stray struct{ name, what string }
+
+// datasetsIn lists the datasets directly in dir (by name order) and the
+// other entries; with deep, sub-folders that are a BP series count too.
+func datasetsIn(dir string, deep bool) ([]candidate, []stray, error) {
 	des, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, fmt.Errorf("reader: %w", err)
+		return nil, nil, fmt.Errorf("reader: %w", err)
 	}
 	var out []candidate
+	var others []stray
 	for _, de := range des {
 		if strings.HasPrefix(de.Name(), ".") {
 			continue
 		}
 		full := filepath.Join(dir, de.Name())
 		st, err := os.Stat(full) // follows symbolic links
-		if err != nil || !st.IsDir() && !st.Mode().IsRegular() {
-			continue // FIFOs, devices and sockets are never opened
+		switch {
+		case err != nil:
+			others = append(others, stray{de.Name(), "cannot be read (" + err.Error() + ")"})
+			continue
+		case !st.IsDir() && !st.Mode().IsRegular():
+			// FIFOs, devices and sockets are never opened (a FIFO blocks).
+			others = append(others, stray{de.Name(), "is " + special(st.Mode())})
+			continue
 		}
 		if k := kindOf(full, st); k != "" {
 			out = append(out, candidate{name: de.Name(), kind: k})
 			continue
 		}
+		what := "is not a dataset relayout reads"
+		if st.IsDir() {
+			what = "is a folder that is no dataset (a BP4/BP5 directory needs md.idx and md.0: an iteration cut short?)"
+		}
+		others = append(others, stray{de.Name(), what})
 		if deep && st.IsDir() {
-			sub, err := datasetsIn(full, false)
+			sub, subOthers, err := datasetsIn(full, false)
 			if err == nil {
 				if m := seriesOf(sub); m != nil {
-					out = append(out, candidate{name: de.Name(), kind: fmt.Sprintf("%s series of %d iterations", sub[0].kind, len(m)), members: m})
+					others = others[:len(others)-1]
+					out = append(out, candidate{name: de.Name(), kind: fmt.Sprintf("%s series of %d iterations", sub[0].kind, len(m)),
+						members: m, err: checkStrays(full, m, subOthers)})
 				}
 			}
 		}
 	}
-	return out, nil
+	return out, others, nil
+}
+
+// special names a file type that is neither regular nor a directory.
+func special(m os.FileMode) string {
+	switch {
+	case m&os.ModeNamedPipe != 0:
+		return "a FIFO (named pipe)"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	}
+	return "not a regular file (" + m.Type().String() + ")"
+}
+
+// checkStrays refuses a series beside an entry named like its iterations
+// that is not one (an iteration cut short, a FIFO, a broken link): that
+// iteration would otherwise go missing without a word.
+func checkStrays(dir string, members []bp.SeriesMember, others []stray) error {
+	pre, _, suf, _ := catalog.SplitIteration(members[0].Name)
+	for _, o := range others {
+		if p, _, s, ok := catalog.SplitIteration(o.name); ok && p == pre && s == suf {
+			return fmt.Errorf("reader: %s: named like the iterations of the series %s (%s%%T%s) but %s: repair or remove it: %w",
+				filepath.Join(dir, o.name), dir, pre, suf, o.what, catalog.ErrUnsupported)
+		}
+	}
+	return nil
 }
 
 // seriesOf returns the members when cands are two or more BP datasets named
@@ -140,11 +185,14 @@ func cmpInt(a, b int64) int {
 // openFolder opens a directory that is no dataset itself: a series, or (when
 // one is true) the single dataset it holds.
 func openFolder(dir string, sel *selector, one bool) (Dataset, error) {
-	cands, err := datasetsIn(dir, one)
+	cands, others, err := datasetsIn(dir, one)
 	if err != nil {
 		return nil, err
 	}
 	if m := seriesOf(cands); m != nil {
+		if err := checkStrays(dir, m, others); err != nil {
+			return nil, err
+		}
 		return nilIfErr(bp.OpenSeries(dir, m, bp.Config{Match: sel.match}))
 	}
 	if !one {
@@ -164,6 +212,9 @@ func openFolder(dir string, sel *selector, one bool) (Dataset, error) {
 		c := cands[0]
 		full := filepath.Join(dir, c.name)
 		if c.members != nil {
+			if c.err != nil {
+				return nil, c.err
+			}
 			return nilIfErr(bp.OpenSeries(full, c.members, bp.Config{Match: sel.match}))
 		}
 		st, err := os.Stat(full)
@@ -234,7 +285,7 @@ func foldersWithDatasets(dir string, max int) []string {
 		if st, err := os.Stat(full); err != nil || !st.IsDir() || strings.HasPrefix(de.Name(), ".") {
 			continue
 		}
-		if c, err := datasetsIn(full, false); err == nil && len(c) > 0 {
+		if c, _, err := datasetsIn(full, false); err == nil && len(c) > 0 {
 			if len(out) == max {
 				return append(out, "...")
 			}

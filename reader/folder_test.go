@@ -106,6 +106,33 @@ func TestFolderMessages(t *testing.T) {
 	if want := "reader: " + mixed + ": this folder holds 6 unrelated datasets, pass one of them: checkpoint.bp (BP4), example-femm-3d.h5 (HDF5), openpmd_%T.bp (BP4 series of 3 iterations), pic_n2.bp (BP4): unsupported"; err == nil || err.Error() != want {
 		t.Errorf("series beside other datasets:\n got %v\nwant %s", err, want)
 	}
+	// An entry named like a series' iterations that is none is refused by
+	// name: that iteration would go missing.
+	ser := t.TempDir()
+	for _, l := range []string{"s_000010.bp", "s_000020.bp"} {
+		if err := os.Symlink(bp, filepath.Join(ser, l)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		make func(string) error
+		what string
+	}{
+		{func(p string) error { return syscall.Mkfifo(p, 0o644) }, "is a FIFO (named pipe)"},
+		{func(p string) error { return os.Mkdir(p, 0o755) }, "is a folder that is no dataset (a BP4/BP5 directory needs md.idx and md.0: an iteration cut short?)"},
+		{func(p string) error { return os.Symlink("/dev/zero", p) }, "is a device"},
+		{func(p string) error { return os.WriteFile(p, []byte("x"), 0o644) }, "is not a dataset relayout reads"},
+	} {
+		p := filepath.Join(ser, "s_000030.bp")
+		if err := c.make(p); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Open(ser, Options{})
+		if want := "reader: " + p + ": named like the iterations of the series " + ser + " (s_%T.bp) but " + c.what + ": repair or remove it: unsupported"; err == nil || err.Error() != want {
+			t.Errorf("stray:\n got %v\nwant %s", err, want)
+		}
+		os.Remove(p)
+	}
 	// A BP5 directory's files name it too.
 	des, _ := os.ReadDir(filepath.Join(data, "bp5/quokka-2d"))
 	for _, de := range des {
