@@ -90,6 +90,11 @@ func OpenSeries(dir string, members []SeriesMember, cfg Config) (*Series, error)
 		for _, sk := range d.info.Skipped {
 			s.info.Skipped = append(s.info.Skipped, m.Name+": "+sk)
 		}
+		if d.steps() == 0 {
+			// A writer stopped before ending its first step (a job's time
+			// limit): the iteration is left out, and said so.
+			s.info.Skipped = append(s.info.Skipped, fmt.Sprintf("%s: iteration %d: no complete ADIOS2 step (the writer stopped before ending it)", m.Name, m.Iteration))
+		}
 		for i := range d.entries {
 			e := &d.entries[i]
 			if d.pmd == nil {
