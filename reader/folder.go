@@ -29,6 +29,7 @@ import (
 	"relayout/catalog"
 	"relayout/reader/amrex"
 	"relayout/reader/bp"
+	"relayout/reader/h5"
 )
 
 // formatsRead is what the "not recognised" message lists.
@@ -229,6 +230,22 @@ func openFolder(dir string, sel *selector, one bool) (Dataset, error) {
 	}
 	return nil, fmt.Errorf("reader: %s: this folder holds %d unrelated datasets, pass one of them: %s: %w",
 		dir, len(cands), strings.Join(list, ", "), catalog.ErrUnsupported)
+}
+
+// severalHDF5 refuses a directory of HDF5 files that are not one series.
+func severalHDF5(dir string, why *h5.NotOneSeriesError) error {
+	des, _ := os.ReadDir(dir)
+	var list []string
+	for _, de := range des {
+		if ext := strings.ToLower(filepath.Ext(de.Name())); ext == ".h5" || ext == ".hdf5" {
+			list = append(list, de.Name())
+		}
+	}
+	if len(list) > 20 {
+		list = append(list[:20], fmt.Sprintf("... (%d in all)", len(list)))
+	}
+	return fmt.Errorf("reader: %s: this folder holds HDF5 files that are not one series (%s step %d is in both %s and %s), pass one of them: %s: %w",
+		dir, why.Var, why.Step, why.Files[0], why.Files[1], strings.Join(list, ", "), catalog.ErrUnsupported)
 }
 
 // describe lists cands for a message, "name (kind)" each, with the BP

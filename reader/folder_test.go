@@ -81,6 +81,12 @@ func TestFolderMessages(t *testing.T) {
 			t.Errorf("%s:\n got %v\nwant %s", c.path, err, want)
 		}
 	}
+	// HDF5 files that are no series (the same array in two files).
+	femm := filepath.Join(data, "hdf5/openpmd-femm")
+	_, err = Open(femm, Options{})
+	if want := "reader: " + femm + ": this folder holds HDF5 files that are not one series (B/z step 1 is in both example-femm-3d.h5 and example-femm-thetaMode.h5), pass one of them: example-femm-3d.h5, example-femm-thetaMode.h5: unsupported"; err == nil || err.Error() != want || !errors.Is(err, catalog.ErrUnsupported) {
+		t.Errorf("HDF5 files of two datasets:\n got %v\nwant %s", err, want)
+	}
 	// HDF5 beside BP is a folder of several datasets, not an HDF5 series.
 	mixed := t.TempDir()
 	for _, l := range []string{"bp4/picongpu-lwfa/pic_n2.bp", "hdf5/openpmd-femm/example-femm-3d.h5"} {

@@ -77,7 +77,11 @@ func openAs(path string, st os.FileInfo, sel *selector, folder bool) (Dataset, e
 	case (h5dir || !st.IsDir() && isHDF5(path)) && chombo.Detect(path):
 		return nilIfErr(chombo.Open(path, chombo.Config{Match: sel.match}))
 	case h5dir:
-		return nilIfErr(h5.Open(path, cfg))
+		ds, err := nilIfErr(h5.Open(path, cfg))
+		if nos := (*h5.NotOneSeriesError)(nil); errors.As(err, &nos) {
+			return nil, severalHDF5(path, nos)
+		}
+		return ds, err
 	case !st.IsDir() && isHDF5(path):
 		return nilIfErr(h5.Open(path, cfg))
 	case st.IsDir() && bp.IsBP4(path):

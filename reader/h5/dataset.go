@@ -179,12 +179,28 @@ func sortEntries(es []entry) error {
 	for i := 1; i < len(es); i++ {
 		a, b := es[i-1], es[i]
 		if a.Var == b.Var && a.Step == b.Step && a.Level == b.Level {
-			return fmt.Errorf("reader/h5: variable %q step %d level %d is both %s:%s and %s:%s: %w",
+			err := fmt.Errorf("reader/h5: variable %q step %d level %d is both %s:%s and %s:%s: %w",
 				a.Var, a.Step, a.Level, a.file, a.path, b.file, b.path, catalog.ErrUnsupported)
+			if a.file != b.file {
+				err = &NotOneSeriesError{Var: a.Var, Step: a.Step, Files: [2]string{a.file, b.file}, Err: err}
+			}
+			return err
 		}
 	}
 	return nil
 }
+
+// NotOneSeriesError is returned by Open when two files of a directory hold
+// the same array: the files are unrelated datasets, not one series.
+type NotOneSeriesError struct {
+	Var   string
+	Step  int64
+	Files [2]string
+	Err   error
+}
+
+func (e *NotOneSeriesError) Error() string { return e.Err.Error() }
+func (e *NotOneSeriesError) Unwrap() error { return e.Err }
 
 func cmpInt(a, b int64) int {
 	switch {
