@@ -202,10 +202,19 @@ func runRun(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	skipped := ds.Info().Skipped
 	if len(vars) == 0 {
-		return fmt.Errorf("run: %s: no variable to rewrite (see relayout catalog %s): %w", in, in, catalog.ErrNotFound)
+		why := ""
+		if len(skipped) > 0 {
+			why = fmt.Sprintf("%d objects skipped, the first: %s; ", len(skipped), skipped[0])
+		}
+		return fmt.Errorf("run: %s: no variable to rewrite (%ssee relayout catalog %s): %w", in, why, in, catalog.ErrNotFound)
 	}
 	fmt.Fprintf(logw, "catalog: %d variables from %s (%s) in %.2fs\n", len(vars), in, ds.Info().Format, time.Since(start).Seconds())
+	if len(skipped) > 0 {
+		fmt.Fprintf(logw, "skipped: %d objects not rewritten (listed with the reason under \"skipped\" in %s), the first: %s\n",
+			len(skipped), catalog.ManifestName, skipped[0])
+	}
 	outFS, err := fsinfo.Detect(o.out)
 	if err != nil {
 		return fmt.Errorf("run: %w", err)

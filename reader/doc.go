@@ -1,8 +1,11 @@
 // Package reader opens a simulation output of any supported format and
 // presents it as a catalog.Source plus a stream of catalog arrays: Open
-// detects the format (HDF5 / openPMD-HDF5 files or directories, relayout
-// output directories) and hands off to the format's sub-package; Options.Vars
-// selects variables by name or glob.
+// detects the format (HDF5 / openPMD-HDF5 / Chombo files or directories, BP3
+// files, BP4/BP5 directories, AMReX plotfiles, relayout output directories)
+// and hands off to the format's sub-package; a folder that is none of them
+// (folder.go) is a file-based BP series (bp.Series), or the one dataset it
+// holds, or refused listing the datasets it holds; a path inside a dataset is
+// refused naming the dataset. Options.Vars selects variables by name or glob.
 //
 // Format quirks stay in the sub-packages (reader/h5); byte fetching and codec
 // decoding are in reader/blockio. This package must not parse file contents

@@ -49,30 +49,7 @@ func Open(path string, opts Options) (Dataset, error) {
 		}
 		return nil, fmt.Errorf("reader: %w", err)
 	}
-	// Each format's reader takes the selection as a match function and
-	// returns a type that satisfies Dataset; add new formats as cases here.
-	cfg := h5.Config{Match: sel.match}
-	var ds Dataset
-	switch {
-	case st.IsDir() && fileExists(filepath.Join(path, catalog.ManifestName)):
-		ds, err = nilIfErr(h5.OpenRelayout(path, cfg))
-	case st.IsDir() && amrex.Detect(path):
-		ds, err = nilIfErr(amrex.Open(path, amrex.Config{Match: sel.match}))
-	case (st.IsDir() && dirHasHDF5(path) || !st.IsDir() && isHDF5(path)) && chombo.Detect(path):
-		ds, err = nilIfErr(chombo.Open(path, chombo.Config{Match: sel.match}))
-	case st.IsDir() && dirHasHDF5(path):
-		ds, err = nilIfErr(h5.Open(path, cfg))
-	case !st.IsDir() && isHDF5(path):
-		ds, err = nilIfErr(h5.Open(path, cfg))
-	case st.IsDir() && bp.IsBP4(path):
-		ds, err = nilIfErr(bp.Open(path, bp.Config{Match: sel.match}))
-	case st.IsDir() && bp.IsBP5(path): // header text may be damaged: detected by structure
-		ds, err = nilIfErr(bp.Open(path, bp.Config{Match: sel.match}))
-	case !st.IsDir() && strings.HasSuffix(path, ".bp") && bp.IsBP3(path):
-		ds, err = nilIfErr(bp.Open(path, bp.Config{Match: sel.match}))
-	default:
-		return nil, fmt.Errorf("reader: %s: not a recognised format (HDF5, openPMD-HDF5, relayout output): %w", path, catalog.ErrUnsupported)
-	}
+	ds, err := openAs(path, st, sel, true)
 	if err != nil {
 		return nil, err
 	}
@@ -81,6 +58,42 @@ func Open(path string, opts Options) (Dataset, error) {
 		return nil, fmt.Errorf("reader: %s: no variable matches %q (names seen: %s): %w", path, unused[0], sel.names(20), catalog.ErrNotFound)
 	}
 	return ds, nil
+}
+
+// openAs opens path in the format its content shows. A directory that is
+// none of them is tried as a folder (folder.go): a file-based series, or the
+// one dataset it holds when folder is true.
+func openAs(path string, st os.FileInfo, sel *selector, folder bool) (Dataset, error) {
+	// Each format's reader takes the selection as a match function and
+	// returns a type that satisfies Dataset; add new formats as cases here
+	// and in kindOf.
+	cfg := h5.Config{Match: sel.match}
+	h5dir := st.IsDir() && dirHasHDF5(path) && !dirHasBP(path) // HDF5 beside BP: a folder of several
+	switch {
+	case st.IsDir() && fileExists(filepath.Join(path, catalog.ManifestName)):
+		return nilIfErr(h5.OpenRelayout(path, cfg))
+	case st.IsDir() && amrex.Detect(path):
+		return nilIfErr(amrex.Open(path, amrex.Config{Match: sel.match}))
+	case (h5dir || !st.IsDir() && isHDF5(path)) && chombo.Detect(path):
+		return nilIfErr(chombo.Open(path, chombo.Config{Match: sel.match}))
+	case h5dir:
+		ds, err := nilIfErr(h5.Open(path, cfg))
+		if nos := (*h5.NotOneSeriesError)(nil); errors.As(err, &nos) {
+			return nil, severalHDF5(path, nos)
+		}
+		return ds, err
+	case !st.IsDir() && isHDF5(path):
+		return nilIfErr(h5.Open(path, cfg))
+	case st.IsDir() && bp.IsBP4(path):
+		return nilIfErr(bp.Open(path, bp.Config{Match: sel.match}))
+	case st.IsDir() && bp.IsBP5(path): // header text may be damaged: detected by structure
+		return nilIfErr(bp.Open(path, bp.Config{Match: sel.match}))
+	case !st.IsDir() && strings.HasSuffix(path, ".bp") && bp.IsBP3(path):
+		return nilIfErr(bp.Open(path, bp.Config{Match: sel.match}))
+	case st.IsDir():
+		return openFolder(path, sel, folder)
+	}
+	return nil, notRecognised(path)
 }
 
 // Every format reader offers the optional fast paths the rewriter looks for
@@ -96,6 +109,7 @@ type fastDataset interface {
 var (
 	_ fastDataset = (*h5.Dataset)(nil)
 	_ fastDataset = (*bp.Dataset)(nil)
+	_ fastDataset = (*bp.Series)(nil)
 	_ fastDataset = (*amrex.Dataset)(nil)
 	_ fastDataset = (*chombo.Dataset)(nil)
 )
@@ -136,6 +150,23 @@ func isHDF5(path string) bool {
 			return false
 		}
 	}
+}
+
+// dirHasBP reports whether a directory holds BP datasets (BP4/BP5
+// directories, BP3 files).
+func dirHasBP(dir string) bool {
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, de := range des {
+		full := filepath.Join(dir, de.Name())
+		if st, err := os.Stat(full); err == nil && (st.IsDir() && (bp.IsBP4(full) || bp.IsBP5(full)) ||
+			st.Mode().IsRegular() && strings.HasSuffix(de.Name(), ".bp") && bp.IsBP3(full)) {
+			return true
+		}
+	}
+	return false
 }
 
 // dirHasHDF5 reports whether a directory holds *.h5 / *.hdf5 files that are

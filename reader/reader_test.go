@@ -58,7 +58,7 @@ for i in (10, 20):
 	os.Mkdir(filepath.Join(dir, "emptydir"), 0o755)
 
 	_, err := Open(filepath.Join(dir, "x.txt"), Options{})
-	want := "reader: " + filepath.Join(dir, "x.txt") + ": not a recognised format (HDF5, openPMD-HDF5, relayout output): unsupported"
+	want := "reader: " + filepath.Join(dir, "x.txt") + ": not a recognised format (" + formatsRead + "): unsupported"
 	if !errors.Is(err, catalog.ErrUnsupported) || err.Error() != want {
 		t.Errorf("text file: %v", err)
 	}

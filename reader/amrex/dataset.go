@@ -82,6 +82,9 @@ func Detect(path string) bool {
 	return false
 }
 
+// IsPlotfile reports whether dir is one plotfile (not a directory of them).
+func IsPlotfile(dir string) bool { return isPlotfile(dir) }
+
 // isPlotfile reports whether dir holds a Header that starts like a plotfile's
 // (a version line, then the number of variables). Parse errors are Open's to
 // report.

@@ -262,6 +262,20 @@ func (p *Files) readInto(of *openFile, name string, off int64, buf []byte) error
 	return fmt.Errorf("blockio: %s: read at offset %d: %w", name, off, err)
 }
 
+// CloseIdle closes the files not in use now; the pool stays usable and
+// reopens them on demand (a series of many datasets keeps few open).
+func (p *Files) CloseIdle() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for e := p.idle.Front(); e != nil; e = e.Next() {
+		of := e.Value.(*openFile)
+		of.f.Close()
+		delete(p.open, of.name)
+	}
+	p.idle.Init()
+	p.broadcastLocked()
+}
+
 // Close closes every idle file; files in use are closed when released.
 func (p *Files) Close() error {
 	p.mu.Lock()

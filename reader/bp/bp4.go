@@ -187,6 +187,7 @@ func (d *Dataset) parseStep4(buf []byte, s int, r stepRec, varNames map[string]b
 		return nil, vc.err
 	}
 	ac := mk(r.attrs, r.end, "attribute index")
+	d.attrs.step = s
 	d.parseAttrIndex(ac)
 	return out, ac.err
 }
@@ -218,15 +219,23 @@ func (d *Dataset) finishOpen(raw []entry, varNames map[string]bool, cfg Config) 
 	if pmd := detectOpenPMD(d.attrs.list); pmd != nil {
 		d.pmd = pmd
 		d.info.Format = "openpmd-" + d.pfx
+		if pmd.varBased {
+			if err := d.snapshots(raw); err != nil {
+				return err
+			}
+		}
 	}
 	for _, e := range raw {
+		if d.pmd != nil && d.pmd.varBased && e.name == d.pmd.snapshotName() {
+			continue // the iteration index, read by snapshots
+		}
 		if e.skip != "" { // no data is read, so a refusal does not apply
 			d.addSkipped(fmt.Sprintf("%s: %s", e.name, e.skip))
 			continue
 		}
 		e.Var, e.Step = e.name, int64(e.step)
 		if d.pmd != nil {
-			pl := d.pmd.locate(e.name)
+			pl := d.pmd.locate(e.name, e.step)
 			switch pl.kind {
 			case pmdParticles:
 				d.addSkipped(fmt.Sprintf("%s: openPMD particle species (particles are not supported by run)", pl.Var))
@@ -247,6 +256,92 @@ func (d *Dataset) finishOpen(raw []entry, varNames map[string]bool, cfg Config) 
 	}
 	d.finishAttrs(varNames)
 	return d.sortEntries()
+}
+
+// steps is the number of ADIOS2 steps Open indexed.
+func (d *Dataset) steps() int {
+	switch {
+	case d.b5 != nil:
+		return len(d.b5.steps)
+	case d.bp3:
+		return len(d.steps3)
+	}
+	return len(d.steps4)
+}
+
+// snapshots finds the iteration of every step of a variable-based openPMD
+// series: the /data/snapshot variable of the step, else the attribute as it
+// stood at that step, else the step index.
+func (d *Dataset) snapshots(raw []entry) error {
+	p := d.pmd
+	name := p.snapshotName()
+	p.iters = make([]int64, d.steps())
+	for s := range p.iters {
+		p.iters[s] = int64(s)
+		if a, ok := d.attrs.getAt(name, s); ok {
+			it, err := d.snapshotValue(s, a.Uints, a.Ints)
+			if err != nil {
+				return err
+			}
+			p.iters[s] = it
+		}
+	}
+	for i := range raw {
+		e := &raw[i]
+		if e.name != name || e.step < 0 || e.step >= len(p.iters) {
+			continue
+		}
+		if e.err != nil {
+			return e.err
+		}
+		if e.kind != globalValue && e.kind != globalArray {
+			return fmt.Errorf("%s: %s: variable %s step %d is a %s: %w", d.pfx, d.info.Path, name, e.step, e.kind, catalog.ErrUnsupported)
+		}
+		if d.pgCache == nil {
+			d.pgCache = map[int]*pgTable{}
+		}
+		a, err := d.buildArray(context.Background(), e)
+		if err != nil {
+			return err
+		}
+		var vals []uint64
+		for _, b := range a.Blocks {
+			raw := b.Inline
+			if raw == nil {
+				if raw, err = d.ReadBlock(context.Background(), &b, a.DType); err != nil {
+					return err
+				}
+			}
+			if a.DType.Size != 8 || len(raw)%8 != 0 || len(raw) > 8*1024 {
+				return fmt.Errorf("%s: %s: variable %s step %d: %d bytes of %s, want 64-bit integers: %w", d.pfx, d.info.Path, name, e.step, len(raw), a.DType, catalog.ErrUnsupported)
+			}
+			bo := binary.ByteOrder(binary.LittleEndian)
+			if a.DType.BigEndian {
+				bo = binary.BigEndian
+			}
+			for k := 0; k < len(raw); k += 8 {
+				vals = append(vals, bo.Uint64(raw[k:]))
+			}
+		}
+		it, err := d.snapshotValue(e.step, vals, nil)
+		if err != nil {
+			return err
+		}
+		p.iters[e.step] = it
+	}
+	return nil
+}
+
+// snapshotValue checks that a step holds exactly one iteration.
+func (d *Dataset) snapshotValue(step int, u []uint64, i []int64) (int64, error) {
+	for _, v := range u {
+		i = append(i, int64(v))
+	}
+	if len(i) != 1 || i[0] < 0 {
+		return 0, fmt.Errorf("%s: %s: step %d: variable-based openPMD snapshot %v: one iteration per step is supported: %w",
+			d.pfx, d.info.Path, step, i, catalog.ErrUnsupported)
+	}
+	return i[0], nil
 }
 
 // countSubfiles counts PREFIX0, PREFIX1, ... in dir (consecutive from 0).

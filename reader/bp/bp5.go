@@ -818,6 +818,7 @@ func (d *Dataset) indexStep5(ctx context.Context, step int, varNames map[string]
 			return nil, err
 		}
 	}
+	d.attrs.step = step
 	for r := range t.atOff {
 		if t.atLen[r] == 0 {
 			continue

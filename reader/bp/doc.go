@@ -37,7 +37,9 @@
 // Fortran/column-major writers (the rewriter transposes). Global values are
 // 0-d arrays, local values 1-d arrays of one element per block, joined arrays
 // get starts from the running sum of counts. Steps are 0-based in md.idx
-// order (BP4) or time-index order (BP3); openPMD uses the iteration number.
+// order (BP4) or time-index order (BP3); openPMD uses the iteration number
+// (variable-based: each step's /data/snapshot). A file-based series
+// (series.go) is a directory of BP datasets opened one by one and merged.
 //
 // Memory: Open walks the metadata step by step (BP4: one step's md.0 slice at
 // a time; BP5: one writer's metadata block at a time; BP3: its one index) and keeps, per (variable, step), only where its

@@ -1,8 +1,8 @@
 package bp
 
-// openPMD on ADIOS BP (openPMD-api's ADIOS2 backend, group-based iteration
-// encoding). Variables and attributes carry full paths; the mapping follows
-// reader/h5's openPMD mapping:
+// openPMD on ADIOS BP (openPMD-api's ADIOS2 backend, group- and file-based
+// iteration encoding). Variables and attributes carry full paths; the mapping
+// follows reader/h5's openPMD mapping:
 //
 //	attribute /openPMD, /basePath "/data/%T/", /meshesPath, /particlesPath
 //	variable  /data/<it>/<meshes>/<rec>/<comp> -> var "<rec>/<comp>", step it
@@ -13,8 +13,21 @@ package bp
 //	                                                  component's win)
 //	attribute /data/<it>/<a>                       -> Array.StepAttrs
 //	attribute /<a>                                 -> DatasetInfo.Attrs as "<a>"
+//
+// Variable-based encoding (/iterationEncoding "variableBased"): one ADIOS2
+// step per iteration and paths without the iteration number, below
+// /iterationFormat (openPMD-api writes "/data"):
+//
+//	ADIOS2 step s:
+//	  attribute or variable /data/snapshot = [it]   the iteration of step s
+//	  variable  /data/<meshes>/<rec>/<comp>        -> var "<rec>/<comp>", step it
+//	  attribute /data/<a> (time, dt, ...)          -> Array.StepAttrs, as of step s
+//	  record and component attributes              -> Array.Attrs, as of step s
+//
+// A step without a snapshot keeps its ADIOS2 step index as iteration.
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,6 +38,11 @@ import (
 type openPMD struct {
 	basePrefix, baseSuffix string // basePath around %T
 	meshes, particles      string // without slashes
+	// variable-based encoding: the iteration group ("/data"), and each
+	// ADIOS2 step's iteration (from /data/snapshot), filled by finishOpen.
+	varBased bool
+	iterPath string
+	iters    []int64
 }
 
 func attrStr(attrs []catalog.Attr, name string) (string, bool) {
@@ -56,8 +74,18 @@ func detectOpenPMD(attrs []catalog.Attr) *openPMD {
 	if m, ok := attrStr(attrs, "/particlesPath"); ok {
 		p.particles = strings.Trim(m, "/")
 	}
+	if enc, _ := attrStr(attrs, "/iterationEncoding"); enc == "variableBased" {
+		p.varBased = true
+		p.iterPath = strings.TrimSuffix(pre, "/")
+		if f, ok := attrStr(attrs, "/iterationFormat"); ok && strings.HasPrefix(f, "/") && !strings.Contains(f, "%T") {
+			p.iterPath = strings.TrimSuffix(f, "/")
+		}
+	}
 	return p
 }
+
+// snapshotName is the variable-based encoding's iteration index of a step.
+func (p *openPMD) snapshotName() string { return p.iterPath + "/snapshot" }
 
 type pmdKind int
 
@@ -75,8 +103,15 @@ type pmdPlace struct {
 	Iter   string // iteration path
 }
 
-// locate maps a variable path.
-func (p *openPMD) locate(name string) pmdPlace {
+// locate maps a variable path written at ADIOS2 step step.
+func (p *openPMD) locate(name string, step int) pmdPlace {
+	if p.varBased {
+		rest, ok := strings.CutPrefix(name, p.iterPath+"/")
+		if !ok || step < 0 || step >= len(p.iters) {
+			return pmdPlace{kind: pmdOutside}
+		}
+		return p.place(rest, p.iters[step], p.iterPath)
+	}
 	after, ok := strings.CutPrefix(name, p.basePrefix)
 	if !ok {
 		return pmdPlace{kind: pmdOutside}
@@ -98,6 +133,11 @@ func (p *openPMD) locate(name string) pmdPlace {
 		iter += "/" + p.baseSuffix
 		rest = r
 	}
+	return p.place(rest, it, iter)
+}
+
+// place maps the iteration-relative path rest of iteration it (group iter).
+func (p *openPMD) place(rest string, it int64, iter string) pmdPlace {
 	if sub, ok := strings.CutPrefix(rest, p.meshes+"/"); ok && p.meshes != "" && sub != "" {
 		pl := pmdPlace{kind: pmdMesh, Var: sub, Step: it, Iter: iter}
 		if rec, _, comp := strings.Cut(sub, "/"); comp {
@@ -107,7 +147,11 @@ func (p *openPMD) locate(name string) pmdPlace {
 	}
 	if sub, ok := strings.CutPrefix(rest, p.particles+"/"); ok && p.particles != "" && sub != "" {
 		species, _, _ := strings.Cut(sub, "/")
-		return pmdPlace{kind: pmdParticles, Var: iter + "/" + p.particles + "/" + species}
+		pl := pmdPlace{kind: pmdParticles, Var: iter + "/" + p.particles + "/" + species}
+		if p.varBased {
+			pl.Var += fmt.Sprintf(" (iteration %d)", it)
+		}
+		return pl
 	}
 	return pmdPlace{kind: pmdOutside}
 }
@@ -130,7 +174,8 @@ func childAttrs(all []catalog.Attr, path string) []catalog.Attr {
 func (p *openPMD) rootAttrs(all []catalog.Attr) []catalog.Attr { return childAttrs(all, "") }
 
 // arrayAttrs are a mesh array's attributes (record overlaid by component)
-// and its iteration's attributes.
+// and its iteration's attributes (all: the attributes as of the array's
+// step; the variable-based snapshot index is left out).
 func (p *openPMD) arrayAttrs(all []catalog.Attr, e *entry) (attrs, step []catalog.Attr) {
 	attrs = childAttrs(all, e.name)
 	if e.record != "" {
@@ -144,6 +189,9 @@ func (p *openPMD) arrayAttrs(all []catalog.Attr, e *entry) (attrs, step []catalo
 	}
 	if e.iterKey != "" {
 		step = childAttrs(all, e.iterKey)
+		if p.varBased {
+			step = slices.DeleteFunc(step, func(a catalog.Attr) bool { return a.Name == "snapshot" })
+		}
 	}
 	return attrs, step
 }

@@ -470,10 +470,21 @@ func (c *classifier) reason(typeID uint8) string {
 }
 
 // attrSet accumulates attributes across steps (a later definition wins),
-// keeping first-seen order.
+// keeping first-seen order. Set step before reading a step's attributes:
+// the definitions that change are kept with their step, so that at gives the
+// attributes as they stood at any step (variable-based openPMD rewrites the
+// iteration's attributes, e.g. time, every step).
 type attrSet struct {
 	list  []catalog.Attr
 	index map[string]int
+	step  int                   // step of the attributes being put
+	first []int                 // step at which list[i] was first defined
+	hist  map[string][]stepAttr // every version of the names that changed
+}
+
+type stepAttr struct {
+	step int
+	attr catalog.Attr
 }
 
 func (s *attrSet) put(a catalog.Attr) {
@@ -481,11 +492,27 @@ func (s *attrSet) put(a catalog.Attr) {
 		s.index = map[string]int{}
 	}
 	if i, ok := s.index[a.Name]; ok {
+		old := s.list[i]
+		if attrEqual(old, a) {
+			return // BP4 repeats every attribute in every step
+		}
+		if s.hist == nil {
+			s.hist = map[string][]stepAttr{}
+		}
+		h := s.hist[a.Name]
+		if len(h) == 0 {
+			h = append(h, stepAttr{s.first[i], old})
+		}
+		if h[len(h)-1].step == s.step {
+			h = h[:len(h)-1] // redefined within one step: the last wins
+		}
+		s.hist[a.Name] = append(h, stepAttr{s.step, a})
 		s.list[i] = a
 		return
 	}
 	s.index[a.Name] = len(s.list)
 	s.list = append(s.list, a)
+	s.first = append(s.first, s.step)
 }
 
 func (s *attrSet) get(name string) (catalog.Attr, bool) {
@@ -493,6 +520,45 @@ func (s *attrSet) get(name string) (catalog.Attr, bool) {
 		return s.list[i], true
 	}
 	return catalog.Attr{}, false
+}
+
+// at returns the attributes as they stood after step was read: those first
+// defined later are left out, changed ones have their value of that step.
+func (s *attrSet) at(step int) []catalog.Attr {
+	out := make([]catalog.Attr, 0, len(s.list))
+	for i, a := range s.list {
+		if s.first[i] > step {
+			continue
+		}
+		for _, v := range s.hist[a.Name] {
+			if v.step <= step {
+				a = v.attr
+			}
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// getAt is at(step)'s value of one attribute.
+func (s *attrSet) getAt(name string, step int) (catalog.Attr, bool) {
+	i, ok := s.index[name]
+	if !ok || s.first[i] > step {
+		return catalog.Attr{}, false
+	}
+	a := s.list[i]
+	for _, v := range s.hist[name] {
+		if v.step <= step {
+			a = v.attr
+		}
+	}
+	return a, true
+}
+
+func attrEqual(a, b catalog.Attr) bool {
+	return a.Name == b.Name && a.Type == b.Type && a.Scalar == b.Scalar && slices.Equal(a.Strings, b.Strings) &&
+		slices.Equal(a.Ints, b.Ints) && slices.Equal(a.Uints, b.Uints) &&
+		slices.EqualFunc(a.Floats, b.Floats, func(x, y float64) bool { return math.Float64bits(x) == math.Float64bits(y) })
 }
 
 // parseAttrIndex reads an attribute index (u32 count, u64 length, entries)
@@ -548,7 +614,11 @@ func (d *Dataset) finishAttrs(varNames map[string]bool) {
 // record/component/iteration attributes for openPMD.
 func (d *Dataset) decorate(e *entry, a *catalog.Array) {
 	if d.pmd != nil {
-		a.Attrs, a.StepAttrs = d.pmd.arrayAttrs(d.attrs.list, e)
+		all := d.attrs.list
+		if d.pmd.varBased {
+			all = d.attrs.at(e.step)
+		}
+		a.Attrs, a.StepAttrs = d.pmd.arrayAttrs(all, e)
 		return
 	}
 	prefix := e.name + "/"

@@ -113,15 +113,35 @@ func Open(path string, cfg Config) (*Dataset, error) {
 	if plain > 0 {
 		d.info.Format = "hdf5"
 	}
+	// Plain files named PREFIX<T>SUFFIX (data_000100.h5, ...) are the
+	// iterations of a file-based series: step T, names unprefixed. Other
+	// plain files are told apart by their file stems.
+	var plainNames []string
+	var plainIters []int64
+	if plain > 1 {
+		for i, name := range files {
+			if schemes[i].kind == plainFile {
+				plainNames = append(plainNames, name)
+			}
+		}
+		if len(plainNames) == plain {
+			plainIters = catalog.SeriesIterations(plainNames)
+		}
+	}
 	firstStep := int64(-1)
 	for i, name := range files {
 		prefix := ""
-		if plain > 1 && schemes[i].kind != openPMDFile {
+		if plain > 1 && schemes[i].kind != openPMDFile && plainIters == nil {
 			prefix = strings.TrimSuffix(name, filepath.Ext(name)) + "/"
 		}
 		found, skipped, err := walkFile(filepath.Join(root, name), name, schemes[i], prefix, match)
 		if err != nil {
 			return nil, err
+		}
+		if k := slices.Index(plainNames, name); plainIters != nil && k >= 0 {
+			for j := range found {
+				found[j].Step = plainIters[k]
+			}
 		}
 		d.entries = append(d.entries, found...)
 		d.info.Skipped = append(d.info.Skipped, skipped...)
@@ -162,12 +182,28 @@ func sortEntries(es []entry) error {
 	for i := 1; i < len(es); i++ {
 		a, b := es[i-1], es[i]
 		if a.Var == b.Var && a.Step == b.Step && a.Level == b.Level {
-			return fmt.Errorf("reader/h5: variable %q step %d level %d is both %s:%s and %s:%s: %w",
+			err := fmt.Errorf("reader/h5: variable %q step %d level %d is both %s:%s and %s:%s: %w",
 				a.Var, a.Step, a.Level, a.file, a.path, b.file, b.path, catalog.ErrUnsupported)
+			if a.file != b.file {
+				err = &NotOneSeriesError{Var: a.Var, Step: a.Step, Files: [2]string{a.file, b.file}, Err: err}
+			}
+			return err
 		}
 	}
 	return nil
 }
+
+// NotOneSeriesError is returned by Open when two files of a directory hold
+// the same array: the files are unrelated datasets, not one series.
+type NotOneSeriesError struct {
+	Var   string
+	Step  int64
+	Files [2]string
+	Err   error
+}
+
+func (e *NotOneSeriesError) Error() string { return e.Err.Error() }
+func (e *NotOneSeriesError) Unwrap() error { return e.Err }
 
 func cmpInt(a, b int64) int {
 	switch {

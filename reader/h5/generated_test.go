@@ -186,6 +186,35 @@ open(os.path.join(d, "notes.txt"), "w").write("not hdf5")
 	checkValues(t, d, arrays, want)
 }
 
+// TestPlainSeries: plain files named PREFIX<T>SUFFIX in one directory are
+// the iterations of one series (step T, names without the file stem).
+func TestPlainSeries(t *testing.T) {
+	dir := t.TempDir()
+	runPython(t, `
+import sys, os, numpy as np, h5py
+d = sys.argv[1]
+for it in (10, 200, 3000):
+    with h5py.File(os.path.join(d, "data_%06d.h5" % it), "w") as f:
+        f.create_dataset("fields/rho", data=np.arange(12.0).reshape(3, 4) + it, chunks=(2, 2))
+        f.create_dataset("n", data=np.int32(it))
+`, dir)
+	var files []string
+	for _, it := range []int{10, 200, 3000} {
+		files = append(files, filepath.Join(dir, fmt.Sprintf("data_%06d.h5", it)))
+	}
+	want := oracle(t, files...)
+	d, err := Open(dir, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	arrays := scanAll(t, d)
+	if got := keys(arrays); !slices.Equal(got, []key{{"fields/rho", 10}, {"fields/rho", 200}, {"fields/rho", 3000}, {"n", 10}, {"n", 200}, {"n", 3000}}) {
+		t.Fatalf("arrays %v", got)
+	}
+	checkValues(t, d, arrays, want)
+}
+
 // TestRelayoutOutput reads a relayout-style output directory back through
 // its manifest (contiguous and chunked datasets).
 func TestRelayoutOutput(t *testing.T) {

@@ -1,0 +1,217 @@
+package bp
+
+// A file-based series: a directory of BP datasets, one per iteration, as
+// openPMD-api writes with iterationEncoding fileBased (WarpX's default):
+//
+//	diags/diag1/                     Series root (DatasetInfo.Root)
+//	  openpmd_000000.bp/             member: BP4 or BP5 directory (or a BP3
+//	    md.idx md.0 [mmd.0] data.N     file NAME.bp), opened as a Dataset of
+//	  openpmd_000100.bp/               its own; its blocks' files are named
+//	  ...                              "openpmd_000100.bp/data.N" here
+//
+// openPMD members carry their iteration in their variable paths
+// (/data/<it>/...); plain BP members must hold one ADIOS2 step each, which
+// becomes the iteration parsed from the member's name (SeriesMember.Iteration).
+// Arrays are ordered by variable, then iteration, across members; the same
+// (variable, iteration) in two members is refused.
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"relayout/catalog"
+	"relayout/reader/blockio"
+)
+
+// SeriesMember is one dataset of a series directory, by name in the
+// directory, with the iteration number its name carries.
+type SeriesMember struct {
+	Name      string
+	Iteration int64
+}
+
+// Series is an opened file-based series. It implements reader.Dataset: block
+// reads go through one file pool rooted at the series directory; each
+// member's metadata through its own, closed when Scan moves on.
+type Series struct {
+	info    catalog.DatasetInfo
+	*source // block reads, rooted at the series directory
+	members []*Dataset
+	names   []string
+	prefix  []string    // a member's root relative to the series root, "" or "NAME/"
+	order   []seriesRef // sorted by (Var, Step)
+}
+
+type seriesRef struct {
+	member, entry int
+}
+
+// Info describes the series; Skipped lists what its members skip, each
+// prefixed with the member's name.
+func (s *Series) Info() catalog.DatasetInfo { return s.info }
+
+// maxMemberFiles bounds the metadata files each member keeps open.
+const maxMemberFiles = 4
+
+// OpenSeries opens the members of the series directory dir (names relative to
+// it) and merges their arrays.
+func OpenSeries(dir string, members []SeriesMember, cfg Config) (*Series, error) {
+	s := &Series{info: catalog.DatasetInfo{Path: dir, Root: dir}}
+	fail := func(err error) (*Series, error) { s.closeMembers(); return nil, err }
+	formats := map[string]bool{}
+	mcfg := cfg
+	mcfg.MaxOpenFiles = maxMemberFiles
+	for k, m := range members {
+		d, err := Open(filepath.Join(dir, m.Name), mcfg)
+		if err != nil {
+			return fail(err)
+		}
+		d.files.CloseIdle()
+		s.members, s.names = append(s.members, d), append(s.names, m.Name)
+		// BP4/BP5 members are their own root; a BP3 file's root is its
+		// directory, the series root itself.
+		rel, err := filepath.Rel(dir, d.info.Root)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return fail(fmt.Errorf("bp: %s: series member %s has its files outside the series directory: %w", dir, m.Name, catalog.ErrUnsupported))
+		}
+		pfx := filepath.ToSlash(rel) + "/"
+		if rel == "." {
+			pfx = ""
+		}
+		s.prefix = append(s.prefix, pfx)
+		formats[d.info.Format] = true
+		if k == 0 {
+			s.info.Format, s.info.Attrs = d.info.Format, d.info.Attrs
+		}
+		for _, sk := range d.info.Skipped {
+			s.info.Skipped = append(s.info.Skipped, m.Name+": "+sk)
+		}
+		if d.steps() == 0 {
+			// A writer stopped before ending its first step (a job's time
+			// limit): the iteration is left out, and said so.
+			s.info.Skipped = append(s.info.Skipped, fmt.Sprintf("%s: iteration %d: no complete ADIOS2 step (the writer stopped before ending it)", m.Name, m.Iteration))
+		}
+		for i := range d.entries {
+			e := &d.entries[i]
+			if d.pmd == nil {
+				if d.steps() != 1 {
+					return fail(fmt.Errorf("bp: %s: series member %s holds %d steps; a plain BP member of a file-based series holds one (pass the member itself): %w",
+						dir, m.Name, d.steps(), catalog.ErrUnsupported))
+				}
+				e.Step = m.Iteration
+			}
+			s.order = append(s.order, seriesRef{k, i})
+		}
+	}
+	if len(formats) > 1 {
+		s.info.Format = strings.Join(slices.Sorted(maps.Keys(formats)), "+")
+	}
+	entry := func(r seriesRef) *entry { return &s.members[r.member].entries[r.entry] }
+	slices.SortStableFunc(s.order, func(a, b seriesRef) int {
+		x, y := entry(a), entry(b)
+		if c := strings.Compare(x.Var, y.Var); c != 0 {
+			return c
+		}
+		return cmpI64(x.Step, y.Step)
+	})
+	for i := 1; i < len(s.order); i++ {
+		a, b := s.order[i-1], s.order[i]
+		if x, y := entry(a), entry(b); x.Var == y.Var && x.Step == y.Step {
+			return fail(fmt.Errorf("bp: %s: variable %q iteration %d is in both %s and %s: %w",
+				dir, x.Var, x.Step, s.names[a.member], s.names[b.member], catalog.ErrUnsupported))
+		}
+	}
+	s.source = blockio.NewSource(blockio.NewFiles(dir, cfg.MaxOpenFiles))
+	return s, nil
+}
+
+func cmpI64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// Scan emits every array, ordered by variable then iteration. Each array's
+// blocks are listed by its member and renamed below the series root.
+func (s *Series) Scan(ctx context.Context, emit func(*catalog.Array) error) error {
+	for _, d := range s.members {
+		d.pgCache = map[int]*pgTable{}
+	}
+	last := -1
+	defer func() {
+		if last >= 0 {
+			s.members[last].release()
+		}
+	}()
+	for _, r := range s.order {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if last >= 0 && last != r.member {
+			s.members[last].release()
+		}
+		last = r.member
+		d := s.members[r.member]
+		a, err := d.buildArray(ctx, &d.entries[r.entry])
+		if err != nil {
+			return err
+		}
+		a.Source = s.names[r.member] + ":" + a.Source
+		if pfx := s.prefix[r.member]; pfx != "" {
+			for i := range a.Blocks {
+				if b := &a.Blocks[i]; b.File != "" {
+					b.File = pfx + b.File
+				}
+			}
+		}
+		if err := emit(a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// release drops a member's Scan caches and closes its idle files.
+func (d *Dataset) release() {
+	clear(d.pgCache)
+	if d.b5 != nil {
+		d.b5.blocks, d.b5.blockBytes, d.b5.stepInfo = nil, 0, nil
+	}
+	d.cacheOff, d.cacheSets = 0, nil
+	d.files.CloseIdle()
+}
+
+// IOStats counts the reads of the blocks and of every member's metadata.
+func (s *Series) IOStats() catalog.IOCounters {
+	c := s.source.IOStats()
+	for _, d := range s.members {
+		m := d.files.IOStats()
+		c.ReadCalls += m.ReadCalls
+		c.ReadBytes += m.ReadBytes
+	}
+	return c
+}
+
+func (s *Series) closeMembers() {
+	for _, d := range s.members {
+		d.Close()
+	}
+	s.members = nil
+}
+
+// Close closes the members and the block files.
+func (s *Series) Close() error {
+	s.closeMembers()
+	if s.source != nil {
+		return s.source.Close()
+	}
+	return nil
+}
