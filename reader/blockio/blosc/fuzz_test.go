@@ -98,4 +98,3 @@ func FuzzBloscLZ(f *testing.F) {
 		_ = err
 	})
 }
-
