@@ -1,5 +1,7 @@
 package blosc
 
+import "encoding/binary"
+
 // The filters undone after a block is decompressed, each over one block of
 // n bytes holding n/ts elements of ts bytes (bytes past the last whole
 // element, or past the last multiple of 8 elements for the bit shuffle, are
@@ -22,10 +24,34 @@ func unshuffle(dst, src []byte, ts int) {
 		copy(dst, src)
 		return
 	}
-	for j := range ts {
-		plane := src[j*n : (j+1)*n]
-		for i, b := range plane {
-			dst[i*ts+j] = b
+	switch ts {
+	case 8: // one 8-byte store per element, the planes read in step
+		p0, p1, p2, p3 := src[:n], src[n:2*n], src[2*n:3*n], src[3*n:4*n]
+		p4, p5, p6, p7 := src[4*n:5*n], src[5*n:6*n], src[6*n:7*n], src[7*n:8*n]
+		d := dst[:8*n]
+		for i := range p0 {
+			v := uint64(p0[i]) | uint64(p1[i])<<8 | uint64(p2[i])<<16 | uint64(p3[i])<<24 |
+				uint64(p4[i])<<32 | uint64(p5[i])<<40 | uint64(p6[i])<<48 | uint64(p7[i])<<56
+			binary.LittleEndian.PutUint64(d[8*i:], v)
+		}
+	case 4:
+		p0, p1, p2, p3 := src[:n], src[n:2*n], src[2*n:3*n], src[3*n:4*n]
+		d := dst[:4*n]
+		for i := range p0 {
+			binary.LittleEndian.PutUint32(d[4*i:], uint32(p0[i])|uint32(p1[i])<<8|uint32(p2[i])<<16|uint32(p3[i])<<24)
+		}
+	case 2:
+		p0, p1 := src[:n], src[n:2*n]
+		d := dst[:2*n]
+		for i := range p0 {
+			binary.LittleEndian.PutUint16(d[2*i:], uint16(p0[i])|uint16(p1[i])<<8)
+		}
+	default:
+		for j := range ts {
+			plane := src[j*n : (j+1)*n]
+			for i, b := range plane {
+				dst[i*ts+j] = b
+			}
 		}
 	}
 	copy(dst[n*ts:len(src)], src[n*ts:])

@@ -5,6 +5,9 @@ and the values ADIOS2 itself reads back from them (the oracle for relayout's blo
 usage: /usr/bin/python3 blosc_gen.py write ENGINE OUT       (after `. ../shared/peers/env.sh`)
        /usr/bin/python3 blosc_gen.py zfp ENGINE OUT          variable "z" with the ZFP operator (refused by
                                                             relayout) and "b" with Blosc, float64 16x16, 1 step
+       /usr/bin/python3 blosc_gen.py bench OUT               bench/lz4, bench/zstd: float64 256x128x64 (16 MiB) in
+                                                            4 blocks, BLOSC_SHUFFLE, clevel 5 (BP5)
+       /usr/bin/python3 blosc_gen.py time IN VAR REPS        seconds per adios2.FileReader read of VAR (median of REPS)
        /usr/bin/python3 blosc_gen.py dump IN DIR             writes DIR/<var with / as _>.<step>.bin (raw
                                                             little-endian bytes read by adios2.FileReader)
                                                             and DIR/index.txt (var dtype shape per line)
@@ -88,6 +91,42 @@ def zfp(engine, out):
     w.Close()
 
 
+def bench(out):
+    adios = ab.ADIOS()
+    io = adios.DeclareIO("bench")
+    io.SetEngine("BP5")
+    op = adios.DefineOperator("blosc", "blosc", {})
+    shape, rows = (256, 128, 64), 64
+    i = np.arange(np.prod(shape), dtype="f8").reshape(shape)
+    full = np.sin(i / 1000.0) * np.cos(i / 77.0) * 1e3
+    w = io.Open(out, ab.Mode.Write)
+    vs = []
+    for c in ["lz4", "zstd"]:
+        v = io.DefineVariable(f"bench/{c}", np.zeros((rows, 128, 64)), list(shape), [0, 0, 0], [rows, 128, 64], False)
+        v.AddOperation(op, {"compressor": c, "doshuffle": "BLOSC_SHUFFLE", "clevel": "5"})
+        vs.append(v)
+    w.BeginStep()
+    for v in vs:
+        for b in range(shape[0] // rows):
+            v.SetSelection([[b * rows, 0, 0], [rows, 128, 64]])
+            w.Put(v, np.ascontiguousarray(full[b * rows:(b + 1) * rows]), ab.Mode.Sync)
+    w.EndStep()
+    w.Close()
+
+
+def timeit(path, var, reps):
+    import adios2, time
+    ts = []
+    with adios2.FileReader(path) as f:
+        f.read(var)
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            f.read(var)
+            ts.append(time.perf_counter() - t0)
+    ts.sort()
+    print(ts[len(ts) // 2])
+
+
 def dump(path, out):
     import adios2
     with adios2.FileReader(path) as f, open(f"{out}/index.txt", "w") as idx:
@@ -104,6 +143,10 @@ def dump(path, out):
 if __name__ == "__main__":
     if sys.argv[1] == "write":
         write(sys.argv[2], sys.argv[3])
+    elif sys.argv[1] == "bench":
+        bench(sys.argv[2])
+    elif sys.argv[1] == "time":
+        timeit(sys.argv[2], sys.argv[3], int(sys.argv[4]))
     elif sys.argv[1] == "zfp":
         zfp(sys.argv[2], sys.argv[3])
     else:
