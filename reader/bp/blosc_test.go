@@ -38,13 +38,13 @@ func peerPython(t testing.TB, args ...string) string {
 	return string(out)
 }
 
-// TestBloscADIOS2 writes BP4 and BP5 with ADIOS2 2.12's Blosc operator
+// TestBloscADIOS2 writes BP3, BP4 and BP5 with ADIOS2 2.12's Blosc operator
 // (c-blosc2 chunks: every compressor, shuffle mode, short blocks stored raw,
 // chunks of many blosc blocks) and compares every element relayout's reader
 // decodes with what adios2.FileReader reads.
 func TestBloscADIOS2(t *testing.T) {
 	gen, _ := filepath.Abs(filepath.Join("testdata", "blosc_gen.py"))
-	for _, engine := range []string{"BP4", "BP5"} {
+	for _, engine := range []string{"BP3", "BP4", "BP5"} {
 		t.Run(engine, func(t *testing.T) {
 			dir := t.TempDir()
 			bp := filepath.Join(dir, "blosc.bp")
