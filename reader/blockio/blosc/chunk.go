@@ -15,7 +15,8 @@ package blosc
 //	       6 user-defined (byte 25). 0x01|0x04 together with version >= 3
 //	       means the extended header follows.
 //
-//	c-blosc2 extended header, bytes 16..31 (format versions 3..5):
+//	c-blosc2 extended header, bytes 16..31 (format versions 3..6; 6 marks
+//	variable-length blocks, which relayout refuses):
 //
 //	 16               22        23             24                 30            31
 //	+----------------+---------+--------------+------------------+-------------+-------------+
@@ -102,8 +103,8 @@ func parseHeader(src []byte) (*header, error) {
 	}
 	h := &header{version: src[0], versionlz: src[1], flags: src[2], typesize: int(src[3]), size: minHeader}
 	nb, bs, cb := int32(binary.LittleEndian.Uint32(src[4:])), int32(binary.LittleEndian.Uint32(src[8:])), int32(binary.LittleEndian.Uint32(src[12:]))
-	if h.version == 0 || h.version > 5 {
-		return nil, unsupported("chunk format version %d (relayout reads 1 to 5)", h.version)
+	if h.version == 0 || h.version > 6 {
+		return nil, unsupported("chunk format version %d (relayout reads 1 to 6)", h.version)
 	}
 	if nb < 0 || cb < minHeader || bs < 0 || (nb > 0 && bs == 0) || bs > maxBlock {
 		return nil, corrupt("chunk header: nbytes %d, blocksize %d, cbytes %d", nb, bs, cb)

@@ -220,14 +220,18 @@ func TestRefused(t *testing.T) {
 	}
 	for name, c := range map[string][]byte{
 		"lazy":         h(5, 5, 0x08, 0),
-		"vl-blocks":    h(6, 5, 0, 1),
 		"dictionary":   h(5, 5, 0x01, 0),
-		"user codec":   h(5, 5|6<<5, 0, 0),
+		"user-defined": h(5, 5|6<<5, 0, 0),
 		"version 7":    h(7, 0, 0, 0),
+		"variable":     h(6, 5, 0, 1),
 		"instrumented": h(5, 5, 0x80, 0),
 	} {
-		if _, err := Decode(c, 16); !errors.Is(err, catalog.ErrUnsupported) {
+		_, err := Decode(c, 16)
+		if !errors.Is(err, catalog.ErrUnsupported) {
 			t.Errorf("%s: %v", name, err)
+		}
+		if word := strings.Fields(name)[0]; !strings.Contains(err.Error(), word) {
+			t.Errorf("%s: %q does not say why", name, err)
 		}
 	}
 }
