@@ -85,6 +85,7 @@ type header struct {
 	size                      int // header length: 16 or 32
 	filters, filtersMeta      [6]uint8
 	flags2, b2flags           uint8
+	scratch                   []byte // bit unshuffle's planes, one block
 }
 
 func corrupt(format string, args ...any) error {
@@ -335,10 +336,13 @@ func (h *header) unfilter(chunk, out, work []byte, offset int) error {
 			unshuffle(other, cur, size)
 			cur, other, inOut = other, cur, !inOut
 		case filterBitshuf:
+			if len(h.scratch) < len(cur) {
+				h.scratch = make([]byte, h.blocksize)
+			}
 			if h.size == minHeader && h.version <= 2 {
-				bitunshuffle1(other, cur, h.typesize)
+				bitunshuffle1(other, cur, h.scratch, h.typesize)
 			} else {
-				bitunshuffle(other, cur, h.typesize)
+				bitunshuffle(other, cur, h.scratch, h.typesize)
 			}
 			cur, other, inOut = other, cur, !inOut
 		case filterDelta:

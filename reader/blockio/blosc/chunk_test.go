@@ -235,3 +235,43 @@ func TestRefused(t *testing.T) {
 		}
 	}
 }
+
+// naiveUntrans is the bit shuffle's definition read literally (bit i%8 of
+// byte i/8 of row 8j+k is bit k of byte j of element i), one bit group at a
+// time.
+func naiveUntrans(dst, src []byte, n, ts int) {
+	row := n / 8
+	for j := range ts {
+		base := 8 * j * row
+		for g := range row {
+			var x uint64
+			for k := range 8 {
+				x |= uint64(src[base+k*row+g]) << (8 * k)
+			}
+			x = transpose8(x)
+			for m := range 8 {
+				dst[(8*g+m)*ts+j] = byte(x >> (8 * m))
+			}
+		}
+	}
+}
+
+// TestUntransBits checks the 8-groups-at-a-time bit unshuffle against the
+// literal definition, for several element sizes.
+func TestUntransBits(t *testing.T) {
+	for _, ts := range []int{1, 2, 3, 4, 8, 12} {
+		n := 8 * 77
+		src := make([]byte, n*ts)
+		for i := range src {
+			src[i] = byte(i*7 + i/13)
+		}
+		a, b, sc := make([]byte, len(src)), make([]byte, len(src)), make([]byte, len(src))
+		naiveUntrans(a, src, n, ts)
+		untransBits(b, src, sc, n, ts)
+		for i := range a {
+			if a[i] != b[i] {
+				t.Fatalf("ts %d byte %d", ts, i)
+			}
+		}
+	}
+}
