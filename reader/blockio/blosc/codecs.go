@@ -53,11 +53,22 @@ func unsnappy(dst, src []byte) (int, error) {
 	return len(out), err
 }
 
+// zreaders keeps zlib readers for reuse (each holds a 32 KiB window).
+var zreaders sync.Pool
+
 func unzlib(dst, src []byte) (int, error) {
-	zr, err := zlib.NewReader(bytes.NewReader(src))
+	var zr io.ReadCloser
+	var err error
+	if v, ok := zreaders.Get().(io.ReadCloser); ok {
+		zr = v
+		err = v.(zlib.Resetter).Reset(bytes.NewReader(src), nil)
+	} else {
+		zr, err = zlib.NewReader(bytes.NewReader(src))
+	}
 	if err != nil {
 		return 0, err
 	}
+	defer zreaders.Put(zr)
 	n, err := io.ReadFull(zr, dst)
 	if err != nil {
 		return n, err
