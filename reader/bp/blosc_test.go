@@ -2,6 +2,7 @@ package bp
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -280,5 +281,41 @@ func BenchmarkBloscDecode(b *testing.B) {
 			b.ReportMetric(float64(size)/sec/1e6, "adios2-MB/s")
 			b.ReportMetric(float64(size)/float64(stored), "ratio")
 		})
+	}
+}
+
+// TestBloscTwoChunks decodes a block over c-blosc2's 2 GiB chunk limit,
+// which ADIOS2 2.12 splits into two chunks, and compares its sha256 with
+// that of the values adios2.FileReader reads. It writes and decodes
+// 2.1 GiB (about 7 GB of memory in the writer), so it runs only with
+// RELAYOUT_BIG=1.
+func TestBloscTwoChunks(t *testing.T) {
+	if os.Getenv("RELAYOUT_BIG") != "1" {
+		t.Skip("skipping: set RELAYOUT_BIG=1 to write and decode a 2.1 GiB blosc block")
+	}
+	gen, _ := filepath.Abs(filepath.Join("testdata", "blosc_gen.py"))
+	p := filepath.Join(t.TempDir(), "big.bp")
+	out := strings.Fields(peerPython(t, gen, "big", p))
+	want := out[len(out)-1]
+	d := open(t, p)
+	arrays := scanAll(t, d)
+	if len(arrays) != 1 || len(arrays[0].Blocks) != 1 {
+		t.Fatalf("arrays %v", arrays)
+	}
+	a := arrays[0]
+	b := &a.Blocks[0]
+	head, err := d.files.ReadAt(t.Context(), b.File, b.Offset, 4+8+3+8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := binary.LittleEndian.Uint32(head[4+8+3+4:]); n != 2 {
+		t.Fatalf("ADIOS2 wrote %d chunks, want 2", n)
+	}
+	got, err := d.ReadBlock(t.Context(), b, a.DType)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum := fmt.Sprintf("%x", sha256.Sum256(got)); sum != want {
+		t.Errorf("sha256 %s, ADIOS2 read %s", sum, want)
 	}
 }

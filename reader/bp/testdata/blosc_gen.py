@@ -8,6 +8,10 @@ usage: /usr/bin/python3 blosc_gen.py write ENGINE OUT       (after `. ../shared/
        /usr/bin/python3 blosc_gen.py bench OUT               bench/lz4, bench/zstd: float64 256x128x64 (16 MiB) in
                                                             4 blocks, BLOSC_SHUFFLE, clevel 5 (BP5)
        /usr/bin/python3 blosc_gen.py time IN VAR REPS        seconds per adios2.FileReader read of VAR (median of REPS)
+       /usr/bin/python3 blosc_gen.py big OUT                 "big": int64, 2^28+2^24 elements (2.1 GiB) in one block,
+                                                            lz4 + SHUFFLE: more than c-blosc2's 2 GiB chunk limit, so
+                                                            ADIOS2 writes 2 chunks; prints the sha256 of the values
+                                                            adios2.FileReader reads back
        /usr/bin/python3 blosc_gen.py dump IN DIR             writes DIR/<var with / as _>.<step>.bin (raw
                                                             little-endian bytes read by adios2.FileReader)
                                                             and DIR/index.txt (var dtype shape per line)
@@ -114,6 +118,26 @@ def bench(out):
     w.Close()
 
 
+def big(out):
+    import adios2, hashlib
+    n = (1 << 28) + (1 << 24)
+    a = np.arange(n, dtype="i8")
+    a %= 1000003
+    adios = ab.ADIOS()
+    io = adios.DeclareIO("big")
+    io.SetEngine("BP5")
+    v = io.DefineVariable("big", a, [n], [0], [n], False)
+    v.AddOperation(adios.DefineOperator("blosc", "blosc", {}), {"compressor": "lz4", "doshuffle": "BLOSC_SHUFFLE"})
+    w = io.Open(out, ab.Mode.Write)
+    w.BeginStep()
+    w.Put(v, a, ab.Mode.Sync)
+    w.EndStep()
+    w.Close()
+    del a
+    with adios2.FileReader(out) as f:
+        print(hashlib.sha256(np.ascontiguousarray(f.read("big")).astype("<i8").tobytes()).hexdigest())
+
+
 def timeit(path, var, reps):
     import adios2, time
     ts = []
@@ -145,6 +169,8 @@ if __name__ == "__main__":
         write(sys.argv[2], sys.argv[3])
     elif sys.argv[1] == "bench":
         bench(sys.argv[2])
+    elif sys.argv[1] == "big":
+        big(sys.argv[2])
     elif sys.argv[1] == "time":
         timeit(sys.argv[2], sys.argv[3], int(sys.argv[4]))
     elif sys.argv[1] == "zfp":
