@@ -8,9 +8,8 @@ import (
 )
 
 // TestEveryRealDataset runs `run` and then `verify` on every readable input
-// in ../shared/data, in the default layout, and checks that the one set
-// relayout cannot decode (blosc) is refused with exit 2 and a message naming
-// the operator. Element-level oracles (h5py, bpls, yt) live in the
+// in ../shared/data, in the default layout (operators relayout cannot
+// decode are refused by blosc_test.go's TestBloscRunVerify). Element-level oracles (h5py, bpls, yt) live in the
 // per-format tests; this is the "every set goes through end to end" sweep.
 func TestEveryRealDataset(t *testing.T) {
 	inputs := []string{
@@ -18,6 +17,7 @@ func TestEveryRealDataset(t *testing.T) {
 		"bp3/multiblock-2.5.0/BP3Multiblock2D4x2.bp",
 		"bp4/archive/Attribute.2.5.bp4.bp",
 		"bp4/archive/Common.2.10.bp4.bp",
+		"bp4/compressed-2.7.1/compressed_blosc_271.bp",
 		"bp4/compressed-2.7.1/compressed_bzip2_271.bp",
 		"bp4/compressed-2.7.1/notcompressed_271.bp",
 		"bp4/generated-lb/lb-bp4.bp",
@@ -57,15 +57,4 @@ func TestEveryRealDataset(t *testing.T) {
 			}
 		})
 	}
-	t.Run("blosc-refused", func(t *testing.T) {
-		in := sharedData(t, "bp4/compressed-2.7.1/compressed_blosc_271.bp")
-		out := filepath.Join(t.TempDir(), "out")
-		r := relayout(t, "run", in, "-o", out)
-		if r.code != 2 || !strings.Contains(r.stderr, "blosc") {
-			t.Fatalf("blosc input: exit %d, want 2 naming blosc\n%s", r.code, r.stderr)
-		}
-		if names := finalNames(t, out); len(names) > 0 {
-			t.Errorf("files under OUT's final names: %v", names)
-		}
-	})
 }

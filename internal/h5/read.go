@@ -607,6 +607,8 @@ func filterName(id int, reported string) string {
 		return "nbit"
 	case 6:
 		return "scaleoffset"
+	case 32001:
+		return "blosc"
 	}
 	if reported != "" {
 		return reported

@@ -1,6 +1,7 @@
 package blockio
 
-// Decoders for the HDF5 filter pipeline stages relayout supports. A block's
+// Decoders for the HDF5 filter pipeline stages relayout supports, and for
+// the ADIOS2 operators (bzip2, blosc: see package blosc for its framing). A block's
 // Codecs are listed in encode order (as HDF5 applies them when writing); they
 // are undone here in reverse:
 //
@@ -24,6 +25,7 @@ import (
 	"io"
 
 	"relayout/catalog"
+	"relayout/reader/blockio/blosc"
 )
 
 // Decode undoes codecs (given in encode order) on data and checks that the
@@ -55,6 +57,21 @@ func Decode(data []byte, codecs []catalog.Codec, elemSize int, want int64) ([]by
 				}
 			}
 			data, err = inflate(data, limit)
+		case "blosc":
+			// ADIOS2's blosc operator buffer: Params [size_t width of
+			// the common operator header (0: none, ADIOS2 <= 2.7),
+			// 1 if the writer was big-endian].
+			fr := blosc.Framing{}
+			if len(c.Params) > 0 {
+				fr.Word = int(c.Params[0])
+			}
+			fr.BigEndian = len(c.Params) > 1 && c.Params[1] != 0
+			data, err = blosc.ADIOS2(data, fr, want)
+		case "hdf5-blosc":
+			// HDF5 filter 32001: each chunk is one bare Blosc chunk (its
+			// header says typesize, shuffle and codec; cd_values are not
+			// needed to decode).
+			data, err = blosc.Decode(data, int(min(want, 1<<31)))
 		case "bzip2":
 			// One bzip2 stream or several concatenated (ADIOS2 compresses
 			// in batches); the output is capped like deflate's.

@@ -3,13 +3,14 @@ package blockio
 import (
 	"bytes"
 	"compress/zlib"
+	"os"
 	"testing"
 
 	"relayout/catalog"
 )
 
 // FuzzDecode feeds arbitrary bytes through every codec combination relayout
-// accepts, bzip2 included (seeds: testdata/fuzz/FuzzDecode holds raw chunks libhdf5 wrote via
+// accepts, bzip2 and blosc included (seeds: testdata/fuzz/FuzzDecode holds raw chunks libhdf5 wrote via
 // testdata/chunks.py, plus the ones below). Decode must never panic and never return more than want bytes; the
 // expected size is capped so a hostile stream cannot exhaust memory.
 func FuzzDecode(f *testing.F) {
@@ -25,9 +26,18 @@ func FuzzDecode(f *testing.F) {
 	bz := []byte("\x42\x5a\x68\x31\x31\x41\x59\x26\x53\x59\x6a\xb1\xf2\x18\x00\x00\x1f\xc0\x00\x7f\x80\x20\x00\x50\x86\x04\x05\x50\x13\x4e\x02\x40\xa0\x2c\x0c\x03\x40\xf0\x1c\x07\xc5\xdc\x91\x4e\x14\x24\x1a\xac\x7c\x86\x00")
 	f.Add(bz, uint8(8), uint8(8), uint16(512))
 	f.Add(append(append([]byte(nil), bz...), bz...), uint8(8), uint8(8), uint16(1024))
+	// Real blosc buffers (see blosc/testdata/seeds): an ADIOS2 2.12 operator
+	// buffer (size_t 8) and a c-blosc1 chunk as the HDF5 filter stores it.
+	if b, err := os.ReadFile("blosc/testdata/seeds/adios212-i4-zstd-bitshuffle.adios"); err == nil {
+		f.Add(b, uint8(1<<4), uint8(8), uint16(2400))
+	}
+	if b, err := os.ReadFile("blosc/testdata/seeds/b1-snappy-shuffle-ts2.chunk"); err == nil {
+		f.Add(b, uint8(1<<5), uint8(2), uint16(1998))
+	}
 	f.Fuzz(func(t *testing.T, data []byte, mask uint8, elem uint8, want uint16) {
 		const maxWant = 1 << 16 // memory cap: want is a uint16
-		all := []catalog.Codec{{Name: "shuffle", Params: []uint32{uint32(elem)}}, {Name: "deflate"}, {Name: "fletcher32"}, {Name: "bzip2"}}
+		all := []catalog.Codec{{Name: "shuffle", Params: []uint32{uint32(elem)}}, {Name: "deflate"}, {Name: "fletcher32"}, {Name: "bzip2"},
+			{Name: "blosc", Params: []uint32{uint32(elem % 9), uint32(elem / 128)}}, {Name: "hdf5-blosc"}}
 		var codecs []catalog.Codec
 		for i, c := range all {
 			if mask&(1<<i) != 0 {

@@ -1088,7 +1088,8 @@ const joinedDim64 = uint64(joinedDim)
 // that an operator was applied; the payload's common operator header names
 // it. bzip2 (buffer version 1): 4-byte common header, size_t raw size,
 // size_t batch count, 16 bytes per batch, then the bzip2 streams; size_t is
-// the writer's pointer size. Other operators are refused.
+// the writer's pointer size. blosc: the whole buffer goes to blockio (see
+// package blosc). Other operators are refused.
 func (d *Dataset) operate5(ctx context.Context, e *entry, rank, block, word int, raw int64, b *catalog.Block) error {
 	h, err := d.files.ReadAt(ctx, b.File, b.Offset, min(b.Length, int64(4+2*word)))
 	if err != nil {
@@ -1101,8 +1102,14 @@ func (d *Dataset) operate5(ctx context.Context, e *entry, rank, block, word int,
 	if !ok {
 		name = fmt.Sprintf("type %d", h[0])
 	}
+	if name == "blosc" {
+		// The whole operator buffer is the block; package blosc decodes
+		// its framing (BP5 comes from ADIOS2 >= 2.8: common header).
+		b.Codecs = []catalog.Codec{bloscCodec(true, word, d.bo)}
+		return nil
+	}
 	if name != "bzip2" {
-		return fmt.Errorf("bp5: %s: variable %q step %d block %d (writer %d): operator %q is not supported (relayout decodes bzip2): %w",
+		return fmt.Errorf("bp5: %s: variable %q step %d block %d (writer %d): operator %q is not supported (relayout decodes bzip2, blosc): %w",
 			d.info.Path, e.name, e.Step, block, rank, name, catalog.ErrUnsupported)
 	}
 	if len(h) < 4+2*word {

@@ -172,7 +172,7 @@ func TestBP5Flushes(t *testing.T) {
 
 // TestBP5Operators frames a real bzip2 stream (from an ADIOS2 2.7.1 BP4
 // block, which predates the common operator header) as ADIOS2 >= 2.8 writes
-// it, and refuses a blosc header.
+// it, and refuses a zfp header.
 func TestBP5Operators(t *testing.T) {
 	bz := open(t, filepath.Join(dataDir(t, "bp4/compressed-2.7.1"), "compressed_bzip2_271.bp"))
 	a := scanAll(t, bz)[0]
@@ -220,15 +220,15 @@ func TestBP5Operators(t *testing.T) {
 		if err := d.operate5(t.Context(), e, 0, 0, word, int64(len(want))+8, &b); !errors.Is(err, catalog.ErrCorrupt) {
 			t.Errorf("wrong raw size: %v", err)
 		}
-		// A blosc payload is refused by name, variable, step and block.
-		payload[3] = 0
+		// A zfp payload is refused by name, variable, step and block.
+		payload[3] = 7
 		os.WriteFile(filepath.Join(tmp, "data.0"), payload, 0o644)
 		b = catalog.Block{File: "data.0", Offset: 3, Length: 40}
 		err = d.operate5(t.Context(), e, 1, 2, word, 80, &b)
 		if !errors.Is(err, catalog.ErrUnsupported) {
-			t.Fatalf("blosc: %v", err)
+			t.Fatalf("zfp: %v", err)
 		}
-		for _, s := range []string{`operator "blosc"`, `variable "a"`, "step 3", "block 2"} {
+		for _, s := range []string{`operator "zfp"`, `variable "a"`, "step 3", "block 2"} {
 			if !strings.Contains(err.Error(), s) {
 				t.Errorf("error %q does not name %s", err, s)
 			}

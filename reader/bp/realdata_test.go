@@ -376,25 +376,6 @@ func TestCompressed(t *testing.T) {
 	}
 }
 
-func TestBloscRefused(t *testing.T) {
-	p := filepath.Join(dataDir(t, "bp4/compressed-2.7.1"), "compressed_blosc_271.bp")
-	_, err := Open(p, Config{})
-	if !errors.Is(err, catalog.ErrUnsupported) {
-		t.Fatalf("Open: %v, want ErrUnsupported", err)
-	}
-	for _, s := range []string{`operator "blosc"`, `variable "a"`, "step 0", "block 0", p} {
-		if !strings.Contains(err.Error(), s) {
-			t.Errorf("error %q does not name %s", err, s)
-		}
-	}
-	// A selection that leaves the blosc variable out opens.
-	d, err := Open(p, Config{Match: func(string) bool { return false }})
-	if err != nil {
-		t.Fatalf("unselected blosc variable: %v", err)
-	}
-	d.Close()
-}
-
 func TestArchive(t *testing.T) {
 	dir := dataDir(t, "bp4/archive")
 	// 2.10 writes its minor version as ':'; its PG offsets after step 1 are

@@ -377,10 +377,12 @@ func joinedEqual(a, b []int64, joined int) bool {
 // compresses a block in batches of at most this many bytes.
 const bzip2Batch = 2147483648 - 102400
 
-// operate describes an operator (characteristic 11) block. bzip2 is decoded
-// by blockio; ADIOS2 >= 2.8 prefixes the bzip2 streams with a common operator
-// header (4 bytes), u64 size, u64 batch count and a 16-byte record per batch,
-// which the block range skips. Anything else is refused at Open.
+// operate describes an operator (characteristic 11) block. bzip2 and blosc
+// are decoded by blockio. bzip2: ADIOS2 >= 2.8 prefixes the bzip2 streams
+// with a common operator header (4 bytes), u64 size, u64 batch count and a
+// 16-byte record per batch, which the block range skips. blosc: the whole
+// operator buffer is the block (its framing, which changed with 2.8, is
+// decoded by package blosc). Anything else is refused at Open.
 func (d *Dataset) operate(e *entry, i int, s *charSet, b *catalog.Block) error {
 	if err := d.checkOp(e.name, e.Step, i, s); err != nil {
 		return err
@@ -391,7 +393,7 @@ func (d *Dataset) operate(e *entry, i int, s *charSet, b *catalog.Block) error {
 			d.pfx, d.meta, e.name, e.Step, i, s.Op.Name, s.Op.RawSize, raw, catalog.ErrCorrupt)
 	}
 	skip := uint64(0)
-	if d.version >= 2008 {
+	if d.version >= 2008 && s.Op.Name == "bzip2" {
 		skip = 4 + 16 + 16*(raw/bzip2Batch+1)
 	}
 	if s.Op.Stored < skip || s.Op.Stored > math.MaxInt64 {
@@ -400,8 +402,26 @@ func (d *Dataset) operate(e *entry, i int, s *charSet, b *catalog.Block) error {
 	}
 	b.Offset += int64(skip)
 	b.Length = int64(s.Op.Stored - skip)
+	if s.Op.Name == "blosc" {
+		b.Codecs = []catalog.Codec{bloscCodec(d.version >= 2008, 8, d.bo)}
+		return nil
+	}
 	b.Codecs = []catalog.Codec{{Name: "bzip2"}}
 	return nil
+}
+
+// bloscCodec is the blockio codec of an ADIOS2 blosc operator buffer:
+// Params [size_t width of the common operator header (0: none), 1 if the
+// writer was big-endian].
+func bloscCodec(header bool, word int, bo binary.ByteOrder) catalog.Codec {
+	p := []uint32{0, 0}
+	if header {
+		p[0] = uint32(word)
+	}
+	if bo == binary.BigEndian {
+		p[1] = 1
+	}
+	return catalog.Codec{Name: "blosc", Params: p}
 }
 
 // checkOp refuses operators relayout cannot decode.
@@ -409,8 +429,8 @@ func (d *Dataset) checkOp(name string, step int64, block int, s *charSet) error 
 	if s.Op == nil {
 		return nil
 	}
-	if s.Op.Name != "bzip2" {
-		return fmt.Errorf("%s: %s: variable %q step %d block %d: operator %q is not supported (relayout decodes bzip2): %w",
+	if s.Op.Name != "bzip2" && s.Op.Name != "blosc" {
+		return fmt.Errorf("%s: %s: variable %q step %d block %d: operator %q is not supported (relayout decodes bzip2, blosc): %w",
 			d.pfx, d.info.Path, name, step, block, s.Op.Name, catalog.ErrUnsupported)
 	}
 	if !s.Op.HasSizes {

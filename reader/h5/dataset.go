@@ -273,8 +273,12 @@ func walkFile(full, name string, s scheme, prefix string, match func(string) boo
 	return found, skipped, nil
 }
 
-// Codec names for the HDF5 filters blockio decodes, by filter id.
-var codecNames = map[int]string{1: "deflate", 2: "shuffle", 3: "fletcher32"}
+// Codec names for the HDF5 filters blockio decodes, by filter id. 32001 is
+// the blosc filter (hdf5-blosc, hdf5plugin.Blosc): every chunk is one
+// c-blosc1 chunk whose own header gives typesize, shuffle and compressor
+// (cd_values: filter revision, blosc version, typesize, chunk bytes,
+// clevel, shuffle, compressor), decoded by blockio/blosc.
+var codecNames = map[int]string{1: "deflate", 2: "shuffle", 3: "fletcher32", 32001: "hdf5-blosc"}
 
 // supported refuses datasets whose bytes relayout cannot fetch and decode
 // itself. This is an error, not a skip: silently dropping data is worse.
@@ -287,7 +291,7 @@ func supported(file string, info *ih5.DatasetInfo) error {
 	}
 	for _, f := range info.Filters {
 		if _, ok := codecNames[f.ID]; !ok {
-			return fmt.Errorf("reader/h5: %s: dataset %s: filter %s (id %d) not supported (relayout decodes deflate, shuffle, fletcher32): %w",
+			return fmt.Errorf("reader/h5: %s: dataset %s: filter %s (id %d) not supported (relayout decodes deflate, shuffle, fletcher32, blosc): %w",
 				file, info.Path, f.Name, f.ID, catalog.ErrUnsupported)
 		}
 	}
