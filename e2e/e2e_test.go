@@ -85,21 +85,18 @@ type manifest struct {
 	Input     struct{ Path, Format string }
 	Variables []struct {
 		Name, DType, File string
-		Datasets          []struct {
-			Step         int64
-			Level        int
-			Path, Layout string
-			Shape, Chunk []int64
-			SHA256       string
-			Compression  string
-		}
-		Constants []struct {
-			Step         int64
-			Path, Layout string
-			Shape        []int64
-			SHA256       string
-		}
+		Datasets          []manifestDataset
+		Constants         []manifestDataset
 	}
+}
+
+type manifestDataset struct {
+	Step         int64
+	Level        int
+	Path, Layout string
+	Shape, Chunk []int64
+	SHA256       string
+	Compression  string
 }
 
 func readManifest(t *testing.T, out string) manifest {

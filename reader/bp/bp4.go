@@ -254,6 +254,11 @@ func (d *Dataset) finishOpen(raw []entry, varNames map[string]bool, cfg Config) 
 		}
 		d.entries = append(d.entries, e)
 	}
+	if d.pmd != nil {
+		if err := d.constants(varNames, cfg); err != nil {
+			return err
+		}
+	}
 	d.finishAttrs(varNames)
 	return d.sortEntries()
 }

@@ -70,6 +70,9 @@ type entry struct {
 	skip    string // why Open lists it in Skipped instead ("" = catalogued)
 	err     error  // why Open refuses the input if this array is selected
 	runs    []wrun // BP5: the writer ranks that wrote it this step
+	// constant: an openPMD constant record component (attributes, no
+	// variable; constants.go), emitted as this array with its attributes.
+	constant *catalog.Array
 }
 
 // Info describes the input; Skipped lists what is not catalogued and why.
@@ -174,7 +177,7 @@ func (d *Dataset) Scan(ctx context.Context, emit func(*catalog.Array) error) err
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		a, err := d.buildArray(ctx, &d.entries[i])
+		a, err := d.entryArray(ctx, &d.entries[i])
 		if err != nil {
 			return err
 		}
@@ -183,6 +186,15 @@ func (d *Dataset) Scan(ctx context.Context, emit func(*catalog.Array) error) err
 		}
 	}
 	return nil
+}
+
+// entryArray is the array of entry e: its blocks from the index, or the
+// constant record it stands for (constants.go).
+func (d *Dataset) entryArray(ctx context.Context, e *entry) (*catalog.Array, error) {
+	if e.constant != nil {
+		return d.constantArray(e), nil
+	}
+	return d.buildArray(ctx, e)
 }
 
 // entrySets reads and parses the characteristic sets of e's index entry.

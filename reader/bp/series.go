@@ -160,7 +160,7 @@ func (s *Series) Scan(ctx context.Context, emit func(*catalog.Array) error) erro
 		}
 		last = r.member
 		d := s.members[r.member]
-		a, err := d.buildArray(ctx, &d.entries[r.entry])
+		a, err := d.entryArray(ctx, &d.entries[r.entry])
 		if err != nil {
 			return err
 		}
