@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"relayout/catalog"
+	"relayout/planner"
 )
 
 // Assembly turns the blocks of an array into slabs: row-major, little-endian
@@ -286,10 +287,19 @@ func trimBlock(b *catalog.Block, slab catalog.Box, size int) *catalog.Block {
 	return &t
 }
 
-// leFill is the array's fill value as one little-endian element, nil for zero.
+// leFill is the value of a's holes (places no block covers) as one
+// little-endian element, nil for zero: the array's own fill value (an HDF5
+// fill value, AMReX's and Chombo's NaN), else NaN for floating-point arrays
+// (so that a hole never reads as a plausible value) and zero for integers.
+// Output datasets carry it as their HDF5 fill value, so holes read back as
+// it in every layout: written by assembly in contiguous data, unwritten
+// chunks and a virtual dataset's unmapped space filled by HDF5.
 func leFill(a *catalog.Array) []byte {
 	if a.Fill == nil {
-		return nil
+		if a.DType.Kind != catalog.Float {
+			return nil
+		}
+		return floatNaN(a.DType.Size)
 	}
 	f := append([]byte(nil), a.Fill...)
 	if a.DType.BigEndian {
@@ -301,6 +311,20 @@ func leFill(a *catalog.Array) []byte {
 		if c != 0 {
 			return f
 		}
+	}
+	return nil
+}
+
+// floatNaN is the quiet NaN of an IEEE float of size bytes, little-endian
+// (nil for sizes that have none).
+func floatNaN(size int) []byte {
+	switch size {
+	case 2:
+		return []byte{0x00, 0x7e}
+	case 4:
+		return []byte{0x00, 0x00, 0xc0, 0x7f}
+	case 8:
+		return []byte{0, 0, 0, 0, 0, 0, 0xf8, 0x7f}
 	}
 	return nil
 }
@@ -399,7 +423,8 @@ func assembleReads(ctx context.Context, mon *Monitor, src catalog.Source, a *cat
 }
 
 // assembleInto is assembleReads into buf (slab's size). dirty says buf holds
-// old bytes: places no block covers are then cleared.
+// old bytes. Places no block covers get fill (nil: zeros, cleared only
+// when dirty): never a previous unit's bytes.
 func assembleInto(ctx context.Context, mon *Monitor, src catalog.Source, a *catalog.Array, slab catalog.Box, reads []*catalog.Block, fill []byte, buf []byte, dirty bool) error {
 	start := time.Now()
 	var copying time.Duration
@@ -410,10 +435,12 @@ func assembleInto(ctx context.Context, mon *Monitor, src catalog.Source, a *cata
 			mon.stage[stageFetch].Add(int64(total - copying))
 		}()
 	}
-	if fill != nil {
-		fillBuf(buf, fill)
-	} else if dirty && !covers(reads, slab) {
-		clear(buf)
+	if (fill != nil || dirty) && !covers(reads, slab) {
+		if fill != nil {
+			fillBuf(buf, fill)
+		} else {
+			clear(buf)
+		}
 	}
 	copying = time.Since(start)
 	if is, ok := src.(catalog.IntoSource); ok {
@@ -491,15 +518,23 @@ func inPlace(b *catalog.Block, slab catalog.Box, dt catalog.DType) (int64, bool)
 	return off * int64(dt.Size), true
 }
 
-// covers reports whether reads (blocks, which never overlap) fill slab.
+// covers reports whether reads fill slab: their parts inside slab add up to
+// it and no two of them overlap (overlapping blocks can add up to the slab
+// and still leave a hole).
 func covers(reads []*catalog.Block, slab catalog.Box) bool {
 	var n int64
+	parts := make([]catalog.Box, 0, len(reads))
 	for _, b := range reads {
 		if r, ok := b.Box.Intersect(slab); ok {
 			n += r.Elements()
+			parts = append(parts, r)
 		}
 	}
-	return n == slab.Elements()
+	if n != slab.Elements() {
+		return false
+	}
+	_, _, ok := planner.Disjoint(parts)
+	return ok
 }
 
 // inside reports whether b lies within slab (same rank).

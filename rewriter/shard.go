@@ -477,6 +477,9 @@ func RewriteShard(ctx context.Context, store *catalog.Store, src catalog.Source,
 		if err := checkArray(a); err != nil {
 			return st, arrayErr(d.key(), err)
 		}
+		if err := checkOverlaps(ctx, src, a); err != nil {
+			return st, arrayErr(d.key(), err)
+		}
 		var out *os.File
 		var size int64
 		if d.Chunk == nil {
