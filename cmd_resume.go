@@ -28,6 +28,9 @@ func runResume(ctx context.Context, in string, o runOptions, chunkShape, chunks 
 		Deflate: deflate, Storage: storage, Shards: 1}
 	if o.layout == "auto" {
 		spec.Readers = o.readers
+		if spec.Cost, err = loadCostModel(o.costModel); err != nil { // was ignored by run --resume
+			return err
+		}
 	}
 	if o.unitSize != "" {
 		if spec.UnitBytes, err = parseSize(o.unitSize); err != nil {

@@ -179,7 +179,7 @@ func writeMerged(ctx context.Context, f *os.File, src catalog.Source, a *catalog
 		if reads[i] == nil {
 			reads[i] = readsOf(i)
 		}
-		buf, err := assembleReads(ctx, mon, src, a, jobs[i].box, reads[i], fill)
+		buf, err := assembleReads(ctx, mon, src, a, jobs[i].box, reads[i], fill, true) // disjointBlocks
 		reads[i] = nil
 		if env.mem != nil {
 			env.mem.release(transient[i])

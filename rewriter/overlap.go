@@ -85,7 +85,7 @@ func compareShared(ctx context.Context, src catalog.Source, a *catalog.Array, i,
 	size := a.DType.Size
 	read := func(k int) ([]byte, error) {
 		b := trimBlock(&a.Blocks[k], region, size)
-		return assembleReads(ctx, nil, src, a, region, []*catalog.Block{b}, nil)
+		return assembleReads(ctx, nil, src, a, region, []*catalog.Block{b}, nil, true) // one block
 	}
 	x, err := read(i)
 	if err != nil {
