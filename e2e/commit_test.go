@@ -215,3 +215,34 @@ func TestRerunFinishedOutput(t *testing.T) {
 	}
 	oracle(t, in, out)
 }
+
+// TestShardedCommitRollForward: relayout commit killed between two of its
+// renames is finished by the next relayout commit (and a rewrite of a
+// shard meanwhile does no harm).
+func TestShardedCommitRollForward(t *testing.T) {
+	dir := t.TempDir()
+	in := generated(t, dir, "32,32,32")
+	ref := filepath.Join(dir, "ref")
+	mustRun(t, "run", in, "-o", ref, "-q", "--layout", "chunked", "--chunks", "2x2x2")
+	out := filepath.Join(dir, "out")
+	mustRun(t, "plan", in, "-o", out, "--shards", "2", "--layout", "chunked", "--chunks", "2x2x2")
+	mustRun(t, "rewrite", out, "--shard", "0/2", "-q")
+	mustRun(t, "rewrite", out, "--shard", "1/2", "-q")
+	killed(t, []string{"RELAYOUT_TEST_KILL_AT=rename:2"}, "commit", out, "-q")
+	if _, err := os.Stat(filepath.Join(out, "relayout.json")); err == nil {
+		t.Fatal("manifest in OUT after a commit killed before its third rename")
+	}
+	if len(finalEntries(out)) != 2 {
+		t.Fatalf("OUT holds %v after two renames", finalEntries(out))
+	}
+	mustRun(t, "rewrite", out, "--shard", "1/2", "-q")
+	r := mustRun(t, "commit", out)
+	if !strings.Contains(r.stderr, "finished the commit") {
+		t.Fatalf("commit after a killed commit: %s", r.stderr)
+	}
+	sameSums(t, "commit rolled forward", datasetSums(t, out), datasetSums(t, ref))
+	mustRun(t, "verify", in, out)
+	if r := mustRun(t, "commit", out); !strings.Contains(r.stderr, "done") {
+		t.Fatalf("commit on a committed OUT: %s", r.stderr)
+	}
+}
