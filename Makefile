@@ -24,9 +24,19 @@ demo: build
 	$(BIN) verify demo/sample demo/out
 	@echo "demo: reorganized files are in demo/out (manifest demo/out/relayout.json)"
 
+# Packages that must build without cgo (the layering test checks their
+# dependencies too), and the race detector on the concurrent packages'
+# pipeline tests (a selection: -race makes them about 10x slower).
+PUREGO    := ./catalog/ ./planner/ ./reader/bp/ ./reader/amrex/ ./reader/blockio/
+RACE_RUN  := TestRunCancelNoLeaks|TestRunNoDigest|TestAllocatedChunks|TestRunTiles|TestBlockIndexMatchesScan|TestCheckOverlaps|TestRollForward
+
 test: deps
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
+	CGO_ENABLED=0 $(GO) build $(PUREGO)
+	CGO_ENABLED=0 $(GO) test -count=1 $(PUREGO)
+	$(GO) test -count=1 -race -run '$(RACE_RUN)' ./rewriter/
+	$(GO) test -count=1 -race ./reader/blockio/
 	$(MAKE) --no-print-directory fuzz
 
 # Every fuzz target runs for a fixed count (FUZZTIME) on top of its seed corpus.

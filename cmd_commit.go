@@ -51,6 +51,11 @@ func runCommit(ctx context.Context, args []string) error {
 		return err
 	}
 	defer lock.Release()
+	if rolled, err := rewriter.RollForward(work, out); err != nil {
+		return err
+	} else if rolled {
+		fmt.Fprintf(logw, "%s: finished the commit a killed relayout had begun\n", out)
+	}
 	if rewriter.Committed(work, out) { // by a commit that held the lock before us
 		fmt.Fprintf(logw, "%s: done (committed already)\n", out)
 		return nil

@@ -187,20 +187,7 @@ func runPlan(ctx context.Context, args []string) (err error) {
 				return err
 			}
 		}
-		if rewriter.Committed(workDir(out), out) && !force {
-			fmt.Fprintf(os.Stderr, "%s: done (committed already; nothing to do)\n", out)
-			return nil
-		}
-		job, err := existingJob(out, spec, force)
-		if err != nil {
-			return err
-		}
-		if job != nil {
-			fmt.Fprintf(os.Stderr, "%s: already prepared for %d shards (%d units); run relayout rewrite %s --shard I/%d, then relayout commit %s (--force plans again)\n",
-				out, job.Shards, len(job.Units), out, job.Shards, out)
-			return nil
-		}
-		if err := checkOutput(fs.Arg(0), out, force); err != nil {
+		if err := checkOutput(fs.Arg(0), out, force); err != nil { // again under the lock
 			return err
 		}
 		lock, err := lockOut(out, "plan -o", os.Stderr)
@@ -208,6 +195,21 @@ func runPlan(ctx context.Context, args []string) (err error) {
 			return err
 		}
 		defer lock.Release()
+		if done, err := settleOut(inAbs, out, "", force, os.Stderr); done || err != nil {
+			return err
+		}
+		job, err := existingJob(out, spec, force)
+		if err != nil {
+			return err
+		}
+		if job != nil && !force {
+			fmt.Fprintf(os.Stderr, "%s: already prepared for %d shards (%d units); run relayout rewrite %s --shard I/%d, then relayout commit %s (--force plans again)\n",
+				out, job.Shards, len(job.Units), out, job.Shards, out)
+			return nil
+		}
+		if err := checkEmpty(out, force); err != nil {
+			return err
+		}
 		os.Remove(filepath.Join(workDir(out), rewriter.JobFile))
 		dbPath = filepath.Join(workDir(out), "catalog.db")
 	} else if fs.Changed("shards") || compress != "" || unitSize != "" || force || netcdf {

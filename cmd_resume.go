@@ -7,7 +7,6 @@ import (
 	"os"
 
 	"relayout/internal/fsinfo"
-	"relayout/rewriter"
 )
 
 // runResume is relayout run --resume: plan -o, rewrite --shard 0/1 and
@@ -29,6 +28,9 @@ func runResume(ctx context.Context, in string, o runOptions, chunkShape, chunks 
 		Deflate: deflate, Storage: storage, Shards: 1, NetCDF: o.netcdf}
 	if o.layout == "auto" {
 		spec.Readers = o.readers
+		if spec.Cost, err = loadCostModel(o.costModel); err != nil { // was ignored by run --resume
+			return err
+		}
 	}
 	if o.unitSize != "" {
 		if spec.UnitBytes, err = parseSize(o.unitSize); err != nil {
@@ -44,16 +46,7 @@ func runResume(ctx context.Context, in string, o runOptions, chunkShape, chunks 
 
 // runJob runs the three steps of spec's job on out in this process.
 func runJob(ctx context.Context, in, out string, spec jobSpec, force, verify bool, report string, jobs int, maxMem int64, logw io.Writer) error {
-	work := workDir(out)
-	if rewriter.Committed(work, out) && !force {
-		fmt.Fprintf(logw, "%s: done (committed already; nothing to do)\n", out)
-		return nil
-	}
-	job, err := existingJob(out, spec, force)
-	if err != nil {
-		return err
-	}
-	if err := checkOutput(in, out, force || job != nil); err != nil {
+	if err := checkOutput(in, out, force); err != nil { // again under the lock
 		return err
 	}
 	lock, err := lockOut(out, "run --resume", logw)
@@ -61,18 +54,26 @@ func runJob(ctx context.Context, in, out string, spec jobSpec, force, verify boo
 		return err
 	}
 	defer lock.Release()
-	if job == nil || (force && rewriter.Committed(work, out)) {
+	if done, err := settleOut(spec.Input, out, spec.signature(), force, logw); done || err != nil {
+		return err
+	}
+	job, err := existingJob(out, spec, force)
+	if err != nil {
+		return err
+	}
+	if err := checkEmpty(out, force || job != nil); err != nil {
+		return err
+	}
+	if job == nil {
 		if job, err = prepareJob(ctx, out, spec, logw); err != nil {
 			return err
 		}
 	} else {
-		fmt.Fprintf(logw, "resuming the job prepared in %s (%d units)\n", work, len(job.Units))
+		fmt.Fprintf(logw, "resuming the job prepared in %s (%d units)\n", workDir(out), len(job.Units))
 	}
-	if !rewriter.Committing(work) {
-		for s := range job.Shards {
-			if err := rewriteShard(ctx, out, job, s, jobs, maxMem, logw); err != nil {
-				return err
-			}
+	for s := range job.Shards {
+		if err := rewriteShard(ctx, out, job, s, jobs, maxMem, logw); err != nil {
+			return err
 		}
 	}
 	return commitJob(ctx, out, job, verify, report, jobs, maxMem, logw)

@@ -168,14 +168,39 @@ func runRun(ctx context.Context, args []string) error {
 	if err := checkOutput(in, o.out, o.force); err != nil {
 		return err
 	}
+	inAbs, err := realPath(in)
+	if err != nil {
+		return usagef("run: %s: %v", in, err)
+	}
+	spec := jobSpec{Input: inAbs, Vars: o.vars, Layout: o.layout, ChunkShape: chunkShape, Chunks: chunks,
+		Deflate: deflate, Storage: storage, NoDigest: o.digest == "none", NetCDF: o.netcdf}
+	if o.layout == planner.AutoLayout {
+		spec.Readers = o.readers
+		if spec.Cost, err = loadCostModel(o.costModel); err != nil {
+			return err
+		}
+	}
+	if o.layout == planner.Merged {
+		spec.Scope, spec.RanksPerNode = o.scope, o.rpn
+	}
+	logw := io.Writer(os.Stderr)
+	if o.quiet {
+		logw = io.Discard
+	}
 	lock, err := lockOut(o.out, "run", os.Stderr)
 	if err != nil {
 		return err
 	}
 	defer lock.Release()
-	logw := io.Writer(os.Stderr)
-	if o.quiet {
-		logw = io.Discard
+	if done, err := settleOut(inAbs, o.out, spec.signature(), o.force, logw); done || err != nil {
+		return err
+	}
+	if err := checkEmpty(o.out, o.force); err != nil {
+		return err
+	}
+	inputs, err := rewriter.InputFiles(inAbs)
+	if err != nil {
+		return err
 	}
 
 	work := filepath.Join(o.out, ".relayout")
@@ -235,11 +260,7 @@ func runRun(ctx context.Context, args []string) error {
 		NetCDF: o.netcdf, FS: outFS, Storage: storage, Monitor: mon, Merge: merge,
 	}
 	if o.layout == planner.AutoLayout {
-		cost, err := loadCostModel(o.costModel)
-		if err != nil {
-			return err
-		}
-		ropts.Layout, ropts.LayoutFor = "", autoLayouts(o.readers, cost, logw)
+		ropts.Layout, ropts.LayoutFor = "", autoLayouts(o.readers, spec.Cost, logw)
 	}
 	m, err := rewriter.Run(ctx, store, ds, stage, ropts)
 	stopProgress()
@@ -256,7 +277,7 @@ func runRun(ctx context.Context, args []string) error {
 			return fmt.Errorf("%w: output left in %s, nothing committed to %s", errVerifyFailed, stage, o.out)
 		}
 	}
-	if err := rewriter.Commit(stage, o.out); err != nil {
+	if err := rewriter.CommitStage(work, o.out, m, rewriter.CommitRecord{Signature: spec.signature(), Inputs: inputs}); err != nil {
 		return err
 	}
 	fmt.Fprintf(logw, "done: %d variables written to %s in %.2fs\n", len(m.Variables), o.out, time.Since(start).Seconds())
@@ -332,7 +353,9 @@ func parseCompress(s string) (int, error) {
 }
 
 // checkOutput refuses an OUT inside the input (or equal to the input's own
-// directory) and a non-empty OUT without --force.
+// directory) and a non-empty OUT without --force, unless OUT holds a
+// relayout output, a commit of one in progress or a prepared job
+// (settleOut and checkEmpty decide those under OUT's lock).
 func checkOutput(in, out string, force bool) error {
 	inAbs, err := realPath(in)
 	if err != nil {
@@ -358,6 +381,16 @@ func checkOutput(in, out string, force bool) error {
 	if outAbs == inAbs {
 		return usagef("run: -o %s is the input", out)
 	}
+	for _, n := range []string{"committed", "committing", "job.json"} {
+		if _, err := os.Stat(filepath.Join(workDir(out), n)); err == nil {
+			return nil
+		}
+	}
+	return checkEmpty(out, force)
+}
+
+// checkEmpty refuses an OUT with entries other than .relayout, unless force.
+func checkEmpty(out string, force bool) error {
 	entries, err := os.ReadDir(out)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return usagef("run: -o %s: %v", out, err)

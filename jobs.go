@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -35,11 +37,107 @@ type jobSpec struct {
 	Shards    int                 `json:"shards"`
 	UnitBytes int64               `json:"unit_bytes,omitempty"`
 	NetCDF    bool                `json:"netcdf,omitempty"`
+	// Options of a plain run (absent from sharded jobs).
+	Scope        string `json:"scope,omitempty"`
+	RanksPerNode int    `json:"ranks_per_node,omitempty"`
+	NoDigest     bool   `json:"no_digest,omitempty"`
 }
 
 func (s jobSpec) signature() string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// outputFields is a signature's options that decide the output, as a map:
+// how the work was cut (shards, unit size) is left out, so that run and run
+// --resume of the same options recognise each other's output.
+func outputFields(sig string) (map[string]any, error) {
+	var m map[string]any
+	if err := json.Unmarshal([]byte(sig), &m); err != nil {
+		return nil, err
+	}
+	delete(m, "shards")
+	delete(m, "unit_bytes")
+	return m, nil
+}
+
+// signatureDiff names the options in which two signatures differ ("" when
+// they decide the same output).
+func signatureDiff(was, now string) string {
+	a, err1 := outputFields(was)
+	b, err2 := outputFields(now)
+	if err1 != nil || err2 != nil {
+		return fmt.Sprintf("recorded options %s", was)
+	}
+	keys := map[string]bool{}
+	for k := range a {
+		keys[k] = true
+	}
+	for k := range b {
+		keys[k] = true
+	}
+	var diffs []string
+	for k := range keys {
+		if !reflect.DeepEqual(a[k], b[k]) {
+			wj, _ := json.Marshal(a[k])
+			nj, _ := json.Marshal(b[k])
+			diffs = append(diffs, fmt.Sprintf("%s was %s, now %s", k, wj, nj))
+		}
+	}
+	sort.Strings(diffs)
+	return strings.Join(diffs, "; ")
+}
+
+// settleOut is the first step, under OUT's lock, of every command that
+// writes OUT (run, run --resume, plan -o): it finishes a commit that was
+// interrupted (rewriter.RollForward), then, when OUT holds a finished
+// output: with force, takes it apart so that this job replaces it (the old
+// manifest first, rewriter.Uncommit, and the old job); otherwise reports
+// done when that output was made with the same options from the same input
+// files (sizes and modification times), and refuses (exit 2) naming the
+// difference when not. sig is this command's job signature, in the input
+// path inAbs; "" (plan -o) takes any finished output as done.
+func settleOut(inAbs, out, sig string, force bool, logw io.Writer) (done bool, err error) {
+	work := workDir(out)
+	rolled, err := rewriter.RollForward(work, out)
+	if err != nil {
+		return false, err
+	}
+	if rolled {
+		fmt.Fprintf(logw, "%s: finished the commit a killed relayout had begun\n", out)
+	}
+	if !rewriter.Committed(work, out) {
+		return false, nil
+	}
+	if force {
+		if err := rewriter.Uncommit(work, out); err != nil {
+			return false, err
+		}
+		if err := os.Remove(filepath.Join(work, rewriter.JobFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return false, err
+		}
+		return false, nil
+	}
+	if sig == "" {
+		fmt.Fprintf(logw, "%s: done (committed already; nothing to do)\n", out)
+		return true, nil
+	}
+	rec, _, err := rewriter.ReadCommitRecord(work)
+	if err != nil {
+		return false, usagef("%s holds a finished output without a readable commit record (%v): use --force to replace it", out, err)
+	}
+	if d := signatureDiff(rec.Signature, sig); d != "" {
+		return false, usagef("%s holds an output made with other options or input (%s): rerun with those, or use --force to replace it", out, d)
+	}
+	now, err := rewriter.InputFiles(inAbs)
+	if err != nil {
+		return false, err
+	}
+	if d := rewriter.InputsDiffer(rec.Inputs, now); d != "" {
+		return false, usagef("%s was made from input files that have changed since (%s): use --force to rewrite it", out, d)
+	}
+	fmt.Fprintf(logw, "%s: done (committed already with the same options and input files; nothing to do)\n", out)
+	return true, nil
 }
 
 func workDir(out string) string { return filepath.Join(out, ".relayout") }
@@ -72,7 +170,7 @@ func existingJob(out string, spec jobSpec, force bool) (*rewriter.Job, error) {
 		return nil, err
 	}
 	if job.Signature != spec.signature() {
-		if force && !rewriter.Committing(workDir(out)) {
+		if force {
 			return nil, nil
 		}
 		return nil, usagef("%s holds a job planned with other options or input (%s); rerun with the same options, or use --force to plan it again",
@@ -116,8 +214,13 @@ func prepareWith(ctx context.Context, out string, spec jobSpec, ds reader.Datase
 	if spec.Layout == planner.AutoLayout {
 		ropts.Layout, ropts.LayoutFor = "", autoLayouts(spec.Readers, spec.Cost, io.Discard)
 	}
+	inputs, err := rewriter.InputFiles(spec.Input)
+	if err != nil {
+		return nil, err
+	}
 	job, err := rewriter.Prepare(ctx, store, ds, work, ropts, rewriter.PrepareOptions{
-		Input: spec.Input, Vars: spec.Vars, Signature: spec.signature(), Shards: spec.Shards, UnitBytes: spec.UnitBytes})
+		Input: spec.Input, Vars: spec.Vars, Signature: spec.signature(), Shards: spec.Shards, UnitBytes: spec.UnitBytes,
+		Inputs: inputs})
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +269,8 @@ func rewriteShard(ctx context.Context, out string, job *rewriter.Job, shard, job
 	return nil
 }
 
-// commitJob is relayout commit without the lock (held by the caller).
+// commitJob is relayout commit without the lock (held by the caller, who
+// has rolled forward any interrupted commit: settleOut, or runCommit).
 func commitJob(ctx context.Context, out string, job *rewriter.Job, verify bool, reportPath string, jobs int, maxMem int64, logw io.Writer) error {
 	start := time.Now()
 	work := workDir(out)
@@ -174,64 +278,49 @@ func commitJob(ctx context.Context, out string, job *rewriter.Job, verify bool, 
 	if err != nil {
 		return err
 	}
-	if !rewriter.Committing(work) {
-		if err := rewriter.JoinParts(ctx, work, job, recs); err != nil {
+	if err := rewriter.JoinParts(ctx, work, job, recs); err != nil {
+		return err
+	}
+	ds, store, err := openJobInput(out, job)
+	if err != nil {
+		return err
+	}
+	defer ds.Close()
+	defer store.Close()
+	if err := rewriter.StageManifest(work, job); err != nil {
+		return err
+	}
+	stage := filepath.Join(work, "stage")
+	outDB := filepath.Join(work, "verify.db")
+	outDS, outStore, err := buildCatalog(ctx, stage, outDB, reader.Options{})
+	if err != nil {
+		return err
+	}
+	checks, ok, err := rewriter.CheckUnits(ctx, job, recs, store, ds, outStore, outDS, verify, jobs, maxMem, logw)
+	outStore.Close()
+	outDS.Close()
+	os.Remove(outDB)
+	if err != nil {
+		return err
+	}
+	verified := "every unit's sha256 equals its journal record"
+	if verify {
+		verified = "every element equals the input; " + verified
+	}
+	if !ok {
+		verified = "FAILED"
+	}
+	job.Manifest.Report = rewriter.BuildReport(work, out, job, recs, checks, verified, start)
+	if reportPath != "" {
+		if err := writeReport(reportPath, job.Manifest.Report); err != nil {
 			return err
-		}
-		ds, store, err := openJobInput(out, job)
-		if err != nil {
-			return err
-		}
-		defer ds.Close()
-		defer store.Close()
-		if err := rewriter.StageManifest(work, job); err != nil {
-			return err
-		}
-		stage := filepath.Join(work, "stage")
-		outDB := filepath.Join(work, "verify.db")
-		outDS, outStore, err := buildCatalog(ctx, stage, outDB, reader.Options{})
-		if err != nil {
-			return err
-		}
-		checks, ok, err := rewriter.CheckUnits(ctx, job, recs, store, ds, outStore, outDS, verify, jobs, maxMem, logw)
-		outStore.Close()
-		outDS.Close()
-		os.Remove(outDB)
-		if err != nil {
-			return err
-		}
-		verified := "every unit's sha256 equals its journal record"
-		if verify {
-			verified = "every element equals the input; " + verified
-		}
-		if !ok {
-			verified = "FAILED"
-		}
-		job.Manifest.Report = rewriter.BuildReport(work, out, job, recs, checks, verified, start)
-		if reportPath != "" {
-			if err := writeReport(reportPath, job.Manifest.Report); err != nil {
-				return err
-			}
-		}
-		if !ok {
-			return fmt.Errorf("%w: output left in %s, nothing committed to %s", errVerifyFailed, stage, out)
-		}
-	} else {
-		// A killed commit had checked everything and begun moving: finish.
-		m, err := catalog.ReadManifest(filepath.Join(work, "stage", catalog.ManifestName))
-		if err != nil { // killed after moving the manifest itself
-			if m, err = catalog.ReadManifest(filepath.Join(out, catalog.ManifestName)); err != nil {
-				return err
-			}
-		}
-		job.Manifest = *m
-		if reportPath != "" && m.Report != nil {
-			if err := writeReport(reportPath, m.Report); err != nil {
-				return err
-			}
 		}
 	}
-	if err := rewriter.MoveFiles(work, out, &job.Manifest); err != nil {
+	if !ok {
+		return fmt.Errorf("%w: output left in %s, nothing committed to %s", errVerifyFailed, stage, out)
+	}
+	rec := rewriter.CommitRecord{Job: job.ID, Signature: job.Signature, Inputs: job.Inputs}
+	if err := rewriter.CommitStage(work, out, &job.Manifest, rec); err != nil {
 		return err
 	}
 	fmt.Fprintf(logw, "committed: %d variables to %s (%d units from %d shard(s)) in %.2fs\n",

@@ -4,6 +4,11 @@
 //
 // main.go wires subcommands and maps errors to exit codes; each subcommand lives
 // in its own cmd_*.go file as runX(ctx, opts, args).
+//
+// Imports flow one way: main -> {reader, planner, rewriter} -> catalog;
+// planner never imports reader or rewriter, rewriter never imports reader,
+// catalog imports no relayout package, and cgo lives in internal/h5 alone
+// (layering_test.go checks every import with go list).
 package main
 
 import (

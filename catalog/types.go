@@ -215,7 +215,9 @@ type Array struct {
 	Shape  []int64 `json:"shape"`  // empty for a scalar
 	Offset []int64 `json:"offset"` // global index of element 0 (zeros for level-0 arrays)
 	// Fill is one element in DType's byte order, used where no block covers the
-	// array (HDF5 fill value; nil means zeros).
+	// array (an HDF5 fill value, zeros for HDF5's default; NaN for AMReX and
+	// Chombo). nil: the format declares none, and holes get NaN in floating-point
+	// arrays and zero in integer ones.
 	Fill      []byte `json:"fill,omitempty"`
 	Attrs     []Attr `json:"attrs,omitempty"`      // on the output dataset
 	StepAttrs []Attr `json:"step_attrs,omitempty"` // on the step's group (openPMD iteration attributes)

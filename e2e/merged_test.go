@@ -99,7 +99,8 @@ with h5py.File(out + "/" + %q) as f:
         assert n == want == len(stored), (n, want, len(stored))
         v = d[()]
         rule = -(((s*N+i)*N+j)*N+k).astype(np.float64)
-        covered = v != 0
+        covered = ~np.isnan(v)  # holes read as the fill value, NaN
+        assert np.isnan(d.fillvalue), "fine/Ez fill value %%r, want NaN" %% d.fillvalue
         assert 0 < covered.sum() <= sum(x.size for x in stored) < v.size, "stored cuboids do not match the covered part"
         assert np.array_equal(v[covered], rule[covered]), "fine/Ez values"
 with h5py.File(out + "/fields.Bx.h5") as f:

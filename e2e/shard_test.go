@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -227,16 +228,24 @@ func TestLockRefusesSecondRun(t *testing.T) {
 	out := filepath.Join(dir, "out")
 	mustRun(t, "plan", in, "-o", out, "--shards", "2")
 	// Hold OUT's lock the way a running commit would: a child process
-	// that flocks it and sleeps.
+	// that flocks it, says so, and sleeps.
 	lock := filepath.Join(out, ".relayout", "lock")
-	holder := exec.Command("flock", "-x", lock, "sleep", "30")
+	holder := exec.Command("flock", "-x", lock, "sh", "-c", "echo locked; exec sleep 30")
 	holder.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // flock and its sleep share the lock
+	held, err := holder.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := holder.Start(); err != nil {
 		t.Skipf("flock(1): %v", err)
 	}
 	release := func() { syscall.Kill(-holder.Process.Pid, syscall.SIGKILL); holder.Wait() }
 	defer release()
-	time.Sleep(300 * time.Millisecond)
+	// Wait for the holder to say it holds the lock (no sleep: its line
+	// comes once flock(1) has it).
+	if line, err := bufio.NewReader(held).ReadString('\n'); err != nil || line != "locked\n" {
+		t.Fatalf("lock holder: %q, %v", line, err)
+	}
 	r := relayout(t, "commit", out)
 	if r.code != 1 || !strings.Contains(r.stderr, "in use by another relayout process") {
 		t.Fatalf("commit while locked: exit %d, %s", r.code, r.stderr)

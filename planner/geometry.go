@@ -155,6 +155,40 @@ func ExactUnion(parts []catalog.Box) (catalog.Box, bool) {
 // compares pairs only in small cells, so tilings of a domain take
 // O(n log n) rather than O(n²). Deterministic.
 func Disjoint(bs []catalog.Box) (i, j int, ok bool) {
+	ok = true
+	eachOverlap(bs, func(x, y int) bool {
+		i, j, ok = min(x, y), max(x, y), false
+		return false
+	})
+	return i, j, ok
+}
+
+// OverlapPairs lists every pair (i < j) of non-empty boxes of bs that share
+// an element, sorted, with the same k-d cut as Disjoint: O(n log n) for
+// tilings, plus the pairs themselves.
+func OverlapPairs(bs []catalog.Box) [][2]int {
+	seen := map[[2]int]bool{}
+	var pairs [][2]int
+	eachOverlap(bs, func(x, y int) bool {
+		p := [2]int{min(x, y), max(x, y)}
+		if !seen[p] {
+			seen[p] = true
+			pairs = append(pairs, p)
+		}
+		return true
+	})
+	slices.SortFunc(pairs, func(a, b [2]int) int {
+		if a[0] != b[0] {
+			return a[0] - b[0]
+		}
+		return a[1] - b[1]
+	})
+	return pairs
+}
+
+// eachOverlap calls fn for overlapping pairs of non-empty boxes of bs (a
+// pair may come more than once) until fn returns false.
+func eachOverlap(bs []catalog.Box, fn func(i, j int) bool) {
 	idx := make([]int, 0, len(bs))
 	for k, b := range bs {
 		if !IsEmpty(b) {
@@ -162,15 +196,15 @@ func Disjoint(bs []catalog.Box) (i, j int, ok bool) {
 		}
 	}
 	if len(idx) < 2 {
-		return 0, 0, true
+		return
 	}
-	i, j, ok = disjoint(bs, idx, nil, nil)
-	return min(i, j), max(i, j), ok
+	overlapsIn(bs, idx, nil, nil, fn)
 }
 
-// disjoint checks the boxes bs[idx] clipped to the region [lo, hi) (nil =
-// unbounded): only overlaps inside the region count.
-func disjoint(bs []catalog.Box, idx []int, lo, hi []int64) (int, int, bool) {
+// overlapsIn visits the overlapping pairs of the boxes bs[idx] clipped to
+// the region [lo, hi) (nil = unbounded): only overlaps inside the region
+// count. It returns false when fn stopped it.
+func overlapsIn(bs []catalog.Box, idx []int, lo, hi []int64, fn func(i, j int) bool) bool {
 	const leaf = 16
 	if len(idx) > leaf {
 		dims := len(bs[idx[0]].Lower)
@@ -220,22 +254,72 @@ func disjoint(bs []catalog.Box, idx []int, lo, hi []int64) (int, int, bool) {
 			}
 			lhi := cloneOr(hi, dims, 1<<62)
 			lhi[a] = min(lhi[a], s)
-			if i, j, ok := disjoint(bs, left, lo, lhi); !ok {
-				return i, j, false
+			if !overlapsIn(bs, left, lo, lhi, fn) {
+				return false
 			}
 			rlo := cloneOr(lo, dims, -1<<62)
 			rlo[a] = max(rlo[a], s)
-			return disjoint(bs, right, rlo, hi)
+			return overlapsIn(bs, right, rlo, hi, fn)
 		}
 	}
 	for x := 0; x < len(idx); x++ {
 		for y := x + 1; y < len(idx); y++ {
-			if overlapIn(bs[idx[x]], bs[idx[y]], lo, hi) {
-				return idx[x], idx[y], false
+			if overlapIn(bs[idx[x]], bs[idx[y]], lo, hi) && !fn(idx[x], idx[y]) {
+				return false
 			}
 		}
 	}
-	return 0, 0, true
+	return true
+}
+
+// UnionVolume is the number of elements of the union of bs (boxes of one
+// rank). It sweeps each axis in turn between the distinct box edges: cheap
+// for the few overlapping boxes it is meant for (Disjoint first tells
+// whether there are any), O(n^(rank+1)) at worst.
+func UnionVolume(bs []catalog.Box) int64 {
+	var live []catalog.Box
+	for _, b := range bs {
+		if !IsEmpty(b) {
+			live = append(live, b)
+		}
+	}
+	if len(live) == 0 {
+		return 0
+	}
+	if len(live[0].Lower) == 0 {
+		return 1
+	}
+	return unionVolume(live, 0)
+}
+
+func unionVolume(bs []catalog.Box, d int) int64 {
+	edges := make([]int64, 0, 2*len(bs))
+	for _, b := range bs {
+		edges = append(edges, b.Lower[d], b.Lower[d]+b.Count[d])
+	}
+	slices.Sort(edges)
+	edges = slices.Compact(edges)
+	var total int64
+	active := make([]catalog.Box, 0, len(bs))
+	for k := 0; k+1 < len(edges); k++ {
+		x := edges[k]
+		active = active[:0]
+		for _, b := range bs {
+			if b.Lower[d] <= x && x < b.Lower[d]+b.Count[d] {
+				active = append(active, b)
+			}
+		}
+		if len(active) == 0 {
+			continue
+		}
+		w := edges[k+1] - x
+		if d == len(bs[0].Lower)-1 {
+			total += w
+		} else {
+			total += w * unionVolume(slices.Clone(active), d+1)
+		}
+	}
+	return total
 }
 
 // clippedLower is b's lower corner on axis a within a region starting at lo.

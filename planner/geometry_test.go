@@ -2,6 +2,7 @@ package planner
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"relayout/catalog"
@@ -97,6 +98,81 @@ func TestDisjointLarge(t *testing.T) {
 		if !ok && (i >= j || !Overlaps(bs[i], bs[j])) {
 			t.Fatalf("iter %d: reported pair %d %d does not overlap", iter, i, j)
 		}
+	}
+}
+
+// TestOverlapPairs compares the k-d pair listing with the pairwise
+// definition on random sets (tilings with extra boxes, and random boxes).
+func TestOverlapPairs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for iter := 0; iter < 200; iter++ {
+		dims := 1 + rng.IntN(3)
+		n := 1 + rng.IntN(120)
+		var bs []catalog.Box
+		if iter%2 == 0 {
+			bs = randomPartition(rng, dims, 24, n)
+			for range rng.IntN(3) {
+				bs = append(bs, randomBox(rng, dims, 24))
+			}
+		} else {
+			for k := 0; k < n; k++ {
+				bs = append(bs, randomBox(rng, dims, 40))
+			}
+		}
+		var want [][2]int
+		for i := range bs {
+			for j := i + 1; j < len(bs); j++ {
+				if Overlaps(bs[i], bs[j]) {
+					want = append(want, [2]int{i, j})
+				}
+			}
+		}
+		if got := OverlapPairs(bs); !slices.Equal(got, want) {
+			t.Fatalf("iter %d: OverlapPairs = %v, want %v", iter, got, want)
+		}
+	}
+}
+
+// TestUnionVolume counts the union of random boxes against marking every
+// element of the domain.
+func TestUnionVolume(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for iter := 0; iter < 300; iter++ {
+		dims := 1 + rng.IntN(3)
+		var bs []catalog.Box
+		for range rng.IntN(12) {
+			bs = append(bs, randomBox(rng, dims, 12))
+		}
+		marked := map[[3]int64]bool{}
+		for _, b := range bs {
+			var idx [3]int64
+			var walk func(d int)
+			walk = func(d int) {
+				if d == dims {
+					marked[idx] = true
+					return
+				}
+				for x := b.Lower[d]; x < b.Lower[d]+b.Count[d]; x++ {
+					idx[d] = x
+					walk(d + 1)
+				}
+			}
+			walk(0)
+		}
+		if got := UnionVolume(bs); got != int64(len(marked)) {
+			t.Fatalf("iter %d: UnionVolume(%v) = %d, want %d", iter, bs, got, len(marked))
+		}
+	}
+	// Two overlapping blocks adding up to the array, leaving a hole.
+	a := &catalog.Array{Shape: []int64{16, 16}, Blocks: []catalog.Block{
+		{Box: catalog.Box{Lower: []int64{0, 0}, Count: []int64{10, 16}}},
+		{Box: catalog.Box{Lower: []int64{4, 0}, Count: []int64{10, 16}}}}}
+	if FullyCovered(a) {
+		t.Fatal("overlapping blocks with a hole taken for full coverage")
+	}
+	a.Blocks[1].Box.Count[0] = 12
+	if !FullyCovered(a) {
+		t.Fatal("overlapping blocks covering the array not taken for full coverage")
 	}
 }
 

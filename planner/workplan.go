@@ -21,11 +21,19 @@ const Merged = "merged"
 // FullyCovered reports whether the blocks of a (never overlapping) cover its
 // whole shape.
 func FullyCovered(a *catalog.Array) bool {
+	boxes := make([]catalog.Box, len(a.Blocks))
 	var n int64
 	for i := range a.Blocks {
-		n += a.Blocks[i].Box.Elements()
+		boxes[i] = a.Blocks[i].Box
+		n += boxes[i].Elements()
 	}
-	return n >= a.Elements()
+	if n < a.Elements() {
+		return false
+	}
+	if _, _, ok := Disjoint(boxes); ok {
+		return true // disjoint boxes inside the array adding up to it
+	}
+	return UnionVolume(boxes) >= a.Elements() // overlapping blocks can leave holes
 }
 
 // MergedStorage is how the merged layout stores an array whose merged

@@ -9,7 +9,10 @@
 //
 // Format quirks stay in the sub-packages (reader/h5); byte fetching and codec
 // decoding are in reader/blockio. This package must not parse file contents
-// beyond the few signature bytes format detection needs.
+// beyond the few signature bytes format detection needs. Readers import
+// catalog, each other and internal packages, never planner or rewriter
+// (layering_test.go at the module root enforces it); reader/bp,
+// reader/amrex and reader/blockio build with CGO_ENABLED=0.
 //
 // Concurrency: a Dataset's ReadBlock is safe for concurrent use; Scan runs on
 // the caller's goroutine and must not run concurrently with itself.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"relayout/catalog"
+	"relayout/planner"
 )
 
 // Assembly turns the blocks of an array into slabs: row-major, little-endian
@@ -286,10 +287,19 @@ func trimBlock(b *catalog.Block, slab catalog.Box, size int) *catalog.Block {
 	return &t
 }
 
-// leFill is the array's fill value as one little-endian element, nil for zero.
+// leFill is the value of a's holes (places no block covers) as one
+// little-endian element, nil for zero: the array's own fill value (an HDF5
+// fill value, AMReX's and Chombo's NaN), else NaN for floating-point arrays
+// (so that a hole never reads as a plausible value) and zero for integers.
+// Output datasets carry it as their HDF5 fill value, so holes read back as
+// it in every layout: written by assembly in contiguous data, unwritten
+// chunks and a virtual dataset's unmapped space filled by HDF5.
 func leFill(a *catalog.Array) []byte {
 	if a.Fill == nil {
-		return nil
+		if a.DType.Kind != catalog.Float {
+			return nil
+		}
+		return floatNaN(a.DType.Size)
 	}
 	f := append([]byte(nil), a.Fill...)
 	if a.DType.BigEndian {
@@ -301,6 +311,20 @@ func leFill(a *catalog.Array) []byte {
 		if c != 0 {
 			return f
 		}
+	}
+	return nil
+}
+
+// floatNaN is the quiet NaN of an IEEE float of size bytes, little-endian
+// (nil for sizes that have none).
+func floatNaN(size int) []byte {
+	switch size {
+	case 2:
+		return []byte{0x00, 0x7e}
+	case 4:
+		return []byte{0x00, 0x00, 0xc0, 0x7f}
+	case 8:
+		return []byte{0, 0, 0, 0, 0, 0, 0xf8, 0x7f}
 	}
 	return nil
 }
@@ -317,7 +341,7 @@ func fillBuf(buf, elem []byte) {
 // returns slab's row-major little-endian bytes; places no block covers hold
 // fill (LE, or nil for zeros). The array must have passed checkArray.
 func assembleSlab(ctx context.Context, src catalog.Source, x *blockIndex, slab catalog.Box, fill []byte) ([]byte, error) {
-	return assembleReads(ctx, nil, src, x.a, slab, x.reads(slab), fill)
+	return assembleReads(ctx, nil, src, x.a, slab, x.reads(slab), fill, x.disjoint)
 }
 
 // blockIndex finds the blocks of an array that a unit overlaps without
@@ -331,6 +355,9 @@ type blockIndex struct {
 	a     *catalog.Array
 	order []int // block indices by Box.Lower[0]
 	reach int64 // the largest Box.Count[0]
+	// disjoint: no two blocks overlap (planner.Disjoint, once per array),
+	// so a unit's coverage is the sum of its blocks' parts.
+	disjoint bool
 }
 
 func indexBlocks(a *catalog.Array) *blockIndex {
@@ -346,6 +373,11 @@ func indexBlocks(a *catalog.Array) *blockIndex {
 			return cmp.Compare(a.Blocks[i].Box.Lower[0], a.Blocks[j].Box.Lower[0])
 		})
 	}
+	boxes := make([]catalog.Box, len(a.Blocks))
+	for i := range a.Blocks {
+		boxes[i] = a.Blocks[i].Box
+	}
+	_, _, x.disjoint = planner.Disjoint(boxes)
 	return x
 }
 
@@ -392,15 +424,19 @@ func (x *blockIndex) reads(slab catalog.Box) []*catalog.Block {
 
 // assembleReads is assembleSlab over reads (blockIndex.reads of slab), timing the
 // fetch (read and decode) and assemble (copy) stages on mon when not nil.
-func assembleReads(ctx context.Context, mon *Monitor, src catalog.Source, a *catalog.Array, slab catalog.Box, reads []*catalog.Block, fill []byte) ([]byte, error) {
+// disjoint says the array's blocks are known not to overlap
+// (blockIndex.disjoint).
+func assembleReads(ctx context.Context, mon *Monitor, src catalog.Source, a *catalog.Array, slab catalog.Box, reads []*catalog.Block, fill []byte, disjoint bool) ([]byte, error) {
 	buf := make([]byte, slab.Elements()*int64(a.DType.Size))
-	err := assembleInto(ctx, mon, src, a, slab, reads, fill, buf, false)
+	err := assembleInto(ctx, mon, src, a, slab, reads, fill, buf, false, disjoint)
 	return buf, err
 }
 
 // assembleInto is assembleReads into buf (slab's size). dirty says buf holds
-// old bytes: places no block covers are then cleared.
-func assembleInto(ctx context.Context, mon *Monitor, src catalog.Source, a *catalog.Array, slab catalog.Box, reads []*catalog.Block, fill []byte, buf []byte, dirty bool) error {
+// old bytes. Places no block covers get fill (nil: zeros, cleared only
+// when dirty): never a previous unit's bytes. disjoint: the array's blocks
+// are known not to overlap (blockIndex.disjoint), so that coverage is a sum.
+func assembleInto(ctx context.Context, mon *Monitor, src catalog.Source, a *catalog.Array, slab catalog.Box, reads []*catalog.Block, fill []byte, buf []byte, dirty, disjoint bool) error {
 	start := time.Now()
 	var copying time.Duration
 	if mon != nil {
@@ -410,10 +446,12 @@ func assembleInto(ctx context.Context, mon *Monitor, src catalog.Source, a *cata
 			mon.stage[stageFetch].Add(int64(total - copying))
 		}()
 	}
-	if fill != nil {
-		fillBuf(buf, fill)
-	} else if dirty && !covers(reads, slab) {
-		clear(buf)
+	if (fill != nil || dirty) && !covers(reads, slab, disjoint) {
+		if fill != nil {
+			fillBuf(buf, fill)
+		} else {
+			clear(buf)
+		}
 	}
 	copying = time.Since(start)
 	if is, ok := src.(catalog.IntoSource); ok {
@@ -491,15 +529,42 @@ func inPlace(b *catalog.Block, slab catalog.Box, dt catalog.DType) (int64, bool)
 	return off * int64(dt.Size), true
 }
 
-// covers reports whether reads (blocks, which never overlap) fill slab.
-func covers(reads []*catalog.Block, slab catalog.Box) bool {
+// covers reports whether reads fill slab: their parts inside slab add up to
+// it and no two of them overlap (overlapping blocks can add up to the slab
+// and still leave a hole). disjoint: the blocks are known not to overlap.
+func covers(reads []*catalog.Block, slab catalog.Box, disjoint bool) bool {
 	var n int64
 	for _, b := range reads {
+		n += intersection(b.Box, slab)
+	}
+	if n != slab.Elements() {
+		return false
+	}
+	if disjoint {
+		return true
+	}
+	parts := make([]catalog.Box, 0, len(reads))
+	for _, b := range reads {
 		if r, ok := b.Box.Intersect(slab); ok {
-			n += r.Elements()
+			parts = append(parts, r)
 		}
 	}
-	return n == slab.Elements()
+	_, _, ok := planner.Disjoint(parts)
+	return ok
+}
+
+// intersection is the number of elements b and slab share (no allocation).
+func intersection(b, slab catalog.Box) int64 {
+	n := int64(1)
+	for d := range slab.Count {
+		lo := max(b.Lower[d], slab.Lower[d])
+		hi := min(b.Lower[d]+b.Count[d], slab.Lower[d]+slab.Count[d])
+		if hi <= lo {
+			return 0
+		}
+		n *= hi - lo
+	}
+	return n
 }
 
 // inside reports whether b lies within slab (same rank).

@@ -77,9 +77,26 @@
 // # Durability
 //
 // A file is written as <stage>/.<name>.h5.tmp, synced once, then renamed; the
-// manifest is written last, also through a synced temporary file. Commit
-// renames the files into the output directory and the manifest last, and
-// never overwrites.
+// manifest is written last, also through a synced temporary file. The commit
+// (commitlog.go) is one journaled step: a commit record listing every rename
+// (stage -> OUT, the manifest last) is made durable before the first rename,
+// and whichever command next takes OUT's lock rolls an interrupted commit
+// forward, so a kill at any instant leaves OUT recoverable to the same
+// output. A rename replaces a file of the same name: whether OUT may be
+// replaced (--force) is decided before any work, by the caller.
+//
+// # Holes and overlapping blocks
+//
+// Places no block covers read back as the array's fill value (leFill: its
+// own, else NaN for floating point and zero for integers) in every layout:
+// assembly writes it into contiguous data and units, and every dataset
+// carries it as its HDF5 fill value for unwritten chunks and a virtual
+// dataset's unmapped space. A reused unit buffer is filled (or cleared)
+// wherever its blocks do not cover it exactly. Blocks that overlap are
+// found from their boxes (planner.OverlapPairs) before an array is written;
+// only their shared regions are read and compared: equal values (halos)
+// are fine, different ones refuse the array as corrupt input naming both
+// blocks (overlap.go).
 //
 // # Concurrency
 //
@@ -108,5 +125,7 @@
 // the pipeline; a failed Run leaves no partial file under a final name.
 //
 // The package must not parse input formats (readers do, through
-// catalog.Source) and calls HDF5 only through internal/h5.
+// catalog.Source) and calls HDF5 only through internal/h5. It imports
+// planner, catalog and internal packages, never reader (layering_test.go at
+// the module root enforces the layering).
 package rewriter

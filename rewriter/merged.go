@@ -72,6 +72,7 @@ func createMerged(w *h5.Writer, store *catalog.Store, hdr *catalog.Array, path s
 	if err := checkArray(a); err != nil {
 		return nil, err
 	}
+	a = disjointBlocks(a) // cuboids (and a virtual dataset's sources) must not overlap
 	if opts.Merge.Plans == nil {
 		opts = opts.withMerge()
 	}
@@ -124,6 +125,7 @@ type mergedJob struct {
 // array's row-major digest from a read-only pass.
 func writeMerged(ctx context.Context, f *os.File, src catalog.Source, a *catalog.Array, t *mergedTarget,
 	opts Options) (string, error) {
+	a = disjointBlocks(a) // as createMerged planned it
 	size := a.DType.Size
 	var jobs []mergedJob
 	for ui, u := range t.plan.Units {
@@ -177,7 +179,7 @@ func writeMerged(ctx context.Context, f *os.File, src catalog.Source, a *catalog
 		if reads[i] == nil {
 			reads[i] = readsOf(i)
 		}
-		buf, err := assembleReads(ctx, mon, src, a, jobs[i].box, reads[i], fill)
+		buf, err := assembleReads(ctx, mon, src, a, jobs[i].box, reads[i], fill, true) // disjointBlocks
 		reads[i] = nil
 		if env.mem != nil {
 			env.mem.release(transient[i])

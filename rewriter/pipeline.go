@@ -260,7 +260,7 @@ func streamArrayEnv[T any](ctx context.Context, env pipeEnv, src catalog.Source,
 			}
 			dirty, bufs[i] = false, buf
 		}
-		err = assembleInto(ctx, env.mon, src, a, slabs[i], reads.of(i), fill, buf, dirty)
+		err = assembleInto(ctx, env.mon, src, a, slabs[i], reads.of(i), fill, buf, dirty, reads.blocks.disjoint)
 		reads.drop(i)
 		if env.mem != nil {
 			env.mem.release(transient[i])

@@ -70,6 +70,9 @@ type Job struct {
 	Datasets  []JobDataset     `json:"datasets"`
 	Units     []Unit           `json:"units"`
 	Manifest  catalog.Manifest `json:"manifest"` // sha256 and report filled at commit
+	// Inputs are the input files as planned (sizes, modification times),
+	// recorded by the commit so that a rerun can tell the output is current.
+	Inputs []InputFile `json:"inputs,omitempty"`
 }
 
 // JobDataset is one output dataset.
@@ -121,6 +124,7 @@ type PrepareOptions struct {
 	Signature string
 	Shards    int
 	UnitBytes int64 // cap on a unit's size; 0: 16MiB
+	Inputs    []InputFile
 }
 
 // DefaultUnitBytes caps a work unit: the journal's granularity, and what a
@@ -167,7 +171,7 @@ func Prepare(ctx context.Context, store *catalog.Store, src catalog.Source, work
 	var id [8]byte
 	rand.Read(id[:])
 	job := &Job{Schema: JobSchema, ID: hex.EncodeToString(id[:]), Input: p.Input, Vars: p.Vars,
-		Signature: p.Signature, Shards: p.Shards, Created: time.Now().UTC().Truncate(time.Second),
+		Signature: p.Signature, Shards: p.Shards, Inputs: p.Inputs, Created: time.Now().UTC().Truncate(time.Second),
 		UnitBytes: planner.UnitBytesFor(total, p.Shards, cmpOr(p.UnitBytes, DefaultUnitBytes))}
 	job.Manifest = catalog.Manifest{Tool: "relayout", Version: opts.Version,
 		Input: catalog.ManifestInput{Path: info.Path, Format: info.Format}, Variables: []catalog.ManifestVariable{}, Skipped: info.Skipped}
@@ -329,7 +333,7 @@ func Committed(work, out string) bool {
 }
 
 // Committing reports whether a commit began moving files to their final
-// names (a killed commit; rerunning it finishes the moves).
+// names (a killed commit; RollForward finishes the moves).
 func Committing(work string) bool {
 	_, err := os.Stat(filepath.Join(work, committingFile))
 	return err == nil
@@ -474,6 +478,9 @@ func RewriteShard(ctx context.Context, store *catalog.Store, src catalog.Source,
 			return st, arrayErr(d.key(), err)
 		}
 		if err := checkArray(a); err != nil {
+			return st, arrayErr(d.key(), err)
+		}
+		if err := checkOverlaps(ctx, src, a); err != nil {
 			return st, arrayErr(d.key(), err)
 		}
 		var out *os.File

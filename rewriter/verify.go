@@ -186,12 +186,12 @@ func verifyArray(ctx context.Context, a *catalog.Array, inSrc catalog.Source, ou
 	err = orderedAdmit(ctx, jobs, len(slabs), admit, nil, func(ctx context.Context, i int) (result, error) {
 		n := slabs[i].Elements() * int64(size)
 		r := result{pairBufs{getBuf(n), getBuf(n)}, -1}
-		err := assembleInto(ctx, nil, inSrc, a, slabs[i], inReads.of(i), inFill, r.in, true)
+		err := assembleInto(ctx, nil, inSrc, a, slabs[i], inReads.of(i), inFill, r.in, true, inReads.blocks.disjoint)
 		inReads.drop(i)
 		if err != nil {
 			return r, fmt.Errorf("input: %w", err)
 		}
-		err = assembleInto(ctx, nil, outSrc, o, slabs[i], outReads.of(i), outFill, r.out, true)
+		err = assembleInto(ctx, nil, outSrc, o, slabs[i], outReads.of(i), outFill, r.out, true, outReads.blocks.disjoint)
 		outReads.drop(i)
 		if err != nil {
 			return r, fmt.Errorf("output: %w", err)

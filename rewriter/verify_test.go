@@ -184,11 +184,13 @@ func TestVerifyDetectsDamage(t *testing.T) {
 func TestCommit(t *testing.T) {
 	dir := t.TempDir()
 	in, inSrc := buildInput(t, dir, inputVars())
-	stage, out := filepath.Join(dir, "stage"), filepath.Join(dir, "out")
-	if _, err := Run(context.Background(), in, inSrc, stage, Options{Version: "test-1"}); err != nil {
+	work, out := filepath.Join(dir, "out", ".relayout"), filepath.Join(dir, "out")
+	stage := filepath.Join(work, "stage")
+	m, err := Run(context.Background(), in, inSrc, stage, Options{Version: "test-1"})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Commit(stage, out); err != nil {
+	if err := CommitStage(work, out, m, CommitRecord{Signature: "sig"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range []string{"B.x.h5", "E_x.h5", "rho.h5", "t.h5", catalog.ManifestName} {
@@ -202,15 +204,32 @@ func TestCommit(t *testing.T) {
 	if _, err := catalog.ReadManifest(filepath.Join(out, catalog.ManifestName)); err != nil {
 		t.Fatal(err)
 	}
-	// A second run cannot be committed over the first.
-	if _, err := Run(context.Background(), in, inSrc, stage, Options{Version: "test-1"}); err != nil {
+	if !Committed(work, out) || Committing(work) {
+		t.Fatalf("committed %v, committing %v after the commit", Committed(work, out), Committing(work))
+	}
+	// A second run committed over the first replaces its files (the
+	// caller decided --force up front: Uncommit removed the manifest).
+	if err := Uncommit(work, out); err != nil {
 		t.Fatal(err)
 	}
-	err := Commit(stage, out)
-	if err == nil || !strings.Contains(err.Error(), "already exists") {
-		t.Fatalf("err %v, want a refusal", err)
+	if Committed(work, out) {
+		t.Fatal("committed after Uncommit")
 	}
-	if _, err := os.Stat(filepath.Join(stage, "B.x.h5")); err != nil {
-		t.Fatalf("refused commit moved files: %v", err)
+	if _, err := os.Stat(filepath.Join(out, catalog.ManifestName)); err == nil {
+		t.Fatal("manifest left by Uncommit")
+	}
+	if m, err = Run(context.Background(), in, inSrc, stage, Options{Version: "test-2"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := CommitStage(work, out, m, CommitRecord{Signature: "sig2"}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := catalog.ReadManifest(filepath.Join(out, catalog.ManifestName))
+	if err != nil || got.Version != "test-2" {
+		t.Fatalf("manifest after the replacing commit: %+v, %v", got, err)
+	}
+	rec, pending, err := ReadCommitRecord(work)
+	if err != nil || pending || rec.Signature != "sig2" || len(rec.Renames) != 6 || rec.Renames[5].To != catalog.ManifestName {
+		t.Fatalf("commit record %+v pending %v: %v", rec, pending, err)
 	}
 }

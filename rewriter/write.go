@@ -164,14 +164,8 @@ func writeStructure(ctx context.Context, w *h5.Writer, store *catalog.Store, src
 			if err != nil {
 				return err
 			}
-			fill := a.Fill
-			if fill != nil {
-				fill = leFill(a)
-				if fill == nil {
-					fill = make([]byte, a.DType.Size)
-				}
-			}
-			spec = h5.DatasetSpec{DType: a.DType.LittleEndian(), Shape: a.Shape, Chunk: layout.Chunk, Fill: fill}
+			// Holes read back as the fill value in every layout (leFill).
+			spec = h5.DatasetSpec{DType: a.DType.LittleEndian(), Shape: a.Shape, Chunk: layout.Chunk, Fill: leFill(a)}
 			if layout.Kind == planner.Chunked && opts.Deflate > 0 {
 				spec.Deflate, spec.Shuffle = opts.Deflate, a.DType.Size > 1
 			}
@@ -181,6 +175,9 @@ func writeStructure(ctx context.Context, w *h5.Writer, store *catalog.Store, src
 			if layout.Kind == planner.Chunked && !fc.prepare {
 				if full, err = store.Array(a.Key()); err == nil {
 					err = checkArray(full)
+				}
+				if err == nil {
+					err = checkOverlaps(ctx, src, full)
 				}
 				if err != nil {
 					return arrayErr(a.Key(), err)
@@ -353,12 +350,8 @@ func chunkIndex(off, chunk, grid []int64) int64 {
 // touchedChunks is the set of chunks that some block overlaps, or nil when
 // the blocks cover the whole array (every chunk is then written).
 func touchedChunks(a *catalog.Array, chunk []int64) map[int64]bool {
-	var covered int64
-	for i := range a.Blocks {
-		covered += a.Blocks[i].Box.Elements()
-	}
-	if covered >= a.Elements() {
-		return nil // blocks never overlap, so this is full coverage
+	if planner.FullyCovered(a) {
+		return nil
 	}
 	grid := chunkGrid(a.Shape, chunk)
 	touched := map[int64]bool{}
@@ -550,6 +543,9 @@ func writeContiguous(ctx context.Context, f *os.File, store *catalog.Store, src 
 			return nil
 		}
 		if err := checkArray(a); err != nil { // the store could have changed between passes
+			return arrayErr(a.Key(), err)
+		}
+		if err := checkOverlaps(ctx, src, a); err != nil {
 			return arrayErr(a.Key(), err)
 		}
 		if t.chunks != nil || t.merged != nil {

@@ -94,11 +94,14 @@ def visit(name, o):
         d['storage'] = o.id.get_storage_size()
         d['objaddr'] = h5py.h5o.get_info(o.id).addr
         d['fill'] = ''
-        if o.dtype.kind in 'iuf' and dcpl.fill_value_defined() == h5py.h5d.FILL_VALUE_USER_DEFINED:
+        fdef = dcpl.fill_value_defined()
+        numeric = o.dtype.kind in 'iu' or (o.dtype.kind == 'f' and o.dtype.itemsize in (4, 8))
+        if numeric and fdef in (h5py.h5d.FILL_VALUE_USER_DEFINED, h5py.h5d.FILL_VALUE_DEFAULT):
+            # user-defined: its bytes (zeros too); default: zeros
             a = np.zeros(1, dtype=o.dtype)
-            dcpl.get_fill_value(a)
-            if a.tobytes() != bytes(len(a.tobytes())):
-                d['fill'] = a.tobytes().hex()
+            if fdef == h5py.h5d.FILL_VALUE_USER_DEFINED:
+                dcpl.get_fill_value(a)
+            d['fill'] = a.tobytes().hex()
         d['chunks'] = []
         if d['layout'] == 'chunked':
             for i in range(o.id.get_num_chunks()):

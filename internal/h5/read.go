@@ -42,7 +42,7 @@ type DatasetInfo struct {
 	Chunk    []int64       // chunked only
 	Filters  []Filter      // in pipeline (encode) order
 	Address  int64         // contiguous: file offset of the data, -1 when not allocated (or External)
-	Fill     []byte        // user-defined fill value, one element in file byte order; nil = zeros
+	Fill     []byte        // fill value (user-defined, or zeros for the default), one element in file byte order; nil = undefined
 	ObjAddr  uint64        // object header address (H5Oget_info), for a native chunk-index parser
 	// External is true for a contiguous dataset whose data lives in external
 	// raw files (H5Pset_external): Address is then -1 and the data is not in
@@ -568,14 +568,17 @@ func (f *File) Dataset(path string) (*DatasetInfo, error) {
 		if C.H5Pfill_value_defined(dcpl, &st) < 0 {
 			return fail("cannot get fill value status")
 		}
-		if st == C.H5D_FILL_VALUE_USER_DEFINED {
+		switch st {
+		case C.H5D_FILL_VALUE_USER_DEFINED:
 			fill := make([]byte, info.DType.Size)
 			if C.H5Pget_fill_value(dcpl, tid, unsafe.Pointer(&fill[0])) < 0 {
 				return fail("cannot get fill value")
 			}
-			if bytes.Count(fill, []byte{0}) != len(fill) {
-				info.Fill = fill
-			}
+			info.Fill = fill
+		case C.H5D_FILL_VALUE_DEFAULT:
+			// Unwritten elements read as zeros: say so, since an array
+			// without a fill value gets NaN holes (rewriter).
+			info.Fill = make([]byte, info.DType.Size)
 		}
 	}
 
