@@ -19,51 +19,72 @@
 // # openPMD structure
 //
 // Every file is a group-based openPMD series (standard 1.1.0) holding one
-// mesh record component, whatever the input (openpmd.go):
+// mesh record component, whatever the input (openpmd.go), that openPMD-api
+// reads as it is:
 //
 //	/                              openPMD (the input's version, else 1.1.0), openPMDextension
-//	                               (uint32), basePath "/data/%T/", meshesPath "meshes/",
-//	                               iterationEncoding "groupBased", iterationFormat "/data/%T/",
-//	                               software "relayout", softwareVersion, date; the input's other
-//	                               root attributes (its software/softwareVersion/date as
-//	                               relayout_input_*; particlesPath dropped: no particles written)
+//	                               (uint32), basePath "/data/%T/", meshesPath (an openPMD
+//	                               input's, e.g. "fields/", else "meshes/"), iterationEncoding
+//	                               "groupBased", iterationFormat "/data/%T/", relayout_version,
+//	                               relayout_date, relayout_source; an openPMD input's software,
+//	                               softwareVersion, date and other root attributes kept (other
+//	                               inputs: software "relayout", theirs as relayout_input_*);
+//	                               particlesPath kept as relayout_input_particlesPath while no
+//	                               particles are written (openPMD-api reports a missing group)
 //	/data/<step>                   time, dt, timeUnitSI (the input's iteration attributes)
-//	/data/<step>/<axis>[_lvl<L>]   coordinate of one dimension (an HDF5 dimension scale)
-//	/data/<step>/meshes/<record>   record group: unitDimension, timeOffset, geometry,
+//	/data/<step>/<meshes>/<record> record group: unitDimension, timeOffset, geometry,
 //	                               geometryParameters, dataOrder, axisLabels, gridSpacing,
 //	                               gridGlobalOffset, gridUnitSI, gridUnitDimension,
-//	                               refinementRatio, fieldSmoothing, fieldSmoothingParameters
-//	/data/<step>/meshes/<record>/<component>   the dataset: unitSI, position, value, shape and
-//	                               every attribute the standard does not name
+//	                               refinementRatio, fieldSmoothing, fieldSmoothingParameters,
+//	                               and the record's own custom attributes (Attr.Record)
+//	/data/<step>/<meshes>/<record>/<component>   the dataset: unitSI, position and every
+//	                               attribute the standard does not name; a constant record
+//	                               component is a group with value and shape (constant.go)
+//	/data/<step>/relayout_values/<name>   a rank-0 global value (not a mesh: yt would take a
+//	                               0-D mesh for the domain)
 //	/data/<step>/relayout_boxes/<record>_lvl<L>/<component>   an AMR level's box table
+//	/data/<step>/<axis>[_lvl<L>]   with --netcdf only: coordinate of one dimension (an HDF5
+//	                               dimension scale)
 //
 // Variable "E/x" is record E, component x; a one-part name ("rho") is a
 // scalar record: one dataset with all of the above. A name of more parts is
 // record "a/b", component "c" (not valid openPMD: records are one level
-// deep). Readers merge record attributes into each component's; the writer
-// splits them back by the lists above. Refined levels follow the openPMD
-// MeshRefinement extension: record "<record>_lvl<L>" ("E_lvl1/x",
-// "rho_lvl1"), with refinementRatio; a level dataset covers the bounding box
-// of its boxes, placed by gridGlobalOffset. Required attributes the input
-// lacks (any non-openPMD input) are filled in and named in the object's
-// relayout_defaulted attribute: geometry "cartesian", dataOrder "C",
-// axisLabels x,y,z, gridSpacing from "dx" (AMReX, Chombo) or 1,
-// gridGlobalOffset from "prob_lo" and the array offset, gridUnitSI 1,
+// deep). Readers merge record attributes into each component's, marked
+// Attr.Record; the writer splits them back by that mark and the lists above.
+// Attributes keep their stored type (float32, int16, ...). Refined levels
+// follow the openPMD MeshRefinement extension: record "<record>_lvl<L>"
+// ("E_lvl1/x", "rho_lvl1"), with refinementRatio; a level dataset covers
+// the bounding box of its boxes, placed by gridGlobalOffset. Required
+// attributes the input lacks (any non-openPMD input) are filled in and
+// named in the object's relayout_defaulted attribute: geometry "cartesian",
+// dataOrder "C", axisLabels x,y,z, gridSpacing from "dx" (AMReX, Chombo) or
+// 1, gridGlobalOffset from "prob_lo" and the array offset, gridUnitSI 1,
 // unitDimension zeros, timeOffset 0, unitSI 1, position 0.5 for AMReX and
 // Chombo (cell centred) else 0, time from "time" or the step, dt from "dt"
 // or 0, timeUnitSI 1.
 //
-// Each dimension of each dataset gets a 1-D float64 coordinate, an HDF5
-// dimension scale in /data/<step> (netCDF-4 finds dimensions in ancestor
-// groups; openPMD readers do not look outside meshes/): gridGlobalOffset +
-// (i + position) * gridSpacing along the axis named by axisLabels (reversed
-// for dataOrder "F"; thetaMode's extra first dimension is "mode"), or the
-// index where the attributes do not describe the dimension.
+// With Options.NetCDF (run --netcdf) each dimension of each dataset gets a
+// 1-D float64 coordinate, an HDF5 dimension scale in /data/<step>
+// (netCDF-4 finds dimensions in ancestor groups; openPMD readers do not look
+// outside the meshes group): gridGlobalOffset + (i + position) * gridSpacing
+// along the axis named by axisLabels (reversed for dataOrder "F";
+// thetaMode's extra first dimension is "mode"), or the index where the
+// attributes do not describe the dimension; named "<axis>_axis" when an
+// axis name is also a group or dataset on the array's path (xarray refuses
+// a component "x" over a dimension "x"). Off by default: an attached scale
+// writes a DIMENSION_LIST attribute (object references) on the dataset,
+// and openPMD-api 0.16 then skips the whole component.
 //
-// <stage>/series.h5 has the same root, iteration and record attributes and
-// reaches every component (and box table) through an HDF5 external link to
-// the same path in its file (a relative name), so one file opens the whole
-// reorganized series; the manifest names it ("series") and Commit moves it.
+// <stage>/series.h5 (series.go) has the same root, iteration and record
+// attributes and presents every record component as an HDF5 virtual
+// dataset of the whole same-path dataset of its file (a relative name), with
+// the component's attributes: openPMD-api, openpmd-viewer, yt and h5py open
+// the whole reorganized series through it. openPMD-api does not follow
+// external links; box tables, rank-0 values and empty arrays (which no
+// openPMD reader opens) are external links. A virtual dataset whose source
+// file is missing reads as its fill value without an error, so the manifest
+// lists the files series.h5 needs (series_files) and VerifySeries checks
+// them; Commit moves series.h5 with the rest.
 //
 // # File systems
 //
