@@ -19,6 +19,10 @@ usage: readers.py yt-out OUT ITERATION
     as yt-raw, with the output's own per-variable files (read with h5py) as
     the reference: for inputs that no reader here but relayout's opens (BP),
     whose equality with the output `relayout verify` establishes.
+usage: readers.py pmd IN|- OUT
+    openPMD-api reads every mesh and constant record of OUT/series.h5 equal to
+    the openPMD input IN (or, with "-", to the per-variable files) with the
+    input's attributes; a mesh missing from the output must be in skipped.
 usage: readers.py viewer IN SERIES [MISSING]
     openpmd-viewer reads every field of SERIES (OUT/series.h5) with both
     backends equal to the input series IN (openpmd-api backend); MISSING
@@ -62,8 +66,11 @@ def check_root(f, where, bad, want_root):
             bad.append(f"{where}: root attribute {k} = {s(f.attrs[k])!r}, want {v!r}")
     if "openPMDextension" not in f.attrs or f.attrs["openPMDextension"].dtype != np.uint32:
         bad.append(f"{where}: openPMDextension missing or not uint32")
-    if "particlesPath" in f.attrs:
-        bad.append(f"{where}: particlesPath without particles")
+    if "particlesPath" in f.attrs:  # kept from an openPMD input: its group in every iteration
+        pp = s(f.attrs["particlesPath"]).strip("/")
+        for it in f["data"]:
+            if pp not in f["data"][it]:
+                bad.append(f"{where}: particlesPath {pp!r} but no /data/{it}/{pp}")
 
 
 def input_root(path):
@@ -210,6 +217,54 @@ def viewer(inp, series, missing):
     return not bad
 
 
+def pmd(inp, out):
+    """openPMD-api reads OUT/series.h5 and every per-variable file: each mesh
+    (and constant record) equals the same mesh of the openPMD input IN read by
+    openPMD-api (IN "-": the per-variable files are the reference, for inputs
+    openPMD-api cannot read, such as AMReX plotfiles), the record and component
+    attributes of the input are there, and nothing is left out but what the
+    manifest's skipped names. Uses openpmd_gen.py's reader (../shared/peers)."""
+    sys.path.insert(0, os.environ["PEERS_DIR"])  # ../shared/peers (testkit.PeersEnv)
+    import openpmd_gen
+    m = manifest(out)
+    series, _ = openpmd_gen.read_series(os.path.join(out, "series.h5"))
+    bad, n = [], 0
+    if inp != "-":
+        want, _ = openpmd_gen.read_series(inp)
+    else:
+        want = {}
+        for v in m["variables"]:
+            got, _ = openpmd_gen.read_series(os.path.join(out, v["file"]))
+            for it, d in got.items():
+                want.setdefault(it, {"meshes": {}, "rec_attrs": {}})["meshes"].update(d["meshes"])
+    for it, d in want.items():
+        if it not in series:
+            bad.append(f"series.h5: iteration {it} missing")
+            continue
+        for var, (arr, attrs, const) in d["meshes"].items():
+            got = series[it]["meshes"].get(var)
+            if got is None:
+                if not any(var in sk for sk in m.get("skipped", [])):
+                    bad.append(f"series.h5: it {it} mesh {var} missing and not in skipped")
+                continue
+            if arr.shape != got[0].shape or arr.dtype != got[0].dtype or not np.array_equal(arr, got[0], equal_nan=arr.dtype.kind == "f"):
+                bad.append(f"series.h5: it {it} {var} differs (in {arr.dtype} {arr.shape}, out {got[0].dtype} {got[0].shape})")
+                continue
+            for k, val in attrs.items():
+                if k not in got[1]:
+                    bad.append(f"series.h5: it {it} {var} component attribute {k} missing")
+            n += arr.size
+        for rec, ra in d.get("rec_attrs", {}).items():
+            ga = series[it]["rec_attrs"].get(rec, {})
+            for k in ra:
+                if k not in ga:
+                    bad.append(f"series.h5: it {it} record {rec} attribute {k} missing")
+    for b in bad[:40]:
+        print("BAD", b)
+    print(f"openPMD-api: {n} elements of series.h5 equal the input, {len(bad)} problems")
+    return not bad
+
+
 def yt_load(fn, it):
     import yt
     yt.set_log_level(50)
@@ -280,7 +335,9 @@ def aligned(out, align, threshold):
 
 def main():
     cmd = sys.argv[1]
-    if cmd == "viewer":
+    if cmd == "pmd":
+        ok = pmd(sys.argv[2], sys.argv[3])
+    elif cmd == "viewer":
         ok = viewer(sys.argv[2], sys.argv[3], sys.argv[4] if len(sys.argv) > 4 else "")
     elif cmd == "xarray":
         ok = xr_check(sys.argv[2])

@@ -29,8 +29,8 @@
 //	                               relayout_date, relayout_source; an openPMD input's software,
 //	                               softwareVersion, date and other root attributes kept (other
 //	                               inputs: software "relayout", theirs as relayout_input_*);
-//	                               particlesPath kept as relayout_input_particlesPath while no
-//	                               particles are written (openPMD-api reports a missing group)
+//	                               an openPMD input's particlesPath kept (openPMD-api requires it
+//	                               of openPMD 1.0), its group empty while no particles are written
 //	/data/<step>                   time, dt, timeUnitSI (the input's iteration attributes)
 //	/data/<step>/<meshes>/<record> record group: unitDimension, timeOffset, geometry,
 //	                               geometryParameters, dataOrder, axisLabels, gridSpacing,

@@ -110,8 +110,10 @@ func strs(as []catalog.Attr, name string) []string {
 // is still what that code wrote; relayout only moved it) and any other root
 // attribute; relayout records itself in relayout_version, relayout_date and
 // relayout_source. Inputs that are not openPMD get software "relayout".
-// particlesPath is kept as relayout_input_particlesPath while particles are
-// not written (their species are listed in the manifest's skipped).
+// An openPMD input's particlesPath is kept (openPMD-api requires it of
+// openPMD 1.0 series) and its group made in every iteration (particlesGroup),
+// empty while particles are not written (their species are listed in the
+// manifest's skipped).
 func seriesRoot(info catalog.DatasetInfo, version string, now time.Time) []catalog.Attr {
 	pmdInput := isOpenPMD(info.Format)
 	var out []catalog.Attr
@@ -128,9 +130,9 @@ func seriesRoot(info catalog.DatasetInfo, version string, now time.Time) []catal
 				a.Name = "relayout_input_" + a.Name
 			}
 		case "particlesPath":
-			// No particles are written yet: openPMD-api reports an error
-			// for a particlesPath whose group is missing.
-			a.Name = "relayout_input_" + a.Name
+			if !pmdInput {
+				a.Name = "relayout_input_" + a.Name
+			}
 		}
 		if strings.HasPrefix(a.Name, "relayout_input_") && findAttr(out, a.Name) != nil {
 			continue
@@ -166,6 +168,23 @@ func seriesRoot(info catalog.DatasetInfo, version string, now time.Time) []catal
 		out = setAttr(out, a)
 	}
 	return out
+}
+
+// particlesGroup is the particles group of every output iteration, from
+// the particlesPath of root attributes (one path component, not the meshes
+// group), or "" for none.
+func particlesGroup(root []catalog.Attr) string {
+	p := strs(root, "particlesPath")
+	if len(p) != 1 {
+		return ""
+	}
+	name := strings.Trim(p[0], "/")
+	m := strs(root, "meshesPath")
+	if name == "" || strings.Contains(name, "/") || name == "." || name == ".." || name == valuesGroup ||
+		name == boxesGroup || len(m) == 1 && strings.Trim(m[0], "/") == name {
+		return ""
+	}
+	return name
 }
 
 // meshesGroup is the name of the meshes group of every output iteration:

@@ -96,6 +96,11 @@ func writeSeries(stage string, root []catalog.Attr, files []string, links [][]se
 				if err := w.SetAttrs(stepGroup(l.step), l.stepAttrs); err != nil {
 					return nil, nil, fmt.Errorf("rewriter: series: %w", err)
 				}
+				if p := particlesGroup(root); p != "" {
+					if err := w.SetAttrs(stepGroup(l.step)+"/"+p, nil); err != nil {
+						return nil, nil, fmt.Errorf("rewriter: series: %w", err)
+					}
+				}
 				steps[l.step] = true
 			}
 			if l.record != "" && !groups[l.record] {

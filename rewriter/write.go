@@ -35,17 +35,18 @@ type varStats struct {
 
 // fileConfig is what every output file shares.
 type fileConfig struct {
-	root   []catalog.Attr // attributes of "/"
-	format string         // the input's format (DatasetInfo.Format)
-	meshes string         // the meshes group of every iteration (meshesGroup)
+	root      []catalog.Attr // attributes of "/"
+	format    string         // the input's format (DatasetInfo.Format)
+	meshes    string         // the meshes group of every iteration (meshesGroup)
+	particles string         // the particles group of every iteration, or "" (particlesGroup)
 	// prepare: create chunked datasets empty (relayout plan -o: shards
 	// write their chunks to part files, commit joins them; see shard.go).
 	prepare bool
 }
 
 func newFileConfig(info catalog.DatasetInfo, opts Options, prepare bool) fileConfig {
-	return fileConfig{root: seriesRoot(info, opts.Version, time.Now()), format: info.Format,
-		meshes: meshesGroup(info), prepare: prepare}
+	root := seriesRoot(info, opts.Version, time.Now())
+	return fileConfig{root: root, format: info.Format, meshes: meshesGroup(info), particles: particlesGroup(root), prepare: prepare}
 }
 
 // contigTarget is a contiguous dataset whose bytes are written with pwrite
@@ -232,6 +233,9 @@ func writeStructure(ctx context.Context, w *h5.Writer, store *catalog.Store, src
 		}
 		if err == nil && !stepDone[a.Step] {
 			err = w.SetAttrs(stepGroup(a.Step), ma.iteration)
+			if err == nil && fc.particles != "" {
+				err = w.SetAttrs(stepGroup(a.Step)+"/"+fc.particles, nil)
+			}
 			stepDone[a.Step] = true
 		}
 		if err == nil && opts.NetCDF {
