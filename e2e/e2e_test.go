@@ -156,8 +156,10 @@ func TestRunVerifyRealData(t *testing.T) {
 		chunked     []string // flags for the chunked run
 		vars        int      // variables expected in the manifest
 	}{
-		{"femm-3d", "hdf5/openpmd-femm/example-femm-3d.h5", []string{"--chunks", "2x2x2"}, 3},
-		{"femm-thetaMode", "hdf5/openpmd-femm/example-femm-thetaMode.h5", []string{"--chunk-shape", "1,16,16"}, 2},
+		// femm: B (3 and 2 components) and the constant record components
+		// of E (and B/t), written as constant records.
+		{"femm-3d", "hdf5/openpmd-femm/example-femm-3d.h5", []string{"--chunks", "2x2x2"}, 6},
+		{"femm-thetaMode", "hdf5/openpmd-femm/example-femm-thetaMode.h5", []string{"--chunk-shape", "1,16,16"}, 6},
 		{"fbpic", "hdf5/fbpic", []string{"--chunks", "1x2x4"}, 10},
 		{"adios2-types", "hdf5/adios2-hdf5-engine-types_np.h5", []string{"--chunk-shape", "4"}, 2},
 	}

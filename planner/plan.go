@@ -213,6 +213,9 @@ func Fingerprint(a *catalog.Array) string {
 			buf = buf[:0]
 		}
 	}
+	if a.Constant {
+		buf = append(buf, "constant"...) // nothing to lay out, unlike an empty array
+	}
 	h.Write(buf)
 	return hex.EncodeToString(h.Sum(nil)[:8])
 }
@@ -315,6 +318,15 @@ func planGeometry(a *catalog.Array, opts PlanOptions) (ArrayPlan, error) {
 		n := totalCuboids(byNode)
 		_, s := groupStats(byNode)
 		plan.Cuboids.Node, plan.Cuboids.PerNode = &n, &s
+	}
+	if a.Constant {
+		// An openPMD constant record component: written as its value and
+		// shape attributes, nothing to move or lay out.
+		plan.Layout = ChosenLayout{Kind: catalog.ConstantLayout, Reason: "openPMD constant record component: value and shape attributes, no data"}
+		none := StorageInfo{Name: "constant record", Pieces: 0}
+		plan.Before, plan.Merged, plan.After = none, none, none
+		plan.Costs = []PatternCost{}
+		return plan, nil
 	}
 	chosen := map[Scope][]Group{ScopeRank: byRank, ScopeNode: byNode, ScopeGlobal: global}[opts.Scope]
 	plan.MergeGroups = chosen

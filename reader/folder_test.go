@@ -178,7 +178,7 @@ func TestOpenPMDEncodingsBP(t *testing.T) {
 				t.Errorf("format %s", f)
 			}
 			steps := map[string][]int64{}
-			n := 0
+			n, constants := 0, 0
 			for _, a := range testkit.ScanAll(t, ds) {
 				steps[a.Var] = append(steps[a.Var], a.Step)
 				s := slices.Index(iters, a.Step)
@@ -194,7 +194,18 @@ func TestOpenPMDEncodingsBP(t *testing.T) {
 				if !slices.Equal(a.Shape, shape) {
 					t.Fatalf("%s@%d: shape %v", a.Var, a.Step, a.Shape)
 				}
+				if a.Constant { // openpmd_gen's constant records: j/z = 7.25 + s, phi = -1.5 - s
+					want := map[string]float64{"j/z": 7.25 + float64(s), "phi": -1.5 - float64(s)}[a.Var]
+					if v := testkit.Floats(a.Fill, a.DType); len(a.Blocks) != 0 || len(v) != 1 || v[0] != want {
+						t.Errorf("%s@%d: constant %v with %d blocks, want %v", a.Var, a.Step, v, len(a.Blocks), want)
+					}
+					constants++
+					continue
+				}
 				n += checkRule(t, ds, a, meshIDs[a.Var], s)
+			}
+			if constants != 2*len(iters) {
+				t.Errorf("%d constant record components, want j/z and phi at %d iterations", constants, len(iters))
 			}
 			for v := range meshIDs {
 				if !slices.Equal(steps[v], iters) {
