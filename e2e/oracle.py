@@ -7,7 +7,9 @@ HDF5 / ADIOS2-HDF5-engine conventions), reads every dataset listed in
 OUT/relayout.json with h5py, and checks: same shape, every element equal (NaNs
 equal), output little-endian with the input's kind and size, the manifest's
 sha256 of the row-major little-endian bytes, the manifest's layout and chunk
-shape against the file. Prints one line per dataset; exit 1 on any mismatch.
+shape against the file. openPMD constant record components (groups with
+value and shape attributes) count as the full arrays they stand for, on both
+sides (the manifest's "constants"). Prints one line per dataset; exit 1 on any mismatch.
 """
 import hashlib
 import json
@@ -21,6 +23,16 @@ import numpy as np
 
 def attr_str(v):
     return v.decode() if isinstance(v, bytes) else str(v)
+
+
+def is_constant(obj):
+    """An openPMD constant record component: a group with value and shape."""
+    return isinstance(obj, h5py.Group) and "value" in obj.attrs and "shape" in obj.attrs
+
+
+def constant(obj):
+    v = obj.attrs["value"]
+    return np.full(tuple(int(n) for n in obj.attrs["shape"]), v, dtype=np.asarray(v).dtype)
 
 
 def input_arrays(path):
@@ -50,11 +62,16 @@ def input_arrays(path):
                         continue
                     for rec in mg:
                         obj = mg[rec]
+                        if is_constant(obj):  # a scalar constant record
+                            out[(rec, int(it))] = constant(obj)
+                            continue
                         if isinstance(obj, h5py.Dataset):
                             out[(rec, int(it))] = obj[()]
                             attrs[(rec, int(it))] = dict(obj.attrs)
                             continue
                         for comp in obj:
+                            if is_constant(obj[comp]):
+                                out[(rec + "/" + comp, int(it))] = constant(obj[comp])
                             if isinstance(obj[comp], h5py.Dataset):
                                 out[(rec + "/" + comp, int(it))] = obj[comp][()]
                                 # record attributes, then the component's own (which win)
@@ -135,6 +152,26 @@ def main():
                     if d["layout"] == "contiguous" and chunks is not None:
                         problems.append(f"contiguous in manifest but chunked {chunks} in file")
                 print(("OK  " if not problems else "BAD ") + f"{var['name']} step {d['step']} {d['path']} " + "; ".join(problems))
+                bad += bool(problems)
+        # constant record components: groups with value and shape
+        with h5py.File(os.path.join(dst, var["file"]), "r") as f:
+            for d in var.get("constants", []):
+                key = (var["name"], d["step"])
+                seen.add(key)
+                problems = []
+                obj = f.get(d["path"])
+                if key not in want:
+                    problems.append("not in input")
+                elif obj is None or not is_constant(obj):
+                    problems.append("not a constant record (value and shape) in the file")
+                else:
+                    a, b = np.asarray(want[key]), constant(obj)
+                    if a.shape != b.shape or a.dtype != b.dtype or not np.array_equal(a, b, equal_nan=a.dtype.kind == "f"):
+                        problems.append(f"constant {b.dtype} {b.shape} {b.flat[0] if b.size else None} vs input {a.dtype} {a.shape}")
+                    le = np.ascontiguousarray(a).astype(a.dtype.newbyteorder("<"), copy=False).tobytes()
+                    if d["sha256"] != "" and hashlib.sha256(le).hexdigest() != d["sha256"]:
+                        problems.append("manifest sha256 differs from the input's")
+                print(("OK  " if not problems else "BAD ") + f"{var['name']} step {d['step']} {d['path']} constant " + "; ".join(problems))
                 bad += bool(problems)
     for key in sorted(set(want) - seen):
         print(f"BAD {key[0]} step {key[1]} missing from output")
