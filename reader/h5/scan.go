@@ -115,13 +115,27 @@ func (d *Dataset) finish(hf *ih5.File, e entry, a *catalog.Array) error {
 		}
 		attrs = mergeAttrs(rec, attrs)
 	}
-	a.Attrs = attrs
+	a.Attrs = dropScaleAttrs(attrs)
 	if e.stepGroup != "" {
 		if a.StepAttrs, err = hf.Attrs(e.stepGroup); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// dropScaleAttrs removes the HDF5 dimension-scale bookkeeping of a dataset
+// that is itself a dimension scale (CLASS = "DIMENSION_SCALE" and its NAME;
+// netCDF-4 writes one per dimension): copied onto an output dataset they
+// would make it a scale, to which the writer's own scales cannot be attached.
+func dropScaleAttrs(as []catalog.Attr) []catalog.Attr {
+	isScale := slices.ContainsFunc(as, func(a catalog.Attr) bool {
+		return a.Name == "CLASS" && len(a.Strings) == 1 && a.Strings[0] == "DIMENSION_SCALE"
+	})
+	if !isScale {
+		return as
+	}
+	return slices.DeleteFunc(slices.Clone(as), func(a catalog.Attr) bool { return a.Name == "CLASS" || a.Name == "NAME" })
 }
 
 // mergeAttrs returns base overlaid with over (over wins), sorted by name.

@@ -1,0 +1,148 @@
+package e2e
+
+// Regression tests for hostile and faulty inputs (issue 17): each case is a
+// damaged or unusual copy of real data with its exact expected outcome.
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// py runs a Debian-Python script (h5py, numpy, netCDF4) and returns its stdout.
+func py(t *testing.T, script string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(python, append([]string{"-c", script}, args...)...)
+	var errb strings.Builder
+	cmd.Stderr = &errb
+	b, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("python: %v\n%s\n%s", err, b, errb.String())
+	}
+	return string(b)
+}
+
+// copyTree copies a real dataset into a scratch directory (to damage it).
+func copyTree(t *testing.T, src, dst string) {
+	t.Helper()
+	if b, err := exec.Command("cp", "-r", src, dst).CombinedOutput(); err != nil {
+		t.Fatalf("cp -r %s %s: %v\n%s", src, dst, err, b)
+	}
+}
+
+// refused asserts a clean refusal: exit code want, no panic, the message
+// naming every string of mention, nothing under OUT's final names.
+func refused(t *testing.T, r result, want int, out string, mention ...string) {
+	t.Helper()
+	if r.code != want {
+		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, want, r.stdout, r.stderr)
+	}
+	if strings.Contains(r.stderr, "panic") || strings.Contains(r.stderr, "goroutine ") {
+		t.Fatalf("panicked:\n%s", r.stderr)
+	}
+	for _, s := range mention {
+		if !strings.Contains(r.stderr, s) {
+			t.Errorf("message does not mention %q:\n%s", s, r.stderr)
+		}
+	}
+	if out != "" {
+		if names := finalNames(t, out); len(names) > 0 {
+			t.Errorf("files under OUT's final names after a failed run: %v", names)
+		}
+	}
+}
+
+// attrBits prints name=hex bits of every float attribute of every object in
+// an HDF5 file, read by h5py (the oracle for attribute values).
+const attrBits = `
+import sys, h5py, numpy as np
+f = h5py.File(sys.argv[1], 'r')
+want = sys.argv[2].split(',')
+def show(name, o):
+    for k in want:
+        if k in o.attrs:
+            v = np.atleast_1d(np.asarray(o.attrs[k], dtype=np.float64))
+            print(k, ' '.join('%016x' % b for b in v.view(np.uint64)))
+show('/', f)
+f.visititems(lambda n, o: show(n, o) if isinstance(o, h5py.Dataset) else None)
+`
+
+// TestNonFiniteAttributes: NaN and infinities in attributes are legal values;
+// they reach the output attributes bit for bit (no panic in the catalog's JSON).
+func TestNonFiniteAttributes(t *testing.T) {
+	dir := t.TempDir()
+	h5 := filepath.Join(dir, "nan.h5")
+	py(t, `
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], 'w') as f:
+    d = f.create_dataset('rho', data=np.arange(16.0).reshape(4, 4))
+    d.attrs['_FillValue'] = np.nan
+    d.attrs['valid_max'] = np.inf
+    d.attrs['valid_min'] = -np.inf
+    d.attrs['payload'] = np.array([0x7ff4000000000001], dtype=np.uint64).view(np.float64)
+    d.attrs['negzero'] = -0.0
+    f.attrs['time'] = np.array([1, np.nan])
+`, h5)
+	nc := filepath.Join(dir, "nan.nc")
+	py(t, `
+import sys, netCDF4, numpy as np
+d = netCDF4.Dataset(sys.argv[1], 'w')
+d.createDimension('x', 4); d.createDimension('y', 3)
+v = d.createVariable('temp', 'f8', ('x', 'y'), fill_value=np.nan)
+v[:] = np.arange(12.0).reshape(4, 3)
+v.valid_max = np.inf
+d.time = np.array([1, np.nan])
+d.close()
+`, nc)
+	for _, c := range []struct{ in, file, attrs, want string }{
+		{h5, "rho.h5", "_FillValue,valid_max,valid_min,payload,negzero,time",
+			"_FillValue 7ff8000000000000\nnegzero 8000000000000000\npayload 7ff4000000000001\ntime 3ff0000000000000 7ff8000000000000\nvalid_max 7ff0000000000000\nvalid_min fff0000000000000\n"},
+		{nc, "temp.h5", "_FillValue,valid_max,time", "_FillValue 7ff8000000000000\ntime 3ff0000000000000 7ff8000000000000\nvalid_max 7ff0000000000000\n"},
+	} {
+		t.Run(filepath.Base(c.in), func(t *testing.T) {
+			out := filepath.Join(dir, "out-"+filepath.Base(c.in))
+			mustRun(t, "run", c.in, "-o", out, "-q")
+			got := py(t, attrBits, filepath.Join(out, c.file), c.attrs)
+			lines := strings.Split(strings.TrimSpace(got), "\n")
+			sortStrings(lines)
+			if g := strings.Join(lines, "\n") + "\n"; g != c.want {
+				t.Errorf("output attributes (h5py):\n%s\nwant:\n%s", g, c.want)
+			}
+			mustRun(t, "verify", c.in, out)
+		})
+	}
+	t.Run("amrex-nan-cell-size", func(t *testing.T) {
+		pf := filepath.Join(dir, "plt")
+		copyTree(t, sharedData(t, "amrex/pelelmex-2d"), pf)
+		hdr := filepath.Join(pf, "Header")
+		b, err := os.ReadFile(hdr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(string(b), "\n")
+		// Line 19 (index 18): level 0's cell size.
+		if !strings.HasPrefix(lines[18], "0.00125 ") {
+			t.Fatalf("unexpected Header line 19 %q", lines[18])
+		}
+		lines[18] = "nan 0.00125 "
+		if err := os.WriteFile(hdr, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(dir, "out-amrex")
+		mustRun(t, "run", pf, "-o", out, "-q", "--var", "temp")
+		got := py(t, attrBits, filepath.Join(out, "temp.h5"), "dx")
+		if !strings.Contains(got, "dx 7ff8000000000000 3f547ae147ae147b") {
+			t.Errorf("level 0 dx of the output (h5py) is not [NaN, 0.00125]:\n%s", got)
+		}
+	})
+}
+
+func sortStrings(s []string) {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+}
