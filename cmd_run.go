@@ -341,6 +341,11 @@ func checkOutput(in, out string, force bool) error {
 		if outAbs == inDir {
 			return usagef("run: -o %s is the input's own directory: relayout never writes into its input", out)
 		}
+		// A BP3 file NAME.bp keeps its sub-files in NAME.bp.dir/: part of
+		// the input.
+		if sub := inAbs + ".dir"; outAbs == sub || strings.HasPrefix(outAbs, sub+string(filepath.Separator)) {
+			return usagef("run: -o %s is inside %s.dir, the sub-file directory of the input %s: relayout never writes into its input", out, in, in)
+		}
 	} else if outAbs == inDir || strings.HasPrefix(outAbs, inDir+string(filepath.Separator)) {
 		return usagef("run: -o %s is inside the input %s: relayout never writes into its input", out, in)
 	}

@@ -4,11 +4,14 @@ package e2e
 // damaged or unusual copy of real data with its exact expected outcome.
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // py runs a Debian-Python script (h5py, numpy, netCDF4) and returns its stdout.
@@ -145,4 +148,126 @@ func sortStrings(s []string) {
 			s[j], s[j-1] = s[j-1], s[j]
 		}
 	}
+}
+
+// relayoutGuarded runs the binary like relayout, but a run that does not end
+// within limit is killed and reported as a hang (the guard is a failure
+// condition, not a timing assertion).
+func relayoutGuarded(t *testing.T, limit time.Duration, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), limit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd.WaitDelay = time.Second
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("relayout %s: hung (killed after %v)\nstderr:\n%s", strings.Join(args, " "), limit, errb.String())
+	}
+	r := result{stdout: out.String(), stderr: errb.String()}
+	if ee, ok := err.(*exec.ExitError); ok {
+		r.code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("relayout %v: %v", args, err)
+	}
+	return r
+}
+
+// replace puts a non-regular file (or a symlink to one) in place of p.
+func replace(t *testing.T, p, kind string) {
+	t.Helper()
+	if err := os.RemoveAll(p); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	switch kind {
+	case "fifo":
+		err = syscall.Mkfifo(p, 0o644)
+	case "dir":
+		err = os.Mkdir(p, 0o755)
+	case "devzero":
+		err = os.Symlink("/dev/zero", p)
+	case "symlink-dir":
+		err = os.Symlink(t.TempDir(), p)
+	case "loop":
+		err = os.Symlink(filepath.Base(p), p)
+	default:
+		t.Fatalf("unknown kind %s", kind)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestNonRegularInputFiles: a FIFO (which used to block in open() forever),
+// a directory, a symlink to /dev/zero or to a directory, or a symlink loop in
+// place of any input file is refused with exit 2, naming the file and what
+// it is; nothing appears under OUT's final names.
+func TestNonRegularInputFiles(t *testing.T) {
+	type input struct{ src, in, file string }
+	inputs := []input{
+		{"bp4/heat-2.7.1/heat.bp", "", "data.0"},
+		{"bp4/heat-2.7.1/heat.bp", "", "md.0"},
+		{"bp4/heat-2.7.1/heat.bp", "", "md.idx"},
+		{"bp5/generated-lb/lb-bp5.bp", "", "data.1"},
+		{"bp5/generated-lb/lb-bp5.bp", "", "mmd.0"},
+		{"bp3/heat-adios2", "heat.bp", "heat.bp.dir/heat.bp.1"},
+		{"hdf5/fbpic", "", "data00000100.h5"},
+		{"amrex/pelelmex-2d", "", "Header"},
+		{"amrex/pelelmex-2d", "", "Level_1/Cell_H"},
+		{"amrex/pelelmex-2d", "", "Level_1/Cell_D_00001"},
+	}
+	what := map[string]string{"fifo": "named pipe (FIFO)", "dir": "is a directory", "devzero": "character device",
+		"symlink-dir": "is a directory", "loop": "symlink loop"}
+	for _, in := range inputs {
+		for _, kind := range []string{"fifo", "dir", "devzero", "symlink-dir", "loop"} {
+			if strings.HasPrefix(in.src, "amrex") && kind != "fifo" && in.file != "Level_1/Cell_D_00001" {
+				continue // the copy is 15 MB: the other kinds once
+			}
+			if strings.HasPrefix(in.src, "bp5") && kind != "fifo" && kind != "dir" {
+				continue
+			}
+			t.Run(strings.ReplaceAll(in.src+"/"+in.file, "/", "_")+"-"+kind, func(t *testing.T) {
+				dir := t.TempDir()
+				root := filepath.Join(dir, "in")
+				copyTree(t, sharedData(t, in.src), root)
+				replace(t, filepath.Join(root, in.file), kind)
+				arg := root
+				if in.in != "" {
+					arg = filepath.Join(root, in.in)
+				}
+				out := filepath.Join(dir, "out")
+				r := relayoutGuarded(t, 2*time.Minute, "run", arg, "-o", out, "-q")
+				refused(t, r, 2, out, in.file, what[kind])
+			})
+		}
+	}
+	t.Run("input-is-a-fifo", func(t *testing.T) {
+		dir := t.TempDir()
+		p := filepath.Join(dir, "data.h5")
+		replace(t, p, "fifo")
+		out := filepath.Join(dir, "out")
+		r := relayoutGuarded(t, time.Minute, "run", p, "-o", out, "-q")
+		refused(t, r, 2, out, "data.h5", "named pipe (FIFO)")
+	})
+}
+
+// TestOutputInBP3SubfileDir: OUT inside NAME.bp.dir (the input's sub-file
+// directory) is refused before anything is written there.
+func TestOutputInBP3SubfileDir(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "heat")
+	copyTree(t, sharedData(t, "bp3/heat-adios2"), root)
+	in := filepath.Join(root, "heat.bp")
+	for _, out := range []string{filepath.Join(root, "heat.bp.dir", "out"), filepath.Join(root, "heat.bp.dir")} {
+		r := relayout(t, "run", in, "-o", out, "-q")
+		refused(t, r, 2, "", "heat.bp.dir", "never writes into its input")
+	}
+	entries, err := os.ReadDir(filepath.Join(root, "heat.bp.dir"))
+	if err != nil || len(entries) != 4 {
+		t.Errorf("sub-file directory changed: %d entries, %v", len(entries), err)
+	}
+	// A sibling of the input is a fine OUT.
+	mustRun(t, "run", in, "-o", filepath.Join(root, "out"), "-q")
 }

@@ -9,8 +9,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -19,6 +17,7 @@ import (
 	"gonum.org/v1/hdf5"
 
 	"relayout/catalog"
+	"relayout/reader/blockio"
 )
 
 // File is an HDF5 file opened read-only. Its methods serialise on a mutex, so a
@@ -68,15 +67,12 @@ type Chunk struct {
 // Open opens path read-only. A missing file wraps catalog.ErrNotFound; a file
 // that is not HDF5, or is truncated, wraps catalog.ErrCorrupt.
 func Open(path string) (*File, error) {
-	st, err := os.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("h5: %s: %w", path, catalog.ErrNotFound)
-	}
+	// The library opens by name and would block in open() on a FIFO: the
+	// file is checked under blockio's discipline first (regular files, or
+	// symlinks to them, only).
+	size, err := blockio.CheckRegular(path)
 	if err != nil {
 		return nil, fmt.Errorf("h5: %w", err)
-	}
-	if st.IsDir() {
-		return nil, fmt.Errorf("h5: %s: is a directory: %w", path, catalog.ErrCorrupt)
 	}
 	defer pin()()
 	cpath, free := cstr(path)
@@ -107,10 +103,10 @@ func Open(path string) (*File, error) {
 	// the rest (the end of allocation must lie within the file). Unlike
 	// object addresses, H5Fget_eoa already includes the user block.
 	var eoa C.haddr_t
-	if C.H5Fget_eoa(fid, &eoa) >= 0 && eoa != C.h5q_undef() && int64(eoa) > st.Size() {
+	if C.H5Fget_eoa(fid, &eoa) >= 0 && eoa != C.h5q_undef() && int64(eoa) > size {
 		hf.Close()
 		return nil, fmt.Errorf("h5: %s: truncated file: size %d < end of allocation %d: %w",
-			path, st.Size(), int64(eoa), catalog.ErrCorrupt)
+			path, size, int64(eoa), catalog.ErrCorrupt)
 	}
 	return f, nil
 }

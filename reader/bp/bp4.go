@@ -92,11 +92,14 @@ func parseIndexTable(idx []byte, mdSize int64) ([]stepRec, error) {
 	return recs, nil
 }
 
+// maxIndexBytes bounds md.idx as read into memory (64 bytes per step: 16 M steps).
+const maxIndexBytes = 1 << 30
+
 func openBP4(dir string, cfg Config) (*Dataset, error) {
 	idxPath := filepath.Join(dir, "md.idx")
-	idx, err := os.ReadFile(idxPath) // 64 bytes per step
+	idx, err := blockio.ReadFile(idxPath, maxIndexBytes) // 64 bytes per step
 	if err != nil {
-		return nil, fmt.Errorf("bp4: %s: %w", idxPath, notFound(err))
+		return nil, fmt.Errorf("bp4: %w", err)
 	}
 	bo, version, _, err := bp4Header(idx, "md.idx")
 	if err != nil {

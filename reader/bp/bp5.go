@@ -145,7 +145,10 @@ func bp5Header(h []byte, first []byte) (bp5Hdr, error) {
 // version 5 (text intact or not) and starts with a writer map, md.0, mmd.0.
 func IsBP5(dir string) bool {
 	b := make([]byte, 64+17)
-	f, err := os.Open(filepath.Join(dir, "md.idx"))
+	f, _, err := blockio.Open(filepath.Join(dir, "md.idx"))
+	if notRegular(err) {
+		return true // openBP5 names the file that is not a regular file
+	}
 	if err != nil {
 		return false
 	}
@@ -155,8 +158,8 @@ func IsBP5(dir string) bool {
 		return false
 	}
 	for _, p := range []string{"md.0", "mmd.0"} {
-		if _, err := os.Stat(filepath.Join(dir, p)); err != nil {
-			return false
+		if _, err := os.Lstat(filepath.Join(dir, p)); err != nil {
+			return false // present (even as a symlink loop): openBP5 checks it
 		}
 	}
 	_, err = bp5Header(b[:64], b[64:n])

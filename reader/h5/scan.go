@@ -3,7 +3,6 @@ package h5
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"relayout/catalog"
 	"relayout/internal/chunkindex"
 	ih5 "relayout/internal/h5"
+	"relayout/reader/blockio"
 )
 
 // maxMetaFiles bounds the HDF5 files Scan keeps open for metadata; arrays are
@@ -45,12 +45,12 @@ func (m *metaFiles) get(name string) (*metaFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := os.Stat(full)
+	size, err := blockio.CheckRegular(full)
 	if err != nil {
 		hf.Close()
 		return nil, fmt.Errorf("reader/h5: %w", err)
 	}
-	f := &metaFile{name: name, hf: hf, size: st.Size()}
+	f := &metaFile{name: name, hf: hf, size: size}
 	m.files = append(m.files, f)
 	return f, nil
 }
@@ -287,17 +287,13 @@ func buildArray(hf *ih5.File, file string, size int64, path string) (*catalog.Ar
 // layouts the parser does not know or cannot read; the parser's error is
 // reported when the library fails too.
 func listChunks(hf *ih5.File, path string, objAddr uint64) ([]ih5.Chunk, error) {
-	f, err := os.Open(hf.Path())
+	f, size, err := blockio.Open(hf.Path())
 	if err != nil {
 		return nil, fmt.Errorf("reader/h5: %w", err)
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("reader/h5: %w", err)
-	}
 	var chunks []ih5.Chunk
-	nerr := chunkindex.List(f, st.Size(), objAddr, func(c chunkindex.Chunk) error {
+	nerr := chunkindex.List(f, size, objAddr, func(c chunkindex.Chunk) error {
 		chunks = append(chunks, ih5.Chunk{Offset: c.Offset, FilterMask: c.FilterMask, Address: c.Address, Size: c.Size})
 		return nil
 	})
