@@ -26,7 +26,7 @@ func runResume(ctx context.Context, in string, o runOptions, chunkShape, chunks 
 		return usagef("run: %s: %v", in, err)
 	}
 	spec := jobSpec{Input: inAbs, Vars: o.vars, Layout: o.layout, ChunkShape: chunkShape, Chunks: chunks,
-		Deflate: deflate, Storage: storage, Shards: 1}
+		Deflate: deflate, Storage: storage, Shards: 1, Strict: o.strict}
 	if o.layout == "auto" {
 		spec.Readers = o.readers
 	}

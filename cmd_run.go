@@ -26,6 +26,7 @@ type runOptions struct {
 	chunkShape string
 	chunks     string
 	vars       []string
+	strict     bool
 	jobs       int
 	maxMem     string
 	catalog    string
@@ -68,6 +69,7 @@ func runRun(ctx context.Context, args []string) error {
 	fs.BoolVar(&o.noStripe, "no-stripe", false, "Lustre: keep the output directory's default striping (e.g. a site PFL)")
 	fs.StringVar(&o.align, "align", "", "align HDF5 objects on any file system: SIZE[:THRESHOLD], e.g. 1MiB (default: stripe size on Lustre, block size on GPFS)")
 	fs.StringArrayVar(&o.vars, "var", nil, "variable name or glob to rewrite (repeatable; default all)")
+	fs.BoolVar(&o.strict, "strict", false, "refuse an incomplete input (steps written but not indexed, as a writer that died leaves them) instead of converting its complete steps with a warning")
 	fs.IntVar(&o.jobs, "jobs", runtime.NumCPU(), "parallel pipelines")
 	fs.StringVar(&o.maxMem, "max-mem", "1GiB", "memory budget for data buffers")
 	fs.StringVar(&o.catalog, "catalog", "", "catalog database path (default OUT/.relayout/catalog.db)")
@@ -190,7 +192,7 @@ func runRun(ctx context.Context, args []string) error {
 	}
 
 	start := time.Now()
-	ds, store, err := buildCatalog(ctx, in, dbPath, reader.Options{Vars: o.vars})
+	ds, store, err := buildCatalog(ctx, in, dbPath, reader.Options{Vars: o.vars, Strict: o.strict})
 	if err != nil {
 		return err
 	}

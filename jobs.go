@@ -34,6 +34,7 @@ type jobSpec struct {
 	Storage   fsinfo.Override     `json:"storage"`
 	Shards    int                 `json:"shards"`
 	UnitBytes int64               `json:"unit_bytes,omitempty"`
+	Strict    bool                `json:"strict,omitempty"` // --strict: refuse an incomplete input
 }
 
 func (s jobSpec) signature() string {
@@ -85,7 +86,7 @@ func existingJob(out string, spec jobSpec, force bool) (*rewriter.Job, error) {
 func prepareJob(ctx context.Context, out string, spec jobSpec, logw io.Writer) (*rewriter.Job, error) {
 	work := workDir(out)
 	os.Remove(filepath.Join(work, rewriter.JobFile)) // a half-prepared job is never resumed
-	ds, store, err := buildCatalog(ctx, spec.Input, filepath.Join(work, "catalog.db"), reader.Options{Vars: spec.Vars})
+	ds, store, err := buildCatalog(ctx, spec.Input, filepath.Join(work, "catalog.db"), reader.Options{Vars: spec.Vars, Strict: spec.Strict})
 	if err != nil {
 		return nil, err
 	}

@@ -271,3 +271,98 @@ func TestOutputInBP3SubfileDir(t *testing.T) {
 	// A sibling of the input is a fine OUT.
 	mustRun(t, "run", in, "-o", filepath.Join(root, "out"), "-q")
 }
+
+// peersEnv is the environment that makes ../shared/peers' adios2 Python
+// module importable by Debian's python (see ../shared/peers/env.sh); it
+// skips when the peers are absent and fails under CI=true.
+func peersEnv(t *testing.T) []string {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", "..", "shared", "peers"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "python")); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("peers %s missing under CI: %v", dir, err)
+		}
+		t.Skipf("skipping: peers %s not present: %v", dir, err)
+	}
+	env := os.Environ()
+	env = append(env, "LD_LIBRARY_PATH="+filepath.Join(dir, "lib")+":"+os.Getenv("LD_LIBRARY_PATH"),
+		"PYTHONPATH="+filepath.Join(dir, "python")+":"+os.Getenv("PYTHONPATH"))
+	return env
+}
+
+// adiosSteps compares, through the adios2 Python module (the reference
+// reader), every variable of a BP directory with the output datasets the
+// manifest lists, and prints "steps=N" (the steps ADIOS2 sees).
+const adiosSteps = `
+import sys, json, adios2, h5py, numpy as np
+bp, out = sys.argv[1], sys.argv[2]
+m = json.load(open(out + '/relayout.json'))
+with adios2.FileReader(bp) as f:
+    n = f.num_steps()
+    for v in m['variables']:
+        var = f.inquire_variable(v['name'])
+        with h5py.File(out + '/' + v['file'], 'r') as h:
+            for d in v['datasets']:
+                if var.shape() == []:
+                    continue
+                a = f.read(var, step_selection=[d['step'], 1])
+                b = h[d['path']][()]
+                if a.shape != b.shape or not np.array_equal(a, b, equal_nan=True):
+                    print('differs', v['name'], d['step']); sys.exit(1)
+    print('steps=%d' % n)
+    print('datasets=' + ','.join(sorted(set(str(d['step']) for v in m['variables'] for d in v['datasets']))))
+`
+
+// TestCutIndex: md.idx cut at a record boundary (a simulation that died
+// between writing a step and indexing it) converts the indexed steps, warns
+// on stderr and lists the rest in the manifest's skipped; --strict refuses.
+func TestCutIndex(t *testing.T) {
+	for _, c := range []struct {
+		src  string
+		keep int64 // bytes of md.idx kept: the header and the first step's records
+	}{
+		{"bp4/multiblock-2.5.0/BP4Multiblock2D4x2.bp", 64 + 64},
+		{"bp5/generated-lb/lb-bp5.bp", 226},
+	} {
+		t.Run(strings.Split(c.src, "/")[0], func(t *testing.T) {
+			env := peersEnv(t)
+			dir := t.TempDir()
+			in := filepath.Join(dir, "in.bp")
+			copyTree(t, sharedData(t, c.src), in)
+			os.Chmod(filepath.Join(in, "md.idx"), 0o644)
+			if err := os.Truncate(filepath.Join(in, "md.idx"), c.keep); err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(dir, "out")
+			r := relayoutGuarded(t, 2*time.Minute, "run", in, "-o", out, "-q")
+			if r.code != 0 {
+				t.Fatalf("exit %d\n%s", r.code, r.stderr)
+			}
+			if !strings.Contains(r.stderr, "warning") || !strings.Contains(r.stderr, "2 more step(s) of metadata") || !strings.Contains(r.stderr, "not in md.idx") {
+				t.Errorf("no warning naming the left-out steps:\n%s", r.stderr)
+			}
+			b, err := os.ReadFile(filepath.Join(out, "relayout.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(b), "incomplete input: md.0: 2 more step(s)") {
+				t.Errorf("manifest's skipped does not list the left-out steps:\n%s", b)
+			}
+			cmd := exec.Command(python, "-c", adiosSteps, in, out)
+			cmd.Env = env
+			got, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("adios2 comparison: %v\n%s", err, got)
+			}
+			if !strings.Contains(string(got), "steps=1\ndatasets=0\n") {
+				t.Errorf("adios2 sees other steps than were converted:\n%s", got)
+			}
+			out2 := filepath.Join(dir, "out-strict")
+			r = relayoutGuarded(t, 2*time.Minute, "run", in, "-o", out2, "-q", "--strict")
+			refused(t, r, 2, out2, "--strict", "2 more step(s)")
+		})
+	}
+}

@@ -23,6 +23,10 @@ type Options struct {
 	// also selects the variables below a matching name: "B" and "B/*" both
 	// select "B/x", "*" selects everything.
 	Vars []string
+	// Strict refuses an incomplete input (the Skipped entries of
+	// catalog.Incomplete) instead of converting what is complete; the
+	// catalog build checks it after Scan.
+	Strict bool
 }
 
 // Dataset is an opened input.

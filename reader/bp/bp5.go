@@ -373,10 +373,41 @@ func openBP5(dir string, cfg Config) (*Dataset, error) {
 	if err != nil {
 		return fail(err)
 	}
+	if msg, err := d.unindexed5(ctx, mdSize); err != nil {
+		return fail(err)
+	} else if msg != "" {
+		d.addSkipped(msg)
+	}
 	if err := d.finishOpen(raw, varNames, cfg); err != nil {
 		return fail(err)
 	}
 	return d, nil
+}
+
+// unindexed5 describes the step metadata md.0 holds after the last step
+// md.idx indexes ("" when none; see unindexed4). A BP5 step's metadata
+// starts with the u64 size of the rest of it.
+func (d *Dataset) unindexed5(ctx context.Context, mdSize int64) (string, error) {
+	pos := int64(0)
+	if n := len(d.b5.steps); n > 0 {
+		pos = int64(d.b5.steps[n-1].mdPos + d.b5.steps[n-1].mdSize)
+	}
+	if pos >= mdSize {
+		return "", nil
+	}
+	start, steps := pos, 0
+	for pos <= mdSize-8 {
+		b, err := d.files.ReadAt(ctx, "md.0", pos, 8)
+		if err != nil {
+			return "", err
+		}
+		n := d.bo.Uint64(b)
+		if n > uint64(mdSize-pos-8) {
+			break
+		}
+		steps, pos = steps+1, pos+8+int64(n)
+	}
+	return unindexedMessage(len(d.b5.steps), start, steps, mdSize-pos), nil
 }
 
 func notFoundErr(file string, err error) error {
