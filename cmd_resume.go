@@ -39,7 +39,8 @@ func runResume(ctx context.Context, in string, o runOptions, chunkShape, chunks 
 	if err != nil || maxMem <= 0 {
 		return usagef("run: --max-mem %q: want a positive size such as 512MiB", o.maxMem)
 	}
-	return runJob(ctx, in, o.out, spec, o.force, !o.noVerify, o.report, o.jobs, maxMem, logw)
+	err = runJob(ctx, in, o.out, spec, o.force, !o.noVerify, o.report, o.jobs, maxMem, logw)
+	return withDiskHint(err, o.out, 0, "rerun the same command (--resume keeps the finished units)")
 }
 
 // runJob runs the three steps of spec's job on out in this process.

@@ -51,7 +51,7 @@ type runOptions struct {
 	costModel  string // --layout auto: cost-model file (relayout calibrate)
 }
 
-func runRun(ctx context.Context, args []string) error {
+func runRun(ctx context.Context, args []string) (err error) {
 	var o runOptions
 	fs := newFlags("run", "relayout run IN -o OUT [flags]",
 		"relayout run diags/ -o reorganized/ --layout chunked --chunks 2x2x2")
@@ -165,6 +165,9 @@ func runRun(ctx context.Context, args []string) error {
 	if o.report != "" || o.unitSize != "" {
 		return usagef("run: --report and --unit-size need --resume")
 	}
+	// A write that runs out of space names OUT's directory and the way out.
+	var need int64
+	defer func() { err = withDiskHint(err, o.out, need, "rerun with --resume") }()
 	if err := checkOutput(in, o.out, o.force); err != nil {
 		return err
 	}
@@ -206,6 +209,14 @@ func runRun(ctx context.Context, args []string) error {
 		return fmt.Errorf("run: %s: no variable to rewrite (see relayout catalog %s): %w", in, in, catalog.ErrNotFound)
 	}
 	fmt.Fprintf(logw, "catalog: %d variables from %s (%s) in %.2fs\n", len(vars), in, ds.Info().Format, time.Since(start).Seconds())
+	if o.layout == "contiguous" {
+		// Contiguous datasets are allocated whole: an output the file
+		// system cannot hold is refused before it is written.
+		need = contiguousBytes(vars)
+		if err := checkSpace(o.out, need, "rerun"); err != nil {
+			return err
+		}
+	}
 	outFS, err := fsinfo.Detect(o.out)
 	if err != nil {
 		return fmt.Errorf("run: %w", err)

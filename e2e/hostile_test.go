@@ -366,3 +366,55 @@ func TestCutIndex(t *testing.T) {
 		})
 	}
 }
+
+// smallFS mounts a tmpfs of size at dir (root only: skipped otherwise) and
+// returns a function that resizes it.
+func smallFS(t *testing.T, dir, size string) func(size string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("skipping: cannot mount a small tmpfs (needs root): %v %s", err, b)
+	}
+	t.Cleanup(func() { exec.Command("umount", "-l", dir).Run() })
+	return func(size string) {
+		if b, err := exec.Command("mount", "-o", "remount,size="+size, dir).CombinedOutput(); err != nil {
+			t.Fatalf("remount %s: %v %s", dir, err, b)
+		}
+	}
+}
+
+// TestDiskFull: running out of space is exit 1 (may succeed later) with a
+// message naming the directory and the way out, nothing under final names;
+// after space is freed, the rerun succeeds.
+func TestDiskFull(t *testing.T) {
+	in := sharedData(t, "hdf5/openpmd-femm/example-femm-3d.h5")
+	dir := t.TempDir()
+	mnt := filepath.Join(dir, "mnt")
+	resize := smallFS(t, mnt, "64k")
+
+	// The catalog itself does not fit.
+	out := filepath.Join(mnt, "out")
+	r := relayout(t, "run", in, "-o", out, "-q")
+	refused(t, r, 1, out, "catalog.db", "database or disk is full", "free space in "+mnt, "then rerun with --resume")
+
+	// Contiguous output larger than the free space: refused before writing,
+	// with the bytes to free.
+	resize("2m")
+	os.RemoveAll(out)
+	r = relayout(t, "run", in, "-o", out, "-q")
+	refused(t, r, 1, out, "not enough space for the output", "free, the output needs about 2491752", "then rerun")
+	if !strings.Contains(r.stderr, "free ") || !strings.Contains(r.stderr, " bytes (") {
+		t.Errorf("no byte count to free:\n%s", r.stderr)
+	}
+
+	// A journaled run that runs out mid-way names the file system; after a
+	// resize the same command finishes the job.
+	out2 := filepath.Join(mnt, "out2")
+	r = relayout(t, "run", in, "-o", out2, "-q", "--resume")
+	refused(t, r, 1, out2, "no space left on device", "free space in "+mnt, "rerun the same command")
+	resize("16m")
+	mustRun(t, "run", in, "-o", out2, "-q", "--resume")
+	mustRun(t, "verify", in, out2)
+}
