@@ -92,6 +92,17 @@ func prepareJob(ctx context.Context, out string, spec jobSpec, logw io.Writer) (
 	}
 	defer ds.Close()
 	defer store.Close()
+	if spec.Layout == "contiguous" {
+		// Contiguous datasets are allocated whole at prepare: an output
+		// the file system cannot hold is refused before it is allocated.
+		vars, err := store.Variables()
+		if err != nil {
+			return nil, err
+		}
+		if err := checkSpace(out, contiguousBytes(vars), "rerun the same command"); err != nil {
+			return nil, err
+		}
+	}
 	return prepareWith(ctx, out, spec, ds, store, logw)
 }
 

@@ -4,10 +4,13 @@ package e2e
 // damaged or unusual copy of real data with its exact expected outcome.
 
 import (
+	"bytes"
 	"context"
+	bin "encoding/binary"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -417,4 +420,82 @@ func TestDiskFull(t *testing.T) {
 	resize("16m")
 	mustRun(t, "run", in, "-o", out2, "-q", "--resume")
 	mustRun(t, "verify", in, out2)
+}
+
+// patchBP4Shape rewrites, in a BP4 md.0, the global shape of every 3-D block
+// characteristic whose first dimension is from to to (the u64 triples
+// count, shape, start that follow the dimensions characteristic 04 03 48 00).
+func patchBP4Shape(t *testing.T, md0 string, from, to uint64) {
+	t.Helper()
+	b, err := os.ReadFile(md0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for i := 0; ; {
+		j := bytes.Index(b[i:], []byte{4, 3, 0x48, 0})
+		if j < 0 {
+			break
+		}
+		p := i + j + 4
+		if p+24 <= len(b) && bin.LittleEndian.Uint64(b[p+8:]) == from {
+			bin.LittleEndian.PutUint64(b[p+8:], to)
+			n++
+		}
+		i = p
+	}
+	if n == 0 {
+		t.Fatalf("%s: no shape %d found", md0, from)
+	}
+	os.Chmod(md0, 0o644)
+	if err := os.WriteFile(md0, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// capped runs the binary under an address-space cap (prlimit --as) and the
+// hang guard: memory proportional to a declared shape fails the cap.
+func capped(t *testing.T, args ...string) result {
+	t.Helper()
+	prlimit, err := exec.LookPath("prlimit")
+	if err != nil {
+		t.Skipf("skipping: prlimit (util-linux) not found: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, prlimit, append([]string{"--as=" + strconv.Itoa(2<<30), "--", binary}, args...)...)
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err = cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("relayout %s: hung\n%s", strings.Join(args, " "), errb.String())
+	}
+	r := result{stdout: out.String(), stderr: errb.String()}
+	if ee, ok := err.(*exec.ExitError); ok {
+		r.code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestDeclaredShapeHuge: a BP4 md.0 whose global shape says 2^40 (a 1.7 MB
+// input declaring petabytes) is planned in bounded memory (the chunked cost
+// model's per-chunk array was as long as the shape: out of memory) and its
+// contiguous rewrite is refused before anything is allocated: exit 1 naming
+// the bytes to free (no file system here holds 8 PiB).
+func TestDeclaredShapeHuge(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.bp")
+	copyTree(t, sharedData(t, "bp4/generated-lb/lb-bp4.bp"), in)
+	patchBP4Shape(t, filepath.Join(in, "md.0"), 32, 1<<40)
+	r := capped(t, "plan", in)
+	if r.code != 0 {
+		t.Fatalf("plan: exit %d\n%s", r.code, r.stderr)
+	}
+	for _, args := range [][]string{{}, {"--resume"}} {
+		out := filepath.Join(dir, "out"+strings.Join(args, ""))
+		r := capped(t, append([]string{"run", in, "-o", out, "-q"}, args...)...)
+		refused(t, r, 1, out, "not enough space for the output", "the output needs about")
+	}
 }
