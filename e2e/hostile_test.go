@@ -499,3 +499,44 @@ func TestDeclaredShapeHuge(t *testing.T) {
 		refused(t, r, 1, out, "not enough space for the output", "the output needs about")
 	}
 }
+
+// TestSymlinkPolicy: one policy for every format (README): a symlink that
+// resolves to a regular file is followed wherever it points; the output
+// equals the one from real files (same dataset digests).
+func TestSymlinkPolicy(t *testing.T) {
+	for _, c := range []struct{ src, file string }{
+		{"hdf5/fbpic", "data00000100.h5"},             // a file of an HDF5 series (was skipped silently)
+		{"bp4/heat-2.7.1/heat.bp", "data.0"},          // a BP sub-file
+		{"amrex/pelelmex-2d", "Level_1/Cell_D_00001"}, // an AMReX data file (was refused)
+		{"bp3/heat-adios2", "heat.bp.dir/heat.bp.2"},  // a BP3 sub-file
+		{"chombo/mushy-layer", "plt025000.2d.hdf5"},   // a Chombo series file (was refused)
+	} {
+		t.Run(strings.ReplaceAll(c.src, "/", "_"), func(t *testing.T) {
+			src := sharedData(t, c.src)
+			dir := t.TempDir()
+			in := filepath.Join(dir, "in")
+			copyTree(t, src, in)
+			if strings.HasPrefix(c.src, "chombo") {
+				os.Remove(filepath.Join(in, "chk000100.3d.hdf5")) // a 2-D series
+			}
+			p := filepath.Join(in, c.file)
+			os.Remove(p)
+			if err := os.Symlink(filepath.Join(src, c.file), p); err != nil {
+				t.Fatal(err)
+			}
+			arg, ref := in, src
+			if strings.HasPrefix(c.src, "bp3") {
+				arg, ref = filepath.Join(in, "heat.bp"), filepath.Join(src, "heat.bp")
+			}
+			if strings.HasPrefix(c.src, "chombo") {
+				ref = filepath.Join(dir, "ref")
+				copyTree(t, src, ref)
+				os.Remove(filepath.Join(ref, "chk000100.3d.hdf5"))
+			}
+			out, want := filepath.Join(dir, "out"), filepath.Join(dir, "want")
+			mustRun(t, "run", arg, "-o", out, "-q", "--var", "*")
+			mustRun(t, "run", ref, "-o", want, "-q", "--var", "*")
+			sameSums(t, c.src, datasetSums(t, out), datasetSums(t, want))
+		})
+	}
+}
