@@ -41,7 +41,7 @@ import (
 // the argument to run (relative to the copy), and the independent reader.
 type mutSeed struct {
 	name, src, arg, oracle string // oracle: "h5py", "adios2" or ""
-	gen                        bool
+	gen                    bool
 }
 
 var mutSeeds = []mutSeed{
