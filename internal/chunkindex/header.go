@@ -33,6 +33,11 @@ func (f *file) headerMessages(oh int64) (space, layout *message, err error) {
 		if count > maxHeaderMsgs {
 			return corrupt("object header at offset %d: more than %d messages", oh, maxHeaderMsgs)
 		}
+		if f.onMessage != nil {
+			if err := f.onMessage(m); err != nil {
+				return err
+			}
+		}
 		switch m.typ {
 		case msgDataspace:
 			if space == nil {

@@ -9,6 +9,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -28,6 +30,8 @@ type File struct {
 	path string
 	f    *hdf5.File // nil after Close
 	base int64      // file offset of HDF5 address 0 (the superblock's base address)
+	raw  *os.File   // the same file for native checks (chunkindex.CheckAttributes)
+	size int64
 }
 
 // DatasetInfo is what the catalog needs to know about one dataset.
@@ -70,10 +74,16 @@ func Open(path string) (*File, error) {
 	// The library opens by name and would block in open() on a FIFO: the
 	// file is checked under blockio's discipline first (regular files, or
 	// symlinks to them, only).
-	size, err := blockio.CheckRegular(path)
+	raw, size, err := blockio.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("h5: %w", err)
 	}
+	ok := false
+	defer func() {
+		if !ok {
+			raw.Close()
+		}
+	}()
 	defer pin()()
 	cpath, free := cstr(path)
 	defer free()
@@ -87,7 +97,7 @@ func Open(path string) (*File, error) {
 	if err != nil {
 		return nil, h5err(path, "", catalog.ErrCorrupt, "cannot open")
 	}
-	f := &File{path: path, f: hf}
+	f := &File{path: path, f: hf, raw: raw, size: size}
 	fid := C.hid_t(hf.ID())
 	// HDF5 addresses are relative to the superblock's base address, which is
 	// the user block size for files with a user block.
@@ -108,6 +118,7 @@ func Open(path string) (*File, error) {
 		return nil, fmt.Errorf("h5: %s: truncated file: size %d < end of allocation %d: %w",
 			path, size, int64(eoa), catalog.ErrCorrupt)
 	}
+	ok = true
 	return f, nil
 }
 
@@ -124,6 +135,7 @@ func (f *File) Close() error {
 	defer pin()()
 	err := f.f.Close()
 	f.f = nil
+	f.raw.Close()
 	if err != nil {
 		return h5err(f.path, "", catalog.ErrCorrupt, "close")
 	}
@@ -231,6 +243,12 @@ func (f *File) Walk(fn func(path string, isDataset bool) error) error {
 	return walk("/")
 }
 
+// CheckAttributes, when set, checks the attribute messages of the object
+// header at a relative address natively before the library reads them
+// (chunkindex.CheckAttributes, installed by reader/h5: internal/chunkindex's
+// tests use this package, so it cannot import chunkindex itself).
+var CheckAttributes func(r io.ReaderAt, size int64, objAddr uint64) error
+
 // Attrs returns the attributes of the group or dataset obj, sorted by name.
 // Integers become Ints (signed) or Uints (unsigned), floats of any size
 // (including long double) become Floats, fixed and variable-length strings
@@ -253,8 +271,16 @@ func (f *File) Attrs(obj string) ([]catalog.Attr, error) {
 	}
 	defer C.H5Oclose(oid)
 	var oi C.H5O_info_t
-	if C.H5Oget_info2(oid, &oi, C.H5O_INFO_NUM_ATTRS) < 0 {
+	if C.H5Oget_info2(oid, &oi, C.H5O_INFO_BASIC|C.H5O_INFO_NUM_ATTRS) < 0 {
 		return nil, h5err(f.path, obj, catalog.ErrCorrupt, "cannot get object info")
+	}
+	// The library crashes on some damaged attribute messages (HDF5 1.10:
+	// H5A__attr_release_table after a failed decode): they are checked
+	// natively first.
+	if oi.num_attrs > 0 && CheckAttributes != nil {
+		if err := CheckAttributes(f.raw, f.size, uint64(oi.addr)); err != nil {
+			return nil, fmt.Errorf("h5: %s: %s: %w", f.path, obj, err)
+		}
 	}
 	dot, freeDot := cstr(".")
 	defer freeDot()

@@ -62,6 +62,10 @@ func (m *metaFiles) close() {
 	m.files = nil
 }
 
+// HDF5 1.10 crashes on some damaged attribute messages: every attribute
+// read through internal/h5 is checked natively first.
+func init() { ih5.CheckAttributes = chunkindex.CheckAttributes }
+
 // Scan emits every selected array with its blocks, ordered by variable name,
 // then step and level. Only one array's blocks are held at a time.
 func (d *Dataset) Scan(ctx context.Context, emit func(*catalog.Array) error) error {

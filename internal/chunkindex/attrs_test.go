@@ -1,0 +1,63 @@
+package chunkindex
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"relayout/catalog"
+)
+
+const genAttrs = `
+import sys, h5py, numpy as np
+for libver in ('earliest', 'latest'):
+    with h5py.File(sys.argv[1] + '/attrs-%s.h5' % libver, 'w', libver=libver) as f:
+        d = f.create_dataset('d', data=np.arange(4.0))
+        d.attrs['unitSI'] = 1.5
+        d.attrs['axisLabels'] = np.array([b'x', b'y'])
+        d.attrs['gridSpacing'] = np.array([0.5, 0.25])
+`
+
+// CheckAttributes accepts the attribute messages h5py writes (object header
+// versions 1 and 2) and refuses damaged sizes, names and types with
+// ErrCorrupt (HDF5 1.10 crashes on some of them).
+func TestCheckAttributes(t *testing.T) {
+	dir := t.TempDir()
+	runPython(t, genAttrs, dir)
+	for _, name := range []string{"attrs-earliest.h5", "attrs-latest.h5"} {
+		p := filepath.Join(dir, name)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := objAddr(t, p, "/d")
+		check := func(b []byte) error { return CheckAttributes(bytes.NewReader(b), int64(len(b)), addr) }
+		if err := check(data); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		at := bytes.Index(data, []byte("gridSpacing\x00"))
+		if at < 8 {
+			t.Fatalf("%s: attribute name not found", name)
+		}
+		// The 8 bytes before the name: version, flags, name/datatype/
+		// dataspace sizes (version 3 has the encoding byte after them).
+		hdr := at - 8
+		if data[hdr] != 1 {
+			hdr = at - 9
+		}
+		for what, damage := range map[string]func(b []byte){
+			"datatype size 0":   func(b []byte) { b[hdr+4], b[hdr+5] = 0, 0 },
+			"name too long":     func(b []byte) { b[hdr+2], b[hdr+3] = 0xff, 0x7f },
+			"name unterminated": func(b []byte) { b[at+len("gridSpacing")] = 'x' },
+			"version 7":         func(b []byte) { b[hdr] = 7 },
+		} {
+			b := bytes.Clone(data)
+			damage(b)
+			if err := check(b); !errors.Is(err, catalog.ErrCorrupt) {
+				t.Errorf("%s: %s: %v, want ErrCorrupt", name, what, err)
+			}
+		}
+	}
+}
