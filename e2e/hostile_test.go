@@ -414,13 +414,20 @@ func TestDiskFull(t *testing.T) {
 		t.Errorf("no byte count to free:\n%s", r.stderr)
 	}
 
-	// A journaled run that runs out mid-way names the file system; after a
-	// resize the same command finishes the job.
+	// The same, refused up front, for a journaled run.
 	out2 := filepath.Join(mnt, "out2")
 	r = relayout(t, "run", in, "-o", out2, "-q", "--resume")
+	refused(t, r, 1, out2, "not enough space for the output", "then rerun the same command")
+
+	// A journaled chunked run (its size is not known up front) that runs
+	// out mid-way names the file system; after a resize the same command
+	// finishes the job.
+	os.RemoveAll(out2)
+	args := []string{"run", in, "-o", out2, "-q", "--resume", "--layout", "chunked", "--chunks", "2x2x2"}
+	r = relayout(t, args...)
 	refused(t, r, 1, out2, "no space left on device", "free space in "+mnt, "rerun the same command")
 	resize("16m")
-	mustRun(t, "run", in, "-o", out2, "-q", "--resume")
+	mustRun(t, args...)
 	mustRun(t, "verify", in, out2)
 }
 
