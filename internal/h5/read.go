@@ -746,6 +746,15 @@ func (f *File) ReadRaw(path string) ([]byte, error) {
 	if np < 0 || size <= 0 {
 		return nil, h5err(f.path, path, catalog.ErrCorrupt, "bad extent or type size")
 	}
+	// A compact dataset's bytes are in its layout message: HDF5 1.10 reads
+	// past them (a crash) when the message holds fewer than the extent needs.
+	if dcpl := C.H5Dget_create_plist(did); dcpl >= 0 {
+		compact := C.H5Pget_layout(dcpl) == C.H5D_COMPACT
+		C.H5Pclose(dcpl)
+		if st := int64(C.H5Dget_storage_size(did)); compact && st != np*size {
+			return nil, fmt.Errorf("h5: %s: %s: compact data of %d bytes for %d elements of %d bytes: %w", f.path, path, st, np, size, catalog.ErrCorrupt)
+		}
+	}
 	buf := make([]byte, np*size)
 	if len(buf) == 0 {
 		return buf, nil
