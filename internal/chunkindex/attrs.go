@@ -88,9 +88,48 @@ func checkAttribute(m message) error {
 	if class, v := dt&0x0f, dt>>4; class > 10 || v < 1 || v > 5 {
 		return bad("datatype class %d version %d", class, v)
 	}
+	elemSize := uint64(0)
+	if dtLen >= 8 {
+		elemSize = uint64(b[pos+4]) | uint64(b[pos+5])<<8 | uint64(b[pos+6])<<16 | uint64(b[pos+7])<<24
+	}
 	pos += pad(dtLen)
-	if v, rank := b[pos], int(b[min(pos+1, len(b)-1)]); v < 1 || v > 2 || rank > 32 {
+	ds := b[pos : pos+dsLen]
+	if v, rank := ds[0], int(ds[min(1, len(ds)-1)]); v < 1 || v > 2 || rank > 32 {
 		return bad("dataspace version %d rank %d", v, rank)
+	}
+	dataAt := pos + pad(dsLen)
+	// Dimensions (size-of-lengths bytes each; 8 in every file relayout
+	// has seen, other widths left to the library) within their maxima,
+	// and the data they describe within the message.
+	if sl := 8; len(ds) >= 4 {
+		rank, flags := int(ds[1]), ds[2]
+		hdr := 8 // version 1: version, rank, flags, 5 reserved
+		if ds[0] == 2 {
+			hdr = 4 // version, rank, flags, type
+			if ds[3] == 2 {
+				return nil // null dataspace: no data
+			}
+		}
+		if hdr+rank*sl > len(ds) {
+			return bad("dataspace of rank %d in %d bytes", rank, len(ds))
+		}
+		hasMax := flags&1 != 0 && hdr+2*rank*sl <= len(ds)
+		n := uint64(1)
+		for i := 0; i < rank; i++ {
+			d := le(ds[hdr+i*sl : hdr+(i+1)*sl])
+			if hasMax {
+				if m := le(ds[hdr+(rank+i)*sl : hdr+(rank+i+1)*sl]); m != ^uint64(0) && d > m {
+					return bad("dimension %d of %d elements, its maximum is %d", i, d, m)
+				}
+			}
+			var ok bool
+			if n, ok = mulCheck(n, d, uint64(len(b))); !ok {
+				return bad("dataspace of more elements than the message holds")
+			}
+		}
+		if need, ok := mulCheck(n, elemSize, uint64(len(b))); elemSize > 0 && (!ok || need > uint64(len(b)-min(dataAt, len(b)))) {
+			return bad("%d elements of %d bytes, %d bytes of data in the message", n, elemSize, len(b)-min(dataAt, len(b)))
+		}
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package chunkindex
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"os"
 	"path/filepath"
@@ -47,7 +48,21 @@ func TestCheckAttributes(t *testing.T) {
 		if data[hdr] != 1 {
 			hdr = at - 9
 		}
+		// The dataspace's first dimension (2 elements).
+		v1 := data[hdr] == 1
+		nameLen, dtLen := int(data[hdr+2])|int(data[hdr+3])<<8, int(data[hdr+4])|int(data[hdr+5])<<8
+		ds := at + nameLen + dtLen
+		dim := ds + 4
+		if v1 {
+			ds = at + (nameLen+7)&^7 + (dtLen+7)&^7
+			dim = ds + 8
+		}
+		if d := binary.LittleEndian.Uint64(data[dim:]); d != 2 {
+			t.Fatalf("%s: dimension %d at %d, want 2", name, d, dim)
+		}
 		for what, damage := range map[string]func(b []byte){
+			"dimension of 2^40": func(b []byte) { binary.LittleEndian.PutUint64(b[dim:], 1<<40) },
+			"data past the end": func(b []byte) { binary.LittleEndian.PutUint64(b[dim:], 3) },
 			"datatype size 0":   func(b []byte) { b[hdr+4], b[hdr+5] = 0, 0 },
 			"name too long":     func(b []byte) { b[hdr+2], b[hdr+3] = 0xff, 0x7f },
 			"name unterminated": func(b []byte) { b[at+len("gridSpacing")] = 'x' },
