@@ -275,10 +275,10 @@ func TestOutputInBP3SubfileDir(t *testing.T) {
 	mustRun(t, "run", in, "-o", filepath.Join(root, "out"), "-q")
 }
 
-// peersEnv is the environment that makes ../shared/peers' adios2 Python
+// adiosEnv (main has a like peersEnv in overlap_test.go: one may go after the merge) is the environment that makes ../shared/peers' adios2 Python
 // module importable by Debian's python (see ../shared/peers/env.sh); it
 // skips when the peers are absent and fails under CI=true.
-func peersEnv(t *testing.T) []string {
+func adiosEnv(t *testing.T) []string {
 	t.Helper()
 	dir, err := filepath.Abs(filepath.Join("..", "..", "shared", "peers"))
 	if err != nil {
@@ -333,7 +333,7 @@ func TestCutIndex(t *testing.T) {
 		{"bp5/generated-lb/lb-bp5.bp", 226},
 	} {
 		t.Run(strings.Split(c.src, "/")[0], func(t *testing.T) {
-			env := peersEnv(t)
+			env := adiosEnv(t)
 			dir := t.TempDir()
 			in := filepath.Join(dir, "in.bp")
 			copyTree(t, sharedData(t, c.src), in)

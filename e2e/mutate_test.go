@@ -196,7 +196,7 @@ func prepareSeed(t *testing.T, s mutSeed, dir string) *mutCase {
 	c.sums = datasetSums(t, out)
 	os.RemoveAll(out)
 	if s.oracle == "adios2" {
-		c.env = peersEnv(t)
+		c.env = adiosEnv(t)
 	}
 	return c
 }
