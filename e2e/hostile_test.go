@@ -275,9 +275,10 @@ func TestOutputInBP3SubfileDir(t *testing.T) {
 	mustRun(t, "run", in, "-o", filepath.Join(root, "out"), "-q")
 }
 
-// adiosEnv (main has a like peersEnv in overlap_test.go: one may go after the merge) is the environment that makes ../shared/peers' adios2 Python
+// adiosEnv is the environment that makes ../shared/peers' adios2 Python
 // module importable by Debian's python (see ../shared/peers/env.sh); it
-// skips when the peers are absent and fails under CI=true.
+// skips when the peers are absent and fails under CI=true. (main has the
+// like peersEnv in overlap_test.go: one can go after the merge.)
 func adiosEnv(t *testing.T) []string {
 	t.Helper()
 	dir, err := filepath.Abs(filepath.Join("..", "..", "shared", "peers"))
