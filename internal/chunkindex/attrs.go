@@ -29,32 +29,41 @@ const msgAttribute = 0x0C
 // class, version and rank. Attributes in dense storage (a fractal heap) and
 // shared messages are left to the library. Damage wraps catalog.ErrCorrupt
 // and names the offset.
-func CheckAttributes(r io.ReaderAt, size int64, objAddr uint64) error {
+//
+// It returns the names of the attributes stored in the header (compact
+// storage), in header order, so that a caller can open them by name: the
+// library's by-index access builds a table of every attribute first, and
+// crashes when one of them fails to decode (a damaged datatype).
+func CheckAttributes(r io.ReaderAt, size int64, objAddr uint64) ([]string, error) {
 	f, err := openFile(r, size)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	oh, err := f.addr(objAddr, "object header")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if oh == undef {
-		return corrupt("object header address undefined")
+		return nil, corrupt("object header address undefined")
 	}
+	var names []string
 	f.onMessage = func(m message) error {
 		if m.typ != msgAttribute || m.flags&msgFlagShared != 0 {
 			return nil
 		}
-		return checkAttribute(m)
+		name, err := checkAttribute(m)
+		names = append(names, name)
+		return err
 	}
 	_, _, err = f.headerMessages(oh)
-	return err
+	return names, err
 }
 
-func checkAttribute(m message) error {
+func checkAttribute(m message) (string, error) {
 	b := m.data
-	bad := func(what string, args ...any) error {
-		return corrupt("attribute message at offset %d: "+what, append([]any{m.at}, args...)...)
+	var name string
+	bad := func(what string, args ...any) (string, error) {
+		return name, corrupt("attribute message at offset %d: "+what, append([]any{m.at}, args...)...)
 	}
 	if len(b) < 8 {
 		return bad("%d bytes", len(b))
@@ -79,10 +88,11 @@ func checkAttribute(m message) error {
 	if pad(nameLen)+pad(dtLen)+pad(dsLen) > len(b)-pos {
 		return bad("name %d, datatype %d and dataspace %d bytes in a %d-byte message", nameLen, dtLen, dsLen, len(b))
 	}
-	name := b[pos : pos+nameLen]
-	if i := bytes.IndexByte(name, 0); i != nameLen-1 {
+	raw := b[pos : pos+nameLen]
+	if i := bytes.IndexByte(raw, 0); i != nameLen-1 {
 		return bad("name of %d bytes not NUL-terminated at its end", nameLen)
 	}
+	name = string(raw[:nameLen-1])
 	pos += pad(nameLen)
 	dt := b[pos]
 	if class, v := dt&0x0f, dt>>4; class > 10 || v < 1 || v > 5 {
@@ -107,7 +117,7 @@ func checkAttribute(m message) error {
 		if ds[0] == 2 {
 			hdr = 4 // version, rank, flags, type
 			if ds[3] == 2 {
-				return nil // null dataspace: no data
+				return name, nil // null dataspace: no data
 			}
 		}
 		if hdr+rank*sl > len(ds) {
@@ -131,5 +141,5 @@ func checkAttribute(m message) error {
 			return bad("%d elements of %d bytes, %d bytes of data in the message", n, elemSize, len(b)-min(dataAt, len(b)))
 		}
 	}
-	return nil
+	return name, nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"relayout/catalog"
@@ -34,9 +35,17 @@ func TestCheckAttributes(t *testing.T) {
 			t.Fatal(err)
 		}
 		addr := objAddr(t, p, "/d")
-		check := func(b []byte) error { return CheckAttributes(bytes.NewReader(b), int64(len(b)), addr) }
-		if err := check(data); err != nil {
+		check := func(b []byte) error {
+			_, err := CheckAttributes(bytes.NewReader(b), int64(len(b)), addr)
+			return err
+		}
+		names, err := CheckAttributes(bytes.NewReader(data), int64(len(data)), addr)
+		if err != nil {
 			t.Fatalf("%s: %v", name, err)
+		}
+		slices.Sort(names)
+		if !slices.Equal(names, []string{"axisLabels", "gridSpacing", "unitSI"}) {
+			t.Errorf("%s: attribute names %q", name, names)
 		}
 		at := bytes.Index(data, []byte("gridSpacing\x00"))
 		if at < 8 {

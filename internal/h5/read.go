@@ -247,7 +247,7 @@ func (f *File) Walk(fn func(path string, isDataset bool) error) error {
 // header at a relative address natively before the library reads them
 // (chunkindex.CheckAttributes, installed by reader/h5: internal/chunkindex's
 // tests use this package, so it cannot import chunkindex itself).
-var CheckAttributes func(r io.ReaderAt, size int64, objAddr uint64) error
+var CheckAttributes func(r io.ReaderAt, size int64, objAddr uint64) ([]string, error)
 
 // Attrs returns the attributes of the group or dataset obj, sorted by name.
 // Integers become Ints (signed) or Uints (unsigned), floats of any size
@@ -275,18 +275,31 @@ func (f *File) Attrs(obj string) ([]catalog.Attr, error) {
 		return nil, h5err(f.path, obj, catalog.ErrCorrupt, "cannot get object info")
 	}
 	// The library crashes on some damaged attribute messages (HDF5 1.10:
-	// H5A__attr_release_table after a failed decode): they are checked
-	// natively first.
+	// H5A__attr_release_table after a failed decode while it builds the
+	// table that by-index access needs): they are checked natively first,
+	// and attributes stored in the header are opened by name.
+	var names []string
 	if oi.num_attrs > 0 && CheckAttributes != nil {
-		if err := CheckAttributes(f.raw, f.size, uint64(oi.addr)); err != nil {
+		var err error
+		if names, err = CheckAttributes(f.raw, f.size, uint64(oi.addr)); err != nil {
 			return nil, fmt.Errorf("h5: %s: %s: %w", f.path, obj, err)
+		}
+		if len(names) != int(oi.num_attrs) {
+			names = nil // dense storage: by index
 		}
 	}
 	dot, freeDot := cstr(".")
 	defer freeDot()
 	var out []catalog.Attr
 	for i := 0; i < int(oi.num_attrs); i++ {
-		aid := C.H5Aopen_by_idx(oid, dot, C.H5_INDEX_NAME, C.H5_ITER_INC, C.hsize_t(i), C.h5q_default(), C.h5q_default())
+		var aid C.hid_t
+		if names != nil {
+			cname, free := cstr(names[i])
+			aid = C.H5Aopen_by_name(oid, dot, cname, C.h5q_default(), C.h5q_default())
+			free()
+		} else {
+			aid = C.H5Aopen_by_idx(oid, dot, C.H5_INDEX_NAME, C.H5_ITER_INC, C.hsize_t(i), C.h5q_default(), C.h5q_default())
+		}
 		if aid < 0 {
 			return nil, h5err(f.path, obj, catalog.ErrCorrupt, fmt.Sprintf("cannot open attribute #%d", i))
 		}
