@@ -4,7 +4,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 BIN     := bin/relayout
 FUZZTIME ?= 3000x
 
-.PHONY: all deps build demo test fuzz bench bench-scale clean
+.PHONY: all deps build demo test fuzz fuzz-inputs bench bench-scale clean
 
 all: build
 
@@ -47,6 +47,13 @@ fuzz:
 	    $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
 	  done; \
 	done
+
+# Mutation fuzzing of whole inputs (e2e/mutate_test.go): FUZZ_INPUTS damaged copies of the real
+# and generated datasets through relayout run, outcomes classified (`make test` runs a fixed 48).
+FUZZ_INPUTS ?= 2000
+FUZZ_SEED ?= 2
+fuzz-inputs: deps
+	RELAYOUT_FUZZ_INPUTS=$(FUZZ_INPUTS) RELAYOUT_FUZZ_SEED=$(FUZZ_SEED) $(GO) test -count=1 -timeout 0 -run '^TestMutationFuzz$$' -v ./e2e 2>&1 | grep -v '^=== '
 
 # Side-by-side timings against cp and h5repack; record results in bench/RESULTS.md.
 bench: build

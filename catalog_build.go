@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"relayout/catalog"
 	"relayout/reader"
@@ -29,6 +31,9 @@ func buildCatalog(ctx context.Context, path, dbPath string, opts reader.Options)
 	}
 	err = ds.Scan(ctx, store.Put)
 	if err == nil {
+		err = checkIncomplete(path, ds.Info(), opts.Strict)
+	}
+	if err == nil {
 		err = store.SetInfo(ds.Info()) // after Scan: the reader fills Skipped while scanning
 	}
 	if err != nil {
@@ -37,6 +42,25 @@ func buildCatalog(ctx context.Context, path, dbPath string, opts reader.Options)
 		return nil, nil, err
 	}
 	return ds, store, nil
+}
+
+// checkIncomplete warns on stderr about each part of the input that was
+// written but is not indexed (a writer that died): the complete part is
+// converted and the rest listed in the manifest's skipped. With --strict
+// (strict) such an input is refused instead.
+func checkIncomplete(path string, info catalog.DatasetInfo, strict bool) error {
+	inc := catalog.IncompleteEntries(info.Skipped)
+	if len(inc) == 0 {
+		return nil
+	}
+	if strict {
+		return fmt.Errorf("%s: %s (refused with --strict; without it the complete part is converted): %w",
+			path, strings.TrimPrefix(inc[0], catalog.IncompletePrefix), catalog.ErrCorrupt)
+	}
+	for _, s := range inc {
+		fmt.Fprintf(os.Stderr, "relayout: warning: %s: %s\n", path, strings.TrimPrefix(s, catalog.IncompletePrefix))
+	}
+	return nil
 }
 
 // verifyPair compares the input catalog with a relayout output directory

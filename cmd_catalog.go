@@ -16,12 +16,13 @@ import (
 func runCatalog(ctx context.Context, args []string) error {
 	var dbPath string
 	var vars []string
-	var asJSON bool
+	var asJSON, strict bool
 	fs := newFlags("catalog", "relayout catalog IN [flags]",
 		"relayout catalog diags/ --catalog diags.db && sqlite3 diags.db 'SELECT var, count(*) FROM blocks JOIN arrays ON id = array_id GROUP BY var'")
 	fs.StringVar(&dbPath, "catalog", "", "keep the catalog database at this path (default: a temporary file, removed)")
 	fs.StringArrayVar(&vars, "var", nil, "variable name or glob (repeatable; default all)")
 	fs.BoolVar(&asJSON, "json", false, "print the summary as JSON")
+	fs.BoolVar(&strict, "strict", false, "refuse an incomplete input (steps written but not indexed) instead of listing what is left out")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -37,7 +38,7 @@ func runCatalog(ctx context.Context, args []string) error {
 		defer os.RemoveAll(tmp)
 		dbPath = filepath.Join(tmp, "catalog.db")
 	}
-	ds, store, err := buildCatalog(ctx, in, dbPath, reader.Options{Vars: vars})
+	ds, store, err := buildCatalog(ctx, in, dbPath, reader.Options{Vars: vars, Strict: strict})
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,7 @@ import (
 	"relayout/rewriter"
 )
 
-func runCommit(ctx context.Context, args []string) error {
+func runCommit(ctx context.Context, args []string) (err error) {
 	var report string
 	var noVerify, quiet bool
 	var jobs int
@@ -33,6 +33,7 @@ func runCommit(ctx context.Context, args []string) error {
 		return usagef("commit: --max-mem %q: want a positive size such as 512MiB", maxMemS)
 	}
 	out := fs.Arg(0)
+	defer func() { err = withDiskHint(err, out, 0, "rerun relayout commit") }()
 	logw := io.Writer(os.Stderr)
 	if quiet {
 		logw = io.Discard

@@ -40,7 +40,7 @@ func runInspect(ctx context.Context, args []string) error {
 	if varName != "" {
 		vars = []string{varName}
 	}
-	ds, store, done, err := openCatalog(ctx, fs.Arg(0), dbPath, vars)
+	ds, store, done, err := openCatalog(ctx, fs.Arg(0), dbPath, vars, false)
 	if err != nil {
 		return err
 	}

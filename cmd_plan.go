@@ -67,7 +67,7 @@ func (pf planFlags) options(cmd string) (planner.PlanOptions, error) {
 
 // openCatalog builds the catalog of in at dbPath, or in a temporary directory
 // removed by the returned cleanup when dbPath is empty.
-func openCatalog(ctx context.Context, in, dbPath string, vars []string) (reader.Dataset, *catalog.Store, func(), error) {
+func openCatalog(ctx context.Context, in, dbPath string, vars []string, strict bool) (reader.Dataset, *catalog.Store, func(), error) {
 	cleanup := func() {}
 	if dbPath == "" {
 		tmp, err := os.MkdirTemp("", "relayout-plan-")
@@ -77,7 +77,7 @@ func openCatalog(ctx context.Context, in, dbPath string, vars []string) (reader.
 		cleanup = func() { os.RemoveAll(tmp) }
 		dbPath = filepath.Join(tmp, "catalog.db")
 	}
-	ds, store, err := buildCatalog(ctx, in, dbPath, reader.Options{Vars: vars})
+	ds, store, err := buildCatalog(ctx, in, dbPath, reader.Options{Vars: vars, Strict: strict})
 	if err != nil {
 		cleanup()
 		return nil, nil, nil, err
@@ -133,11 +133,12 @@ func runPlan(ctx context.Context, args []string) (err error) {
 	var out, compress, unitSize string
 	var netcdf bool
 	var shards int
-	var force bool
+	var force, strict bool
 	fs := newFlags("plan", "relayout plan IN [flags]",
 		"relayout plan diags/ --readers 64 --layout auto --json")
 	addPlanFlags(fs, &pf)
 	fs.StringArrayVar(&vars, "var", nil, "variable name or glob (repeatable; default all)")
+	fs.BoolVar(&strict, "strict", false, "refuse an incomplete input (steps written but not indexed, as a writer that died leaves them) instead of planning its complete steps with a warning")
 	fs.StringVar(&dbPath, "catalog", "", "keep the catalog database at this path (default: a temporary file, removed)")
 	fs.BoolVar(&asJSON, "json", false, "print the plan as JSON (schema relayout-plan/1, see README.md)")
 	fs.BoolVar(&cuboids, "cuboids", false, "list the merged cuboids of --scope per group (JSON only)")
@@ -178,7 +179,7 @@ func runPlan(ctx context.Context, args []string) (err error) {
 			return usagef("plan: %s: %v", fs.Arg(0), err)
 		}
 		spec = jobSpec{Input: inAbs, Vars: vars, Layout: opts.Layout, ChunkShape: opts.ChunkShape, Chunks: opts.Chunks,
-			Deflate: deflate, Shards: shards, NetCDF: netcdf}
+			Deflate: deflate, Shards: shards, NetCDF: netcdf, Strict: strict}
 		if opts.Layout == planner.AutoLayout {
 			spec.Readers, spec.Cost = opts.Readers, opts.Cost
 		}
@@ -215,7 +216,7 @@ func runPlan(ctx context.Context, args []string) (err error) {
 	} else if fs.Changed("shards") || compress != "" || unitSize != "" || force || netcdf {
 		return usagef("plan: --shards, --compress, --unit-size, --netcdf and --force need -o OUT")
 	}
-	ds, store, done, err := openCatalog(ctx, fs.Arg(0), dbPath, vars)
+	ds, store, done, err := openCatalog(ctx, fs.Arg(0), dbPath, vars, strict)
 	if err != nil {
 		return err
 	}

@@ -25,7 +25,7 @@ func runResume(ctx context.Context, in string, o runOptions, chunkShape, chunks 
 		return usagef("run: %s: %v", in, err)
 	}
 	spec := jobSpec{Input: inAbs, Vars: o.vars, Layout: o.layout, ChunkShape: chunkShape, Chunks: chunks,
-		Deflate: deflate, Storage: storage, Shards: 1, NetCDF: o.netcdf}
+		Deflate: deflate, Storage: storage, Shards: 1, NetCDF: o.netcdf, Strict: o.strict}
 	if o.layout == "auto" {
 		spec.Readers = o.readers
 		if spec.Cost, err = loadCostModel(o.costModel); err != nil { // was ignored by run --resume
@@ -41,7 +41,8 @@ func runResume(ctx context.Context, in string, o runOptions, chunkShape, chunks 
 	if err != nil || maxMem <= 0 {
 		return usagef("run: --max-mem %q: want a positive size such as 512MiB", o.maxMem)
 	}
-	return runJob(ctx, in, o.out, spec, o.force, !o.noVerify, o.report, o.jobs, maxMem, logw)
+	err = runJob(ctx, in, o.out, spec, o.force, !o.noVerify, o.report, o.jobs, maxMem, logw)
+	return withDiskHint(err, o.out, 0, "rerun the same command (--resume keeps the finished units)")
 }
 
 // runJob runs the three steps of spec's job on out in this process.

@@ -11,7 +11,7 @@ import (
 	"relayout/rewriter"
 )
 
-func runRewrite(ctx context.Context, args []string) error {
+func runRewrite(ctx context.Context, args []string) (err error) {
 	var shardS string
 	var jobs int
 	var quiet bool
@@ -36,6 +36,9 @@ func runRewrite(ctx context.Context, args []string) error {
 		return usagef("rewrite: --max-mem %q: want a positive size such as 512MiB", maxMemS)
 	}
 	out := fs.Arg(0)
+	defer func() {
+		err = withDiskHint(err, out, 0, "rerun the same command (the shard's journal keeps its finished units)")
+	}()
 	logw := io.Writer(os.Stderr)
 	if quiet {
 		logw = io.Discard

@@ -26,6 +26,7 @@ type runOptions struct {
 	chunkShape string
 	chunks     string
 	vars       []string
+	strict     bool
 	jobs       int
 	maxMem     string
 	catalog    string
@@ -51,7 +52,7 @@ type runOptions struct {
 	netcdf     bool   // --netcdf: dimension scales for netCDF-4 and xarray
 }
 
-func runRun(ctx context.Context, args []string) error {
+func runRun(ctx context.Context, args []string) (err error) {
 	var o runOptions
 	fs := newFlags("run", "relayout run IN -o OUT [flags]",
 		"relayout run diags/ -o reorganized/ --layout chunked --chunks 2x2x2")
@@ -69,6 +70,7 @@ func runRun(ctx context.Context, args []string) error {
 	fs.BoolVar(&o.noStripe, "no-stripe", false, "Lustre: keep the output directory's default striping (e.g. a site PFL)")
 	fs.StringVar(&o.align, "align", "", "align HDF5 objects on any file system: SIZE[:THRESHOLD], e.g. 1MiB (default: stripe size on Lustre, block size on GPFS)")
 	fs.StringArrayVar(&o.vars, "var", nil, "variable name or glob to rewrite (repeatable; default all)")
+	fs.BoolVar(&o.strict, "strict", false, "refuse an incomplete input (steps written but not indexed, as a writer that died leaves them) instead of converting its complete steps with a warning")
 	fs.IntVar(&o.jobs, "jobs", runtime.NumCPU(), "parallel pipelines")
 	fs.StringVar(&o.maxMem, "max-mem", "1GiB", "memory budget for data buffers")
 	fs.StringVar(&o.catalog, "catalog", "", "catalog database path (default OUT/.relayout/catalog.db)")
@@ -165,6 +167,9 @@ func runRun(ctx context.Context, args []string) error {
 	if o.report != "" || o.unitSize != "" {
 		return usagef("run: --report and --unit-size need --resume")
 	}
+	// A write that runs out of space names OUT's directory and the way out.
+	var need int64
+	defer func() { err = withDiskHint(err, o.out, need, "rerun with --resume") }()
 	if err := checkOutput(in, o.out, o.force); err != nil {
 		return err
 	}
@@ -217,7 +222,7 @@ func runRun(ctx context.Context, args []string) error {
 	}
 
 	start := time.Now()
-	ds, store, err := buildCatalog(ctx, in, dbPath, reader.Options{Vars: o.vars})
+	ds, store, err := buildCatalog(ctx, in, dbPath, reader.Options{Vars: o.vars, Strict: o.strict})
 	if err != nil {
 		return err
 	}
@@ -239,6 +244,14 @@ func runRun(ctx context.Context, args []string) error {
 	if len(skipped) > 0 {
 		fmt.Fprintf(logw, "skipped: %d objects not rewritten (listed with the reason under \"skipped\" in %s), the first: %s\n",
 			len(skipped), catalog.ManifestName, skipped[0])
+	}
+	if o.layout == "contiguous" {
+		// Contiguous datasets are allocated whole: an output the file
+		// system cannot hold is refused before it is written.
+		need = contiguousBytes(vars)
+		if err := checkSpace(o.out, need, "rerun"); err != nil {
+			return err
+		}
 	}
 	outFS, err := fsinfo.Detect(o.out)
 	if err != nil {
@@ -374,6 +387,11 @@ func checkOutput(in, out string, force bool) error {
 		inDir = filepath.Dir(inAbs)
 		if outAbs == inDir {
 			return usagef("run: -o %s is the input's own directory: relayout never writes into its input", out)
+		}
+		// A BP3 file NAME.bp keeps its sub-files in NAME.bp.dir/: part of
+		// the input.
+		if sub := inAbs + ".dir"; outAbs == sub || strings.HasPrefix(outAbs, sub+string(filepath.Separator)) {
+			return usagef("run: -o %s is inside %s.dir, the sub-file directory of the input %s: relayout never writes into its input", out, in, in)
 		}
 	} else if outAbs == inDir || strings.HasPrefix(outAbs, inDir+string(filepath.Separator)) {
 		return usagef("run: -o %s is inside the input %s: relayout never writes into its input", out, in)

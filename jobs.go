@@ -37,6 +37,7 @@ type jobSpec struct {
 	Shards    int                 `json:"shards"`
 	UnitBytes int64               `json:"unit_bytes,omitempty"`
 	NetCDF    bool                `json:"netcdf,omitempty"`
+	Strict    bool                `json:"strict,omitempty"` // --strict: refuse an incomplete input
 	// Options of a plain run (absent from sharded jobs).
 	Scope        string `json:"scope,omitempty"`
 	RanksPerNode int    `json:"ranks_per_node,omitempty"`
@@ -184,12 +185,23 @@ func existingJob(out string, spec jobSpec, force bool) (*rewriter.Job, error) {
 func prepareJob(ctx context.Context, out string, spec jobSpec, logw io.Writer) (*rewriter.Job, error) {
 	work := workDir(out)
 	os.Remove(filepath.Join(work, rewriter.JobFile)) // a half-prepared job is never resumed
-	ds, store, err := buildCatalog(ctx, spec.Input, filepath.Join(work, "catalog.db"), reader.Options{Vars: spec.Vars})
+	ds, store, err := buildCatalog(ctx, spec.Input, filepath.Join(work, "catalog.db"), reader.Options{Vars: spec.Vars, Strict: spec.Strict})
 	if err != nil {
 		return nil, err
 	}
 	defer ds.Close()
 	defer store.Close()
+	if spec.Layout == "contiguous" {
+		// Contiguous datasets are allocated whole at prepare: an output
+		// the file system cannot hold is refused before it is allocated.
+		vars, err := store.Variables()
+		if err != nil {
+			return nil, err
+		}
+		if err := checkSpace(out, contiguousBytes(vars), "rerun the same command"); err != nil {
+			return nil, err
+		}
+	}
 	return prepareWith(ctx, out, spec, ds, store, logw)
 }
 

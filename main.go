@@ -115,6 +115,7 @@ func exitCode(ctx context.Context, err error) int {
 		return exitOK
 	}
 	var ue usageError
+	var full *diskFullError
 	switch {
 	case errors.Is(err, errHelp):
 		return exitOK
@@ -124,6 +125,11 @@ func exitCode(ctx context.Context, err error) int {
 	case errors.As(err, &ue):
 		fmt.Fprintf(os.Stderr, "relayout: %v\nRun 'relayout --help' for usage.\n", err)
 		return exitBadInput
+	case errors.As(err, &full):
+		// Out of space: may succeed once space is freed (before the
+		// sentinels: SQLite's full disk can surface as a corrupt database).
+		fmt.Fprintln(os.Stderr, "relayout:", err)
+		return exitFailed
 	case errors.Is(err, errVerifyFailed):
 		fmt.Fprintln(os.Stderr, "relayout:", err)
 		return exitFailed

@@ -92,6 +92,10 @@ type ManifestDataset struct {
 
 // ReadManifest reads and checks OUT/relayout.json.
 func ReadManifest(path string) (*Manifest, error) {
+	// Not a FIFO or device: reading one would block or never end.
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("catalog: manifest %s: not a regular file: %w", path, ErrUnsupported)
+	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("catalog: manifest: %w", err)

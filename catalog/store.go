@@ -143,6 +143,9 @@ func openDB(path string) (*Store, error) {
 	db.SetMaxOpenConns(1) // one writer; queries are short
 	if err := db.Ping(); err != nil {
 		db.Close()
+		if strings.Contains(err.Error(), "disk is full") {
+			return nil, fmt.Errorf("catalog: %s: %w", path, err) // not damage: no space to open it
+		}
 		return nil, fmt.Errorf("catalog: %s: %v: %w", path, err, ErrCorrupt)
 	}
 	return &Store{db: db, path: path}, nil

@@ -247,6 +247,25 @@ type Key struct {
 
 func (a *Array) Key() Key { return Key{a.Var, a.Step, a.Level} }
 
+// IncompletePrefix starts the Skipped entries that say the input itself is
+// incomplete (steps written but not indexed, e.g. by a writer that died):
+// relayout warns about them on stderr and --strict refuses the input.
+const IncompletePrefix = "incomplete input: "
+
+// Incomplete marks msg as a Skipped entry about an incomplete input.
+func Incomplete(msg string) string { return IncompletePrefix + msg }
+
+// IncompleteEntries returns the entries of skipped that Incomplete made.
+func IncompleteEntries(skipped []string) []string {
+	var out []string
+	for _, s := range skipped {
+		if strings.HasPrefix(s, IncompletePrefix) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // DatasetInfo describes an opened input.
 type DatasetInfo struct {
 	Path    string   `json:"path"`   // as given by the user

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -307,8 +308,10 @@ func predictChunked(st Storage, elemSize int, p Pattern, grid []int64, c Cost, c
 	active, requests, worst, sharing := int64(1), int64(1), int64(1), int64(1)
 	for a, g := range grid {
 		cs := st.chunk[a]
-		nChunks := (st.Shape[a] + cs - 1) / cs
-		share := make([]int64, nChunks+1) // difference array of parts per chunk
+		// Parts per chunk as +1/-1 events at chunk indexes, swept in
+		// order: 2g events whatever the declared shape (a difference
+		// array over every chunk index was as long as the shape says).
+		share := make([]chunkEvent, 0, 2*g)
 		var parts, sum, most int64
 		for i := int64(0); i < g; i++ {
 			lo := p.Region.Lower[a] + p.Region.Count[a]*i/g
@@ -320,13 +323,15 @@ func predictChunked(st Storage, elemSize int, p Pattern, grid []int64, c Cost, c
 			parts++
 			sum += c1 - c0 + 1
 			most = max(most, c1-c0+1)
-			share[c0]++
-			share[c1+1]--
+			share = append(share, chunkEvent{c0, 1}, chunkEvent{c1 + 1, -1})
 		}
+		slices.SortFunc(share, func(x, y chunkEvent) int { return cmp.Compare(x.at, y.at) })
 		var run, top int64
-		for _, d := range share {
-			run += d
-			top = max(top, run)
+		for i, e := range share {
+			run += e.d
+			if i+1 == len(share) || share[i+1].at != e.at {
+				top = max(top, run) // the count over chunk e.at
+			}
 		}
 		active *= parts
 		requests *= sum
@@ -340,6 +345,9 @@ func predictChunked(st Storage, elemSize int, p Pattern, grid []int64, c Cost, c
 	c.Seconds = max(float64(worst)*perChunk, float64(sharing)*perChunk, float64(c.Bytes)/cp.AggBW)
 	return c
 }
+
+// chunkEvent is a change of the number of parts reading chunk index at.
+type chunkEvent struct{ at, d int64 }
 
 // forEachPart cuts region into the reader grid g (near-equal parts per axis).
 func forEachPart(region catalog.Box, g []int64, fn func(catalog.Box)) {

@@ -11,6 +11,7 @@ import (
 
 	"relayout/catalog"
 	"relayout/reader/amrex"
+	"relayout/reader/blockio"
 	"relayout/reader/bp"
 	"relayout/reader/chombo"
 	"relayout/reader/h5"
@@ -22,6 +23,10 @@ type Options struct {
 	// also selects the variables below a matching name: "B" and "B/*" both
 	// select "B/x", "*" selects everything.
 	Vars []string
+	// Strict refuses an incomplete input (the Skipped entries of
+	// catalog.Incomplete) instead of converting what is complete; the
+	// catalog build checks it after Scan.
+	Strict bool
 }
 
 // Dataset is an opened input.
@@ -48,6 +53,13 @@ func Open(path string, opts Options) (Dataset, error) {
 			return nil, fmt.Errorf("reader: %s: %w", path, catalog.ErrNotFound)
 		}
 		return nil, fmt.Errorf("reader: %w", err)
+	}
+	if !st.IsDir() {
+		// A FIFO, device or symlink loop given as the input is refused by
+		// name before any detection opens it.
+		if _, err := blockio.CheckRegular(path); err != nil {
+			return nil, fmt.Errorf("reader: %w", err)
+		}
 	}
 	ds, err := openAs(path, st, sel, true)
 	if err != nil {
@@ -133,7 +145,7 @@ func fileExists(p string) bool {
 var hdf5Magic = []byte("\x89HDF\r\n\x1a\n")
 
 func isHDF5(path string) bool {
-	f, err := os.Open(path)
+	f, _, err := blockio.Open(path)
 	if err != nil {
 		return false
 	}
@@ -178,9 +190,13 @@ func dirHasHDF5(dir string) bool {
 	}
 	for _, de := range des {
 		ext := strings.ToLower(filepath.Ext(de.Name()))
-		if de.Type().IsRegular() && (ext == ".h5" || ext == ".hdf5") {
-			return isHDF5(filepath.Join(dir, de.Name()))
+		if ext != ".h5" && ext != ".hdf5" {
+			continue
 		}
+		if blockio.CheckEntry(dir, de) != nil {
+			return true // not a regular file: h5.Open refuses it by name
+		}
+		return isHDF5(filepath.Join(dir, de.Name()))
 	}
 	return false
 }

@@ -1,6 +1,8 @@
 package rewriter
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strings"
 )
@@ -11,7 +13,11 @@ import (
 // [A-Za-z0-9._-] becomes "_", a name that would be empty or hidden (leading
 // ".") gets a "_" prefix, and ".h5" is appended. A name already taken gets
 // "-2", "-3", ... before ".h5"; "series.h5" is reserved (variable "series"
-// becomes "series-2.h5").
+// becomes "series-2.h5"). A base longer than maxFileBase bytes is cut to
+// its first bytes, "~" and 16 hex digits of the sha256 of the full variable
+// name (deterministic, and the staged ".<name>.tmp" stays within the 255
+// bytes a file name may have); the full name stays in the manifest and the
+// dataset path.
 func FileNames(vars []string) []string {
 	used := make(map[string]bool, len(vars)+1)
 	used[SeriesName] = true // OUT/series.h5 joins the files
@@ -43,8 +49,18 @@ func fileBase(v string) string {
 	if len(b) == 0 || b[0] == '.' {
 		b = append([]byte{'_'}, b...)
 	}
+	if len(b) > maxFileBase {
+		sum := sha256.Sum256([]byte(v))
+		b = append(b[:maxFileBase-17], '~')
+		b = append(b, hex.EncodeToString(sum[:8])...)
+	}
 	return string(b)
 }
+
+// maxFileBase bounds the part of an output file name taken from the variable
+// name: with "-N", ".h5" and the stage's "." and ".tmp" it stays well under
+// NAME_MAX (255).
+const maxFileBase = 200
 
 // meshParts are the components of variable v inside the meshes group:
 // empty and "." components dropped, ".." made "_..", so a name cannot leave

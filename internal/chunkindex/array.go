@@ -89,6 +89,9 @@ func (f *file) walkFixedArray(lay *layout, ds *dataspace, e *emitter) error {
 	if !bytes.Equal(b[:4], []byte("FAHD")) {
 		return corrupt("fixed array header at offset %d: bad signature", lay.addr)
 	}
+	if err := checksum(b, hl-4, lay.addr, what+" header"); err != nil {
+		return err
+	}
 	c := cursor{b: b, off: 4}
 	version, client, entry, pageBits := c.u8(), c.u8(), int(c.u8()), int(c.u8())
 	if version != 0 {
@@ -133,25 +136,32 @@ func (f *file) walkFixedArray(lay *layout, ds *dataspace, e *emitter) error {
 	prefix := int64(6 + f.so)
 	pageN := uint64(1) << pageBits
 	if n <= pageN {
-		b, err := f.read(dblk, prefix+int64(n)*int64(entry), what+" data block")
+		nb := prefix + int64(n)*int64(entry)
+		b, err := f.read(dblk, nb+4, what+" data block") // and its checksum
 		if err != nil {
 			return err
 		}
 		if err := checkBlock(b, "FADB", client, lay.addr, f, dblk, what); err != nil {
 			return err
 		}
-		return a.decode(b[prefix:], 0)
+		if err := checksum(b, int(nb), dblk, what+" data block"); err != nil {
+			return err
+		}
+		return a.decode(b[prefix:nb], 0)
 	}
 	npages := (n + pageN - 1) / pageN
 	bm := int64((npages + 7) / 8)
-	b, err = f.read(dblk, prefix+bm, what+" data block")
+	b, err = f.read(dblk, prefix+bm+4, what+" data block") // and its checksum
 	if err != nil {
 		return err
 	}
 	if err := checkBlock(b, "FADB", client, lay.addr, f, dblk, what); err != nil {
 		return err
 	}
-	bitmap := b[prefix:]
+	if err := checksum(b, int(prefix+bm), dblk, what+" data block"); err != nil {
+		return err
+	}
+	bitmap := b[prefix : prefix+bm]
 	pageSize := int64(pageN)*int64(entry) + 4
 	start := dblk + prefix + bm + 4 // pages follow the block's checksum
 	for p := uint64(0); p < npages; p++ {
@@ -159,11 +169,15 @@ func (f *file) walkFixedArray(lay *layout, ds *dataspace, e *emitter) error {
 			continue
 		}
 		cnt := min(pageN, n-p*pageN)
-		pb, err := f.read(start+int64(p)*pageSize, int64(cnt)*int64(entry), what+" data block page")
+		np := int64(cnt) * int64(entry)
+		pb, err := f.read(start+int64(p)*pageSize, np+4, what+" data block page") // and its checksum
 		if err != nil {
 			return err
 		}
-		if err := a.decode(pb, p*pageN); err != nil {
+		if err := checksum(pb, int(np), start+int64(p)*pageSize, what+" data block page"); err != nil {
+			return err
+		}
+		if err := a.decode(pb[:np], p*pageN); err != nil {
 			return err
 		}
 	}
@@ -204,6 +218,9 @@ func (f *file) walkExtArray(lay *layout, ds *dataspace, e *emitter) error {
 	}
 	if !bytes.Equal(b[:4], []byte("EAHD")) {
 		return corrupt("extensible array header at offset %d: bad signature", lay.addr)
+	}
+	if err := checksum(b, hl-4, lay.addr, what+" header"); err != nil {
+		return err
 	}
 	c := cursor{b: b, off: 4}
 	version, client, elem := c.u8(), c.u8(), int(c.u8())
@@ -284,11 +301,14 @@ func (f *file) walkExtArray(lay *layout, ds *dataspace, e *emitter) error {
 
 	// Index block.
 	iblkLen := int64(6+f.so) + int64(iblkElmts)*int64(elem) + int64(iblkDblks+nsblks-iblkSblks)*int64(f.so)
-	ib, err := f.read(iblk, iblkLen, what+" index block")
+	ib, err := f.read(iblk, iblkLen+4, what+" index block") // and its checksum
 	if err != nil {
 		return err
 	}
 	if err := checkBlock(ib, "EAIB", client, lay.addr, f, iblk, what); err != nil {
+		return err
+	}
+	if err := checksum(ib, int(iblkLen), iblk, what+" index block"); err != nil {
 		return err
 	}
 	ic := cursor{b: ib, off: 6 + f.so}
@@ -308,20 +328,27 @@ func (f *file) walkExtArray(lay *layout, ds *dataspace, e *emitter) error {
 		visited[addr] = true
 		prefix := int64(6 + f.so + arrOff)
 		if n <= pageN {
-			db, err := f.read(addr, prefix+int64(n)*int64(elem), what+" data block")
+			nb := prefix + int64(n)*int64(elem)
+			db, err := f.read(addr, nb+4, what+" data block") // and its checksum
 			if err != nil {
 				return err
 			}
 			if err := checkBlock(db, "EADB", client, lay.addr, f, addr, what); err != nil {
 				return err
 			}
-			return a.decode(db[prefix:], next)
+			if err := checksum(db, int(nb), addr, what+" data block"); err != nil {
+				return err
+			}
+			return a.decode(db[prefix:nb], next)
 		}
-		db, err := f.read(addr, prefix, what+" data block")
+		db, err := f.read(addr, prefix+4, what+" data block") // and its checksum
 		if err != nil {
 			return err
 		}
 		if err := checkBlock(db, "EADB", client, lay.addr, f, addr, what); err != nil {
+			return err
+		}
+		if err := checksum(db, int(prefix), addr, what+" data block"); err != nil {
 			return err
 		}
 		if bm == nil {
@@ -332,11 +359,15 @@ func (f *file) walkExtArray(lay *layout, ds *dataspace, e *emitter) error {
 			if !pageInit(bm, bmFirst+p) {
 				continue
 			}
-			pb, err := f.read(addr+prefix+4+int64(p)*pageSize, int64(pageN)*int64(elem), what+" data block page")
+			np, at := int64(pageN)*int64(elem), addr+prefix+4+int64(p)*pageSize
+			pb, err := f.read(at, np+4, what+" data block page") // and its checksum
 			if err != nil {
 				return err
 			}
-			if err := a.decode(pb, next+p*pageN); err != nil {
+			if err := checksum(pb, int(np), at, what+" data block page"); err != nil {
+				return err
+			}
+			if err := a.decode(pb[:np], next+p*pageN); err != nil {
 				return err
 			}
 		}
@@ -384,11 +415,15 @@ func (f *file) walkExtArray(lay *layout, ds *dataspace, e *emitter) error {
 		if ndblks > uint64(f.size) {
 			return corrupt("extensible array secondary block at offset %d: too many data blocks", saddr)
 		}
-		sb, err := f.read(saddr, int64(6+f.so+arrOff)+bmLen+int64(ndblks)*int64(f.so), what+" secondary block")
+		sbLen := int64(6+f.so+arrOff) + bmLen + int64(ndblks)*int64(f.so)
+		sb, err := f.read(saddr, sbLen+4, what+" secondary block") // and its checksum
 		if err != nil {
 			return err
 		}
 		if err := checkBlock(sb, "EASB", client, lay.addr, f, saddr, what); err != nil {
+			return err
+		}
+		if err := checksum(sb, int(sbLen), saddr, what+" secondary block"); err != nil {
 			return err
 		}
 		sc := cursor{b: sb, off: 6 + f.so + arrOff}

@@ -5,6 +5,16 @@ import (
 	"math"
 )
 
+// lexLess reports whether a sorts before b (row-major chunk order).
+func lexLess(a, b []int64) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return a[i] < b[i]
+		}
+	}
+	return false
+}
+
 // walkBtree1 lists the chunks of a version 1 B-tree (node type 1).
 func (f *file) walkBtree1(lay *layout, e *emitter) error {
 	w := &btree1{f: f, lay: lay, e: e, visited: map[int64]bool{}}
@@ -55,7 +65,7 @@ func (w *btree1) node(off int64, level, depth int) error {
 		return err
 	}
 	c := cursor{b: body}
-	var offs []int64
+	var offs, prev []int64
 	for i := 0; i < entries; i++ {
 		size, mask := c.u32(), c.u32()
 		if nodeLevel == 0 {
@@ -80,6 +90,12 @@ func (w *btree1) node(off int64, level, depth int) error {
 			return corrupt("B-tree node at offset %d: entry %d: undefined child address", off, i)
 		}
 		if nodeLevel == 0 {
+			// Keys of a leaf increase (the B-tree is ordered by chunk
+			// coordinates); a damaged key breaks the order.
+			if prev != nil && !lexLess(prev, offs) {
+				return corrupt("B-tree node at offset %d: key %d %v not after key %d %v", off, i, offs, i-1, prev)
+			}
+			prev = offs
 			if err := w.e.emitOffsets(offs, mask, child, uint64(size)); err != nil {
 				return err
 			}

@@ -38,6 +38,9 @@ func (f *file) walkBtree2(lay *layout, e *emitter) error {
 	if !bytes.Equal(b[:4], []byte("BTHD")) {
 		return corrupt("v2 B-tree header at offset %d: bad signature", lay.addr)
 	}
+	if err := checksum(b, hl-4, lay.addr, "v2 B-tree header"); err != nil {
+		return err
+	}
 	c := cursor{b: b, off: 4}
 	if v := c.u8(); v != 0 {
 		return unsupported("v2 B-tree header at offset %d: version %d", lay.addr, v)
@@ -134,7 +137,7 @@ func (t *bt2) node(off int64, nrec uint64, d int) error {
 	if d > 0 {
 		n += int64(nrec+1) * int64(ptr)
 	}
-	b, err := f.read(off, n, "v2 B-tree node")
+	b, err := f.read(off, n+4, "v2 B-tree node") // and its checksum
 	if err != nil {
 		return err
 	}
@@ -147,6 +150,9 @@ func (t *bt2) node(off int64, nrec uint64, d int) error {
 	}
 	if b[4] != 0 || b[5] != t.typ {
 		return corrupt("v2 B-tree node at offset %d: version %d type %d", off, b[4], b[5])
+	}
+	if err := checksum(b, int(n), off, "v2 B-tree node"); err != nil {
+		return err
 	}
 	recs := cursor{b: b[6 : 6+int(nrec)*t.recSize]}
 	ptrs := cursor{b: b[6+int(nrec)*t.recSize:]}

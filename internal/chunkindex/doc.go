@@ -22,7 +22,13 @@
 // counts are bounded by what a node can hold, B-tree recursion is at most
 // 64 levels, a visited set refuses cycles, and one List call reads at most
 // about twice the file size. Malformed input wraps catalog.ErrCorrupt with
-// the offset of the bad structure. Checksums are not verified.
+// the offset of the bad structure. Structural checks: every chunk's bytes
+// lie inside the file and its coordinates on the chunk grid, version 1
+// B-tree leaf keys increase, and the Jenkins lookup3 checksums (lookup3.go)
+// of version 2 object headers, version 2 B-tree headers and nodes, and fixed
+// and extensible array headers, blocks and pages are verified.
+// CheckAttributes checks an object's attribute messages before the library
+// decodes them (HDF5 1.10 crashes on some damaged ones).
 //
 // Concurrency: List keeps no state between calls; concurrent calls on the
 // same io.ReaderAt are safe when the ReaderAt is (os.File is).

@@ -34,6 +34,9 @@ type file struct {
 	// a crafted file whose nodes all point at one big block would
 	// otherwise make the walk quadratic in the file size.
 	budget int64
+	// onMessage, when set, sees every object header message headerMessages
+	// walks (CheckAttributes).
+	onMessage func(message) error
 }
 
 func corrupt(format string, args ...any) error {

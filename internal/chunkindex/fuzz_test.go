@@ -142,6 +142,11 @@ func TestCorrupt(t *testing.T) {
 		"child outside": func(b []byte) {
 			binary.LittleEndian.PutUint64(b[tree+8+16+8+8*3:], 1<<40)
 		},
+		// Structural checks of the leaf (keys: size u32, mask u32, 3 u64
+		// offsets; entries of 40 bytes after the 24-byte node header).
+		"key off the chunk grid": func(b []byte) { binary.LittleEndian.PutUint64(b[tree+24+8+8:], 1) },
+		"keys not increasing":    func(b []byte) { binary.LittleEndian.PutUint64(b[tree+24+40+8+8:], 0) },
+		"chunk past the end":     func(b []byte) { binary.LittleEndian.PutUint32(b[tree+24:], 0xffffff00) },
 	}
 	for name, damage := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -33,6 +33,11 @@ func (f *file) headerMessages(oh int64) (space, layout *message, err error) {
 		if count > maxHeaderMsgs {
 			return corrupt("object header at offset %d: more than %d messages", oh, maxHeaderMsgs)
 		}
+		if f.onMessage != nil {
+			if err := f.onMessage(m); err != nil {
+				return err
+			}
+		}
 		switch m.typ {
 		case msgDataspace:
 			if space == nil {
@@ -98,7 +103,9 @@ func (f *file) headerMessages(oh int64) (space, layout *message, err error) {
 			if len(b) < 8 || !bytes.HasPrefix(b, []byte("OCHK")) {
 				return nil, nil, corrupt("object header continuation block at offset %d: bad signature", s.off)
 			}
-			err = f.messagesV2(b[4:len(b)-4], s.off+4, pre[5], take)
+			if err = checksum(b, len(b)-4, s.off, "object header continuation block"); err == nil {
+				err = f.messagesV2(b[4:len(b)-4], s.off+4, pre[5], take)
+			}
 		} else {
 			err = f.messagesV1(b, s.off, take)
 		}
@@ -154,11 +161,14 @@ func (f *file) headerV2(oh int64, take func(message) error) error {
 	if n < 0 || n > f.size {
 		return corrupt("object header at offset %d: chunk size %d", oh, n)
 	}
-	b, err := f.read(oh+int64(pos), n, "object header chunk")
+	all, err := f.read(oh, int64(pos)+n+4, "object header chunk") // prefix, messages, checksum
 	if err != nil {
 		return err
 	}
-	return f.messagesV2(b, oh+int64(pos), flags, take)
+	if err := checksum(all, pos+int(n), oh, "object header"); err != nil {
+		return err
+	}
+	return f.messagesV2(all[pos:pos+int(n)], oh+int64(pos), flags, take)
 }
 
 // messagesV2 decodes version 2 messages: type(1) size(2) flags(1)

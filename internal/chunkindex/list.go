@@ -77,7 +77,7 @@ func List(r io.ReaderAt, size int64, objAddr uint64, fn func(Chunk) error) error
 	if err != nil {
 		return err
 	}
-	e := &emitter{fn: fn, rank: lay.rank}
+	e := &emitter{fn: fn, rank: lay.rank, chunk: lay.chunk, fileSize: f.size}
 	if lay.addr == undef {
 		return nil // no chunk written yet
 	}
@@ -223,9 +223,11 @@ func (f *file) parseLayout(oh int64, m *message) (*layout, error) {
 // emitter hands chunks to the callback, carving the Offset slices out of
 // larger blocks to keep allocations per chunk low.
 type emitter struct {
-	fn   func(Chunk) error
-	rank int
-	pool []int64
+	fn       func(Chunk) error
+	rank     int
+	chunk    []uint64 // chunk dimensions: every chunk starts on this grid
+	fileSize int64
+	pool     []int64
 }
 
 // emit reports the chunk whose scaled (chunk-grid) coordinates are scaled.
@@ -253,6 +255,16 @@ func (e *emitter) offsets() []int64 {
 func (e *emitter) emitOffsets(off []int64, mask uint32, addr int64, size uint64) error {
 	if size > math.MaxInt64 {
 		return corrupt("chunk at offset %d: size %d", addr, size)
+	}
+	// Structural checks: the chunk's bytes lie inside the file and its
+	// coordinates on the chunk grid (a damaged key would place it elsewhere).
+	if addr < 0 || int64(size) > e.fileSize-addr {
+		return corrupt("chunk at offset %d: %d bytes run past the end of the file (size %d)", addr, size, e.fileSize)
+	}
+	for d, o := range off {
+		if d < len(e.chunk) && e.chunk[d] > 0 && uint64(o)%e.chunk[d] != 0 {
+			return corrupt("chunk at offset %d: coordinates %v not on the chunk grid %v", addr, off, e.chunk)
+		}
 	}
 	return e.fn(Chunk{Offset: off, FilterMask: mask, Address: addr, Size: int64(size)})
 }

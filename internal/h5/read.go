@@ -9,7 +9,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io/fs"
+	"io"
 	"os"
 	"sort"
 	"strings"
@@ -19,6 +19,7 @@ import (
 	"gonum.org/v1/hdf5"
 
 	"relayout/catalog"
+	"relayout/reader/blockio"
 )
 
 // File is an HDF5 file opened read-only. Its methods serialise on a mutex, so a
@@ -29,6 +30,8 @@ type File struct {
 	path string
 	f    *hdf5.File // nil after Close
 	base int64      // file offset of HDF5 address 0 (the superblock's base address)
+	raw  *os.File   // the same file for native checks (chunkindex.CheckAttributes)
+	size int64
 }
 
 // DatasetInfo is what the catalog needs to know about one dataset.
@@ -68,16 +71,19 @@ type Chunk struct {
 // Open opens path read-only. A missing file wraps catalog.ErrNotFound; a file
 // that is not HDF5, or is truncated, wraps catalog.ErrCorrupt.
 func Open(path string) (*File, error) {
-	st, err := os.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("h5: %s: %w", path, catalog.ErrNotFound)
-	}
+	// The library opens by name and would block in open() on a FIFO: the
+	// file is checked under blockio's discipline first (regular files, or
+	// symlinks to them, only).
+	raw, size, err := blockio.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("h5: %w", err)
 	}
-	if st.IsDir() {
-		return nil, fmt.Errorf("h5: %s: is a directory: %w", path, catalog.ErrCorrupt)
-	}
+	ok := false
+	defer func() {
+		if !ok {
+			raw.Close()
+		}
+	}()
 	defer pin()()
 	cpath, free := cstr(path)
 	defer free()
@@ -91,7 +97,7 @@ func Open(path string) (*File, error) {
 	if err != nil {
 		return nil, h5err(path, "", catalog.ErrCorrupt, "cannot open")
 	}
-	f := &File{path: path, f: hf}
+	f := &File{path: path, f: hf, raw: raw, size: size}
 	fid := C.hid_t(hf.ID())
 	// HDF5 addresses are relative to the superblock's base address, which is
 	// the user block size for files with a user block.
@@ -107,11 +113,12 @@ func Open(path string) (*File, error) {
 	// the rest (the end of allocation must lie within the file). Unlike
 	// object addresses, H5Fget_eoa already includes the user block.
 	var eoa C.haddr_t
-	if C.H5Fget_eoa(fid, &eoa) >= 0 && eoa != C.h5q_undef() && int64(eoa) > st.Size() {
+	if C.H5Fget_eoa(fid, &eoa) >= 0 && eoa != C.h5q_undef() && int64(eoa) > size {
 		hf.Close()
 		return nil, fmt.Errorf("h5: %s: truncated file: size %d < end of allocation %d: %w",
-			path, st.Size(), int64(eoa), catalog.ErrCorrupt)
+			path, size, int64(eoa), catalog.ErrCorrupt)
 	}
+	ok = true
 	return f, nil
 }
 
@@ -128,6 +135,7 @@ func (f *File) Close() error {
 	defer pin()()
 	err := f.f.Close()
 	f.f = nil
+	f.raw.Close()
 	if err != nil {
 		return h5err(f.path, "", catalog.ErrCorrupt, "close")
 	}
@@ -235,6 +243,12 @@ func (f *File) Walk(fn func(path string, isDataset bool) error) error {
 	return walk("/")
 }
 
+// CheckAttributes, when set, checks the attribute messages of the object
+// header at a relative address natively before the library reads them
+// (chunkindex.CheckAttributes, installed by reader/h5: internal/chunkindex's
+// tests use this package, so it cannot import chunkindex itself).
+var CheckAttributes func(r io.ReaderAt, size int64, objAddr uint64) ([]string, error)
+
 // Attrs returns the attributes of the group or dataset obj, sorted by name.
 // Integers become Ints (signed) or Uints (unsigned), floats of any size
 // (including long double) become Floats, fixed and variable-length strings
@@ -257,14 +271,35 @@ func (f *File) Attrs(obj string) ([]catalog.Attr, error) {
 	}
 	defer C.H5Oclose(oid)
 	var oi C.H5O_info_t
-	if C.H5Oget_info2(oid, &oi, C.H5O_INFO_NUM_ATTRS) < 0 {
+	if C.H5Oget_info2(oid, &oi, C.H5O_INFO_BASIC|C.H5O_INFO_NUM_ATTRS) < 0 {
 		return nil, h5err(f.path, obj, catalog.ErrCorrupt, "cannot get object info")
+	}
+	// The library crashes on some damaged attribute messages (HDF5 1.10:
+	// H5A__attr_release_table after a failed decode while it builds the
+	// table that by-index access needs): they are checked natively first,
+	// and attributes stored in the header are opened by name.
+	var names []string
+	if oi.num_attrs > 0 && CheckAttributes != nil {
+		var err error
+		if names, err = CheckAttributes(f.raw, f.size, uint64(oi.addr)); err != nil {
+			return nil, fmt.Errorf("h5: %s: %s: %w", f.path, obj, err)
+		}
+		if len(names) != int(oi.num_attrs) {
+			names = nil // dense storage: by index
+		}
 	}
 	dot, freeDot := cstr(".")
 	defer freeDot()
 	var out []catalog.Attr
 	for i := 0; i < int(oi.num_attrs); i++ {
-		aid := C.H5Aopen_by_idx(oid, dot, C.H5_INDEX_NAME, C.H5_ITER_INC, C.hsize_t(i), C.h5q_default(), C.h5q_default())
+		var aid C.hid_t
+		if names != nil {
+			cname, free := cstr(names[i])
+			aid = C.H5Aopen_by_name(oid, dot, cname, C.h5q_default(), C.h5q_default())
+			free()
+		} else {
+			aid = C.H5Aopen_by_idx(oid, dot, C.H5_INDEX_NAME, C.H5_ITER_INC, C.hsize_t(i), C.h5q_default(), C.h5q_default())
+		}
 		if aid < 0 {
 			return nil, h5err(f.path, obj, catalog.ErrCorrupt, fmt.Sprintf("cannot open attribute #%d", i))
 		}
@@ -741,6 +776,15 @@ func (f *File) ReadRaw(path string) ([]byte, error) {
 	size := int64(C.H5Tget_size(tid))
 	if np < 0 || size <= 0 {
 		return nil, h5err(f.path, path, catalog.ErrCorrupt, "bad extent or type size")
+	}
+	// A compact dataset's bytes are in its layout message: HDF5 1.10 reads
+	// past them (a crash) when the message holds fewer than the extent needs.
+	if dcpl := C.H5Dget_create_plist(did); dcpl >= 0 {
+		compact := C.H5Pget_layout(dcpl) == C.H5D_COMPACT
+		C.H5Pclose(dcpl)
+		if st := int64(C.H5Dget_storage_size(did)); compact && st != np*size {
+			return nil, fmt.Errorf("h5: %s: %s: compact data of %d bytes for %d elements of %d bytes: %w", f.path, path, st, np, size, catalog.ErrCorrupt)
+		}
 	}
 	buf := make([]byte, np*size)
 	if len(buf) == 0 {

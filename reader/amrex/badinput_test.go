@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"relayout/catalog"
@@ -79,13 +80,35 @@ func TestBadInput(t *testing.T) {
 		{"FabOnDisk names another directory", func(t *testing.T, dir string) {
 			edit(t, filepath.Join(dir, "Level_1", "Cell_H"), "FabOnDisk: Cell_D_00001 155735", "FabOnDisk: ../Level_2/Cell_D_00001 155735")
 		}, catalog.ErrCorrupt, []string{"Level_1/Cell_H: line 17", "not a file name"}},
-		{"symlink pointing out", func(t *testing.T, dir string) {
+		{"Cell_D is a FIFO", func(t *testing.T, dir string) {
 			p := filepath.Join(dir, "Level_0", "Cell_D_00000")
 			os.Remove(p)
-			if err := os.Symlink(filepath.Join(testkit.SharedData(t, "amrex/pelelmex-3d"), "Level_0", "Cell_D_00000"), p); err != nil {
+			if err := syscall.Mkfifo(p, 0o644); err != nil {
 				t.Fatal(err)
 			}
-		}, catalog.ErrCorrupt, []string{"Level_0/Cell_D_00000", "outside the dataset directory"}},
+		}, catalog.ErrUnsupported, []string{"Level_0/Cell_D_00000", "named pipe (FIFO)"}},
+		{"Cell_H is a directory", func(t *testing.T, dir string) {
+			p := filepath.Join(dir, "Level_1", "Cell_H")
+			os.Remove(p)
+			os.Mkdir(p, 0o755)
+		}, catalog.ErrUnsupported, []string{"Level_1/Cell_H", "is a directory"}},
+		{"Header is a FIFO", func(t *testing.T, dir string) {
+			p := filepath.Join(dir, "Header")
+			os.Remove(p)
+			if err := syscall.Mkfifo(p, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, catalog.ErrUnsupported, []string{"Header", "named pipe (FIFO)"}},
+		{"Cell_D is a symlink loop", func(t *testing.T, dir string) {
+			p := filepath.Join(dir, "Level_0", "Cell_D_00000")
+			os.Remove(p)
+			os.Symlink("Cell_D_00000", p)
+		}, catalog.ErrCorrupt, []string{"Level_0/Cell_D_00000", "symlink loop"}},
+		{"Cell_D is a symlink to /dev/zero", func(t *testing.T, dir string) {
+			p := filepath.Join(dir, "Level_0", "Cell_D_00000")
+			os.Remove(p)
+			os.Symlink("/dev/zero", p)
+		}, catalog.ErrUnsupported, []string{"Level_0/Cell_D_00000", "character device"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -147,5 +170,49 @@ func TestSeries(t *testing.T) {
 	sk := strings.Join(ds.Info().Skipped, "\n")
 	if !strings.Contains(sk, "plt00040/particle0: particle container") || !strings.Contains(sk, "notes: directory without a plotfile Header") {
 		t.Errorf("skipped: %s", sk)
+	}
+}
+
+// The one symlink policy (README): a data file symlinked to a regular file
+// outside the plotfile is followed and read like the file it points to.
+func TestSymlinkOutFollowed(t *testing.T) {
+	dir := copy3D(t)
+	p := filepath.Join(dir, "Level_0", "Cell_D_00000")
+	os.Remove(p)
+	if err := os.Symlink(filepath.Join(testkit.SharedData(t, "amrex/pelelmex-3d"), "Level_0", "Cell_D_00000"), p); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := Open(dir, Config{Match: func(v string) bool { return v == "temp" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ds.Close()
+	ref, err := Open(testkit.SharedData(t, "amrex/pelelmex-3d"), Config{Match: func(v string) bool { return v == "temp" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	got, want := testkit.ScanAll(t, ds), testkit.ScanAll(t, ref)
+	if len(got) != len(want) || len(got) == 0 {
+		t.Fatalf("%d arrays, want %d", len(got), len(want))
+	}
+	for i := range got {
+		a, b := got[i], want[i]
+		for j := range a.Blocks {
+			if a.Blocks[j].File != "Level_0/Cell_D_00000" {
+				continue
+			}
+			x, err := ds.ReadBlock(t.Context(), &a.Blocks[j], a.DType)
+			if err != nil {
+				t.Fatal(err)
+			}
+			y, err := ref.ReadBlock(t.Context(), &b.Blocks[j], b.DType)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(x) != string(y) {
+				t.Fatalf("block %d of %s read through the symlink differs", j, a.Var)
+			}
+		}
 	}
 }

@@ -89,7 +89,10 @@ func IsPlotfile(dir string) bool { return isPlotfile(dir) }
 // (a version line, then the number of variables). Parse errors are Open's to
 // report.
 func isPlotfile(dir string) bool {
-	f, err := os.Open(filepath.Join(dir, "Header"))
+	f, _, err := blockio.Open(filepath.Join(dir, "Header"))
+	if errors.Is(err, catalog.ErrUnsupported) || errors.Is(err, catalog.ErrCorrupt) {
+		return true // a Header that is not a regular file: Open says so
+	}
 	if err != nil {
 		return false
 	}
@@ -118,12 +121,8 @@ func Open(root string, cfg Config) (*Dataset, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("amrex: %s: a plotfile is a directory: %w", root, catalog.ErrUnsupported)
 	}
-	real, err := filepath.EvalSymlinks(root)
-	if err != nil {
-		return nil, fmt.Errorf("amrex: %w", err)
-	}
 	files := blockio.NewFiles(root, cfg.MaxOpenFiles)
-	o := &opener{root: root, real: real, files: files, sized: map[string]int64{}}
+	o := &opener{root: root, files: files, sized: map[string]int64{}}
 	d := &Dataset{info: catalog.DatasetInfo{Path: root, Root: root, Format: "amrex"}, source: blockio.NewSource(files)}
 	ok := false
 	defer func() {
@@ -237,14 +236,17 @@ func datasetAttrs(h *Header) []catalog.Attr {
 
 // opener reads metadata below the root, refusing paths that leave it.
 type opener struct {
-	root, real string // as given, and with symlinks resolved
-	files      *blockio.Files
-	sized      map[string]int64 // data files checked so far, with their sizes
-	how        []*level         // levels written one file per rank (how = 0)
+	root  string // as given
+	files *blockio.Files
+	sized map[string]int64 // data files checked so far, with their sizes
+	how   []*level         // levels written one file per rank (how = 0)
 }
 
 // inside checks that rel (slash-separated, relative to the root) stays below
-// the root, symlinks included. what names the metadata the path came from.
+// the root by name: metadata may not name ".." or absolute paths. Symlinks
+// below the root are followed wherever they point when they resolve to a
+// regular file (the one symlink policy, README; blockio.Open refuses the
+// rest). what names the metadata the path came from.
 func (o *opener) inside(rel, what string) error {
 	if rel == "" || path.IsAbs(rel) || filepath.IsAbs(rel) {
 		return fmt.Errorf("amrex: %s: path %q is not relative to the dataset directory: %w", what, rel, catalog.ErrCorrupt)
@@ -252,16 +254,6 @@ func (o *opener) inside(rel, what string) error {
 	clean := path.Clean(rel)
 	if clean == ".." || strings.HasPrefix(clean, "../") {
 		return fmt.Errorf("amrex: %s: path %q leaves the dataset directory: %w", what, rel, catalog.ErrCorrupt)
-	}
-	real, err := filepath.EvalSymlinks(filepath.Join(o.root, filepath.FromSlash(clean)))
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("amrex: %s: %s: %w", what, clean, catalog.ErrNotFound)
-		}
-		return fmt.Errorf("amrex: %s: %s: %w", what, clean, err)
-	}
-	if r, err := filepath.Rel(o.real, real); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
-		return fmt.Errorf("amrex: %s: path %q resolves to %s, outside the dataset directory: %w", what, rel, real, catalog.ErrCorrupt)
 	}
 	return nil
 }
@@ -271,8 +263,11 @@ func (o *opener) readText(rel, what string) ([]byte, error) {
 		return nil, err
 	}
 	size, err := o.files.Size(context.Background(), rel)
+	if errors.Is(err, catalog.ErrNotFound) {
+		return nil, fmt.Errorf("amrex: %s: %s: %w", what, path.Clean(rel), catalog.ErrNotFound)
+	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("amrex: %s: %w", what, err)
 	}
 	if size > maxText {
 		return nil, fmt.Errorf("amrex: %s: %d bytes, more than the %d a header may have: %w", rel, size, maxText, catalog.ErrUnsupported)
@@ -507,7 +502,7 @@ func (o *opener) dataFile(file, at string) (int64, error) {
 		if errors.Is(err, catalog.ErrNotFound) {
 			return 0, fmt.Errorf("amrex: %s: data file %s: %w", at, file, catalog.ErrNotFound)
 		}
-		return 0, err
+		return 0, fmt.Errorf("amrex: %s: data file %s: %w", at, file, err)
 	}
 	o.sized[file] = size
 	return size, nil

@@ -2,7 +2,9 @@ package amrex
 
 import (
 	"fmt"
+	"math"
 	"strconv"
+	"strings"
 
 	"relayout/catalog"
 )
@@ -101,10 +103,18 @@ func (l *lexer) float(what string) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
+	// AMReX prints non-finite values as C++ streams do (nan, -nan, inf,
+	// -inf); a NaN becomes the quiet NaN C and NumPy write (bits
+	// 0x7ff8000000000000, sign kept), not Go's math.NaN().
+	switch strings.ToLower(w) {
+	case "nan", "+nan":
+		return math.Float64frombits(0x7ff8000000000000), nil
+	case "-nan":
+		return math.Float64frombits(0xfff8000000000000), nil
+	}
 	v, err := strconv.ParseFloat(w, 64)
 	if err != nil {
-		// AMReX prints non-finite values as nan/inf, which ParseFloat accepts;
-		// anything else is damage.
+		// Anything else is damage.
 		return 0, l.errf("%s: %q is not a number", what, w)
 	}
 	return v, nil

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -59,14 +57,7 @@ func (p *Files) Root() string { return p.root }
 // resolve maps a block's file name to a path under root, refusing names that
 // could reach outside it: catalogs and manifests are input, not trusted.
 func (p *Files) resolve(name string) (string, error) {
-	if name == "" || filepath.IsAbs(name) || strings.HasPrefix(name, "/") {
-		return "", fmt.Errorf("blockio: %q: file name must be relative to the input root: %w", name, catalog.ErrCorrupt)
-	}
-	clean := filepath.Clean(filepath.FromSlash(name))
-	if clean == ".." || strings.HasPrefix(clean, ".."+string(filepath.Separator)) {
-		return "", fmt.Errorf("blockio: %q: file name escapes the input root: %w", name, catalog.ErrCorrupt)
-	}
-	return filepath.Join(p.root, clean), nil
+	return InsideRoot(p.root, name)
 }
 
 // acquire returns the open file for name with its reference count raised.
@@ -125,19 +116,7 @@ func (p *Files) acquire(ctx context.Context, name string) (*openFile, error) {
 }
 
 func openSized(full, name string) (*os.File, int64, error) {
-	f, err := os.Open(full)
-	if err != nil {
-		if os.IsNotExist(err) {
-			return nil, 0, fmt.Errorf("blockio: %s: %w", name, catalog.ErrNotFound)
-		}
-		return nil, 0, fmt.Errorf("blockio: %w", err)
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, 0, fmt.Errorf("blockio: %w", err)
-	}
-	return f, st.Size(), nil
+	return Open(full)
 }
 
 func (p *Files) release(of *openFile) {

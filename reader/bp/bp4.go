@@ -92,11 +92,14 @@ func parseIndexTable(idx []byte, mdSize int64) ([]stepRec, error) {
 	return recs, nil
 }
 
+// maxIndexBytes bounds md.idx as read into memory (64 bytes per step: 16 M steps).
+const maxIndexBytes = 1 << 30
+
 func openBP4(dir string, cfg Config) (*Dataset, error) {
 	idxPath := filepath.Join(dir, "md.idx")
-	idx, err := os.ReadFile(idxPath) // 64 bytes per step
+	idx, err := blockio.ReadFile(idxPath, maxIndexBytes) // 64 bytes per step
 	if err != nil {
-		return nil, fmt.Errorf("bp4: %s: %w", idxPath, notFound(err))
+		return nil, fmt.Errorf("bp4: %w", err)
 	}
 	bo, version, _, err := bp4Header(idx, "md.idx")
 	if err != nil {
@@ -130,6 +133,11 @@ func openBP4(dir string, cfg Config) (*Dataset, error) {
 	if d.steps4, err = parseIndexTable(idx, mdSize); err != nil {
 		return fail(err)
 	}
+	if msg, err := d.unindexed4(ctx, mdSize); err != nil {
+		return fail(err)
+	} else if msg != "" {
+		d.addSkipped(msg)
+	}
 	varNames := map[string]bool{}
 	var raw []entry
 	for s, r := range d.steps4 {
@@ -143,6 +151,82 @@ func openBP4(dir string, cfg Config) (*Dataset, error) {
 		return fail(err)
 	}
 	return d, nil
+}
+
+// unindexed4 describes the step metadata md.0 holds after the last step
+// md.idx indexes ("" when none): md.idx cut at a record boundary, as a writer
+// that died between writing a step's metadata and its index record leaves
+// it. Those steps are not converted; the message (catalog.Incomplete) says
+// how many there are. Each step's metadata is three sections whose lengths
+// are in their headers (PG index: u64 count, u64 length; variable and
+// attribute indexes: u32 count, u64 length), so they are counted by walking
+// the headers only.
+func (d *Dataset) unindexed4(ctx context.Context, mdSize int64) (string, error) {
+	pos := int64(64)
+	if n := len(d.steps4); n > 0 {
+		pos = int64(d.steps4[n-1].end)
+	}
+	if pos >= mdSize {
+		return "", nil
+	}
+	start, steps := pos, 0
+	for {
+		end, ok, err := d.stepEnd4(ctx, pos, mdSize)
+		if err != nil {
+			return "", err
+		}
+		if !ok {
+			break
+		}
+		steps, pos = steps+1, end
+	}
+	return unindexedMessage(len(d.steps4), start, steps, mdSize-pos), nil
+}
+
+// unindexedMessage is the Skipped entry for md.0 metadata after the last of
+// the indexed steps (ending at offset start): steps more steps found there,
+// then rest bytes that are not a step's.
+func unindexedMessage(indexed int, start int64, steps int, rest int64) string {
+	where := fmt.Sprintf("after offset %d (the end of step %d, the last md.idx indexes)", start, indexed-1)
+	if indexed == 0 {
+		where = fmt.Sprintf("from offset %d (md.idx indexes no step)", start)
+	}
+	var msg string
+	if steps > 0 {
+		msg = fmt.Sprintf("md.0: %d more step(s) of metadata %s are not in md.idx", steps, where)
+		if rest > 0 {
+			msg += fmt.Sprintf(", then %d bytes that are no step's", rest)
+		}
+	} else {
+		msg = fmt.Sprintf("md.0: %d bytes %s are not in md.idx", rest, where)
+	}
+	return catalog.Incomplete(msg + " (md.idx ends early: did the writer stop?); only the indexed steps are converted")
+}
+
+// stepEnd4 returns the end of the step metadata starting at pos in md.0 and
+// whether its section headers fit inside md.0.
+func (d *Dataset) stepEnd4(ctx context.Context, pos, mdSize int64) (int64, bool, error) {
+	hdr := func(off, n int64) ([]byte, bool, error) {
+		if off < 0 || off > mdSize-n {
+			return nil, false, nil
+		}
+		b, err := d.files.ReadAt(ctx, "md.0", off, n)
+		return b, err == nil, err
+	}
+	b, ok, err := hdr(pos, 16)
+	if !ok {
+		return 0, false, err
+	}
+	vars := pos + 16 + int64(min(d.bo.Uint64(b[8:]), uint64(mdSize)))
+	if b, ok, err = hdr(vars, 12); !ok {
+		return 0, false, err
+	}
+	attrs := vars + 12 + int64(min(d.bo.Uint64(b[4:]), uint64(mdSize)))
+	if b, ok, err = hdr(attrs, 12); !ok {
+		return 0, false, err
+	}
+	end := attrs + 12 + int64(min(d.bo.Uint64(b[4:]), uint64(mdSize)))
+	return end, end <= mdSize, nil
 }
 
 // indexStep4 reads one step's metadata from md.0 (one step in memory) and

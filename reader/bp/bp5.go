@@ -145,7 +145,10 @@ func bp5Header(h []byte, first []byte) (bp5Hdr, error) {
 // version 5 (text intact or not) and starts with a writer map, md.0, mmd.0.
 func IsBP5(dir string) bool {
 	b := make([]byte, 64+17)
-	f, err := os.Open(filepath.Join(dir, "md.idx"))
+	f, _, err := blockio.Open(filepath.Join(dir, "md.idx"))
+	if notRegular(err) {
+		return true // openBP5 names the file that is not a regular file
+	}
 	if err != nil {
 		return false
 	}
@@ -155,8 +158,8 @@ func IsBP5(dir string) bool {
 		return false
 	}
 	for _, p := range []string{"md.0", "mmd.0"} {
-		if _, err := os.Stat(filepath.Join(dir, p)); err != nil {
-			return false
+		if _, err := os.Lstat(filepath.Join(dir, p)); err != nil {
+			return false // present (even as a symlink loop): openBP5 checks it
 		}
 	}
 	_, err = bp5Header(b[:64], b[64:n])
@@ -370,10 +373,41 @@ func openBP5(dir string, cfg Config) (*Dataset, error) {
 	if err != nil {
 		return fail(err)
 	}
+	if msg, err := d.unindexed5(ctx, mdSize); err != nil {
+		return fail(err)
+	} else if msg != "" {
+		d.addSkipped(msg)
+	}
 	if err := d.finishOpen(raw, varNames, cfg); err != nil {
 		return fail(err)
 	}
 	return d, nil
+}
+
+// unindexed5 describes the step metadata md.0 holds after the last step
+// md.idx indexes ("" when none; see unindexed4). A BP5 step's metadata
+// starts with the u64 size of the rest of it.
+func (d *Dataset) unindexed5(ctx context.Context, mdSize int64) (string, error) {
+	pos := int64(0)
+	if n := len(d.b5.steps); n > 0 {
+		pos = int64(d.b5.steps[n-1].mdPos + d.b5.steps[n-1].mdSize)
+	}
+	if pos >= mdSize {
+		return "", nil
+	}
+	start, steps := pos, 0
+	for pos <= mdSize-8 {
+		b, err := d.files.ReadAt(ctx, "md.0", pos, 8)
+		if err != nil {
+			return "", err
+		}
+		n := d.bo.Uint64(b)
+		if n > uint64(mdSize-pos-8) {
+			break
+		}
+		steps, pos = steps+1, pos+8+int64(n)
+	}
+	return unindexedMessage(len(d.b5.steps), start, steps, mdSize-pos), nil
 }
 
 func notFoundErr(file string, err error) error {

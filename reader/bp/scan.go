@@ -101,7 +101,10 @@ func Open(path string, cfg Config) (*Dataset, error) {
 // version byte 4 and md.0).
 func IsBP4(dir string) bool {
 	h := make([]byte, 64)
-	f, err := os.Open(dir + "/md.idx")
+	f, _, err := blockio.Open(dir + "/md.idx")
+	if notRegular(err) {
+		return true // openBP4 names the file that is not a regular file
+	}
 	if err != nil {
 		return false
 	}
@@ -109,8 +112,8 @@ func IsBP4(dir string) bool {
 	if _, err := f.ReadAt(h, 0); err != nil {
 		return false
 	}
-	if _, err := os.Stat(dir + "/md.0"); err != nil {
-		return false
+	if _, err := os.Lstat(dir + "/md.0"); err != nil {
+		return false // present (even as a symlink loop): openBP4 checks it
 	}
 	return h[37] == 4 && strings.HasPrefix(string(h), "ADIOS-BP v")
 }
@@ -119,21 +122,30 @@ func IsBP4(dir string) bool {
 // endianness byte of 0 or 1 and a BP version of 3 (ADIOS2), or it ends with
 // an ADIOS 1.x 28-byte mini-footer whose version word names BP version 3.
 func IsBP3(path string) bool {
-	f, err := os.Open(path)
+	f, size, err := blockio.Open(path)
+	if notRegular(err) {
+		return true // openBP3 names the file that is not a regular file
+	}
 	if err != nil {
 		return false
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil || st.Size() < 28 {
+	if size < 28 {
 		return false
 	}
 	b := make([]byte, 28)
-	if _, err := f.ReadAt(b, st.Size()-28); err != nil {
+	if _, err := f.ReadAt(b, size-28); err != nil {
 		return false
 	}
-	_, _, err = footerKind(b, st.Size())
+	_, _, err = footerKind(b, size)
 	return err == nil
+}
+
+// notRegular reports whether err is blockio.Open's refusal of a file that
+// exists but is not a regular file (FIFO, device, directory, symlink loop):
+// detection claims the input so that Open reports the file by name.
+func notRegular(err error) bool {
+	return errors.Is(err, catalog.ErrUnsupported) || errors.Is(err, catalog.ErrCorrupt)
 }
 
 // addSkipped records an object seen but not catalogued (once per text).

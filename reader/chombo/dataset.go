@@ -107,9 +107,15 @@ func hdf5Files(dir string) ([]string, error) {
 	var names []string
 	for _, de := range des {
 		ext := strings.ToLower(filepath.Ext(de.Name()))
-		if (ext == ".h5" || ext == ".hdf5") && (de.Type().IsRegular() || de.Type()&os.ModeSymlink != 0) {
-			names = append(names, de.Name())
+		if ext != ".h5" && ext != ".hdf5" {
+			continue
 		}
+		// Regular files and symlinks to them (wherever they point); any
+		// other entry with an HDF5 name is refused, not left out.
+		if err := blockio.CheckEntry(dir, de); err != nil {
+			return nil, fmt.Errorf("chombo: series %s: %w", dir, err)
+		}
+		names = append(names, de.Name())
 	}
 	return names, nil
 }
@@ -133,9 +139,6 @@ func Open(path string, cfg Config) (*Dataset, error) {
 		}
 		if len(files) == 0 {
 			return nil, fmt.Errorf("chombo: %s: no *.h5 or *.hdf5 files: %w", path, catalog.ErrUnsupported)
-		}
-		if err := insideRoot(root, files); err != nil {
-			return nil, err
 		}
 	}
 	d := &Dataset{info: catalog.DatasetInfo{Path: path, Root: root, Format: "chombo"}}
@@ -175,24 +178,6 @@ func Open(path string, cfg Config) (*Dataset, error) {
 	return d, nil
 }
 
-// insideRoot refuses directory entries that are symlinks pointing out of it.
-func insideRoot(root string, names []string) error {
-	real, err := filepath.EvalSymlinks(root)
-	if err != nil {
-		return fmt.Errorf("chombo: %w", err)
-	}
-	for _, n := range names {
-		p, err := filepath.EvalSymlinks(filepath.Join(root, n))
-		if err != nil {
-			return fmt.Errorf("chombo: %s: %w", n, catalog.ErrNotFound)
-		}
-		if r, err := filepath.Rel(real, p); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
-			return fmt.Errorf("chombo: %s: resolves to %s, outside the dataset directory: %w", n, p, catalog.ErrCorrupt)
-		}
-	}
-	return nil
-}
-
 func cmpInt64(a, b int64) int {
 	switch {
 	case a < b:
@@ -217,16 +202,16 @@ func (r *fileReader) errf(obj, format string, args ...any) error {
 
 func openFile(root, name string, match func(string) bool) (es []entry, step int64, rootAttrs []catalog.Attr, skipped []string, dim int, err error) {
 	full := filepath.Join(root, name)
-	st, err := os.Stat(full)
+	size, err := blockio.CheckRegular(full)
 	if err != nil {
-		return nil, 0, nil, nil, 0, fmt.Errorf("chombo: %s: %w", name, catalog.ErrNotFound)
+		return nil, 0, nil, nil, 0, fmt.Errorf("chombo: %w", err)
 	}
 	hf, err := ih5.Open(full)
 	if err != nil {
 		return nil, 0, nil, nil, 0, err
 	}
 	defer hf.Close()
-	r := &fileReader{hf: hf, name: name, size: st.Size()}
+	r := &fileReader{hf: hf, name: name, size: size}
 	rootAttrs, err = hf.Attrs("/")
 	if err != nil {
 		return nil, 0, nil, nil, 0, err

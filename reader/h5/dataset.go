@@ -57,9 +57,15 @@ func hdf5Files(dir string) ([]string, error) {
 	var names []string
 	for _, de := range des {
 		ext := strings.ToLower(filepath.Ext(de.Name()))
-		if de.Type().IsRegular() && (ext == ".h5" || ext == ".hdf5") {
-			names = append(names, de.Name())
+		if ext != ".h5" && ext != ".hdf5" {
+			continue
 		}
+		// A file of the series that is not a regular file (or a symlink
+		// to one) is refused with its name, not left out silently.
+		if err := blockio.CheckEntry(dir, de); err != nil {
+			return nil, fmt.Errorf("reader/h5: series %s: %w", dir, err)
+		}
+		names = append(names, de.Name())
 	}
 	return names, nil // ReadDir sorts by name
 }

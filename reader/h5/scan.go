@@ -3,7 +3,6 @@ package h5
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"relayout/catalog"
 	"relayout/internal/chunkindex"
 	ih5 "relayout/internal/h5"
+	"relayout/reader/blockio"
 )
 
 // maxMetaFiles bounds the HDF5 files Scan keeps open for metadata; arrays are
@@ -45,12 +45,12 @@ func (m *metaFiles) get(name string) (*metaFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := os.Stat(full)
+	size, err := blockio.CheckRegular(full)
 	if err != nil {
 		hf.Close()
 		return nil, fmt.Errorf("reader/h5: %w", err)
 	}
-	f := &metaFile{name: name, hf: hf, size: st.Size()}
+	f := &metaFile{name: name, hf: hf, size: size}
 	m.files = append(m.files, f)
 	return f, nil
 }
@@ -61,6 +61,10 @@ func (m *metaFiles) close() {
 	}
 	m.files = nil
 }
+
+// HDF5 1.10 crashes on some damaged attribute messages: every attribute
+// read through internal/h5 is checked natively first.
+func init() { ih5.CheckAttributes = chunkindex.CheckAttributes }
 
 // Scan emits every selected array with its blocks, ordered by variable name,
 // then step and level. Only one array's blocks are held at a time.
@@ -126,13 +130,27 @@ func (d *Dataset) finish(hf *ih5.File, e entry, a *catalog.Array) error {
 		}
 		attrs = mergeAttrs(rec, attrs)
 	}
-	a.Attrs = attrs
+	a.Attrs = dropScaleAttrs(attrs)
 	if e.stepGroup != "" {
 		if a.StepAttrs, err = hf.Attrs(e.stepGroup); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// dropScaleAttrs removes the HDF5 dimension-scale bookkeeping of a dataset
+// that is itself a dimension scale (CLASS = "DIMENSION_SCALE" and its NAME;
+// netCDF-4 writes one per dimension): copied onto an output dataset they
+// would make it a scale, to which the writer's own scales cannot be attached.
+func dropScaleAttrs(as []catalog.Attr) []catalog.Attr {
+	isScale := slices.ContainsFunc(as, func(a catalog.Attr) bool {
+		return a.Name == "CLASS" && len(a.Strings) == 1 && a.Strings[0] == "DIMENSION_SCALE"
+	})
+	if !isScale {
+		return as
+	}
+	return slices.DeleteFunc(slices.Clone(as), func(a catalog.Attr) bool { return a.Name == "CLASS" || a.Name == "NAME" })
 }
 
 // mergeAttrs returns base overlaid with over (over wins), sorted by name.
@@ -284,17 +302,13 @@ func buildArray(hf *ih5.File, file string, size int64, path string) (*catalog.Ar
 // layouts the parser does not know or cannot read; the parser's error is
 // reported when the library fails too.
 func listChunks(hf *ih5.File, path string, objAddr uint64) ([]ih5.Chunk, error) {
-	f, err := os.Open(hf.Path())
+	f, size, err := blockio.Open(hf.Path())
 	if err != nil {
 		return nil, fmt.Errorf("reader/h5: %w", err)
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("reader/h5: %w", err)
-	}
 	var chunks []ih5.Chunk
-	nerr := chunkindex.List(f, st.Size(), objAddr, func(c chunkindex.Chunk) error {
+	nerr := chunkindex.List(f, size, objAddr, func(c chunkindex.Chunk) error {
 		chunks = append(chunks, ih5.Chunk{Offset: c.Offset, FilterMask: c.FilterMask, Address: c.Address, Size: c.Size})
 		return nil
 	})
