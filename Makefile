@@ -27,7 +27,7 @@ demo: build
 # Packages that must build without cgo (the layering test checks their
 # dependencies too), and the race detector on the concurrent packages'
 # pipeline tests (a selection: -race makes them about 10x slower).
-PUREGO    := ./catalog/ ./planner/ ./reader/bp/ ./reader/amrex/ ./reader/blockio/
+PUREGO    := ./catalog/ ./planner/ ./reader/bp/ ./reader/amrex/ ./reader/blockio/ ./internal/fileio/
 RACE_RUN  := TestRunCancelNoLeaks|TestRunNoDigest|TestAllocatedChunks|TestRunTiles|TestBlockIndexMatchesScan|TestCheckOverlaps|TestRollForward
 
 test: deps

@@ -80,7 +80,7 @@ func checkSpace(out string, need int64, rerun string) error {
 func contiguousBytes(vars []catalog.VarSummary) int64 {
 	var n int64
 	for _, v := range vars {
-		n += v.Bytes
+		n += v.Bytes - v.ConstantBytes // constant records are attributes
 	}
 	return n
 }

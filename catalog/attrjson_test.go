@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -45,6 +46,14 @@ func TestAttrNonFiniteRoundTrip(t *testing.T) {
 	plain := Attr{Name: "x", Type: "float64", Scalar: true, Floats: []float64{0.25}}
 	if b, _ := json.Marshal(plain); string(b) != `{"name":"x","type":"float64","scalar":true,"floats":[0.25]}` {
 		t.Errorf("finite attr JSON %s", b)
+	}
+	// Every field round-trips, the record mark included (it puts custom
+	// record attributes back on the openPMD record group).
+	full := Attr{Name: "custom_rec", Type: "int16", Ints: []int64{-3, 4}, Record: true}
+	if b, err := json.Marshal(full); err != nil {
+		t.Fatal(err)
+	} else if err := json.Unmarshal(b, &out); err != nil || !reflect.DeepEqual(out, full) {
+		t.Errorf("%+v back from %s, want %+v (%v)", out, b, full, err)
 	}
 	for _, bad := range []string{`"nan"`, `"NaN:0x0000000000000001"`, `"Inf"`, `"NaN:0x7ff8"`} {
 		var a Attr

@@ -318,29 +318,37 @@ type VarSummary struct {
 	Blocks      int
 	Bytes       int64 // logical bytes of all arrays
 	StoredBytes int64 // bytes of all blocks as stored (compressed)
-	Files       int   // distinct source files
-	Steps       []int64
-	Levels      int
+	// ConstantBytes are the logical bytes of its constant arrays (in
+	// Bytes), which the output stores as two attributes.
+	ConstantBytes int64
+	Files         int // distinct source files
+	Steps         []int64
+	Levels        int
 }
 
 // Variables summarises every variable, sorted by name.
 func (s *Store) Variables() ([]VarSummary, error) {
-	rows, err := s.db.Query(`SELECT id, var, step, level, dtype, shape FROM arrays ORDER BY var, step, level`)
+	constant := "constant"
+	if s.noConstant {
+		constant = "0"
+	}
+	rows, err := s.db.Query(`SELECT id, var, step, level, dtype, shape, ` + constant + ` FROM arrays ORDER BY var, step, level`)
 	if err != nil {
 		return nil, fmt.Errorf("catalog: %s: %w", s.path, err)
 	}
 	type arr struct {
-		id    int64
-		v     string
-		step  int64
-		level int
-		dtype string
-		shape string
+		id       int64
+		v        string
+		step     int64
+		level    int
+		dtype    string
+		shape    string
+		constant bool
 	}
 	var all []arr
 	for rows.Next() {
 		var a arr
-		if err := rows.Scan(&a.id, &a.v, &a.step, &a.level, &a.dtype, &a.shape); err != nil {
+		if err := rows.Scan(&a.id, &a.v, &a.step, &a.level, &a.dtype, &a.shape, &a.constant); err != nil {
 			rows.Close()
 			return nil, err
 		}
@@ -370,7 +378,11 @@ func (s *Store) Variables() ([]VarSummary, error) {
 			return nil, err
 		}
 		vs.Arrays++
-		vs.Bytes += Box{Count: shape}.Elements() * int64(vs.DType.Size)
+		n := Box{Count: shape}.Elements() * int64(vs.DType.Size)
+		vs.Bytes += n
+		if a.constant {
+			vs.ConstantBytes += n
+		}
 		if n := len(vs.Steps); n == 0 || vs.Steps[n-1] != a.step {
 			vs.Steps = append(vs.Steps, a.step)
 		}

@@ -316,7 +316,12 @@ with adios2.FileReader(bp) as f:
                 b = h[d['path']][()]
                 if a.shape != b.shape and a.shape[::-1] == b.shape:
                     a = a.T  # a column-major writer: relayout stores the row-major view
-                if a.shape != b.shape or not np.array_equal(a, b, equal_nan=True):
+                # Space no block covers reads as 0 through adios2 and as the
+                # fill value (NaN for floats) in relayout's output.
+                same = (a == b) | ((np.isnan(b) & (a == 0)) if b.dtype.kind == 'f' else False)
+                if b.dtype.kind == 'f':
+                    same |= np.isnan(a) & np.isnan(b)
+                if a.shape != b.shape or not np.all(same):
                     print('differs', v['name'], d['step']); sys.exit(1)
     print('steps=%d' % n)
     print('datasets=' + ','.join(sorted(set(str(d['step']) for v in m['variables'] for d in v['datasets']))))

@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	"relayout/catalog"
+	"relayout/internal/fileio"
 	"relayout/reader/amrex"
-	"relayout/reader/blockio"
 	"relayout/reader/bp"
 	"relayout/reader/chombo"
 	"relayout/reader/h5"
@@ -57,7 +57,7 @@ func Open(path string, opts Options) (Dataset, error) {
 	if !st.IsDir() {
 		// A FIFO, device or symlink loop given as the input is refused by
 		// name before any detection opens it.
-		if _, err := blockio.CheckRegular(path); err != nil {
+		if _, err := fileio.CheckRegular(path); err != nil {
 			return nil, fmt.Errorf("reader: %w", err)
 		}
 	}
@@ -145,7 +145,7 @@ func fileExists(p string) bool {
 var hdf5Magic = []byte("\x89HDF\r\n\x1a\n")
 
 func isHDF5(path string) bool {
-	f, _, err := blockio.Open(path)
+	f, _, err := fileio.Open(path)
 	if err != nil {
 		return false
 	}
@@ -193,7 +193,7 @@ func dirHasHDF5(dir string) bool {
 		if ext != ".h5" && ext != ".hdf5" {
 			continue
 		}
-		if blockio.CheckEntry(dir, de) != nil {
+		if fileio.CheckEntry(dir, de) != nil {
 			return true // not a regular file: h5.Open refuses it by name
 		}
 		return isHDF5(filepath.Join(dir, de.Name()))

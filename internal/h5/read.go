@@ -19,7 +19,7 @@ import (
 	"gonum.org/v1/hdf5"
 
 	"relayout/catalog"
-	"relayout/reader/blockio"
+	"relayout/internal/fileio"
 )
 
 // File is an HDF5 file opened read-only. Its methods serialise on a mutex, so a
@@ -74,7 +74,7 @@ func Open(path string) (*File, error) {
 	// The library opens by name and would block in open() on a FIFO: the
 	// file is checked under blockio's discipline first (regular files, or
 	// symlinks to them, only).
-	raw, size, err := blockio.Open(path)
+	raw, size, err := fileio.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("h5: %w", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"relayout/catalog"
+	"relayout/internal/fileio"
 	"relayout/reader/blockio"
 )
 
@@ -89,7 +90,7 @@ func IsPlotfile(dir string) bool { return isPlotfile(dir) }
 // (a version line, then the number of variables). Parse errors are Open's to
 // report.
 func isPlotfile(dir string) bool {
-	f, _, err := blockio.Open(filepath.Join(dir, "Header"))
+	f, _, err := fileio.Open(filepath.Join(dir, "Header"))
 	if errors.Is(err, catalog.ErrUnsupported) || errors.Is(err, catalog.ErrCorrupt) {
 		return true // a Header that is not a regular file: Open says so
 	}

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"relayout/catalog"
+	"relayout/internal/fileio"
 )
 
 // DefaultMaxOpen is the pool size used when NewFiles is given max <= 0.
@@ -57,7 +58,7 @@ func (p *Files) Root() string { return p.root }
 // resolve maps a block's file name to a path under root, refusing names that
 // could reach outside it: catalogs and manifests are input, not trusted.
 func (p *Files) resolve(name string) (string, error) {
-	return InsideRoot(p.root, name)
+	return fileio.InsideRoot(p.root, name)
 }
 
 // acquire returns the open file for name with its reference count raised.
@@ -116,7 +117,7 @@ func (p *Files) acquire(ctx context.Context, name string) (*openFile, error) {
 }
 
 func openSized(full, name string) (*os.File, int64, error) {
-	return Open(full)
+	return fileio.Open(full)
 }
 
 func (p *Files) release(of *openFile) {

@@ -28,6 +28,7 @@ import (
 	"path/filepath"
 
 	"relayout/catalog"
+	"relayout/internal/fileio"
 	"relayout/reader/blockio"
 )
 
@@ -97,7 +98,7 @@ const maxIndexBytes = 1 << 30
 
 func openBP4(dir string, cfg Config) (*Dataset, error) {
 	idxPath := filepath.Join(dir, "md.idx")
-	idx, err := blockio.ReadFile(idxPath, maxIndexBytes) // 64 bytes per step
+	idx, err := fileio.ReadFile(idxPath, maxIndexBytes) // 64 bytes per step
 	if err != nil {
 		return nil, fmt.Errorf("bp4: %w", err)
 	}

@@ -84,6 +84,7 @@ import (
 	"strings"
 
 	"relayout/catalog"
+	"relayout/internal/fileio"
 	"relayout/reader/blockio"
 )
 
@@ -145,7 +146,7 @@ func bp5Header(h []byte, first []byte) (bp5Hdr, error) {
 // version 5 (text intact or not) and starts with a writer map, md.0, mmd.0.
 func IsBP5(dir string) bool {
 	b := make([]byte, 64+17)
-	f, _, err := blockio.Open(filepath.Join(dir, "md.idx"))
+	f, _, err := fileio.Open(filepath.Join(dir, "md.idx"))
 	if notRegular(err) {
 		return true // openBP5 names the file that is not a regular file
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"relayout/catalog"
+	"relayout/internal/fileio"
 	"relayout/reader/blockio"
 )
 
@@ -101,7 +102,7 @@ func Open(path string, cfg Config) (*Dataset, error) {
 // version byte 4 and md.0).
 func IsBP4(dir string) bool {
 	h := make([]byte, 64)
-	f, _, err := blockio.Open(dir + "/md.idx")
+	f, _, err := fileio.Open(dir + "/md.idx")
 	if notRegular(err) {
 		return true // openBP4 names the file that is not a regular file
 	}
@@ -122,7 +123,7 @@ func IsBP4(dir string) bool {
 // endianness byte of 0 or 1 and a BP version of 3 (ADIOS2), or it ends with
 // an ADIOS 1.x 28-byte mini-footer whose version word names BP version 3.
 func IsBP3(path string) bool {
-	f, size, err := blockio.Open(path)
+	f, size, err := fileio.Open(path)
 	if notRegular(err) {
 		return true // openBP3 names the file that is not a regular file
 	}

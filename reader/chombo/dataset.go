@@ -29,6 +29,7 @@ import (
 	"strings"
 
 	"relayout/catalog"
+	"relayout/internal/fileio"
 	ih5 "relayout/internal/h5"
 	"relayout/reader/blockio"
 )
@@ -112,7 +113,7 @@ func hdf5Files(dir string) ([]string, error) {
 		}
 		// Regular files and symlinks to them (wherever they point); any
 		// other entry with an HDF5 name is refused, not left out.
-		if err := blockio.CheckEntry(dir, de); err != nil {
+		if err := fileio.CheckEntry(dir, de); err != nil {
 			return nil, fmt.Errorf("chombo: series %s: %w", dir, err)
 		}
 		names = append(names, de.Name())
@@ -202,7 +203,7 @@ func (r *fileReader) errf(obj, format string, args ...any) error {
 
 func openFile(root, name string, match func(string) bool) (es []entry, step int64, rootAttrs []catalog.Attr, skipped []string, dim int, err error) {
 	full := filepath.Join(root, name)
-	size, err := blockio.CheckRegular(full)
+	size, err := fileio.CheckRegular(full)
 	if err != nil {
 		return nil, 0, nil, nil, 0, fmt.Errorf("chombo: %w", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"relayout/catalog"
+	"relayout/internal/fileio"
 	ih5 "relayout/internal/h5"
 	"relayout/reader/blockio"
 )
@@ -62,7 +63,7 @@ func hdf5Files(dir string) ([]string, error) {
 		}
 		// A file of the series that is not a regular file (or a symlink
 		// to one) is refused with its name, not left out silently.
-		if err := blockio.CheckEntry(dir, de); err != nil {
+		if err := fileio.CheckEntry(dir, de); err != nil {
 			return nil, fmt.Errorf("reader/h5: series %s: %w", dir, err)
 		}
 		names = append(names, de.Name())

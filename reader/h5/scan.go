@@ -9,8 +9,8 @@ import (
 
 	"relayout/catalog"
 	"relayout/internal/chunkindex"
+	"relayout/internal/fileio"
 	ih5 "relayout/internal/h5"
-	"relayout/reader/blockio"
 )
 
 // maxMetaFiles bounds the HDF5 files Scan keeps open for metadata; arrays are
@@ -45,7 +45,7 @@ func (m *metaFiles) get(name string) (*metaFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	size, err := blockio.CheckRegular(full)
+	size, err := fileio.CheckRegular(full)
 	if err != nil {
 		hf.Close()
 		return nil, fmt.Errorf("reader/h5: %w", err)
@@ -302,7 +302,7 @@ func buildArray(hf *ih5.File, file string, size int64, path string) (*catalog.Ar
 // layouts the parser does not know or cannot read; the parser's error is
 // reported when the library fails too.
 func listChunks(hf *ih5.File, path string, objAddr uint64) ([]ih5.Chunk, error) {
-	f, size, err := blockio.Open(hf.Path())
+	f, size, err := fileio.Open(hf.Path())
 	if err != nil {
 		return nil, fmt.Errorf("reader/h5: %w", err)
 	}

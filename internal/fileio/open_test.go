@@ -1,6 +1,6 @@
 //go:build unix
 
-package blockio
+package fileio
 
 import (
 	"errors"
@@ -70,20 +70,6 @@ func TestOpenDiscipline(t *testing.T) {
 		}
 		if _, err := CheckRegular(p); !errors.Is(err, c.sentinel) {
 			t.Errorf("CheckRegular %s: %v", c.name[:min(len(c.name), 20)], err)
-		}
-	}
-	// The pool reads through the same discipline.
-	files := NewFiles(dir, 4)
-	defer files.Close()
-	if b, err := files.ReadAt(t.Context(), "link-out", 2, 3); err != nil || string(b) != "234" {
-		t.Errorf("pool read through a symlink: %q %v", b, err)
-	}
-	if _, err := files.ReadAt(t.Context(), "fifo", 0, 1); !errors.Is(err, catalog.ErrUnsupported) {
-		t.Errorf("pool read of a FIFO: %v", err)
-	}
-	for _, bad := range []string{"../x", "/etc/passwd", "a/../../x"} {
-		if _, err := files.Size(t.Context(), bad); !errors.Is(err, catalog.ErrCorrupt) {
-			t.Errorf("name %q from metadata: %v", bad, err)
 		}
 	}
 	// Directory entries of a series: regular or symlink to regular only.

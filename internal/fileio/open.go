@@ -1,4 +1,4 @@
-package blockio
+package fileio
 
 // The one way relayout opens an input file (every format reader, the block
 // pool, and internal/h5 before it hands a path to H5Fopen):

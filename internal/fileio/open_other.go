@@ -1,6 +1,6 @@
 //go:build !unix
 
-package blockio
+package fileio
 
 import "os"
 
