@@ -22,11 +22,12 @@ func runCatalog(ctx context.Context, args []string) error {
 	fs.StringVar(&dbPath, "catalog", "", "keep the catalog database at this path (default: a temporary file, removed)")
 	fs.StringArrayVar(&vars, "var", nil, "variable name or glob (repeatable; default all)")
 	fs.BoolVar(&asJSON, "json", false, "print the summary as JSON")
+	fs.BoolP("quiet", "q", false, "accepted on every verb; catalog prints its listing (stdout) and errors only")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return usagef("catalog: want exactly one input, got %d (see relayout catalog --help)", fs.NArg())
+		return usagef("catalog: want exactly one input, got %d", fs.NArg())
 	}
 	in := fs.Arg(0)
 	if dbPath == "" {

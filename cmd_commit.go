@@ -28,9 +28,9 @@ func runCommit(ctx context.Context, args []string) error {
 	if fs.NArg() != 1 {
 		return usagef("commit: want exactly one OUT, got %d", fs.NArg())
 	}
-	maxMem, err := parseSize(maxMemS)
-	if err != nil || maxMem <= 0 {
-		return usagef("commit: --max-mem %q: want a positive size such as 512MiB", maxMemS)
+	maxMem, err := parseBudget("commit", "max-mem", maxMemS)
+	if err != nil {
+		return err
 	}
 	out := fs.Arg(0)
 	logw := io.Writer(os.Stderr)

@@ -37,9 +37,9 @@ func runResume(ctx context.Context, in string, o runOptions, chunkShape, chunks 
 			return err
 		}
 	}
-	maxMem, err := parseSize(o.maxMem)
-	if err != nil || maxMem <= 0 {
-		return usagef("run: --max-mem %q: want a positive size such as 512MiB", o.maxMem)
+	maxMem, err := parseBudget("run", "max-mem", o.maxMem)
+	if err != nil {
+		return err
 	}
 	return runJob(ctx, in, o.out, spec, o.force, !o.noVerify, o.report, o.jobs, maxMem, logw)
 }

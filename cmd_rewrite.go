@@ -31,9 +31,9 @@ func runRewrite(ctx context.Context, args []string) error {
 	if jobs < 1 {
 		return usagef("rewrite: --jobs must be at least 1")
 	}
-	maxMem, err := parseSize(maxMemS)
-	if err != nil || maxMem <= 0 {
-		return usagef("rewrite: --max-mem %q: want a positive size such as 512MiB", maxMemS)
+	maxMem, err := parseBudget("rewrite", "max-mem", maxMemS)
+	if err != nil {
+		return err
 	}
 	out := fs.Arg(0)
 	logw := io.Writer(os.Stderr)

@@ -102,7 +102,7 @@ func runRun(ctx context.Context, args []string) error {
 		defer stop()
 	}
 	if fs.NArg() != 1 {
-		return usagef("run: want exactly one input, got %d (see relayout run --help)", fs.NArg())
+		return usagef("run: want exactly one input, got %d", fs.NArg())
 	}
 	if o.out == "" {
 		return usagef("run: -o OUT is required")
@@ -142,7 +142,7 @@ func runRun(ctx context.Context, args []string) error {
 	if deflate > 0 && (o.layout == "contiguous" || o.layout == planner.Merged) {
 		return usagef("run: --compress needs --layout chunked or auto (HDF5 filters apply to chunks; auto compresses the arrays it chunks)")
 	}
-	maxMem, err := parseSize(o.maxMem)
+	maxMem, err := parseBudget("run", "max-mem", o.maxMem)
 	if err != nil {
 		return err
 	}
@@ -162,8 +162,11 @@ func runRun(ctx context.Context, args []string) error {
 		}
 		return runResume(ctx, in, o, chunkShape, chunks, deflate, storage)
 	}
-	if o.report != "" || o.unitSize != "" {
-		return usagef("run: --report and --unit-size need --resume")
+	if o.report != "" {
+		return usagef("run: --report needs --resume: only the journaled job keeps a per-unit report (a plain run's account is its manifest, OUT/%s)", catalog.ManifestName)
+	}
+	if o.unitSize != "" {
+		return usagef("run: --unit-size needs --resume (a plain run has no work units)")
 	}
 	if err := checkOutput(in, o.out, o.force); err != nil {
 		return err
@@ -239,6 +242,11 @@ func runRun(ctx context.Context, args []string) error {
 	if len(skipped) > 0 {
 		fmt.Fprintf(logw, "skipped: %d objects not rewritten (listed with the reason under \"skipped\" in %s), the first: %s\n",
 			len(skipped), catalog.ManifestName, skipped[0])
+	}
+	if o.layout == "chunked" {
+		if err := chunkNotes(ctx, store, chunkShape, chunks, logw); err != nil {
+			return err
+		}
 	}
 	outFS, err := fsinfo.Detect(o.out)
 	if err != nil {
