@@ -103,14 +103,14 @@ func runCalibrate(ctx context.Context, args []string) error {
 	}
 	f := costModelFile{Schema: costModelSchema, LatencySeconds: r.LatencyS, ReaderBandwidth: r.ReaderBps,
 		AggBandwidth: r.AggregateBps, SieveBytes: planner.DefaultCostParams().Sieve, Measured: &r}
-	b, err := json.MarshalIndent(f, "", "  ")
+	b, err := jsonIndent(f)
 	if err != nil {
 		return err
 	}
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return fmt.Errorf("calibrate: %w", err)
 	}
-	if err := os.WriteFile(out, append(b, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(out, b, 0o644); err != nil {
 		return fmt.Errorf("calibrate: %w", err)
 	}
 	if quiet {

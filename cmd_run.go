@@ -285,6 +285,11 @@ func runRun(ctx context.Context, args []string) error {
 			return fmt.Errorf("%w: output left in %s, nothing committed to %s", errVerifyFailed, stage, o.out)
 		}
 	}
+	m.Schema = catalog.ManifestSchema
+	m.Options = manifestOptions(spec, maxMem, o.jobs)
+	m.Started, m.Finished = utcSecond(start), utcSecond(time.Now())
+	verified := !o.noVerify
+	m.Verified = &verified
 	if err := rewriter.CommitStage(work, o.out, m, rewriter.CommitRecord{Signature: spec.signature(), Inputs: inputs}); err != nil {
 		return err
 	}
@@ -428,4 +433,28 @@ func realPath(p string) (string, error) {
 		}
 		rest = append([]string{filepath.Base(cur)}, rest...)
 	}
+}
+
+// manifestOptions are the manifest's options of a job planned with spec;
+// maxMem and jobs of a plain run (0 for a sharded job: each shard had its own).
+func manifestOptions(spec jobSpec, maxMem int64, jobs int) *catalog.ManifestOptions {
+	o := &catalog.ManifestOptions{Layout: spec.Layout, ChunkShape: spec.ChunkShape, Chunks: spec.Chunks,
+		Vars: spec.Vars, Compression: "none", Digest: "sha256", NetCDF: spec.NetCDF, Readers: spec.Readers,
+		Scope: spec.Scope, RanksPerNode: spec.RanksPerNode, MaxMem: maxMem, Jobs: jobs}
+	if spec.Deflate > 0 {
+		o.Compression = fmt.Sprintf("deflate:%d", spec.Deflate)
+	}
+	if spec.NoDigest {
+		o.Digest = "none"
+	}
+	if spec.Shards > 0 {
+		o.Shards, o.MaxMem, o.Jobs = spec.Shards, 0, 0
+	}
+	return o
+}
+
+// utcSecond is t in UTC to the second (RFC 3339 in JSON).
+func utcSecond(t time.Time) *time.Time {
+	u := t.UTC().Truncate(time.Second)
+	return &u
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -236,4 +238,18 @@ func flagSuggestion(fs *pflag.FlagSet, err error) string {
 		}
 	}
 	return ""
+}
+
+// jsonIndent is v as indented JSON with a final newline, without HTML
+// escaping: every JSON document relayout prints or writes goes through it
+// (or an Encoder with SetEscapeHTML(false)), so "<f8" is not "\u003cf8".
+func jsonIndent(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
 }

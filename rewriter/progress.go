@@ -50,6 +50,7 @@ func ShowProgress(mon *Monitor, mode string, w io.Writer) (stop func()) {
 		every = 200 * time.Millisecond
 	case "json":
 		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
 		tick = func(final bool) {
 			p := mon.Progress()
 			eta := -1.0

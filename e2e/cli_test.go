@@ -1,0 +1,176 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestCLIMessages runs command-line mistakes and reported flag values on a
+// generated series and compares exit code and message with
+// ../testdata/golden/cli-messages.txt (go test ./e2e -run TestCLIMessages
+// -update rewrites it). Temporary paths read as $TMP; for commands that
+// succeed only their "note:" lines are kept (the rest holds timings).
+func TestCLIMessages(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in")
+	mustRun(t, "generate", in, "--shape", "32,32,32", "--chunk-shape", "8,8,8", "--steps", "0", "-q")
+	out := func(n string) string { return filepath.Join(dir, n) }
+	cases := [][]string{
+		{"paln", in},
+		{"verfy", in, out("o")},
+		{"frobnicate"},
+		{"run", in, "-o", out("o1"), "--max-mem", "100"},
+		{"run", in, "-o", out("o1"), "--max-mem", "10K"},
+		{"run", in, "-o", out("o1"), "--resume", "--max-mem", "1"},
+		{"verify", "--max-mem", "100", in, out("o")},
+		{"commit", out("o"), "--max-mem", "1000"},
+		{"rewrite", out("o"), "--shard", "0/1", "--max-mem", "1000"},
+		{"run", in, "-o", out("o1"), "--chunk-shap", "8,8,8"},
+		{"plan", in, "--readrs", "4"},
+		{"run", in},
+		{"run", in, "-o", out("o1"), "--report", out("r.json")},
+		{"run", in, "-o", out("o1"), "--var", "rhoo"},
+		{"run", in, "-o", out("o1"), "--var", "RHO"},
+		{"catalog", in, "--var", "e/X"},
+		{"generate", in},
+		{"run", in, "-o", out("c1"), "--layout", "chunked", "--chunks", "3x3x3", "--progress", "none"},
+		{"run", in, "-o", out("c2"), "--layout", "chunked", "--chunk-shape", "64,64,64", "--progress", "none"},
+		{"run", in, "-o", out("c3"), "--layout", "chunked", "--chunks", "40x4x4", "--progress", "none"},
+		{"run", in, "-o", out("c4"), "--layout", "chunked", "--chunks", "2x4x8", "--progress", "none"},
+	}
+	var b strings.Builder
+	for _, args := range cases {
+		r := relayout(t, args...)
+		fmt.Fprintf(&b, "$ relayout %s\nexit %d\n", strings.Join(args, " "), r.code)
+		msg := r.stderr
+		if r.code == 0 {
+			var notes []string
+			for _, l := range strings.Split(msg, "\n") {
+				if strings.HasPrefix(l, "note:") {
+					notes = append(notes, l)
+				}
+			}
+			msg = strings.Join(notes, "\n")
+			if msg != "" {
+				msg += "\n"
+			}
+		}
+		if strings.Contains(msg, "panic") {
+			t.Errorf("relayout %v panicked:\n%s", args, msg)
+		}
+		b.WriteString(msg)
+		b.WriteString("\n")
+	}
+	got := strings.ReplaceAll(b.String(), dir, "$TMP")
+	golden := filepath.Join("..", "testdata", "golden", "cli-messages.txt")
+	if *update {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if string(want) != got {
+		t.Errorf("messages differ from %s (rerun with -update if the change is intended):\n%s", golden, firstDiff(string(want), got))
+	}
+	// The generated input is untouched by the refused generate.
+	if entries, _ := os.ReadDir(in); len(entries) != 1 {
+		t.Errorf("generate without --force changed %s: %d entries", in, len(entries))
+	}
+	// The notes say what h5py finds: chunks of 11^3 for --chunks 3x3x3, the
+	// whole 32^3 array for --chunk-shape 64,64,64, 1x8x8 for 40x4x4.
+	for o, want := range map[string]string{"c1": "(11, 11, 11)", "c2": "(32, 32, 32)", "c3": "(1, 8, 8)", "c4": "(16, 8, 4)"} {
+		script := fmt.Sprintf("import h5py\nwith h5py.File(%q) as f: print(f['/data/0/meshes/rho'].chunks)\n", filepath.Join(out(o), "rho.h5"))
+		b, err := exec.Command(python, "-c", script).CombinedOutput()
+		if err != nil || strings.TrimSpace(string(b)) != want {
+			t.Errorf("%s: h5py chunks %s (%v), want %s", o, b, err, want)
+		}
+	}
+}
+
+// TestCLIAliases: the deprecated spellings still work and say what to use.
+func TestCLIAliases(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in")
+	r := mustRun(t, "generate", in, "--shape", "8,8,8", "--chunk", "4,4,4", "--steps", "0")
+	if !strings.Contains(r.stderr, "--chunk has been deprecated, use --chunk-shape") {
+		t.Errorf("generate --chunk: no deprecation note:\n%s", r.stderr)
+	}
+	for _, v := range []string{"run", "catalog", "plan", "rewrite", "commit", "inspect", "verify", "calibrate", "generate"} {
+		if r := mustRun(t, v, "--help"); !strings.Contains(r.stdout, "-q, --quiet") {
+			t.Errorf("%s --help has no -q, --quiet:\n%s", v, r.stdout)
+		}
+	}
+	for _, v := range []string{"run", "plan", "calibrate"} {
+		if r := mustRun(t, v, "--help"); !strings.Contains(r.stdout, "-o, --out") || strings.Contains(r.stdout, "--output") {
+			t.Errorf("%s --help: want -o, --out and no --output:\n%s", v, r.stdout)
+		}
+	}
+	if r := mustRun(t, "generate", "--help"); strings.Contains(r.stdout, "--chunk ") || !strings.Contains(r.stdout, "--chunk-shape") {
+		t.Errorf("generate --help: want --chunk-shape only:\n%s", r.stdout)
+	}
+	// generate --force writes into a non-empty DIR; -q prints nothing.
+	r = mustRun(t, "generate", in, "--shape", "8,8,8", "--chunk-shape", "4,4,4", "--steps", "0,1", "--force", "-q")
+	if r.stdout != "" || r.stderr != "" {
+		t.Errorf("generate -q printed %q %q", r.stdout, r.stderr)
+	}
+	if entries, _ := os.ReadDir(in); len(entries) != 2 {
+		t.Errorf("generate --force: %d files, want 2", len(entries))
+	}
+}
+
+// TestManifestAndJSON: the manifest's schema, options, timestamps and
+// verified flag (read by Python's json, not relayout's types), and JSON
+// without HTML escaping from catalog, plan and the manifest.
+func TestManifestAndJSON(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in")
+	mustRun(t, "generate", in, "--shape", "16,16,16", "--chunk-shape", "8,8,8", "--steps", "0", "-q")
+	before := time.Now().UTC().Truncate(time.Second)
+	o1, o2 := filepath.Join(dir, "o1"), filepath.Join(dir, "o2")
+	mustRun(t, "run", in, "-o", o1, "-q", "--layout", "chunked", "--chunks", "2x2x2", "--compress", "deflate:3", "--max-mem", "64MiB", "--jobs", "2")
+	mustRun(t, "run", in, "-o", o2, "-q", "--no-verify", "--digest", "none")
+	check := fmt.Sprintf(`
+import json, datetime, sys
+before = datetime.datetime.fromisoformat(%q.replace("Z", "+00:00"))
+now = datetime.datetime.now(datetime.timezone.utc)
+for path, verified, opts in [(%q, True, {"layout": "chunked", "chunks": [2,2,2], "compression": "deflate:3", "digest": "sha256", "netcdf": False, "max_mem": 64<<20, "jobs": 2}),
+                             (%q, False, {"layout": "contiguous", "compression": "none", "digest": "none", "netcdf": False, "max_mem": 1<<30})]:
+    raw = open(path + "/relayout.json").read()
+    assert "\\\\u003c" not in raw, "HTML-escaped JSON"
+    m = json.loads(raw)
+    assert m["schema"] == "relayout-manifest/1", m["schema"]
+    assert m["verified"] is verified, (path, m["verified"])
+    for k, v in opts.items():
+        assert m["options"][k] == v, (path, k, m["options"].get(k), v)
+    s = datetime.datetime.fromisoformat(m["started"].replace("Z", "+00:00"))
+    f = datetime.datetime.fromisoformat(m["finished"].replace("Z", "+00:00"))
+    assert m["started"].endswith("Z") and s.tzinfo is not None
+    assert before <= s <= f <= now, (before, s, f, now)
+    assert m["variables"][0]["dtype"] == "<f8"
+print("manifest ok")
+`, before.Format(time.RFC3339), o1, o2)
+	if b, err := exec.Command(python, "-c", check).CombinedOutput(); err != nil {
+		t.Fatalf("manifest check: %v\n%s", err, b)
+	}
+	for _, args := range [][]string{{"catalog", in, "--json"}, {"plan", in, "--json"}} {
+		r := mustRun(t, args...)
+		if strings.Contains(r.stdout, `\u003c`) || !strings.Contains(r.stdout, `"<f8"`) {
+			t.Errorf("%s: HTML-escaped or no <f8:\n%.400s", strings.Join(args, " "), r.stdout)
+		}
+		var doc struct {
+			Input struct{ Path, Format string }
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || doc.Input.Path != in || doc.Input.Format != "openpmd-hdf5" {
+			t.Errorf("%s: input %+v (%v), want {%s openpmd-hdf5}", strings.Join(args, " "), doc.Input, err, in)
+		}
+	}
+}
