@@ -51,7 +51,7 @@ type runOptions struct {
 	netcdf     bool   // --netcdf: dimension scales for netCDF-4 and xarray
 }
 
-func runRun(ctx context.Context, args []string) error {
+func runRun(ctx context.Context, args []string) (err error) {
 	var o runOptions
 	fs := newFlags("run", "relayout run IN -o OUT [flags]",
 		"relayout run diags/ -o reorganized/ --layout chunked --chunks 2x2x2")
@@ -77,7 +77,7 @@ func runRun(ctx context.Context, args []string) error {
 	fs.BoolVar(&o.netcdf, "netcdf", false, "give every dimension a coordinate (HDF5 dimension scale) for netCDF-4, ncdump and xarray; openPMD-api 0.16 then cannot read the record components (see README)")
 	fs.BoolVar(&o.noVerify, "no-verify", false, "skip re-reading the output and comparing it with the input before commit")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "print nothing but errors")
-	fs.StringVar(&o.progress, "progress", "auto", "progress display: auto (a bar when stderr is a terminal), bar, json (one line per second on stderr, for workflow managers), none")
+	fs.StringVar(&o.progress, "progress", "auto", "progress display: auto (a bar when stderr is a terminal), bar, json (typed events, one JSON object per line on stdout, schema relayout-progress/1, see README), none")
 	fs.BoolVar(&o.resume, "resume", false, "journaled run: resume a killed run --resume on the same OUT, skipping finished work units (see README: resume)")
 	fs.StringVar(&o.report, "report", "", "with --resume: write the job report (JSON, schema relayout-report/1) to this file")
 	fs.StringVar(&o.unitSize, "unit-size", "", "with --resume: largest work unit (default 16MiB, smaller for small inputs)")
@@ -106,6 +106,11 @@ func runRun(ctx context.Context, args []string) error {
 	}
 	if o.out == "" {
 		return usagef("run: -o OUT is required")
+	}
+	switch o.progress {
+	case "auto", "bar", "json", "none":
+	default:
+		return usagef("run: --progress %q: want auto, bar, json or none", o.progress)
 	}
 	in := fs.Arg(0)
 	if o.layout != "contiguous" && o.layout != "chunked" && o.layout != planner.Merged && o.layout != planner.AutoLayout {
@@ -190,6 +195,13 @@ func runRun(ctx context.Context, args []string) error {
 	if o.quiet {
 		logw = io.Discard
 	}
+	var ev *progressEvents
+	if o.progress == "json" {
+		ev = newProgressEvents(os.Stdout, in, o.out)
+		defer func() { ev.finish(ctx, err) }()
+		ev.set("output", o.out)
+		logw = ev.warnings(logw)
+	}
 	lock, err := lockOut(o.out, "run", os.Stderr)
 	if err != nil {
 		return err
@@ -220,6 +232,7 @@ func runRun(ctx context.Context, args []string) error {
 	}
 
 	start := time.Now()
+	ev.setPhase("catalog")
 	ds, store, err := buildCatalog(ctx, in, dbPath, reader.Options{Vars: o.vars})
 	if err != nil {
 		return err
@@ -258,7 +271,7 @@ func runRun(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(logw, "storage: %s is on %s; largest file: %s\n", o.out, outFS.Name, rewriter.FileLayout(outFS, largest, storage))
 
-	mon, stopProgress, err := startProgress(o.progress, o.quiet)
+	mon, stopProgress, err := startProgress(o.progress, o.quiet, ev)
 	if err != nil {
 		return err
 	}
@@ -270,13 +283,18 @@ func runRun(ctx context.Context, args []string) error {
 	if o.layout == planner.AutoLayout {
 		ropts.Layout, ropts.LayoutFor = "", autoLayouts(o.readers, spec.Cost, logw)
 	}
+	ev.setPhase("rewrite")
 	m, err := rewriter.Run(ctx, store, ds, stage, ropts)
 	stopProgress()
 	if err != nil {
 		return err
 	}
 	rewriter.WriteIOSummary(logw, m.IO)
+	ev.set("variables", len(m.Variables))
+	ev.set("bytes", mon.Progress().Done)
+	ev.set("verified", !o.noVerify)
 	if !o.noVerify {
+		ev.setPhase("verify")
 		ok, err := verifyPair(ctx, store, ds, stage, filepath.Join(work, "verify.db"), m, logw, maxMem)
 		if err != nil {
 			return err
@@ -290,6 +308,7 @@ func runRun(ctx context.Context, args []string) error {
 	m.Started, m.Finished = utcSecond(start), utcSecond(time.Now())
 	verified := !o.noVerify
 	m.Verified = &verified
+	ev.setPhase("commit")
 	if err := rewriter.CommitStage(work, o.out, m, rewriter.CommitRecord{Signature: spec.signature(), Inputs: inputs}); err != nil {
 		return err
 	}

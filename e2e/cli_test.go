@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -173,4 +174,78 @@ print("manifest ok")
 			t.Errorf("%s: input %+v (%v), want {%s openpmd-hdf5}", strings.Join(args, " "), doc.Input, err, in)
 		}
 	}
+}
+
+// TestProgressJSON: with --progress json every stdout line is a JSON event
+// (human text stays on stderr), the sequence is start, progress through the
+// phases catalog, rewrite, verify, commit in order, then the summary, and
+// numbers carry at most three decimals. A run that fails after it started
+// ends with an error event and a failed summary.
+func TestProgressJSON(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in")
+	mustRun(t, "generate", in, "--shape", "64,64,64", "--chunk-shape", "16,16,16", "--steps", "0,1", "-q")
+	r := mustRun(t, "run", in, "-o", filepath.Join(dir, "o1"), "--progress", "json", "--layout", "chunked", "--chunks", "3x3x3", "--jobs", "1")
+	events := parseEvents(t, r.stdout)
+	if !strings.Contains(r.stderr, "catalog: 4 variables") || strings.Contains(r.stderr, `"type"`) {
+		t.Errorf("stderr should hold the human text only:\n%s", r.stderr)
+	}
+	var phases []string
+	for i, e := range events {
+		typ := e["type"]
+		switch {
+		case i == 0:
+			if typ != "start" || e["schema"] != "relayout-progress/1" || e["input"] != in {
+				t.Errorf("first event %v, want start with schema relayout-progress/1", e)
+			}
+		case i == len(events)-1:
+			if typ != "summary" || e["status"] != "done" || e["variables"] != 4.0 || e["verified"] != true || e["bytes"] != float64(2*4*64*64*64*8) {
+				t.Errorf("last event %v, want a done summary of 4 variables, verified, 16 MiB", e)
+			}
+		case typ == "progress":
+			p, _ := e["phase"].(string)
+			if len(phases) == 0 || phases[len(phases)-1] != p {
+				phases = append(phases, p)
+			}
+			if p == "rewrite" && e["bytes_total"] != nil && e["bytes_total"] != float64(2*4*64*64*64*8) {
+				t.Errorf("rewrite progress %v: bytes_total", e)
+			}
+		case typ == "warning":
+			if m, _ := e["message"].(string); !strings.HasPrefix(m, "note: --chunks 3x3x3") {
+				t.Errorf("warning %v", e)
+			}
+		default:
+			t.Errorf("event %d: unexpected %v", i, e)
+		}
+	}
+	if strings.Join(phases, ",") != "catalog,rewrite,verify,commit" {
+		t.Errorf("phases %v, want catalog,rewrite,verify,commit", phases)
+	}
+	// A failure once the events started: an error event, then the summary.
+	r = relayout(t, "run", in, "-o", filepath.Join(dir, "o2"), "--progress", "json", "--var", "rhoo")
+	events = parseEvents(t, r.stdout)
+	n := len(events)
+	if r.code != 2 || n < 3 || events[n-2]["type"] != "error" || events[n-1]["type"] != "summary" || events[n-1]["status"] != "failed" ||
+		!strings.Contains(fmt.Sprint(events[n-2]["message"]), "did you mean --var rho") {
+		t.Errorf("failed run: exit %d, events %v", r.code, events)
+	}
+}
+
+// parseEvents parses every line of s as a JSON object, failing on any other
+// line and on numbers with more than three decimals.
+func parseEvents(t *testing.T, s string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	long := regexp.MustCompile(`[:,\[]-?[0-9]+\.[0-9]{4,}`)
+	for i, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+		var e map[string]any
+		if err := json.Unmarshal([]byte(l), &e); err != nil {
+			t.Fatalf("stdout line %d is not JSON (%v): %q", i+1, err, l)
+		}
+		if long.MatchString(l) {
+			t.Errorf("line %d: a number with more than three decimals: %s", i+1, l)
+		}
+		out = append(out, e)
+	}
+	return out
 }
