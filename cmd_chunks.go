@@ -11,7 +11,7 @@ import (
 	"relayout/planner"
 )
 
-// chunkNotes reports, before any output is written, what --chunks or
+// chunkNotes (run, run --resume, plan, plan -o) reports, before any output is written, what --chunks or
 // --chunk-shape give the arrays of store where that is not what the flag
 // literally says, and accepts it (README: "Chunk shapes"):
 //
@@ -47,7 +47,7 @@ func chunkNotes(ctx context.Context, store *catalog.Store, chunkShape, chunks []
 			}
 			l, err := planner.ChooseLayout(a.Shape, planner.Chunked, chunkShape, chunks)
 			if err != nil {
-				return usagef("run: %s step %d: %v", a.Var, a.Step, err)
+				return usagef("%s: %s step %d: %v", verb, a.Var, a.Step, err)
 			}
 			byShape[key] = &seen{first: a.Var, note: chunkNote(a.Shape, l, chunkShape, chunks, "\x00")}
 			order = append(order, key)

@@ -236,6 +236,11 @@ func runPlan(ctx context.Context, args []string) (err error) {
 	if err != nil {
 		return err
 	}
+	if out == "" && opts.Layout == planner.Chunked { // plan -o: prepareWith notes them
+		if err := chunkNotes(ctx, store, opts.ChunkShape, opts.Chunks, logw); err != nil {
+			return err
+		}
+	}
 	if out != "" {
 		// The file-system decisions (striping, alignment) the output files get.
 		outFS, err := fsinfo.Detect(out)

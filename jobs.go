@@ -205,6 +205,11 @@ func prepareWith(ctx context.Context, out string, spec jobSpec, ds reader.Datase
 	if len(vars) == 0 {
 		return nil, fmt.Errorf("plan: %s: no variable to rewrite: %w", spec.Input, catalog.ErrNotFound)
 	}
+	if spec.Layout == planner.Chunked {
+		if err := chunkNotes(ctx, store, spec.ChunkShape, spec.Chunks, logw); err != nil {
+			return nil, err
+		}
+	}
 	outFS, err := fsinfo.Detect(out)
 	if err != nil {
 		return nil, err

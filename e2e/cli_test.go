@@ -249,3 +249,22 @@ func parseEvents(t *testing.T, s string) []map[string]any {
 	}
 	return out
 }
+
+// TestChunkNotesEverywhere: run --resume, plan and plan -o report the same
+// chunk note as run.
+func TestChunkNotesEverywhere(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in")
+	mustRun(t, "generate", in, "--shape", "32,32,32", "--chunk-shape", "8,8,8", "--steps", "0", "-q")
+	const want = "note: --chunks 3x3x3 on shape 32x32x32 (E/x and 3 other arrays): chunks of 11x11x11, the last along each axis 10x10x10 (the shape is not a multiple of the decomposition)\n"
+	for _, args := range [][]string{
+		{"run", in, "-o", filepath.Join(dir, "r"), "--resume", "--layout", "chunked", "--chunks", "3x3x3"},
+		{"plan", in, "--layout", "chunked", "--chunks", "3x3x3"},
+		{"plan", in, "-o", filepath.Join(dir, "p"), "--shards", "2", "--layout", "chunked", "--chunks", "3x3x3"},
+	} {
+		r := mustRun(t, args...)
+		if strings.Count(r.stderr, want) != 1 {
+			t.Errorf("relayout %s: want the note once on stderr:\n%s", strings.Join(args, " "), r.stderr)
+		}
+	}
+}

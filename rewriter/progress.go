@@ -30,6 +30,7 @@ func ShowProgress(mon *Monitor, mode string, w io.Writer) (stop func()) {
 				bar = progressbar.NewOptions64(p.Total,
 					progressbar.OptionSetWriter(w),
 					progressbar.OptionShowBytes(true),
+					progressbar.OptionUseIECUnits(true), // like every other size relayout prints
 					progressbar.OptionSetWidth(30),
 					progressbar.OptionThrottle(100*time.Millisecond),
 					progressbar.OptionShowElapsedTimeOnFinish(),
