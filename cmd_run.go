@@ -39,6 +39,7 @@ type runOptions struct {
 	report     string // --report FILE.json (with --resume)
 	unitSize   string
 	progress   string
+	stats      time.Duration // --stats: interval of progress lines in a log
 	compress   string
 	readers    int
 	stripeCnt  int
@@ -77,6 +78,7 @@ func runRun(ctx context.Context, args []string) (err error) {
 	fs.BoolVar(&o.netcdf, "netcdf", false, "give every dimension a coordinate (HDF5 dimension scale) for netCDF-4, ncdump and xarray; openPMD-api 0.16 then cannot read the record components (see README)")
 	fs.BoolVar(&o.noVerify, "no-verify", false, "skip re-reading the output and comparing it with the input before commit")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "print nothing but errors")
+	fs.DurationVar(&o.stats, "stats", 30*time.Second, "without a terminal (--progress auto): a progress line at every phase and every interval (0: phases only)")
 	fs.StringVar(&o.progress, "progress", "auto", "progress display: auto (a bar when stderr is a terminal), bar, json (typed events, one JSON object per line on stdout, schema relayout-progress/1, see README), none")
 	fs.BoolVar(&o.resume, "resume", false, "journaled run: resume a killed run --resume on the same OUT, skipping finished work units (see README: resume)")
 	fs.StringVar(&o.report, "report", "", "with --resume: write the job report (JSON, schema relayout-report/1) to this file")
@@ -107,10 +109,12 @@ func runRun(ctx context.Context, args []string) (err error) {
 	if o.out == "" {
 		return usagef("run: -o OUT is required")
 	}
-	switch o.progress {
-	case "auto", "bar", "json", "none":
-	default:
-		return usagef("run: --progress %q: want auto, bar, json or none", o.progress)
+	progress, err := progressMode(o.progress, o.quiet)
+	if err != nil {
+		return err
+	}
+	if o.stats < 0 {
+		return usagef("run: --stats %v: want a positive interval such as 30s, or 0 for none", o.stats)
 	}
 	in := fs.Arg(0)
 	if o.layout != "contiguous" && o.layout != "chunked" && o.layout != planner.Merged && o.layout != planner.AutoLayout {
@@ -195,8 +199,15 @@ func runRun(ctx context.Context, args []string) (err error) {
 	if o.quiet {
 		logw = io.Discard
 	}
+	var sd *statusDisplay
+	if progress == "bar" || progress == "lines" {
+		sd = newStatusDisplay(os.Stderr, progress == "bar", o.stats)
+		defer sd.finish()
+		logw = sd.logWriter(logw)
+	}
 	var ev *progressEvents
-	if o.progress == "json" {
+	setPhase := func(p string) { sd.setPhase(p); ev.setPhase(p) }
+	if progress == "json" {
 		ev = newProgressEvents(os.Stdout, in, o.out)
 		defer func() { ev.finish(ctx, err) }()
 		ev.set("output", o.out)
@@ -232,7 +243,7 @@ func runRun(ctx context.Context, args []string) (err error) {
 	}
 
 	start := time.Now()
-	ev.setPhase("catalog")
+	setPhase("catalog")
 	ds, store, err := buildCatalog(ctx, in, dbPath, reader.Options{Vars: o.vars})
 	if err != nil {
 		return err
@@ -271,10 +282,7 @@ func runRun(ctx context.Context, args []string) (err error) {
 	}
 	fmt.Fprintf(logw, "storage: %s is on %s; largest file: %s\n", o.out, outFS.Name, rewriter.FileLayout(outFS, largest, storage))
 
-	mon, stopProgress, err := startProgress(o.progress, o.quiet, ev)
-	if err != nil {
-		return err
-	}
+	mon := startProgress(sd, ev)
 	ropts := rewriter.Options{
 		Layout: o.layout, ChunkShape: chunkShape, Chunks: chunks, Deflate: deflate,
 		Jobs: o.jobs, MaxMem: maxMem, Version: version, Progress: logw, NoDigest: o.digest == "none",
@@ -283,9 +291,8 @@ func runRun(ctx context.Context, args []string) (err error) {
 	if o.layout == planner.AutoLayout {
 		ropts.Layout, ropts.LayoutFor = "", autoLayouts(o.readers, spec.Cost, logw)
 	}
-	ev.setPhase("rewrite")
+	setPhase("rewrite")
 	m, err := rewriter.Run(ctx, store, ds, stage, ropts)
-	stopProgress()
 	if err != nil {
 		return err
 	}
@@ -294,7 +301,7 @@ func runRun(ctx context.Context, args []string) (err error) {
 	ev.set("bytes", mon.Progress().Done)
 	ev.set("verified", !o.noVerify)
 	if !o.noVerify {
-		ev.setPhase("verify")
+		setPhase("verify")
 		ok, err := verifyPair(ctx, store, ds, stage, filepath.Join(work, "verify.db"), m, logw, maxMem)
 		if err != nil {
 			return err
@@ -308,7 +315,7 @@ func runRun(ctx context.Context, args []string) (err error) {
 	m.Started, m.Finished = utcSecond(start), utcSecond(time.Now())
 	verified := !o.noVerify
 	m.Verified = &verified
-	ev.setPhase("commit")
+	setPhase("commit")
 	if err := rewriter.CommitStage(work, o.out, m, rewriter.CommitRecord{Signature: spec.signature(), Inputs: inputs}); err != nil {
 		return err
 	}

@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -16,31 +18,197 @@ import (
 	"relayout/rewriter"
 )
 
-// startProgress sets up relayout run's progress display (--progress) and
-// returns the Monitor to pass to the rewriter with the function that ends
-// the display. "bar" draws on stderr; "json" is ev's (events on stdout).
-func startProgress(mode string, quiet bool, ev *progressEvents) (*rewriter.Monitor, func(), error) {
+// progressMode resolves --progress: auto is a live status line ("bar") when
+// stderr is a terminal, else plain lines ("lines") for batch logs; -q turns
+// both off (json stays: it goes to stdout).
+func progressMode(mode string, quiet bool) (string, error) {
 	switch mode {
 	case "auto":
-		mode = "none"
-		if !quiet && term.IsTerminal(int(os.Stderr.Fd())) {
-			mode = "bar"
+		switch {
+		case quiet:
+			return "none", nil
+		case term.IsTerminal(int(os.Stderr.Fd())):
+			return "bar", nil
 		}
+		return "lines", nil
 	case "bar":
 		if quiet {
-			mode = "none"
+			return "none", nil
 		}
+		return mode, nil
 	case "json", "none":
-	default:
-		return nil, nil, usagef("run: --progress %q: want auto, bar, json or none", mode)
+		return mode, nil
 	}
-	mon := rewriter.NewMonitor()
-	if mode == "json" && ev != nil {
-		ev.setMonitor(mon)
-		return mon, func() {}, nil
-	}
-	return mon, rewriter.ShowProgress(mon, mode, os.Stderr), nil
+	return "", usagef("run: --progress %q: want auto, bar, json or none", mode)
 }
+
+// startProgress returns the Monitor to pass to the rewriter, attached to
+// the display (the status line or the events), and the function that ends
+// the rewrite's part of it.
+func startProgress(sd *statusDisplay, ev *progressEvents) *rewriter.Monitor {
+	mon := rewriter.NewMonitor()
+	sd.setMonitor(mon)
+	if ev != nil {
+		ev.setMonitor(mon)
+	}
+	return mon
+}
+
+// statusDisplay is relayout run's human progress on stderr. On a terminal
+// ("bar") it is one status line — phase, bytes done of total, percent,
+// rate, ETA and the variable being written — redrawn in place five times a
+// second; every log line is printed above it (the line is cleared first and
+// redrawn after), so log lines never break it, and it is cleared at the
+// end, leaving run's "done:" line as the summary. Elsewhere ("lines") it
+// prints a plain "progress:" line at every phase change, at the end of the
+// rewrite, and every --stats interval, for batch logs.
+type statusDisplay struct {
+	mu         sync.Mutex
+	w          io.Writer
+	tty        bool
+	width      int
+	phase      string
+	phaseStart time.Time
+	mon        *rewriter.Monitor
+	shown      bool // the status line is on the screen (tty)
+	stop       chan struct{}
+	wg         sync.WaitGroup
+	partial    bool // the last log write did not end a line
+}
+
+// newStatusDisplay starts the display; every is the interval of plain lines
+// (0: none but those of phase changes).
+func newStatusDisplay(w *os.File, tty bool, every time.Duration) *statusDisplay {
+	d := &statusDisplay{w: w, tty: tty, width: 100, stop: make(chan struct{})}
+	if width, _, err := term.GetSize(int(w.Fd())); err == nil && width > 20 {
+		d.width = width
+	}
+	if tty {
+		every = 200 * time.Millisecond
+	}
+	if every <= 0 {
+		return d
+	}
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-d.stop:
+				return
+			case <-t.C:
+				d.mu.Lock()
+				d.showLocked()
+				d.mu.Unlock()
+			}
+		}
+	}()
+	return d
+}
+
+func (d *statusDisplay) setMonitor(m *rewriter.Monitor) {
+	if d == nil {
+		return
+	}
+	d.mu.Lock()
+	d.mon = m
+	d.mu.Unlock()
+}
+
+// setPhase shows the new phase at once (after the rewrite's final figures
+// in a log).
+func (d *statusDisplay) setPhase(p string) {
+	if d == nil {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.phase == "rewrite" && !d.tty {
+		d.showLocked()
+	}
+	d.phase, d.phaseStart = p, time.Now()
+	d.showLocked()
+}
+
+// text is the status: "rewrite  45.2MiB / 128.0MiB  35%  101.3MiB/s  ETA 1s  E/x".
+func (d *statusDisplay) text() string {
+	parts := []string{d.phase}
+	if d.phase == "rewrite" && d.mon != nil {
+		p := d.mon.Progress()
+		if p.Total > 0 {
+			parts = append(parts, fmt.Sprintf("%s / %s", humanBytes(p.Done), humanBytes(p.Total)),
+				fmt.Sprintf("%d%%", p.Done*100/p.Total), humanBytes(int64(p.Rate()))+"/s")
+			if eta := p.ETA(); eta >= 0 {
+				parts = append(parts, "ETA "+eta.Round(time.Second).String())
+			}
+			if p.Variable != "" {
+				parts = append(parts, p.Variable)
+			}
+			return strings.Join(parts, "  ")
+		}
+	}
+	return strings.Join(append(parts, time.Since(d.phaseStart).Round(100*time.Millisecond).String()), "  ")
+}
+
+// showLocked draws the status line (tty) or prints a progress line.
+func (d *statusDisplay) showLocked() {
+	if d.phase == "" || d.partial {
+		return
+	}
+	t := d.text()
+	if !d.tty {
+		fmt.Fprintf(d.w, "progress: %s\n", t)
+		return
+	}
+	if r := []rune(t); len(r) > d.width-1 {
+		t = string(r[:d.width-1])
+	}
+	fmt.Fprintf(d.w, "\r\033[K%s", t)
+	d.shown = true
+}
+
+func (d *statusDisplay) clearLocked() {
+	if d.shown {
+		fmt.Fprint(d.w, "\r\033[K")
+		d.shown = false
+	}
+}
+
+// finish stops the display and clears the status line.
+func (d *statusDisplay) finish() {
+	if d == nil {
+		return
+	}
+	close(d.stop)
+	d.wg.Wait()
+	d.mu.Lock()
+	d.clearLocked()
+	d.mu.Unlock()
+}
+
+// logWriter is w with its lines printed above the status line.
+func (d *statusDisplay) logWriter(w io.Writer) io.Writer {
+	if d == nil {
+		return w
+	}
+	return writerFunc(func(p []byte) (int, error) {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		d.clearLocked()
+		n, err := w.Write(p)
+		d.partial = len(p) > 0 && p[len(p)-1] != '\n'
+		if d.tty {
+			d.showLocked()
+		}
+		return n, err
+	})
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 // progressSchema names the --progress json event stream (README: "Progress
 // events"); fields and event types are only ever added.

@@ -16,7 +16,8 @@ import (
 // generated series and compares exit code and message with
 // ../testdata/golden/cli-messages.txt (go test ./e2e -run TestCLIMessages
 // -update rewrites it). Temporary paths read as $TMP; for commands that
-// succeed only their "note:" lines are kept (the rest holds timings).
+// succeed only their "note:" lines are kept, and "progress:" lines never
+// (they hold timings).
 func TestCLIMessages(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in")
@@ -49,7 +50,13 @@ func TestCLIMessages(t *testing.T) {
 	for _, args := range cases {
 		r := relayout(t, args...)
 		fmt.Fprintf(&b, "$ relayout %s\nexit %d\n", strings.Join(args, " "), r.code)
-		msg := r.stderr
+		var kept []string // progress lines (a log's, with timings) left out
+		for _, l := range strings.SplitAfter(r.stderr, "\n") {
+			if !strings.HasPrefix(l, "progress: ") {
+				kept = append(kept, l)
+			}
+		}
+		msg := strings.Join(kept, "")
 		if r.code == 0 {
 			var notes []string
 			for _, l := range strings.Split(msg, "\n") {
@@ -266,5 +273,122 @@ func TestChunkNotesEverywhere(t *testing.T) {
 		if strings.Count(r.stderr, want) != 1 {
 			t.Errorf("relayout %s: want the note once on stderr:\n%s", strings.Join(args, " "), r.stderr)
 		}
+	}
+}
+
+// ptyRun runs relayout in a real pseudo-terminal (Python's pty module) and
+// returns what the terminal received and the exit code.
+const ptyRun = `
+import os, pty, sys
+pid, fd = pty.fork()
+if pid == 0:
+    os.environ["COLUMNS"] = "120"
+    os.execv(sys.argv[1], sys.argv[1:])
+out = b""
+while True:
+    try:
+        b = os.read(fd, 65536)
+    except OSError:
+        break
+    if not b:
+        break
+    out += b
+_, st = os.waitpid(pid, 0)
+sys.stdout.buffer.write(out)
+sys.exit(os.waitstatus_to_exitcode(st))
+`
+
+// screen replays a terminal's output (\r, \n, ESC[K; other text overwrites
+// at the cursor) and returns the lines left on the screen.
+func screen(raw string) []string {
+	var lines []string
+	var cur []rune
+	col := 0
+	rs := []rune(raw)
+	for i := 0; i < len(rs); i++ {
+		switch c := rs[i]; {
+		case c == '\r':
+			col = 0
+		case c == '\n':
+			lines = append(lines, string(cur))
+			cur, col = nil, 0
+		case c == 0x1b && i+2 < len(rs) && rs[i+1] == '[' && rs[i+2] == 'K':
+			cur = cur[:col]
+			i += 2
+		default:
+			if col < len(cur) {
+				cur[col] = c
+			} else {
+				cur = append(cur, c)
+			}
+			col++
+		}
+	}
+	if len(cur) > 0 {
+		lines = append(lines, string(cur))
+	}
+	return lines
+}
+
+// TestTerminalProgress: in a terminal the status line shows every phase,
+// log lines are never broken by it (each is a whole line of the screen),
+// and it is gone at the end, leaving the "done:" summary; without a
+// terminal a "progress:" line marks every phase and the rewrite's end.
+func TestTerminalProgress(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in")
+	mustRun(t, "generate", in, "--shape", "64,64,64", "--chunk-shape", "16,16,16", "--steps", "0,1", "-q")
+	cmd := exec.Command(python, "-c", ptyRun, binary, "run", in, "-o", filepath.Join(dir, "o1"), "--jobs", "1")
+	b, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("run in a pty: %v\n%s", err, b)
+	}
+	raw := strings.ReplaceAll(string(b), "\r\n", "\n") // the pty's output processing
+	for _, p := range []string{"catalog", "rewrite", "verify", "commit"} {
+		if !strings.Contains(raw, "\r\x1b[K"+p+"  ") {
+			t.Errorf("the status line never showed phase %s:\n%q", p, raw)
+		}
+	}
+	if !regexp.MustCompile(`\r\x1b\[Krewrite  16\.0MiB / 16\.0MiB  100%  `).MatchString(raw) {
+		t.Errorf("the status line never showed the rewrite at 100%% of 16.0MiB:\n%q", raw)
+	}
+	lines := screen(raw)
+	status := regexp.MustCompile(`(catalog|rewrite|verify|commit)  `)
+	want := []string{"catalog: 4 variables", "storage: ", "E/x: 2 arrays", "rho: 2 arrays", "io: ", "OK  rho", "done: 4 variables"}
+	for _, l := range lines {
+		if status.MatchString(l) {
+			t.Errorf("status text left on the screen or breaking a log line: %q", l)
+		}
+	}
+	for _, w := range want {
+		found := false
+		for _, l := range lines {
+			found = found || strings.HasPrefix(l, w)
+		}
+		if !found {
+			t.Errorf("no screen line starts with %q:\n%s", w, strings.Join(lines, "\n"))
+		}
+	}
+	if len(lines) == 0 || !strings.HasPrefix(lines[len(lines)-1], "done: 4 variables") {
+		t.Errorf("the screen does not end with the summary:\n%s", strings.Join(lines, "\n"))
+	}
+
+	// Without a terminal (a batch log): a line per phase, in order, and the
+	// rewrite's final figures; --stats 0 leaves out the periodic ones.
+	r := mustRun(t, "run", in, "-o", filepath.Join(dir, "o2"), "--stats", "0")
+	var got []string
+	for _, l := range strings.Split(r.stderr, "\n") {
+		if strings.HasPrefix(l, "progress: ") {
+			got = append(got, strings.Fields(l)[1])
+		}
+		if strings.Contains(l, "\r") || strings.Contains(l, "\x1b") {
+			t.Errorf("terminal control characters in a log: %q", l)
+		}
+	}
+	if strings.Join(got, ",") != "catalog,rewrite,rewrite,verify,commit" {
+		t.Errorf("progress lines %v, want catalog,rewrite,rewrite (final),verify,commit:\n%s", got, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "progress: rewrite  16.0MiB / 16.0MiB  100%") {
+		t.Errorf("no final rewrite line:\n%s", r.stderr)
 	}
 }
