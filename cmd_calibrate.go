@@ -76,7 +76,7 @@ func runCalibrate(ctx context.Context, args []string) error {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return usagef("calibrate: want exactly one directory, got %d", fs.NArg())
+		return usagef("calibrate: want exactly one directory, got %d%s", fs.NArg(), singleDash(fs, args))
 	}
 	dir := fs.Arg(0)
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {

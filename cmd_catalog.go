@@ -27,7 +27,7 @@ func runCatalog(ctx context.Context, args []string) error {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return usagef("catalog: want exactly one input, got %d", fs.NArg())
+		return usagef("catalog: want exactly one input, got %d%s", fs.NArg(), singleDash(fs, args))
 	}
 	in := fs.Arg(0)
 	if dbPath == "" {

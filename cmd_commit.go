@@ -26,7 +26,7 @@ func runCommit(ctx context.Context, args []string) error {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return usagef("commit: want exactly one OUT, got %d", fs.NArg())
+		return usagef("commit: want exactly one OUT, got %d%s", fs.NArg(), singleDash(fs, args))
 	}
 	maxMem, err := parseBudget("commit", "max-mem", maxMemS)
 	if err != nil {

@@ -31,7 +31,7 @@ func runInspect(ctx context.Context, args []string) error {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return usagef("inspect: want exactly one input, got %d", fs.NArg())
+		return usagef("inspect: want exactly one input, got %d%s", fs.NArg(), singleDash(fs, args))
 	}
 	opts, err := pf.options("inspect")
 	if err != nil {

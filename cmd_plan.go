@@ -156,7 +156,7 @@ func runPlan(ctx context.Context, args []string) (err error) {
 		logw = io.Discard
 	}
 	if fs.NArg() != 1 {
-		return usagef("plan: want exactly one input, got %d", fs.NArg())
+		return usagef("plan: want exactly one input, got %d%s", fs.NArg(), singleDash(fs, args))
 	}
 	opts, err := pf.options("plan")
 	if err != nil {

@@ -26,7 +26,7 @@ func runRewrite(ctx context.Context, args []string) error {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return usagef("rewrite: want exactly one OUT (prepared by relayout plan IN -o OUT --shards N), got %d", fs.NArg())
+		return usagef("rewrite: want exactly one OUT (prepared by relayout plan IN -o OUT --shards N), got %d%s", fs.NArg(), singleDash(fs, args))
 	}
 	if jobs < 1 {
 		return usagef("rewrite: --jobs must be at least 1")

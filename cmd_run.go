@@ -104,7 +104,7 @@ func runRun(ctx context.Context, args []string) (err error) {
 		defer stop()
 	}
 	if fs.NArg() != 1 {
-		return usagef("run: want exactly one input, got %d", fs.NArg())
+		return usagef("run: want exactly one input, got %d%s", fs.NArg(), singleDash(fs, args))
 	}
 	if o.out == "" {
 		return usagef("run: -o OUT is required")

@@ -28,7 +28,7 @@ func runVerify(ctx context.Context, args []string) error {
 		return err
 	}
 	if fs.NArg() != 2 {
-		return usagef("verify: want IN and OUT, got %d arguments", fs.NArg())
+		return usagef("verify: want IN and OUT, got %d arguments%s", fs.NArg(), singleDash(fs, args))
 	}
 	in, out := fs.Arg(0), fs.Arg(1)
 	tmp, err := os.MkdirTemp("", "relayout-verify-")

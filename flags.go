@@ -34,7 +34,11 @@ func parseFlags(fs *pflag.FlagSet, args []string) error {
 		if errors.Is(err, pflag.ErrHelp) {
 			return errHelp
 		}
-		return usagef("%s: %v%s", fs.Name(), err, flagSuggestion(fs, err))
+		hint := flagSuggestion(fs, err)
+		if hint == "" {
+			hint = singleDash(fs, args)
+		}
+		return usagef("%s: %v%s", fs.Name(), err, hint)
 	}
 	return nil
 }
@@ -252,4 +256,19 @@ func jsonIndent(v any) ([]byte, error) {
 		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// singleDash suggests --name for the first "-name" in args that spells a
+// long flag with one dash (pflag reads "-out" as -o -u -t).
+func singleDash(fs *pflag.FlagSet, args []string) string {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		name, _, _ := strings.Cut(strings.TrimPrefix(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && len(name) > 1 && fs.Lookup(name) != nil {
+			return "; did you mean --" + name + "?"
+		}
+	}
+	return ""
 }

@@ -35,6 +35,8 @@ func TestCLIMessages(t *testing.T) {
 		{"rewrite", out("o"), "--shard", "0/1", "--max-mem", "1000"},
 		{"run", in, "-o", out("o1"), "--chunk-shap", "8,8,8"},
 		{"plan", in, "--readrs", "4"},
+		{"run", in, "-out", out("o1")},
+		{"plan", in, "-json"},
 		{"run", in},
 		{"run", in, "-o", out("o1"), "--report", out("r.json")},
 		{"run", in, "-o", out("o1"), "--var", "rhoo"},
