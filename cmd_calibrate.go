@@ -82,7 +82,7 @@ func runCalibrate(ctx context.Context, args []string) error {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return usagef("calibrate: %s is not a directory", dir)
 	}
-	n, err := parseSize(size)
+	n, err := parseBudget("calibrate", "size", size) // a scratch file below 64KiB measures nothing
 	if err != nil {
 		return err
 	}

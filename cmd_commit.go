@@ -28,6 +28,9 @@ func runCommit(ctx context.Context, args []string) error {
 	if fs.NArg() != 1 {
 		return usagef("commit: want exactly one OUT, got %d%s", fs.NArg(), singleDash(fs, args))
 	}
+	if jobs < 1 {
+		return usagef("commit: --jobs must be at least 1")
+	}
 	maxMem, err := parseBudget("commit", "max-mem", maxMemS)
 	if err != nil {
 		return err
@@ -60,5 +63,5 @@ func runCommit(ctx context.Context, args []string) error {
 		fmt.Fprintf(logw, "%s: done (committed already)\n", out)
 		return nil
 	}
-	return commitJob(ctx, out, job, !noVerify, report, max(jobs, 1), maxMem, logw)
+	return commitJob(ctx, out, job, !noVerify, report, jobs, maxMem, logw)
 }
