@@ -169,7 +169,7 @@ func runRun(ctx context.Context, args []string) (err error) {
 		if o.digest != "sha256" {
 			return usagef("run: --resume needs --digest sha256: the journal checks every unit by its sha256")
 		}
-		return runResume(ctx, in, o, chunkShape, chunks, deflate, storage)
+		return runResume(ctx, in, o, progress, chunkShape, chunks, deflate, storage)
 	}
 	if o.report != "" {
 		return usagef("run: --report needs --resume: only the journaled job keeps a per-unit report (a plain run's account is its manifest, OUT/%s)", catalog.ManifestName)
@@ -199,20 +199,8 @@ func runRun(ctx context.Context, args []string) (err error) {
 	if o.quiet {
 		logw = io.Discard
 	}
-	var sd *statusDisplay
-	if progress == "bar" || progress == "lines" {
-		sd = newStatusDisplay(os.Stderr, progress == "bar", o.stats)
-		defer sd.finish()
-		logw = sd.logWriter(logw)
-	}
-	var ev *progressEvents
-	setPhase := func(p string) { sd.setPhase(p); ev.setPhase(p) }
-	if progress == "json" {
-		ev = newProgressEvents(os.Stdout, in, o.out)
-		defer func() { ev.finish(ctx, err) }()
-		ev.set("output", o.out)
-		logw = ev.warnings(logw)
-	}
+	disp, logw := newDisplay(progress, o.stats, in, o.out, logw)
+	defer func() { disp.finish(ctx, err) }()
 	lock, err := lockOut(o.out, "run", os.Stderr)
 	if err != nil {
 		return err
@@ -243,7 +231,7 @@ func runRun(ctx context.Context, args []string) (err error) {
 	}
 
 	start := time.Now()
-	setPhase("catalog")
+	disp.phase("catalog")
 	ds, store, err := buildCatalog(ctx, in, dbPath, reader.Options{Vars: o.vars})
 	if err != nil {
 		return err
@@ -282,7 +270,7 @@ func runRun(ctx context.Context, args []string) (err error) {
 	}
 	fmt.Fprintf(logw, "storage: %s is on %s; largest file: %s\n", o.out, outFS.Name, rewriter.FileLayout(outFS, largest, storage))
 
-	mon := startProgress(sd, ev)
+	mon := disp.monitor()
 	ropts := rewriter.Options{
 		Layout: o.layout, ChunkShape: chunkShape, Chunks: chunks, Deflate: deflate,
 		Jobs: o.jobs, MaxMem: maxMem, Version: version, Progress: logw, NoDigest: o.digest == "none",
@@ -291,17 +279,17 @@ func runRun(ctx context.Context, args []string) (err error) {
 	if o.layout == planner.AutoLayout {
 		ropts.Layout, ropts.LayoutFor = "", autoLayouts(o.readers, spec.Cost, logw)
 	}
-	setPhase("rewrite")
+	disp.phase("rewrite")
 	m, err := rewriter.Run(ctx, store, ds, stage, ropts)
 	if err != nil {
 		return err
 	}
 	rewriter.WriteIOSummary(logw, m.IO)
-	ev.set("variables", len(m.Variables))
-	ev.set("bytes", mon.Progress().Done)
-	ev.set("verified", !o.noVerify)
+	disp.set("variables", len(m.Variables))
+	disp.set("bytes", mon.Progress().Done)
+	disp.set("verified", !o.noVerify)
 	if !o.noVerify {
-		setPhase("verify")
+		disp.phase("verify")
 		ok, err := verifyPair(ctx, store, ds, stage, filepath.Join(work, "verify.db"), m, logw, maxMem)
 		if err != nil {
 			return err
@@ -315,7 +303,7 @@ func runRun(ctx context.Context, args []string) (err error) {
 	m.Started, m.Finished = utcSecond(start), utcSecond(time.Now())
 	verified := !o.noVerify
 	m.Verified = &verified
-	setPhase("commit")
+	disp.phase("commit")
 	if err := rewriter.CommitStage(work, o.out, m, rewriter.CommitRecord{Signature: spec.signature(), Inputs: inputs}); err != nil {
 		return err
 	}

@@ -42,18 +42,6 @@ func progressMode(mode string, quiet bool) (string, error) {
 	return "", usagef("run: --progress %q: want auto, bar, json or none", mode)
 }
 
-// startProgress returns the Monitor to pass to the rewriter, attached to
-// the display (the status line or the events), and the function that ends
-// the rewrite's part of it.
-func startProgress(sd *statusDisplay, ev *progressEvents) *rewriter.Monitor {
-	mon := rewriter.NewMonitor()
-	sd.setMonitor(mon)
-	if ev != nil {
-		ev.setMonitor(mon)
-	}
-	return mon
-}
-
 // statusDisplay is relayout run's human progress on stderr. On a terminal
 // ("bar") it is one status line — phase, bytes done of total, percent,
 // rate, ETA and the variable being written — redrawn in place five times a
@@ -209,6 +197,63 @@ func (d *statusDisplay) logWriter(w io.Writer) io.Writer {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// display is relayout run's progress in the resolved --progress mode:
+// the status line or log lines on stderr, or the events on stdout.
+type display struct {
+	sd *statusDisplay
+	ev *progressEvents
+}
+
+// newDisplay starts the display of a run from in to out and returns the
+// log writer to use instead of logw (its lines go above the status line;
+// notes become warning events). A nil *display shows nothing.
+func newDisplay(mode string, stats time.Duration, in, out string, logw io.Writer) (*display, io.Writer) {
+	d := &display{}
+	switch mode {
+	case "bar", "lines":
+		d.sd = newStatusDisplay(os.Stderr, mode == "bar", stats)
+		logw = d.sd.logWriter(logw)
+	case "json":
+		d.ev = newProgressEvents(os.Stdout, in, out)
+		d.ev.set("output", out)
+		logw = d.ev.warnings(logw)
+	}
+	return d, logw
+}
+
+func (d *display) phase(p string) {
+	if d != nil {
+		d.sd.setPhase(p)
+		d.ev.setPhase(p)
+	}
+}
+
+func (d *display) set(k string, v any) {
+	if d != nil {
+		d.ev.set(k, v)
+	}
+}
+
+func (d *display) monitor() *rewriter.Monitor {
+	mon := rewriter.NewMonitor()
+	if d != nil {
+		d.sd.setMonitor(mon)
+		if d.ev != nil {
+			d.ev.setMonitor(mon)
+		}
+	}
+	return mon
+}
+
+// finish ends the display: the status line cleared, or the events' error
+// and summary.
+func (d *display) finish(ctx context.Context, err error) {
+	if d != nil {
+		d.sd.finish()
+		d.ev.finish(ctx, err)
+	}
+}
 
 // progressSchema names the --progress json event stream (README: "Progress
 // events"); fields and event types are only ever added.

@@ -234,6 +234,19 @@ func TestProgressJSON(t *testing.T) {
 	if strings.Join(phases, ",") != "catalog,rewrite,verify,commit" {
 		t.Errorf("phases %v, want catalog,rewrite,verify,commit", phases)
 	}
+	// run --resume: catalog, rewrite, verify (its commit included), summary.
+	r = mustRun(t, "run", in, "-o", filepath.Join(dir, "o3"), "--resume", "--progress", "json")
+	events = parseEvents(t, r.stdout)
+	phases = nil
+	for _, e := range events {
+		if p, _ := e["phase"].(string); p != "" && (len(phases) == 0 || phases[len(phases)-1] != p) {
+			phases = append(phases, p)
+		}
+	}
+	last := events[len(events)-1]
+	if strings.Join(phases, ",") != "catalog,rewrite,verify" || events[0]["type"] != "start" || last["type"] != "summary" || last["status"] != "done" || last["variables"] != 4.0 {
+		t.Errorf("run --resume events: phases %v, %v", phases, events)
+	}
 	// A failure once the events started: an error event, then the summary.
 	r = relayout(t, "run", in, "-o", filepath.Join(dir, "o2"), "--progress", "json", "--var", "rhoo")
 	events = parseEvents(t, r.stdout)
