@@ -43,6 +43,7 @@ func runResume(ctx context.Context, in string, o runOptions, progress string, ch
 	}
 	disp, logw := newDisplay(progress, o.stats, in, o.out, logw)
 	err = runJob(ctx, in, o.out, spec, o.force, !o.noVerify, o.report, o.jobs, maxMem, logw, disp)
+	err = interrupted(ctx, err, o.out, true)
 	disp.finish(ctx, err)
 	return err
 }

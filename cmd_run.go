@@ -200,7 +200,10 @@ func runRun(ctx context.Context, args []string) (err error) {
 		logw = io.Discard
 	}
 	disp, logw := newDisplay(progress, o.stats, in, o.out, logw)
-	defer func() { disp.finish(ctx, err) }()
+	defer func() {
+		err = interrupted(ctx, err, o.out, false)
+		disp.finish(ctx, err)
+	}()
 	lock, err := lockOut(o.out, "run", os.Stderr)
 	if err != nil {
 		return err
@@ -471,4 +474,33 @@ func manifestOptions(spec jobSpec, maxMem int64, jobs int) *catalog.ManifestOpti
 func utcSecond(t time.Time) *time.Time {
 	u := t.UTC().Truncate(time.Second)
 	return &u
+}
+
+// interrupted adds to the error of an interrupted run what OUT/.relayout
+// holds and how to go on (the error still wraps context.Canceled).
+func interrupted(ctx context.Context, err error, out string, resume bool) error {
+	if err == nil || (ctx.Err() == nil && !errors.Is(err, context.Canceled)) {
+		return err
+	}
+	work := workDir(out)
+	var size int64
+	filepath.WalkDir(work, func(_ string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				size += fi.Size()
+			}
+		}
+		return nil
+	})
+	if rewriter.Committed(work, out) {
+		return err
+	}
+	if _, e := os.Stat(filepath.Join(work, "committing")); e == nil {
+		return fmt.Errorf("%w\nthe commit to %s had begun: rerun the same command (or relayout commit %s) to finish it", err, out, out)
+	}
+	how := "rerun the same command to start again (relayout run --resume keeps finished work across interruptions)"
+	if resume {
+		how = "rerun the same command to continue: the units already written are kept"
+	}
+	return fmt.Errorf("%w\nnothing was committed to %s; %s holds the unfinished job (%s): %s, or delete %s", err, out, work, humanBytes(size), how, work)
 }
