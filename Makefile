@@ -18,7 +18,7 @@ build: deps
 # of 2 iterations, 4 variables of 64^3 float64 in 64 chunks written in scattered order.
 demo: build
 	rm -rf demo
-	$(BIN) generate demo/sample --shape 64,64,64 --chunk 16,16,16 --steps 0,100
+	$(BIN) generate demo/sample --shape 64,64,64 --chunk-shape 16,16,16 --steps 0,100
 	$(BIN) catalog demo/sample
 	$(BIN) run demo/sample -o demo/out --layout chunked --chunks 2x2x2
 	$(BIN) verify demo/sample demo/out

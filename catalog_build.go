@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -18,6 +19,10 @@ import (
 func buildCatalog(ctx context.Context, path, dbPath string, opts reader.Options) (reader.Dataset, *catalog.Store, error) {
 	ds, err := reader.Open(path, opts)
 	if err != nil {
+		var nm *reader.NoMatchError
+		if errors.As(err, &nm) {
+			return nil, nil, noMatch(nm)
+		}
 		return nil, nil, err
 	}
 	if err := os.MkdirAll(filepath.Dir(dbPath), 0o755); err != nil {
@@ -86,4 +91,37 @@ func verifyPair(ctx context.Context, in *catalog.Store, inSrc catalog.Source, ou
 	}
 	seriesOK, err := rewriter.VerifySeries(outDir, m, w)
 	return ok && seriesOK, err
+}
+
+// noMatch is the usage error of a --var that selects nothing: the names
+// equal to it but for case, else the closest (parents like "B" of "B/x"
+// count as names), then the names the input has.
+func noMatch(e *reader.NoMatchError) error {
+	seen := map[string]bool{}
+	var cands []string
+	for _, n := range e.Names {
+		for p := n; p != ""; {
+			if !seen[p] {
+				seen[p] = true
+				cands = append(cands, p)
+			}
+			i := strings.LastIndexByte(p, '/')
+			if i < 0 {
+				break
+			}
+			p = p[:i]
+		}
+	}
+	names := strings.Join(e.Names, ", ")
+	if len(e.Names) > 20 {
+		names = strings.Join(e.Names[:20], ", ") + fmt.Sprintf(", ... (%d in all)", len(e.Names))
+	}
+	if len(e.Names) == 0 {
+		names = "none"
+	}
+	s := suggest(e.Pattern, cands, 4)
+	for i := range s {
+		s[i] = "--var " + s[i]
+	}
+	return usagef("%s: --var %s matches no variable%s (variables: %s)", verb, e.Pattern, didYouMean(s), names)
 }

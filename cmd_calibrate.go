@@ -64,21 +64,25 @@ func runCalibrate(ctx context.Context, args []string) error {
 	var samples, streams int
 	fs := newFlags("calibrate", "relayout calibrate DIR [-o FILE] [--size 256MiB]",
 		"relayout calibrate /scratch/me/ && relayout plan diags/ --cost-model ~/.config/relayout/cost-model.json")
-	fs.StringVarP(&out, "output", "o", "", "cost-model file to write (default $XDG_CONFIG_HOME/relayout/cost-model.json); use it with plan/run/inspect --cost-model")
+	var quiet bool
+	fs.StringVarP(&out, "out", "o", "", "cost-model file to write (default $XDG_CONFIG_HOME/relayout/cost-model.json); use it with plan/run/inspect --cost-model")
+	fs.StringVar(&out, "output", "", "")
+	_ = fs.MarkDeprecated("output", "use -o/--out")
 	fs.StringVar(&size, "size", "256MiB", "scratch file size (written in DIR, then removed)")
 	fs.IntVar(&samples, "samples", 256, "random 4 KiB reads timed for the latency (median)")
 	fs.IntVar(&streams, "streams", 4, "parallel readers for the aggregate bandwidth")
+	fs.BoolVarP(&quiet, "quiet", "q", false, "print nothing but errors (the file is still written)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return usagef("calibrate: want exactly one directory, got %d (see relayout calibrate --help)", fs.NArg())
+		return usagef("calibrate: want exactly one directory, got %d%s", fs.NArg(), singleDash(fs, args))
 	}
 	dir := fs.Arg(0)
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return usagef("calibrate: %s is not a directory", dir)
 	}
-	n, err := parseSize(size)
+	n, err := parseBudget("calibrate", "size", size) // a scratch file below 64KiB measures nothing
 	if err != nil {
 		return err
 	}
@@ -99,15 +103,18 @@ func runCalibrate(ctx context.Context, args []string) error {
 	}
 	f := costModelFile{Schema: costModelSchema, LatencySeconds: r.LatencyS, ReaderBandwidth: r.ReaderBps,
 		AggBandwidth: r.AggregateBps, SieveBytes: planner.DefaultCostParams().Sieve, Measured: &r}
-	b, err := json.MarshalIndent(f, "", "  ")
+	b, err := jsonIndent(f)
 	if err != nil {
 		return err
 	}
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return fmt.Errorf("calibrate: %w", err)
 	}
-	if err := os.WriteFile(out, append(b, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(out, b, 0o644); err != nil {
 		return fmt.Errorf("calibrate: %w", err)
+	}
+	if quiet {
+		return nil
 	}
 	note := ""
 	if !r.CacheDropped {

@@ -23,11 +23,12 @@ func runCatalog(ctx context.Context, args []string) error {
 	fs.StringArrayVar(&vars, "var", nil, "variable name or glob (repeatable; default all)")
 	fs.BoolVar(&asJSON, "json", false, "print the summary as JSON")
 	fs.BoolVar(&strict, "strict", false, "refuse an incomplete input (steps written but not indexed) instead of listing what is left out")
+	fs.BoolP("quiet", "q", false, "accepted on every verb; catalog prints its listing (stdout) and errors only")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return usagef("catalog: want exactly one input, got %d (see relayout catalog --help)", fs.NArg())
+		return usagef("catalog: want exactly one input, got %d%s", fs.NArg(), singleDash(fs, args))
 	}
 	in := fs.Arg(0)
 	if dbPath == "" {
@@ -83,16 +84,22 @@ func printCatalogJSON(info catalog.DatasetInfo, summary []catalog.VarSummary) er
 		StoredBytes int64   `json:"stored_bytes"`
 		Files       int     `json:"files"`
 	}
+	// input is the object of plan --json and the manifest; format is kept
+	// at the top level too for scripts written against older versions.
 	out := struct {
-		Input     string    `json:"input"`
+		Input     planInput `json:"input"`
 		Format    string    `json:"format"`
 		Variables []jsonVar `json:"variables"`
 		Skipped   []string  `json:"skipped"`
-	}{Input: info.Path, Format: info.Format, Skipped: info.Skipped, Variables: []jsonVar{}}
+	}{Input: planInput{Path: info.Path, Format: info.Format}, Format: info.Format, Skipped: info.Skipped, Variables: []jsonVar{}}
+	if out.Skipped == nil {
+		out.Skipped = []string{}
+	}
 	for _, v := range summary {
 		out.Variables = append(out.Variables, jsonVar{v.Name, v.DType.NumPy(), v.Steps, v.Levels, v.Arrays, v.Blocks, v.Bytes, v.StoredBytes, v.Files})
 	}
 	enc := json.NewEncoder(os.Stdout)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false) // dtypes like "<f8" stay readable
 	return enc.Encode(out)
 }

@@ -26,11 +26,14 @@ func runCommit(ctx context.Context, args []string) (err error) {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return usagef("commit: want exactly one OUT, got %d", fs.NArg())
+		return usagef("commit: want exactly one OUT, got %d%s", fs.NArg(), singleDash(fs, args))
 	}
-	maxMem, err := parseSize(maxMemS)
-	if err != nil || maxMem <= 0 {
-		return usagef("commit: --max-mem %q: want a positive size such as 512MiB", maxMemS)
+	if jobs < 1 {
+		return usagef("commit: --jobs must be at least 1")
+	}
+	maxMem, err := parseBudget("commit", "max-mem", maxMemS)
+	if err != nil {
+		return err
 	}
 	out := fs.Arg(0)
 	defer func() { err = withDiskHint(err, out, 0, "rerun relayout commit") }()
@@ -61,5 +64,5 @@ func runCommit(ctx context.Context, args []string) (err error) {
 		fmt.Fprintf(logw, "%s: done (committed already)\n", out)
 		return nil
 	}
-	return commitJob(ctx, out, job, !noVerify, report, max(jobs, 1), maxMem, logw)
+	return commitJob(ctx, out, job, !noVerify, report, jobs, maxMem, logw)
 }

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 
@@ -12,12 +14,17 @@ import (
 func runGenerate(ctx context.Context, args []string) error {
 	var shapeS, chunkS, stepsS string
 	var seed uint64
+	var force, quiet bool
 	fs := newFlags("generate", "relayout generate DIR [flags]",
-		"relayout generate sample/ --shape 64,64,64 --chunk 16,16,16 --steps 0,100")
+		"relayout generate sample/ --shape 64,64,64 --chunk-shape 16,16,16 --steps 0,100")
 	fs.StringVar(&shapeS, "shape", "64,64,64", "global mesh shape NX,NY,NZ")
-	fs.StringVar(&chunkS, "chunk", "16,16,16", "stored chunk shape (written in scattered order)")
+	fs.StringVar(&chunkS, "chunk-shape", "16,16,16", "stored chunk shape (written in scattered order)")
+	fs.StringVar(&chunkS, "chunk", "16,16,16", "")
+	_ = fs.MarkDeprecated("chunk", "use --chunk-shape")
 	fs.StringVar(&stepsS, "steps", "0,100", "iterations, one file each")
 	fs.Uint64Var(&seed, "seed", 1, "seed of the scattered chunk order")
+	fs.BoolVar(&force, "force", false, "write into a non-empty DIR, replacing files of the same name")
+	fs.BoolVarP(&quiet, "quiet", "q", false, "print nothing but errors")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -33,7 +40,7 @@ func runGenerate(ctx context.Context, args []string) error {
 		return err
 	}
 	if len(shape) != 3 || len(chunk) != 3 {
-		return usagef("generate: --shape and --chunk need three dimensions")
+		return usagef("generate: --shape and --chunk-shape need three dimensions")
 	}
 	var steps []int64
 	for _, s := range strings.Split(stepsS, ",") {
@@ -43,11 +50,20 @@ func runGenerate(ctx context.Context, args []string) error {
 		}
 		steps = append(steps, v)
 	}
+	if entries, err := os.ReadDir(fs.Arg(0)); err == nil && len(entries) > 0 && !force {
+		return usagef("generate: %s is not empty (%s, e.g. %s); use --force to write into it, replacing files of the same name",
+			fs.Arg(0), plural(int64(len(entries)), "entry"), entries[0].Name())
+	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return usagef("generate: %s: %v", fs.Arg(0), err)
+	}
 	files, err := gen.WriteOpenPMD(gen.OpenPMDSpec{
 		Dir: fs.Arg(0), Shape: [3]int64(shape), Chunk: [3]int64(chunk), Steps: steps, Seed: seed,
 	})
 	if err != nil {
 		return err
+	}
+	if quiet {
+		return nil
 	}
 	fmt.Printf("wrote %d files to %s (openPMD file-based series, %v chunks of %v, values: %s)\n",
 		len(files), fs.Arg(0), shape, chunk, gen.ValueRule)

@@ -26,11 +26,12 @@ func runInspect(ctx context.Context, args []string) error {
 	fs.Int64Var(&slice, "slice", -1, "index along --axis in the array's global index space (default: the middle)")
 	fs.StringVar(&dbPath, "catalog", "", "keep the catalog database at this path (default: a temporary file, removed)")
 	addPlanFlags(fs, &pf)
+	quiet := fs.BoolP("quiet", "q", false, "do not print the one-line summary after writing --svg")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return usagef("inspect: want exactly one input, got %d (see relayout inspect --help)", fs.NArg())
+		return usagef("inspect: want exactly one input, got %d%s", fs.NArg(), singleDash(fs, args))
 	}
 	opts, err := pf.options("inspect")
 	if err != nil {
@@ -82,6 +83,9 @@ func runInspect(ctx context.Context, args []string) error {
 	}
 	if err := os.WriteFile(svgPath, svg, 0o644); err != nil {
 		return fmt.Errorf("inspect: %w", err)
+	}
+	if *quiet {
+		return nil
 	}
 	fmt.Printf("%s: %d blocks, %d merged cuboids (%s scope), layout %s; wrote %s\n",
 		title, plan.Blocks, len(flatten(plan.MergeGroups)), opts.Scope, plan.After.Name, svgPath)

@@ -148,11 +148,16 @@ func runPlan(ctx context.Context, args []string) (err error) {
 	fs.BoolVar(&netcdf, "netcdf", false, "with -o: dimension scales for netCDF-4 and xarray (as relayout run --netcdf)")
 	fs.StringVar(&unitSize, "unit-size", "", "with -o: largest work unit (default 16MiB, smaller when shards would not balance)")
 	fs.BoolVar(&force, "force", false, "with -o: plan again over an existing job (its progress is lost), or into a non-empty OUT")
+	quiet := fs.BoolP("quiet", "q", false, "no notes on stderr (the plan is still printed on stdout)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	logw := io.Writer(os.Stderr)
+	if *quiet {
+		logw = io.Discard
+	}
 	if fs.NArg() != 1 {
-		return usagef("plan: want exactly one input, got %d (see relayout plan --help)", fs.NArg())
+		return usagef("plan: want exactly one input, got %d%s", fs.NArg(), singleDash(fs, args))
 	}
 	opts, err := pf.options("plan")
 	if err != nil {
@@ -196,7 +201,7 @@ func runPlan(ctx context.Context, args []string) (err error) {
 			return err
 		}
 		defer lock.Release()
-		if done, err := settleOut(inAbs, out, "", force, os.Stderr); done || err != nil {
+		if done, err := settleOut(inAbs, out, "", force, logw); done || err != nil {
 			return err
 		}
 		job, err := existingJob(out, spec, force)
@@ -204,7 +209,7 @@ func runPlan(ctx context.Context, args []string) (err error) {
 			return err
 		}
 		if job != nil && !force {
-			fmt.Fprintf(os.Stderr, "%s: already prepared for %d shards (%d units); run relayout rewrite %s --shard I/%d, then relayout commit %s (--force plans again)\n",
+			fmt.Fprintf(logw, "%s: already prepared for %d shards (%d units); run relayout rewrite %s --shard I/%d, then relayout commit %s (--force plans again)\n",
 				out, job.Shards, len(job.Units), out, job.Shards, out)
 			return nil
 		}
@@ -224,13 +229,18 @@ func runPlan(ctx context.Context, args []string) (err error) {
 	if out != "" {
 		defer func() {
 			if err == nil {
-				_, err = prepareWith(ctx, out, spec, ds, store, os.Stderr)
+				_, err = prepareWith(ctx, out, spec, ds, store, logw)
 			}
 		}()
 	}
 	summary, err := store.Variables()
 	if err != nil {
 		return err
+	}
+	if out == "" && opts.Layout == planner.Chunked { // plan -o: prepareWith notes them
+		if err := chunkNotes(ctx, store, opts.ChunkShape, opts.Chunks, logw); err != nil {
+			return err
+		}
 	}
 	if out != "" {
 		// The file-system decisions (striping, alignment) the output files get.
@@ -239,7 +249,7 @@ func runPlan(ctx context.Context, args []string) (err error) {
 			return fmt.Errorf("plan: %w", err)
 		}
 		for _, v := range summary {
-			fmt.Fprintf(os.Stderr, "storage: %s (%d bytes) on %s: %s\n", v.Name, v.Bytes, outFS.Name,
+			fmt.Fprintf(logw, "storage: %s (%d bytes) on %s: %s\n", v.Name, v.Bytes, outFS.Name,
 				rewriter.FileLayout(outFS, v.Bytes, fsinfo.Override{}))
 		}
 	}
@@ -296,8 +306,8 @@ func printPlan(w io.Writer, doc planDoc) {
 	if o.RanksPerNode > 0 {
 		fmt.Fprintf(w, ", %d ranks per node", o.RanksPerNode)
 	}
-	fmt.Fprintf(w, "\nmodel:  %.3g s per request, %.3g GB/s per reader, %.3g GB/s aggregate\n",
-		o.Cost.LatencySeconds, o.Cost.ReaderBandwidth/1e9, o.Cost.AggBandwidth/1e9)
+	fmt.Fprintf(w, "\nmodel:  %.3g s per request, %.3g GiB/s per reader, %.3g GiB/s aggregate\n",
+		o.Cost.LatencySeconds, o.Cost.ReaderBandwidth/(1<<30), o.Cost.AggBandwidth/(1<<30))
 	for _, v := range doc.Variables {
 		fmt.Fprintf(w, "\n%s  %s  %d arrays, %d block layouts, move %s (read %s)\n", v.Name, v.DType, v.Arrays, len(v.Layouts), humanBytes(v.MoveBytes), humanBytes(v.ReadBytes))
 		for _, l := range v.Layouts {

@@ -15,7 +15,7 @@ import (
 // the same input and options, finished units are skipped by the journal,
 // a commit that began moving files finishes its moves, and a committed OUT
 // is reported as done.
-func runResume(ctx context.Context, in string, o runOptions, chunkShape, chunks []int64, deflate int, storage fsinfo.Override) error {
+func runResume(ctx context.Context, in string, o runOptions, progress string, chunkShape, chunks []int64, deflate int, storage fsinfo.Override) error {
 	logw := io.Writer(os.Stderr)
 	if o.quiet {
 		logw = io.Discard
@@ -37,16 +37,24 @@ func runResume(ctx context.Context, in string, o runOptions, chunkShape, chunks 
 			return err
 		}
 	}
-	maxMem, err := parseSize(o.maxMem)
-	if err != nil || maxMem <= 0 {
-		return usagef("run: --max-mem %q: want a positive size such as 512MiB", o.maxMem)
+	maxMem, err := parseBudget("run", "max-mem", o.maxMem)
+	if err != nil {
+		return err
 	}
-	err = runJob(ctx, in, o.out, spec, o.force, !o.noVerify, o.report, o.jobs, maxMem, logw)
-	return withDiskHint(err, o.out, 0, "rerun the same command (--resume keeps the finished units)")
+	disp, logw := newDisplay(progress, o.stats, in, o.out, logw)
+	err = runJob(ctx, in, o.out, spec, o.force, !o.noVerify, o.report, o.jobs, maxMem, logw, disp)
+	err = withDiskHint(err, o.out, 0, "rerun the same command (--resume keeps the finished units)")
+	err = interrupted(ctx, err, o.out, true)
+	disp.finish(ctx, err)
+	return err
 }
 
 // runJob runs the three steps of spec's job on out in this process.
-func runJob(ctx context.Context, in, out string, spec jobSpec, force, verify bool, report string, jobs int, maxMem int64, logw io.Writer) error {
+//
+// disp (nil: none) shows the phases: catalog (planning the job), rewrite
+// (the shards), verify (commit's check, then its renames).
+func runJob(ctx context.Context, in, out string, spec jobSpec, force, verify bool, report string, jobs int, maxMem int64, logw io.Writer, disp *display) error {
+	disp.phase("catalog")
 	if err := checkOutput(in, out, force); err != nil { // again under the lock
 		return err
 	}
@@ -72,10 +80,14 @@ func runJob(ctx context.Context, in, out string, spec jobSpec, force, verify boo
 	} else {
 		fmt.Fprintf(logw, "resuming the job prepared in %s (%d units)\n", workDir(out), len(job.Units))
 	}
+	disp.phase("rewrite")
+	disp.set("variables", len(job.Manifest.Variables))
+	disp.set("verified", verify)
 	for s := range job.Shards {
 		if err := rewriteShard(ctx, out, job, s, jobs, maxMem, logw); err != nil {
 			return err
 		}
 	}
+	disp.phase("verify")
 	return commitJob(ctx, out, job, verify, report, jobs, maxMem, logw)
 }

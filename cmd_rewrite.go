@@ -26,14 +26,14 @@ func runRewrite(ctx context.Context, args []string) (err error) {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return usagef("rewrite: want exactly one OUT (prepared by relayout plan IN -o OUT --shards N), got %d", fs.NArg())
+		return usagef("rewrite: want exactly one OUT (prepared by relayout plan IN -o OUT --shards N), got %d%s", fs.NArg(), singleDash(fs, args))
 	}
 	if jobs < 1 {
 		return usagef("rewrite: --jobs must be at least 1")
 	}
-	maxMem, err := parseSize(maxMemS)
-	if err != nil || maxMem <= 0 {
-		return usagef("rewrite: --max-mem %q: want a positive size such as 512MiB", maxMemS)
+	maxMem, err := parseBudget("rewrite", "max-mem", maxMemS)
+	if err != nil {
+		return err
 	}
 	out := fs.Arg(0)
 	defer func() {

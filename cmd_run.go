@@ -40,6 +40,7 @@ type runOptions struct {
 	report     string // --report FILE.json (with --resume)
 	unitSize   string
 	progress   string
+	stats      time.Duration // --stats: interval of progress lines in a log
 	compress   string
 	readers    int
 	stripeCnt  int
@@ -79,7 +80,8 @@ func runRun(ctx context.Context, args []string) (err error) {
 	fs.BoolVar(&o.netcdf, "netcdf", false, "give every dimension a coordinate (HDF5 dimension scale) for netCDF-4, ncdump and xarray; openPMD-api 0.16 then cannot read the record components (see README)")
 	fs.BoolVar(&o.noVerify, "no-verify", false, "skip re-reading the output and comparing it with the input before commit")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "print nothing but errors")
-	fs.StringVar(&o.progress, "progress", "auto", "progress display: auto (a bar when stderr is a terminal), bar, json (one line per second on stderr, for workflow managers), none")
+	fs.DurationVar(&o.stats, "stats", 30*time.Second, "without a terminal (--progress auto): a progress line at every phase and every interval (0: phases only)")
+	fs.StringVar(&o.progress, "progress", "auto", "progress display: auto (a bar when stderr is a terminal), bar, json (typed events, one JSON object per line on stdout, schema relayout-progress/1, see README), none")
 	fs.BoolVar(&o.resume, "resume", false, "journaled run: resume a killed run --resume on the same OUT, skipping finished work units (see README: resume)")
 	fs.StringVar(&o.report, "report", "", "with --resume: write the job report (JSON, schema relayout-report/1) to this file")
 	fs.StringVar(&o.unitSize, "unit-size", "", "with --resume: largest work unit (default 16MiB, smaller for small inputs)")
@@ -104,10 +106,17 @@ func runRun(ctx context.Context, args []string) (err error) {
 		defer stop()
 	}
 	if fs.NArg() != 1 {
-		return usagef("run: want exactly one input, got %d (see relayout run --help)", fs.NArg())
+		return usagef("run: want exactly one input, got %d%s", fs.NArg(), singleDash(fs, args))
 	}
 	if o.out == "" {
 		return usagef("run: -o OUT is required")
+	}
+	progress, err := progressMode(o.progress, o.quiet)
+	if err != nil {
+		return err
+	}
+	if o.stats < 0 {
+		return usagef("run: --stats %v: want a positive interval such as 30s, or 0 for none", o.stats)
 	}
 	in := fs.Arg(0)
 	if o.layout != "contiguous" && o.layout != "chunked" && o.layout != planner.Merged && o.layout != planner.AutoLayout {
@@ -144,7 +153,7 @@ func runRun(ctx context.Context, args []string) (err error) {
 	if deflate > 0 && (o.layout == "contiguous" || o.layout == planner.Merged) {
 		return usagef("run: --compress needs --layout chunked or auto (HDF5 filters apply to chunks; auto compresses the arrays it chunks)")
 	}
-	maxMem, err := parseSize(o.maxMem)
+	maxMem, err := parseBudget("run", "max-mem", o.maxMem)
 	if err != nil {
 		return err
 	}
@@ -162,10 +171,13 @@ func runRun(ctx context.Context, args []string) (err error) {
 		if o.digest != "sha256" {
 			return usagef("run: --resume needs --digest sha256: the journal checks every unit by its sha256")
 		}
-		return runResume(ctx, in, o, chunkShape, chunks, deflate, storage)
+		return runResume(ctx, in, o, progress, chunkShape, chunks, deflate, storage)
 	}
-	if o.report != "" || o.unitSize != "" {
-		return usagef("run: --report and --unit-size need --resume")
+	if o.report != "" {
+		return usagef("run: --report needs --resume: only the journaled job keeps a per-unit report (a plain run's account is its manifest, OUT/%s)", catalog.ManifestName)
+	}
+	if o.unitSize != "" {
+		return usagef("run: --unit-size needs --resume (a plain run has no work units)")
 	}
 	// A write that runs out of space names OUT's directory and the way out.
 	var need int64
@@ -192,6 +204,11 @@ func runRun(ctx context.Context, args []string) (err error) {
 	if o.quiet {
 		logw = io.Discard
 	}
+	disp, logw := newDisplay(progress, o.stats, in, o.out, logw)
+	defer func() {
+		err = interrupted(ctx, err, o.out, false)
+		disp.finish(ctx, err)
+	}()
 	lock, err := lockOut(o.out, "run", os.Stderr)
 	if err != nil {
 		return err
@@ -222,6 +239,7 @@ func runRun(ctx context.Context, args []string) (err error) {
 	}
 
 	start := time.Now()
+	disp.phase("catalog")
 	ds, store, err := buildCatalog(ctx, in, dbPath, reader.Options{Vars: o.vars, Strict: o.strict})
 	if err != nil {
 		return err
@@ -253,6 +271,11 @@ func runRun(ctx context.Context, args []string) (err error) {
 			return err
 		}
 	}
+	if o.layout == "chunked" {
+		if err := chunkNotes(ctx, store, chunkShape, chunks, logw); err != nil {
+			return err
+		}
+	}
 	outFS, err := fsinfo.Detect(o.out)
 	if err != nil {
 		return fmt.Errorf("run: %w", err)
@@ -263,10 +286,7 @@ func runRun(ctx context.Context, args []string) (err error) {
 	}
 	fmt.Fprintf(logw, "storage: %s is on %s; largest file: %s\n", o.out, outFS.Name, rewriter.FileLayout(outFS, largest, storage))
 
-	mon, stopProgress, err := startProgress(o.progress, o.quiet)
-	if err != nil {
-		return err
-	}
+	mon := disp.monitor()
 	ropts := rewriter.Options{
 		Layout: o.layout, ChunkShape: chunkShape, Chunks: chunks, Deflate: deflate,
 		Jobs: o.jobs, MaxMem: maxMem, Version: version, Progress: logw, NoDigest: o.digest == "none",
@@ -275,13 +295,17 @@ func runRun(ctx context.Context, args []string) (err error) {
 	if o.layout == planner.AutoLayout {
 		ropts.Layout, ropts.LayoutFor = "", autoLayouts(o.readers, spec.Cost, logw)
 	}
+	disp.phase("rewrite")
 	m, err := rewriter.Run(ctx, store, ds, stage, ropts)
-	stopProgress()
 	if err != nil {
 		return err
 	}
 	rewriter.WriteIOSummary(logw, m.IO)
+	disp.set("variables", len(m.Variables))
+	disp.set("bytes", mon.Progress().Done)
+	disp.set("verified", !o.noVerify)
 	if !o.noVerify {
+		disp.phase("verify")
 		ok, err := verifyPair(ctx, store, ds, stage, filepath.Join(work, "verify.db"), m, logw, maxMem)
 		if err != nil {
 			return err
@@ -290,6 +314,12 @@ func runRun(ctx context.Context, args []string) (err error) {
 			return fmt.Errorf("%w: output left in %s, nothing committed to %s", errVerifyFailed, stage, o.out)
 		}
 	}
+	m.Schema = catalog.ManifestSchema
+	m.Options = manifestOptions(spec, maxMem, o.jobs)
+	m.Started, m.Finished = utcSecond(start), utcSecond(time.Now())
+	verified := !o.noVerify
+	m.Verified = &verified
+	disp.phase("commit")
 	if err := rewriter.CommitStage(work, o.out, m, rewriter.CommitRecord{Signature: spec.signature(), Inputs: inputs}); err != nil {
 		return err
 	}
@@ -438,4 +468,57 @@ func realPath(p string) (string, error) {
 		}
 		rest = append([]string{filepath.Base(cur)}, rest...)
 	}
+}
+
+// manifestOptions are the manifest's options of a job planned with spec;
+// maxMem and jobs of a plain run (0 for a sharded job: each shard had its own).
+func manifestOptions(spec jobSpec, maxMem int64, jobs int) *catalog.ManifestOptions {
+	o := &catalog.ManifestOptions{Layout: spec.Layout, ChunkShape: spec.ChunkShape, Chunks: spec.Chunks,
+		Vars: spec.Vars, Compression: "none", Digest: "sha256", NetCDF: spec.NetCDF, Readers: spec.Readers,
+		Scope: spec.Scope, RanksPerNode: spec.RanksPerNode, MaxMem: maxMem, Jobs: jobs}
+	if spec.Deflate > 0 {
+		o.Compression = fmt.Sprintf("deflate:%d", spec.Deflate)
+	}
+	if spec.NoDigest {
+		o.Digest = "none"
+	}
+	if spec.Shards > 0 {
+		o.Shards, o.MaxMem, o.Jobs = spec.Shards, 0, 0
+	}
+	return o
+}
+
+// utcSecond is t in UTC to the second (RFC 3339 in JSON).
+func utcSecond(t time.Time) *time.Time {
+	u := t.UTC().Truncate(time.Second)
+	return &u
+}
+
+// interrupted adds to the error of an interrupted run what OUT/.relayout
+// holds and how to go on (the error still wraps context.Canceled).
+func interrupted(ctx context.Context, err error, out string, resume bool) error {
+	if err == nil || (ctx.Err() == nil && !errors.Is(err, context.Canceled)) {
+		return err
+	}
+	work := workDir(out)
+	var size int64
+	filepath.WalkDir(work, func(_ string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				size += fi.Size()
+			}
+		}
+		return nil
+	})
+	if rewriter.Committed(work, out) {
+		return err
+	}
+	if _, e := os.Stat(filepath.Join(work, "committing")); e == nil {
+		return fmt.Errorf("%w\nthe commit to %s had begun: rerun the same command (or relayout commit %s) to finish it", err, out, out)
+	}
+	how := "rerun the same command to start again (relayout run --resume keeps finished work across interruptions)"
+	if resume {
+		how = "rerun the same command to continue: the units already written are kept"
+	}
+	return fmt.Errorf("%w\nnothing was committed to %s; %s holds the unfinished job (%s): %s, or delete %s", err, out, work, humanBytes(size), how, work)
 }

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -12,19 +14,21 @@ import (
 func runVerify(ctx context.Context, args []string) error {
 	var vars []string
 	var maxMemS string
+	var quiet bool
 	fs := newFlags("verify", "relayout verify IN OUT",
 		"relayout verify diags/ reorganized/   # exit 0: every element equal; 1: a difference")
 	fs.StringArrayVar(&vars, "var", nil, "verify only these variables (name or glob, repeatable)")
 	fs.StringVar(&maxMemS, "max-mem", "1GiB", "memory for the input and output copies being compared")
+	fs.BoolVarP(&quiet, "quiet", "q", false, "print only the differences (DIFF lines), not the OK lines")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	maxMem, err := parseSize(maxMemS)
+	maxMem, err := parseBudget("verify", "max-mem", maxMemS)
 	if err != nil {
 		return err
 	}
 	if fs.NArg() != 2 {
-		return usagef("verify: want IN and OUT, got %d arguments (see relayout verify --help)", fs.NArg())
+		return usagef("verify: want IN and OUT, got %d arguments%s", fs.NArg(), singleDash(fs, args))
 	}
 	in, out := fs.Arg(0), fs.Arg(1)
 	tmp, err := os.MkdirTemp("", "relayout-verify-")
@@ -38,7 +42,11 @@ func runVerify(ctx context.Context, args []string) error {
 	}
 	defer ds.Close()
 	defer store.Close()
-	ok, err := verifyPair(ctx, store, ds, out, filepath.Join(tmp, "out.db"), nil, os.Stdout, maxMem)
+	w := io.Writer(os.Stdout)
+	if quiet {
+		w = &dropOK{w: os.Stdout}
+	}
+	ok, err := verifyPair(ctx, store, ds, out, filepath.Join(tmp, "out.db"), nil, w, maxMem)
 	if err != nil {
 		return err
 	}
@@ -46,4 +54,27 @@ func runVerify(ctx context.Context, args []string) error {
 		return fmt.Errorf("%w: %s differs from %s", errVerifyFailed, out, in)
 	}
 	return nil
+}
+
+// dropOK passes whole lines to w except those starting "OK " (verify -q).
+type dropOK struct {
+	w       io.Writer
+	partial []byte
+}
+
+func (d *dropOK) Write(p []byte) (int, error) {
+	d.partial = append(d.partial, p...)
+	for {
+		i := bytes.IndexByte(d.partial, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		line := d.partial[:i+1]
+		if !bytes.HasPrefix(line, []byte("OK ")) {
+			if _, err := d.w.Write(line); err != nil {
+				return 0, err
+			}
+		}
+		d.partial = d.partial[i+1:]
+	}
 }

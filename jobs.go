@@ -217,6 +217,11 @@ func prepareWith(ctx context.Context, out string, spec jobSpec, ds reader.Datase
 	if len(vars) == 0 {
 		return nil, fmt.Errorf("plan: %s: no variable to rewrite: %w", spec.Input, catalog.ErrNotFound)
 	}
+	if spec.Layout == planner.Chunked {
+		if err := chunkNotes(ctx, store, spec.ChunkShape, spec.Chunks, logw); err != nil {
+			return nil, err
+		}
+	}
 	outFS, err := fsinfo.Detect(out)
 	if err != nil {
 		return nil, err
@@ -331,6 +336,13 @@ func commitJob(ctx context.Context, out string, job *rewriter.Job, verify bool, 
 	if !ok {
 		return fmt.Errorf("%w: output left in %s, nothing committed to %s", errVerifyFailed, stage, out)
 	}
+	job.Manifest.Schema = catalog.ManifestSchema
+	var spec jobSpec
+	if json.Unmarshal([]byte(job.Signature), &spec) == nil {
+		job.Manifest.Options = manifestOptions(spec, 0, 0)
+	}
+	job.Manifest.Started, job.Manifest.Finished = utcSecond(job.Created), utcSecond(time.Now())
+	job.Manifest.Verified = &verify
 	rec := rewriter.CommitRecord{Job: job.ID, Signature: job.Signature, Inputs: job.Inputs}
 	if err := rewriter.CommitStage(work, out, &job.Manifest, rec); err != nil {
 		return err
@@ -341,11 +353,11 @@ func commitJob(ctx context.Context, out string, job *rewriter.Job, verify bool, 
 }
 
 func writeReport(path string, r *catalog.Report) error {
-	b, err := json.MarshalIndent(r, "", "  ")
+	b, err := jsonIndent(r)
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(path, b, 0o644); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	return nil

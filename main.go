@@ -58,6 +58,21 @@ Exit codes:
   130  interrupted (SIGINT/SIGTERM)
 `
 
+// verbs are the commands dispatch knows (for "did you mean").
+var verbs = []string{"run", "catalog", "plan", "rewrite", "commit", "inspect", "verify", "calibrate", "generate", "version", "help"}
+
+// verb is the command being run, for the help hint of usage errors.
+var verb string
+
+// helpHint is the last line of a usage error: the verb's help, or the
+// global one for an unknown verb.
+func helpHint() string {
+	if verb == "" || verb == "help" || verb == "version" {
+		return "see relayout --help"
+	}
+	return "see relayout " + verb + " --help"
+}
+
 // usageError marks errors in the command line (exit 2, usage hint).
 type usageError struct{ msg string }
 
@@ -80,6 +95,7 @@ func dispatch(ctx context.Context, args []string) int {
 		return exitBadInput
 	}
 	var err error
+	verb = args[0]
 	switch args[0] {
 	case "run":
 		err = runRun(ctx, args[1:])
@@ -104,7 +120,8 @@ func dispatch(ctx context.Context, args []string) int {
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 	default:
-		err = usagef("unknown command %q", args[0])
+		verb = ""
+		err = usagef("unknown command %q%s", args[0], didYouMean(suggest(args[0], verbs, 2)))
 	}
 	return exitCode(ctx, err)
 }
@@ -123,7 +140,7 @@ func exitCode(ctx context.Context, err error) int {
 		fmt.Fprintln(os.Stderr, "relayout: interrupted:", err)
 		return exitInterrupted
 	case errors.As(err, &ue):
-		fmt.Fprintf(os.Stderr, "relayout: %v\nRun 'relayout --help' for usage.\n", err)
+		fmt.Fprintf(os.Stderr, "relayout: %v\n%s\n", err, helpHint())
 		return exitBadInput
 	case errors.As(err, &full):
 		// Out of space: may succeed once space is freed (before the

@@ -1,13 +1,18 @@
 package catalog
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
+	"time"
 )
 
 // ManifestName is the manifest's file name inside an output directory.
 const ManifestName = "relayout.json"
+
+// ManifestSchema names the manifest's format; keys are only ever added.
+const ManifestSchema = "relayout-manifest/1"
 
 // ConstantLayout is the manifest layout of a constant array (Array.Constant):
 // an openPMD constant record component, a group with "value" and "shape"
@@ -16,9 +21,20 @@ const ConstantLayout = "constant"
 
 // Manifest is OUT/relayout.json: what workflow managers and `verify` parse.
 type Manifest struct {
-	Tool      string             `json:"tool"`    // "relayout"
-	Version   string             `json:"version"` // relayout version that wrote it
-	Input     ManifestInput      `json:"input"`
+	// Schema is ManifestSchema (absent in manifests of older versions).
+	Schema  string        `json:"schema,omitempty"`
+	Tool    string        `json:"tool"`    // "relayout"
+	Version string        `json:"version"` // relayout version that wrote it
+	Input   ManifestInput `json:"input"`
+	// Options are the options that shaped the output.
+	Options *ManifestOptions `json:"options,omitempty"`
+	// Started and Finished are when the job began (catalog) and when its
+	// output was verified and ready to commit, in UTC.
+	Started  *time.Time `json:"started,omitempty"`
+	Finished *time.Time `json:"finished,omitempty"`
+	// Verified is whether every element of the output was read back and
+	// compared with the input before the commit (false with --no-verify).
+	Verified  *bool              `json:"verified,omitempty"`
 	Variables []ManifestVariable `json:"variables"`
 	// Series is the file (relative to OUT) that joins every variable's
 	// datasets into one group-based openPMD series through HDF5 virtual
@@ -35,6 +51,39 @@ type Manifest struct {
 	// Report is the job's per-variable account (relayout commit and run
 	// --resume, see catalog.Report); absent for a plain relayout run.
 	Report *Report `json:"report,omitempty"`
+}
+
+// ManifestOptions are the options of the job that wrote the output.
+type ManifestOptions struct {
+	Layout     string   `json:"layout"`                // contiguous, chunked, merged or auto
+	ChunkShape []int64  `json:"chunk_shape,omitempty"` // --chunk-shape as given
+	Chunks     []int64  `json:"chunks,omitempty"`      // --chunks (decomposition) as given
+	Vars       []string `json:"vars,omitempty"`        // --var selection
+	// Compression is "deflate:N" (with shuffle), or "none".
+	Compression  string `json:"compression"`
+	Digest       string `json:"digest"` // sha256 or none
+	NetCDF       bool   `json:"netcdf"`
+	Readers      int    `json:"readers,omitempty"` // --layout auto
+	Scope        string `json:"scope,omitempty"`   // --layout merged
+	RanksPerNode int    `json:"ranks_per_node,omitempty"`
+	// MaxMem and Jobs are the budget of the process that wrote the output
+	// (relayout run); absent for a sharded job, whose shards had their own.
+	MaxMem int64 `json:"max_mem,omitempty"`
+	Jobs   int   `json:"jobs,omitempty"`
+	Shards int   `json:"shards,omitempty"` // a sharded job (plan -o, run --resume)
+}
+
+// Encode is the manifest's JSON as written to OUT/relayout.json: indented,
+// without HTML escaping (dtypes like "<f8" stay readable).
+func (m *Manifest) Encode() ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(m); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
 }
 
 type ManifestInput struct {

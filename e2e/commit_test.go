@@ -30,6 +30,8 @@ func comparableManifest(t *testing.T, out string) map[string]any {
 	}
 	delete(m, "io")
 	delete(m, "report")
+	delete(m, "started") // when this run began and finished, like io
+	delete(m, "finished")
 	return m
 }
 

@@ -458,6 +458,11 @@ func TestInterrupt(t *testing.T) {
 	if code != 130 {
 		t.Fatalf("exit %d after SIGINT, want 130\n%s", code, errb.String())
 	}
+	// The message says what OUT/.relayout holds and how to go on.
+	if msg := errb.String(); !strings.Contains(msg, "nothing was committed to "+out) || !strings.Contains(msg, "--resume") ||
+		!strings.Contains(msg, "or delete "+filepath.Join(out, ".relayout")) {
+		t.Errorf("the interrupted message does not say how to continue:\n%s", msg)
+	}
 	if names := finalNames(t, out); len(names) > 0 {
 		t.Errorf("files under OUT's final names after an interrupted run: %v", names)
 	}

@@ -67,7 +67,7 @@ func Open(path string, opts Options) (Dataset, error) {
 	}
 	if unused := sel.unused(); len(unused) > 0 {
 		ds.Close()
-		return nil, fmt.Errorf("reader: %s: no variable matches %q (names seen: %s): %w", path, unused[0], sel.names(20), catalog.ErrNotFound)
+		return nil, &NoMatchError{Path: path, Pattern: unused[0], Names: sel.all()}
 	}
 	return ds, nil
 }

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"relayout/catalog"
 )
 
 // selector matches variable names against Options.Vars and remembers which
@@ -73,13 +75,27 @@ func (s *selector) unused() []string {
 	return out
 }
 
-// names lists up to max of the names seen, sorted, for messages.
-func (s *selector) names(max int) string {
+// all lists the names seen, sorted.
+func (s *selector) all() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	all := slices.Sorted(maps.Keys(s.seen))
-	if len(all) > max {
-		return strings.Join(all[:max], ", ") + fmt.Sprintf(", ... (%d in all)", len(all))
-	}
-	return strings.Join(all, ", ")
+	return slices.Sorted(maps.Keys(s.seen))
 }
+
+// NoMatchError is a pattern of Options.Vars that selects no variable, with
+// the names the input has (for suggestions). It wraps catalog.ErrNotFound.
+type NoMatchError struct {
+	Path    string
+	Pattern string
+	Names   []string // every variable name seen, sorted
+}
+
+func (e *NoMatchError) Error() string {
+	names := strings.Join(e.Names, ", ")
+	if len(e.Names) > 20 {
+		names = strings.Join(e.Names[:20], ", ") + fmt.Sprintf(", ... (%d in all)", len(e.Names))
+	}
+	return fmt.Sprintf("reader: %s: no variable matches %q (names seen: %s)", e.Path, e.Pattern, names)
+}
+
+func (e *NoMatchError) Unwrap() error { return catalog.ErrNotFound }

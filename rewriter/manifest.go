@@ -1,18 +1,17 @@
 package rewriter
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"relayout/catalog"
 )
 
 func writeManifest(stage string, m *catalog.Manifest) error {
-	b, err := json.MarshalIndent(m, "", "  ")
+	b, err := m.Encode() // ends with a newline
 	if err != nil {
 		return fmt.Errorf("rewriter: manifest: %w", err)
 	}
-	if err := writeFileAtomic(stage, catalog.ManifestName, append(b, '\n')); err != nil {
+	if err := writeFileAtomic(stage, catalog.ManifestName, b); err != nil {
 		return fmt.Errorf("rewriter: manifest: %w", err)
 	}
 	return nil

@@ -5,51 +5,20 @@ import (
 	"io"
 	"sync"
 	"time"
-
-	"github.com/schollz/progressbar/v3"
 )
 
-// Progress displays for relayout run. ShowProgress polls a Monitor: "bar"
-// draws a progress bar (bytes, rate, ETA, current variable) on w, meant for
-// a terminal; "json" prints one JSON line per second for workflow managers;
-// anything else shows nothing. The returned stop function prints the final
+// ShowProgress polls a Monitor: "json" prints one JSON line per second
+// (bytes, rate, ETA, current variable); anything else shows nothing.
+// relayout run's own displays (the terminal status line, log lines and
+// typed JSON events) are main's progress.go, which reads the same Monitor. The returned stop function prints the final
 // state and must be called once the run ends.
 func ShowProgress(mon *Monitor, mode string, w io.Writer) (stop func()) {
 	var tick func(final bool)
 	every := time.Second
 	switch mode {
-	case "bar":
-		var bar *progressbar.ProgressBar
-		last := ""
-		tick = func(final bool) {
-			p := mon.Progress()
-			if bar == nil {
-				if p.Total == 0 {
-					return
-				}
-				bar = progressbar.NewOptions64(p.Total,
-					progressbar.OptionSetWriter(w),
-					progressbar.OptionShowBytes(true),
-					progressbar.OptionSetWidth(30),
-					progressbar.OptionThrottle(100*time.Millisecond),
-					progressbar.OptionShowElapsedTimeOnFinish(),
-					progressbar.OptionSetPredictTime(true),
-					progressbar.OptionFullWidth(),
-					progressbar.OptionClearOnFinish(),
-				)
-			}
-			if p.Variable != last {
-				last = p.Variable
-				bar.Describe(p.Variable)
-			}
-			_ = bar.Set64(p.Done)
-			if final {
-				_ = bar.Finish()
-			}
-		}
-		every = 200 * time.Millisecond
 	case "json":
 		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
 		tick = func(final bool) {
 			p := mon.Progress()
 			eta := -1.0

@@ -136,8 +136,8 @@ func Run(ctx context.Context, store *catalog.Store, src catalog.Source, stage st
 			if mv.Storage != nil && mv.Storage.Striped {
 				striped = fmt.Sprintf(", %d stripes of %s", mv.Storage.StripeCount, fsinfo.Size(mv.Storage.StripeSize))
 			}
-			fmt.Fprintf(opts.Progress, "%s: %d arrays, %.1f MB, %.2f s%s\n",
-				v.Name, st.arrays, float64(st.bytes)/1e6, time.Since(start).Seconds(), striped)
+			fmt.Fprintf(opts.Progress, "%s: %d arrays, %.1f MiB, %.2f s%s\n",
+				v.Name, st.arrays, float64(st.bytes)/(1<<20), time.Since(start).Seconds(), striped)
 		}
 	}
 	skipped, seriesFiles, err := writeSeries(stage, fc.root, files, links)

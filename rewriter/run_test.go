@@ -345,7 +345,7 @@ func TestRunContiguous(t *testing.T) {
 		!reflect.DeepEqual(d.Offset, []int64{2, 2, 2}) || d.Layout != "contiguous" {
 		t.Errorf("level 1 entry %+v", d)
 	}
-	if !strings.Contains(progress.String(), "B/x: 3 arrays, 0.0 MB, ") || strings.Count(progress.String(), "\n") != 4 {
+	if !strings.Contains(progress.String(), "B/x: 3 arrays, 0.0 MiB, ") || strings.Count(progress.String(), "\n") != 4 {
 		t.Errorf("progress %q", progress.String())
 	}
 	checkOutput(t, stage, m, vars, func([]int64) []int64 { return nil })
