@@ -29,6 +29,8 @@ type File struct {
 	path string
 	f    *hdf5.File // nil after Close
 	base int64      // file offset of HDF5 address 0 (the superblock's base address)
+	// regions: datasets kept open for ReadRegion (region.go), by path.
+	regions map[string]libDataset
 }
 
 // DatasetInfo is what the catalog needs to know about one dataset.
@@ -126,6 +128,7 @@ func (f *File) Close() error {
 		return nil
 	}
 	defer pin()()
+	f.closeRegions()
 	err := f.f.Close()
 	f.f = nil
 	if err != nil {
