@@ -282,7 +282,12 @@ func walkFile(full, name string, s scheme, prefix string, match func(string) boo
 // clevel, shuffle, compressor), decoded by blockio/blosc. A dataset with any
 // other filter in its pipeline is read through the HDF5 library
 // (library.go), when the library has the filter.
-var codecNames = map[int]string{1: "deflate", 2: "shuffle", 3: "fletcher32", 32001: "hdf5-blosc"}
+//
+// 32000 is LZF (h5py's built-in "lzf"): each chunk one raw LZF stream,
+// decoded by blockio (lzf.go). Debian's LZF plugin (hdf5-plugin-lzf) does
+// not load into a plain HDF5 program (it lacks liblzf), so only h5py could
+// read these files through the library.
+var codecNames = map[int]string{1: "deflate", 2: "shuffle", 3: "fletcher32", 32000: "lzf", 32001: "hdf5-blosc"}
 
 // supported refuses datasets whose bytes relayout can neither fetch and
 // decode itself nor read through the HDF5 library (a filter whose plugin

@@ -209,6 +209,6 @@ func filterAvailable(file, path string, f ih5.Filter) error {
 	if searched == "" {
 		searched = "none"
 	}
-	return fmt.Errorf("reader/h5: %s: dataset %s: filter %s (id %d) is not available to the HDF5 library (relayout decodes deflate, shuffle, fletcher32 and blosc itself and other filters through HDF5 plugins; plugin directories searched: %s): set HDF5_PLUGIN_PATH to the directory holding the plugin, e.g. %s: %w",
+	return fmt.Errorf("reader/h5: %s: dataset %s: filter %s (id %d) is not available to the HDF5 library (relayout decodes deflate, shuffle, fletcher32, lzf and blosc itself and other filters through HDF5 plugins; plugin directories searched: %s): set HDF5_PLUGIN_PATH to the directory holding the plugin, e.g. %s: %w",
 		file, path, f.Name, f.ID, searched, pluginDirExample, catalog.ErrUnsupported)
 }
