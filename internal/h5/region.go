@@ -40,10 +40,15 @@ import (
 
 // FilterAvailable reports whether the HDF5 library can decode filter id:
 // built in, registered, or a plugin found on its plugin search path
-// (H5Zfilter_avail loads it).
-func FilterAvailable(id int) bool {
+// (H5Zfilter_avail loads it). When it cannot, msg is the library's own
+// message, if any (a plugin on the path that failed to load: "can't
+// dlopen:...: undefined symbol: ...").
+func FilterAvailable(id int) (ok bool, msg string) {
 	defer pin()()
-	return C.H5Zfilter_avail(C.H5Z_filter_t(id)) > 0
+	if C.H5Zfilter_avail(C.H5Z_filter_t(id)) > 0 {
+		return true, ""
+	}
+	return false, lastError()
 }
 
 // PluginPath lists the directories HDF5 searches for filter plugins:

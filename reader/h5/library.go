@@ -202,13 +202,17 @@ func (d *Dataset) Close() error {
 // filterAvailable refuses a filter relayout does not decode that the HDF5
 // library cannot apply either, naming it and the way out.
 func filterAvailable(file, path string, f ih5.Filter) error {
-	if ih5.FilterAvailable(f.ID) {
+	ok, msg := ih5.FilterAvailable(f.ID)
+	if ok {
 		return nil
 	}
 	searched := strings.Join(ih5.PluginPath(), ":")
 	if searched == "" {
 		searched = "none"
 	}
-	return fmt.Errorf("reader/h5: %s: dataset %s: filter %s (id %d) is not available to the HDF5 library (relayout decodes deflate, shuffle, fletcher32, lzf and blosc itself and other filters through HDF5 plugins; plugin directories searched: %s): set HDF5_PLUGIN_PATH to the directory holding the plugin, e.g. %s: %w",
-		file, path, f.Name, f.ID, searched, pluginDirExample, catalog.ErrUnsupported)
+	if msg != "" {
+		msg = "; HDF5 reported while searching: " + msg
+	}
+	return fmt.Errorf("reader/h5: %s: dataset %s: filter %s (id %d) is not available to the HDF5 library (relayout decodes deflate, shuffle, fletcher32, lzf and blosc itself and other filters through HDF5 plugins; plugin directories searched: %s%s): set HDF5_PLUGIN_PATH to the directory holding the plugin, e.g. %s: %w",
+		file, path, f.Name, f.ID, searched, msg, pluginDirExample, catalog.ErrUnsupported)
 }
