@@ -29,7 +29,8 @@ func unlzf(src []byte, want int64) ([]byte, error) {
 		// bytes: a stream cannot decode to more than that bound.
 		return nil, fmt.Errorf("lzf: %d bytes cannot decode to %d: %w", len(src), want, catalog.ErrCorrupt)
 	}
-	out := make([]byte, 0, want)
+	out := make([]byte, want)
+	op := 0 // bytes decoded so far
 	bad := func(what string, at int) ([]byte, error) {
 		return nil, fmt.Errorf("lzf: %s at stream byte %d: %w", what, at, catalog.ErrCorrupt)
 	}
@@ -42,10 +43,11 @@ func unlzf(src []byte, want int64) ([]byte, error) {
 			if n > len(src)-ip {
 				return bad("literal run past the end of the stream", at)
 			}
-			if int64(len(out)+n) > want {
+			if n > len(out)-op {
 				return bad(fmt.Sprintf("output past %d bytes", want), at)
 			}
-			out = append(out, src[ip:ip+n]...)
+			copy(out[op:], src[ip:ip+n])
+			op += n
 			ip += n
 			continue
 		}
@@ -63,17 +65,22 @@ func unlzf(src []byte, want int64) ([]byte, error) {
 		}
 		dist := (ctrl&0x1f)<<8 | int(src[ip]) + 1
 		ip++
-		if dist > len(out) {
-			return bad(fmt.Sprintf("back reference %d bytes before the start of the output", dist-len(out)), at)
+		if dist > op {
+			return bad(fmt.Sprintf("back reference %d bytes before the start of the output", dist-op), at)
 		}
-		if int64(len(out)+n) > want {
+		if n > len(out)-op {
 			return bad(fmt.Sprintf("output past %d bytes", want), at)
 		}
-		from := len(out) - dist
-		for k := range n { // byte by byte: the source may overlap the copy
-			out = append(out, out[from+k])
+		// The source may overlap the bytes being written (dist < n: a
+		// repeating pattern); each copy takes at most dist bytes, which
+		// are all written already.
+		for from := op - dist; n > 0; {
+			k := copy(out[op:op+n], out[from:op])
+			op += k
+			n -= k
 		}
 	}
+	out = out[:op]
 	if int64(len(out)) != want {
 		return nil, fmt.Errorf("lzf: stream decodes to %d bytes, want %d: %w", len(out), want, catalog.ErrCorrupt)
 	}
