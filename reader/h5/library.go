@@ -12,8 +12,11 @@ package h5
 //	      ▼  H5Dread(/B/x, file selection = box, memory = stored shape, box at origin)
 //	stored-shape buffer (the block's decoded size, charged by the caller's budget)
 //
-// Files are opened through the library once each, on first use, and kept
-// open until Close.
+// Files are opened through the library on first use and kept open for the
+// blocks that follow (a file is not reopened per block); at most
+// maxLibraryFiles stay open, the least recently used idle one closed first,
+// so that a file-based series of thousands of files does not exhaust the
+// process's descriptors.
 
 import (
 	"context"
@@ -55,40 +58,77 @@ func libraryBlock(b *catalog.Block) bool {
 	return len(b.Codecs) == 1 && b.Codecs[0].Name == catalog.HDF5LibraryCodec
 }
 
+// maxLibraryFiles bounds the files kept open for library reads.
+const maxLibraryFiles = 16
+
 // library holds the HDF5 files opened for library reads and counts them.
 type library struct {
 	root string
 
 	mu     sync.Mutex
-	files  map[string]*ih5.File
+	files  map[string]*libFile
+	tick   uint64 // use counter, for least recently used
 	closed bool
 
 	blocks, bytes, nanos atomic.Int64
 }
 
-func newLibrary(root string) *library { return &library{root: root, files: map[string]*ih5.File{}} }
+// libFile is a file open for library reads: refs readers use it now.
+type libFile struct {
+	f    *ih5.File
+	refs int
+	used uint64
+}
+
+func newLibrary(root string) *library { return &library{root: root, files: map[string]*libFile{}} }
 
 // file returns the HDF5 file name (relative to the root) open through the
-// library, opening it on first use.
-func (l *library) file(name string) (*ih5.File, error) {
+// library, opening it on first use; release must be called when done.
+func (l *library) file(name string) (f *ih5.File, release func(), err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
-		return nil, fmt.Errorf("reader/h5: %s: dataset is closed", name)
+		return nil, nil, fmt.Errorf("reader/h5: %s: dataset is closed", name)
 	}
-	if f, ok := l.files[name]; ok {
-		return f, nil
+	lf, ok := l.files[name]
+	if !ok {
+		// Block file names come from catalogs, which are input too.
+		if !filepath.IsLocal(filepath.FromSlash(name)) {
+			return nil, nil, fmt.Errorf("reader/h5: %q: file name must be relative to the input root and inside it: %w", name, catalog.ErrCorrupt)
+		}
+		if len(l.files) >= maxLibraryFiles {
+			l.closeIdle()
+		}
+		hf, err := ih5.Open(filepath.Join(l.root, filepath.FromSlash(name)))
+		if err != nil {
+			return nil, nil, err
+		}
+		lf = &libFile{f: hf}
+		l.files[name] = lf
 	}
-	// Block file names come from catalogs, which are input too.
-	if !filepath.IsLocal(filepath.FromSlash(name)) {
-		return nil, fmt.Errorf("reader/h5: %q: file name must be relative to the input root and inside it: %w", name, catalog.ErrCorrupt)
+	l.tick++
+	lf.refs++
+	lf.used = l.tick
+	return lf.f, func() {
+		l.mu.Lock()
+		lf.refs--
+		l.mu.Unlock()
+	}, nil
+}
+
+// closeIdle closes the least recently used file nobody reads (lock held);
+// when every file is in use, one more stays open for a while.
+func (l *library) closeIdle() {
+	var oldest string
+	for name, lf := range l.files {
+		if lf.refs == 0 && (oldest == "" || lf.used < l.files[oldest].used) {
+			oldest = name
+		}
 	}
-	f, err := ih5.Open(filepath.Join(l.root, filepath.FromSlash(name)))
-	if err != nil {
-		return nil, err
+	if oldest != "" {
+		l.files[oldest].f.Close()
+		delete(l.files, oldest)
 	}
-	l.files[name] = f
-	return f, nil
 }
 
 // read returns the decoded bytes of a library block b (its stored shape,
@@ -108,10 +148,11 @@ func (l *library) read(ctx context.Context, b *catalog.Block, dt catalog.DType) 
 	if !strings.HasPrefix(ds, "/") || b.Inline != nil || b.StoredLower != nil || b.Order != catalog.RowMajor {
 		return nil, bad("not a chunk of an HDF5 dataset", catalog.ErrCorrupt)
 	}
-	f, err := l.file(b.File)
+	f, release, err := l.file(b.File)
 	if err != nil {
 		return nil, err
 	}
+	defer release()
 	dst := make([]byte, want)
 	start := time.Now()
 	err = f.ReadRegion(ds, b.Box.Lower, b.Box.Count, b.StoredShape(), dst)
@@ -129,8 +170,8 @@ func (l *library) close() error {
 	defer l.mu.Unlock()
 	l.closed = true
 	var first error
-	for name, f := range l.files {
-		if err := f.Close(); err != nil && first == nil {
+	for name, lf := range l.files {
+		if err := lf.f.Close(); err != nil && first == nil {
 			first = err
 		}
 		delete(l.files, name)

@@ -3,6 +3,7 @@ package h5
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"relayout/catalog"
@@ -179,5 +181,60 @@ func TestPluginFilterMissing(t *testing.T) {
 		if v := math.Float64frombits(binary.LittleEndian.Uint64(got[8*i:])); v != float64(i) {
 			t.Fatalf("plain[%d] = %v", i, v)
 		}
+	}
+}
+
+// TestPluginFilterSeries: a file-based series of 20 lz4 files read through
+// the library from several goroutines at once keeps at most
+// maxLibraryFiles files open, and every element equals h5py's.
+func TestPluginFilterSeries(t *testing.T) {
+	writePlugins(t, "mystery") // skips without hdf5plugin
+	dir := t.TempDir()
+	runPython(t, `
+import sys, os, numpy as np, h5py, hdf5plugin
+for it in range(20):
+    with h5py.File(os.path.join(sys.argv[1], "data_%06d.h5" % (it * 10)), "w") as f:
+        f.create_dataset("rho", data=np.arange(3000.0).reshape(30, 100) + it, chunks=(8, 64), **hdf5plugin.LZ4())
+`, dir)
+	var files []string
+	for it := range 20 {
+		files = append(files, filepath.Join(dir, fmt.Sprintf("data_%06d.h5", it*10)))
+	}
+	want := oracle(t, files...)
+	d, err := Open(dir, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	arrays := scanAll(t, d)
+	if len(arrays) != 20 {
+		t.Fatalf("%d arrays", len(arrays))
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range arrays {
+				a := arrays[(k+5*g)%len(arrays)]
+				for i := range a.Blocks {
+					if _, err := d.ReadBlock(t.Context(), &a.Blocks[i], a.DType); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	checkValues(t, d, arrays, want)
+	d.lib.mu.Lock()
+	open := len(d.lib.files)
+	d.lib.mu.Unlock()
+	if open > maxLibraryFiles {
+		t.Errorf("%d files open for library reads", open)
+	}
+	if n := d.IOStats().LibraryBlocks; n != 5*20*4*2 {
+		t.Errorf("%d library blocks read, want %d", n, 5*20*4*2)
 	}
 }
