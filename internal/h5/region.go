@@ -32,7 +32,7 @@ import (
 )
 
 // The slow path for filters relayout does not decode itself (HDF5 plugin
-// filters: lz4, bzip2, lzf, zfp, ...). HDF5 has no public call that applies
+// filters: lz4, bzip2, zfp, ...). HDF5 has no public call that applies
 // a filter pipeline to a buffer, so a chunk is read with H5Dread of its
 // region, the library applying the filters (plugins found on
 // HDF5_PLUGIN_PATH). These reads run under the library's global lock: one

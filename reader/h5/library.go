@@ -1,7 +1,7 @@
 package h5
 
 // The slow path: chunks whose filter pipeline has a filter relayout does
-// not decode natively (HDF5 plugin filters: lz4, bzip2, lzf, zfp, ...) are
+// not decode natively (HDF5 plugin filters: lz4, bzip2, zfp, ...) are
 // read through the HDF5 library. HDF5 has no public call that applies a
 // filter pipeline to a buffer, so such a block is H5Dread of its chunk's
 // region (internal/h5 File.ReadRegion), one at a time under the library's
