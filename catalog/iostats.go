@@ -6,6 +6,14 @@ import "context"
 type IOCounters struct {
 	ReadCalls int64 // pread calls
 	ReadBytes int64 // bytes they returned (gap bytes of coalesced runs included)
+	// Blocks read through the HDF5 library (HDF5LibraryCodec: H5Dread of
+	// the chunk's region, the slow path for plugin filters), their decoded
+	// bytes and the nanoseconds those reads took (waiting for the library's
+	// lock included). Not counted in ReadCalls and ReadBytes: HDF5 issues
+	// those reads itself.
+	LibraryBlocks int64
+	LibraryBytes  int64
+	LibraryNanos  int64
 }
 
 // IOStats is implemented by Sources that count their reads (every reader
@@ -35,6 +43,12 @@ type ManifestIO struct {
 	MaxMem          int64   `json:"max_mem"`          // the memory budget
 	PeakMem         int64   `json:"peak_mem"`         // most of the budget charged at once
 	Splits          int64   `json:"splits,omitempty"` // output units split below one row / chunk row to fit the budget
+	// Input blocks read through the HDF5 library (plugin filters relayout
+	// does not decode natively: the slow path, one H5Dread at a time), their
+	// decoded bytes and the seconds those reads took; part of FetchSeconds.
+	LibraryReadBlocks  int64   `json:"library_read_blocks,omitempty"`
+	LibraryReadBytes   int64   `json:"library_read_bytes,omitempty"`
+	LibraryReadSeconds float64 `json:"library_read_seconds,omitempty"`
 }
 
 // CoalesceGap is the largest gap between neighbouring extents of one file

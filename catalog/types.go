@@ -113,10 +113,27 @@ func (o Order) String() string {
 
 // Codec is one stage of a block's encoding pipeline, e.g. {"deflate", [6]},
 // {"shuffle", [8]}, {"fletcher32", nil}. Params are the writer's parameters.
+//
+// One codec is not a stage but a way of fetching: HDF5LibraryCodec, the only
+// codec of its block, marks an HDF5 chunk whose filter pipeline has a filter
+// relayout does not decode natively (an HDF5 plugin filter). Its bytes are not
+// pread and decoded: the HDF5 reader reads the block's Box of the dataset
+// named by Dataset (an absolute path in the block's File) through the HDF5
+// library (H5Dread, which applies the filters; a slow path serialized by the
+// library's lock) into an array of the stored shape, Box at its origin.
+// File, Offset and Length still name the stored chunk (for messages, the
+// cost model and read-ahead).
 type Codec struct {
 	Name   string   `json:"name"`
 	Params []uint32 `json:"params,omitempty"`
+	// Dataset is the HDF5 dataset of an HDF5LibraryCodec block; empty for
+	// every other codec.
+	Dataset string `json:"dataset,omitempty"`
 }
+
+// HDF5LibraryCodec is the Codec name of blocks read through the HDF5 library
+// (see Codec).
+const HDF5LibraryCodec = "hdf5-library"
 
 // Box is a region of an N-dimensional index space: Lower corner and Count
 // (extent) per dimension. A zero-dimensional Box holds one element.

@@ -111,6 +111,10 @@ func (m *Monitor) profile(mem *memBudget) *catalog.ManifestIO {
 		WriteBytes:   m.writeBytes.Load(),
 		WriteCalls:   m.writeCalls.Load(),
 		Splits:       m.splits.Load(),
+
+		LibraryReadBlocks:  r.LibraryBlocks - m.readBase.LibraryBlocks,
+		LibraryReadBytes:   r.LibraryBytes - m.readBase.LibraryBytes,
+		LibraryReadSeconds: time.Duration(r.LibraryNanos - m.readBase.LibraryNanos).Seconds(),
 	}
 	if io.ReadCalls > 0 {
 		io.MeanReadBytes = io.ReadBytes / io.ReadCalls
@@ -135,6 +139,10 @@ func WriteIOSummary(w io.Writer, p *catalog.ManifestIO) {
 	mb := func(n int64) float64 { return float64(n) / (1 << 20) }
 	fmt.Fprintf(w, "io: %.1f MiB of arrays in %.2fs (%.0f MiB/s)\n", mb(p.LogicalBytes), p.WallSeconds, mb(p.LogicalBytes)/max(p.WallSeconds, 1e-9))
 	fmt.Fprintf(w, "io: read  %.1f MiB in %d calls (mean %.1f KiB)\n", mb(p.ReadBytes), p.ReadCalls, float64(p.MeanReadBytes)/1024)
+	if p.LibraryReadBlocks > 0 {
+		fmt.Fprintf(w, "io: read  %.1f MiB in %d blocks through the HDF5 library in %.2fs (plugin filters: the slow path, one read at a time)\n",
+			mb(p.LibraryReadBytes), p.LibraryReadBlocks, p.LibraryReadSeconds)
+	}
 	fmt.Fprintf(w, "io: write %.1f MiB in %d calls (mean %.1f KiB)\n", mb(p.WriteBytes), p.WriteCalls, float64(p.MeanWriteBytes)/1024)
 	fmt.Fprintf(w, "io: stage seconds (summed over workers): fetch %.2f, assemble %.2f, encode %.2f, write %.2f, sync %.2f\n",
 		p.FetchSeconds, p.AssembleSeconds, p.EncodeSeconds, p.WriteSeconds, p.SyncSeconds)

@@ -12,8 +12,11 @@
 // attributes.
 //
 // It must not decode or move bulk data itself (no hyperslab reads/writes; ReadRaw
-// exists only for tiny compact datasets), and must not import any relayout
-// package other than catalog.
+// exists only for tiny compact datasets), with one documented exception: the
+// slow path File.ReadRegion, H5Dread of one chunk's region for datasets whose
+// filter pipeline has a filter relayout does not decode natively (HDF5 plugin
+// filters found via HDF5_PLUGIN_PATH; FilterAvailable checks them). It must not
+// import any relayout package other than catalog.
 //
 // Addresses returned (DatasetInfo.Address, Chunk.Address) are absolute file
 // offsets: HDF5's relative addresses plus the user-block size.

@@ -32,6 +32,8 @@ type File struct {
 	base int64      // file offset of HDF5 address 0 (the superblock's base address)
 	raw  *os.File   // the same file for native checks (chunkindex.CheckAttributes)
 	size int64
+	// regions: datasets kept open for ReadRegion (region.go), by path.
+	regions map[string]libDataset
 }
 
 // DatasetInfo is what the catalog needs to know about one dataset.
@@ -133,6 +135,7 @@ func (f *File) Close() error {
 		return nil
 	}
 	defer pin()()
+	f.closeRegions()
 	err := f.f.Close()
 	f.f = nil
 	f.raw.Close()
@@ -648,10 +651,22 @@ func filterName(id int, reported string) string {
 	case 32001:
 		return "blosc"
 	}
+	// Plugin filters by their registered ids (the HDF Group's list): their
+	// own names are often a sentence ("HDF5 bzip2 filter; see http://...").
+	if name, ok := pluginNames[id]; ok {
+		return name
+	}
 	if reported != "" {
 		return reported
 	}
 	return fmt.Sprintf("filter-%d", id)
+}
+
+// pluginNames names the registered HDF5 plugin filters relayout may meet.
+var pluginNames = map[int]string{
+	305: "lzo", 307: "bzip2", 32000: "lzf", 32002: "mafisc", 32003: "snappy", 32004: "lz4",
+	32008: "bitshuffle", 32013: "zfp", 32014: "fpzip", 32015: "zstd", 32017: "sz",
+	32018: "fcidecomp", 32024: "sz3", 32026: "blosc2",
 }
 
 // Chunks calls fn for every allocated chunk of the chunked dataset at path,

@@ -116,9 +116,20 @@ func TestDecodeErrors(t *testing.T) {
 	if _, err := Decode([]byte{1, 2}, []catalog.Codec{{Name: "fletcher32"}}, 1, 0); !errors.Is(err, catalog.ErrCorrupt) {
 		t.Errorf("short fletcher32: %v", err)
 	}
-	_, err := Decode([]byte{1, 2}, []catalog.Codec{{Name: "lzf"}}, 1, 2)
-	if !errors.Is(err, catalog.ErrUnsupported) || !strings.Contains(err.Error(), "lzf") {
+	_, err := Decode([]byte{1, 2}, []catalog.Codec{{Name: "lz4"}}, 1, 2)
+	if !errors.Is(err, catalog.ErrUnsupported) || !strings.Contains(err.Error(), "lz4") {
 		t.Errorf("unknown codec: %v", err)
+	}
+	// LZF: a literal run past the stream's end, a back reference before
+	// the output's start, output past the expected size.
+	for _, c := range []struct {
+		in   []byte
+		want int64
+		msg  string
+	}{{[]byte{1, 2}, 2, "past the end"}, {[]byte{0x20, 0}, 3, "before the start"}, {[]byte{0, 7, 0x20, 0}, 3, "past 3"}} {
+		if _, err := Decode(c.in, []catalog.Codec{{Name: "lzf"}}, 1, c.want); !errors.Is(err, catalog.ErrCorrupt) || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("lzf %v: %v", c.in, err)
+		}
 	}
 	if _, err := Decode([]byte{1, 2, 3}, nil, 1, 2); !errors.Is(err, catalog.ErrCorrupt) {
 		t.Errorf("wrong size: %v", err)

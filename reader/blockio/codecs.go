@@ -1,6 +1,7 @@
 package blockio
 
-// Decoders for the HDF5 filter pipeline stages relayout supports, and for
+// Decoders for the HDF5 filter pipeline stages relayout supports (deflate,
+// shuffle, fletcher32, lzf: see lzf.go; blosc), and for
 // the ADIOS2 operators (bzip2, blosc: see package blosc for its framing). A block's
 // Codecs are listed in encode order (as HDF5 applies them when writing); they
 // are undone here in reverse:
@@ -48,15 +49,10 @@ func Decode(data []byte, codecs []catalog.Codec, elemSize int, want int64) ([]by
 			}
 			data, err = unshuffle(data, size)
 		case "deflate":
-			// The inflated stage is the final size plus the checksums of any
-			// fletcher32 stages applied before deflate when encoding.
-			limit := want
-			for _, inner := range codecs[:i] {
-				if inner.Name == "fletcher32" {
-					limit += 4
-				}
-			}
-			data, err = inflate(data, limit)
+			data, err = inflate(data, stageSize(codecs[:i], want))
+		case "lzf":
+			// HDF5 filter 32000 (h5py's lzf): one raw LZF stream (lzf.go).
+			data, err = unlzf(data, stageSize(codecs[:i], want))
 		case "blosc":
 			// ADIOS2's blosc operator buffer: Params [size_t width of
 			// the common operator header (0: none, ADIOS2 <= 2.7),
@@ -87,6 +83,18 @@ func Decode(data []byte, codecs []catalog.Codec, elemSize int, want int64) ([]by
 		return nil, fmt.Errorf("decoded %d bytes, want %d: %w", len(data), want, catalog.ErrCorrupt)
 	}
 	return data, nil
+}
+
+// stageSize is the decoded size of a compression stage: the final size plus
+// the checksums of the fletcher32 stages applied before it when encoding
+// (inner, in encode order).
+func stageSize(inner []catalog.Codec, want int64) int64 {
+	for _, c := range inner {
+		if c.Name == "fletcher32" {
+			want += 4
+		}
+	}
+	return want
 }
 
 // inflate decompresses a zlib stream that must produce exactly want bytes.

@@ -2,7 +2,7 @@
 // going through any format library: a bounded pool of open files (Files), a
 // positional read that checks every offset and length against the file size
 // before allocating, and pure-Go decoders for the HDF5 filter pipeline stages
-// relayout supports (deflate, shuffle, fletcher32, blosc) and the ADIOS2
+// relayout supports (deflate, shuffle, fletcher32, lzf, blosc) and the ADIOS2
 // operators bzip2 and blosc (sub-package blosc: c-blosc1/c-blosc2 chunks and
 // the ADIOS2 operator framing).
 //

@@ -3,6 +3,7 @@ package blockio
 import (
 	"bytes"
 	"compress/zlib"
+	"errors"
 	"os"
 	"testing"
 
@@ -10,7 +11,7 @@ import (
 )
 
 // FuzzDecode feeds arbitrary bytes through every codec combination relayout
-// accepts, bzip2 and blosc included (seeds: testdata/fuzz/FuzzDecode holds raw chunks libhdf5 wrote via
+// accepts, bzip2, blosc and lzf included (seeds: testdata/fuzz/FuzzDecode holds raw chunks libhdf5 wrote via
 // testdata/chunks.py, plus the ones below). Decode must never panic and never return more than want bytes; the
 // expected size is capped so a hostile stream cannot exhaust memory.
 func FuzzDecode(f *testing.F) {
@@ -37,7 +38,7 @@ func FuzzDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, mask uint8, elem uint8, want uint16) {
 		const maxWant = 1 << 16 // memory cap: want is a uint16
 		all := []catalog.Codec{{Name: "shuffle", Params: []uint32{uint32(elem)}}, {Name: "deflate"}, {Name: "fletcher32"}, {Name: "bzip2"},
-			{Name: "blosc", Params: []uint32{uint32(elem % 9), uint32(elem / 128)}}, {Name: "hdf5-blosc"}}
+			{Name: "blosc", Params: []uint32{uint32(elem % 9), uint32(elem / 128)}}, {Name: "hdf5-blosc"}, {Name: "lzf"}}
 		var codecs []catalog.Codec
 		for i, c := range all {
 			if mask&(1<<i) != 0 {
@@ -50,6 +51,25 @@ func FuzzDecode(f *testing.F) {
 		}
 		if len(out) > maxWant {
 			t.Fatalf("output %d bytes exceeds cap", len(out))
+		}
+	})
+}
+
+// FuzzLZF feeds arbitrary streams to the LZF decoder (seed:
+// testdata/fuzz/FuzzLZF holds a chunk h5py's lzf filter wrote). It must never
+// panic, and return exactly want bytes or an error; want is a uint16, which
+// caps memory.
+func FuzzLZF(f *testing.F) {
+	f.Add([]byte{2, 'a', 'b', 'c', 0xe0, 3, 2}, uint16(3+12)) // literal, then a long overlapping back reference
+	f.Add([]byte{0, 7, 0x20, 0}, uint16(4))                   // a run of one byte
+	f.Add([]byte{0x20, 0}, uint16(3))                         // reference before the start
+	f.Fuzz(func(t *testing.T, data []byte, want uint16) {
+		out, err := unlzf(data, int64(want))
+		if err == nil && len(out) != int(want) {
+			t.Fatalf("decoded %d bytes, want %d", len(out), want)
+		}
+		if err != nil && !errors.Is(err, catalog.ErrCorrupt) {
+			t.Fatalf("error %v is not ErrCorrupt", err)
 		}
 	})
 }

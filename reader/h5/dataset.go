@@ -24,8 +24,9 @@ type source = blockio.Source
 // Dataset is an opened HDF5 input. It implements reader.Dataset.
 type Dataset struct {
 	info    catalog.DatasetInfo
-	entries []entry // sorted by (Var, Step, Level)
-	*source         // block reads: ReadBlock, ReadBlocks, ReadBlockInto, IOStats, Close
+	entries []entry  // sorted by (Var, Step, Level)
+	*source          // native block reads: ReadBlockInto, Prefetch (ReadBlock, ReadBlocks, IOStats, Close: library.go)
+	lib     *library // blocks read through the HDF5 library (plugin filters)
 }
 
 // entry is one array found at Open: where it is, not yet its blocks.
@@ -171,6 +172,7 @@ func Open(path string, cfg Config) (*Dataset, error) {
 		return nil, err
 	}
 	d.source = blockio.NewSource(blockio.NewFiles(root, cfg.MaxOpenFiles))
+	d.lib = newLibrary(root)
 	return d, nil
 }
 
@@ -284,11 +286,20 @@ func walkFile(full, name string, s scheme, prefix string, match func(string) boo
 // the blosc filter (hdf5-blosc, hdf5plugin.Blosc): every chunk is one
 // c-blosc1 chunk whose own header gives typesize, shuffle and compressor
 // (cd_values: filter revision, blosc version, typesize, chunk bytes,
-// clevel, shuffle, compressor), decoded by blockio/blosc.
-var codecNames = map[int]string{1: "deflate", 2: "shuffle", 3: "fletcher32", 32001: "hdf5-blosc"}
+// clevel, shuffle, compressor), decoded by blockio/blosc. A dataset with any
+// other filter in its pipeline is read through the HDF5 library
+// (library.go), when the library has the filter.
+//
+// 32000 is LZF (h5py's built-in "lzf"): each chunk one raw LZF stream,
+// decoded by blockio (lzf.go). Debian's LZF plugin (hdf5-plugin-lzf) does
+// not load into a plain HDF5 program (it lacks liblzf), so only h5py could
+// read these files through the library.
+var codecNames = map[int]string{1: "deflate", 2: "shuffle", 3: "fletcher32", 32000: "lzf", 32001: "hdf5-blosc"}
 
-// supported refuses datasets whose bytes relayout cannot fetch and decode
-// itself. This is an error, not a skip: silently dropping data is worse.
+// supported refuses datasets whose bytes relayout can neither fetch and
+// decode itself nor read through the HDF5 library (a filter whose plugin
+// HDF5 does not find). This is an error, not a skip: silently dropping data
+// is worse.
 func supported(file string, info *ih5.DatasetInfo) error {
 	switch {
 	// Virtual datasets are checked by buildVirtual: only whole source
@@ -298,8 +309,9 @@ func supported(file string, info *ih5.DatasetInfo) error {
 	}
 	for _, f := range info.Filters {
 		if _, ok := codecNames[f.ID]; !ok {
-			return fmt.Errorf("reader/h5: %s: dataset %s: filter %s (id %d) not supported (relayout decodes deflate, shuffle, fletcher32, blosc): %w",
-				file, info.Path, f.Name, f.ID, catalog.ErrUnsupported)
+			if err := filterAvailable(file, info.Path, f); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -4,10 +4,16 @@
 // and components per iteration), and relayout's own output directories (mapped
 // back to variables through relayout.json).
 //
-// It uses internal/h5 (the HDF5 library) only for metadata: the object tree,
-// attributes, dataset geometry and the chunk list. Block bytes are never read
-// through HDF5: Dataset.ReadBlock preads them and decodes the filter pipeline in
-// Go (reader/blockio). Every block's extent is checked against its file's size
+// It uses internal/h5 (the HDF5 library) for metadata: the object tree,
+// attributes, dataset geometry and the chunk list. Block bytes are read
+// natively: Dataset.ReadBlock preads them and decodes the filter pipeline in Go
+// (reader/blockio: deflate, shuffle, fletcher32, lzf, blosc). The one exception is
+// the slow path of library.go: chunks of a dataset whose pipeline has any other
+// filter (an HDF5 plugin: lz4, bzip2, zfp, ...) carry the codec
+// catalog.HDF5LibraryCodec and are read by H5Dread of their region, one at a
+// time under the library's lock, through at most 16 files kept open; Open refuses
+// a filter the library does not have (H5Zfilter_avail), naming it and
+// HDF5_PLUGIN_PATH. Every block's extent is checked against its file's size
 // before it is emitted. It must not write anything.
 //
 // Concurrency: Open and Scan run on the caller's goroutine; Scan must not run

@@ -1,9 +1,11 @@
 package h5
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -120,7 +122,9 @@ func TestGeneratedStorageForms(t *testing.T) {
 	}
 }
 
-func TestLZFUnsupported(t *testing.T) {
+// TestLZFNative: h5py's LZF filter (32000) is decoded by relayout itself
+// (no plugin, no library read), equal to the values h5py wrote.
+func TestLZFNative(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "lzf.h5")
 	runPython(t, `
 import sys, numpy as np, h5py
@@ -128,10 +132,48 @@ with h5py.File(sys.argv[1], "w") as f:
     f.create_dataset("ok", data=np.arange(10.0))
     f.create_dataset("fields/packed", data=np.arange(1000.0), chunks=(100,), compression="lzf")
 `, file)
+	d, err := Open(file, Config{Match: func(v string) bool { return v == "fields/packed" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	a := scanAll(t, d)[0]
+	if len(a.Blocks) != 10 || len(a.Blocks[0].Codecs) != 1 || a.Blocks[0].Codecs[0].Name != "lzf" {
+		t.Fatalf("%d blocks, codecs %+v", len(a.Blocks), a.Blocks[0].Codecs)
+	}
+	got := assemble(t, d, a)
+	for i := range 1000 {
+		if v := math.Float64frombits(binary.LittleEndian.Uint64(got[8*i:])); v != float64(i) {
+			t.Fatalf("element %d = %v", i, v)
+		}
+	}
+	if st := d.IOStats(); st.LibraryBlocks != 0 {
+		t.Errorf("%d blocks read through the library", st.LibraryBlocks)
+	}
+}
+
+// TestUnknownFilterRefused: a filter no HDF5 plugin provides (id 40000,
+// set with h5py's low-level API) is refused at Open by name and id, with the
+// way out; deselecting the variable avoids the error.
+func TestUnknownFilterRefused(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "unknown.h5")
+	runPython(t, `
+import sys, numpy as np, h5py
+from h5py import h5p, h5z, h5t, h5s, h5d
+with h5py.File(sys.argv[1], "w") as f:
+    f.create_dataset("ok", data=np.arange(10.0))
+    dcpl = h5p.create(h5p.DATASET_CREATE)
+    dcpl.set_chunk((100,))
+    dcpl.set_filter(40000, h5z.FLAG_OPTIONAL, (7,))
+    g = f.create_group("fields")
+    d = h5d.create(g.id, b"packed", h5t.IEEE_F64LE, h5s.create_simple((1000,)), dcpl)
+    d.write_direct_chunk((0,), b"z" * 99, filter_mask=0)
+`, file)
 	_, err := Open(file, Config{})
-	if !errors.Is(err, catalog.ErrUnsupported) || !strings.Contains(err.Error(), "lzf") ||
-		!strings.Contains(err.Error(), "32000") || !strings.Contains(err.Error(), "/fields/packed") {
-		t.Fatalf("lzf: %v", err)
+	if !errors.Is(err, catalog.ErrUnsupported) || !strings.Contains(err.Error(), "filter-40000") ||
+		!strings.Contains(err.Error(), "id 40000") || !strings.Contains(err.Error(), "/fields/packed") ||
+		!strings.Contains(err.Error(), "set HDF5_PLUGIN_PATH") {
+		t.Fatalf("filter 40000: %v", err)
 	}
 	// Deselecting the variable avoids the error.
 	d, err := Open(file, Config{Match: func(v string) bool { return v == "ok" }})

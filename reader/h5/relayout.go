@@ -48,5 +48,6 @@ func OpenRelayout(dir string, cfg Config) (*Dataset, error) {
 		return nil, err
 	}
 	d.source = blockio.NewSource(blockio.NewFiles(dir, cfg.MaxOpenFiles))
+	d.lib = newLibrary(dir)
 	return d, nil
 }

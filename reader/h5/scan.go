@@ -170,7 +170,8 @@ func mergeAttrs(base, over []catalog.Attr) []catalog.Attr {
 // are left to the caller.
 //
 //	chunked     one block per allocated chunk: Box = chunk ∩ shape, Stored = chunk
-//	            shape (edge chunks are stored whole), codecs = filters not masked
+//	            shape (edge chunks are stored whole), codecs = filters not masked,
+//	            or hdf5-library (read through HDF5) when a filter is not native
 //	contiguous  one block at the data address (none when never written: fill)
 //	compact     one block with the bytes inline (read through HDF5; tiny)
 func buildArray(hf *ih5.File, file string, size int64, path string) (*catalog.Array, error) {
@@ -243,6 +244,10 @@ func buildArray(hf *ih5.File, file string, size int64, path string) (*catalog.Ar
 		// a few allocations, not several per chunk.
 		stored := slices.Clone(info.Chunk)
 		codecsByMask := map[uint32][]catalog.Codec{}
+		var library []catalog.Codec // every chunk read through HDF5
+		if !nativeFilters(info) {
+			library = libraryCodecs(path)
+		}
 		ints := make([]int64, 2*rank*len(chunks))
 		a.Blocks = make([]catalog.Block, 0, len(chunks))
 		for _, c := range chunks {
@@ -262,6 +267,9 @@ func buildArray(hf *ih5.File, file string, size int64, path string) (*catalog.Ar
 			ints = ints[2*rank:]
 			box := catalog.Box{Lower: lower, Count: count}
 			codecs, ok := codecsByMask[c.FilterMask]
+			if library != nil {
+				codecs, ok = library, true
+			}
 			if !ok {
 				for i, f := range info.Filters {
 					if i < 32 && c.FilterMask&(1<<i) != 0 {

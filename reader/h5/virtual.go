@@ -47,9 +47,16 @@ func buildVirtual(hf *ih5.File, file string, size int64, path string, a *catalog
 		if src.DType != a.DType {
 			return nil, bad("source %s of type %s in a dataset of type %s", m.Dataset, src.DType, a.DType)
 		}
+		var library []catalog.Codec
 		for _, b := range src.Blocks {
 			for d := range rank {
 				b.Box.Lower[d] += m.Box.Lower[d]
+			}
+			if libraryBlock(&b) { // read the box of the virtual dataset
+				if library == nil {
+					library = libraryCodecs(path)
+				}
+				b.Codecs = library
 			}
 			a.Blocks = append(a.Blocks, b)
 		}

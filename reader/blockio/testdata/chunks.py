@@ -5,7 +5,7 @@ import json, sys, os
 import numpy as np, h5py
 
 out = sys.argv[1]
-names = {1: "deflate", 2: "shuffle", 3: "fletcher32"}
+names = {1: "deflate", 2: "shuffle", 3: "fletcher32", 32000: "lzf"}
 cases = [
     # name, dtype, shape, chunk, kwargs
     ("f8_all", "<f8", (64, 32), (16, 32), dict(compression="gzip", shuffle=True, fletcher32=True)),
@@ -15,13 +15,21 @@ cases = [
     ("u1_fletcher_long", "u1", (1501,), (1501,), dict(fletcher32=True)),
     ("f4_shuf_flet", "<f4", (777,), (777,), dict(shuffle=True, fletcher32=True)),
     ("u8_gzip_flet", "<u8", (4, 5, 6), (4, 5, 6), dict(compression="gzip", fletcher32=True)),
+    # LZF (HDF5 filter 32000, h5py's own): long repeats, literals, with
+    # shuffle and fletcher32 around it.
+    ("f8_lzf", "<f8", (64, 32), (16, 32), dict(compression="lzf")),
+    ("i4_lzf_shuffle", "<i4", (3000,), (1000,), dict(compression="lzf", shuffle=True)),
+    ("u1_lzf_flet", "u1", (5000,), (5000,), dict(compression="lzf", fletcher32=True)),
+    ("u2_lzf_zeros", "<u2", (4096,), (4096,), dict(compression="lzf")),
 ]
 rng = np.random.default_rng(7)
 meta = []
 with h5py.File(os.path.join(out, "chunks.h5"), "w") as f:
     for name, dt, shape, chunk, kw in cases:
         n = int(np.prod(shape))
-        if dt.endswith("f8") or dt.endswith("f4"):
+        if name.endswith("zeros"):
+            data = np.zeros(shape, dt)
+        elif dt.endswith("f8") or dt.endswith("f4"):
             data = (np.arange(n) * 0.37 + rng.normal(size=n)).astype(dt).reshape(shape)
         else:
             data = (np.arange(n) * 2654435761 % 251 + np.arange(n) // 3).astype(dt).reshape(shape)
