@@ -74,7 +74,7 @@ type Chunk struct {
 // that is not HDF5, or is truncated, wraps catalog.ErrCorrupt.
 func Open(path string) (*File, error) {
 	// The library opens by name and would block in open() on a FIFO: the
-	// file is checked under blockio's discipline first (regular files, or
+	// file is checked under fileio's discipline first (regular files, or
 	// symlinks to them, only).
 	raw, size, err := fileio.Open(path)
 	if err != nil {
