@@ -23,6 +23,11 @@ usage: readers.py viewer IN SERIES [MISSING]
     openpmd-viewer reads every field of SERIES (OUT/series.h5) with both
     backends equal to the input series IN (openpmd-api backend); MISSING
     lists fields or field/component not written yet (comma-separated).
+usage: readers.py particles IN OUT
+    openPMD-api reads every particle species of OUT/series.h5, and each
+    species' component in its per-variable file of OUT/relayout.json, equal
+    to the input series IN (elements, dtype, constant or not, and the
+    species, record and component attributes), for every iteration.
 usage: readers.py xarray OUT
     xarray (netCDF-4 engine) opens the group of every dataset of an output
     written with --netcdf and reads the same values as h5py, over named
@@ -204,9 +209,117 @@ def viewer(inp, series, missing):
                     if a.shape != b.shape or not np.array_equal(a, b, equal_nan=True):
                         bad.append(f"{be}: iteration {it}: {name} differs")
                     n += 1
+        # particles: every record component openpmd-viewer lists
+        # (x, y, z, ux, uy, uz, w, id, charge, mass, ...)
+        if sorted(to.avail_species or []) != sorted(ti.avail_species or []):
+            bad.append(f"{be}: species {to.avail_species}, input {ti.avail_species}")
+            continue
+        for it in ti.iterations:
+            for sp in ti.avail_species or []:
+                for rc in ti.avail_record_components[sp]:
+                    if rc not in to.avail_record_components[sp]:
+                        bad.append(f"{be}: iteration {it}: particle {sp} {rc} missing")
+                        continue
+                    a, = ti.get_particle([rc], species=sp, iteration=it)
+                    b, = to.get_particle([rc], species=sp, iteration=it)
+                    if a.shape != b.shape or not np.array_equal(a, b, equal_nan=True):
+                        bad.append(f"{be}: iteration {it}: particle {sp} {rc} differs")
+                    n += 1
     for b in bad:
         print("BAD", b)
-    print(f"viewer: {n} fields equal, {len(bad)} problems")
+    print(f"viewer: {n} fields and particle components equal, {len(bad)} problems")
+    return not bad
+
+
+def _pmd_attrs(o):
+    out = {}
+    for k in o.attributes:
+        v = o.get_attribute(k)
+        out[k] = v.tolist() if isinstance(v, np.ndarray) else v
+    return out
+
+
+def _pmd_species(path):
+    """{it: {species: ({var: (array, constant)}, {owner: attrs})}} of an openPMD series
+    (owner: "" the species group, else the record or "record/component")."""
+    import openpmd_api as io
+    s = io.Series(path, io.Access.read_only)
+    if s.iteration_encoding == io.Iteration_Encoding.variable_based:
+        s.close()
+        s = io.Series(path, io.Access.read_linear)
+        pairs = ((it.iteration_index, it) for it in s.read_iterations())
+    else:
+        pairs = list(s.iterations.items())
+    out = {}
+    for itn, it in pairs:
+        d = {}
+        for sp, species in it.particles.items():
+            vals, attrs = {}, {"": _pmd_attrs(species)}
+            for rname, rec in species.items():
+                attrs[rname] = _pmd_attrs(rec)
+                for cname, rc in rec.items():
+                    var = rname if cname == io.Record_Component.SCALAR else rname + "/" + cname
+                    if var != rname:
+                        attrs[var] = _pmd_attrs(rc)
+                    if rc.constant:
+                        a = None if 0 in rc.shape else np.full(rc.shape, rc.get_attribute("value"))
+                    else:
+                        a = rc.load_chunk()
+                        s.flush()
+                    vals[var] = (a, bool(rc.constant))
+            d[sp] = (vals, attrs)
+        out[itn] = d
+        it.close()
+    s.close()
+    return out
+
+
+# attributes relayout adds or may change on the way (see rewriter/particles.go)
+_ADDED = {"relayout_defaulted"}
+
+
+def particles(inp, out):
+    want = _pmd_species(inp)
+    man = json.load(open(os.path.join(out, "relayout.json")))
+    targets = [("series.h5", None)] + [(v["file"], v["name"]) for v in man["variables"] if v.get("species")]
+    bad, n = [], 0
+    if not any(want[it] for it in want):
+        bad.append(f"{inp}: no particle species in the input")
+    for fname, only in targets:
+        got = _pmd_species(os.path.join(out, fname))
+        for itn, species in want.items():
+            for sp, (vals, attrs) in species.items():
+                g = got.get(itn, {}).get(sp)
+                for var, (a, const) in vals.items():
+                    name = "particles/%s/%s" % (sp, var)
+                    if only is not None and only != name:
+                        continue
+                    if g is None or var not in g[0]:
+                        bad.append(f"{fname}: iteration {itn}: {name} missing")
+                        continue
+                    b, gconst = g[0][var]
+                    if gconst != const:
+                        bad.append(f"{fname}: iteration {itn}: {name} constant {gconst}, input {const}")
+                    if (a is None) != (b is None) or a is not None and (
+                            a.dtype != b.dtype or a.shape != b.shape or not np.array_equal(a, b, equal_nan=True)):
+                        bad.append(f"{fname}: iteration {itn}: {name} differs (in {getattr(a, 'dtype', None)} {getattr(a, 'shape', None)}, "
+                                   f"out {getattr(b, 'dtype', None)} {getattr(b, 'shape', None)})")
+                    elif a is not None:
+                        n += a.size
+                    rec = var.split("/")[0] if not var.startswith("particlePatches/") else "particlePatches"
+                    for owner in ("", rec, var):
+                        if only is None and owner == var and owner != rec:
+                            pass
+                        for k, v in attrs.get(owner, {}).items():
+                            gv = g[1].get(owner, {}).get(k)
+                            if gv is None:
+                                bad.append(f"{fname}: iteration {itn}: {sp} {owner or '(species)'} attribute {k} missing")
+                            elif gv != v and not (isinstance(v, float) and isinstance(gv, float) and np.float32(v) == np.float32(gv)):
+                                bad.append(f"{fname}: iteration {itn}: {sp} {owner or '(species)'} attribute {k}: in {v!r} out {gv!r}")
+    bad = sorted(set(bad))
+    for b in bad[:60]:
+        print("BAD", b)
+    print(f"particles: {len(targets)} files, {n} particle elements equal, {len(bad)} problems")
     return not bad
 
 
@@ -282,6 +395,8 @@ def main():
     cmd = sys.argv[1]
     if cmd == "viewer":
         ok = viewer(sys.argv[2], sys.argv[3], sys.argv[4] if len(sys.argv) > 4 else "")
+    elif cmd == "particles":
+        ok = particles(sys.argv[2], sys.argv[3])
     elif cmd == "xarray":
         ok = xr_check(sys.argv[2])
     elif cmd == "links":

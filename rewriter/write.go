@@ -38,14 +38,23 @@ type fileConfig struct {
 	root   []catalog.Attr // attributes of "/"
 	format string         // the input's format (DatasetInfo.Format)
 	meshes string         // the meshes group of every iteration (meshesGroup)
+	// particles is the particles group of every iteration (particlesGroup);
+	// hasParticles: particles are written (root particlesPath set).
+	particles    string
+	hasParticles bool
 	// prepare: create chunked datasets empty (relayout plan -o: shards
 	// write their chunks to part files, commit joins them; see shard.go).
 	prepare bool
 }
 
-func newFileConfig(info catalog.DatasetInfo, opts Options, prepare bool) fileConfig {
-	return fileConfig{root: seriesRoot(info, opts.Version, time.Now()), format: info.Format,
+func newFileConfig(info catalog.DatasetInfo, vars []catalog.VarSummary, opts Options, prepare bool) fileConfig {
+	fc := fileConfig{root: seriesRoot(info, opts.Version, time.Now()), format: info.Format,
 		meshes: meshesGroup(info), prepare: prepare}
+	fc.particles = particlesGroup(info, fc.meshes)
+	if fc.hasParticles = hasParticles(info, vars); fc.hasParticles {
+		fc.root = withParticlesPath(fc.root, fc.particles)
+	}
+	return fc
 }
 
 // contigTarget is a contiguous dataset whose bytes are written with pwrite
@@ -149,6 +158,12 @@ func writeStructure(ctx context.Context, w *h5.Writer, store *catalog.Store, src
 	// blocks are loaded here just for the chunked ones.
 	err := store.EachArrayHeader(ctx, name, func(a *catalog.Array) error {
 		path := datasetPath(fc.meshes, a.Step, a.Level, a.Var, len(a.Shape))
+		rec := recordPath(fc.meshes, a.Step, a.Level, a.Var, len(a.Shape))
+		species := ""
+		if a.Species != "" {
+			path, rec, species = particlePaths(fc.particles, a)
+			mv.Species = a.Species
+		}
 		var entry catalog.ManifestDataset
 		var spec h5.DatasetSpec
 		if a.Constant {
@@ -218,14 +233,21 @@ func writeStructure(ctx context.Context, w *h5.Writer, store *catalog.Store, src
 				return arrayErr(a.Key(), err)
 			}
 		}
-		ma := openPMDAttrs(a, fc.format, scalarRecord || len(a.Shape) == 0)
+		var ma meshAttrs
+		if species != "" {
+			ma = particleAttrs(a, rec == "")
+		} else {
+			ma = openPMDAttrs(a, fc.format, scalarRecord || len(a.Shape) == 0)
+		}
 		if a.Constant {
 			ma.component = append(ma.component, constantAttrs(a)...)
 		}
 		err := w.SetAttrs(path, ma.component)
-		rec := recordPath(fc.meshes, a.Step, a.Level, a.Var, len(a.Shape))
 		if err == nil && rec != "" {
 			err = w.SetAttrs(rec, ma.record)
+		}
+		if err == nil && species != "" {
+			err = w.SetAttrs(species, ma.species)
 		}
 		if err == nil && len(a.Boxes) > 0 {
 			entry.Boxes, err = writeBoxes(w, path, a)
@@ -233,17 +255,30 @@ func writeStructure(ctx context.Context, w *h5.Writer, store *catalog.Store, src
 		if err == nil && !stepDone[a.Step] {
 			err = w.SetAttrs(stepGroup(a.Step), ma.iteration)
 			stepDone[a.Step] = true
+			// The other of meshesPath and particlesPath as an empty group,
+			// so that openPMD-api finds both.
+			if err == nil && fc.hasParticles {
+				other := fc.particles
+				if species != "" {
+					other = fc.meshes
+				}
+				err = w.SetAttrs(stepGroup(a.Step)+"/"+other, nil)
+			}
 		}
-		if err == nil && opts.NetCDF {
+		if err == nil && opts.NetCDF && species == "" {
 			err = writeCoordinates(w, path, a, ma, opts)
 		}
 		if err != nil {
 			return arrayErr(a.Key(), err)
 		}
-		l := seriesLink{path: path, record: rec, recordAttrs: ma.record,
+		l := seriesLink{path: path, record: rec, recordAttrs: ma.record, species: species, speciesAttrs: ma.species,
 			step: a.Step, stepAttrs: ma.iteration, boxes: entry.Boxes, attrs: ma.component, constant: a.Constant}
 		if !a.Constant && len(a.Shape) > 0 && a.Elements() > 0 {
 			l.spec = &h5.DatasetSpec{DType: spec.DType, Shape: a.Shape, Fill: spec.Fill}
+		} else if !a.Constant && species != "" && len(a.Shape) > 0 {
+			// No particles this iteration: an empty dataset of its own
+			// in series.h5 (openPMD-api does not follow external links).
+			l.empty = &h5.DatasetSpec{DType: spec.DType, Shape: a.Shape, Fill: spec.Fill}
 		}
 		if entry.Boxes != "" {
 			l.attrs = setAttr(slices.Clone(l.attrs), boxesAttr(entry.Boxes))
