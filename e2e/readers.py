@@ -46,6 +46,7 @@ import numpy as np
 RECORD = ["unitDimension", "timeOffset", "geometry", "dataOrder", "axisLabels", "gridSpacing",
           "gridGlobalOffset", "gridUnitSI"]
 COMPONENT = ["unitSI", "position"]
+PRECORD = ["unitDimension", "timeOffset", "macroWeighted", "weightingPower"]  # particle records
 
 
 def s(v):
@@ -67,8 +68,10 @@ def check_root(f, where, bad, want_root):
             bad.append(f"{where}: root attribute {k} = {s(f.attrs[k])!r}, want {v!r}")
     if "openPMDextension" not in f.attrs or f.attrs["openPMDextension"].dtype != np.uint32:
         bad.append(f"{where}: openPMDextension missing or not uint32")
-    if "particlesPath" in f.attrs:
+    if want_root.get("particlesPath") is None and "particlesPath" in f.attrs:
         bad.append(f"{where}: particlesPath without particles")
+    elif want_root.get("particlesPath") is not None and s(f.attrs.get("particlesPath", b"")) != want_root["particlesPath"]:
+        bad.append(f"{where}: particlesPath {f.attrs.get('particlesPath')!r}, want {want_root['particlesPath']!r}")
 
 
 def input_root(path):
@@ -82,7 +85,8 @@ def input_root(path):
         with h5py.File(fn, "r") as f:
             if "openPMD" in f.attrs:
                 return {"meshesPath": s(f.attrs.get("meshesPath", b"meshes/")),
-                        "software": s(f.attrs["software"]) if "software" in f.attrs else "relayout"}
+                        "software": s(f.attrs["software"]) if "software" in f.attrs else "relayout",
+                        "particlesPath": s(f.attrs.get("particlesPath", b"particles/"))}
     return {"meshesPath": None, "software": None}
 
 
@@ -90,6 +94,14 @@ def links(out, inp):
     m = manifest(out)
     bad, n = [], 0
     want_root = input_root(inp)
+    if any(v.get("species") for v in m["variables"]):
+        # particles written: the input's particlesPath (openPMD-HDF5), else
+        # whatever one-level name the output chose
+        want_root["particlesPath"] = want_root.get("particlesPath") or None
+        with h5py.File(os.path.join(out, m["series"]), "r") as f:
+            want_root["particlesPath"] = want_root["particlesPath"] or s(f.attrs.get("particlesPath", b"particles/"))
+    else:
+        want_root.pop("particlesPath", None)
     series = h5py.File(os.path.join(out, m["series"]), "r")
     check_root(series, "series.h5", bad, want_root)
     for v in m["variables"]:
@@ -110,6 +122,12 @@ def links(out, inp):
                     for k, val in f[p].attrs.items():
                         if k not in series[p].attrs and k != "DIMENSION_LIST":  # --netcdf: per-variable files only
                             bad.append(f"series.h5:{p}: attribute {k} missing")
+                elif v.get("species") and d["shape"]:
+                    # a particle component without particles: an empty
+                    # dataset of its own (openPMD-api reads no external links)
+                    if not isinstance(link, h5py.HardLink) or series[p].shape != f[p].shape or series[p].dtype != f[p].dtype:
+                        bad.append(f"series.h5:{p}: {link!r}, want an empty dataset like {v['file']}:{p}")
+                        continue
                 elif not isinstance(link, h5py.ExternalLink) or link.filename != v["file"] or link.path != p:
                     bad.append(f"series.h5:{p}: {link!r}, want an external link to {v['file']}:{p}")
                     continue
@@ -121,7 +139,24 @@ def links(out, inp):
                 for k in ("time", "dt", "timeUnitSI"):
                     if k not in it.attrs or k not in series["/data/%d" % d["step"]].attrs:
                         bad.append(f"{v['file']}: /data/{d['step']} lacks {k}")
-                if not d["shape"]:
+                if v.get("species"):
+                    # particle record component: record attributes on the record
+                    # group (on the dataset of a scalar record), unitSI on the
+                    # dataset, no mesh attributes anywhere
+                    sp = "/".join(p.split("/")[:5])
+                    scalar = ds.parent.name == sp or ds.parent.name == sp + "/particlePatches"
+                    rec = ds if scalar else ds.parent
+                    for k in PRECORD if "/particlePatches/" not in p else []:
+                        if k not in rec.attrs or (not scalar and k in ds.attrs):
+                            bad.append(f"{v['file']}:{p}: particle record attribute {k} not (only) on {rec.name}")
+                        if k not in series[rec.name].attrs:
+                            bad.append(f"series.h5:{rec.name}: particle record attribute {k} missing")
+                    if "unitSI" not in ds.attrs or "unitSI" not in series[p].attrs:
+                        bad.append(f"{v['file']}:{p}: unitSI missing")
+                    for k in RECORD[2:] + ["position"]:
+                        if k in ds.attrs or k in rec.attrs:
+                            bad.append(f"{v['file']}:{p}: mesh attribute {k} on a particle record")
+                elif not d["shape"]:
                     if "/relayout_values/" not in p:
                         bad.append(f"{v['file']}:{p}: a rank-0 value inside the meshes")
                 elif "/" in v["name"]:  # vector record: split attributes
@@ -267,6 +302,12 @@ def _pmd_species(path):
                         a = rc.load_chunk()
                         s.flush()
                     vals[var] = (a, bool(rc.constant))
+            for rname, rec in species.particle_patches.items():
+                for cname, rc in rec.items():
+                    var = "particlePatches/" + (rname if cname == io.Record_Component.SCALAR else rname + "/" + cname)
+                    a = rc.load()
+                    s.flush()
+                    vals[var] = (a, False)
             d[sp] = (vals, attrs)
         out[itn] = d
         it.close()

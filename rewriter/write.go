@@ -678,7 +678,11 @@ func arrayLayout(a *catalog.Array, opts Options) (planner.Layout, error) {
 			layout, err = planner.ChooseLayout(a.Shape, layout.Kind, layout.Chunk, nil)
 		}
 	} else {
-		layout, err = planner.ChooseLayout(a.Shape, opts.Layout, opts.ChunkShape, opts.Chunks)
+		shape, grid := opts.ChunkShape, opts.Chunks
+		if a.Species != "" && len(a.Shape) == 1 {
+			shape, grid = planner.ParticleChunks(shape), planner.ParticleChunks(grid)
+		}
+		layout, err = planner.ChooseLayout(a.Shape, opts.Layout, shape, grid)
 	}
 	if err != nil {
 		return layout, arrayErr(a.Key(), fmt.Errorf("%v: %w", err, catalog.ErrUnsupported))
