@@ -315,10 +315,6 @@ def _pmd_species(path):
     return out
 
 
-# attributes relayout adds or may change on the way (see rewriter/particles.go)
-_ADDED = {"relayout_defaulted"}
-
-
 def particles(inp, out):
     want = _pmd_species(inp)
     man = json.load(open(os.path.join(out, "relayout.json")))
@@ -348,14 +344,13 @@ def particles(inp, out):
                     elif a is not None:
                         n += a.size
                     rec = var.split("/")[0] if not var.startswith("particlePatches/") else "particlePatches"
+                    # attributes of the species, the record and the component
                     for owner in ("", rec, var):
-                        if only is None and owner == var and owner != rec:
-                            pass
                         for k, v in attrs.get(owner, {}).items():
                             gv = g[1].get(owner, {}).get(k)
                             if gv is None:
                                 bad.append(f"{fname}: iteration {itn}: {sp} {owner or '(species)'} attribute {k} missing")
-                            elif gv != v and not (isinstance(v, float) and isinstance(gv, float) and np.float32(v) == np.float32(gv)):
+                            elif gv != v:
                                 bad.append(f"{fname}: iteration {itn}: {sp} {owner or '(species)'} attribute {k}: in {v!r} out {gv!r}")
     bad = sorted(set(bad))
     for b in bad[:60]:
