@@ -134,3 +134,72 @@ func TestParticlesJoinedBP(t *testing.T) {
 	mustRun(t, "verify", in, out)
 	readersEnv(t, env, "particles", in, out)
 }
+
+// patchesScript writes, with openPMD-api (HDF5 or ADIOS2 by the file
+// name), a species "ions" with a float32 position/x stored by two "ranks",
+// an int64 scalar record id, a species attribute and particle patches
+// (numParticles, numParticlesOffset, offset/x, extent/x) in two
+// iterations.
+const patchesScript = `
+import sys, numpy as np, openpmd_api as io
+s = io.Series(sys.argv[1], io.Access.create)
+for itn in (0, 7):
+    it = s.iterations[itn]
+    e = it.particles["ions"]
+    e.set_attribute("particleShape", 3.0)
+    held = []
+    x = e["position"]["x"]
+    x.reset_dataset(io.Dataset(np.dtype("float32"), [12]))
+    d = (np.arange(12, dtype=np.float32) + itn) / 4; held.append(d)
+    x.store_chunk(d[:5], [0], [5]); x.store_chunk(d[5:], [5], [7])
+    idr = e["id"][io.Record_Component.SCALAR]
+    idr.reset_dataset(io.Dataset(np.dtype("int64"), [12]))
+    ids = np.arange(12, dtype=np.int64) * 3; held.append(ids)
+    idr.store_chunk(ids, [0], [12])
+    pp = e.particle_patches
+    for rec, vals in (("numParticles", [5, 7]), ("numParticlesOffset", [0, 5])):
+        rc = pp[rec][io.Record_Component.SCALAR]
+        rc.reset_dataset(io.Dataset(np.dtype("uint64"), [2]))
+        for i, v in enumerate(vals):
+            rc.store(i, np.uint64(v))
+    for rec, vals in (("offset", [0.0, 1.25]), ("extent", [1.25, 1.75])):
+        rc = pp[rec]["x"]
+        rc.reset_dataset(io.Dataset(np.dtype("float32"), [2]))
+        for i, v in enumerate(vals):
+            rc.store(i, np.float32(v))
+    it.close()
+s.close()
+`
+
+// TestParticlePatches: particle patches and the records they index go
+// through HDF5 and BP inputs and come back equal through openPMD-api
+// (readers.py particles reads particle_patches too), with the species
+// attribute on the species group.
+func TestParticlePatches(t *testing.T) {
+	_, env := testkit.PeersEnv(t)
+	for _, name := range []string{"p.h5", "p.bp"} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			in := filepath.Join(dir, name)
+			cmd := exec.Command(python, "-c", patchesScript, in)
+			cmd.Env = env
+			if b, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("openPMD-api writer: %v\n%s", err, b)
+			}
+			out := filepath.Join(dir, "out")
+			mustRun(t, "run", in, "-o", out, "-q")
+			m := readManifest(t, out)
+			var names []string
+			for _, v := range m.Variables {
+				names = append(names, v.Name)
+			}
+			want := []string{"particles/ions/id", "particles/ions/particlePatches/extent/x", "particles/ions/particlePatches/numParticles",
+				"particles/ions/particlePatches/numParticlesOffset", "particles/ions/particlePatches/offset/x", "particles/ions/position/x"}
+			if !slices.Equal(names, want) {
+				t.Errorf("variables %v, want %v", names, want)
+			}
+			mustRun(t, "verify", in, out)
+			readersEnv(t, env, "particles", in, out)
+		})
+	}
+}
