@@ -101,6 +101,9 @@ type ManifestVariable struct {
 	// attributes rather than HDF5 datasets, so they are kept apart from
 	// Datasets, which h5py reads as arrays.
 	Constants []ManifestDataset `json:"constants,omitempty"`
+	// Species is the openPMD particle species of a particle record
+	// component (catalog.Array.Species); absent for meshes.
+	Species string `json:"species,omitempty"`
 	// Storage is how the file was laid out on its file system.
 	Storage *ManifestStorage `json:"storage,omitempty"`
 }

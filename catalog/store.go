@@ -41,6 +41,7 @@ CREATE TABLE arrays (
   block_bytes INTEGER NOT NULL,     -- sum of their lengths
   block_list  TEXT    NOT NULL,     -- JSON list of blocks (blocklist.go); the blocks view unpacks it
   constant    INTEGER NOT NULL DEFAULT 0, -- 1: every element is fill, no blocks (an openPMD constant record)
+  species     TEXT    NOT NULL DEFAULT '', -- openPMD particle species of a particle record component ('' a mesh)
   UNIQUE (var, step, level)
 );
 CREATE TABLE block_files (          -- the file names block_list refers to by index
@@ -87,6 +88,9 @@ type Store struct {
 	// noConstant: arrays has no constant column (catalogs of earlier
 	// versions, whose arrays are never constant).
 	noConstant bool
+	// noSpecies: arrays has no species column (catalogs of earlier
+	// versions, which hold no particles).
+	noSpecies bool
 }
 
 // CreateStore creates a fresh catalog at path, replacing an existing one.
@@ -132,6 +136,11 @@ func OpenStore(path string) (*Store, error) {
 		return nil, fmt.Errorf("catalog: %s: %v: %w", path, err, ErrCorrupt)
 	}
 	s.noConstant = n == 0
+	if err := s.db.QueryRow(`SELECT count(*) FROM pragma_table_info('arrays') WHERE name = 'species'`).Scan(&n); err != nil {
+		s.db.Close()
+		return nil, fmt.Errorf("catalog: %s: %v: %w", path, err, ErrCorrupt)
+	}
+	s.noSpecies = n == 0
 	return s, nil
 }
 
@@ -262,18 +271,18 @@ func (s *Store) Put(a *Array) error {
 		boxes = mustJSON(a.Boxes)
 	}
 	list, files, stored := encodeBlocks(a.Blocks)
-	if s.noConstant {
+	if s.noConstant || s.noSpecies {
 		return fmt.Errorf("catalog: %s: written by an earlier version of relayout: read-only: %w", s.path, ErrUnsupported)
 	}
 	if a.Constant && (len(a.Blocks) > 0 || len(a.Fill) != a.DType.Size) {
 		return fmt.Errorf("catalog: %s: constant array %s step %d: %d blocks, value of %d bytes: %w", s.path, a.Var, a.Step, len(a.Blocks), len(a.Fill), ErrCorrupt)
 	}
 	res, err := tx.Exec(`INSERT INTO arrays (var, step, level, dtype, shape, offset, fill, attrs, step_attrs, source, boxes,
-		nblocks, block_bytes, block_list, constant)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		nblocks, block_bytes, block_list, constant, species)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 		a.Var, a.Step, a.Level, a.DType.NumPy(), mustJSON(nonNil(a.Shape)), mustJSON(nonNil(a.Offset)), a.Fill,
 		mustJSON(nonNilAttrs(a.Attrs)), mustJSON(nonNilAttrs(a.StepAttrs)), a.Source, boxes,
-		len(a.Blocks), stored, list, a.Constant)
+		len(a.Blocks), stored, list, a.Constant, a.Species)
 	if err != nil {
 		return fmt.Errorf("catalog: %s: array %s step %d level %d: %w", s.path, a.Var, a.Step, a.Level, err)
 	}
@@ -477,9 +486,13 @@ func (s *Store) array(k Key, blocks bool) (*Array, error) {
 	if s.noConstant {
 		constant = "0"
 	}
-	err := s.db.QueryRow(`SELECT id, dtype, shape, offset, fill, attrs, step_attrs, source, boxes, `+constant+` FROM arrays
+	species := "species"
+	if s.noSpecies {
+		species = "''"
+	}
+	err := s.db.QueryRow(`SELECT id, dtype, shape, offset, fill, attrs, step_attrs, source, boxes, `+constant+`, `+species+` FROM arrays
 		WHERE var = ? AND step = ? AND level = ?`, k.Var, k.Step, k.Level).
-		Scan(&id, &dtype, &shape, &offset, &a.Fill, &attrs, &stepAttrs, &a.Source, &boxes, &a.Constant)
+		Scan(&id, &dtype, &shape, &offset, &a.Fill, &attrs, &stepAttrs, &a.Source, &boxes, &a.Constant, &a.Species)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("catalog: %s: %s step %d level %d: %w", s.path, k.Var, k.Step, k.Level, ErrNotFound)
 	}

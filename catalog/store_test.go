@@ -110,3 +110,51 @@ func TestDTypeNumPy(t *testing.T) {
 		}
 	}
 }
+
+// TestStoreParticles: a particle record component keeps its species and
+// its attributes' Species and Record marks; a catalog of an earlier
+// version (no species column) reads as meshes and is read-only.
+func TestStoreParticles(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "catalog.db")
+	s, err := CreateStore(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &Array{Var: ParticleVar("e", "position/x"), Species: "e", DType: DType{Kind: Float, Size: 4},
+		Shape: []int64{10}, Offset: []int64{0},
+		Attrs: []Attr{{Name: "particleShape", Type: "string", Strings: []string{"TSC"}, Species: true},
+			{Name: "macroWeighted", Type: "uint32", Scalar: true, Uints: []uint64{1}, Record: true}},
+		Blocks: []Block{{Box: Box{Lower: []int64{4}, Count: []int64{6}}, File: "data.0", Offset: 0, Length: 24, Rank: 1},
+			{Box: Box{Lower: []int64{0}, Count: []int64{4}}, File: "data.0", Offset: 24, Length: 16, Rank: 0}}}
+	if err := s.Put(a); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if s, err = OpenStore(path); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Array(a.Key())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Species != "e" || !reflect.DeepEqual(got.Attrs, a.Attrs) || len(got.Blocks) != 2 ||
+		!reflect.DeepEqual(got.Blocks[0].Box, a.Blocks[0].Box) || got.Blocks[1].Rank != 0 {
+		t.Fatalf("round trip:\n got %+v\nwant %+v", got, a)
+	}
+	if _, err := s.db.Exec(`ALTER TABLE arrays DROP COLUMN species`); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if s, err = OpenStore(path); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got, err := s.Array(a.Key()); err != nil || got.Species != "" {
+		t.Fatalf("earlier catalog: %+v %v", got, err)
+	}
+	b := *a
+	b.Var = "other"
+	if err := s.Put(&b); !errors.Is(err, ErrUnsupported) {
+		t.Fatalf("Put into an earlier catalog: %v", err)
+	}
+}

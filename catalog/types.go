@@ -220,6 +220,10 @@ type Attr struct {
 	// merged into a component's Attrs: the writer puts it back on the
 	// record group (custom record attributes included).
 	Record bool `json:"record,omitempty"`
+	// Species marks an attribute of an openPMD particle species group
+	// merged into a particle record component's Attrs: the writer puts it
+	// back on the species group.
+	Species bool `json:"species,omitempty"`
 }
 
 // Array is one variable at one step and level: the unit a reader emits and the
@@ -245,8 +249,12 @@ type Array struct {
 	// Constant: every element is Fill and there are no blocks (an openPMD
 	// constant record component: attributes "value" and "shape", no data).
 	// Written as a constant record again, not as data.
-	Constant bool    `json:"constant,omitempty"`
-	Blocks   []Block `json:"-"`
+	Constant bool `json:"constant,omitempty"`
+	// Species is the openPMD particle species of a particle record
+	// component ("" for meshes and everything else); see ParticleVar for
+	// its variable name.
+	Species string  `json:"species,omitempty"`
+	Blocks  []Block `json:"-"`
 }
 
 // Elements is the number of elements in the array.
@@ -482,4 +490,42 @@ func ConstantArray(attrs []Attr) (*Array, error) {
 	}
 	a.Offset = make([]int64, len(a.Shape))
 	return a, nil
+}
+
+// Particle record components (openPMD particle species) are variables of
+// their own, named apart from meshes (whose names have at most two parts,
+// "<record>/<component>"):
+//
+//	/data/<it>/<particlesPath>/<species>/<record>/<component>
+//	    -> Var "particles/<species>/<record>/<component>", Species "<species>"
+//	/data/<it>/<particlesPath>/<species>/<record>        (scalar record: weighting, id)
+//	    -> Var "particles/<species>/<record>"
+//	/data/<it>/<particlesPath>/<species>/particlePatches/<record>[/<component>]
+//	    -> Var "particles/<species>/particlePatches/<record>[/<component>]"
+//
+// whatever the input's particlesPath (the writer writes the input's, else
+// "particles/"). Each is a global 1-D array whose blocks carry their
+// offsets, in the input's index order (numParticlesOffset points into it).
+
+// ParticlesPrefix starts every particle variable's name.
+const ParticlesPrefix = "particles/"
+
+// ParticleVar is the variable of the component at rel ("position/x",
+// "weighting", "particlePatches/offset/x") of species.
+func ParticleVar(species, rel string) string { return ParticlesPrefix + species + "/" + rel }
+
+// ParticleRecord splits a species-relative component path rel into its
+// record ("position", "particlePatches/offset") and whether the record is
+// a scalar record (one dataset, no component: "weighting",
+// "particlePatches/numParticles"); the record of a scalar record is rel.
+func ParticleRecord(rel string) (record string, scalar bool) {
+	parts := strings.Split(rel, "/")
+	n := 1
+	if parts[0] == "particlePatches" && len(parts) > 1 {
+		n = 2
+	}
+	if len(parts) <= n {
+		return rel, true
+	}
+	return strings.Join(parts[:n], "/"), false
 }

@@ -87,7 +87,9 @@ type manifest struct {
 		Name, DType, File string
 		Datasets          []manifestDataset
 		Constants         []manifestDataset
+		Species           string // particle record components
 	}
+	Skipped []string
 }
 
 type manifestDataset struct {
@@ -160,7 +162,7 @@ func TestRunVerifyRealData(t *testing.T) {
 		// of E (and B/t), written as constant records.
 		{"femm-3d", "hdf5/openpmd-femm/example-femm-3d.h5", []string{"--chunks", "2x2x2"}, 6},
 		{"femm-thetaMode", "hdf5/openpmd-femm/example-femm-thetaMode.h5", []string{"--chunk-shape", "1,16,16"}, 6},
-		{"fbpic", "hdf5/fbpic", []string{"--chunks", "1x2x4"}, 10},
+		{"fbpic", "hdf5/fbpic", []string{"--chunks", "1x2x4"}, 21}, // 10 meshes, 11 particle components
 		{"adios2-types", "hdf5/adios2-hdf5-engine-types_np.h5", []string{"--chunk-shape", "4"}, 2},
 	}
 	for _, c := range cases {

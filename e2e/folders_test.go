@@ -76,6 +76,11 @@ func TestOpenPMDEncodingsRun(t *testing.T) {
 	gen := filepath.Join(peers, "openpmd_gen.py")
 	meshes := []string{"B/x", "B/y", "B/z", "E/x", "E/y", "E/z", "j/x", "j/y", "j/z", "phi", "rho"}
 	constant := map[string]bool{"j/z": true, "phi": true} // openPMD constant record components
+	var particles []string                                // species "electrons"
+	for _, r := range []string{"charge", "id", "mass", "momentum/x", "momentum/y", "momentum/z", "position/x", "position/y", "position/z",
+		"positionOffset/x", "positionOffset/y", "positionOffset/z", "weighting"} {
+		particles = append(particles, "particles/electrons/"+r)
+	}
 	const elems = 16 * 12 * 10
 	for i, c := range []struct {
 		backend, encoding string
@@ -111,12 +116,16 @@ func TestOpenPMDEncodingsRun(t *testing.T) {
 			mustRun(t, "run", in, "-o", out, "--progress", "none")
 			mustRun(t, "verify", in, out)
 			m := readManifest(t, out)
-			var names []string
+			var names, species []string
 			for _, v := range m.Variables {
-				names = append(names, v.Name)
+				if v.Species != "" {
+					species = append(species, v.Name)
+				} else {
+					names = append(names, v.Name)
+				}
 				var steps []int64
 				ds := v.Datasets
-				if constant[v.Name] {
+				if constant[v.Name] || v.Species != "" && len(v.Datasets) == 0 {
 					ds = v.Constants
 				}
 				for _, d := range ds {
@@ -129,6 +138,10 @@ func TestOpenPMDEncodingsRun(t *testing.T) {
 			if !slices.Equal(names, meshes) {
 				t.Errorf("variables %v, want %v", names, meshes)
 			}
+			if !slices.Equal(species, particles) {
+				t.Errorf("particle variables %v, want %v", species, particles)
+			}
+			checkParticles(t, series, out)
 
 			rep := checkOpenPMD(t, series, out)
 			// Every mesh element, in series.h5 and in its own file (constant

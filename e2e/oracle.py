@@ -57,6 +57,25 @@ def input_arrays(path):
                                 out[(name, it)] = obj[()]
                                 attrs[(name, it)] = dict(obj.attrs)
                         vg.visititems(visit_values)
+                    # particle record components: variable
+                    # "particles/<species>/<record>[/<component>]", 1-D,
+                    # empty ones too; attributes of species, record and
+                    # component (which win)
+                    pg = data[it].get(attr_str(f.attrs.get("particlesPath", b"particles/")).rstrip("/"))
+                    for sp in (pg if isinstance(pg, h5py.Group) else []):
+                        spg = pg[sp]
+                        if not isinstance(spg, h5py.Group):
+                            continue
+                        def visit_particles(name, obj, it=int(it), spg=spg, sp=sp):
+                            if isinstance(obj, h5py.Dataset) and obj.dtype.kind in "iuf":
+                                key = ("particles/%s/%s" % (sp, name), it)
+                                out[key] = obj[()]
+                                a = dict(spg.attrs)
+                                if obj.parent.name != spg.name:
+                                    a.update(obj.parent.attrs)
+                                a.update(obj.attrs)
+                                attrs[key] = a
+                        spg.visititems(visit_particles)
                     mg = data[it].get(meshes.rstrip("/"))
                     if mg is None:
                         continue
@@ -139,7 +158,11 @@ def main():
                     # openPMD: a vector record's attributes are on its group,
                     # the component's own on the dataset (which win).
                     got_attrs = dict(ds.attrs)
-                    if not ds.parent.name.endswith("/meshes"):
+                    if var.get("species"):
+                        # particles: species group, record group, dataset
+                        sp = "/".join(d["path"].split("/")[:5])
+                        got_attrs = {**dict(f[sp].attrs), **(dict(ds.parent.attrs) if ds.parent.name != sp else {}), **got_attrs}
+                    elif not ds.parent.name.endswith("/meshes"):
                         got_attrs = {**dict(ds.parent.attrs), **got_attrs}
                     for name, value in want_attrs.get(key, {}).items():
                         if name not in got_attrs:

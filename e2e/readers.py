@@ -27,6 +27,11 @@ usage: readers.py viewer IN SERIES [MISSING]
     openpmd-viewer reads every field of SERIES (OUT/series.h5) with both
     backends equal to the input series IN (openpmd-api backend); MISSING
     lists fields or field/component not written yet (comma-separated).
+usage: readers.py particles IN OUT
+    openPMD-api reads every particle species of OUT/series.h5, and each
+    species' component in its per-variable file of OUT/relayout.json, equal
+    to the input series IN (elements, dtype, constant or not, and the
+    species, record and component attributes), for every iteration.
 usage: readers.py xarray OUT
     xarray (netCDF-4 engine) opens the group of every dataset of an output
     written with --netcdf and reads the same values as h5py, over named
@@ -45,6 +50,7 @@ import numpy as np
 RECORD = ["unitDimension", "timeOffset", "geometry", "dataOrder", "axisLabels", "gridSpacing",
           "gridGlobalOffset", "gridUnitSI"]
 COMPONENT = ["unitSI", "position"]
+PRECORD = ["unitDimension", "timeOffset", "macroWeighted", "weightingPower"]  # particle records
 
 
 def s(v):
@@ -66,11 +72,16 @@ def check_root(f, where, bad, want_root):
             bad.append(f"{where}: root attribute {k} = {s(f.attrs[k])!r}, want {v!r}")
     if "openPMDextension" not in f.attrs or f.attrs["openPMDextension"].dtype != np.uint32:
         bad.append(f"{where}: openPMDextension missing or not uint32")
-    if "particlesPath" in f.attrs:  # kept from an openPMD input: its group in every iteration
-        pp = s(f.attrs["particlesPath"]).strip("/")
+    pp = want_root.get("particlesPath")
+    if pp is None and "particlesPath" in f.attrs:
+        bad.append(f"{where}: particlesPath without particles or an openPMD input's particlesPath")
+    elif pp is not None and s(f.attrs.get("particlesPath", b"")) != pp:
+        bad.append(f"{where}: particlesPath {f.attrs.get('particlesPath')!r}, want {pp!r}")
+    if "particlesPath" in f.attrs:  # its group in every iteration, possibly empty
+        g = s(f.attrs["particlesPath"]).strip("/")
         for it in f["data"]:
-            if pp not in f["data"][it]:
-                bad.append(f"{where}: particlesPath {pp!r} but no /data/{it}/{pp}")
+            if g not in f["data"][it]:
+                bad.append(f"{where}: particlesPath {g!r} but no /data/{it}/{g}")
 
 
 def input_root(path):
@@ -84,7 +95,8 @@ def input_root(path):
         with h5py.File(fn, "r") as f:
             if "openPMD" in f.attrs:
                 return {"meshesPath": s(f.attrs.get("meshesPath", b"meshes/")),
-                        "software": s(f.attrs["software"]) if "software" in f.attrs else "relayout"}
+                        "software": s(f.attrs["software"]) if "software" in f.attrs else "relayout",
+                        "particlesPath": s(f.attrs["particlesPath"]) if "particlesPath" in f.attrs else None}
     return {"meshesPath": None, "software": None}
 
 
@@ -92,6 +104,14 @@ def links(out, inp):
     m = manifest(out)
     bad, n = [], 0
     want_root = input_root(inp)
+    if any(v.get("species") for v in m["variables"]):
+        # particles written: the input's particlesPath (openPMD-HDF5), else
+        # whatever one-level name the output chose
+        want_root["particlesPath"] = want_root.get("particlesPath") or None
+        with h5py.File(os.path.join(out, m["series"]), "r") as f:
+            want_root["particlesPath"] = want_root["particlesPath"] or s(f.attrs.get("particlesPath", b"particles/"))
+    elif want_root.get("particlesPath") is None:
+        want_root.pop("particlesPath", None)
     series = h5py.File(os.path.join(out, m["series"]), "r")
     check_root(series, "series.h5", bad, want_root)
     for v in m["variables"]:
@@ -112,6 +132,12 @@ def links(out, inp):
                     for k, val in f[p].attrs.items():
                         if k not in series[p].attrs and k != "DIMENSION_LIST":  # --netcdf: per-variable files only
                             bad.append(f"series.h5:{p}: attribute {k} missing")
+                elif v.get("species") and d["shape"]:
+                    # a particle component without particles: an empty
+                    # dataset of its own (openPMD-api reads no external links)
+                    if not isinstance(link, h5py.HardLink) or series[p].shape != f[p].shape or series[p].dtype != f[p].dtype:
+                        bad.append(f"series.h5:{p}: {link!r}, want an empty dataset like {v['file']}:{p}")
+                        continue
                 elif not isinstance(link, h5py.ExternalLink) or link.filename != v["file"] or link.path != p:
                     bad.append(f"series.h5:{p}: {link!r}, want an external link to {v['file']}:{p}")
                     continue
@@ -123,7 +149,24 @@ def links(out, inp):
                 for k in ("time", "dt", "timeUnitSI"):
                     if k not in it.attrs or k not in series["/data/%d" % d["step"]].attrs:
                         bad.append(f"{v['file']}: /data/{d['step']} lacks {k}")
-                if not d["shape"]:
+                if v.get("species"):
+                    # particle record component: record attributes on the record
+                    # group (on the dataset of a scalar record), unitSI on the
+                    # dataset, no mesh attributes anywhere
+                    sp = "/".join(p.split("/")[:5])
+                    scalar = ds.parent.name == sp or ds.parent.name == sp + "/particlePatches"
+                    rec = ds if scalar else ds.parent
+                    for k in PRECORD if "/particlePatches/" not in p else []:
+                        if k not in rec.attrs or (not scalar and k in ds.attrs):
+                            bad.append(f"{v['file']}:{p}: particle record attribute {k} not (only) on {rec.name}")
+                        if k not in series[rec.name].attrs:
+                            bad.append(f"series.h5:{rec.name}: particle record attribute {k} missing")
+                    if "unitSI" not in ds.attrs or "unitSI" not in series[p].attrs:
+                        bad.append(f"{v['file']}:{p}: unitSI missing")
+                    for k in RECORD[2:] + ["position"]:
+                        if k in ds.attrs or k in rec.attrs:
+                            bad.append(f"{v['file']}:{p}: mesh attribute {k} on a particle record")
+                elif not d["shape"]:
                     if "/relayout_values/" not in p:
                         bad.append(f"{v['file']}:{p}: a rank-0 value inside the meshes")
                 elif "/" in v["name"]:  # vector record: split attributes
@@ -211,9 +254,118 @@ def viewer(inp, series, missing):
                     if a.shape != b.shape or not np.array_equal(a, b, equal_nan=True):
                         bad.append(f"{be}: iteration {it}: {name} differs")
                     n += 1
+        # particles: every record component openpmd-viewer lists
+        # (x, y, z, ux, uy, uz, w, id, charge, mass, ...)
+        if sorted(to.avail_species or []) != sorted(ti.avail_species or []):
+            bad.append(f"{be}: species {to.avail_species}, input {ti.avail_species}")
+            continue
+        for it in ti.iterations:
+            for sp in ti.avail_species or []:
+                for rc in ti.avail_record_components[sp]:
+                    if rc not in to.avail_record_components[sp]:
+                        bad.append(f"{be}: iteration {it}: particle {sp} {rc} missing")
+                        continue
+                    a, = ti.get_particle([rc], species=sp, iteration=it)
+                    b, = to.get_particle([rc], species=sp, iteration=it)
+                    if a.shape != b.shape or not np.array_equal(a, b, equal_nan=True):
+                        bad.append(f"{be}: iteration {it}: particle {sp} {rc} differs")
+                    n += 1
     for b in bad:
         print("BAD", b)
-    print(f"viewer: {n} fields equal, {len(bad)} problems")
+    print(f"viewer: {n} fields and particle components equal, {len(bad)} problems")
+    return not bad
+
+
+def _pmd_attrs(o):
+    out = {}
+    for k in o.attributes:
+        v = o.get_attribute(k)
+        out[k] = v.tolist() if isinstance(v, np.ndarray) else v
+    return out
+
+
+def _pmd_species(path):
+    """{it: {species: ({var: (array, constant)}, {owner: attrs})}} of an openPMD series
+    (owner: "" the species group, else the record or "record/component")."""
+    import openpmd_api as io
+    s = io.Series(path, io.Access.read_only)
+    if s.iteration_encoding == io.Iteration_Encoding.variable_based:
+        s.close()
+        s = io.Series(path, io.Access.read_linear)
+        pairs = ((it.iteration_index, it) for it in s.read_iterations())
+    else:
+        pairs = list(s.iterations.items())
+    out = {}
+    for itn, it in pairs:
+        d = {}
+        for sp, species in it.particles.items():
+            vals, attrs = {}, {"": _pmd_attrs(species)}
+            for rname, rec in species.items():
+                attrs[rname] = _pmd_attrs(rec)
+                for cname, rc in rec.items():
+                    var = rname if cname == io.Record_Component.SCALAR else rname + "/" + cname
+                    if var != rname:
+                        attrs[var] = _pmd_attrs(rc)
+                    if rc.constant:
+                        a = None if 0 in rc.shape else np.full(rc.shape, rc.get_attribute("value"))
+                    else:
+                        a = rc.load_chunk()
+                        s.flush()
+                    vals[var] = (a, bool(rc.constant))
+            for rname, rec in species.particle_patches.items():
+                for cname, rc in rec.items():
+                    var = "particlePatches/" + (rname if cname == io.Record_Component.SCALAR else rname + "/" + cname)
+                    a = rc.load()
+                    s.flush()
+                    vals[var] = (a, False)
+            d[sp] = (vals, attrs)
+        out[itn] = d
+        it.close()
+    s.close()
+    return out
+
+
+def particles(inp, out):
+    want = _pmd_species(inp)
+    man = json.load(open(os.path.join(out, "relayout.json")))
+    targets = [("series.h5", None)] + [(v["file"], v["name"]) for v in man["variables"] if v.get("species")]
+    bad, n = [], 0
+    if not any(want[it] for it in want):
+        bad.append(f"{inp}: no particle species in the input")
+    for fname, only in targets:
+        got = _pmd_species(os.path.join(out, fname))
+        for itn, species in want.items():
+            for sp, (vals, attrs) in species.items():
+                g = got.get(itn, {}).get(sp)
+                for var, (a, const) in vals.items():
+                    name = "particles/%s/%s" % (sp, var)
+                    if only is not None and only != name:
+                        continue
+                    if g is None or var not in g[0]:
+                        bad.append(f"{fname}: iteration {itn}: {name} missing")
+                        continue
+                    b, gconst = g[0][var]
+                    if gconst != const:
+                        bad.append(f"{fname}: iteration {itn}: {name} constant {gconst}, input {const}")
+                    if (a is None) != (b is None) or a is not None and (
+                            a.dtype != b.dtype or a.shape != b.shape or not np.array_equal(a, b, equal_nan=True)):
+                        bad.append(f"{fname}: iteration {itn}: {name} differs (in {getattr(a, 'dtype', None)} {getattr(a, 'shape', None)}, "
+                                   f"out {getattr(b, 'dtype', None)} {getattr(b, 'shape', None)})")
+                    elif a is not None:
+                        n += a.size
+                    rec = var.split("/")[0] if not var.startswith("particlePatches/") else "particlePatches"
+                    # attributes of the species, the record and the component
+                    for owner in ("", rec, var):
+                        for k, v in attrs.get(owner, {}).items():
+                            gv = g[1].get(owner, {}).get(k)
+                            if gv is None:
+                                bad.append(f"{fname}: iteration {itn}: {sp} {owner or '(species)'} attribute {k} missing")
+                            elif gv != v:
+                                bad.append(f"{fname}: iteration {itn}: {sp} {owner or '(species)'} attribute {k}: in {v!r} out {gv!r}")
+    bad = sorted(set(bad))
+    for b in bad[:60]:
+        print("BAD", b)
+    print(f"particles: {len(targets)} files, {n} particle elements equal, {len(bad)} problems")
     return not bad
 
 
@@ -339,6 +491,8 @@ def main():
         ok = pmd(sys.argv[2], sys.argv[3])
     elif cmd == "viewer":
         ok = viewer(sys.argv[2], sys.argv[3], sys.argv[4] if len(sys.argv) > 4 else "")
+    elif cmd == "particles":
+        ok = particles(sys.argv[2], sys.argv[3])
     elif cmd == "xarray":
         ok = xr_check(sys.argv[2])
     elif cmd == "links":

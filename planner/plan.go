@@ -403,7 +403,26 @@ func LayoutFor(shape []int64, elemSize int, opts PlanOptions) (Layout, string, e
 }
 
 func chooseFor(a *catalog.Array, opts PlanOptions) (Layout, string, error) {
+	if a.Species != "" && len(a.Shape) == 1 {
+		opts.ChunkShape, opts.Chunks = ParticleChunks(opts.ChunkShape), ParticleChunks(opts.Chunks)
+	}
 	return LayoutFor(a.Shape, a.DType.Size, opts)
+}
+
+// ParticleChunks is a --chunks decomposition or --chunk-shape asked for
+// meshes as it applies to a 1-D openPMD particle record component
+// (catalog.Array.Species): its product (2x2x2: 8 chunks along the particle
+// index; 64,64,64: chunks of 262144 particles), so that one option serves
+// both. A 1-element request is kept.
+func ParticleChunks(c []int64) []int64 {
+	if len(c) <= 1 {
+		return c
+	}
+	n := int64(1)
+	for _, v := range c {
+		n *= v
+	}
+	return []int64{n}
 }
 
 func figures(c Cost) CostFigures {

@@ -3,6 +3,7 @@ package reader
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"os"
@@ -178,7 +179,7 @@ func TestOpenPMDEncodingsBP(t *testing.T) {
 				t.Errorf("format %s", f)
 			}
 			steps := map[string][]int64{}
-			n, constants := 0, 0
+			n, np, constants := 0, 0, 0
 			for _, a := range testkit.ScanAll(t, ds) {
 				steps[a.Var] = append(steps[a.Var], a.Step)
 				s := slices.Index(iters, a.Step)
@@ -190,6 +191,10 @@ func TestOpenPMDEncodingsBP(t *testing.T) {
 				}
 				if slices.ContainsFunc(a.StepAttrs, func(x catalog.Attr) bool { return x.Name == "snapshot" }) {
 					t.Errorf("%s@%d: snapshot among the iteration attributes", a.Var, a.Step)
+				}
+				if a.Species != "" {
+					np += checkParticleRule(t, ds, a, s, 20)
+					continue
 				}
 				if !slices.Equal(a.Shape, shape) {
 					t.Fatalf("%s@%d: shape %v", a.Var, a.Step, a.Shape)
@@ -215,8 +220,70 @@ func TestOpenPMDEncodingsBP(t *testing.T) {
 			if want := 9 * 3 * 12 * 10 * 8; n != want {
 				t.Errorf("%d elements checked, want %d", n, want)
 			}
+			// position, momentum (x, y, z), weighting, id: 20 particles, 3 iterations
+			if want := 8 * 3 * 20; np != want {
+				t.Errorf("%d particle elements checked, want %d", np, want)
+			}
+			for _, v := range []string{"particles/electrons/position/x", "particles/electrons/positionOffset/z",
+				"particles/electrons/charge", "particles/electrons/mass", "particles/electrons/id"} {
+				if !slices.Equal(steps[v], iters) {
+					t.Errorf("%s: steps %v, want %v", v, steps[v], iters)
+				}
+			}
 		})
 	}
+}
+
+// checkParticleRule checks a particle record component of species
+// "electrons" (n particles) at iteration index s against openpmd_gen.py's
+// value rule (global particle index p, c = 0, 1, 2 for x, y, z):
+// position/c = p*0.001 + 10*c + 100*s, momentum/c = (p + 0.5*s)*(c + 1),
+// weighting = 1 + p%7, id = p; constant positionOffset/c 0, charge -1,
+// mass 1. It returns the elements of blocks checked.
+func checkParticleRule(t *testing.T, ds Dataset, a *catalog.Array, s int, n int64) int {
+	t.Helper()
+	rel := strings.TrimPrefix(a.Var, "particles/electrons/")
+	if a.Species != "electrons" || !slices.Equal(a.Shape, []int64{n}) {
+		t.Errorf("%s@%d: species %q shape %v", a.Var, a.Step, a.Species, a.Shape)
+		return 0
+	}
+	rec, comp, _ := strings.Cut(rel, "/")
+	c := float64(strings.Index("xyz", comp))
+	if a.Constant {
+		want := map[string]float64{"positionOffset": 0, "charge": -1, "mass": 1}[rec]
+		if v := testkit.Floats(a.Fill, a.DType); len(v) != 1 || v[0] != want || len(a.Blocks) != 0 {
+			t.Errorf("%s@%d: constant %v (%d blocks), want %v", a.Var, a.Step, v, len(a.Blocks), want)
+		}
+		return 0
+	}
+	got := 0
+	for bi := range a.Blocks {
+		b := &a.Blocks[bi]
+		raw, err := ds.ReadBlock(context.Background(), b, a.DType)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vals := testkit.Floats(raw, a.DType)
+		if a.DType.Kind == catalog.Uint && a.DType.Size == 8 && !a.DType.BigEndian { // id: uint64
+			for i := range vals {
+				vals[i] = float64(binary.LittleEndian.Uint64(raw[8*i:]))
+			}
+		}
+		for e, v := range vals {
+			p := float64(b.Box.Lower[0] + int64(e))
+			want := map[string]float64{"position": p*0.001 + 10*c + 100*float64(s), "momentum": (p + 0.5*float64(s)) * (c + 1),
+				"weighting": 1 + float64(int64(p)%7), "id": p}[rec]
+			if v != want {
+				t.Errorf("%s@%d [%v]: %v, want %v", a.Var, a.Step, p, v, want)
+				return got
+			}
+			got++
+		}
+	}
+	if int64(got) != n {
+		t.Errorf("%s@%d: blocks hold %d elements, want %d", a.Var, a.Step, got, n)
+	}
+	return got
 }
 
 func attrFloat(attrs []catalog.Attr, name string) float64 {

@@ -19,8 +19,8 @@
 // # openPMD structure
 //
 // Every file is a group-based openPMD series (standard 1.1.0) holding one
-// mesh record component, whatever the input (openpmd.go), that openPMD-api
-// reads as it is:
+// mesh or particle record component, whatever the input (openpmd.go,
+// particles.go), that openPMD-api reads as it is:
 //
 //	/                              openPMD (the input's version, else 1.1.0), openPMDextension
 //	                               (uint32), basePath "/data/%T/", meshesPath (an openPMD
@@ -29,9 +29,10 @@
 //	                               relayout_date, relayout_source; an openPMD input's software,
 //	                               softwareVersion, date and other root attributes kept (other
 //	                               inputs: software "relayout", theirs as relayout_input_*);
-//	                               an openPMD input's particlesPath kept (openPMD-api requires it
-//	                               of openPMD 1.0), its group empty while no particles are written
-//	/data/<step>                   time, dt, timeUnitSI (the input's iteration attributes)
+//	                               particlesPath: an openPMD input's (openPMD-api requires it of
+//	                               openPMD 1.0), else "particles/" when particles are written
+//	/data/<step>                   time, dt, timeUnitSI (the input's iteration attributes); with a
+//	                               particlesPath, both <meshes> and <particles> groups (possibly empty)
 //	/data/<step>/<meshes>/<record> record group: unitDimension, timeOffset, geometry,
 //	                               geometryParameters, dataOrder, axisLabels, gridSpacing,
 //	                               gridGlobalOffset, gridUnitSI, gridUnitDimension,
@@ -40,12 +41,23 @@
 //	/data/<step>/<meshes>/<record>/<component>   the dataset: unitSI, position and every
 //	                               attribute the standard does not name; a constant record
 //	                               component is a group with value and shape (constant.go)
+//	/data/<step>/<particles>/<species>   species group: the species' attributes (Attr.Species)
+//	/data/<step>/<particles>/<species>/<record>   record group: unitDimension, timeOffset,
+//	                               macroWeighted, weightingPower and custom record attributes
+//	/data/<step>/<particles>/<species>/<record>/<component>   1-D dataset (the input's particle
+//	                               order): unitSI and the rest; a scalar record (weighting, id) is
+//	                               one dataset with both; constant components are groups as above
+//	/data/<step>/<particles>/<species>/particlePatches/<record>[/<component>]   the patches
 //	/data/<step>/relayout_values/<name>   a rank-0 global value (not a mesh: yt would take a
 //	                               0-D mesh for the domain)
 //	/data/<step>/relayout_boxes/<record>_lvl<L>/<component>   an AMR level's box table
 //	/data/<step>/<axis>[_lvl<L>]   with --netcdf only: coordinate of one dimension (an HDF5
 //	                               dimension scale)
 //
+// Variable "particles/<species>/<record>[/<component>]" with Array.Species
+// set is a particle record component (catalog.ParticleVar; never a mesh
+// name, which has at most two parts); particle attributes the input lacks
+// are filled in as named in particles.go, no mesh attribute is added.
 // Variable "E/x" is record E, component x; a one-part name ("rho") is a
 // scalar record: one dataset with all of the above. A name of more parts is
 // record "a/b", component "c" (not valid openPMD: records are one level
@@ -80,8 +92,9 @@
 // dataset of the whole same-path dataset of its file (a relative name), with
 // the component's attributes: openPMD-api, openpmd-viewer, yt and h5py open
 // the whole reorganized series through it. openPMD-api does not follow
-// external links; box tables, rank-0 values and empty arrays (which no
-// openPMD reader opens) are external links. A virtual dataset whose source
+// external links; box tables, rank-0 values and empty mesh arrays (which
+// no openPMD reader opens) are external links, while an empty particle
+// component (an iteration without particles) is an empty dataset of its own. A virtual dataset whose source
 // file is missing reads as its fill value without an error, so the manifest
 // lists the files series.h5 needs (series_files) and VerifySeries checks
 // them; Commit moves series.h5 with the rest.

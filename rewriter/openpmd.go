@@ -111,9 +111,9 @@ func strs(as []catalog.Attr, name string) []string {
 // attribute; relayout records itself in relayout_version, relayout_date and
 // relayout_source. Inputs that are not openPMD get software "relayout".
 // An openPMD input's particlesPath is kept (openPMD-api requires it of
-// openPMD 1.0 series) and its group made in every iteration (particlesGroup),
-// empty while particles are not written (their species are listed in the
-// manifest's skipped).
+// openPMD 1.0 series); newFileConfig normalises it (withParticlesPath) and
+// sets it when particles are written, and every iteration then has both the
+// meshes and the particles group, possibly empty.
 func seriesRoot(info catalog.DatasetInfo, version string, now time.Time) []catalog.Attr {
 	pmdInput := isOpenPMD(info.Format)
 	var out []catalog.Attr
@@ -170,23 +170,6 @@ func seriesRoot(info catalog.DatasetInfo, version string, now time.Time) []catal
 	return out
 }
 
-// particlesGroup is the particles group of every output iteration, from
-// the particlesPath of root attributes (one path component, not the meshes
-// group), or "" for none.
-func particlesGroup(root []catalog.Attr) string {
-	p := strs(root, "particlesPath")
-	if len(p) != 1 {
-		return ""
-	}
-	name := strings.Trim(p[0], "/")
-	m := strs(root, "meshesPath")
-	if name == "" || strings.Contains(name, "/") || name == "." || name == ".." || name == valuesGroup ||
-		name == boxesGroup || len(m) == 1 && strings.Trim(m[0], "/") == name {
-		return ""
-	}
-	return name
-}
-
 // meshesGroup is the name of the meshes group of every output iteration:
 // an openPMD input's meshesPath (without slashes, one level: WarpX and
 // PIConGPU write "fields/"), else "meshes".
@@ -210,6 +193,7 @@ type meshAttrs struct {
 	record    []catalog.Attr // on the record group (nil for a scalar record: all on the dataset)
 	component []catalog.Attr // on the dataset
 	iteration []catalog.Attr // on /data/<step>
+	species   []catalog.Attr // on a particle species group (particles only)
 }
 
 // openPMDAttrs splits a's attributes by the lists above and fills the
@@ -238,7 +222,7 @@ func openPMDAttrs(a *catalog.Array, format string, scalarRecord bool) meshAttrs 
 	}
 	all := a.Attrs
 	rank := len(a.Shape)
-	var recDef, compDef, itDef []string
+	var recDef, compDef []string
 	fill := func(to *[]catalog.Attr, def *[]string, at catalog.Attr) {
 		if findAttr(all, at.Name) != nil || findAttr(*to, at.Name) != nil {
 			return
@@ -302,8 +286,34 @@ func openPMDAttrs(a *catalog.Array, format string, scalarRecord bool) meshAttrs 
 	}
 	fill(&comp, &compDef, floatAttr("unitSI", 1))
 
+	mark := func(to []catalog.Attr, def []string) []catalog.Attr {
+		if len(def) > 0 {
+			to = setAttr(to, catalog.Attr{Name: defaultedAttr, Type: "string", Strings: def})
+		}
+		return to
+	}
+	m := meshAttrs{component: mark(comp, compDef), iteration: iterationAttrs(a)}
+	if !scalarRecord {
+		m.record = mark(rec, recDef)
+	}
+	return m
+}
+
+// iterationAttrs are the attributes of a's iteration group: its StepAttrs
+// with time the array's or step's "time" (else the step number), dt their
+// "dt" (else 0) and timeUnitSI 1 filled in when missing (named in
+// relayout_defaulted).
+func iterationAttrs(a *catalog.Array) []catalog.Attr {
+	var itDef []string
+	fill := func(to *[]catalog.Attr, def *[]string, at catalog.Attr, all []catalog.Attr) {
+		if findAttr(all, at.Name) != nil || findAttr(*to, at.Name) != nil {
+			return
+		}
+		*to = append(*to, at)
+		*def = append(*def, at.Name)
+	}
 	it := slices.Clone(a.StepAttrs)
-	all = append(slices.Clone(a.Attrs), a.StepAttrs...)
+	all := append(slices.Clone(a.Attrs), a.StepAttrs...)
 	t := float64(a.Step)
 	if v := floats(all, "time"); len(v) == 1 {
 		t = v[0]
@@ -312,22 +322,14 @@ func openPMDAttrs(a *catalog.Array, format string, scalarRecord bool) meshAttrs 
 	if v := floats(all, "dt"); len(v) == 1 {
 		dt = v[0]
 	}
-	all = a.StepAttrs
-	fill(&it, &itDef, floatAttr("time", t))
-	fill(&it, &itDef, floatAttr("dt", dt))
-	fill(&it, &itDef, floatAttr("timeUnitSI", 1))
+	fill(&it, &itDef, floatAttr("time", t), a.StepAttrs)
+	fill(&it, &itDef, floatAttr("dt", dt), a.StepAttrs)
+	fill(&it, &itDef, floatAttr("timeUnitSI", 1), a.StepAttrs)
 
-	mark := func(to []catalog.Attr, def []string) []catalog.Attr {
-		if len(def) > 0 {
-			to = setAttr(to, catalog.Attr{Name: defaultedAttr, Type: "string", Strings: def})
-		}
-		return to
+	if len(itDef) > 0 {
+		it = setAttr(it, catalog.Attr{Name: defaultedAttr, Type: "string", Strings: itDef})
 	}
-	m := meshAttrs{component: mark(comp, compDef), iteration: mark(it, itDef)}
-	if !scalarRecord {
-		m.record = mark(rec, recDef)
-	}
-	return m
+	return it
 }
 
 // coordinate is one dimension's coordinate variable (an HDF5 dimension

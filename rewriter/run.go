@@ -119,7 +119,7 @@ func Run(ctx context.Context, store *catalog.Store, src catalog.Source, stage st
 	}
 	opts = opts.withPipeline(src, vars).withMerge()
 	defer opts.mem.close()
-	fc := newFileConfig(info, opts, false)
+	fc := newFileConfig(info, vars, opts, false)
 	links := make([][]seriesLink, len(vars))
 	for i, v := range vars {
 		start := time.Now()

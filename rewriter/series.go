@@ -20,10 +20,13 @@ type seriesLink struct {
 	path        string // dataset path, the same in both files
 	record      string // record group ("" for a scalar record)
 	recordAttrs []catalog.Attr
-	step        int64
-	stepAttrs   []catalog.Attr
-	boxes       string         // AMR box table path, or ""
-	attrs       []catalog.Attr // the dataset's own attributes
+	// species: a particle species group ("" none) and its attributes.
+	species      string
+	speciesAttrs []catalog.Attr
+	step         int64
+	stepAttrs    []catalog.Attr
+	boxes        string         // AMR box table path, or ""
+	attrs        []catalog.Attr // the dataset's own attributes
 	// constant: a constant record component, repeated in series.h5 as
 	// its group with attrs.
 	constant bool
@@ -31,6 +34,9 @@ type seriesLink struct {
 	// presents it as a virtual dataset; nil (rank-0 values, empty arrays)
 	// for an external link.
 	spec *h5.DatasetSpec
+	// empty: a particle component without elements, written into
+	// series.h5 as an empty dataset of this type and shape.
+	empty *h5.DatasetSpec
 }
 
 // writeSeries writes stage/series.h5: "/" with the series attributes, every
@@ -96,12 +102,21 @@ func writeSeries(stage string, root []catalog.Attr, files []string, links [][]se
 				if err := w.SetAttrs(stepGroup(l.step), l.stepAttrs); err != nil {
 					return nil, nil, fmt.Errorf("rewriter: series: %w", err)
 				}
-				if p := particlesGroup(root); p != "" {
-					if err := w.SetAttrs(stepGroup(l.step)+"/"+p, nil); err != nil {
-						return nil, nil, fmt.Errorf("rewriter: series: %w", err)
+				// Both the meshes and the particles group when particles are
+				// written, so that openPMD-api finds both in every iteration.
+				if ps := strs(root, "particlesPath"); len(ps) == 1 {
+					for _, g := range []string{strs(root, "meshesPath")[0], ps[0]} {
+						if err := w.SetAttrs(stepGroup(l.step)+"/"+strings.Trim(g, "/"), nil); err != nil {
+							return nil, nil, fmt.Errorf("rewriter: series: %w", err)
+						}
 					}
 				}
 				steps[l.step] = true
+			}
+			if l.species != "" && !groups[l.species] {
+				if err := w.SetAttrs(l.species, l.speciesAttrs); err != nil {
+					return nil, nil, fmt.Errorf("rewriter: series: %w", err)
+				}
 			}
 			if l.record != "" && !groups[l.record] {
 				if err := w.SetAttrs(l.record, l.recordAttrs); err != nil {
@@ -115,6 +130,14 @@ func writeSeries(stage string, root []catalog.Attr, files []string, links [][]se
 				var err error
 				if t == l.path && l.constant {
 					err = w.SetAttrs(t, l.attrs)
+				} else if t == l.path && l.empty != nil {
+					var d *h5.OutDataset
+					if d, err = w.CreateDataset(t, *l.empty); err == nil {
+						err = d.Close()
+					}
+					if err == nil {
+						err = w.SetAttrs(t, l.attrs)
+					}
 				} else if t == l.path && l.spec != nil {
 					whole := catalog.Box{Lower: make([]int64, len(l.spec.Shape)), Count: l.spec.Shape}
 					err = w.CreateVirtual(t, *l.spec, []h5.VirtualSource{{File: files[i], Path: t, Box: whole}})

@@ -175,7 +175,7 @@ func Prepare(ctx context.Context, store *catalog.Store, src catalog.Source, work
 		UnitBytes: planner.UnitBytesFor(total, p.Shards, cmpOr(p.UnitBytes, DefaultUnitBytes))}
 	job.Manifest = catalog.Manifest{Tool: "relayout", Version: opts.Version,
 		Input: catalog.ManifestInput{Path: info.Path, Format: info.Format}, Variables: []catalog.ManifestVariable{}, Skipped: info.Skipped}
-	fc := newFileConfig(info, opts, true)
+	fc := newFileConfig(info, vars, opts, true)
 	links := make([][]seriesLink, len(vars))
 	for i, v := range vars {
 		dec := FileLayout(opts.FS, v.Bytes, opts.Storage)

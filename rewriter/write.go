@@ -35,18 +35,30 @@ type varStats struct {
 
 // fileConfig is what every output file shares.
 type fileConfig struct {
-	root      []catalog.Attr // attributes of "/"
-	format    string         // the input's format (DatasetInfo.Format)
-	meshes    string         // the meshes group of every iteration (meshesGroup)
-	particles string         // the particles group of every iteration, or "" (particlesGroup)
+	root   []catalog.Attr // attributes of "/"
+	format string         // the input's format (DatasetInfo.Format)
+	meshes string         // the meshes group of every iteration (meshesGroup)
+	// particles is the particles group of every iteration (particlesGroup);
+	// hasParticles: particles are written. bothGroups: the root has a
+	// particlesPath (particles written, or kept from an openPMD input), so
+	// every iteration gets both the meshes and the particles group.
+	particles    string
+	hasParticles bool
+	bothGroups   bool
 	// prepare: create chunked datasets empty (relayout plan -o: shards
 	// write their chunks to part files, commit joins them; see shard.go).
 	prepare bool
 }
 
-func newFileConfig(info catalog.DatasetInfo, opts Options, prepare bool) fileConfig {
-	root := seriesRoot(info, opts.Version, time.Now())
-	return fileConfig{root: root, format: info.Format, meshes: meshesGroup(info), particles: particlesGroup(root), prepare: prepare}
+func newFileConfig(info catalog.DatasetInfo, vars []catalog.VarSummary, opts Options, prepare bool) fileConfig {
+	fc := fileConfig{root: seriesRoot(info, opts.Version, time.Now()), format: info.Format,
+		meshes: meshesGroup(info), prepare: prepare}
+	fc.particles = particlesGroup(info, fc.meshes)
+	fc.hasParticles = hasParticles(info, vars)
+	if fc.bothGroups = fc.hasParticles || len(strs(fc.root, "particlesPath")) == 1; fc.bothGroups {
+		fc.root = withParticlesPath(fc.root, fc.particles)
+	}
+	return fc
 }
 
 // contigTarget is a contiguous dataset whose bytes are written with pwrite
@@ -150,6 +162,12 @@ func writeStructure(ctx context.Context, w *h5.Writer, store *catalog.Store, src
 	// blocks are loaded here just for the chunked ones.
 	err := store.EachArrayHeader(ctx, name, func(a *catalog.Array) error {
 		path := datasetPath(fc.meshes, a.Step, a.Level, a.Var, len(a.Shape))
+		rec := recordPath(fc.meshes, a.Step, a.Level, a.Var, len(a.Shape))
+		species := ""
+		if a.Species != "" {
+			path, rec, species = particlePaths(fc.particles, a)
+			mv.Species = a.Species
+		}
 		var entry catalog.ManifestDataset
 		var spec h5.DatasetSpec
 		if a.Constant {
@@ -219,35 +237,50 @@ func writeStructure(ctx context.Context, w *h5.Writer, store *catalog.Store, src
 				return arrayErr(a.Key(), err)
 			}
 		}
-		ma := openPMDAttrs(a, fc.format, scalarRecord || len(a.Shape) == 0)
+		var ma meshAttrs
+		if species != "" {
+			ma = particleAttrs(a, rec == "")
+		} else {
+			ma = openPMDAttrs(a, fc.format, scalarRecord || len(a.Shape) == 0)
+		}
 		if a.Constant {
 			ma.component = append(ma.component, constantAttrs(a)...)
 		}
 		err := w.SetAttrs(path, ma.component)
-		rec := recordPath(fc.meshes, a.Step, a.Level, a.Var, len(a.Shape))
 		if err == nil && rec != "" {
 			err = w.SetAttrs(rec, ma.record)
+		}
+		if err == nil && species != "" {
+			err = w.SetAttrs(species, ma.species)
 		}
 		if err == nil && len(a.Boxes) > 0 {
 			entry.Boxes, err = writeBoxes(w, path, a)
 		}
 		if err == nil && !stepDone[a.Step] {
 			err = w.SetAttrs(stepGroup(a.Step), ma.iteration)
-			if err == nil && fc.particles != "" {
-				err = w.SetAttrs(stepGroup(a.Step)+"/"+fc.particles, nil)
-			}
 			stepDone[a.Step] = true
+			// Both groups, possibly empty, so that openPMD-api finds
+			// meshesPath and particlesPath in every iteration.
+			for _, g := range []string{fc.meshes, fc.particles} {
+				if err == nil && fc.bothGroups {
+					err = w.SetAttrs(stepGroup(a.Step)+"/"+g, nil)
+				}
+			}
 		}
-		if err == nil && opts.NetCDF {
+		if err == nil && opts.NetCDF && species == "" {
 			err = writeCoordinates(w, path, a, ma, opts)
 		}
 		if err != nil {
 			return arrayErr(a.Key(), err)
 		}
-		l := seriesLink{path: path, record: rec, recordAttrs: ma.record,
+		l := seriesLink{path: path, record: rec, recordAttrs: ma.record, species: species, speciesAttrs: ma.species,
 			step: a.Step, stepAttrs: ma.iteration, boxes: entry.Boxes, attrs: ma.component, constant: a.Constant}
 		if !a.Constant && len(a.Shape) > 0 && a.Elements() > 0 {
 			l.spec = &h5.DatasetSpec{DType: spec.DType, Shape: a.Shape, Fill: spec.Fill}
+		} else if !a.Constant && species != "" && len(a.Shape) > 0 {
+			// No particles this iteration: an empty dataset of its own
+			// in series.h5 (openPMD-api does not follow external links).
+			l.empty = &h5.DatasetSpec{DType: spec.DType, Shape: a.Shape, Fill: spec.Fill}
 		}
 		if entry.Boxes != "" {
 			l.attrs = setAttr(slices.Clone(l.attrs), boxesAttr(entry.Boxes))
@@ -647,7 +680,11 @@ func arrayLayout(a *catalog.Array, opts Options) (planner.Layout, error) {
 			layout, err = planner.ChooseLayout(a.Shape, layout.Kind, layout.Chunk, nil)
 		}
 	} else {
-		layout, err = planner.ChooseLayout(a.Shape, opts.Layout, opts.ChunkShape, opts.Chunks)
+		shape, grid := opts.ChunkShape, opts.Chunks
+		if a.Species != "" && len(a.Shape) == 1 {
+			shape, grid = planner.ParticleChunks(shape), planner.ParticleChunks(grid)
+		}
+		layout, err = planner.ChooseLayout(a.Shape, opts.Layout, shape, grid)
 	}
 	if err != nil {
 		return layout, arrayErr(a.Key(), fmt.Errorf("%v: %w", err, catalog.ErrUnsupported))

@@ -322,14 +322,12 @@ func (d *Dataset) finishOpen(raw []entry, varNames map[string]bool, cfg Config) 
 		if d.pmd != nil {
 			pl := d.pmd.locate(e.name, e.step)
 			switch pl.kind {
-			case pmdParticles:
-				d.addSkipped(fmt.Sprintf("%s: openPMD particle species (particles are not supported by run)", pl.Var))
-				continue
 			case pmdOutside:
-				d.addSkipped(fmt.Sprintf("%s: outside the openPMD meshesPath", e.name))
+				d.addSkipped(fmt.Sprintf("%s: outside the openPMD meshesPath and particlesPath", e.name))
 				continue
 			}
 			e.Var, e.Step, e.record, e.iterKey = pl.Var, pl.Step, pl.Record, pl.Iter
+			e.species, e.speciesGroup = pl.Species, pl.SpeciesGroup
 		}
 		if !cfg.Selects(e.Var) {
 			continue

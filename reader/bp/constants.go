@@ -12,7 +12,7 @@ package bp
 // record's above, as for a component with data. Each becomes a constant
 // array (catalog.Array.Constant) at the place the variable would have
 // mapped to; in a variable-based series, once per step that has them.
-// Components of particle species are left to the species' skip.
+// Particle record components (charge, mass, positionOffset/x) likewise.
 
 import (
 	"fmt"
@@ -49,7 +49,7 @@ func (d *Dataset) constants(varNames map[string]bool, cfg Config) error {
 				continue
 			}
 			pl := d.pmd.locate(comp, s)
-			if pl.kind != pmdMesh || !cfg.Selects(pl.Var) {
+			if (pl.kind != pmdMesh && pl.kind != pmdParticles) || !cfg.Selects(pl.Var) {
 				continue
 			}
 			value := a
@@ -61,7 +61,7 @@ func (d *Dataset) constants(varNames map[string]bool, cfg Config) error {
 				return fmt.Errorf("%s: %s: constant record component %s: %w", d.pfx, d.info.Path, comp, err)
 			}
 			d.entries = append(d.entries, entry{Var: pl.Var, Step: pl.Step, name: comp, step: s,
-				record: pl.Record, iterKey: pl.Iter, constant: arr})
+				record: pl.Record, iterKey: pl.Iter, species: pl.Species, speciesGroup: pl.SpeciesGroup, constant: arr})
 		}
 	}
 	return nil

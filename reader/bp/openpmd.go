@@ -7,7 +7,10 @@ package bp
 //	attribute /openPMD, /basePath "/data/%T/", /meshesPath, /particlesPath
 //	variable  /data/<it>/<meshes>/<rec>/<comp> -> var "<rec>/<comp>", step it
 //	variable  /data/<it>/<meshes>/<rec>        -> var "<rec>",        step it
-//	variable  /data/<it>/<particles>/<sp>/...  -> Skipped (particles)
+//	variable  /data/<it>/<particles>/<sp>/<rec>/<comp> -> var "particles/<sp>/<rec>/<comp>", step it,
+//	                                                  species sp (catalog.ParticleVar; scalar records
+//	                                                  and particlePatches/<rec>[/<comp>] likewise)
+//	attribute /data/<it>/<particles>/<sp>/<a>      -> Array.Attrs of each of its components (Species)
 //	attribute /data/<it>/<meshes>/<rec>/<comp>/<a> -> Array.Attrs (component)
 //	attribute /data/<it>/<meshes>/<rec>/<a>        -> Array.Attrs (record; the
 //	                                                  component's win)
@@ -27,7 +30,6 @@ package bp
 // A step without a snapshot keeps its ADIOS2 step index as iteration.
 
 import (
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -101,6 +103,8 @@ type pmdPlace struct {
 	Step   int64
 	Record string // record path when Var has a component
 	Iter   string // iteration path
+	// particles: the species name and its group path
+	Species, SpeciesGroup string
 }
 
 // locate maps a variable path written at ADIOS2 step step.
@@ -146,10 +150,15 @@ func (p *openPMD) place(rest string, it int64, iter string) pmdPlace {
 		return pl
 	}
 	if sub, ok := strings.CutPrefix(rest, p.particles+"/"); ok && p.particles != "" && sub != "" {
-		species, _, _ := strings.Cut(sub, "/")
-		pl := pmdPlace{kind: pmdParticles, Var: iter + "/" + p.particles + "/" + species}
-		if p.varBased {
-			pl.Var += fmt.Sprintf(" (iteration %d)", it)
+		species, rel, _ := strings.Cut(sub, "/")
+		if rel == "" {
+			return pmdPlace{kind: pmdOutside} // a variable directly in particlesPath
+		}
+		grp := iter + "/" + p.particles + "/" + species
+		pl := pmdPlace{kind: pmdParticles, Var: catalog.ParticleVar(species, rel), Step: it, Iter: iter,
+			Species: species, SpeciesGroup: grp}
+		if rec, scalar := catalog.ParticleRecord(rel); !scalar {
+			pl.Record = grp + "/" + rec
 		}
 		return pl
 	}
@@ -182,6 +191,15 @@ func (p *openPMD) arrayAttrs(all []catalog.Attr, e *entry) (attrs, step []catalo
 		for _, r := range childAttrs(all, e.record) {
 			if !slices.ContainsFunc(attrs, func(a catalog.Attr) bool { return a.Name == r.Name }) {
 				r.Record = true
+				attrs = append(attrs, r)
+			}
+		}
+		slices.SortStableFunc(attrs, func(x, y catalog.Attr) int { return strings.Compare(x.Name, y.Name) })
+	}
+	if e.speciesGroup != "" {
+		for _, r := range childAttrs(all, e.speciesGroup) {
+			if !slices.ContainsFunc(attrs, func(a catalog.Attr) bool { return a.Name == r.Name }) {
+				r.Species = true
 				attrs = append(attrs, r)
 			}
 		}

@@ -444,6 +444,7 @@ func TestPIConGPUOpenPMD(t *testing.T) {
 	arrays := scanAll(t, d)
 	s := []int64{550}
 	f3 := []int64{32, 64, 56}
+	n, p := []int64{35915}, []int64{2}
 	checkSummary(t, summary(t, arrays), map[string]varWant{
 		"B/x": {"<f4", f3, s, 2}, "B/y": {"<f4", f3, s, 2}, "B/z": {"<f4", f3, s, 2},
 		"E/x": {"<f4", f3, s, 2}, "E/y": {"<f4", f3, s, 2}, "E/z": {"<f4", f3, s, 2},
@@ -451,11 +452,50 @@ func TestPIConGPUOpenPMD(t *testing.T) {
 		"e_particleMomentumComponent": {"<f4", f3, s, 2},
 		"picongpu_idProvider/nextId":  {"<u8", []int64{1, 2, 1}, s, 2},
 		"picongpu_idProvider/startId": {"<u8", []int64{1, 2, 1}, s, 2},
+		// bpls -l: species "e" of 35915 particles written by two ranks,
+		// two particle patches; charge and mass constant records.
+		"particles/e/momentum/x": {"<f4", n, s, 2}, "particles/e/momentum/y": {"<f4", n, s, 2}, "particles/e/momentum/z": {"<f4", n, s, 2},
+		"particles/e/position/x": {"<f4", n, s, 2}, "particles/e/position/y": {"<f4", n, s, 2}, "particles/e/position/z": {"<f4", n, s, 2},
+		"particles/e/positionOffset/x": {"<i4", n, s, 2}, "particles/e/positionOffset/y": {"<i4", n, s, 2}, "particles/e/positionOffset/z": {"<i4", n, s, 2},
+		"particles/e/weighting": {"<f4", n, s, 2},
+		// their shape attribute is 0 (bpls -a)
+		"particles/e/charge": {"<f8", []int64{0}, s, 0}, "particles/e/mass": {"<f8", []int64{0}, s, 0},
+		"particles/e/particlePatches/numParticles": {"<u8", p, s, 2}, "particles/e/particlePatches/numParticlesOffset": {"<u8", p, s, 2},
+		"particles/e/particlePatches/offset/x": {"<u8", p, s, 2}, "particles/e/particlePatches/offset/y": {"<u8", p, s, 2}, "particles/e/particlePatches/offset/z": {"<u8", p, s, 2},
+		"particles/e/particlePatches/extent/x": {"<u8", p, s, 2}, "particles/e/particlePatches/extent/y": {"<u8", p, s, 2}, "particles/e/particlePatches/extent/z": {"<u8", p, s, 2},
 	})
-	if !slices.ContainsFunc(info.Skipped, func(s string) bool {
-		return strings.Contains(s, "/data/550/particles/e") && strings.Contains(s, "particles are not supported")
-	}) {
-		t.Errorf("particles not listed in Skipped: %v", info.Skipped)
+	if slices.ContainsFunc(info.Skipped, func(s string) bool { return strings.Contains(s, "particles") }) {
+		t.Errorf("particles listed in Skipped: %v", info.Skipped)
+	}
+	for _, a := range arrays {
+		if !strings.HasPrefix(a.Var, "particles/") {
+			continue
+		}
+		if a.Species != "e" {
+			t.Errorf("%s: species %q", a.Var, a.Species)
+		}
+		// species attribute (on /data/550/particles/e), record attribute
+		switch a.Var {
+		case "particles/e/momentum/x":
+			if c := attr(a.Attrs, "particleInterpolation"); c == nil || !c.Species {
+				t.Errorf("%s: species attribute particleInterpolation %+v", a.Var, c)
+			}
+			if m := attr(a.Attrs, "macroWeighted"); m == nil || !m.Record || m.Type != "uint32" {
+				t.Errorf("%s: record attribute macroWeighted %+v", a.Var, m)
+			}
+		case "particles/e/particlePatches/numParticles", "particles/e/particlePatches/numParticlesOffset":
+			// bpls -l: numParticles 519 / 35396 (min / max), offsets 0 / 519:
+			// patch p's particles start at numParticlesOffset[p].
+			want := map[string][]float64{"particles/e/particlePatches/numParticles": {519, 35396},
+				"particles/e/particlePatches/numParticlesOffset": {0, 519}}[a.Var]
+			if v, _ := values(t, d, a); !slices.Equal(v, want) {
+				t.Errorf("%s = %v, bpls says %v", a.Var, v, want)
+			}
+		case "particles/e/charge":
+			if !a.Constant {
+				t.Errorf("%s: not constant", a.Var)
+			}
+		}
 	}
 	if a := attr(info.Attrs, "openPMD"); a == nil || a.Strings[0] != "1.1.0" {
 		t.Errorf("root openPMD attribute: %+v", a)

@@ -68,9 +68,11 @@ type entry struct {
 	kind    shapeKind
 	record  string // openPMD record path ("" none)
 	iterKey string // openPMD iteration path ("" none)
-	skip    string // why Open lists it in Skipped instead ("" = catalogued)
-	err     error  // why Open refuses the input if this array is selected
-	runs    []wrun // BP5: the writer ranks that wrote it this step
+	// openPMD particles: the species and its group path ("" none)
+	species, speciesGroup string
+	skip                  string // why Open lists it in Skipped instead ("" = catalogued)
+	err                   error  // why Open refuses the input if this array is selected
+	runs                  []wrun // BP5: the writer ranks that wrote it this step
 	// constant: an openPMD constant record component (attributes, no
 	// variable; constants.go), emitted as this array with its attributes.
 	constant *catalog.Array
@@ -664,6 +666,7 @@ func (d *Dataset) decorate(e *entry, a *catalog.Array) {
 			all = d.attrs.at(e.step)
 		}
 		a.Attrs, a.StepAttrs = d.pmd.arrayAttrs(all, e)
+		a.Species = e.species
 		return
 	}
 	prefix := e.name + "/"

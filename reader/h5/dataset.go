@@ -38,6 +38,8 @@ type entry struct {
 	path  string // dataset path in file
 	// Attribute groups (openPMD): iteration group and record group.
 	stepGroup, record string
+	// openPMD particles: the species and its group.
+	species, speciesGroup string
 	// constant: an openPMD constant record component, a group whose
 	// "value" and "shape" attributes stand for the data.
 	constant bool
@@ -240,8 +242,6 @@ func walkFile(full, name string, s scheme, prefix string, match func(string) boo
 		switch pl.kind {
 		case outside:
 			skip(p, pl.Reason)
-		case species:
-			skip(p, "openPMD particle species (particles are not supported)")
 		case meshGroup:
 			if !match(v) {
 				return nil
@@ -251,7 +251,8 @@ func walkFile(full, name string, s scheme, prefix string, match func(string) boo
 				return err
 			}
 			if hasAttr(attrs, "value") {
-				found = append(found, entry{Var: v, Step: pl.Step, file: name, path: p, stepGroup: pl.StepGroup, record: pl.Record, constant: true})
+				found = append(found, entry{Var: v, Step: pl.Step, file: name, path: p, stepGroup: pl.StepGroup, record: pl.Record,
+					species: pl.Species, speciesGroup: pl.SpeciesGroup, constant: true})
 			}
 		case variable:
 			if !match(v) {
@@ -265,14 +266,17 @@ func walkFile(full, name string, s scheme, prefix string, match func(string) boo
 				skip(p, fmt.Sprintf("non-numeric dataset (%s)", info.TypeDesc))
 				return nil
 			}
-			if (catalog.Box{Count: info.Shape}).Elements() == 0 {
+			// A particle species without particles this iteration is kept:
+			// openPMD readers expect its records.
+			if (catalog.Box{Count: info.Shape}).Elements() == 0 && pl.Species == "" {
 				skip(p, fmt.Sprintf("dataset with zero elements (shape %v)", info.Shape))
 				return nil
 			}
 			if err := supported(name, info); err != nil {
 				return err
 			}
-			found = append(found, entry{Var: v, Step: pl.Step, file: name, path: p, stepGroup: pl.StepGroup, record: pl.Record})
+			found = append(found, entry{Var: v, Step: pl.Step, file: name, path: p, stepGroup: pl.StepGroup, record: pl.Record,
+				species: pl.Species, speciesGroup: pl.SpeciesGroup})
 		}
 		return nil
 	})

@@ -8,7 +8,16 @@ package h5
 //	openPMD (root attr openPMD, basePath "/data/%T/", meshesPath "meshes/")
 //	                      /data/<it>/meshes/<rec>/<comp> -> var "<rec>/<comp>", step it
 //	                      /data/<it>/meshes/<rec>        -> var "<rec>", step it
-//	                      /data/<it>/particles/<species> -> skipped (particles)
+//	                      /data/<it>/particles/<sp>/<rec>/<comp>
+//	                                  -> var "particles/<sp>/<rec>/<comp>", step it, species sp
+//	                      /data/<it>/particles/<sp>/<rec>  (scalar record)
+//	                                  -> var "particles/<sp>/<rec>"
+//	                      /data/<it>/particles/<sp>/particlePatches/<rec>[/<comp>]
+//	                                  -> var "particles/<sp>/particlePatches/<rec>[/<comp>]"
+//	(catalog.ParticleVar; "particles" is the root attribute particlesPath;
+//	a group with a "value" attribute is a constant record component; the
+//	species group's attributes merge into each component's, marked Species,
+//	the record group's marked Record.)
 
 import (
 	"fmt"
@@ -90,7 +99,6 @@ const (
 	variable                   // a dataset that is a variable
 	outside                    // a dataset the scheme does not map: skipped with Reason
 	meshGroup                  // openPMD record or component group: constant if it has a "value" attribute
-	species                    // openPMD particle species group: skipped whole
 )
 
 // place is where one object of a file lands.
@@ -100,7 +108,10 @@ type place struct {
 	Step      int64
 	StepGroup string // group whose attributes are Array.StepAttrs ("" none)
 	Record    string // openPMD record group whose attributes merge into a component's ("" none)
-	Reason    string // for outside
+	// openPMD particles: the species name and its group, whose attributes
+	// merge into a component's.
+	Species, SpeciesGroup string
+	Reason                string // for outside
 }
 
 // locate maps the object at path p (absolute) to its place.
@@ -188,10 +199,24 @@ func (s scheme) locateOpenPMD(p string, isDataset bool) place {
 	}
 	if s.particles != "" {
 		if sub, ok := strings.CutPrefix(rest, s.particles+"/"); ok && sub != "" {
-			if !isDataset && !strings.Contains(sub, "/") {
-				return place{kind: species, Var: sub, Step: it}
+			sp, rel, nested := strings.Cut(sub, "/")
+			if !nested || rel == "" {
+				if !isDataset {
+					return place{kind: ignore} // the species group: its attributes go with each component
+				}
+				return skip("openPMD particlesPath holds a dataset, not a species")
 			}
-			return place{kind: ignore} // reported once with its species
+			grp := stepGroup + "/" + s.particles + "/" + sp
+			pl := place{Var: catalog.ParticleVar(sp, rel), Step: it, StepGroup: stepGroup, Species: sp, SpeciesGroup: grp}
+			if rec, scalar := catalog.ParticleRecord(rel); !scalar {
+				pl.Record = grp + "/" + rec
+			}
+			if isDataset {
+				pl.kind = variable
+			} else {
+				pl.kind = meshGroup
+			}
+			return pl
 		}
 	}
 	return skip("outside openPMD meshesPath and particlesPath")

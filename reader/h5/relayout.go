@@ -35,7 +35,7 @@ func OpenRelayout(dir string, cfg Config) (*Dataset, error) {
 				Var: v.Name, Step: ds.Step, Level: ds.Level,
 				file: filepath.ToSlash(filepath.Clean(filepath.FromSlash(v.File))), path: ds.Path,
 				offset: slices.Clone(ds.Offset), shape: slices.Clone(ds.Shape), dtype: &dt,
-				constant: ds.Layout == catalog.ConstantLayout,
+				constant: ds.Layout == catalog.ConstantLayout, species: v.Species,
 			})
 		}
 	}

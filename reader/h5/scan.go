@@ -130,7 +130,18 @@ func (d *Dataset) finish(hf *ih5.File, e entry, a *catalog.Array) error {
 		}
 		attrs = mergeAttrs(rec, attrs)
 	}
+	if e.speciesGroup != "" {
+		sp, err := hf.Attrs(e.speciesGroup)
+		if err != nil {
+			return err
+		}
+		for i := range sp {
+			sp[i].Species = true
+		}
+		attrs = mergeAttrs(sp, attrs)
+	}
 	a.Attrs = dropScaleAttrs(attrs)
+	a.Species = e.species
 	if e.stepGroup != "" {
 		if a.StepAttrs, err = hf.Attrs(e.stepGroup); err != nil {
 			return err
