@@ -76,7 +76,7 @@ func readersEnv(t *testing.T, env []string, args ...string) {
 	if err != nil {
 		t.Fatalf("readers.py %s: %v\n%s", strings.Join(args, " "), err, b)
 	}
-	t.Logf("readers.py %s: %s", args[0], lastLine(b))
+	t.Logf("readers.py %s: %s", args[0], lastLine(string(b)))
 }
 
 // joinedScript writes, with openPMD-api's ADIOS2 BP5 backend, a species
