@@ -40,16 +40,20 @@ func chunkNotes(ctx context.Context, store *catalog.Store, chunkShape, chunks []
 	var order []string
 	for _, v := range vars {
 		err := store.EachArrayHeader(ctx, v.Name, func(a *catalog.Array) error {
-			key := dimsOrScalar(a.Shape)
+			if a.Constant {
+				return nil // a constant record: no data, no chunks
+			}
+			shape, grid := planner.ArrayChunks(a, chunkShape, chunks)
+			key := dimsOrScalar(a.Shape) + fmt.Sprint(shape, grid)
 			if s, ok := byShape[key]; ok {
 				s.more++
 				return nil
 			}
-			l, err := planner.ChooseLayout(a.Shape, planner.Chunked, chunkShape, chunks)
+			l, err := planner.ChooseLayout(a.Shape, planner.Chunked, shape, grid)
 			if err != nil {
 				return usagef("%s: %s step %d: %v", verb, a.Var, a.Step, err)
 			}
-			byShape[key] = &seen{first: a.Var, note: chunkNote(a.Shape, l, chunkShape, chunks, "\x00")}
+			byShape[key] = &seen{first: a.Var, note: chunkNote(a.Shape, l, shape, grid, "\x00")}
 			order = append(order, key)
 			return nil
 		})

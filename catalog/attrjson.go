@@ -94,11 +94,12 @@ type attrJSON struct {
 	Ints    []int64     `json:"ints,omitempty"`
 	Uints   []uint64    `json:"uints,omitempty"`
 	Record  bool        `json:"record,omitempty"`
+	Species bool        `json:"species,omitempty"`
 }
 
 // MarshalJSON writes a's floats so that NaN and the infinities survive.
 func (a Attr) MarshalJSON() ([]byte, error) {
-	j := attrJSON{Name: a.Name, Type: a.Type, Scalar: a.Scalar, Strings: a.Strings, Ints: a.Ints, Uints: a.Uints, Record: a.Record}
+	j := attrJSON{Name: a.Name, Type: a.Type, Scalar: a.Scalar, Strings: a.Strings, Ints: a.Ints, Uints: a.Uints, Record: a.Record, Species: a.Species}
 	if a.Floats != nil {
 		j.Floats = make([]jsonFloat, len(a.Floats))
 		for i, v := range a.Floats {
@@ -114,7 +115,7 @@ func (a *Attr) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	*a = Attr{Name: j.Name, Type: j.Type, Scalar: j.Scalar, Strings: j.Strings, Ints: j.Ints, Uints: j.Uints, Record: j.Record}
+	*a = Attr{Name: j.Name, Type: j.Type, Scalar: j.Scalar, Strings: j.Strings, Ints: j.Ints, Uints: j.Uints, Record: j.Record, Species: j.Species}
 	if j.Floats != nil {
 		a.Floats = make([]float64, len(j.Floats))
 		for i, v := range j.Floats {

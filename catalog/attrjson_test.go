@@ -49,7 +49,7 @@ func TestAttrNonFiniteRoundTrip(t *testing.T) {
 	}
 	// Every field round-trips, the record mark included (it puts custom
 	// record attributes back on the openPMD record group).
-	full := Attr{Name: "custom_rec", Type: "int16", Ints: []int64{-3, 4}, Record: true}
+	full := Attr{Name: "custom_rec", Type: "int16", Ints: []int64{-3, 4}, Record: true, Species: true}
 	if b, err := json.Marshal(full); err != nil {
 		t.Fatal(err)
 	} else if err := json.Unmarshal(b, &out); err != nil || !reflect.DeepEqual(out, full) {

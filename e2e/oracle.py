@@ -67,7 +67,9 @@ def input_arrays(path):
                         if not isinstance(spg, h5py.Group):
                             continue
                         def visit_particles(name, obj, it=int(it), spg=spg, sp=sp):
-                            if isinstance(obj, h5py.Dataset) and obj.dtype.kind in "iuf":
+                            if is_constant(obj):  # charge, mass, positionOffset
+                                out[("particles/%s/%s" % (sp, name), it)] = constant(obj)
+                            elif isinstance(obj, h5py.Dataset) and obj.dtype.kind in "iuf":
                                 key = ("particles/%s/%s" % (sp, name), it)
                                 out[key] = obj[()]
                                 a = dict(spg.attrs)

@@ -403,10 +403,18 @@ func LayoutFor(shape []int64, elemSize int, opts PlanOptions) (Layout, string, e
 }
 
 func chooseFor(a *catalog.Array, opts PlanOptions) (Layout, string, error) {
-	if a.Species != "" && len(a.Shape) == 1 {
-		opts.ChunkShape, opts.Chunks = ParticleChunks(opts.ChunkShape), ParticleChunks(opts.Chunks)
-	}
+	opts.ChunkShape, opts.Chunks = ArrayChunks(a, opts.ChunkShape, opts.Chunks)
 	return LayoutFor(a.Shape, a.DType.Size, opts)
+}
+
+// ArrayChunks is the --chunk-shape and --chunks request as it applies to
+// array a: unchanged for meshes, ParticleChunks for a 1-D particle record
+// component. plan, run and the up-front chunk notes all use it.
+func ArrayChunks(a *catalog.Array, shape, grid []int64) ([]int64, []int64) {
+	if a.Species != "" && len(a.Shape) == 1 {
+		return ParticleChunks(shape), ParticleChunks(grid)
+	}
+	return shape, grid
 }
 
 // ParticleChunks is a --chunks decomposition or --chunk-shape asked for

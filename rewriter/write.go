@@ -680,10 +680,7 @@ func arrayLayout(a *catalog.Array, opts Options) (planner.Layout, error) {
 			layout, err = planner.ChooseLayout(a.Shape, layout.Kind, layout.Chunk, nil)
 		}
 	} else {
-		shape, grid := opts.ChunkShape, opts.Chunks
-		if a.Species != "" && len(a.Shape) == 1 {
-			shape, grid = planner.ParticleChunks(shape), planner.ParticleChunks(grid)
-		}
+		shape, grid := planner.ArrayChunks(a, opts.ChunkShape, opts.Chunks)
 		layout, err = planner.ChooseLayout(a.Shape, opts.Layout, shape, grid)
 	}
 	if err != nil {
