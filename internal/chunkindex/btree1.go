@@ -58,6 +58,9 @@ func (w *btree1) node(off int64, level, depth int) error {
 		return corrupt("B-tree node at offset %d: level %d, parent expects %d", off, nodeLevel, level)
 	}
 	entries := int(le(head[6:8]))
+	if entries > 2*f.istoreK {
+		return corrupt("B-tree node at offset %d: %d entries, more than 2K = %d", off, entries, 2*f.istoreK)
+	}
 	ndims := w.lay.rank + 1
 	key := 8 + 8*ndims
 	body, err := f.read(off+int64(hl), int64(entries*(key+f.so)+key), "B-tree node entries")

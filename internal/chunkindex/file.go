@@ -20,6 +20,9 @@ const (
 
 var signature = []byte{0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'}
 
+// defaultIstoreK is HDF5's default K of chunk B-trees (HDF5_BTREE_CHUNK_IK_DEF).
+const defaultIstoreK = 32
+
 // file is an HDF5 file seen through an io.ReaderAt, with the superblock's
 // address geometry. Every read is checked against size before allocating,
 // and the bytes read over one List call are capped (see budget).
@@ -29,6 +32,10 @@ type file struct {
 	base int64 // absolute offset of HDF5 address 0
 	so   int   // size of offsets (addresses), bytes
 	sl   int   // size of lengths, bytes
+	// istoreK is the K of chunk B-trees (version 1): a node holds at most
+	// 2K entries. Superblock version 1 records it, the others use the
+	// library's default.
+	istoreK int
 	// budget caps the bytes read by one List call. Index structures of a
 	// well-formed file do not overlap, so they total less than the file;
 	// a crafted file whose nodes all point at one big block would
@@ -121,7 +128,7 @@ func (c *cursor) u32() uint32 {
 // openFile finds the format signature (at 0, 512, 1024, 2048, ...) and
 // decodes the superblock there.
 func openFile(r io.ReaderAt, size int64) (*file, error) {
-	f := &file{r: r, size: size, budget: 2*size + 1<<20}
+	f := &file{r: r, size: size, budget: 2*size + 1<<20, istoreK: defaultIstoreK}
 	for off := int64(0); off < size; off = max(512, 2*off) {
 		if size-off < 8 {
 			break
@@ -156,7 +163,12 @@ func (f *file) superblock(off int64) error {
 		f.so, f.sl = int(head[13]), int(head[14])
 		pos = 24
 		if version == 1 {
-			pos += 4 // indexed storage internal node K, reserved
+			// indexed storage internal node K (H5Pset_istore_k), reserved
+			f.istoreK = int(le(head[24:26]))
+			if f.istoreK == 0 {
+				return corrupt("superblock at offset %d: indexed storage node K 0", off)
+			}
+			pos += 4
 		}
 	case 2, 3:
 		if len(head) < 12 {

@@ -147,6 +147,8 @@ func TestCorrupt(t *testing.T) {
 		"key off the chunk grid": func(b []byte) { binary.LittleEndian.PutUint64(b[tree+24+8+8:], 1) },
 		"keys not increasing":    func(b []byte) { binary.LittleEndian.PutUint64(b[tree+24+40+8+8:], 0) },
 		"chunk past the end":     func(b []byte) { binary.LittleEndian.PutUint32(b[tree+24:], 0xffffff00) },
+		// 65 entries: more than a node of the default K = 32 holds
+		"more than 2K entries": func(b []byte) { binary.LittleEndian.PutUint16(b[tree+6:], 65) },
 	}
 	for name, damage := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package chunkindex
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"math"
@@ -118,6 +119,45 @@ func TestDefaultFormat(t *testing.T) {
 	}
 	if masks[1] != 1 || masks[2] != 1 || masks[3] != 1 || len(sizes) < 10 {
 		t.Errorf("/g: filter masks %v, %d distinct sizes", masks, len(sizes))
+	}
+}
+
+// genIstoreK writes chunk B-trees of K = 2 (superblock version 1, which
+// records K): nodes of up to 4 entries, many levels.
+const genIstoreK = `
+import sys, ctypes, ctypes.util, h5py, numpy as np
+fcpl = h5py.h5p.create(h5py.h5p.FILE_CREATE)
+# h5py has no binding for H5Pset_istore_k: call the library it loaded
+lib = ctypes.CDLL(ctypes.util.find_library("hdf5_serial") or ctypes.util.find_library("hdf5"))
+assert lib.H5Pset_istore_k(ctypes.c_int64(fcpl.id), ctypes.c_uint(2)) >= 0
+fid = h5py.h5f.create((sys.argv[1] + "/k2.h5").encode(), h5py.h5f.ACC_TRUNC, fcpl=fcpl)
+with h5py.File(fid) as f:
+    d = f.create_dataset("a", (40, 40), dtype="f8", chunks=(4, 4))
+    d[...] = np.arange(1600.0).reshape(40, 40)
+`
+
+// TestIstoreK: a file whose chunk B-trees have a K other than the default
+// (superblock version 1) lists like the library's, and a node is held to
+// 2K entries of that K.
+func TestIstoreK(t *testing.T) {
+	dir := t.TempDir()
+	runPython(t, genIstoreK, dir)
+	p := filepath.Join(dir, "k2.h5")
+	if n := compareFile(t, p); n != 1 {
+		t.Errorf("compared %d datasets, want 1", n)
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data[8] != 1 {
+		t.Fatalf("superblock version %d, want 1 (K recorded)", data[8])
+	}
+	tree := bytes.Index(data, []byte("TREE\x01"))
+	binary.LittleEndian.PutUint16(data[tree+6:], 5) // 2K = 4
+	err = List(bytes.NewReader(data), int64(len(data)), objAddr(t, p, "/a"), func(Chunk) error { return nil })
+	if !errors.Is(err, catalog.ErrCorrupt) || !strings.Contains(err.Error(), "more than 2K = 4") {
+		t.Errorf("5 entries in a node of K = 2: %v", err)
 	}
 }
 
