@@ -48,17 +48,7 @@ type result struct {
 
 func relayout(t *testing.T, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
-	var out, errb strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	r := result{stdout: out.String(), stderr: errb.String()}
-	if ee, ok := err.(*exec.ExitError); ok {
-		r.code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("relayout %v: %v", args, err)
-	}
-	return r
+	return relayoutEnv(t, nil, args...)
 }
 
 func mustRun(t *testing.T, args ...string) result {

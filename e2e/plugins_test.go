@@ -28,7 +28,7 @@ func pluginsGen(t *testing.T, mode, file string) []string {
 	return strings.Fields(string(out))
 }
 
-// relayoutEnv runs relayout with extra environment variables.
+// relayoutEnv runs relayout with extra environment variables (relayout: none).
 func relayoutEnv(t *testing.T, env []string, args ...string) result {
 	t.Helper()
 	cmd := exec.Command(binary, args...)

@@ -20,6 +20,7 @@ package reader
 // Level_0/, Level_0/Cell_D_00000) is refused naming the dataset to pass.
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -169,18 +170,8 @@ func seriesOf(cands []candidate) []bp.SeriesMember {
 	for i, c := range cands {
 		out[i] = bp.SeriesMember{Name: c.name, Iteration: its[i]}
 	}
-	slices.SortFunc(out, func(a, b bp.SeriesMember) int { return cmpInt(a.Iteration, b.Iteration) })
+	slices.SortFunc(out, func(a, b bp.SeriesMember) int { return cmp.Compare(a.Iteration, b.Iteration) })
 	return out
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // openFolder opens a directory that is no dataset itself: a series, or (when

@@ -1,6 +1,7 @@
 package amrex
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -201,7 +202,7 @@ func assignSteps(ps []*plotfile) error {
 			steps[n] = true
 		}
 	}
-	slices.SortFunc(ps, func(a, b *plotfile) int { return cmpInt64(a.step, b.step) })
+	slices.SortFunc(ps, func(a, b *plotfile) int { return cmp.Compare(a.step, b.step) })
 	return nil
 }
 
@@ -211,16 +212,6 @@ func trailingNumber(name string) (int64, error) {
 		i--
 	}
 	return strconv.ParseInt(name[i:], 10, 64)
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func datasetAttrs(h *Header) []catalog.Attr {

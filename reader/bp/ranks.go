@@ -1,6 +1,7 @@
 package bp
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"sort"
@@ -100,7 +101,7 @@ func (d *Dataset) buildWriters(ctx context.Context, step int) *pgTable {
 		for _, p := range pgs {
 			t.groups[0] = append(t.groups[0], pgRef{p.Offset, int(p.Rank)})
 		}
-		slices.SortFunc(t.groups[0], func(a, b pgRef) int { return cmpU64(a.off, b.off) })
+		slices.SortFunc(t.groups[0], func(a, b pgRef) int { return cmp.Compare(a.off, b.off) })
 	case s <= 0:
 		return nil
 	default:
@@ -126,16 +127,6 @@ func (d *Dataset) buildWriters(ctx context.Context, step int) *pgTable {
 		}
 	}
 	return t
-}
-
-func cmpU64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // checkPGs verifies (BP3) or re-derives (BP4) the PG offsets of one group.

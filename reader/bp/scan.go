@@ -1,6 +1,7 @@
 package bp
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -227,7 +228,7 @@ func (d *Dataset) entrySets(ctx context.Context, e *entry) ([]charSet, error) {
 	}
 	if d.bp3 {
 		// Group by step, keeping each step's blocks in index order.
-		slices.SortStableFunc(sets, func(a, b charSet) int { return cmpU64(uint64(a.Step), uint64(b.Step)) })
+		slices.SortStableFunc(sets, func(a, b charSet) int { return cmp.Compare(uint64(a.Step), uint64(b.Step)) })
 		d.cacheOff, d.cacheSets = e.off, sets
 	}
 	return sets, nil

@@ -16,6 +16,7 @@ package bp
 // (variable, iteration) in two members is refused.
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -116,7 +117,7 @@ func OpenSeries(dir string, members []SeriesMember, cfg Config) (*Series, error)
 		if c := strings.Compare(x.Var, y.Var); c != 0 {
 			return c
 		}
-		return cmpI64(x.Step, y.Step)
+		return cmp.Compare(x.Step, y.Step)
 	})
 	for i := 1; i < len(s.order); i++ {
 		a, b := s.order[i-1], s.order[i]
@@ -127,16 +128,6 @@ func OpenSeries(dir string, members []SeriesMember, cfg Config) (*Series, error)
 	}
 	s.source = blockio.NewSource(blockio.NewFiles(dir, cfg.MaxOpenFiles))
 	return s, nil
-}
-
-func cmpI64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Scan emits every array, ordered by variable then iteration. Each array's

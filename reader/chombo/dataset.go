@@ -17,6 +17,7 @@ package chombo
 //	    <var>_attributes
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -171,22 +172,12 @@ func Open(path string, cfg Config) (*Dataset, error) {
 			return c
 		}
 		if a.Step != b.Step {
-			return cmpInt64(a.Step, b.Step)
+			return cmp.Compare(a.Step, b.Step)
 		}
 		return a.Level - b.Level
 	})
 	d.source = blockio.NewSource(blockio.NewFiles(root, cfg.MaxOpenFiles))
 	return d, nil
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // fileReader reads one Chombo file's metadata.

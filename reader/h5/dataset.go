@@ -1,6 +1,7 @@
 package h5
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -186,7 +187,7 @@ func sortEntries(es []entry) error {
 			return c
 		}
 		if a.Step != b.Step {
-			return cmpInt(a.Step, b.Step)
+			return cmp.Compare(a.Step, b.Step)
 		}
 		return a.Level - b.Level
 	})
@@ -215,16 +216,6 @@ type NotOneSeriesError struct {
 
 func (e *NotOneSeriesError) Error() string { return e.Err.Error() }
 func (e *NotOneSeriesError) Unwrap() error { return e.Err }
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
 
 // walkFile lists the selected arrays of one file and what it skips.
 func walkFile(full, name string, s scheme, prefix string, match func(string) bool) ([]entry, []string, error) {
