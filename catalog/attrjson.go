@@ -84,22 +84,21 @@ func ParseFloatToken(s string) (float64, error) {
 	return 0, fmt.Errorf("catalog: bad float %q: %w", s, ErrCorrupt)
 }
 
-// attrJSON is Attr with Floats in their JSON form.
+// attrJSON is Attr with Floats in their JSON form. attrFields has Attr's
+// fields but not its methods, so every other field (Record, Species and
+// any added later) is encoded by encoding/json as it stands; the outer
+// Floats, being shallower, replaces the embedded one.
+type attrFields Attr
+
 type attrJSON struct {
-	Name    string      `json:"name"`
-	Type    string      `json:"type"`
-	Scalar  bool        `json:"scalar,omitempty"`
-	Strings []string    `json:"strings,omitempty"`
-	Floats  []jsonFloat `json:"floats,omitempty"`
-	Ints    []int64     `json:"ints,omitempty"`
-	Uints   []uint64    `json:"uints,omitempty"`
-	Record  bool        `json:"record,omitempty"`
-	Species bool        `json:"species,omitempty"`
+	attrFields
+	Floats []jsonFloat `json:"floats,omitempty"`
 }
 
 // MarshalJSON writes a's floats so that NaN and the infinities survive.
 func (a Attr) MarshalJSON() ([]byte, error) {
-	j := attrJSON{Name: a.Name, Type: a.Type, Scalar: a.Scalar, Strings: a.Strings, Ints: a.Ints, Uints: a.Uints, Record: a.Record, Species: a.Species}
+	j := attrJSON{attrFields: attrFields(a)}
+	j.attrFields.Floats = nil
 	if a.Floats != nil {
 		j.Floats = make([]jsonFloat, len(a.Floats))
 		for i, v := range a.Floats {
@@ -115,7 +114,7 @@ func (a *Attr) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	*a = Attr{Name: j.Name, Type: j.Type, Scalar: j.Scalar, Strings: j.Strings, Ints: j.Ints, Uints: j.Uints, Record: j.Record, Species: j.Species}
+	*a = Attr(j.attrFields)
 	if j.Floats != nil {
 		a.Floats = make([]float64, len(j.Floats))
 		for i, v := range j.Floats {

@@ -85,12 +85,22 @@ type Store struct {
 	db     *sql.DB
 	path   string
 	legacy bool // blocks are rows of a blocks table (catalogs of earlier versions)
-	// noConstant: arrays has no constant column (catalogs of earlier
-	// versions, whose arrays are never constant).
-	noConstant bool
-	// noSpecies: arrays has no species column (catalogs of earlier
-	// versions, which hold no particles).
-	noSpecies bool
+	// missing are the columns of arrays that a catalog of an earlier
+	// version lacks (constant, species): its arrays are never constant
+	// and hold no particles. nil for a catalog of this version.
+	missing map[string]bool
+}
+
+// laterColumns are the columns added to arrays after its first version.
+var laterColumns = []string{"constant", "species"}
+
+// col is the arrays column name, or the SQL literal def standing for its
+// value in a catalog that lacks it.
+func (s *Store) col(name, def string) string {
+	if s.missing[name] {
+		return def
+	}
+	return name
 }
 
 // CreateStore creates a fresh catalog at path, replacing an existing one.
@@ -131,16 +141,18 @@ func OpenStore(path string) (*Store, error) {
 		return nil, fmt.Errorf("catalog: %s: %v: %w", path, err, ErrCorrupt)
 	}
 	s.legacy = strings.HasPrefix(sqlText, legacyBlocksTable)
-	if err := s.db.QueryRow(`SELECT count(*) FROM pragma_table_info('arrays') WHERE name = 'constant'`).Scan(&n); err != nil {
-		s.db.Close()
-		return nil, fmt.Errorf("catalog: %s: %v: %w", path, err, ErrCorrupt)
+	for _, c := range laterColumns {
+		if err := s.db.QueryRow(`SELECT count(*) FROM pragma_table_info('arrays') WHERE name = ?`, c).Scan(&n); err != nil {
+			s.db.Close()
+			return nil, fmt.Errorf("catalog: %s: %v: %w", path, err, ErrCorrupt)
+		}
+		if n == 0 {
+			if s.missing == nil {
+				s.missing = map[string]bool{}
+			}
+			s.missing[c] = true
+		}
 	}
-	s.noConstant = n == 0
-	if err := s.db.QueryRow(`SELECT count(*) FROM pragma_table_info('arrays') WHERE name = 'species'`).Scan(&n); err != nil {
-		s.db.Close()
-		return nil, fmt.Errorf("catalog: %s: %v: %w", path, err, ErrCorrupt)
-	}
-	s.noSpecies = n == 0
 	return s, nil
 }
 
@@ -271,7 +283,7 @@ func (s *Store) Put(a *Array) error {
 		boxes = mustJSON(a.Boxes)
 	}
 	list, files, stored := encodeBlocks(a.Blocks)
-	if s.noConstant || s.noSpecies {
+	if len(s.missing) > 0 {
 		return fmt.Errorf("catalog: %s: written by an earlier version of relayout: read-only: %w", s.path, ErrUnsupported)
 	}
 	if a.Constant && (len(a.Blocks) > 0 || len(a.Fill) != a.DType.Size) {
@@ -337,11 +349,7 @@ type VarSummary struct {
 
 // Variables summarises every variable, sorted by name.
 func (s *Store) Variables() ([]VarSummary, error) {
-	constant := "constant"
-	if s.noConstant {
-		constant = "0"
-	}
-	rows, err := s.db.Query(`SELECT id, var, step, level, dtype, shape, ` + constant + ` FROM arrays ORDER BY var, step, level`)
+	rows, err := s.db.Query(`SELECT id, var, step, level, dtype, shape, ` + s.col("constant", "0") + ` FROM arrays ORDER BY var, step, level`)
 	if err != nil {
 		return nil, fmt.Errorf("catalog: %s: %w", s.path, err)
 	}
@@ -482,15 +490,7 @@ func (s *Store) array(k Key, blocks bool) (*Array, error) {
 	var id int64
 	var dtype, shape, offset, attrs, stepAttrs string
 	var boxes sql.NullString
-	constant := "constant"
-	if s.noConstant {
-		constant = "0"
-	}
-	species := "species"
-	if s.noSpecies {
-		species = "''"
-	}
-	err := s.db.QueryRow(`SELECT id, dtype, shape, offset, fill, attrs, step_attrs, source, boxes, `+constant+`, `+species+` FROM arrays
+	err := s.db.QueryRow(`SELECT id, dtype, shape, offset, fill, attrs, step_attrs, source, boxes, `+s.col("constant", "0")+`, `+s.col("species", "''")+` FROM arrays
 		WHERE var = ? AND step = ? AND level = ?`, k.Var, k.Step, k.Level).
 		Scan(&id, &dtype, &shape, &offset, &a.Fill, &attrs, &stepAttrs, &a.Source, &boxes, &a.Constant, &a.Species)
 	if errors.Is(err, sql.ErrNoRows) {

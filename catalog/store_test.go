@@ -141,16 +141,23 @@ func TestStoreParticles(t *testing.T) {
 		!reflect.DeepEqual(got.Blocks[0].Box, a.Blocks[0].Box) || got.Blocks[1].Rank != 0 {
 		t.Fatalf("round trip:\n got %+v\nwant %+v", got, a)
 	}
-	if _, err := s.db.Exec(`ALTER TABLE arrays DROP COLUMN species`); err != nil {
-		t.Fatal(err)
+	// A catalog of an earlier version has neither column: it still reads
+	// (no species, nothing constant) and refuses new arrays.
+	for _, c := range []string{"species", "constant"} {
+		if _, err := s.db.Exec(`ALTER TABLE arrays DROP COLUMN ` + c); err != nil {
+			t.Fatal(err)
+		}
 	}
 	s.Close()
 	if s, err = OpenStore(path); err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if got, err := s.Array(a.Key()); err != nil || got.Species != "" {
+	if got, err := s.Array(a.Key()); err != nil || got.Species != "" || got.Constant {
 		t.Fatalf("earlier catalog: %+v %v", got, err)
+	}
+	if vs, err := s.Variables(); err != nil || len(vs) != 1 || vs[0].ConstantBytes != 0 {
+		t.Fatalf("earlier catalog: variables %+v %v", vs, err)
 	}
 	b := *a
 	b.Var = "other"

@@ -9,12 +9,31 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"relayout/internal/testkit"
 )
 
 // readers runs readers.py (h5py, yt) and fails the test on a non-zero exit.
 func readers(t *testing.T, args ...string) {
 	t.Helper()
-	b, err := exec.Command(python, append([]string{"readers.py"}, args...)...).CombinedOutput()
+	readersEnv(t, nil, args...)
+}
+
+// peersReaders is readers with ../shared/peers in reach (openPMD-api,
+// openpmd-viewer, openpmd_gen.py as PEERS_DIR).
+func peersReaders(t *testing.T, args ...string) {
+	t.Helper()
+	dir, env := testkit.PeersEnv(t)
+	readersEnv(t, append(env, "PEERS_DIR="+dir), args...)
+}
+
+// readersEnv runs readers.py in env (nil: this process's) and fails the
+// test when it reports a problem.
+func readersEnv(t *testing.T, env []string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(python, append([]string{"readers.py"}, args...)...)
+	cmd.Env = env
+	b, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("readers.py %s: %v\n%s", strings.Join(args, " "), err, b)
 	}

@@ -72,8 +72,6 @@ func TestFolderMessagesCLI(t *testing.T) {
 // openpmd_gen.py check: every mesh element through h5py against the input
 // (openPMD-api) and the value rule.
 func TestOpenPMDEncodingsRun(t *testing.T) {
-	peers, env := testkit.PeersEnv(t)
-	gen := filepath.Join(peers, "openpmd_gen.py")
 	meshes := []string{"B/x", "B/y", "B/z", "E/x", "E/y", "E/z", "j/x", "j/y", "j/z", "phi", "rho"}
 	constant := map[string]bool{"j/z": true, "phi": true} // openPMD constant record components
 	var particles []string                                // species "electrons"
@@ -101,12 +99,8 @@ func TestOpenPMDEncodingsRun(t *testing.T) {
 			dir := t.TempDir()
 			in := filepath.Join(dir, "diags")
 			seed := fmt.Sprint(21 + i)
-			cmd := exec.Command(python, append([]string{gen, "write", in, "--backend", c.backend, "--encoding", c.encoding,
+			testkit.OpenPMDGen(t, append([]string{"write", in, "--backend", c.backend, "--encoding", c.encoding,
 				"--shape", "16,12,10", "--particles", "30", "--seed", seed}, c.extra...)...)
-			cmd.Env = env
-			if b, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("openpmd_gen.py write: %v\n%s", err, b)
-			}
 			ext := map[string]string{"bp4": ".bp", "bp5": ".bp", "h5": ".h5"}[c.backend]
 			series := filepath.Join(in, "openpmd"+ext)
 			if c.encoding == "file" {

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"relayout/internal/testkit"
 )
 
 // py runs a Debian-Python script (h5py, numpy, netCDF4) and returns its stdout.
@@ -28,14 +30,6 @@ func py(t *testing.T, script string, args ...string) string {
 		t.Fatalf("python: %v\n%s\n%s", err, b, errb.String())
 	}
 	return string(b)
-}
-
-// copyTree copies a real dataset into a scratch directory (to damage it).
-func copyTree(t *testing.T, src, dst string) {
-	t.Helper()
-	if b, err := exec.Command("cp", "-r", src, dst).CombinedOutput(); err != nil {
-		t.Fatalf("cp -r %s %s: %v\n%s", src, dst, err, b)
-	}
 }
 
 // refused asserts a clean refusal: exit code want, no panic, the message
@@ -121,7 +115,7 @@ d.close()
 	}
 	t.Run("amrex-nan-cell-size", func(t *testing.T) {
 		pf := filepath.Join(dir, "plt")
-		copyTree(t, sharedData(t, "amrex/pelelmex-2d"), pf)
+		testkit.CopyTree(t, sharedData(t, "amrex/pelelmex-2d"), pf)
 		hdr := filepath.Join(pf, "Header")
 		b, err := os.ReadFile(hdr)
 		if err != nil {
@@ -234,7 +228,7 @@ func TestNonRegularInputFiles(t *testing.T) {
 			t.Run(strings.ReplaceAll(in.src+"/"+in.file, "/", "_")+"-"+kind, func(t *testing.T) {
 				dir := t.TempDir()
 				root := filepath.Join(dir, "in")
-				copyTree(t, sharedData(t, in.src), root)
+				testkit.CopyTree(t, sharedData(t, in.src), root)
 				replace(t, filepath.Join(root, in.file), kind)
 				arg := root
 				if in.in != "" {
@@ -261,7 +255,7 @@ func TestNonRegularInputFiles(t *testing.T) {
 func TestOutputInBP3SubfileDir(t *testing.T) {
 	dir := t.TempDir()
 	root := filepath.Join(dir, "heat")
-	copyTree(t, sharedData(t, "bp3/heat-adios2"), root)
+	testkit.CopyTree(t, sharedData(t, "bp3/heat-adios2"), root)
 	in := filepath.Join(root, "heat.bp")
 	for _, out := range []string{filepath.Join(root, "heat.bp.dir", "out"), filepath.Join(root, "heat.bp.dir")} {
 		r := relayout(t, "run", in, "-o", out, "-q")
@@ -273,28 +267,6 @@ func TestOutputInBP3SubfileDir(t *testing.T) {
 	}
 	// A sibling of the input is a fine OUT.
 	mustRun(t, "run", in, "-o", filepath.Join(root, "out"), "-q")
-}
-
-// adiosEnv is the environment that makes ../shared/peers' adios2 Python
-// module importable by Debian's python (see ../shared/peers/env.sh); it
-// skips when the peers are absent and fails under CI=true. (main has the
-// like peersEnv in overlap_test.go: one can go after the merge.)
-func adiosEnv(t *testing.T) []string {
-	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "shared", "peers"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "python")); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("peers %s missing under CI: %v", dir, err)
-		}
-		t.Skipf("skipping: peers %s not present: %v", dir, err)
-	}
-	env := os.Environ()
-	env = append(env, "LD_LIBRARY_PATH="+filepath.Join(dir, "lib")+":"+os.Getenv("LD_LIBRARY_PATH"),
-		"PYTHONPATH="+filepath.Join(dir, "python")+":"+os.Getenv("PYTHONPATH"))
-	return env
 }
 
 // adiosSteps compares, through the adios2 Python module (the reference
@@ -339,10 +311,10 @@ func TestCutIndex(t *testing.T) {
 		{"bp5/generated-lb/lb-bp5.bp", 226},
 	} {
 		t.Run(strings.Split(c.src, "/")[0], func(t *testing.T) {
-			env := adiosEnv(t)
+			_, env := testkit.PeersEnv(t)
 			dir := t.TempDir()
 			in := filepath.Join(dir, "in.bp")
-			copyTree(t, sharedData(t, c.src), in)
+			testkit.CopyTree(t, sharedData(t, c.src), in)
 			os.Chmod(filepath.Join(in, "md.idx"), 0o644)
 			if err := os.Truncate(filepath.Join(in, "md.idx"), c.keep); err != nil {
 				t.Fatal(err)
@@ -502,7 +474,7 @@ func capped(t *testing.T, args ...string) result {
 func TestDeclaredShapeHuge(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.bp")
-	copyTree(t, sharedData(t, "bp4/generated-lb/lb-bp4.bp"), in)
+	testkit.CopyTree(t, sharedData(t, "bp4/generated-lb/lb-bp4.bp"), in)
 	patchBP4Shape(t, filepath.Join(in, "md.0"), 32, 1<<40)
 	r := capped(t, "plan", in)
 	if r.code != 0 {
@@ -530,7 +502,7 @@ func TestSymlinkPolicy(t *testing.T) {
 			src := sharedData(t, c.src)
 			dir := t.TempDir()
 			in := filepath.Join(dir, "in")
-			copyTree(t, src, in)
+			testkit.CopyTree(t, src, in)
 			if strings.HasPrefix(c.src, "chombo") {
 				os.Remove(filepath.Join(in, "chk000100.3d.hdf5")) // a 2-D series
 			}
@@ -545,7 +517,7 @@ func TestSymlinkPolicy(t *testing.T) {
 			}
 			if strings.HasPrefix(c.src, "chombo") {
 				ref = filepath.Join(dir, "ref")
-				copyTree(t, src, ref)
+				testkit.CopyTree(t, src, ref)
 				os.Remove(filepath.Join(ref, "chk000100.3d.hdf5"))
 			}
 			out, want := filepath.Join(dir, "out"), filepath.Join(dir, "want")

@@ -36,6 +36,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"relayout/internal/testkit"
 )
 
 // mutSeed is one undamaged input: src under ../shared/data (or generated),
@@ -176,7 +178,7 @@ func prepareSeed(t *testing.T, s mutSeed, dir string) *mutCase {
 	if s.gen {
 		mustRun(t, "generate", c.clean, "--shape", "24,20,16", "--chunk", "8,10,8", "--steps", "0,10")
 	} else {
-		copyTree(t, sharedData(t, s.src), c.clean)
+		testkit.CopyTree(t, sharedData(t, s.src), c.clean)
 	}
 	filepath.WalkDir(c.clean, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && d.Type().IsRegular() && !strings.HasSuffix(p, "PROVENANCE.txt") && !strings.HasSuffix(p, "profiling.json") {
@@ -196,7 +198,7 @@ func prepareSeed(t *testing.T, s mutSeed, dir string) *mutCase {
 	c.sums = datasetSums(t, out)
 	os.RemoveAll(out)
 	if s.oracle == "adios2" {
-		c.env = adiosEnv(t)
+		_, c.env = testkit.PeersEnv(t)
 	}
 	return c
 }

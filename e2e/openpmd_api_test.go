@@ -135,28 +135,14 @@ func TestOpenPMDAPIReadsOutput(t *testing.T) {
 // record and component attributes).
 func checkParticles(t *testing.T, series, out string) {
 	t.Helper()
-	_, env := testkit.PeersEnv(t)
-	cmd := exec.Command(python, "readers.py", "particles", series, out)
-	cmd.Env = env
-	b, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("readers.py particles: %v\n%s", err, b)
-	}
-	t.Logf("readers.py particles: %s", lastLine(string(b)))
+	peersReaders(t, "particles", series, out)
 }
 
 // viewer compares openpmd-viewer's get_field on OUT/series.h5 (h5py and
 // openpmd-api backends) with the same call on the input series.
 func viewer(t *testing.T, in, out, missing string) {
 	t.Helper()
-	_, env := testkit.PeersEnv(t)
-	cmd := exec.Command(python, "readers.py", "viewer", in, filepath.Join(out, "series.h5"), missing)
-	cmd.Env = env
-	b, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("readers.py viewer: %v\n%s", err, b)
-	}
-	t.Logf("readers.py viewer:\n%s", b)
+	peersReaders(t, "viewer", in, filepath.Join(out, "series.h5"), missing)
 }
 
 // TestOpenPMDAPIRealData rewrites the real openPMD datasets (and AMReX
@@ -184,14 +170,7 @@ func TestOpenPMDAPIRealData(t *testing.T) {
 			if strings.HasPrefix(c.name, "pelelmex") {
 				ref = "-"
 			}
-			dir, env := testkit.PeersEnv(t)
-			cmd := exec.Command(python, "readers.py", "pmd", ref, out)
-			cmd.Env = append(env, "PEERS_DIR="+dir)
-			b, err := cmd.CombinedOutput()
-			if err != nil {
-				t.Fatalf("readers.py pmd: %v\n%s", err, b)
-			}
-			t.Logf("readers.py pmd:\n%s", b)
+			peersReaders(t, "pmd", ref, out)
 		})
 	}
 }

@@ -2,37 +2,13 @@ package e2e
 
 import (
 	"bytes"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-// peersEnv is the environment that puts ../shared/peers (ADIOS2's Python
-// module and tools, openPMD-api) in reach of Debian's python3, like
-// peers/env.sh; it skips when the peers are absent and fails under CI.
-func peersEnv(t *testing.T) []string {
-	t.Helper()
-	p, err := filepath.Abs(filepath.Join("..", "..", "shared", "peers"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(p, "python")); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("peers %s missing under CI: %v", p, err)
-		}
-		t.Skipf("skipping: %s not present (../shared/peers is not part of a checkout)", p)
-	}
-	join := func(v, add string) string {
-		if old := os.Getenv(v); old != "" {
-			return v + "=" + add + ":" + old
-		}
-		return v + "=" + add
-	}
-	return append(os.Environ(), join("LD_LIBRARY_PATH", filepath.Join(p, "lib")),
-		join("PYTHONPATH", filepath.Join(p, "python")), join("PATH", filepath.Join(p, "bin")))
-}
+	"relayout/internal/testkit"
+)
 
 // overlapWriter writes a BP4 file through ADIOS2 with a 16x16 float64 "f"
 // in two blocks that overlap in rows 6..9 (a halo) and leave rows 14..15
@@ -87,15 +63,10 @@ for v in m["variables"]:
 // different values are refused as corrupt input (exit 2) naming both, with
 // nothing under OUT's final names.
 func TestOverlapsAndHoles(t *testing.T) {
-	env := peersEnv(t)
 	dir := t.TempDir()
 	write := func(name, mode string) string {
 		path := filepath.Join(dir, name)
-		cmd := exec.Command(python, "-c", overlapWriter, path, mode)
-		cmd.Env = env
-		if b, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("adios2 writer: %v\n%s", err, b)
-		}
+		testkit.PeersPython(t, "-c", overlapWriter, path, mode)
 		return path
 	}
 	agree, disagree := write("agree.bp", "agree"), write("disagree.bp", "disagree")

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -36,7 +35,6 @@ func TestParticlesRealData(t *testing.T) {
 			if c.series != "" {
 				series = filepath.Join(in, c.series)
 			}
-			_, env := testkit.PeersEnv(t)
 			for i, layout := range c.layouts {
 				out := filepath.Join(t.TempDir(), "out")
 				mustRun(t, append([]string{"run", in, "-o", out, "-q"}, layout...)...)
@@ -58,25 +56,12 @@ func TestParticlesRealData(t *testing.T) {
 				}
 				mustRun(t, "verify", in, out)
 				if i == 0 {
-					readersEnv(t, env, "particles", series, out)
-					readersEnv(t, env, "links", out, in)
+					peersReaders(t, "particles", series, out)
+					peersReaders(t, "links", out, in)
 				}
 			}
 		})
 	}
-}
-
-// readersEnv runs readers.py with env (the peers' openPMD-api on
-// PYTHONPATH) and fails the test when it reports a problem.
-func readersEnv(t *testing.T, env []string, args ...string) {
-	t.Helper()
-	cmd := exec.Command(python, append([]string{"readers.py"}, args...)...)
-	cmd.Env = env
-	b, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("readers.py %s: %v\n%s", strings.Join(args, " "), err, b)
-	}
-	t.Logf("readers.py %s: %s", args[0], lastLine(string(b)))
 }
 
 // joinedScript writes, with openPMD-api's ADIOS2 BP5 backend, a species
@@ -110,14 +95,9 @@ s.close()
 // are one 1-D array whose blocks follow in ADIOS2's order (as openPMD-api
 // reads them), rewritten and read back equal through openPMD-api.
 func TestParticlesJoinedBP(t *testing.T) {
-	_, env := testkit.PeersEnv(t)
 	dir := t.TempDir()
 	in := filepath.Join(dir, "joined.bp")
-	cmd := exec.Command(python, "-c", joinedScript, in)
-	cmd.Env = env
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("openPMD-api writer: %v\n%s", err, b)
-	}
+	testkit.PeersPython(t, "-c", joinedScript, in)
 	out := filepath.Join(dir, "out")
 	mustRun(t, "run", in, "-o", out, "-q")
 	m := readManifest(t, out)
@@ -132,7 +112,7 @@ func TestParticlesJoinedBP(t *testing.T) {
 		t.Errorf("variables %v, want %v", names, want)
 	}
 	mustRun(t, "verify", in, out)
-	readersEnv(t, env, "particles", in, out)
+	peersReaders(t, "particles", in, out)
 }
 
 // patchesScript writes, with openPMD-api (HDF5 or ADIOS2 by the file
@@ -176,16 +156,11 @@ s.close()
 // (readers.py particles reads particle_patches too), with the species
 // attribute on the species group.
 func TestParticlePatches(t *testing.T) {
-	_, env := testkit.PeersEnv(t)
 	for _, name := range []string{"p.h5", "p.bp"} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
 			in := filepath.Join(dir, name)
-			cmd := exec.Command(python, "-c", patchesScript, in)
-			cmd.Env = env
-			if b, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("openPMD-api writer: %v\n%s", err, b)
-			}
+			testkit.PeersPython(t, "-c", patchesScript, in)
 			out := filepath.Join(dir, "out")
 			mustRun(t, "run", in, "-o", out, "-q")
 			m := readManifest(t, out)
@@ -199,7 +174,7 @@ func TestParticlePatches(t *testing.T) {
 				t.Errorf("variables %v, want %v", names, want)
 			}
 			mustRun(t, "verify", in, out)
-			readersEnv(t, env, "particles", in, out)
+			peersReaders(t, "particles", in, out)
 		})
 	}
 }

@@ -354,15 +354,10 @@ w.Close()
 `
 
 func TestOpenPMDSnapshotVariable(t *testing.T) {
-	_, env := testkit.PeersEnv(t)
 	for _, engine := range []string{"BP4", "BP5"} {
 		t.Run(engine, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "sv.bp")
-			cmd := exec.Command(testkit.Python, "-c", snapshotVarScript, path, engine)
-			cmd.Env = env
-			if b, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("adios2 writer: %v\n%s", err, b)
-			}
+			testkit.PeersPython(t, "-c", snapshotVarScript, path, engine)
 			ds, err := Open(path, Options{})
 			if err != nil {
 				t.Fatal(err)
@@ -420,15 +415,10 @@ for it in (1, 2, 30):
 // one series whose steps are T (BP3 files, whose blocks live beside them,
 // and BP4/BP5 directories).
 func TestPlainBPSeries(t *testing.T) {
-	_, env := testkit.PeersEnv(t)
 	for _, engine := range []string{"BP3", "BP4", "BP5"} {
 		t.Run(engine, func(t *testing.T) {
 			dir := t.TempDir()
-			cmd := exec.Command(testkit.Python, "-c", plainSeriesScript, dir, engine)
-			cmd.Env = env
-			if b, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("adios2 writer: %v\n%s", err, b)
-			}
+			testkit.PeersPython(t, "-c", plainSeriesScript, dir, engine)
 			ds, err := Open(dir, Options{})
 			if err != nil {
 				t.Fatal(err)

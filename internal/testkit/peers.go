@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -40,12 +41,21 @@ func PeersEnv(t testing.TB) (dir string, env []string) {
 // rule) and returns its combined output; a failure ends the test.
 func OpenPMDGen(t testing.TB, args ...string) string {
 	t.Helper()
-	dir, env := PeersEnv(t)
-	cmd := exec.Command(Python, append([]string{filepath.Join(dir, "openpmd_gen.py")}, args...)...)
+	dir, _ := PeersEnv(t)
+	return PeersPython(t, append([]string{filepath.Join(dir, "openpmd_gen.py")}, args...)...)
+}
+
+// PeersPython runs Debian's python3 with args in the peers' environment
+// (PeersEnv: the adios2 and openpmd_api modules), e.g. "-c", script, and
+// returns its combined output; a failure ends the test.
+func PeersPython(t testing.TB, args ...string) string {
+	t.Helper()
+	_, env := PeersEnv(t)
+	cmd := exec.Command(Python, args...)
 	cmd.Env = env
 	b, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("openpmd_gen.py %v: %v\n%s", args, err, b)
+		t.Fatalf("python3 %s: %v\n%s", strings.Join(args[:min(len(args), 1)], " "), err, b)
 	}
 	return string(b)
 }
