@@ -142,25 +142,16 @@ func RenderSVG(p Picture) ([]byte, error) {
 		}
 		return strings.Compare(x, y)
 	})
+	legend := legendGroups(keys, byFile)
 	colour := map[string]string{}
-	for i, k := range keys {
-		colour[k] = paletteColour(i)
-		if k == "unknown" {
-			colour[k] = "#9e9e9e"
+	for _, e := range legend.entries {
+		for _, k := range e.keys {
+			colour[k] = e.colour
 		}
 	}
 
 	var s svgBuf
-	height := 760
-	nCost := len(p.Plan.Costs)
-	if need := domY + 40 + nCost*46 + 150; need > height {
-		height = need
-	}
-	fmt.Fprintf(&s.b, `<?xml version="1.0" encoding="UTF-8"?>
-<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="DejaVu Sans, Helvetica, Arial, sans-serif" font-size="12">
-<defs><pattern id="hole" width="8" height="8" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="8" height="8" fill="#f4f4f4"/><line x1="0" y1="0" x2="0" y2="8" stroke="#d0d0d0" stroke-width="3"/></pattern></defs>
-<rect width="100%%" height="100%%" fill="white"/>
-`, svgW, height, svgW, height)
+	bottom := 0.0 // lowest y used; the image is made tall enough for it
 
 	// Header.
 	pl := p.Plan
@@ -283,42 +274,31 @@ func RenderSVG(p Picture) ([]byte, error) {
 		if !toScale {
 			s.text(domX+pw, py(0)+36, `text-anchor="end" font-size="10" fill="#a00"`, "axes not to scale")
 		}
-		// Legend.
+		// Legend: one swatch per rank (sub-file), or per range of them when
+		// there are more than the palette's distinct colours, in columns.
 		ly := py(0) + 58
-		lx := float64(domX)
-		title := "rank"
-		if byFile {
-			title = "sub-file"
-		}
-		s.text(lx, ly, "font-weight=\"bold\"", title+":")
-		lx += float64(10 + 8*len(title))
-		shown := 0
-		for _, k := range keys {
-			w := float64(26 + 7*len([]rune(k)))
-			if lx+w > domX+domSize+40 {
-				lx = domX + float64(10+8*len(title))
-				ly += 18
-			}
-			if ly > py(0)+58+18*4 {
-				s.text(lx, ly, "", fmt.Sprintf("… %d more", len(keys)-shown))
-				break
-			}
-			fmt.Fprintf(&s.b, `<rect x="%.2f" y="%.2f" width="12" height="12" fill="%s"/>`+"\n", lx, ly-10, colour[k])
-			s.text(lx+16, ly, "font-size=\"11\"", k)
-			lx += w
-			shown++
-		}
+		ly = s.legend(legend, ly)
 		ly += 24
 		fmt.Fprintf(&s.b, `<rect x="%d" y="%.2f" width="22" height="12" fill="none" stroke="#111" stroke-width="2.5"/>`+"\n", domX, ly-10)
 		s.text(domX+30, ly, "font-size=\"11\"", fmt.Sprintf("merged cuboid (%s scope): %d cuboids for %d blocks", p.Scope, len(flatCuboids(pl.MergeGroups)), pl.Blocks))
-		fmt.Fprintf(&s.b, `<rect x="%d" y="%.2f" width="22" height="12" fill="url(#hole)" stroke="#555"/>`+"\n", domX+360, ly-10)
-		s.text(domX+390, ly, "font-size=\"11\"", "no block (fill value)")
+		ly += 18
+		fmt.Fprintf(&s.b, `<rect x="%d" y="%.2f" width="22" height="12" fill="url(#hole)" stroke="#555"/>`+"\n", domX, ly-10)
+		s.text(domX+30, ly, "font-size=\"11\"", "no block (fill value)")
+		bottom = ly
 	}
 
 	// Cost chart.
-	s.chart(pl, p.Readers)
-	s.b.WriteString("</svg>\n")
-	return s.b.Bytes(), nil
+	bottom = max(bottom, s.chart(pl, p.Readers, patternKey(pl.Costs, a.Shape, off)))
+	height := max(760, int(math.Ceil(bottom))+30)
+	var doc bytes.Buffer
+	fmt.Fprintf(&doc, `<?xml version="1.0" encoding="UTF-8"?>
+<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="DejaVu Sans, Helvetica, Arial, sans-serif" font-size="12">
+<defs><pattern id="hole" width="8" height="8" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="8" height="8" fill="#f4f4f4"/><line x1="0" y1="0" x2="0" y2="8" stroke="#d0d0d0" stroke-width="3"/></pattern></defs>
+<rect width="100%%" height="100%%" fill="white"/>
+`, svgW, height, svgW, height)
+	doc.Write(s.b.Bytes())
+	doc.WriteString("</svg>\n")
+	return doc.Bytes(), nil
 }
 
 type svgBuf struct{ b bytes.Buffer }
@@ -331,11 +311,12 @@ func (s *svgBuf) text(x, y float64, attrs, text string) {
 }
 
 // chart draws the predicted seconds per pattern, three bars each.
-func (s *svgBuf) chart(pl ArrayPlan, readers int) {
+// It returns the lowest y it drew at. key explains the pattern names.
+func (s *svgBuf) chart(pl ArrayPlan, readers int, key []string) float64 {
 	s.text(chartX, domY-14, "font-weight=\"bold\"", fmt.Sprintf("Predicted read time, %d reader(s) (shorter is better)", readers))
 	if len(pl.Costs) == 0 {
 		s.text(chartX, domY+20, "", "no read patterns for a scalar or empty array")
-		return
+		return domY + 20
 	}
 	series := []struct {
 		label, colour string
@@ -358,7 +339,7 @@ func (s *svgBuf) chart(pl ArrayPlan, readers int) {
 		top = 1
 	}
 	const labelW, barH, rowH = 60, 11, 46
-	barMax := float64(chartW - labelW - 110)
+	barMax := float64(chartW - labelW - 180) // room for the bar's label beside it
 	y := float64(domY)
 	for _, c := range pl.Costs {
 		s.text(chartX, y+20, "font-weight=\"bold\"", c.Pattern)
@@ -380,7 +361,200 @@ func (s *svgBuf) chart(pl ArrayPlan, readers int) {
 		s.text(chartX+18, y, "font-size=\"11\"", fmt.Sprintf("%s: %s, %s — total %s", se.label, se.st.Name, plural(se.st.Pieces, "piece"), seconds(totals[i])))
 		y += 18
 	}
-	s.text(chartX, y+6, `font-size="10" fill="#666"`, "bar label: time · requests · read amplification (bytes read / bytes wanted)")
+	y += 6
+	s.text(chartX, y, `font-size="10" fill="#666"`, "bar label: time · requests · read amplification (bytes read / bytes wanted)")
+	// The pattern names, explained.
+	if len(key) > 0 {
+		y += 26
+		s.b.WriteString(`<g id="pattern-key">` + "\n")
+		s.text(chartX, y, `font-weight="bold" font-size="11"`, fmt.Sprintf("Read patterns (each read by the %d reader(s) together):", readers))
+		for _, k := range key {
+			for i, line := range wrap(k, keyWrap) {
+				y += 15
+				x := float64(chartX)
+				if i > 0 {
+					x += 12
+				}
+				s.text(x, y, `font-size="10" fill="#333"`, line)
+			}
+		}
+		s.b.WriteString("</g>\n")
+	}
+	return y
+}
+
+// keyWrap is the length in runes of a pattern key line: at 10 px, about
+// 6 px a rune, it stays within the chart's width.
+const keyWrap = (chartW - 20) / 6
+
+// patternKey explains each pattern of costs in one line, in their order:
+// what region the pattern reads and how its readers split it. Names it does
+// not know are left out.
+func patternKey(costs []PatternCost, shape, off []int64) []string {
+	dims := len(shape)
+	axisList := func(axes []int) string {
+		var names []string
+		for _, d := range axes {
+			names = append(names, AxisName(d, dims))
+		}
+		switch len(names) {
+		case 0:
+			return ""
+		case 1:
+			return names[0]
+		}
+		return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+	}
+	var out []string
+	for _, c := range costs {
+		name := c.Pattern
+		var what string
+		switch {
+		case name == "whole":
+			what = "the whole array in slabs along " + AxisName(0, dims) + " (each reader reads consecutive rows)"
+		case dims == 3 && (name == "xy" || name == "xz" || name == "yz"):
+			fixed := 3 - strings.IndexByte("xyz", name[0]) - strings.IndexByte("xyz", name[1])
+			what = fmt.Sprintf("the middle %s plane (%s = %d), split over %s",
+				name, AxisName(fixed, 3), off[fixed]+shape[fixed]/2, axisList([]int{strings.IndexByte("xyz", name[0]), strings.IndexByte("xyz", name[1])}))
+		case name == "sub":
+			what = "the central box, half the extent along every axis, split over all axes"
+		default:
+			parts := strings.Split(name, "x")
+			if len(parts) != dims {
+				continue
+			}
+			var split []int
+			ok := true
+			for d, p := range parts {
+				ok = ok && (p == "1" || p == "2")
+				if p == "2" {
+					split = append(split, d)
+				}
+			}
+			if !ok || len(split) == 0 {
+				continue
+			}
+			what = "the whole array, a grid of readers along " + axisList(split) + " (domain decomposition)"
+		}
+		out = append(out, name+": "+what)
+	}
+	return out
+}
+
+// maxLegendColours is how many keys (ranks, sub-files) get a colour each;
+// beyond it they are grouped into ranges, a colour per range, so that no two
+// entries of the legend share a colour.
+const maxLegendColours = 20
+
+type legendEntry struct {
+	label  string // "3", "data.0", "32–63"
+	title  string // the tooltip: what the entry stands for in full
+	colour string
+	keys   []string // the keys (ranks or files) drawn in this colour
+}
+
+type legendSet struct {
+	title   string // "rank", "ranks, 32 a colour", "sub-file"
+	entries []legendEntry
+}
+
+// legendGroups gives each key its own colour when there are at most
+// maxLegendColours of them, and otherwise deals the sorted keys into ranges
+// of a power-of-two size (ranks 0–31, 32–63, …), one colour per range. The
+// "unknown" rank keeps its grey, outside the ranges.
+func legendGroups(keys []string, byFile bool) legendSet {
+	unit, units := "rank", "ranks"
+	if byFile {
+		unit, units = "sub-file", "sub-files"
+	}
+	var known []string
+	unknown := false
+	for _, k := range keys {
+		if k == "unknown" && !byFile {
+			unknown = true
+			continue
+		}
+		known = append(known, k)
+	}
+	set := legendSet{title: unit}
+	size := 1
+	for (len(known)+size-1)/size > maxLegendColours {
+		size *= 2
+	}
+	if size > 1 {
+		set.title = fmt.Sprintf("%s, %d a colour", units, size)
+	}
+	for i := 0; i < len(known); i += size {
+		g := known[i:min(i+size, len(known))]
+		e := legendEntry{label: g[0], title: unit + " " + g[0], keys: g, colour: paletteColour(len(set.entries))}
+		if len(g) > 1 {
+			first, last := g[0], g[len(g)-1]
+			e.label = first + "–" + last
+			if byFile {
+				e.label = shorten(first, 14) + " … " + shorten(last, 14)
+			}
+			e.title = fmt.Sprintf("%d %s: %s", len(g), units, strings.Join(g, ", "))
+			if len(e.title) > 200 {
+				e.title = fmt.Sprintf("%d %s from %s to %s", len(g), units, first, last)
+			}
+		} else {
+			e.label = shorten(e.label, 28)
+		}
+		set.entries = append(set.entries, e)
+	}
+	if unknown {
+		set.entries = append(set.entries, legendEntry{label: "unknown", title: "blocks whose writer rank is unknown", colour: "#9e9e9e", keys: []string{"unknown"}})
+	}
+	return set
+}
+
+// shorten keeps at most n runes of s, the middle replaced by an ellipsis.
+func shorten(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	h := (n - 1) / 2
+	return string(r[:h]) + "…" + string(r[len(r)-(n-1-h):])
+}
+
+// Legend geometry: entries are laid out in columns of legendColW (the widest
+// label decides) within the domain panel's width, column by column.
+const (
+	legendX     = domX
+	legendWidth = chartX - 30 - domX // the legend never reaches the chart
+	legendRowH  = 17
+)
+
+// legendColWidth is the width of one legend column for labels of at most
+// n runes (11 px text, about 6.6 px a rune, after a 12 px swatch).
+func legendColWidth(n int) float64 { return 16 + 6.6*float64(n) + 14 }
+
+// legend draws set from baseline y down and returns the last baseline used.
+func (s *svgBuf) legend(set legendSet, y float64) float64 {
+	s.b.WriteString(`<g id="legend">` + "\n")
+	s.text(legendX, y, "font-weight=\"bold\"", set.title+":")
+	if len(set.entries) == 0 {
+		s.b.WriteString("</g>\n")
+		return y
+	}
+	widest := 0
+	for _, e := range set.entries {
+		widest = max(widest, len([]rune(e.label)))
+	}
+	colW := legendColWidth(widest)
+	cols := max(1, int(legendWidth/colW))
+	rows := (len(set.entries) + cols - 1) / cols
+	cols = (len(set.entries) + rows - 1) / rows // the fewest columns for that many rows
+	top := y + 6
+	for i, e := range set.entries {
+		x := legendX + float64(i/rows)*colW
+		by := top + float64(i%rows+1)*legendRowH
+		fmt.Fprintf(&s.b, `<rect x="%.2f" y="%.2f" width="12" height="12" fill="%s"><title>%s</title></rect>`+"\n", x, by-10, e.colour, esc(e.title))
+		s.text(x+16, by, "font-size=\"11\"", e.label)
+	}
+	s.b.WriteString("</g>\n")
+	return top + float64(rows)*legendRowH
 }
 
 func plural(n int64, unit string) string {

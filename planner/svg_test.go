@@ -3,9 +3,18 @@ package planner
 import (
 	"bytes"
 	"encoding/xml"
+	"flag"
+	"fmt"
 	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"relayout/catalog"
 )
@@ -128,4 +137,211 @@ func TestRenderSVG(t *testing.T) {
 		t.Fatal(err)
 	}
 	svgStats(t, doc)
+}
+
+var updateGolden = flag.Bool("update", false, "rewrite the golden SVG files under testdata/")
+
+// ranksArray is an n³ array in b³ blocks dealt to ranks writers after a
+// shuffle (seeded: the same blocks every time), as load balancing leaves them.
+func ranksArray(n, b int64, ranks int) *catalog.Array {
+	a := &catalog.Array{Var: "fields/Bx", DType: catalog.DType{Kind: catalog.Float, Size: 8}, Shape: []int64{n, n, n}}
+	nb := n / b
+	perm := rand.New(rand.NewPCG(7, 7)).Perm(int(nb * nb * nb))
+	for i := int64(0); i < nb; i++ {
+		for j := int64(0); j < nb; j++ {
+			for k := int64(0); k < nb; k++ {
+				idx := (i*nb+j)*nb + k
+				a.Blocks = append(a.Blocks, catalog.Block{Box: catalog.Box{Lower: []int64{i * b, j * b, k * b}, Count: []int64{b, b, b}},
+					Rank: perm[idx] % ranks, File: fmt.Sprintf("data.%d", perm[idx]%ranks%4)})
+			}
+		}
+	}
+	return a
+}
+
+func renderRanks(t *testing.T, n, b int64, ranks int) []byte {
+	t.Helper()
+	a := ranksArray(n, b, ranks)
+	p, err := NewPlanner(PlanOptions{Layout: AutoLayout, Readers: 8, Scope: ScopeRank})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := p.PlanArray(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := RenderSVG(Picture{Title: fmt.Sprintf("fields/Bx step 0 — %d ranks", ranks), Array: a, Plan: plan,
+		Readers: 8, Scope: ScopeRank, Axis: 2, Slice: n / 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc
+}
+
+// TestRenderSVGGolden compares the pictures of a 4-rank and a 512-rank plan
+// with golden files (go test ./planner -run TestRenderSVGGolden -update
+// rewrites them; look at them in a browser before committing).
+func TestRenderSVGGolden(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		n, b  int64
+		ranks int
+	}{{"svg-4-ranks.svg", 32, 8, 4}, {"svg-512-ranks.svg", 64, 8, 512}} {
+		t.Run(tc.name, func(t *testing.T) {
+			doc := renderRanks(t, tc.n, tc.b, tc.ranks)
+			golden := filepath.Join("testdata", tc.name)
+			if *updateGolden {
+				if err := os.MkdirAll("testdata", 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(golden, doc, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create it)", err)
+			}
+			if !bytes.Equal(want, doc) {
+				t.Errorf("SVG differs from %s (rerun with -update if the change is intended)", golden)
+			}
+		})
+	}
+}
+
+// svgElem is one drawn element of a group of interest, in user units.
+type svgElem struct {
+	name          string
+	x, y, w, h    float64
+	text          string
+	insideGroupID string
+}
+
+// svgGroups parses doc and returns the viewBox and the rect and text
+// elements inside the <g> elements with the given ids (a text's extent is
+// estimated at 0.64 em a rune, a little wider than DejaVu Sans' digits).
+func svgGroups(t *testing.T, doc []byte, ids ...string) (vw, vh float64, elems []svgElem) {
+	t.Helper()
+	dec := xml.NewDecoder(bytes.NewReader(doc))
+	attr := func(e xml.StartElement, name string) string {
+		for _, a := range e.Attr {
+			if a.Name.Local == name {
+				return a.Value
+			}
+		}
+		return ""
+	}
+	num := func(s string, def float64) float64 {
+		if s == "" {
+			return def
+		}
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			t.Fatalf("attribute %q is not a number", s)
+		}
+		return v
+	}
+	var group string
+	depth, groupDepth := 0, -1
+	var cur *svgElem
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("SVG is not well-formed XML: %v", err)
+		}
+		switch e := tok.(type) {
+		case xml.StartElement:
+			depth++
+			switch {
+			case e.Name.Local == "svg":
+				f := strings.Fields(attr(e, "viewBox"))
+				if len(f) != 4 || num(f[0], 0) != 0 || num(f[1], 0) != 0 {
+					t.Fatalf("viewBox %q", attr(e, "viewBox"))
+				}
+				vw, vh = num(f[2], 0), num(f[3], 0)
+			case e.Name.Local == "g" && slices.Contains(ids, attr(e, "id")):
+				group, groupDepth = attr(e, "id"), depth
+			case group != "" && (e.Name.Local == "rect" || e.Name.Local == "text"):
+				el := svgElem{name: e.Name.Local, x: num(attr(e, "x"), 0), y: num(attr(e, "y"), 0), insideGroupID: group}
+				if e.Name.Local == "rect" {
+					el.w, el.h = num(attr(e, "width"), 0), num(attr(e, "height"), 0)
+				} else {
+					el.h = num(attr(e, "font-size"), 12) // the baseline is y; the glyphs rise above it
+				}
+				elems = append(elems, el)
+				cur = &elems[len(elems)-1]
+			}
+		case xml.CharData:
+			if cur != nil && cur.name == "text" {
+				cur.text += string(e)
+			}
+		case xml.EndElement:
+			if e.Name.Local == "text" || e.Name.Local == "rect" {
+				cur = nil
+			}
+			if depth == groupDepth {
+				group, groupDepth = "", -1
+			}
+			depth--
+		}
+	}
+	for i := range elems {
+		if el := &elems[i]; el.name == "text" {
+			size := el.h
+			el.w = 0.64 * size * float64(utf8.RuneCountInString(el.text))
+			el.y -= size
+		}
+	}
+	return vw, vh, elems
+}
+
+// TestSVGLegendInsideViewBox: with 4 or 512 ranks every element of the
+// legend and of the pattern key lies inside the picture, the legend's
+// colours are distinct, and every pattern of the chart is explained.
+func TestSVGLegendInsideViewBox(t *testing.T) {
+	for _, tc := range []struct {
+		n, b          int64
+		ranks, swatch int
+	}{{32, 8, 4, 4}, {128, 8, 512, 16}, {64, 4, 4096, 16}, {64, 8, 24, 12}} {
+		doc := renderRanks(t, tc.n, tc.b, tc.ranks)
+		vw, vh, elems := svgGroups(t, doc, "legend", "pattern-key")
+		var swatches int
+		var key []string
+		colours := map[string]bool{}
+		for _, el := range elems {
+			if el.x < 0 || el.y < 0 || el.x+el.w > vw || el.y+el.h > vh {
+				t.Errorf("%d ranks: %s %q at (%.0f,%.0f) size %.0fx%.0f lies outside the viewBox 0 0 %.0f %.0f",
+					tc.ranks, el.name, el.text, el.x, el.y, el.w, el.h, vw, vh)
+			}
+			if el.insideGroupID == "legend" && el.name == "rect" {
+				swatches++
+			}
+			if el.insideGroupID == "pattern-key" && el.name == "text" {
+				key = append(key, el.text)
+			}
+		}
+		for _, m := range regexp.MustCompile(`<g id="legend">(?s:.*?)</g>`).FindAll(doc, -1) {
+			for _, c := range regexp.MustCompile(`fill="([^"]+)"`).FindAllSubmatch(m, -1) {
+				if colours[string(c[1])] {
+					t.Errorf("%d ranks: colour %s used twice in the legend", tc.ranks, c[1])
+				}
+				colours[string(c[1])] = true
+			}
+		}
+		if swatches != tc.swatch {
+			t.Errorf("%d ranks: %d legend entries, want %d", tc.ranks, swatches, tc.swatch)
+		}
+		joined := strings.Join(key, " ")
+		for _, name := range []string{"whole:", "xy:", "xz:", "yz:", "sub:", "2x1x1:", "1x2x1:", "1x1x2:", "2x2x2:"} {
+			if !strings.Contains(joined, name) {
+				t.Errorf("%d ranks: the pattern key lacks %q: %q", tc.ranks, name, joined)
+			}
+		}
+		if !strings.Contains(joined, "the middle xy plane (z = ") || !strings.Contains(joined, "readers along y (domain decomposition)") {
+			t.Errorf("%d ranks: pattern key %q", tc.ranks, joined)
+		}
+	}
 }
