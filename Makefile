@@ -1,22 +1,32 @@
-# relayout — see README.md. `make demo` and `make test` do all set-up on a fresh Debian/Ubuntu machine.
+# relayout — see README.md. `make demo` and `make test` do all set-up on a fresh Debian/Ubuntu machine
+# (they run `make deps`); `make build` and `make install` never install packages or call sudo.
 GO      ?= go
+PREFIX  ?= /usr/local
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 BIN     := bin/relayout
 FUZZTIME ?= 3000x
 
-.PHONY: all deps build demo test fuzz fuzz-inputs bench bench-scale clean
+.PHONY: all deps build install demo test fuzz fuzz-inputs bench bench-peers bench-scale clean
 
 all: build
 
 deps:
 	@scripts/deps.sh
 
-build: deps
+# Checks that cgo finds HDF5 (scripts/check-hdf5.sh says what to do when not: `make deps` on
+# Debian, a module/Spack HDF5 or CGO_CFLAGS/CGO_LDFLAGS elsewhere), then builds bin/relayout.
+build:
+	@scripts/check-hdf5.sh
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) .
+
+# bin/relayout to $(DESTDIR)$(PREFIX)/bin (default /usr/local/bin; PREFIX=$$HOME/.local for a user).
+install: build
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/relayout
 
 # The main job on a sample the project generates itself: an openPMD-HDF5 series
 # of 2 iterations, 4 variables of 64^3 float64 in 64 chunks written in scattered order.
-demo: build
+demo: deps build
 	rm -rf demo
 	$(BIN) generate demo/sample --shape 64,64,64 --chunk-shape 16,16,16 --steps 0,100
 	$(BIN) catalog demo/sample
@@ -55,12 +65,19 @@ FUZZ_SEED ?= 2
 fuzz-inputs: deps
 	RELAYOUT_FUZZ_INPUTS=$(FUZZ_INPUTS) RELAYOUT_FUZZ_SEED=$(FUZZ_SEED) $(GO) test -count=1 -timeout 0 -run '^TestMutationFuzz$$' -v ./e2e 2>&1 | grep -v '^=== '
 
-# Side-by-side timings against cp and h5repack; record results in bench/RESULTS.md.
-bench: build
+# Side-by-side timings against cp and h5repack (scripts/bench.sh), then against the real peers
+# on real ADIOS2 and openPMD output (scripts/bench-peers.sh); results go to bench/RESULTS.md.
+bench: deps build
 	scripts/bench.sh
+	scripts/bench-peers.sh
+
+# Only the second part: cp+sync, adios2_reorganize, openpmd-pipe, h5repack and relayout on
+# BP4, BP5 and openPMD inputs written by ADIOS2 and openPMD-api (BENCH_N=384: about 1 GiB each).
+bench-peers: deps build
+	scripts/bench-peers.sh
 
 # Time per GiB and peak RSS from 256 MiB to 4 GiB inputs; recorded in bench/RESULTS.md.
-bench-scale: build
+bench-scale: deps build
 	scripts/bench-scale.sh
 
 clean:
