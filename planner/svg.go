@@ -2,6 +2,7 @@ package planner
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/xml"
 	"fmt"
 	"math"
@@ -133,15 +134,7 @@ func RenderSVG(p Picture) ([]byte, error) {
 			keys = append(keys, k)
 		}
 	}
-	slices.SortFunc(keys, func(x, y string) int {
-		var xi, yi int
-		_, ex := fmt.Sscan(x, &xi)
-		_, ey := fmt.Sscan(y, &yi)
-		if ex == nil && ey == nil {
-			return xi - yi
-		}
-		return strings.Compare(x, y)
-	})
+	slices.SortFunc(keys, naturalCompare)
 	legend := legendGroups(keys, byFile)
 	colour := map[string]string{}
 	for _, e := range legend.entries {
@@ -491,7 +484,7 @@ func legendGroups(keys []string, byFile bool) legendSet {
 			first, last := g[0], g[len(g)-1]
 			e.label = first + "–" + last
 			if byFile {
-				e.label = shorten(first, 14) + " … " + shorten(last, 14)
+				e.label = shorten(first, 14) + " – " + shorten(last, 14)
 			}
 			e.title = fmt.Sprintf("%d %s: %s", len(g), units, strings.Join(g, ", "))
 			if len(e.title) > 200 {
@@ -508,15 +501,47 @@ func legendGroups(keys []string, byFile bool) legendSet {
 	return set
 }
 
-// shorten keeps at most n runes of s, the middle replaced by an ellipsis.
+// shorten keeps at most n runes of s: its end (where file names differ:
+// "…/data.12"), after an ellipsis.
 func shorten(s string, n int) string {
 	r := []rune(s)
 	if len(r) <= n {
 		return s
 	}
-	h := (n - 1) / 2
-	return string(r[:h]) + "…" + string(r[len(r)-(n-1-h):])
+	return "…" + string(r[len(r)-(n-1):])
 }
+
+// naturalCompare orders strings with their digit runs compared as numbers:
+// "2" < "10", "data.2" < "data.10".
+func naturalCompare(x, y string) int {
+	for x != "" && y != "" {
+		xd, yd := isDigit(x[0]), isDigit(y[0])
+		if xd != yd {
+			return strings.Compare(x, y)
+		}
+		i, j := 1, 1
+		for i < len(x) && isDigit(x[i]) == xd {
+			i++
+		}
+		for j < len(y) && isDigit(y[j]) == yd {
+			j++
+		}
+		a, b := x[:i], y[:j]
+		if xd {
+			a, b = strings.TrimLeft(a, "0"), strings.TrimLeft(b, "0")
+			if c := cmp.Compare(len(a), len(b)); c != 0 {
+				return c
+			}
+		}
+		if c := strings.Compare(a, b); c != 0 {
+			return c
+		}
+		x, y = x[i:], y[j:]
+	}
+	return cmp.Compare(len(x), len(y))
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 // Legend geometry: entries are laid out in columns of legendColW (the widest
 // label decides) within the domain panel's width, column by column.

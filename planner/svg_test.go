@@ -345,3 +345,62 @@ func TestSVGLegendInsideViewBox(t *testing.T) {
 		}
 	}
 }
+
+func TestNaturalCompare(t *testing.T) {
+	got := []string{"data.10", "data.2", "b", "data.1", "10", "9", "a10b", "a9c", "unknown", "data.002x", ""}
+	slices.SortFunc(got, naturalCompare)
+	want := []string{"", "9", "10", "a9c", "a10b", "b", "data.1", "data.2", "data.002x", "data.10", "unknown"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+}
+
+// TestSVGLegendSubFiles: with writer ranks unknown the legend names
+// sub-files; 300 of them with long names are grouped into ranges whose
+// labels are shortened, and every entry stays inside the picture. Blocks of
+// an unknown rank beside known ones get the grey "unknown" entry.
+func TestSVGLegendSubFiles(t *testing.T) {
+	a := ranksArray(64, 4, 300)
+	for i := range a.Blocks {
+		a.Blocks[i].File = fmt.Sprintf("simulation_output_with_a_long_name.bp.dir/data.%d", a.Blocks[i].Rank)
+		a.Blocks[i].Rank = -1
+	}
+	p, err := NewPlanner(PlanOptions{Layout: Contiguous, Readers: 4, Scope: ScopeRank})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mixed := range []bool{false, true} {
+		if mixed {
+			for i := range a.Blocks {
+				if i%3 != 0 {
+					a.Blocks[i].Rank = i % 7
+				}
+			}
+		}
+		plan, err := p.PlanArray(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc, err := RenderSVG(Picture{Title: "sub-files", Array: a, Plan: plan, Readers: 4, Scope: ScopeRank, Axis: 0, Slice: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		vw, vh, elems := svgGroups(t, doc, "legend")
+		var labels []string
+		for _, el := range elems {
+			if el.x < 0 || el.y < 0 || el.x+el.w > vw || el.y+el.h > vh {
+				t.Errorf("mixed %v: %s %q outside the viewBox", mixed, el.name, el.text)
+			}
+			if el.name == "text" {
+				labels = append(labels, el.text)
+			}
+		}
+		joined := strings.Join(labels, "|")
+		switch {
+		case !mixed && (!strings.Contains(joined, "sub-files, 16 a colour:") || !strings.Contains(joined, "…p.dir/data.16 – …p.dir/data.31")):
+			t.Errorf("sub-file legend %q", joined)
+		case mixed && (!strings.Contains(joined, "rank:") || !strings.Contains(joined, "|unknown")):
+			t.Errorf("mixed legend %q", joined)
+		}
+	}
+}
