@@ -18,7 +18,7 @@ func runInspect(ctx context.Context, args []string) error {
 	var level int
 	fs := newFlags("inspect", "relayout inspect IN [--svg FILE] [--var V] [--step S] [--level L] [--axis z --slice K] [flags]",
 		"relayout inspect diags/ --svg Bx.svg --var fields/Bx --axis z --slice 16 --readers 64")
-	fs.StringVar(&svgPath, "svg", "", "write a picture of a 2-D slice: blocks by writer rank, merged cuboids, predicted read cost (default: list the blocks)")
+	fs.StringVar(&svgPath, "svg", "", "write a picture of a 2-D slice: blocks by writer rank (ranges of ranks beyond 20), merged cuboids, predicted read cost per pattern with a key of the pattern names (default: list the blocks)")
 	fs.StringVar(&varName, "var", "", "variable (default: the first with an array of at least one dimension)")
 	fs.Int64Var(&step, "step", -1, "step (default: the variable's first)")
 	fs.IntVar(&level, "level", 0, "AMR level")
