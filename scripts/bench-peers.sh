@@ -23,6 +23,9 @@
 #   (default 3), BENCH_DIR, BENCH_RESULTS (default bench/RESULTS.md; empty: do not record),
 #   BENCH_NOTE (a sentence recorded beside the figures, e.g. what else ran on the machine),
 #   PEERS (default ../shared/peers). Without the peers it says so and exits 0 (1 under CI=true).
+# Space: the four inputs plus one output at a time, about 8 GB in BENCH_DIR at N=384 (2.4 GB at
+# N=256). Time at N=256 on a 2-core machine under heavy load from other jobs: 2 min to write the
+# inputs, 14 min for 3 rounds of the 22 commands (bench/RESULTS.md, 2026-12-01).
 set -euo pipefail
 N=${BENCH_N:-384}; B=${BENCH_B:-8}; W=${BENCH_W:-8}; AGG=${BENCH_AGG:-4}; RUNS=${BENCH_RUNS:-3}
 RESULTS=${BENCH_RESULTS-bench/RESULTS.md}
