@@ -100,6 +100,7 @@ type planOptionsDoc struct {
 	Layout       string   `json:"layout"`
 	ChunkShape   []int64  `json:"chunk_shape"`
 	Chunks       []int64  `json:"chunks"`
+	ChunkAuto    bool     `json:"chunk_auto,omitempty"` // chunked, the chunk shape chosen per array (--compress alone)
 	Readers      int      `json:"readers"`
 	Scope        string   `json:"scope"`
 	RanksPerNode int      `json:"ranks_per_node"`
@@ -228,7 +229,7 @@ func showPlan(ctx context.Context, ds reader.Dataset, store *catalog.Store, opts
 	doc := planDoc{
 		Schema: "relayout-plan/1",
 		Input:  planInput{Path: info.Path, Format: info.Format},
-		Options: planOptionsDoc{Layout: opts.Layout, ChunkShape: opts.ChunkShape, Chunks: opts.Chunks,
+		Options: planOptionsDoc{Layout: opts.Layout, ChunkShape: opts.ChunkShape, Chunks: opts.Chunks, ChunkAuto: opts.AutoChunks,
 			Readers: opts.Readers, Scope: opts.Scope.String(), RanksPerNode: opts.RanksPerNode,
 			Cost: costDocs{cp.Latency, cp.ReaderBW, cp.AggBW, cp.Sieve}},
 		Variables: []planner.VariablePlan{},
@@ -268,7 +269,11 @@ func showPlan(ctx context.Context, ds reader.Dataset, store *catalog.Store, opts
 
 func printPlan(w io.Writer, doc planDoc) {
 	o := doc.Options
-	fmt.Fprintf(w, "input:  %s (%s)\nplan:   layout %s, %d readers, merge scope %s", doc.Input.Path, doc.Input.Format, o.Layout, o.Readers, o.Scope)
+	layout := o.Layout
+	if o.ChunkAuto {
+		layout += " (the chunk shape chosen per array: --compress without --layout)"
+	}
+	fmt.Fprintf(w, "input:  %s (%s)\nplan:   layout %s, %d readers, merge scope %s", doc.Input.Path, doc.Input.Format, layout, o.Readers, o.Scope)
 	if o.RanksPerNode > 0 {
 		fmt.Fprintf(w, ", %d ranks per node", o.RanksPerNode)
 	}

@@ -48,7 +48,7 @@ func runRun(ctx context.Context, args []string) (err error) {
 	fs.IntVar(&lf.readers, "readers", job.DefaultReaders, "readers the auto layout (and the chunks of --compress alone) optimize for (1-1024)")
 	fs.StringVar(&lf.chunkShape, "chunk-shape", "", "chunk shape for --layout chunked, e.g. 64,64,64")
 	fs.StringVar(&lf.chunks, "chunks", "", "chunk decomposition of the global shape for --layout chunked, e.g. 4x4x4")
-	fs.StringVar(&lf.compress, "compress", "", "compress chunks: deflate[:level] (level 1-9, default 4), with shuffle; with --layout chunked or auto, or alone: then chunked, the chunk shape of each array chosen and printed (the auto layout's chunks, else about 1MiB)")
+	fs.StringVar(&lf.compress, "compress", "", "compress chunks: deflate[:level] (level 1-9, default 4), with shuffle; with --layout chunked or auto, or alone: then chunked, the chunk shape of each array chosen and printed (the auto layout's chunks, else at most 1MiB)")
 	fs.IntVar(&o.stripeCnt, "stripe-count", 0, "Lustre: stripes per output file (default: by file size, see relayout plan)")
 	fs.StringVar(&o.stripeSize, "stripe-size", "", "Lustre: stripe size, a multiple of 64KiB (default 1MiB, 4MiB for files of 64GiB or more)")
 	fs.BoolVar(&o.noStripe, "no-stripe", false, "Lustre: keep the output directory's default striping (e.g. a site PFL)")
