@@ -42,6 +42,7 @@ Usage:
   relayout run IN -o OUT [flags]     catalog, plan, rewrite and verify IN into OUT
   relayout catalog IN [flags]        list variables, steps, blocks, bytes and files of IN
   relayout plan IN [flags]           merged cuboids, target layout and predicted read cost per variable
+                                     (the layouts run writes with the same flags; both default to contiguous)
   relayout plan IN -o OUT --shards N also prepare OUT for N shards (catalog, output files allocated)
   relayout rewrite OUT [--shard I/N] run one shard (default: from SLURM_ARRAY_TASK_ID, OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID)
   relayout commit OUT                check every shard finished and every unit, write the manifest, move files to final names
