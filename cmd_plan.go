@@ -196,8 +196,8 @@ func runPlan(ctx context.Context, args []string) (err error) {
 		return showPlan(ctx, ds, store, opts, asJSON)
 	}
 	if out != "" {
-		env := job.Env{Log: logw, Force: force, Version: version, Verb: "plan"}
-		_, err := job.Prepare(ctx, out, spec, env, show)
+		env := job.Env{Log: logw, Force: force, Version: version, Verb: "plan", OnCatalog: show}
+		_, err := job.Prepare(ctx, out, spec, env)
 		return err
 	}
 	ds, store, done, err := openCatalog(ctx, in, dbPath, spec.Vars, spec.Strict)

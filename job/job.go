@@ -39,6 +39,9 @@ type Env struct {
 	Catalog string    // plain run: the catalog database (default OUT/.relayout/catalog.db)
 	Version string    // relayout's version, recorded in the files and the manifest
 	Verb    string    // the command, for messages (default "run")
+	// OnCatalog, when set, is called by Prepare with the input's catalog
+	// before the job is prepared (relayout plan -o prints its plan).
+	OnCatalog func(reader.Dataset, *catalog.Store) error
 }
 
 func (e Env) log() io.Writer {
@@ -278,10 +281,10 @@ func utcSecond(t time.Time) *time.Time {
 // output is done; an existing job of the same spec is kept, of another one
 // refused unless Env.Force), builds the catalog into OUT/.relayout and
 // prepares the job (output files created and allocated, units cut for
-// spec.Shards). onCatalog, when set, is called with the catalog before the
-// job is prepared (plan prints its plan). It returns nil, nil when there
-// was nothing to do.
-func Prepare(ctx context.Context, out string, spec Spec, env Env, onCatalog func(reader.Dataset, *catalog.Store) error) (*rewriter.Job, error) {
+// spec.Shards). Env.OnCatalog, when set, is called with the catalog before
+// the job is prepared (plan prints its plan). It returns nil, nil when
+// there was nothing to do.
+func Prepare(ctx context.Context, out string, spec Spec, env Env) (*rewriter.Job, error) {
 	logw := env.log()
 	if err := CheckOutput(spec.path(), out, env.Force); err != nil { // again under the lock
 		return nil, err
@@ -320,8 +323,8 @@ func Prepare(ctx context.Context, out string, spec Spec, env Env, onCatalog func
 			fmt.Fprintf(logw, "storage: %s (%d bytes) on %s: %s\n", v.Name, v.Bytes, outFS.Name,
 				rewriter.FileLayout(outFS, v.Bytes, spec.Storage))
 		}
-		if onCatalog != nil {
-			return onCatalog(ds, store)
+		if env.OnCatalog != nil {
+			return env.OnCatalog(ds, store)
 		}
 		return nil
 	})

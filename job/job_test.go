@@ -101,16 +101,16 @@ func TestShardedJob(t *testing.T) {
 	var log bytes.Buffer
 	env := Env{Log: &log, Verify: true, Jobs: 1, MaxMem: 64 << 20, Version: "test", Verb: "plan"}
 	spec := specOf(t, in, Spec{Layout: Chunked, ChunkShape: []int64{8, 4, 8}, Deflate: 1, Shards: 2, UnitBytes: 1024, Given: Given{Layout: true}})
-	job, err := Prepare(ctx, out, spec, env, nil)
+	job, err := Prepare(ctx, out, spec, env)
 	if err != nil || job == nil || job.Shards != 2 {
 		t.Fatalf("prepare: %v %v\n%s", job, err, log.String())
 	}
-	if again, err := Prepare(ctx, out, spec, env, nil); err != nil || again != nil || !strings.Contains(log.String(), "already prepared") {
+	if again, err := Prepare(ctx, out, spec, env); err != nil || again != nil || !strings.Contains(log.String(), "already prepared") {
 		t.Fatalf("prepare again: %v %v\n%s", again, err, log.String())
 	}
 	other := spec
 	other.Deflate = 2
-	if _, err := Prepare(ctx, out, other, env, nil); !errors.Is(err, ErrUsage) {
+	if _, err := Prepare(ctx, out, other, env); !errors.Is(err, ErrUsage) {
 		t.Fatalf("prepare with other options: %v", err)
 	}
 	if err := RewriteShard(ctx, out, Shard{I: 0, N: 3, From: "--shard"}, env); !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "planned for 2 shards") {
