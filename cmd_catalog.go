@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"relayout/catalog"
+	"relayout/job"
 	"relayout/reader"
 )
 
@@ -39,7 +40,7 @@ func runCatalog(ctx context.Context, args []string) error {
 		defer os.RemoveAll(tmp)
 		dbPath = filepath.Join(tmp, "catalog.db")
 	}
-	ds, store, err := buildCatalog(ctx, in, dbPath, reader.Options{Vars: vars, Strict: strict})
+	ds, store, err := job.BuildCatalog(ctx, in, dbPath, reader.Options{Vars: vars, Strict: strict})
 	if err != nil {
 		return err
 	}

@@ -2,12 +2,11 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"runtime"
 
-	"relayout/rewriter"
+	"relayout/job"
 )
 
 func runCommit(ctx context.Context, args []string) (err error) {
@@ -35,34 +34,9 @@ func runCommit(ctx context.Context, args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	out := fs.Arg(0)
-	defer func() { err = withDiskHint(err, out, 0, "rerun relayout commit") }()
 	logw := io.Writer(os.Stderr)
 	if quiet {
 		logw = io.Discard
 	}
-	work := workDir(out)
-	if rewriter.Committed(work, out) {
-		fmt.Fprintf(logw, "%s: done (committed already)\n", out)
-		return nil
-	}
-	job, err := rewriter.LoadJob(work)
-	if err != nil {
-		return err
-	}
-	lock, err := lockOut(out, "commit", logw)
-	if err != nil {
-		return err
-	}
-	defer lock.Release()
-	if rolled, err := rewriter.RollForward(work, out); err != nil {
-		return err
-	} else if rolled {
-		fmt.Fprintf(logw, "%s: finished the commit a killed relayout had begun\n", out)
-	}
-	if rewriter.Committed(work, out) { // by a commit that held the lock before us
-		fmt.Fprintf(logw, "%s: done (committed already)\n", out)
-		return nil
-	}
-	return commitJob(ctx, out, job, !noVerify, report, jobs, maxMem, logw)
+	return job.Commit(ctx, fs.Arg(0), job.Env{Log: logw, Verify: !noVerify, Report: report, Jobs: jobs, MaxMem: maxMem, Version: version, Verb: "commit"})
 }

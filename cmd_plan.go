@@ -13,40 +13,36 @@ import (
 	"github.com/spf13/pflag"
 
 	"relayout/catalog"
-	"relayout/internal/fsinfo"
+	"relayout/job"
 	"relayout/planner"
 	"relayout/reader"
-	"relayout/rewriter"
 )
 
 // defaultReaders is the --readers default of plan, inspect and run --layout auto.
-const defaultReaders = 8
+const defaultReaders = job.DefaultReaders
 
-// planFlags are the planning flags shared by plan and inspect.
+// planFlags are the planning flags shared by plan and inspect: the layout
+// flags of run (the same defaults, so that plan previews what run writes)
+// and the readers and merge scope of the cost figures.
 type planFlags struct {
-	layout       string
-	chunkShape   string
-	chunks       string
-	readers      int
-	scope        string
-	ranksPerNode int
-	costModel    string
+	layoutFlags
 }
 
 func addPlanFlags(fs *pflag.FlagSet, pf *planFlags) {
-	fs.StringVar(&pf.layout, "layout", planner.AutoLayout, "target layout: contiguous, chunked, merged (the cuboids of --scope as write units) or auto (chosen per array by the read-cost model)")
+	fs.StringVar(&pf.layout, "layout", string(job.DefaultLayout), "target layout: contiguous, chunked, merged (the cuboids of --scope as write units) or auto (chosen per array by the read-cost model); the same default as relayout run")
 	fs.StringVar(&pf.chunkShape, "chunk-shape", "", "chunk shape for --layout chunked, e.g. 64,64,64")
 	fs.StringVar(&pf.chunks, "chunks", "", "chunk decomposition for --layout chunked, e.g. 4x4x4")
 	fs.IntVar(&pf.readers, "readers", defaultReaders, fmt.Sprintf("readers of the cost model (1-%d)", planner.MaxReaders))
 	fs.StringVar(&pf.scope, "scope", "rank", "merge scope costed as \"merged\" and drawn: rank, node or global")
-	fs.IntVar(&pf.ranksPerNode, "ranks-per-node", 0, "writer ranks per node (0: per-node figures omitted; needed by --scope node)")
+	fs.IntVar(&pf.rpn, "ranks-per-node", 0, "writer ranks per node (0: per-node figures omitted; needed by --scope node)")
 	fs.StringVar(&pf.costModel, "cost-model", "", "latency and bandwidths of the cost model from this file (written by relayout calibrate; default: built-in figures)")
 }
 
+// options are the planner's options of inspect's flags.
 func (pf planFlags) options(cmd string) (planner.PlanOptions, error) {
 	var o planner.PlanOptions
 	var err error
-	o.Layout, o.Readers, o.RanksPerNode = pf.layout, pf.readers, pf.ranksPerNode
+	o.Layout, o.Readers, o.RanksPerNode = pf.layout, pf.readers, pf.rpn
 	if o.ChunkShape, err = parseDims(pf.chunkShape); err != nil {
 		return o, err
 	}
@@ -77,7 +73,7 @@ func openCatalog(ctx context.Context, in, dbPath string, vars []string, strict b
 		cleanup = func() { os.RemoveAll(tmp) }
 		dbPath = filepath.Join(tmp, "catalog.db")
 	}
-	ds, store, err := buildCatalog(ctx, in, dbPath, reader.Options{Vars: vars, Strict: strict})
+	ds, store, err := job.BuildCatalog(ctx, in, dbPath, reader.Options{Vars: vars, Strict: strict})
 	if err != nil {
 		cleanup()
 		return nil, nil, nil, err
@@ -104,6 +100,7 @@ type planOptionsDoc struct {
 	Layout       string   `json:"layout"`
 	ChunkShape   []int64  `json:"chunk_shape"`
 	Chunks       []int64  `json:"chunks"`
+	ChunkAuto    bool     `json:"chunk_auto,omitempty"` // chunked, the chunk shape chosen per array (--compress alone)
 	Readers      int      `json:"readers"`
 	Scope        string   `json:"scope"`
 	RanksPerNode int      `json:"ranks_per_node"`
@@ -128,24 +125,22 @@ type planTotals struct {
 func runPlan(ctx context.Context, args []string) (err error) {
 	var pf planFlags
 	var dbPath string
-	var vars []string
 	var asJSON, cuboids bool
-	var out, compress, unitSize string
-	var netcdf bool
+	var out, unitSize string
 	var shards int
-	var force, strict bool
+	var force bool
 	fs := newFlags("plan", "relayout plan IN [flags]",
 		"relayout plan diags/ --readers 64 --layout auto --json")
 	addPlanFlags(fs, &pf)
-	fs.StringArrayVar(&vars, "var", nil, "variable name or glob (repeatable; default all)")
-	fs.BoolVar(&strict, "strict", false, "refuse an incomplete input (steps written but not indexed, as a writer that died leaves them) instead of planning its complete steps with a warning")
+	fs.StringArrayVar(&pf.vars, "var", nil, "variable name or glob (repeatable; default all)")
+	fs.BoolVar(&pf.strict, "strict", false, "refuse an incomplete input (steps written but not indexed, as a writer that died leaves them) instead of planning its complete steps with a warning")
 	fs.StringVar(&dbPath, "catalog", "", "keep the catalog database at this path (default: a temporary file, removed)")
 	fs.BoolVar(&asJSON, "json", false, "print the plan as JSON (schema relayout-plan/1, see README.md)")
 	fs.BoolVar(&cuboids, "cuboids", false, "list the merged cuboids of --scope per group (JSON only)")
 	fs.StringVarP(&out, "out", "o", "", "also prepare OUT for a sharded rewrite: catalog in OUT/.relayout, output files created and allocated (then relayout rewrite OUT --shard I/N, relayout commit OUT)")
 	fs.IntVar(&shards, "shards", 1, "with -o: number of shards (processes running relayout rewrite)")
-	fs.StringVar(&compress, "compress", "", "with -o: compress chunks: deflate[:level], with shuffle")
-	fs.BoolVar(&netcdf, "netcdf", false, "with -o: dimension scales for netCDF-4 and xarray (as relayout run --netcdf)")
+	fs.StringVar(&pf.compress, "compress", "", "compress chunks: deflate[:level], with shuffle; alone (no --layout): chunked with the chunk shape relayout run would pick, shown per array")
+	fs.BoolVar(&pf.netcdf, "netcdf", false, "with -o: dimension scales for netCDF-4 and xarray (as relayout run --netcdf)")
 	fs.StringVar(&unitSize, "unit-size", "", "with -o: largest work unit (default 16MiB, smaller when shards would not balance)")
 	fs.BoolVar(&force, "force", false, "with -o: plan again over an existing job (its progress is lost), or into a non-empty OUT")
 	quiet := fs.BoolP("quiet", "q", false, "no notes on stderr (the plan is still printed on stdout)")
@@ -159,99 +154,71 @@ func runPlan(ctx context.Context, args []string) (err error) {
 	if fs.NArg() != 1 {
 		return usagef("plan: want exactly one input, got %d%s", fs.NArg(), singleDash(fs, args))
 	}
-	opts, err := pf.options("plan")
+	in := fs.Arg(0)
+	spec, err := pf.spec(fs, "plan", in, false)
 	if err != nil {
 		return err
 	}
-	opts.WithCuboids = cuboids
-	var spec jobSpec
+	cost := spec.Cost // the cost figures' model, whatever the layout
 	if out != "" {
 		if dbPath != "" {
 			return usagef("plan: -o keeps the catalog in OUT/.relayout/catalog.db; drop --catalog")
 		}
-		if opts.Layout == planner.Merged {
-			return usagef("plan: -o: the merged layout is written by relayout run only (shards write contiguous or chunked layouts)")
-		}
-		deflate, err := parseCompress(compress)
-		if err != nil {
-			return err
-		}
 		if shards < 1 {
 			return usagef("plan: --shards must be at least 1")
 		}
-		inAbs, err := realPath(fs.Arg(0))
-		if err != nil {
-			return usagef("plan: %s: %v", fs.Arg(0), err)
-		}
-		spec = jobSpec{Input: inAbs, Vars: vars, Layout: opts.Layout, ChunkShape: opts.ChunkShape, Chunks: opts.Chunks,
-			Deflate: deflate, Shards: shards, NetCDF: netcdf, Strict: strict}
-		if opts.Layout == planner.AutoLayout {
-			spec.Readers, spec.Cost = opts.Readers, opts.Cost
-		}
+		spec.Shards = shards
 		if unitSize != "" {
 			if spec.UnitBytes, err = parseSize(unitSize); err != nil {
 				return err
 			}
 		}
-		if err := checkOutput(fs.Arg(0), out, force); err != nil { // again under the lock
-			return err
-		}
-		lock, err := lockOut(out, "plan -o", os.Stderr)
-		if err != nil {
-			return err
-		}
-		defer lock.Release()
-		if done, err := settleOut(inAbs, out, "", force, logw); done || err != nil {
-			return err
-		}
-		job, err := existingJob(out, spec, force)
-		if err != nil {
-			return err
-		}
-		if job != nil && !force {
-			fmt.Fprintf(logw, "%s: already prepared for %d shards (%d units); run relayout rewrite %s --shard I/%d, then relayout commit %s (--force plans again)\n",
-				out, job.Shards, len(job.Units), out, job.Shards, out)
-			return nil
-		}
-		if err := checkEmpty(out, force); err != nil {
-			return err
-		}
-		os.Remove(filepath.Join(workDir(out), rewriter.JobFile))
-		dbPath = filepath.Join(workDir(out), "catalog.db")
-	} else if fs.Changed("shards") || compress != "" || unitSize != "" || force || netcdf {
-		return usagef("plan: --shards, --compress, --unit-size, --netcdf and --force need -o OUT")
+	} else if fs.Changed("shards") || unitSize != "" || force || pf.netcdf {
+		return usagef("plan: --shards, --unit-size, --netcdf and --force need -o OUT")
 	}
-	ds, store, done, err := openCatalog(ctx, fs.Arg(0), dbPath, vars, strict)
+	if err := spec.Validate("plan"); err != nil {
+		return err
+	}
+	// What run writes with these flags (spec.PlanOptions), costed for
+	// plan's readers and scope.
+	opts := spec.PlanOptions()
+	opts.Readers, opts.Cost, opts.RanksPerNode, opts.WithCuboids = pf.readers, cost, pf.rpn, cuboids
+	if spec.Layout == job.Auto || spec.ChunkAuto {
+		opts.Cost = spec.Cost
+	}
+	if opts.Scope, err = planner.ParseScope(pf.scope); err != nil {
+		return usagef("plan: --scope: %v", err)
+	}
+	if _, err := planner.NewPlanner(opts); err != nil {
+		return usagef("plan: %v", err)
+	}
+	show := func(ds reader.Dataset, store *catalog.Store) error {
+		return showPlan(ctx, ds, store, opts, asJSON)
+	}
+	if out != "" {
+		env := job.Env{Log: logw, Force: force, Version: version, Verb: "plan", OnCatalog: show}
+		_, err := job.Prepare(ctx, out, spec, env)
+		return err
+	}
+	ds, store, done, err := openCatalog(ctx, in, dbPath, spec.Vars, spec.Strict)
 	if err != nil {
 		return err
 	}
 	defer done()
-	if out != "" {
-		defer func() {
-			if err == nil {
-				_, err = prepareWith(ctx, out, spec, ds, store, logw)
-			}
-		}()
-	}
-	summary, err := store.Variables()
-	if err != nil {
-		return err
-	}
-	if out == "" && opts.Layout == planner.Chunked { // plan -o: prepareWith notes them
-		if err := chunkNotes(ctx, store, opts.ChunkShape, opts.Chunks, logw); err != nil {
+	if spec.Layout == job.Chunked { // plan -o: the job notes them
+		if err := job.ChunkNotes(ctx, "plan", store, spec.ChunkShape, spec.Chunks, logw); err != nil {
 			return err
 		}
 	}
-	if out != "" {
-		// The file-system decisions (striping, alignment) the output files get.
-		outFS, err := fsinfo.Detect(out)
-		if err != nil {
-			return fmt.Errorf("plan: %w", err)
-		}
-		for _, v := range summary {
-			fmt.Fprintf(logw, "storage: %s (%d bytes) on %s: %s\n", v.Name, v.Bytes, outFS.Name,
-				rewriter.FileLayout(outFS, v.Bytes, fsinfo.Override{}))
-		}
+	return show(ds, store)
+}
+
+// showPlan prints the plan of the catalog under opts (JSON or text) on
+// stdout.
+func showPlan(ctx context.Context, ds reader.Dataset, store *catalog.Store, opts planner.PlanOptions, asJSON bool) error {
+	summary, err := store.Variables()
+	if err != nil {
+		return err
 	}
 	p, err := planner.NewPlanner(opts)
 	if err != nil {
@@ -262,7 +229,7 @@ func runPlan(ctx context.Context, args []string) (err error) {
 	doc := planDoc{
 		Schema: "relayout-plan/1",
 		Input:  planInput{Path: info.Path, Format: info.Format},
-		Options: planOptionsDoc{Layout: opts.Layout, ChunkShape: opts.ChunkShape, Chunks: opts.Chunks,
+		Options: planOptionsDoc{Layout: opts.Layout, ChunkShape: opts.ChunkShape, Chunks: opts.Chunks, ChunkAuto: opts.AutoChunks,
 			Readers: opts.Readers, Scope: opts.Scope.String(), RanksPerNode: opts.RanksPerNode,
 			Cost: costDocs{cp.Latency, cp.ReaderBW, cp.AggBW, cp.Sieve}},
 		Variables: []planner.VariablePlan{},
@@ -302,7 +269,11 @@ func runPlan(ctx context.Context, args []string) (err error) {
 
 func printPlan(w io.Writer, doc planDoc) {
 	o := doc.Options
-	fmt.Fprintf(w, "input:  %s (%s)\nplan:   layout %s, %d readers, merge scope %s", doc.Input.Path, doc.Input.Format, o.Layout, o.Readers, o.Scope)
+	layout := o.Layout
+	if o.ChunkAuto {
+		layout += " (the chunk shape chosen per array: --compress without --layout)"
+	}
+	fmt.Fprintf(w, "input:  %s (%s)\nplan:   layout %s, %d readers, merge scope %s", doc.Input.Path, doc.Input.Format, layout, o.Readers, o.Scope)
 	if o.RanksPerNode > 0 {
 		fmt.Fprintf(w, ", %d ranks per node", o.RanksPerNode)
 	}
@@ -359,28 +330,9 @@ func stepsString(s []int64) string {
 	return fmt.Sprintf("steps %d..%d (%d)", s[0], s[len(s)-1], len(s))
 }
 
-func dimsOrScalar(v []int64) string {
-	if len(v) == 0 {
-		return "scalar"
-	}
-	parts := make([]string, len(v))
-	for i, x := range v {
-		parts[i] = fmt.Sprint(x)
-	}
-	return strings.Join(parts, "x")
-}
+func dimsOrScalar(v []int64) string { return job.Dims(v) }
 
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1fGiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1fMiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1fKiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%dB", n)
-}
+func humanBytes(n int64) string { return job.HumanBytes(n) }
 
 func humanSeconds(v float64) string {
 	switch {

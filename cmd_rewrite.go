@@ -2,13 +2,11 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 
-	"relayout/rewriter"
+	"relayout/job"
 )
 
 func runRewrite(ctx context.Context, args []string) (err error) {
@@ -35,50 +33,18 @@ func runRewrite(ctx context.Context, args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	out := fs.Arg(0)
-	defer func() {
-		err = withDiskHint(err, out, 0, "rerun the same command (the shard's journal keeps its finished units)")
-	}()
 	logw := io.Writer(os.Stderr)
 	if quiet {
 		logw = io.Discard
 	}
-	var shard, n int
-	from := "--shard"
+	var shard job.Shard
 	if shardS != "" {
-		shard, n, err = parseShard(shardS)
+		shard, err = job.ParseShard(shardS)
 	} else {
-		shard, n, from, err = shardFromEnv(os.Getenv)
+		shard, err = job.ShardFromEnv(os.Getenv)
 	}
 	if err != nil {
 		return err
 	}
-	work := workDir(out)
-	if rewriter.Committed(work, out) {
-		fmt.Fprintf(logw, "%s: done (committed already)\n", out)
-		return nil
-	}
-	job, err := rewriter.LoadJob(work)
-	if err != nil {
-		return err
-	}
-	if n != job.Shards {
-		return usagef("rewrite: shard %d/%d (from %s) but %s was planned for %d shards", shard, n, from, out, job.Shards)
-	}
-	// Shards share OUT's lock (plan and commit take it exclusively) and
-	// each holds its own: two processes never run the same shard.
-	shared, err := rewriter.LockShared(filepath.Join(work, "lock"), "rewrite")
-	if err != nil {
-		return err
-	}
-	defer shared.Release()
-	own, err := rewriter.LockExclusive(filepath.Join(work, "lock."+rewriter.ShardName(shard, n)), fmt.Sprintf("rewrite --shard %d/%d", shard, n))
-	if err != nil {
-		return err
-	}
-	defer own.Release()
-	if msg := own.StaleMessage(); msg != "" {
-		fmt.Fprintln(logw, "relayout:", msg)
-	}
-	return rewriteShard(ctx, out, job, shard, jobs, maxMem, logw)
+	return job.RewriteShard(ctx, fs.Arg(0), shard, job.Env{Log: logw, Jobs: jobs, MaxMem: maxMem, Version: version, Verb: "rewrite"})
 }

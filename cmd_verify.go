@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"relayout/job"
 	"relayout/reader"
 )
 
@@ -36,7 +37,7 @@ func runVerify(ctx context.Context, args []string) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	ds, store, err := buildCatalog(ctx, in, filepath.Join(tmp, "in.db"), reader.Options{Vars: vars})
+	ds, store, err := job.BuildCatalog(ctx, in, filepath.Join(tmp, "in.db"), reader.Options{Vars: vars})
 	if err != nil {
 		return err
 	}
@@ -46,7 +47,7 @@ func runVerify(ctx context.Context, args []string) error {
 	if quiet {
 		w = &dropOK{w: os.Stdout}
 	}
-	ok, err := verifyPair(ctx, store, ds, out, filepath.Join(tmp, "out.db"), nil, w, maxMem)
+	ok, err := job.VerifyOutput(ctx, store, ds, out, filepath.Join(tmp, "out.db"), nil, w, maxMem)
 	if err != nil {
 		return err
 	}

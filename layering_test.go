@@ -93,6 +93,20 @@ func TestLayering(t *testing.T) {
 	if len(pkgs) < 10 {
 		t.Fatalf("go list found %d packages", len(pkgs))
 	}
+	// The job owns run/plan/rewrite/commit (GUIDE §2): it exists, and only
+	// main (and programs under bench/) import it.
+	foundJob := false
+	for _, p := range pkgs {
+		foundJob = foundJob || p.path == "relayout/job"
+		for _, imp := range p.imports {
+			if imp == "relayout/job" && p.path != "relayout" && !strings.HasPrefix(p.path, "relayout/bench/") {
+				t.Errorf("%s imports relayout/job: only main turns flags into a job", p.path)
+			}
+		}
+	}
+	if !foundJob {
+		t.Error("go list found no relayout/job")
+	}
 	for _, p := range pkgs {
 		if p.cgo && p.path != "relayout/internal/h5" {
 			t.Errorf("%s has cgo files: cgo belongs in internal/h5 only", p.path)
@@ -137,6 +151,15 @@ func TestLayeringRules(t *testing.T) {
 		{"relayout/catalog", "relayout/planner", false},
 		{"relayout/internal/h5", "relayout/rewriter", false},
 		{"relayout/job", "relayout/rewriter", true},
+		{"relayout/job", "relayout/reader", true},
+		{"relayout/job", "relayout/planner", true},
+		{"relayout/job", "relayout", false},
+		{"relayout/rewriter", "relayout/job", false},
+		{"relayout/planner", "relayout/job", false},
+		{"relayout/reader", "relayout/job", false},
+		{"relayout/reader/bp", "relayout/job", false},
+		{"relayout/catalog", "relayout/job", false},
+		{"relayout/internal/h5", "relayout/job", false},
 	} {
 		may, _ := rule(c.pkg)
 		if got := permitted(c.imp, may); got != c.ok {

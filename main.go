@@ -3,9 +3,11 @@
 // file per variable, and proves that every element arrived.
 //
 // main.go wires subcommands and maps errors to exit codes; each subcommand lives
-// in its own cmd_*.go file as runX(ctx, opts, args).
+// in its own cmd_*.go file as runX(ctx, opts, args). The job itself (run,
+// run --resume, plan -o, rewrite, commit) is package job: main turns flags
+// into a job.Spec and a job.Env (cli_spec.go) and errors into exit codes.
 //
-// Imports flow one way: main -> {reader, planner, rewriter} -> catalog;
+// Imports flow one way: main -> job -> {reader, planner, rewriter} -> catalog;
 // planner never imports reader or rewriter, rewriter never imports reader,
 // catalog imports no relayout package, and cgo lives in internal/h5 alone
 // (layering_test.go checks every import with go list).
@@ -20,6 +22,7 @@ import (
 	"syscall"
 
 	"relayout/catalog"
+	"relayout/job"
 )
 
 // version is stamped by `make build` (-ldflags -X main.version=...).
@@ -39,6 +42,7 @@ Usage:
   relayout run IN -o OUT [flags]     catalog, plan, rewrite and verify IN into OUT
   relayout catalog IN [flags]        list variables, steps, blocks, bytes and files of IN
   relayout plan IN [flags]           merged cuboids, target layout and predicted read cost per variable
+                                     (the layouts run writes with the same flags; both default to contiguous)
   relayout plan IN -o OUT --shards N also prepare OUT for N shards (catalog, output files allocated)
   relayout rewrite OUT [--shard I/N] run one shard (default: from SLURM_ARRAY_TASK_ID, OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID)
   relayout commit OUT                check every shard finished and every unit, write the manifest, move files to final names
@@ -73,15 +77,11 @@ func helpHint() string {
 	return "see relayout " + verb + " --help"
 }
 
-// usageError marks errors in the command line (exit 2, usage hint).
-type usageError struct{ msg string }
-
-func (e usageError) Error() string { return e.msg }
-
-func usagef(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
+// usagef is a usage error (job.ErrUsage: exit 2, with the verb's help hint).
+func usagef(format string, a ...any) error { return job.Usagef(format, a...) }
 
 // errVerifyFailed reports that verification found differences (exit 1).
-var errVerifyFailed = errors.New("verification failed")
+var errVerifyFailed = job.ErrVerifyFailed
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -123,7 +123,7 @@ func dispatch(ctx context.Context, args []string) int {
 		verb = ""
 		err = usagef("unknown command %q%s", args[0], didYouMean(suggest(args[0], verbs, 2)))
 	}
-	return exitCode(ctx, err)
+	return exitCode(ctx, cliError(err))
 }
 
 // exitCode prints err and maps it to the documented exit codes.
@@ -131,15 +131,14 @@ func exitCode(ctx context.Context, err error) int {
 	if err == nil {
 		return exitOK
 	}
-	var ue usageError
-	var full *diskFullError
+	var full *job.DiskFullError
 	switch {
 	case errors.Is(err, errHelp):
 		return exitOK
 	case ctx.Err() != nil || errors.Is(err, context.Canceled):
 		fmt.Fprintln(os.Stderr, "relayout: interrupted:", err)
 		return exitInterrupted
-	case errors.As(err, &ue):
+	case errors.Is(err, job.ErrUsage):
 		fmt.Fprintf(os.Stderr, "relayout: %v\n%s\n", err, helpHint())
 		return exitBadInput
 	case errors.As(err, &full):

@@ -199,7 +199,8 @@ type writerFunc func([]byte) (int, error)
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 // display is relayout run's progress in the resolved --progress mode:
-// the status line or log lines on stderr, or the events on stdout.
+// the status line or log lines on stderr, or the events on stdout. It is
+// the job's job.Display.
 type display struct {
 	sd *statusDisplay
 	ev *progressEvents
@@ -222,20 +223,20 @@ func newDisplay(mode string, stats time.Duration, in, out string, logw io.Writer
 	return d, logw
 }
 
-func (d *display) phase(p string) {
+func (d *display) Phase(p string) {
 	if d != nil {
 		d.sd.setPhase(p)
 		d.ev.setPhase(p)
 	}
 }
 
-func (d *display) set(k string, v any) {
+func (d *display) Set(k string, v any) {
 	if d != nil {
 		d.ev.set(k, v)
 	}
 }
 
-func (d *display) monitor() *rewriter.Monitor {
+func (d *display) Monitor() *rewriter.Monitor {
 	mon := rewriter.NewMonitor()
 	if d != nil {
 		d.sd.setMonitor(mon)

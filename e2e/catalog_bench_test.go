@@ -64,7 +64,7 @@ func BenchmarkCatalog100kBlocks(b *testing.B) {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	// catalogue does what buildCatalog (catalog_build.go) does; a nil store
+	// catalogue does what job.BuildCatalog (job/catalog.go) does; a nil store
 	// leaves the reader alone.
 	catalogue := func(b *testing.B, store *catalog.Store) int {
 		ds, err := reader.Open(bp, reader.Options{})

@@ -61,12 +61,12 @@ func TestPlanGolden(t *testing.T) {
 		name, data string
 		args       []string
 	}{
-		{"femm", "hdf5/openpmd-femm/example-femm-3d.h5", []string{"--readers", "8"}},
-		{"fbpic", "hdf5/fbpic", []string{"--readers", "64", "--var", "E/z", "--var", "rho"}},
-		{"bp4-generated-lb", "bp4/generated-lb/lb-bp4.bp", []string{"--readers", "8", "--ranks-per-node", "2", "--cuboids"}},
-		{"bp5-generated-lb", "bp5/generated-lb/lb-bp5.bp", []string{"--readers", "8", "--ranks-per-node", "2", "--cuboids"}},
-		{"bp4-multiblock", "bp4/multiblock-2.5.0/BP4Multiblock2D4x2.bp", []string{"--readers", "4", "--var", "r64", "--var", "i8"}},
-		{"amrex-pelelmex-3d", "amrex/pelelmex-3d", []string{"--readers", "16", "--var", "temp", "--scope", "global"}},
+		{"femm", "hdf5/openpmd-femm/example-femm-3d.h5", []string{"--layout", "auto", "--readers", "8"}},
+		{"fbpic", "hdf5/fbpic", []string{"--layout", "auto", "--readers", "64", "--var", "E/z", "--var", "rho"}},
+		{"bp4-generated-lb", "bp4/generated-lb/lb-bp4.bp", []string{"--layout", "auto", "--readers", "8", "--ranks-per-node", "2", "--cuboids"}},
+		{"bp5-generated-lb", "bp5/generated-lb/lb-bp5.bp", []string{"--layout", "auto", "--readers", "8", "--ranks-per-node", "2", "--cuboids"}},
+		{"bp4-multiblock", "bp4/multiblock-2.5.0/BP4Multiblock2D4x2.bp", []string{"--layout", "auto", "--readers", "4", "--var", "r64", "--var", "i8"}},
+		{"amrex-pelelmex-3d", "amrex/pelelmex-3d", []string{"--layout", "auto", "--readers", "16", "--var", "temp", "--scope", "global"}},
 		{"femm-chunked", "hdf5/openpmd-femm/example-femm-3d.h5", []string{"--layout", "chunked", "--chunks", "2x2x2", "--var", "B/x", "--readers", "27"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -297,7 +297,7 @@ func TestRunAutoFollowsPlan(t *testing.T) {
 	in := sharedData(t, "hdf5/openpmd-femm/example-femm-3d.h5")
 	for _, readers := range []string{"1", "1024"} {
 		var p planJSON
-		if err := json.Unmarshal([]byte(mustRun(t, "plan", in, "--json", "--readers", readers).stdout), &p); err != nil {
+		if err := json.Unmarshal([]byte(mustRun(t, "plan", in, "--json", "--layout", "auto", "--readers", readers).stdout), &p); err != nil {
 			t.Fatal(err)
 		}
 		out := filepath.Join(t.TempDir(), "out")

@@ -37,6 +37,9 @@ type PlanOptions struct {
 	// Cost is the cost model's parameters (`relayout calibrate`); nil means
 	// DefaultCostParams.
 	Cost *CostParams
+	// AutoChunks, with Layout Chunked and neither ChunkShape nor Chunks:
+	// each array's chunk shape is AutoChunk's (--compress without --layout).
+	AutoChunks bool
 }
 
 // CostParams returns the cost parameters of o: o.Cost, or the defaults.
@@ -163,7 +166,10 @@ func NewPlanner(opts PlanOptions) (*Planner, error) {
 	default:
 		return nil, fmt.Errorf("planner: unknown layout %q (want contiguous, chunked, merged or auto)", opts.Layout)
 	}
-	if opts.Layout == Chunked && (opts.ChunkShape == nil) == (opts.Chunks == nil) {
+	if opts.AutoChunks && (opts.Layout != Chunked || opts.ChunkShape != nil || opts.Chunks != nil) {
+		return nil, fmt.Errorf("planner: automatic chunks need the chunked layout without a chunk shape or decomposition")
+	}
+	if opts.Layout == Chunked && !opts.AutoChunks && (opts.ChunkShape == nil) == (opts.Chunks == nil) {
 		return nil, fmt.Errorf("planner: chunked layout needs exactly one of a chunk shape or a decomposition")
 	}
 	if opts.Layout != Chunked && (opts.ChunkShape != nil || opts.Chunks != nil) {
@@ -384,6 +390,10 @@ func planGeometry(a *catalog.Array, opts PlanOptions) (ArrayPlan, error) {
 func LayoutFor(shape []int64, elemSize int, opts PlanOptions) (Layout, string, error) {
 	if opts.Layout == AutoLayout {
 		l, why := AutoWith(shape, elemSize, max(opts.Readers, 1), nil, opts.CostParams())
+		return l, why, nil
+	}
+	if opts.Layout == Chunked && opts.AutoChunks && opts.ChunkShape == nil && opts.Chunks == nil {
+		l, why := AutoChunk(shape, elemSize, opts.Readers, opts.CostParams())
 		return l, why, nil
 	}
 	l, err := ChooseLayout(shape, opts.Layout, opts.ChunkShape, opts.Chunks)

@@ -1,4 +1,4 @@
-package main
+package job
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"relayout/planner"
 )
 
-// chunkNotes (run, run --resume, plan, plan -o) reports, before any output is written, what --chunks or
+// ChunkNotes (run, run --resume, plan, plan -o; verb names the command) reports, before any output is written, what --chunks or
 // --chunk-shape give the arrays of store where that is not what the flag
 // literally says, and accepts it (README: "Chunk shapes"):
 //
@@ -23,7 +23,7 @@ import (
 // One line per distinct array shape, naming its first array and how many
 // others share it. A chunking the planner refuses (a rank that does not fit)
 // is returned as a usage error naming the array.
-func chunkNotes(ctx context.Context, store *catalog.Store, chunkShape, chunks []int64, w io.Writer) error {
+func ChunkNotes(ctx context.Context, verb string, store *catalog.Store, chunkShape, chunks []int64, w io.Writer) error {
 	if chunkShape == nil && chunks == nil {
 		return nil
 	}
@@ -44,16 +44,16 @@ func chunkNotes(ctx context.Context, store *catalog.Store, chunkShape, chunks []
 				return nil // a constant record: no data, no chunks
 			}
 			shape, grid := planner.ArrayChunks(a, chunkShape, chunks)
-			key := dimsOrScalar(a.Shape) + fmt.Sprint(shape, grid)
+			key := Dims(a.Shape) + fmt.Sprint(shape, grid)
 			if s, ok := byShape[key]; ok {
 				s.more++
 				return nil
 			}
 			l, err := planner.ChooseLayout(a.Shape, planner.Chunked, shape, grid)
 			if err != nil {
-				return usagef("%s: %s step %d: %v", verb, a.Var, a.Step, err)
+				return Usagef("%s: %s step %d: %v", verb, a.Var, a.Step, err)
 			}
-			byShape[key] = &seen{first: a.Var, note: chunkNote(a.Shape, l, shape, grid, "\x00")}
+			byShape[key] = &seen{first: a.Var, note: ChunkNote(a.Shape, l, shape, grid, "\x00")}
 			order = append(order, key)
 			return nil
 		})
@@ -75,9 +75,9 @@ func chunkNotes(ctx context.Context, store *catalog.Store, chunkShape, chunks []
 	return nil
 }
 
-// chunkNote is the note for one array shape, or "" when the flag is exact.
+// ChunkNote is the note for one array shape, or "" when the flag is exact.
 // who is inserted after the shape.
-func chunkNote(shape []int64, l planner.Layout, chunkShape, chunks []int64, who string) string {
+func ChunkNote(shape []int64, l planner.Layout, chunkShape, chunks []int64, who string) string {
 	if l.Kind != planner.Chunked || len(shape) == 0 {
 		return ""
 	}
@@ -92,12 +92,12 @@ func chunkNote(shape []int64, l planner.Layout, chunkShape, chunks []int64, who 
 			return ""
 		}
 		var b strings.Builder
-		fmt.Fprintf(&b, "--chunks %s on shape %s%s: chunks of %s", dimsOrScalar(chunks), dimsOrScalar(shape), who, dimsOrScalar(l.Chunk))
+		fmt.Fprintf(&b, "--chunks %s on shape %s%s: chunks of %s", Dims(chunks), Dims(shape), who, Dims(l.Chunk))
 		if !slices.Equal(edge, l.Chunk) {
-			fmt.Fprintf(&b, ", the last along each axis %s (the shape is not a multiple of the decomposition)", dimsOrScalar(edge))
+			fmt.Fprintf(&b, ", the last along each axis %s (the shape is not a multiple of the decomposition)", Dims(edge))
 		}
 		if !slices.Equal(grid, chunks) {
-			fmt.Fprintf(&b, "; %s chunks, fewer than asked (an axis is shorter than its part count)", dimsOrScalar(grid))
+			fmt.Fprintf(&b, "; %s chunks, fewer than asked (an axis is shorter than its part count)", Dims(grid))
 		}
 		return b.String()
 	}
@@ -105,5 +105,5 @@ func chunkNote(shape []int64, l planner.Layout, chunkShape, chunks []int64, who 
 		return ""
 	}
 	return fmt.Sprintf("--chunk-shape %s is larger than shape %s%s: clipped to chunks of %s",
-		dimsOrScalar(chunkShape), dimsOrScalar(shape), who, dimsOrScalar(l.Chunk))
+		Dims(chunkShape), Dims(shape), who, Dims(l.Chunk))
 }

@@ -1,4 +1,4 @@
-package main
+package job
 
 import (
 	"errors"
@@ -12,27 +12,27 @@ import (
 	"relayout/catalog"
 )
 
-// diskFullError is a write that failed for want of space (ENOSPC, EDQUOT,
+// DiskFullError is a write that failed for want of space (ENOSPC, EDQUOT,
 // SQLite's "database or disk is full"), or a run refused up front because
 // OUT's file system cannot hold the output: it names the directory and the
 // way out. It maps to exit 1 (may succeed later).
-type diskFullError struct {
+type DiskFullError struct {
 	err        error
 	dir        string
 	need, free int64 // need 0: unknown
 	rerun      string
 }
 
-func (e *diskFullError) Error() string {
+func (e *DiskFullError) Error() string {
 	if e.need > e.free {
 		return fmt.Sprintf("%v\nrelayout: %s has %d bytes (%s) free, the output needs about %d (%s): free %d bytes (%s) in %s, then %s",
-			e.err, e.dir, e.free, humanBytes(e.free), e.need, humanBytes(e.need), e.need-e.free, humanBytes(e.need-e.free), e.dir, e.rerun)
+			e.err, e.dir, e.free, HumanBytes(e.free), e.need, HumanBytes(e.need), e.need-e.free, HumanBytes(e.need-e.free), e.dir, e.rerun)
 	}
 	return fmt.Sprintf("%v\nrelayout: the file system of %s is full (%d bytes, %s, free): free space in %s, then %s",
-		e.err, e.dir, e.free, humanBytes(e.free), e.dir, e.rerun)
+		e.err, e.dir, e.free, HumanBytes(e.free), e.dir, e.rerun)
 }
 
-func (e *diskFullError) Unwrap() error { return e.err }
+func (e *DiskFullError) Unwrap() error { return e.err }
 
 // isDiskFull reports whether err is a write that ran out of space. HDF5's
 // messages keep only the text of errno, SQLite its own code 13.
@@ -48,17 +48,17 @@ func isDiskFull(err error) bool {
 		strings.Contains(s, "disk quota exceeded")
 }
 
-// withDiskHint turns a disk-full err of a job writing into out into a
-// diskFullError naming out's directory, its free space and need (0:
+// WithDiskHint turns a disk-full err of a job writing into out into a
+// DiskFullError naming out's directory, its free space and need (0:
 // unknown); other errors pass unchanged.
-func withDiskHint(err error, out string, need int64, rerun string) error {
-	var de *diskFullError
+func WithDiskHint(err error, out string, need int64, rerun string) error {
+	var de *DiskFullError
 	if !isDiskFull(err) || errors.As(err, &de) {
 		return err
 	}
 	dir := existingDir(out)
 	free, _ := freeBytes(dir)
-	return &diskFullError{err: err, dir: dir, need: need, free: free, rerun: rerun}
+	return &DiskFullError{err: err, dir: dir, need: need, free: free, rerun: rerun}
 }
 
 // checkSpace refuses, before anything is written, an output of need bytes
@@ -72,7 +72,7 @@ func checkSpace(out string, need int64, rerun string) error {
 	if err != nil || free >= need {
 		return nil // unknown: the writes will tell
 	}
-	return &diskFullError{err: fmt.Errorf("run: %s: not enough space for the output", out), dir: dir, need: need, free: free, rerun: rerun}
+	return &DiskFullError{err: fmt.Errorf("run: %s: not enough space for the output", out), dir: dir, need: need, free: free, rerun: rerun}
 }
 
 // contiguousBytes is the size of an output written contiguously: every

@@ -1,4 +1,4 @@
-package main
+package job
 
 import "testing"
 
@@ -17,15 +17,15 @@ func TestShardFromEnv(t *testing.T) {
 		{map[string]string{"SLURM_PROCID": "5", "SLURM_NTASKS": "4"}, 0, 0, "", true},
 		{map[string]string{}, 0, 0, "", true},
 	} {
-		s, n, from, err := shardFromEnv(func(k string) string { return c.env[k] })
-		if (err != nil) != c.wantErr || s != c.shard || n != c.n || from != c.from {
-			t.Errorf("%v: got %d/%d from %q err %v", c.env, s, n, from, err)
+		s, err := ShardFromEnv(func(k string) string { return c.env[k] })
+		if (err != nil) != c.wantErr || s.I != c.shard || s.N != c.n || s.From != c.from {
+			t.Errorf("%v: got %+v err %v", c.env, s, err)
 		}
 	}
-	if _, _, err := parseShard("4/4"); err == nil {
+	if _, err := ParseShard("4/4"); err == nil {
 		t.Error("--shard 4/4 accepted")
 	}
-	if i, n, err := parseShard("1/4"); err != nil || i != 1 || n != 4 {
-		t.Errorf("--shard 1/4: %d %d %v", i, n, err)
+	if s, err := ParseShard("1/4"); err != nil || s.I != 1 || s.N != 4 {
+		t.Errorf("--shard 1/4: %+v %v", s, err)
 	}
 }

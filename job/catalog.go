@@ -1,8 +1,7 @@
-package main
+package job
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,15 +13,13 @@ import (
 	"relayout/rewriter"
 )
 
-// buildCatalog opens path with its reader and streams every array into a fresh
-// catalog database at dbPath.
-func buildCatalog(ctx context.Context, path, dbPath string, opts reader.Options) (reader.Dataset, *catalog.Store, error) {
+// BuildCatalog opens path with its reader and streams every array into a
+// fresh catalog database at dbPath. A --var that selects nothing is the
+// reader's *reader.NoMatchError (main turns it into a usage error with
+// suggestions).
+func BuildCatalog(ctx context.Context, path, dbPath string, opts reader.Options) (reader.Dataset, *catalog.Store, error) {
 	ds, err := reader.Open(path, opts)
 	if err != nil {
-		var nm *reader.NoMatchError
-		if errors.As(err, &nm) {
-			return nil, nil, noMatch(nm)
-		}
 		return nil, nil, err
 	}
 	if err := os.MkdirAll(filepath.Dir(dbPath), 0o755); err != nil {
@@ -68,10 +65,13 @@ func checkIncomplete(path string, info catalog.DatasetInfo, strict bool) error {
 	return nil
 }
 
-// verifyPair compares the input catalog with a relayout output directory
-// (staged or committed) read back through its own reader.
-func verifyPair(ctx context.Context, in *catalog.Store, inSrc catalog.Source, outDir, dbPath string, m *catalog.Manifest, w io.Writer, maxMem int64) (bool, error) {
-	outDS, outStore, err := buildCatalog(ctx, outDir, dbPath, reader.Options{})
+// VerifyOutput compares the input catalog with a relayout output directory
+// (staged or committed) read back through its own reader (m nil: its
+// manifest). It is the one place run, relayout verify and the journaled
+// commit's element check call the verifier through (the verify/ package
+// replaces it here).
+func VerifyOutput(ctx context.Context, in *catalog.Store, inSrc catalog.Source, outDir, dbPath string, m *catalog.Manifest, w io.Writer, maxMem int64) (bool, error) {
+	outDS, outStore, err := BuildCatalog(ctx, outDir, dbPath, reader.Options{})
 	if err != nil {
 		return false, err
 	}
@@ -91,37 +91,4 @@ func verifyPair(ctx context.Context, in *catalog.Store, inSrc catalog.Source, ou
 	}
 	seriesOK, err := rewriter.VerifySeries(outDir, m, w)
 	return ok && seriesOK, err
-}
-
-// noMatch is the usage error of a --var that selects nothing: the names
-// equal to it but for case, else the closest (parents like "B" of "B/x"
-// count as names), then the names the input has.
-func noMatch(e *reader.NoMatchError) error {
-	seen := map[string]bool{}
-	var cands []string
-	for _, n := range e.Names {
-		for p := n; p != ""; {
-			if !seen[p] {
-				seen[p] = true
-				cands = append(cands, p)
-			}
-			i := strings.LastIndexByte(p, '/')
-			if i < 0 {
-				break
-			}
-			p = p[:i]
-		}
-	}
-	names := strings.Join(e.Names, ", ")
-	if len(e.Names) > 20 {
-		names = strings.Join(e.Names[:20], ", ") + fmt.Sprintf(", ... (%d in all)", len(e.Names))
-	}
-	if len(e.Names) == 0 {
-		names = "none"
-	}
-	s := suggest(e.Pattern, cands, 4)
-	for i := range s {
-		s[i] = "--var " + s[i]
-	}
-	return usagef("%s: --var %s matches no variable%s (variables: %s)", verb, e.Pattern, didYouMean(s), names)
 }

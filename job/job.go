@@ -1,0 +1,618 @@
+package job
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"relayout/catalog"
+	"relayout/internal/fsinfo"
+	"relayout/planner"
+	"relayout/reader"
+	"relayout/rewriter"
+)
+
+// Display follows a job: the phases (catalog, rewrite, verify, commit),
+// summary fields, and the rewrite's monitor. main's status line and
+// --progress json implement it; nil shows nothing.
+type Display interface {
+	Phase(p string)
+	Set(key string, v any)
+	Monitor() *rewriter.Monitor
+}
+
+// Env is how a job runs, not what it writes (that is the Spec): where its
+// notes go, its budgets, and what the user asked of a rerun.
+type Env struct {
+	Log     io.Writer // notes and figures (nil: discarded)
+	Display Display   // nil: none
+	MaxMem  int64     // memory budget of data buffers (<= 0: the rewriter's default)
+	Jobs    int       // parallel pipelines (<= 0: GOMAXPROCS)
+	Verify  bool      // compare every element with the input before the commit
+	Report  string    // journaled jobs: write the job report (JSON) to this file
+	Force   bool      // replace a finished output, plan again over a job, write into a non-empty OUT
+	Catalog string    // plain run: the catalog database (default OUT/.relayout/catalog.db)
+	Version string    // relayout's version, recorded in the files and the manifest
+	Verb    string    // the command, for messages (default "run")
+	// OnCatalog, when set, is called by Prepare with the input's catalog
+	// before the job is prepared (relayout plan -o prints its plan).
+	OnCatalog func(reader.Dataset, *catalog.Store) error
+}
+
+func (e Env) log() io.Writer {
+	if e.Log == nil {
+		return io.Discard
+	}
+	return e.Log
+}
+
+func (e Env) verb() string {
+	if e.Verb == "" {
+		return "run"
+	}
+	return e.Verb
+}
+
+type noDisplay struct{}
+
+func (noDisplay) Phase(string)               {}
+func (noDisplay) Set(string, any)            {}
+func (noDisplay) Monitor() *rewriter.Monitor { return rewriter.NewMonitor() }
+
+func (e Env) display() Display {
+	if e.Display == nil {
+		return noDisplay{}
+	}
+	return e.Display
+}
+
+// Run is the whole job of spec on out in this process: relayout run. A
+// journaled spec (Shards > 0: run --resume) is Prepare, every shard and
+// Commit, each step skipping what an earlier, killed run finished; a plain
+// one (Shards 0) runs the single-process engine, verifies the staged
+// output and commits it. Both settle a finished or half-committed OUT
+// first (done, replaced with Env.Force, or refused naming the difference).
+func Run(ctx context.Context, out string, spec Spec, env Env) error {
+	if spec.Shards > 0 {
+		err := runJournaled(ctx, out, spec, env)
+		err = WithDiskHint(err, out, 0, "rerun the same command (--resume keeps the finished units)")
+		return interrupted(ctx, err, out, true)
+	}
+	var need int64
+	err := runPlain(ctx, out, spec, env, &need)
+	err = interrupted(ctx, err, out, false)
+	return WithDiskHint(err, out, need, "rerun with --resume")
+}
+
+// runJournaled runs the three steps of spec's job on out in this process.
+// The display shows the phases: catalog (planning the job), rewrite (the
+// shards), verify (commit's check, then its renames).
+func runJournaled(ctx context.Context, out string, spec Spec, env Env) error {
+	logw, disp := env.log(), env.display()
+	disp.Phase("catalog")
+	if err := CheckOutput(spec.path(), out, env.Force); err != nil { // again under the lock
+		return err
+	}
+	lock, err := lockOut(out, "run --resume", logw)
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
+	if done, err := settleOut(spec.Input, out, spec.Signature(), env.Force, logw); done || err != nil {
+		return err
+	}
+	job, err := existingJob(out, spec, env.Force)
+	if err != nil {
+		return err
+	}
+	if err := checkEmpty(out, env.Force || job != nil); err != nil {
+		return err
+	}
+	if job == nil {
+		if job, err = prepareLocked(ctx, out, spec.Input, spec, env, nil); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(logw, "resuming the job prepared in %s (%d units)\n", WorkDir(out), len(job.Units))
+	}
+	disp.Phase("rewrite")
+	disp.Set("variables", len(job.Manifest.Variables))
+	disp.Set("verified", env.Verify)
+	for s := range job.Shards {
+		if err := rewriteShard(ctx, out, job, s, env); err != nil {
+			return err
+		}
+	}
+	disp.Phase("verify")
+	return commitJob(ctx, out, job, env)
+}
+
+// runPlain is relayout run without --resume: the single-process engine
+// (rewriter.Run) into OUT/.relayout/stage, verification, commit. *need is
+// the bytes a contiguous output needs (for the disk-full hint).
+func runPlain(ctx context.Context, out string, spec Spec, env Env, need *int64) error {
+	logw, disp := env.log(), env.display()
+	in := spec.path()
+	if err := CheckOutput(in, out, env.Force); err != nil {
+		return err
+	}
+	lock, err := lockOut(out, "run", os.Stderr)
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
+	if done, err := settleOut(spec.Input, out, spec.Signature(), env.Force, logw); done || err != nil {
+		return err
+	}
+	if err := checkEmpty(out, env.Force); err != nil {
+		return err
+	}
+	inputs, err := rewriter.InputFiles(spec.Input)
+	if err != nil {
+		return err
+	}
+	work := WorkDir(out)
+	stage := filepath.Join(work, "stage")
+	if err := os.RemoveAll(stage); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(stage, 0o755); err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
+	dbPath := env.Catalog
+	if dbPath == "" {
+		dbPath = filepath.Join(work, "catalog.db")
+	}
+
+	start := time.Now()
+	disp.Phase("catalog")
+	ds, store, err := BuildCatalog(ctx, in, dbPath, reader.Options{Vars: spec.Vars, Strict: spec.Strict})
+	if err != nil {
+		return err
+	}
+	defer ds.Close()
+	defer store.Close()
+	vars, err := store.Variables()
+	if err != nil {
+		return err
+	}
+	skipped := ds.Info().Skipped
+	if len(vars) == 0 {
+		why := ""
+		if len(skipped) > 0 {
+			why = fmt.Sprintf("%d objects skipped, the first: %s; ", len(skipped), skipped[0])
+		}
+		return fmt.Errorf("run: %s: no variable to rewrite (%ssee relayout catalog %s): %w", in, why, in, catalog.ErrNotFound)
+	}
+	fmt.Fprintf(logw, "catalog: %d variables from %s (%s) in %.2fs\n", len(vars), in, ds.Info().Format, time.Since(start).Seconds())
+	if len(skipped) > 0 {
+		fmt.Fprintf(logw, "skipped: %d objects not rewritten (listed with the reason under \"skipped\" in %s), the first: %s\n",
+			len(skipped), catalog.ManifestName, skipped[0])
+	}
+	if spec.Layout == Contiguous {
+		// Contiguous datasets are allocated whole: an output the file
+		// system cannot hold is refused before it is written.
+		*need = contiguousBytes(vars)
+		if err := checkSpace(out, *need, "rerun"); err != nil {
+			return err
+		}
+	}
+	if spec.Layout == Chunked {
+		if err := ChunkNotes(ctx, env.verb(), store, spec.ChunkShape, spec.Chunks, logw); err != nil {
+			return err
+		}
+	}
+	outFS, err := fsinfo.Detect(out)
+	if err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
+	largest := int64(0)
+	for _, v := range vars {
+		largest = max(largest, v.Bytes)
+	}
+	fmt.Fprintf(logw, "storage: %s is on %s; largest file: %s\n", out, outFS.Name, rewriter.FileLayout(outFS, largest, spec.Storage))
+
+	mon := disp.Monitor()
+	ropts := rewriterOptions(spec, env, outFS, logw)
+	ropts.Jobs, ropts.MaxMem, ropts.Progress, ropts.Monitor = env.Jobs, env.MaxMem, logw, mon
+	ropts.NoDigest = spec.NoDigest
+	if spec.Layout == Merged {
+		sc, err := parseScope(spec.Scope)
+		if err != nil {
+			return err
+		}
+		ropts.Merge = rewriter.MergeOptions{Scope: sc, RanksPerNode: spec.RanksPerNode}
+	}
+	disp.Phase("rewrite")
+	m, err := rewriter.Run(ctx, store, ds, stage, ropts)
+	if err != nil {
+		return err
+	}
+	rewriter.WriteIOSummary(logw, m.IO)
+	disp.Set("variables", len(m.Variables))
+	disp.Set("bytes", mon.Progress().Done)
+	disp.Set("verified", env.Verify)
+	if env.Verify {
+		disp.Phase("verify")
+		ok, err := VerifyOutput(ctx, store, ds, stage, filepath.Join(work, "verify.db"), m, logw, env.MaxMem)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("%w: output left in %s, nothing committed to %s", ErrVerifyFailed, stage, out)
+		}
+	}
+	m.Schema = catalog.ManifestSchema
+	m.Options = manifestOptions(spec, env.MaxMem, env.Jobs)
+	m.Started, m.Finished = utcSecond(start), utcSecond(time.Now())
+	verified := env.Verify
+	m.Verified = &verified
+	disp.Phase("commit")
+	if err := rewriter.CommitStage(work, out, m, rewriter.CommitRecord{Signature: spec.Signature(), Inputs: inputs}); err != nil {
+		return err
+	}
+	fmt.Fprintf(logw, "done: %d variables written to %s in %.2fs\n", len(m.Variables), out, time.Since(start).Seconds())
+	return nil
+}
+
+// rewriterOptions are the rewriter's options of spec's layout (both
+// engines): the layouts decided per array go through layoutFor.
+func rewriterOptions(spec Spec, env Env, outFS fsinfo.Info, logw io.Writer) rewriter.Options {
+	ropts := rewriter.Options{Layout: string(spec.Layout), ChunkShape: spec.ChunkShape, Chunks: spec.Chunks,
+		Deflate: spec.Deflate, Version: env.Version, FS: outFS, Storage: spec.Storage, NetCDF: spec.NetCDF}
+	if f := layoutFor(spec, logw); f != nil {
+		ropts.Layout, ropts.LayoutFor = "", f
+	}
+	return ropts
+}
+
+// utcSecond is t in UTC to the second (RFC 3339 in JSON).
+func utcSecond(t time.Time) *time.Time {
+	u := t.UTC().Truncate(time.Second)
+	return &u
+}
+
+// Prepare is relayout plan -o: under OUT's lock it settles OUT (a finished
+// output is done; an existing job of the same spec is kept, of another one
+// refused unless Env.Force), builds the catalog into OUT/.relayout and
+// prepares the job (output files created and allocated, units cut for
+// spec.Shards). Env.OnCatalog, when set, is called with the catalog before
+// the job is prepared (plan prints its plan). It returns nil, nil when
+// there was nothing to do.
+func Prepare(ctx context.Context, out string, spec Spec, env Env) (*rewriter.Job, error) {
+	logw := env.log()
+	if err := CheckOutput(spec.path(), out, env.Force); err != nil { // again under the lock
+		return nil, err
+	}
+	lock, err := lockOut(out, "plan -o", os.Stderr)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Release()
+	if done, err := settleOut(spec.Input, out, "", env.Force, logw); done || err != nil {
+		return nil, err
+	}
+	job, err := existingJob(out, spec, env.Force)
+	if err != nil {
+		return nil, err
+	}
+	if job != nil && !env.Force {
+		fmt.Fprintf(logw, "%s: already prepared for %d shards (%d units); run relayout rewrite %s --shard I/%d, then relayout commit %s (--force plans again)\n",
+			out, job.Shards, len(job.Units), out, job.Shards, out)
+		return nil, nil
+	}
+	if err := checkEmpty(out, env.Force); err != nil {
+		return nil, err
+	}
+	return prepareLocked(ctx, out, spec.path(), spec, env, func(ds reader.Dataset, store *catalog.Store) error {
+		// The file-system decisions (striping, alignment) the output files get.
+		outFS, err := fsinfo.Detect(out)
+		if err != nil {
+			return fmt.Errorf("plan: %w", err)
+		}
+		vars, err := store.Variables()
+		if err != nil {
+			return err
+		}
+		for _, v := range vars {
+			fmt.Fprintf(logw, "storage: %s (%d bytes) on %s: %s\n", v.Name, v.Bytes, outFS.Name,
+				rewriter.FileLayout(outFS, v.Bytes, spec.Storage))
+		}
+		if env.OnCatalog != nil {
+			return env.OnCatalog(ds, store)
+		}
+		return nil
+	})
+}
+
+// prepareLocked builds the catalog of in (spec's input, as given or
+// resolved) into OUT/.relayout/catalog.db and prepares the job. The caller
+// holds OUT's lock.
+func prepareLocked(ctx context.Context, out, in string, spec Spec, env Env, onCatalog func(reader.Dataset, *catalog.Store) error) (*rewriter.Job, error) {
+	work := WorkDir(out)
+	os.Remove(filepath.Join(work, rewriter.JobFile)) // a half-prepared job is never resumed
+	ds, store, err := BuildCatalog(ctx, in, filepath.Join(work, "catalog.db"), reader.Options{Vars: spec.Vars, Strict: spec.Strict})
+	if err != nil {
+		return nil, err
+	}
+	defer ds.Close()
+	defer store.Close()
+	if onCatalog != nil {
+		if err := onCatalog(ds, store); err != nil {
+			return nil, err
+		}
+	}
+	if spec.Layout == Contiguous {
+		// Contiguous datasets are allocated whole at prepare: an output
+		// the file system cannot hold is refused before it is allocated.
+		vars, err := store.Variables()
+		if err != nil {
+			return nil, err
+		}
+		if err := checkSpace(out, contiguousBytes(vars), "rerun the same command"); err != nil {
+			return nil, err
+		}
+	}
+	return prepareWith(ctx, out, spec, env, ds, store)
+}
+
+// prepareWith prepares the job from the catalog store already built in
+// OUT/.relayout/catalog.db.
+func prepareWith(ctx context.Context, out string, spec Spec, env Env, ds reader.Dataset, store *catalog.Store) (*rewriter.Job, error) {
+	logw := env.log()
+	work := WorkDir(out)
+	start := time.Now()
+	vars, err := store.Variables()
+	if err != nil {
+		return nil, err
+	}
+	if len(vars) == 0 {
+		return nil, fmt.Errorf("plan: %s: no variable to rewrite: %w", spec.Input, catalog.ErrNotFound)
+	}
+	if spec.Layout == Chunked {
+		if err := ChunkNotes(ctx, env.verb(), store, spec.ChunkShape, spec.Chunks, logw); err != nil {
+			return nil, err
+		}
+	}
+	outFS, err := fsinfo.Detect(out)
+	if err != nil {
+		return nil, err
+	}
+	choices := io.Discard // the auto layout's choices are plan's to show
+	if spec.ChunkAuto {
+		choices = logw // the chunks --compress alone picked: always said
+	}
+	ropts := rewriterOptions(spec, env, outFS, choices)
+	inputs, err := rewriter.InputFiles(spec.Input)
+	if err != nil {
+		return nil, err
+	}
+	job, err := rewriter.Prepare(ctx, store, ds, work, ropts, rewriter.PrepareOptions{
+		Input: spec.Input, Vars: spec.Vars, Signature: spec.Signature(), Shards: spec.Shards, UnitBytes: spec.UnitBytes,
+		Inputs: inputs})
+	if err != nil {
+		return nil, err
+	}
+	var total int64
+	for _, u := range job.Units {
+		total += u.Bytes
+	}
+	fmt.Fprintf(logw, "prepared %s: %d variables, %d datasets, %d units of up to %s (%s) for %d shard(s) in %.2fs\n",
+		out, len(vars), len(job.Datasets), len(job.Units), HumanBytes(job.UnitBytes), HumanBytes(total), job.Shards, time.Since(start).Seconds())
+	return job, nil
+}
+
+// openJobInput opens the catalog plan built and the input it describes.
+func openJobInput(out string, job *rewriter.Job) (reader.Dataset, *catalog.Store, error) {
+	store, err := catalog.OpenStore(filepath.Join(WorkDir(out), "catalog.db"))
+	if err != nil {
+		return nil, nil, err
+	}
+	ds, err := reader.Open(job.Input, reader.Options{Vars: job.Vars})
+	if err != nil {
+		store.Close()
+		return nil, nil, err
+	}
+	return ds, store, nil
+}
+
+// Shard is one shard of a job: I of N (0-based), and where the numbers
+// came from (--shard, or a launcher's variables) for messages.
+type Shard struct {
+	I, N int
+	From string
+}
+
+// RewriteShard is relayout rewrite: it runs shard of OUT's prepared job
+// under OUT's shared lock and the shard's own (two processes never run the
+// same shard), skipping the units its journal has finished.
+func RewriteShard(ctx context.Context, out string, shard Shard, env Env) error {
+	err := rewriteVerb(ctx, out, shard, env)
+	return WithDiskHint(err, out, 0, "rerun the same command (the shard's journal keeps its finished units)")
+}
+
+func rewriteVerb(ctx context.Context, out string, shard Shard, env Env) error {
+	logw := env.log()
+	work := WorkDir(out)
+	if rewriter.Committed(work, out) {
+		fmt.Fprintf(logw, "%s: done (committed already)\n", out)
+		return nil
+	}
+	job, err := rewriter.LoadJob(work)
+	if err != nil {
+		return err
+	}
+	if shard.N != job.Shards {
+		return Usagef("rewrite: shard %d/%d (from %s) but %s was planned for %d shards", shard.I, shard.N, shard.From, out, job.Shards)
+	}
+	// Shards share OUT's lock (plan and commit take it exclusively) and
+	// each holds its own: two processes never run the same shard.
+	shared, err := rewriter.LockShared(filepath.Join(work, "lock"), "rewrite")
+	if err != nil {
+		return err
+	}
+	defer shared.Release()
+	own, err := rewriter.LockExclusive(filepath.Join(work, "lock."+rewriter.ShardName(shard.I, shard.N)), fmt.Sprintf("rewrite --shard %d/%d", shard.I, shard.N))
+	if err != nil {
+		return err
+	}
+	defer own.Release()
+	if msg := own.StaleMessage(); msg != "" {
+		fmt.Fprintln(logw, "relayout:", msg)
+	}
+	return rewriteShard(ctx, out, job, shard.I, env)
+}
+
+// rewriteShard runs one shard of OUT's job. The caller holds the locks.
+func rewriteShard(ctx context.Context, out string, job *rewriter.Job, shard int, env Env) error {
+	logw := env.log()
+	ds, store, err := openJobInput(out, job)
+	if err != nil {
+		return err
+	}
+	defer ds.Close()
+	defer store.Close()
+	start := time.Now()
+	st, err := rewriter.RewriteShard(ctx, store, ds, WorkDir(out), job, shard, env.Jobs, env.MaxMem, nil)
+	if err != nil {
+		return err
+	}
+	name := rewriter.ShardName(shard, job.Shards)
+	if st.Skipped == st.Units {
+		fmt.Fprintf(logw, "%s: done (%d units, all finished before)\n", name, st.Units)
+		return nil
+	}
+	fmt.Fprintf(logw, "%s: %d units (%d finished before), %s in %.2fs\n", name, st.Units, st.Skipped, HumanBytes(st.Bytes), time.Since(start).Seconds())
+	return nil
+}
+
+// Commit is relayout commit: under OUT's lock, it finishes a commit a
+// killed relayout had begun, or checks that every shard finished and every
+// unit (and with Env.Verify every element), writes the manifest and moves
+// the files to their final names, journaled. A committed OUT is done.
+func Commit(ctx context.Context, out string, env Env) error {
+	err := commitVerb(ctx, out, env)
+	return WithDiskHint(err, out, 0, "rerun relayout commit")
+}
+
+func commitVerb(ctx context.Context, out string, env Env) error {
+	logw := env.log()
+	work := WorkDir(out)
+	if rewriter.Committed(work, out) {
+		fmt.Fprintf(logw, "%s: done (committed already)\n", out)
+		return nil
+	}
+	job, err := rewriter.LoadJob(work)
+	if err != nil {
+		return err
+	}
+	lock, err := lockOut(out, "commit", logw)
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
+	if rolled, err := rewriter.RollForward(work, out); err != nil {
+		return err
+	} else if rolled {
+		fmt.Fprintf(logw, "%s: finished the commit a killed relayout had begun\n", out)
+	}
+	if rewriter.Committed(work, out) { // by a commit that held the lock before us
+		fmt.Fprintf(logw, "%s: done (committed already)\n", out)
+		return nil
+	}
+	return commitJob(ctx, out, job, env)
+}
+
+// commitJob is relayout commit without the lock (held by the caller, who
+// has rolled forward any interrupted commit: settleOut, or commitVerb).
+func commitJob(ctx context.Context, out string, job *rewriter.Job, env Env) error {
+	logw := env.log()
+	start := time.Now()
+	work := WorkDir(out)
+	recs, err := rewriter.JobRecords(work, job)
+	if err != nil {
+		return err
+	}
+	if err := rewriter.JoinParts(ctx, work, job, recs); err != nil {
+		return err
+	}
+	ds, store, err := openJobInput(out, job)
+	if err != nil {
+		return err
+	}
+	defer ds.Close()
+	defer store.Close()
+	if err := rewriter.StageManifest(work, job); err != nil {
+		return err
+	}
+	stage := filepath.Join(work, "stage")
+	outDB := filepath.Join(work, "verify.db")
+	outDS, outStore, err := BuildCatalog(ctx, stage, outDB, reader.Options{})
+	if err != nil {
+		return err
+	}
+	checks, ok, err := rewriter.CheckUnits(ctx, job, recs, store, ds, outStore, outDS, env.Verify, env.Jobs, env.MaxMem, logw)
+	outStore.Close()
+	outDS.Close()
+	os.Remove(outDB)
+	if err != nil {
+		return err
+	}
+	verified := "every unit's sha256 equals its journal record"
+	if env.Verify {
+		verified = "every element equals the input; " + verified
+	}
+	if !ok {
+		verified = "FAILED"
+	}
+	job.Manifest.Report = rewriter.BuildReport(work, out, job, recs, checks, verified, start)
+	if env.Report != "" {
+		if err := writeReport(env.Report, job.Manifest.Report); err != nil {
+			return err
+		}
+	}
+	if !ok {
+		return fmt.Errorf("%w: output left in %s, nothing committed to %s", ErrVerifyFailed, stage, out)
+	}
+	job.Manifest.Schema = catalog.ManifestSchema
+	if spec, err := ParseSignature(job.Signature); err == nil {
+		job.Manifest.Options = manifestOptions(spec, 0, 0)
+	}
+	job.Manifest.Started, job.Manifest.Finished = utcSecond(job.Created), utcSecond(time.Now())
+	v := env.Verify
+	job.Manifest.Verified = &v
+	rec := rewriter.CommitRecord{Job: job.ID, Signature: job.Signature, Inputs: job.Inputs}
+	if err := rewriter.CommitStage(work, out, &job.Manifest, rec); err != nil {
+		return err
+	}
+	fmt.Fprintf(logw, "committed: %d variables to %s (%d units from %d shard(s)) in %.2fs\n",
+		len(job.Manifest.Variables), out, len(job.Units), job.Shards, time.Since(start).Seconds())
+	return nil
+}
+
+func writeReport(path string, r *catalog.Report) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	return nil
+}
+
+func parseScope(s string) (planner.Scope, error) {
+	sc, err := planner.ParseScope(s)
+	if err != nil {
+		return sc, Usagef("run: --scope: %v", err)
+	}
+	return sc, nil
+}
