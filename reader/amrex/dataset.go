@@ -340,11 +340,12 @@ func (o *opener) level(p *plotfile, l int) (*level, error) {
 		lv.ghost = c.NGhost
 	}
 
-	// The array spans the level's domain on level 0 and the bounding box of
-	// the boxes elsewhere; every box must lie in the domain.
+	// Every level's array spans its level's domain, the level-0 domain
+	// refined by the cumulative ratio (the openPMD mesh-refinement
+	// extension: a refined level covers the previous level's extent and is
+	// sparse where no box is); every box must lie in it.
 	dom := h.Domains[l]
 	d := h.Dim
-	var bbLo, bbHi []int64
 	for i, bx := range c.Boxes {
 		if !slices.Equal(bx.Type, c.Boxes[0].Type) {
 			return nil, fmt.Errorf("amrex: %s: line %d: box %v has another index type than box 0: %w", cname, c.BoxLine[i], bx, catalog.ErrCorrupt)
@@ -354,19 +355,11 @@ func (o *opener) level(p *plotfile, l int) (*level, error) {
 				return nil, fmt.Errorf("amrex: %s: line %d: box %v outside the level %d domain %v: %w", cname, c.BoxLine[i], bx, l, dom, catalog.ErrCorrupt)
 			}
 		}
-		if i == 0 {
-			bbLo, bbHi = slices.Clone(bx.Lo), slices.Clone(bx.Hi)
-		}
-		for k := 0; k < d; k++ {
-			bbLo[k], bbHi[k] = min(bbLo[k], bx.Lo[k]), max(bbHi[k], bx.Hi[k])
-		}
 	}
-	if l == 0 || len(c.Boxes) == 0 {
-		bbLo, bbHi = slices.Clone(dom.Lo), slices.Clone(dom.Hi)
-		if len(c.Boxes) > 0 {
-			for k := 0; k < d; k++ {
-				bbHi[k] += c.Boxes[0].Type[k]
-			}
+	bbLo, bbHi := slices.Clone(dom.Lo), slices.Clone(dom.Hi)
+	if len(c.Boxes) > 0 {
+		for k := 0; k < d; k++ {
+			bbHi[k] += c.Boxes[0].Type[k]
 		}
 	}
 	lv.offset = bbLo
