@@ -32,8 +32,7 @@ import (
 // g >= 8, so that aligned boxes map to whole chunks (AMReX and Chombo boxes
 // sit on multiples of a blocking factor); then bounded by a requested chunk
 // shape, clipped to the shape, and halved along the longest edge while a
-// chunk holds more than LevelChunkBytes. A level whose boxes cover all of it
-// starts from the whole shape instead.
+// chunk holds more than LevelChunkBytes.
 
 // LevelChunkBytes bounds the size of a refined level's chunk.
 const LevelChunkBytes = 1 << 20
@@ -49,17 +48,7 @@ func LevelLayout(a *catalog.Array, l Layout) Layout {
 		return l
 	}
 	boxes := a.Boxes
-	// Boxes that cover the level (they do not overlap) leave no chunk
-	// unallocated: they get the chunk of a level without known boxes.
-	var covered int64
-	for _, b := range boxes {
-		covered += b.Elements()
-	}
-	chunkBoxes := boxes
-	if covered >= a.Elements() {
-		chunkBoxes = nil
-	}
-	chunk := levelChunk(a.Shape, a.DType.Size, chunkBoxes)
+	chunk := levelChunk(a.Shape, a.DType.Size, boxes)
 	if l.Kind == Chunked && len(l.Chunk) == rank {
 		for d := range chunk {
 			chunk[d] = max(1, min(chunk[d], l.Chunk[d]))

@@ -37,10 +37,11 @@ func TestLevelLayout(t *testing.T) {
 		{"bounded by the chunk asked", catalog.Array{Level: 1, Shape: []int64{512, 512}, DType: f64,
 			Boxes: []catalog.Box{box([]int64{0, 0}, []int64{16, 16})}},
 			Layout{Kind: Chunked, Chunk: []int64{4, 64}}, Layout{Kind: Chunked, Chunk: []int64{4, 16}}},
-		// Boxes covering the level: the whole shape, bounded by 1 MiB.
+		// Boxes covering the level: still chunks of the boxes (reads of
+		// a box stay within its chunks).
 		{"covered level", catalog.Array{Level: 2, Shape: []int64{32, 32, 32}, DType: f64,
-			Boxes: []catalog.Box{box([]int64{0, 0, 0}, []int64{32, 32, 32})}}, contig, Layout{Kind: Chunked, Chunk: []int64{32, 32, 32}}},
-		{"covered level over 1 MiB", catalog.Array{Level: 1, Shape: []int64{128, 128, 128}, DType: f64,
+			Boxes: []catalog.Box{box([]int64{0, 0, 0}, []int64{8, 8, 8}), box([]int64{8, 0, 0}, []int64{8, 8, 8})}}, contig, Layout{Kind: Chunked, Chunk: []int64{8, 8, 8}}},
+		{"one box over 1 MiB", catalog.Array{Level: 1, Shape: []int64{128, 128, 128}, DType: f64,
 			Boxes: []catalog.Box{box([]int64{0, 0, 0}, []int64{128, 128, 128})}}, contig, Layout{Kind: Chunked, Chunk: []int64{32, 64, 64}}},
 		{"large boxes bounded by 1 MiB", catalog.Array{Level: 1, Shape: []int64{1024, 1024}, DType: f64,
 			Boxes: []catalog.Box{box([]int64{0, 0}, []int64{512, 512})}}, contig, Layout{Kind: Chunked, Chunk: []int64{256, 512}}},
