@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"relayout/internal/testkit"
 )
 
 // TestAMRLevels rewrites the real AMR datasets with several layouts and
@@ -51,6 +53,30 @@ func TestAMRLevels(t *testing.T) {
 			if c.args == nil {
 				peersReaders(t, "pmd", "-", out)
 			}
+		})
+	}
+}
+
+// TestAMROpenPMDInput rewrites openPMD mesh-refinement series written by
+// openPMD-api (amr_gen.py: rho, rho_lvl1 and E_lvl1 of two patches stored
+// as chunks) on every backend: each level record keeps its name and
+// refinementRatio, spans the refined domain, is chunked with a note and a
+// box table of the patches, and openPMD-api reads it equal to the input.
+// BP keeps the patches as blocks, so only their chunks are allocated;
+// openPMD-api's HDF5 datasets are dense (one block), the holes read as the
+// input holds them.
+func TestAMROpenPMDInput(t *testing.T) {
+	for _, c := range []struct{ backend, sparse string }{{"bp", "1"}, {"bp4", "1"}, {"h5", "0"}} {
+		t.Run(c.backend, func(t *testing.T) {
+			dir := t.TempDir()
+			in := filepath.Join(dir, "in", "openpmd."+c.backend)
+			testkit.PeersPython(t, "amr_gen.py", "write", in)
+			out := filepath.Join(dir, "out")
+			r := mustRun(t, "run", in, "-o", out)
+			if !strings.Contains(r.stdout+r.stderr, "layout: rho_lvl1: refined level 1: chunked") {
+				t.Errorf("the run's log does not say why rho_lvl1 is chunked:\n%s%s", r.stdout, r.stderr)
+			}
+			t.Logf("amr_gen.py check:\n%s", testkit.PeersPython(t, "amr_gen.py", "check", in, out, c.sparse))
 		})
 	}
 }

@@ -39,12 +39,17 @@ const LevelChunkBytes = 1 << 20
 
 // LevelLayout is the layout of array a given the layout l chosen for it
 // (from the user's request or the cost model): l itself for anything but a
-// refined level with its box table (Level > 0, Boxes set: what the AMR
-// readers emit), else a chunked layout by the rule above with a Note saying
+// refined level with its box table (Level > 0, or an openPMD input's
+// "<record>_lvl<N>" record, catalog.MeshLevel; Boxes set: what the readers
+// emit), else a chunked layout by the rule above with a Note saying
 // why (for the log and the manifest).
 func LevelLayout(a *catalog.Array, l Layout) Layout {
 	rank := len(a.Shape)
-	if a.Level <= 0 || len(a.Boxes) == 0 || a.Constant || rank == 0 || isEmpty(a.Shape) {
+	level := a.Level
+	if level == 0 {
+		level = catalog.MeshLevel(a.Var) // an openPMD input's "rho_lvl1"
+	}
+	if level <= 0 || len(a.Boxes) == 0 || a.Constant || rank == 0 || isEmpty(a.Shape) {
 		return l
 	}
 	boxes := a.Boxes
@@ -60,7 +65,7 @@ func LevelLayout(a *catalog.Array, l Layout) Layout {
 	}
 	note := fmt.Sprintf("refined level %d: chunked %s whatever the layout (%s asked): the level spans the whole refined domain %s "+
 		"and only the chunks its %d boxes touch are stored (openPMD mesh refinement)",
-		a.Level, dimsString(chunk), asked, dimsString(a.Shape), len(boxes))
+		level, dimsString(chunk), asked, dimsString(a.Shape), len(boxes))
 	return Layout{Kind: Chunked, Chunk: chunk, Note: note}
 }
 

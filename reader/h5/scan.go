@@ -91,6 +91,9 @@ func (d *Dataset) Scan(ctx context.Context, emit func(*catalog.Array) error) err
 		if err := d.finish(f.hf, e, a); err != nil {
 			return err
 		}
+		if d.info.Format == "openpmd-hdf5" {
+			catalog.SetLevelBoxes(a) // an openPMD mesh-refinement level: its chunks
+		}
 		if err := emit(a); err != nil {
 			return err
 		}

@@ -1,0 +1,30 @@
+package catalog
+
+import "testing"
+
+func TestMeshLevel(t *testing.T) {
+	for v, want := range map[string]int{
+		"rho": 0, "rho_lvl1": 1, "E_lvl2/x": 2, "E_lvl12/x": 12, "rho_lvl": 0, "rho_lvl0": 0, "rho_lvl01": 0,
+		"a_lvlx": 0, "_lvl1": 0, "E/x_lvl1": 0, "particles/e_lvl1/position/x": 0, "rho_lvl99999999999999999999": 0,
+	} {
+		if got := MeshLevel(v); got != want {
+			t.Errorf("MeshLevel(%q) = %d, want %d", v, got, want)
+		}
+	}
+}
+
+func TestSetLevelBoxes(t *testing.T) {
+	blocks := []Block{{Box: Box{Lower: []int64{0, 0}, Count: []int64{8, 16}}}, {Box: Box{Lower: []int64{16, 8}, Count: []int64{8, 8}}},
+		{Box: Box{Lower: []int64{0, 0}, Count: []int64{0, 4}}}}
+	a := &Array{Var: "E_lvl1/x", Shape: []int64{32, 32}, Blocks: blocks}
+	SetLevelBoxes(a)
+	if len(a.Boxes) != 2 || a.Boxes[1].Lower[0] != 16 || a.Boxes[1].Count[1] != 8 {
+		t.Errorf("boxes %v", a.Boxes)
+	}
+	for _, b := range []*Array{{Var: "rho", Shape: []int64{32, 32}, Blocks: blocks}, {Var: "particles/e_lvl1/x", Species: "e_lvl1", Shape: []int64{4}, Blocks: blocks}} {
+		SetLevelBoxes(b)
+		if b.Boxes != nil {
+			t.Errorf("%s: boxes %v", b.Var, b.Boxes)
+		}
+	}
+}
