@@ -28,3 +28,36 @@ func TestSetLevelBoxes(t *testing.T) {
 		}
 	}
 }
+
+// HoleBytes: the part of a refined level's (or an openPMD _lvl record's)
+// domain that no box covers; level 0 and box-less arrays have none.
+func TestVariablesHoleBytes(t *testing.T) {
+	s, err := CreateStore(t.TempDir() + "/c.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	f64 := DType{Kind: Float, Size: 8}
+	box := Box{Lower: []int64{0, 0}, Count: []int64{4, 4}}
+	blk := []Block{{Box: box, File: "f", Length: 128}}
+	for _, a := range []*Array{
+		{Var: "rho", Level: 0, DType: f64, Shape: []int64{8, 8}, Boxes: []Box{box}, Blocks: blk},
+		{Var: "rho", Level: 1, DType: f64, Shape: []int64{16, 16}, Boxes: []Box{box, {Lower: []int64{8, 8}, Count: []int64{4, 4}}}, Blocks: blk},
+		{Var: "E_lvl1/x", DType: f64, Shape: []int64{16, 16}, Boxes: []Box{box}, Blocks: blk},
+		{Var: "plain", Level: 1, DType: f64, Shape: []int64{16, 16}, Blocks: blk},
+	} {
+		if err := s.Put(a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	vs, err := s.Variables()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int64{"rho": (256 - 32) * 8, "E_lvl1/x": (256 - 16) * 8, "plain": 0}
+	for _, v := range vs {
+		if v.HoleBytes != want[v.Name] {
+			t.Errorf("%s: HoleBytes %d, want %d", v.Name, v.HoleBytes, want[v.Name])
+		}
+	}
+}
