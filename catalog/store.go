@@ -346,9 +346,9 @@ type VarSummary struct {
 	// or an openPMD "<record>_lvl<N>", with a box table) that no box covers
 	// (in Bytes): the output's sparse chunks never store them.
 	HoleBytes int64
-	Files         int // distinct source files
-	Steps         []int64
-	Levels        int
+	Files     int // distinct source files
+	Steps     []int64
+	Levels    int
 }
 
 // Variables summarises every variable, sorted by name.
