@@ -55,6 +55,21 @@ func TestAMRLevels(t *testing.T) {
 			}
 		})
 	}
+	// The sharded path (plan -o, rewrite per shard, commit) writes the same
+	// sparse levels.
+	t.Run("pelelmex-2d-shards", func(t *testing.T) {
+		in := sharedData(t, "amrex/pelelmex-2d")
+		out := filepath.Join(t.TempDir(), "out")
+		mustRun(t, "plan", in, "-o", out, "--shards", "2", "-q")
+		mustRun(t, "rewrite", out, "--shard", "0/2", "-q")
+		mustRun(t, "rewrite", out, "--shard", "1/2", "-q")
+		mustRun(t, "commit", out, "-q")
+		b, err := exec.Command(python, "amr.py", in, out, "fab", "temp").CombinedOutput()
+		if err != nil {
+			t.Fatalf("amr.py: %v\n%s", err, b)
+		}
+		t.Logf("amr.py:\n%s", b)
+	})
 }
 
 // TestAMROpenPMDInput rewrites openPMD mesh-refinement series written by
