@@ -36,11 +36,12 @@ func MeshLevel(v string) int {
 	return n
 }
 
-// SetLevelBoxes gives a, an openPMD mesh-refinement level (MeshLevel of its
-// Var > 0) without a box table, the boxes of its blocks (the patches the
-// writer stored) as Boxes. Other arrays are left alone.
+// SetLevelBoxes gives a, a refined level without a box table (an openPMD
+// mesh-refinement record, MeshLevel of its Var > 0, or a relayout output's
+// level read back, Level > 0), the boxes of its blocks (the patches the
+// writer stored, or the chunks) as Boxes. Other arrays are left alone.
 func SetLevelBoxes(a *Array) {
-	if a.Boxes != nil || a.Species != "" || a.Constant || len(a.Shape) == 0 || len(a.Blocks) == 0 || MeshLevel(a.Var) == 0 {
+	if a.Boxes != nil || a.Species != "" || a.Constant || len(a.Shape) == 0 || len(a.Blocks) == 0 || (a.Level == 0 && MeshLevel(a.Var) == 0) {
 		return
 	}
 	a.Boxes = make([]Box, 0, len(a.Blocks))

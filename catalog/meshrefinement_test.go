@@ -21,6 +21,11 @@ func TestSetLevelBoxes(t *testing.T) {
 	if len(a.Boxes) != 2 || a.Boxes[1].Lower[0] != 16 || a.Boxes[1].Count[1] != 8 {
 		t.Errorf("boxes %v", a.Boxes)
 	}
+	c := &Array{Var: "temp", Level: 2, Shape: []int64{32, 32}, Blocks: blocks}
+	SetLevelBoxes(c)
+	if len(c.Boxes) != 2 {
+		t.Errorf("level 2: boxes %v", c.Boxes)
+	}
 	for _, b := range []*Array{{Var: "rho", Shape: []int64{32, 32}, Blocks: blocks}, {Var: "particles/e_lvl1/x", Species: "e_lvl1", Shape: []int64{4}, Blocks: blocks}} {
 		SetLevelBoxes(b)
 		if b.Boxes != nil {

@@ -56,7 +56,7 @@ func TestAMRLevels(t *testing.T) {
 		})
 	}
 	// The sharded path (plan -o, rewrite per shard, commit) writes the same
-	// sparse levels.
+	// sparse levels, and so does a rewrite of that output.
 	t.Run("pelelmex-2d-shards", func(t *testing.T) {
 		in := sharedData(t, "amrex/pelelmex-2d")
 		out := filepath.Join(t.TempDir(), "out")
@@ -69,6 +69,13 @@ func TestAMRLevels(t *testing.T) {
 			t.Fatalf("amr.py: %v\n%s", err, b)
 		}
 		t.Logf("amr.py:\n%s", b)
+		// relayout's output rewritten again (read back through its
+		// manifest: the level's chunks become its boxes) stays sparse.
+		again := filepath.Join(t.TempDir(), "again")
+		mustRun(t, "run", out, "-o", again, "-q")
+		if b, err = exec.Command(python, "amr.py", in, again, "fab", "temp").CombinedOutput(); err != nil {
+			t.Fatalf("amr.py on the rewritten output: %v\n%s", err, b)
+		}
 	})
 }
 
