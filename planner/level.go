@@ -8,8 +8,8 @@ import (
 	"relayout/catalog"
 )
 
-// A refined AMR level (catalog.Array.Level > 0 with its Boxes) spans the level-0 domain
-// refined by the cumulative ratio (the openPMD mesh-refinement extension:
+// A refined AMR level (catalog.Array.Level > 0 with its Boxes) spans the
+// level-0 domain refined by the cumulative ratio (the openPMD mesh-refinement extension:
 // "the refined level must cover the previous level in extent and store
 // multiple patches through its chunking mechanism"), and its boxes cover
 // only part of it. It is therefore always written chunked, whatever layout
@@ -27,10 +27,11 @@ import (
 //	                                     +--+--+--+--+--+--+--+--+
 //
 // The chunk edge along each dimension is a power of two near the typical
-// box: the largest power of two not above the median box extent (p), made
-// the power of two to which every box corner and extent is aligned (g) when
-// g >= 8, so that aligned boxes map to whole chunks (AMReX and Chombo boxes
-// sit on multiples of a blocking factor); then bounded by a requested chunk
+// box: the largest power of two not above the median box extent (p),
+// bounded by the largest power of two to which every box corner and extent
+// is aligned (g) when g >= 8, so that aligned boxes map to whole chunks
+// (AMReX and Chombo boxes sit on multiples of a blocking factor); then
+// bounded by a requested chunk
 // shape, clipped to the shape, and halved along the longest edge while a
 // chunk holds more than LevelChunkBytes.
 
