@@ -140,6 +140,9 @@ type ManifestDataset struct {
 	// [nboxes][2][rank], lower and upper (inclusive) corners in the level's
 	// global index space. Empty for non-AMR arrays.
 	Boxes string `json:"boxes,omitempty"`
+	// Note says why the layout is not the one asked for: a refined AMR
+	// level is always chunked (planner.LevelLayout).
+	Note string `json:"note,omitempty"`
 }
 
 // ReadManifest reads and checks OUT/relayout.json.

@@ -342,14 +342,18 @@ type VarSummary struct {
 	// ConstantBytes are the logical bytes of its constant arrays (in
 	// Bytes), which the output stores as two attributes.
 	ConstantBytes int64
-	Files         int // distinct source files
-	Steps         []int64
-	Levels        int
+	// HoleBytes are the logical bytes of its refined AMR levels (Level > 0
+	// or an openPMD "<record>_lvl<N>", with a box table) that no box covers
+	// (in Bytes): the output's sparse chunks never store them.
+	HoleBytes int64
+	Files     int // distinct source files
+	Steps     []int64
+	Levels    int
 }
 
 // Variables summarises every variable, sorted by name.
 func (s *Store) Variables() ([]VarSummary, error) {
-	rows, err := s.db.Query(`SELECT id, var, step, level, dtype, shape, ` + s.col("constant", "0") + ` FROM arrays ORDER BY var, step, level`)
+	rows, err := s.db.Query(`SELECT id, var, step, level, dtype, shape, boxes, ` + s.col("constant", "0") + ` FROM arrays ORDER BY var, step, level`)
 	if err != nil {
 		return nil, fmt.Errorf("catalog: %s: %w", s.path, err)
 	}
@@ -360,12 +364,13 @@ func (s *Store) Variables() ([]VarSummary, error) {
 		level    int
 		dtype    string
 		shape    string
+		boxes    sql.NullString
 		constant bool
 	}
 	var all []arr
 	for rows.Next() {
 		var a arr
-		if err := rows.Scan(&a.id, &a.v, &a.step, &a.level, &a.dtype, &a.shape, &a.constant); err != nil {
+		if err := rows.Scan(&a.id, &a.v, &a.step, &a.level, &a.dtype, &a.shape, &a.boxes, &a.constant); err != nil {
 			rows.Close()
 			return nil, err
 		}
@@ -399,6 +404,17 @@ func (s *Store) Variables() ([]VarSummary, error) {
 		vs.Bytes += n
 		if a.constant {
 			vs.ConstantBytes += n
+		}
+		if a.boxes.Valid && (a.level > 0 || MeshLevel(a.v) > 0) {
+			var boxes []Box
+			if err := fromJSON(a.boxes.String, &boxes); err != nil {
+				return nil, err
+			}
+			var covered int64
+			for _, b := range boxes {
+				covered += b.Elements()
+			}
+			vs.HoleBytes += max(0, n-covered*int64(vs.DType.Size))
 		}
 		if n := len(vs.Steps); n == 0 || vs.Steps[n-1] != a.step {
 			vs.Steps = append(vs.Steps, a.step)

@@ -76,11 +76,12 @@ func checkSpace(out string, need int64, rerun string) error {
 }
 
 // contiguousBytes is the size of an output written contiguously: every
-// array's logical bytes (contiguous datasets are allocated whole).
+// array's logical bytes (contiguous datasets are allocated whole), but for
+// a refined AMR level only what its boxes cover (always chunked sparsely).
 func contiguousBytes(vars []catalog.VarSummary) int64 {
 	var n int64
 	for _, v := range vars {
-		n += v.Bytes - v.ConstantBytes // constant records are attributes
+		n += v.Bytes - v.ConstantBytes - v.HoleBytes // constant records are attributes; sparse AMR levels store their boxes
 	}
 	return n
 }

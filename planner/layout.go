@@ -14,6 +14,9 @@ const (
 type Layout struct {
 	Kind  string  // Contiguous, Chunked or Merged
 	Chunk []int64 // chunk shape, Chunked only; every entry in [1, shape[i]]
+	// Note says why the layout is not the one asked for (a refined AMR
+	// level, LevelLayout), for the run's log and the manifest; else empty.
+	Note string
 }
 
 // ChooseLayout picks the layout of an array of the given shape.

@@ -412,9 +412,18 @@ func LayoutFor(shape []int64, elemSize int, opts PlanOptions) (Layout, string, e
 	return l, why, nil
 }
 
+// chooseFor is LayoutFor for array a: its ArrayChunks request, and a refined
+// AMR level chunked by LevelLayout whatever the layout asked.
 func chooseFor(a *catalog.Array, opts PlanOptions) (Layout, string, error) {
 	opts.ChunkShape, opts.Chunks = ArrayChunks(a, opts.ChunkShape, opts.Chunks)
-	return LayoutFor(a.Shape, a.DType.Size, opts)
+	l, why, err := LayoutFor(a.Shape, a.DType.Size, opts)
+	if err != nil {
+		return l, why, err
+	}
+	if ll := LevelLayout(a, l); ll.Note != "" {
+		return ll, ll.Note, nil
+	}
+	return l, why, nil
 }
 
 // ArrayChunks is the --chunk-shape and --chunks request as it applies to

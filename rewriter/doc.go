@@ -65,8 +65,14 @@
 // Attr.Record; the writer splits them back by that mark and the lists above.
 // Attributes keep their stored type (float32, int16, ...). Refined levels
 // follow the openPMD MeshRefinement extension: record "<record>_lvl<L>"
-// ("E_lvl1/x", "rho_lvl1"), with refinementRatio; a level dataset covers
-// the bounding box of its boxes, placed by gridGlobalOffset. Required
+// ("E_lvl1/x", "rho_lvl1"), with refinementRatio (to level L-1); a level
+// dataset spans the previous level's whole extent (the level-0 domain
+// refined by the cumulative ratio, as the readers give it: gridGlobalOffset
+// is the domain's origin, gridSpacing the level's) and is made sparse by
+// chunking: it is chunked whatever the layout asked (planner.LevelLayout,
+// decided in arrayLayout, the reason in the log and the manifest's note),
+// and chunks that no box touches are never written (they read as the fill
+// value). Its boxes are in the box table. Required
 // attributes the input lacks (any non-openPMD input) are filled in and
 // named in the object's relayout_defaulted attribute: geometry "cartesian",
 // dataOrder "C", axisLabels x,y,z, gridSpacing from "dx" (AMReX, Chombo) or

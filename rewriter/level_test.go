@@ -8,16 +8,30 @@ import (
 	"math"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"relayout/catalog"
 )
 
 // TestRunSparseLevel writes an AMR-like level: two boxes with ghost cells in a
-// larger bounding box, NaN fill, chunked. h5py checks the values, that only
-// chunks touched by a box were stored, and the box table.
+// larger level, NaN fill, chunked 4x4 — as asked, and whatever the layout
+// asked (a refined level with its box table is always chunked; the chunk
+// rule gives 4x4 for these boxes too, with a note in the manifest). h5py
+// checks the values, that only chunks touched by a box were stored, and the
+// box table.
 func TestRunSparseLevel(t *testing.T) {
 	needTool(t, python)
+	for _, opts := range []Options{
+		{Layout: "chunked", ChunkShape: []int64{4, 4}},
+		{Layout: "contiguous"},
+		{Layout: "merged"},
+	} {
+		t.Run(opts.Layout, func(t *testing.T) { testSparseLevel(t, opts) })
+	}
+}
+
+func testSparseLevel(t *testing.T, opts Options) {
 	dir := t.TempDir()
 	st, err := catalog.CreateStore(filepath.Join(dir, "in.db"))
 	if err != nil {
@@ -51,13 +65,20 @@ func TestRunSparseLevel(t *testing.T) {
 		t.Fatal(err)
 	}
 	stage := filepath.Join(dir, "stage")
-	m, err := Run(context.Background(), st, src, stage, Options{Layout: "chunked", ChunkShape: []int64{4, 4}, Jobs: 2, Version: "t"})
+	opts.Jobs, opts.Version = 2, "t"
+	var log strings.Builder
+	opts.Progress = &log
+	m, err := Run(context.Background(), st, src, stage, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ds := m.Variables[0].Datasets[0]
-	if ds.Path != "/data/5/meshes/rho_lvl1" || ds.Boxes != "/data/5/relayout_boxes/rho_lvl1" || fmt.Sprint(ds.Offset) != "[10 20]" {
+	if ds.Path != "/data/5/meshes/rho_lvl1" || ds.Boxes != "/data/5/relayout_boxes/rho_lvl1" || fmt.Sprint(ds.Offset) != "[10 20]" ||
+		ds.Layout != "chunked" || fmt.Sprint(ds.Chunk) != "[4 4]" {
 		t.Fatalf("manifest entry %+v", ds)
+	}
+	if !strings.Contains(ds.Note, "refined level 1: chunked 4x4") || !strings.Contains(log.String(), "layout: rho: "+ds.Note) {
+		t.Errorf("note %q, log:\n%s", ds.Note, log.String())
 	}
 	script := `
 import sys, json, h5py, numpy as np

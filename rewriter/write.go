@@ -214,7 +214,7 @@ func writeStructure(ctx context.Context, w *h5.Writer, store *catalog.Store, src
 			entry = catalog.ManifestDataset{
 				Step: a.Step, Level: a.Level, Path: path,
 				Shape: nonNil(a.Shape), Offset: nonNil(a.Offset), Layout: layout.Kind, Chunk: layout.Chunk,
-				Compression: compression(spec),
+				Compression: compression(spec), Note: layout.Note,
 			}
 			if mt != nil {
 				entry.Cuboids = len(mt.plan.Units)
@@ -670,8 +670,11 @@ func nonNil(v []int64) []int64 {
 	return v
 }
 
-// arrayLayout plans the output layout of a. A layout that does not fit the
-// array (wrong rank, chunks over HDF5's limit) wraps catalog.ErrUnsupported.
+// arrayLayout plans the output layout of a: the one place that decides it
+// (checkPlan up front, writeStructure as each array is written). A refined
+// AMR level is chunked whatever was asked (planner.LevelLayout, its Note
+// going to the log and the manifest). A layout that does not fit the array
+// (wrong rank, chunks over HDF5's limit) wraps catalog.ErrUnsupported.
 func arrayLayout(a *catalog.Array, opts Options) (planner.Layout, error) {
 	var layout planner.Layout
 	var err error
@@ -686,6 +689,7 @@ func arrayLayout(a *catalog.Array, opts Options) (planner.Layout, error) {
 	if err != nil {
 		return layout, arrayErr(a.Key(), fmt.Errorf("%v: %w", err, catalog.ErrUnsupported))
 	}
+	layout = planner.LevelLayout(a, layout)
 	if layout.Kind == planner.Chunked {
 		if b := product(layout.Chunk) * int64(a.DType.Size); b > maxChunkBytes {
 			return layout, arrayErr(a.Key(), fmt.Errorf("chunk %v of %v is %d bytes, HDF5 allows %d: %w",
@@ -698,13 +702,19 @@ func arrayLayout(a *catalog.Array, opts Options) (planner.Layout, error) {
 // checkPlan plans every array before anything is written, so that a layout
 // that does not fit one array fails the run up front rather than half-way.
 // (Blocks are checked by checkArray as each array is written.)
+// Each distinct layout note (a refined level's) is logged once per variable.
 func checkPlan(ctx context.Context, store *catalog.Store, vars []catalog.VarSummary, opts Options) error {
 	for _, v := range vars {
+		logged := map[string]bool{}
 		err := store.EachArrayHeader(ctx, v.Name, func(a *catalog.Array) error {
 			if a.Constant {
 				return nil // no data, no layout
 			}
-			_, err := arrayLayout(a, opts)
+			l, err := arrayLayout(a, opts)
+			if err == nil && l.Note != "" && opts.Progress != nil && !logged[l.Note] {
+				logged[l.Note] = true
+				fmt.Fprintf(opts.Progress, "layout: %s: %s\n", v.Name, l.Note)
+			}
 			return err
 		})
 		if err != nil {

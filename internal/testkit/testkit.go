@@ -45,11 +45,14 @@ type YTGrid struct {
 }
 
 type YTDump struct {
-	Levels int         `json:"levels"`
-	Domain []int64     `json:"domain"`
-	Fields []string    `json:"fields"`
-	Grids  []YTGrid    `json:"grids"`
-	Values [][]float64 `json:"-"`
+	Levels int     `json:"levels"`
+	Domain []int64 `json:"domain"`
+	// LevelDomains is the domain's extent in each level's cells (yt's
+	// domain width over the level's grid spacing).
+	LevelDomains [][]int64   `json:"level_domains"`
+	Fields       []string    `json:"fields"`
+	Grids        []YTGrid    `json:"grids"`
+	Values       [][]float64 `json:"-"`
 }
 
 // RunYT dumps fields of a dataset through yt; it skips when yt is missing

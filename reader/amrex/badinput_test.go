@@ -59,6 +59,11 @@ func TestBadInput(t *testing.T) {
 		{"box outside the domain", func(t *testing.T, dir string) {
 			edit(t, filepath.Join(dir, "Level_1", "Cell_H"), "((8,8,8) (15,15,15) (0,0,0))", "((8,8,8) (15,15,16) (0,0,0))")
 		}, catalog.ErrCorrupt, []string{"Level_1/Cell_H: line 13", "outside the level 1 domain"}},
+		{"level domain not the coarser one refined", func(t *testing.T, dir string) {
+			// Level 1 of pelelmex-3d is 16^3 (level 0's 8^3 refined by 2): a
+			// larger one would make the level array span cells no level has.
+			edit(t, filepath.Join(dir, "Header"), "((0,0,0) (15,15,15) (0,0,0))", "((0,0,0) (15,15,19) (0,0,0))")
+		}, catalog.ErrCorrupt, []string{"Header: level 1 domain", "is not level 0's", "refined by the ratio 2"}},
 		{"Header names more levels than exist", func(t *testing.T, dir string) {
 			if err := os.RemoveAll(filepath.Join(dir, "Level_2")); err != nil {
 				t.Fatal(err)

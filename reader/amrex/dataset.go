@@ -51,6 +51,7 @@ type level struct {
 	ghost  []int64 // nil when the FABs hold no ghost cells
 	offset []int64 // global index of the array's first element
 	shape  []int64
+	ratio  []int64 // per axis, to the next coarser level (nil on level 0)
 	npts   []int64 // per box: stored points per component
 	boxes  []catalog.Box
 	fabs   []fab
@@ -340,11 +341,28 @@ func (o *opener) level(p *plotfile, l int) (*level, error) {
 		lv.ghost = c.NGhost
 	}
 
-	// The array spans the level's domain on level 0 and the bounding box of
-	// the boxes elsewhere; every box must lie in the domain.
+	// Every level's array spans its level's domain, the level-0 domain
+	// refined by the cumulative ratio (the openPMD mesh-refinement
+	// extension: a refined level covers the previous level's extent and is
+	// sparse where no box is); every box must lie in it.
 	dom := h.Domains[l]
 	d := h.Dim
-	var bbLo, bbHi []int64
+	if l > 0 {
+		// The domain must be the coarser one refined: by the Header's
+		// ratio along x (the only component it records), by a whole
+		// ratio along the others (AMReX allows anisotropic ones).
+		prev := h.Domains[l-1]
+		lv.ratio = make([]int64, d)
+		for k := 0; k < d; k++ {
+			ext, pext := dom.Hi[k]-dom.Lo[k]+1, prev.Hi[k]-prev.Lo[k]+1
+			r := ext / max(pext, 1)
+			if pext < 1 || r < 1 || ext != r*pext || dom.Lo[k] != prev.Lo[k]*r || (k == 0 && r != h.RefRatio[l-1]) {
+				return nil, fmt.Errorf("amrex: %s: level %d domain %v is not level %d's %v refined by the ratio %d: %w",
+					hname, l, dom, l-1, prev, h.RefRatio[l-1], catalog.ErrCorrupt)
+			}
+			lv.ratio[k] = r
+		}
+	}
 	for i, bx := range c.Boxes {
 		if !slices.Equal(bx.Type, c.Boxes[0].Type) {
 			return nil, fmt.Errorf("amrex: %s: line %d: box %v has another index type than box 0: %w", cname, c.BoxLine[i], bx, catalog.ErrCorrupt)
@@ -354,19 +372,11 @@ func (o *opener) level(p *plotfile, l int) (*level, error) {
 				return nil, fmt.Errorf("amrex: %s: line %d: box %v outside the level %d domain %v: %w", cname, c.BoxLine[i], bx, l, dom, catalog.ErrCorrupt)
 			}
 		}
-		if i == 0 {
-			bbLo, bbHi = slices.Clone(bx.Lo), slices.Clone(bx.Hi)
-		}
-		for k := 0; k < d; k++ {
-			bbLo[k], bbHi[k] = min(bbLo[k], bx.Lo[k]), max(bbHi[k], bx.Hi[k])
-		}
 	}
-	if l == 0 || len(c.Boxes) == 0 {
-		bbLo, bbHi = slices.Clone(dom.Lo), slices.Clone(dom.Hi)
-		if len(c.Boxes) > 0 {
-			for k := 0; k < d; k++ {
-				bbHi[k] += c.Boxes[0].Type[k]
-			}
+	bbLo, bbHi := slices.Clone(dom.Lo), slices.Clone(dom.Hi)
+	if len(c.Boxes) > 0 {
+		for k := 0; k < d; k++ {
+			bbHi[k] += c.Boxes[0].Type[k]
 		}
 	}
 	lv.offset = bbLo
@@ -582,16 +592,19 @@ func (p *plotfile) array(v string, c, l int, lv *level) *catalog.Array {
 		Boxes:  make([]catalog.Box, len(lv.boxes)),
 		Blocks: make([]catalog.Block, len(lv.fabs)),
 	}
-	ratio := int64(1)
+	ratio := catalog.Attr{Name: "ref_ratio", Type: "int64", Scalar: true, Ints: []int64{1}}
 	if l > 0 {
-		ratio = h.RefRatio[l-1]
+		ratio.Ints = []int64{h.RefRatio[l-1]}
+		if slices.ContainsFunc(lv.ratio, func(r int64) bool { return r != h.RefRatio[l-1] }) {
+			ratio.Scalar, ratio.Ints = false, slices.Clone(lv.ratio) // anisotropic: one per axis
+		}
 	}
 	a.Attrs = []catalog.Attr{
 		{Name: "dx", Type: "float64", Floats: slices.Clone(h.CellSize[l])},
 		{Name: "level_step", Type: "int64", Scalar: true, Ints: []int64{h.Levels[l].Step}},
 		{Name: "prob_hi", Type: "float64", Floats: slices.Clone(h.ProbHi)},
 		{Name: "prob_lo", Type: "float64", Floats: slices.Clone(h.ProbLo)},
-		{Name: "ref_ratio", Type: "int64", Scalar: true, Ints: []int64{ratio}},
+		ratio,
 		{Name: "time", Type: "float64", Scalar: true, Floats: []float64{h.Levels[l].Time}},
 	}
 	for i, f := range lv.fabs {

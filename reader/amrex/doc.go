@@ -10,10 +10,11 @@
 // Axes are (i, j[, k]) = (x, y[, z]) in that order: Shape and Offset list x
 // first, and the rewriter's C-order output is therefore indexed [x][y][z].
 // Offset is the global index (in the level's own index space) of the array's
-// first cell: the level domain's low corner on level 0, the low corner of
-// the bounding box of the level's boxes on finer levels; Shape is that
-// domain or bounding box. Fill is NaN in the data's type and byte order, for
-// the cells no box covers. Boxes lists the level's boxes relative to Offset.
+// first cell and Shape its extent: the level's domain on every level, which
+// on a finer level is the level-0 domain refined by the cumulative ratio (the
+// openPMD mesh-refinement layout: a refined level spans the previous level's
+// extent, and its boxes cover part of it). Fill is NaN in the data's type and
+// byte order, for the cells no box covers. Boxes lists the level's boxes relative to Offset.
 // Each box is one Block: Box is its valid cells relative to Offset, Order is
 // ColMajor (FABs are Fortran order), File the Cell_D file relative to the
 // dataset root, Offset the first byte of this component inside the FAB

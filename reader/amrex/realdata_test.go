@@ -13,7 +13,7 @@ import (
 	"relayout/internal/testkit"
 )
 
-// compareYT checks arrays against yt's grids: level count, level-0 shape, the
+// compareYT checks arrays against yt's grids: level count, every level's shape, the
 // box list of every level, and every value of every box for the dumped fields.
 func compareYT(t *testing.T, ds *Dataset, y *testkit.YTDump, dim int) {
 	t.Helper()
@@ -28,6 +28,13 @@ func compareYT(t *testing.T, ds *Dataset, y *testkit.YTDump, dim int) {
 		}
 		if got, want := levels[0].Shape, testkit.TrimDims(y.Domain, dim); !slices.Equal(got, want) {
 			t.Errorf("%s: level 0 shape %v, yt domain %v", name, got, want)
+		}
+		// Every level spans the whole domain in its own cells (the
+		// openPMD mesh-refinement layout), from the domain's corner.
+		for l, a := range levels {
+			if got, want := a.Shape, testkit.TrimDims(y.LevelDomains[l], dim); !slices.Equal(got, want) || slices.ContainsFunc(a.Offset, func(o int64) bool { return o != 0 }) {
+				t.Errorf("%s: level %d shape %v offset %v, yt's domain in the level's cells %v", name, l, got, a.Offset, want)
+			}
 		}
 		ytBoxes := map[int][]string{}
 		for _, g := range y.Grids {
@@ -163,8 +170,10 @@ func TestPeleLMeX2DAgainstCellHMinMax(t *testing.T) {
 			}
 		}
 	}
-	if a := byVar["temp"][1]; !slices.Equal(a.Shape, []int64{448, 512}) {
-		t.Errorf("level 1 bounding box %v offset %v", a.Shape, a.Offset)
+	// Level 1 spans the level-0 domain (256x256, Header line 17) refined by
+	// 2, not the bounding box of its boxes (448x512).
+	if a := byVar["temp"][1]; !slices.Equal(a.Shape, []int64{512, 512}) || !slices.Equal(a.Offset, []int64{0, 0}) {
+		t.Errorf("level 1 shape %v offset %v, want the refined domain [512 512] at [0 0]", a.Shape, a.Offset)
 	}
 }
 

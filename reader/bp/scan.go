@@ -210,7 +210,11 @@ func (d *Dataset) entryArray(ctx context.Context, e *entry) (*catalog.Array, err
 	if e.constant != nil {
 		return d.constantArray(e), nil
 	}
-	return d.buildArray(ctx, e)
+	a, err := d.buildArray(ctx, e)
+	if err == nil && d.pmd != nil {
+		catalog.SetLevelBoxes(a) // an openPMD mesh-refinement level: its patches
+	}
+	return a, err
 }
 
 // entrySets reads and parses the characteristic sets of e's index entry.

@@ -335,6 +335,18 @@ type geometry struct {
 
 var axes = []string{"i", "j", "k"}
 
+// fitsInt64 reports whether the product of shape fits an int64.
+func fitsInt64(shape []int64) bool {
+	n := int64(1)
+	for _, v := range shape {
+		if v <= 0 || n > math.MaxInt64/v {
+			return false
+		}
+		n *= v
+	}
+	return true
+}
+
 // compoundBox maps a compound row {lo_i, lo_j, ..., hi_i, ...} by member name.
 func (r *fileReader) compoundBox(obj string, names []string, row []int64) (lo, hi []int64, err error) {
 	lo, hi = make([]int64, r.dim), make([]int64, r.dim)
@@ -369,7 +381,6 @@ func (r *fileReader) geometry(grp string, l int) (*geometry, error) {
 	if err != nil {
 		return nil, err
 	}
-	bbLo, bbHi := slices.Clone(g.domain[0]), slices.Clone(g.domain[1])
 	for b, row := range rows {
 		lo, hi, err := r.compoundBox(fmt.Sprintf("%s[%d]", bname, b), names, row)
 		if err != nil {
@@ -380,21 +391,17 @@ func (r *fileReader) geometry(grp string, l int) (*geometry, error) {
 				return nil, r.errf(bname, "box %d lo %v hi %v outside the level %d domain lo %v hi %v", b, lo, hi, l, g.domain[0], g.domain[1])
 			}
 		}
-		if b == 0 && l > 0 {
-			bbLo, bbHi = slices.Clone(lo), slices.Clone(hi)
-		}
-		if l > 0 {
-			for k := 0; k < r.dim; k++ {
-				bbLo[k], bbHi[k] = min(bbLo[k], lo[k]), max(bbHi[k], hi[k])
-			}
-		}
 		g.lo, g.hi = append(g.lo, lo), append(g.hi, hi)
 	}
-	// The array covers the domain on level 0 and the boxes' bounding box
-	// on finer levels.
-	g.offset, g.shape = bbLo, make([]int64, r.dim)
+	// Every level's array covers its level's prob_domain, the level-0
+	// domain refined by the cumulative ratio (the openPMD mesh-refinement
+	// extension: sparse where the level has no box).
+	g.offset, g.shape = slices.Clone(g.domain[0]), make([]int64, r.dim)
 	for k := range g.shape {
-		g.shape[k] = bbHi[k] - bbLo[k] + 1
+		g.shape[k] = g.domain[1][k] - g.domain[0][k] + 1
+	}
+	if !fitsInt64(g.shape) {
+		return nil, r.errf(grp, "prob_domain lo %v hi %v: %v cells overflow", g.domain[0], g.domain[1], g.shape)
 	}
 	for b := range g.lo {
 		rel := catalog.Box{Lower: make([]int64, r.dim), Count: make([]int64, r.dim)}

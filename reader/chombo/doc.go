@@ -11,8 +11,10 @@
 // "<name>_<c>") when they hold several. Axes, Offset, Fill, Boxes and block
 // conventions are those of reader/amrex: (i, j[, k]) = (x, y[, z]) order,
 // Order ColMajor (Chombo stores each box's components one after the other,
-// each in Fortran order), Offset the level-0 prob_domain's low corner or the
-// finer level's bounding-box corner, NaN fill, and Stored/StoredLower for
+// each in Fortran order), Offset and Shape the level's prob_domain on every
+// level (a finer level's is the level-0 domain refined by the cumulative
+// ratio: the openPMD mesh-refinement layout, sparse where the level has no
+// box), NaN fill, and Stored/StoredLower for
 // boxes stored with outputGhost ghost cells. Block.Offset is the dataset's
 // file address plus the component's element offset (data:offsets=0[b] +
 // c × points) × element size; Rank comes from the Processors dataset. Attrs

@@ -19,7 +19,7 @@ import (
 // ytScript is shared with reader/amrex, whose tests use the same oracle.
 const ytScript = "../amrex/testdata/yt_dump.py"
 
-// compareYT checks arrays against yt's grids: level count, level-0 shape, the
+// compareYT checks arrays against yt's grids: level count, every level's shape, the
 // box list of every level, and every value of every box of every field.
 func compareYT(t *testing.T, ds *Dataset, y *testkit.YTDump, dim int) {
 	t.Helper()
@@ -37,6 +37,13 @@ func compareYT(t *testing.T, ds *Dataset, y *testkit.YTDump, dim int) {
 		}
 		if got, want := levels[0].Shape, testkit.TrimDims(y.Domain, dim); !slices.Equal(got, want) {
 			t.Errorf("%s: level 0 shape %v, yt domain %v", name, got, want)
+		}
+		// Every level spans the whole domain in its own cells (the
+		// openPMD mesh-refinement layout), from the domain's corner.
+		for l, a := range levels {
+			if got, want := a.Shape, testkit.TrimDims(y.LevelDomains[l], dim); !slices.Equal(got, want) || slices.ContainsFunc(a.Offset, func(o int64) bool { return o != 0 }) {
+				t.Errorf("%s: level %d shape %v offset %v, yt's domain in the level's cells %v", name, l, got, a.Offset, want)
+			}
 		}
 		ytBoxes := map[int][]string{}
 		for _, g := range y.Grids {
@@ -217,8 +224,10 @@ func TestGhostsAgainstYT(t *testing.T) {
 				t.Fatalf("%s block %d: stored %v lower %v rank %d", a.Source, i, b.Stored, b.StoredLower, b.Rank)
 			}
 		}
-		if a.Level == 1 && (!slices.Equal(a.Offset, []int64{4, 2}) || !slices.Equal(a.Shape, []int64{24, 12})) {
-			t.Errorf("level 1 bounding box At %v shape %v", a.Offset, a.Shape)
+		// Level 1 spans its prob_domain (0,0)-(31,15), not its boxes'
+		// bounding box (4,2)-(27,13).
+		if a.Level == 1 && (!slices.Equal(a.Offset, []int64{0, 0}) || !slices.Equal(a.Shape, []int64{32, 16})) {
+			t.Errorf("level 1 offset %v shape %v, want the level's domain [0 0] [32 16]", a.Offset, a.Shape)
 		}
 	}
 	compareYT(t, ds, testkit.RunYT(t, ytScript, p, "chombo"), 2)

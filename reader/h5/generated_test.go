@@ -324,3 +324,61 @@ with h5py.File(os.path.join(sys.argv[1], "B.x.h5"), "w") as f:
 		t.Errorf("escaping file name: %v", err)
 	}
 }
+
+// TestRelayoutOutputBoxes reads an AMR level of a relayout output back with
+// its box table (written here by h5py as relayout writes it: int64
+// [box][2][rank], inclusive corners in the level's global index space) as
+// the array's Boxes, the "boxes" attribute dropped; a table reaching
+// outside the array is corrupt.
+func TestRelayoutOutputBoxes(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		upper string // the second box's upper corner
+		err   error
+	}{{"good", "[11, 13]", nil}, {"outside", "[11, 16]", catalog.ErrCorrupt}} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			runPython(t, `
+import sys, os, numpy as np, h5py
+with h5py.File(os.path.join(sys.argv[1], "rho.h5"), "w") as f:
+    d = f.create_dataset("data/3/meshes/rho_lvl1", shape=(16, 16), dtype="<f8", chunks=(4, 4), fillvalue=np.nan)
+    d[0:4, 0:8] = 1.0
+    d[8:12, 12:14] = 2.0
+    t = f.create_dataset("data/3/relayout_boxes/rho_lvl1", data=np.array([[[0, 0], [3, 7]], [[8, 12], `+c.upper+`]], dtype="<i8"))
+    d.attrs["boxes"] = "/data/3/relayout_boxes/rho_lvl1"
+`, dir)
+			m := catalog.Manifest{Tool: "relayout", Version: "test", Variables: []catalog.ManifestVariable{{
+				Name: "rho", DType: "<f8", File: "rho.h5",
+				Datasets: []catalog.ManifestDataset{{Step: 3, Level: 1, Path: "/data/3/meshes/rho_lvl1", Shape: []int64{16, 16},
+					Offset: []int64{0, 0}, Layout: "chunked", Chunk: []int64{4, 4}, Boxes: "/data/3/relayout_boxes/rho_lvl1"}},
+			}}}
+			b, _ := json.Marshal(m)
+			if err := os.WriteFile(filepath.Join(dir, catalog.ManifestName), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			d, err := OpenRelayout(dir, Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Close()
+			var arrays []*catalog.Array
+			err = d.Scan(t.Context(), func(a *catalog.Array) error { arrays = append(arrays, a); return nil })
+			if c.err != nil {
+				if !errors.Is(err, c.err) || !strings.Contains(err.Error(), "box 1 outside") {
+					t.Fatalf("error %v, want %v naming box 1", err, c.err)
+				}
+				return
+			}
+			if err != nil || len(arrays) != 1 {
+				t.Fatalf("%v, %d arrays", err, len(arrays))
+			}
+			a := arrays[0]
+			if fmt.Sprint(a.Boxes) != "[[0:4,0:8] [8:12,12:14]]" {
+				t.Errorf("boxes %v", a.Boxes)
+			}
+			if slices.ContainsFunc(a.Attrs, func(at catalog.Attr) bool { return at.Name == "boxes" }) {
+				t.Errorf("the boxes attribute is kept: %v", a.Attrs)
+			}
+		})
+	}
+}

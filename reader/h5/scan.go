@@ -2,6 +2,7 @@ package h5
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -91,6 +92,9 @@ func (d *Dataset) Scan(ctx context.Context, emit func(*catalog.Array) error) err
 		if err := d.finish(f.hf, e, a); err != nil {
 			return err
 		}
+		if d.info.Format == "openpmd-hdf5" || d.info.Format == "relayout" {
+			catalog.SetLevelBoxes(a) // a refined level (openPMD's, or relayout's read back): its chunks
+		}
 		if err := emit(a); err != nil {
 			return err
 		}
@@ -141,6 +145,11 @@ func (d *Dataset) finish(hf *ih5.File, e entry, a *catalog.Array) error {
 		attrs = mergeAttrs(sp, attrs)
 	}
 	a.Attrs = dropScaleAttrs(attrs)
+	if d.info.Format == "relayout" {
+		if err := relayoutBoxes(hf, e, a); err != nil {
+			return err
+		}
+	}
 	a.Species = e.species
 	if e.stepGroup != "" {
 		if a.StepAttrs, err = hf.Attrs(e.stepGroup); err != nil {
@@ -354,4 +363,58 @@ func buildConstant(hf *ih5.File, file, path string) (*catalog.Array, error) {
 	}
 	a.Source = file + ":" + path
 	return a, nil
+}
+
+// relayoutBoxes reads back the box table of an AMR level that relayout
+// wrote (the dataset's "boxes" attribute names an int64 [box][2][rank]
+// dataset of lower and upper corners, inclusive, in the level's global index
+// space) as a.Boxes, relative to a.Offset, and drops the attribute (the
+// writer names its own table). A table that does not fit the array is
+// corrupt.
+func relayoutBoxes(hf *ih5.File, e entry, a *catalog.Array) error {
+	i := slices.IndexFunc(a.Attrs, func(at catalog.Attr) bool { return at.Name == "boxes" })
+	if i < 0 || len(a.Attrs[i].Strings) != 1 || !strings.Contains(a.Attrs[i].Strings[0], "/relayout_boxes/") {
+		return nil
+	}
+	path := a.Attrs[i].Strings[0]
+	a.Attrs = slices.Delete(slices.Clone(a.Attrs), i, i+1)
+	bad := func(what string) error {
+		return fmt.Errorf("reader/h5: %s: box table %s of %s: %s: %w", e.file, path, e.path, what, catalog.ErrCorrupt)
+	}
+	info, err := hf.Dataset(path)
+	if err != nil {
+		return err
+	}
+	rank := int64(len(a.Shape))
+	if !info.Numeric || info.DType.Kind != catalog.Int || info.DType.Size != 8 || len(info.Shape) != 3 || info.Shape[1] != 2 || info.Shape[2] != rank {
+		return bad(fmt.Sprintf("%s of shape %v, want int64 [box][2][%d]", info.TypeDesc, info.Shape, rank))
+	}
+	if info.Shape[0] > (1<<30)/(2*max(rank, 1)) {
+		return bad(fmt.Sprintf("%d boxes", info.Shape[0]))
+	}
+	raw, err := hf.ReadRaw(path)
+	if err != nil {
+		return err
+	}
+	if int64(len(raw)) != info.Shape[0]*2*rank*8 {
+		return bad(fmt.Sprintf("%d bytes", len(raw)))
+	}
+	bo := binary.ByteOrder(binary.LittleEndian)
+	if info.DType.BigEndian {
+		bo = binary.BigEndian
+	}
+	at := func(k int64) int64 { return int64(bo.Uint64(raw[8*k:])) }
+	a.Boxes = make([]catalog.Box, info.Shape[0])
+	for b := range info.Shape[0] {
+		box := catalog.Box{Lower: make([]int64, rank), Count: make([]int64, rank)}
+		for d := range rank {
+			lo, hi := at((b*2)*rank+d)-a.Offset[d], at((b*2+1)*rank+d)-a.Offset[d]
+			if lo < 0 || hi < lo || hi >= a.Shape[d] {
+				return bad(fmt.Sprintf("box %d outside the array of shape %v at %v", b, a.Shape, a.Offset))
+			}
+			box.Lower[d], box.Count[d] = lo, hi-lo+1
+		}
+		a.Boxes[b] = box
+	}
+	return nil
 }

@@ -2,8 +2,9 @@
 
 usage: yt_dump.py <dataset> <fieldtype> <outdir> [field ...]   (no fields = all)
 
-Writes <outdir>/index.json: {"levels": n, "domain": [...], "fields": [...],
-"grids": [{"level", "start", "dims"}]} and, per field i, <outdir>/<i>.bin: every
+Writes <outdir>/index.json: {"levels": n, "domain": [...], "level_domains":
+[[...] per level: the domain's extent in the level's cells, domain width / the
+level's grid spacing], "fields": [...], "grids": [{"level", "start", "dims"}]} and, per field i, <outdir>/<i>.bin: every
 grid's values (float64 little endian, Fortran order: first index fastest),
 grids concatenated in index order.
 """
@@ -37,9 +38,14 @@ def start(g):
     return [int(x) for x in s]
 
 
+level_dds = {}
+for g in grids:
+    level_dds.setdefault(int(g.Level), g.dds.d)
+nlev = int(ds.index.max_level) + 1
 idx = {
-    "levels": int(ds.index.max_level) + 1,
+    "levels": nlev,
     "domain": [int(x) for x in ds.domain_dimensions],
+    "level_domains": [[int(x) for x in np.rint(ds.domain_width.d / level_dds[l])] for l in range(nlev)],
     "fields": names,
     "grids": [{"level": int(g.Level),
                "start": start(g),
