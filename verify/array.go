@@ -1,0 +1,487 @@
+package verify
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"math/bits"
+	"slices"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+
+	"relayout/catalog"
+	"relayout/internal/h5"
+)
+
+// maxBand caps one output band (bytes): large enough for few HDF5 calls,
+// small enough to stay in cache-friendly sizes.
+const maxBand = 64 << 20
+
+// array verifies one array (with its blocks) against its output dataset.
+func (r *run) array(ctx context.Context, a *catalog.Array, ref outRef, f *h5.File) error {
+	k := a.Key()
+	if err := header(a, ref); err != nil {
+		return err
+	}
+	if !a.DType.Valid() {
+		return fmt.Errorf("verify: input %s: element type %v: %w", where(k), a.DType, catalog.ErrUnsupported)
+	}
+	if a.Fill != nil && len(a.Fill) != a.DType.Size {
+		return fmt.Errorf("verify: input %s: fill value of %d bytes for %v: %w", where(k), len(a.Fill), a.DType, catalog.ErrCorrupt)
+	}
+	for i := range a.Blocks {
+		if err := checkBlock(a, i); err != nil {
+			return fmt.Errorf("verify: input %s: %w", where(k), err)
+		}
+	}
+	if a.Constant {
+		return r.constant(ctx, a, ref, f)
+	}
+	if err := r.boxTable(a, ref, f); err != nil {
+		return err
+	}
+	return r.data(ctx, a, ref, f)
+}
+
+// data compares the elements of a with its output dataset, band by band.
+func (r *run) data(ctx context.Context, a *catalog.Array, ref outRef, f *h5.File) error {
+	k := a.Key()
+	dt := a.DType.LittleEndian()
+	size := int64(dt.Size)
+	info, err := f.Dataset(ref.d.Path)
+	if errors.Is(err, catalog.ErrNotFound) {
+		return difff("%s: dataset %s missing from %s", where(k), ref.d.Path, ref.v.File)
+	}
+	if err != nil {
+		return fmt.Errorf("verify: output %s: %w", where(k), err)
+	}
+	if !info.Numeric || info.DType != dt {
+		return difff("%s: %s:%s holds %s, want %s", where(k), ref.v.File, ref.d.Path, info.TypeDesc+" "+info.DType.NumPy(), dt.NumPy())
+	}
+	if !equalInts(info.Shape, a.Shape) {
+		return difff("%s: shape in=%v out=%v (%s:%s)", where(k), a.Shape, info.Shape, ref.v.File, ref.d.Path)
+	}
+	if ref.d.Layout == "chunked" && (info.Layout != "chunked" || !equalInts(info.Chunk, ref.d.Chunk)) {
+		return difff("%s: manifest says chunked %v, %s:%s is %s %v", where(k), ref.d.Chunk, ref.v.File, ref.d.Path, info.Layout, info.Chunk)
+	}
+	fill, anyNaN := expectedFill(a)
+	recorded := info.Fill
+	switch {
+	case recorded == nil:
+		// No fill value recorded: holes are checked against nothing and
+		// reported as such when there are any.
+	case anyNaN && !isNaN(recorded):
+		return difff("%s: fill value in=NaN (none declared) out=%s", where(k), formatElem(recorded, dt))
+	case !anyNaN && !bytes.Equal(recorded, fill):
+		return difff("%s: fill value in=%s out=%s", where(k), formatElem(fill, dt), formatElem(recorded, dt))
+	}
+
+	rank := len(a.Shape)
+	n := a.Elements()
+	h := sha256.New()
+	if n == 0 {
+		return r.digest(k, ref, h)
+	}
+	// Bands along dimension 0.
+	rows, rowBytes := int64(1), size
+	if rank > 0 {
+		rows = a.Shape[0]
+		for _, c := range a.Shape[1:] {
+			rowBytes *= c
+		}
+	}
+	bandBytes := min(max(r.opts.MaxMem/8, rowBytes), max(maxBand, rowBytes))
+	perBand := max(bandBytes/rowBytes, 1)
+	capacity := r.opts.MaxMem - 2*perBand*rowBytes - perBand*rowBytes/size/8
+	var cacheBytes int64
+	if info.Layout == "chunked" && rank > 0 && len(info.Chunk) == rank {
+		c0 := info.Chunk[0]
+		chunkRow := c0 * size
+		for d := 1; d < rank; d++ {
+			chunkRow *= (a.Shape[d] + info.Chunk[d] - 1) / info.Chunk[d] * info.Chunk[d]
+		}
+		switch {
+		case perBand >= c0:
+			perBand = perBand / c0 * c0 // whole chunk rows: each chunk decoded once
+		case chunkRow <= r.opts.MaxMem/4:
+			cacheBytes = chunkRow // a band inside a chunk row: keep the row cached
+			capacity -= chunkRow
+		}
+	}
+	sr, err := f.OpenSlabReader(ref.d.Path, dt, cacheBytes)
+	if err != nil {
+		return fmt.Errorf("verify: output %s: %w", where(k), err)
+	}
+	defer sr.Close()
+
+	nb := int((rows + perBand - 1) / perBand)
+	bandOf := func(i int) catalog.Box {
+		b := catalog.Box{Lower: make([]int64, rank), Count: slices.Clone(a.Shape)}
+		if rank > 0 {
+			b.Lower[0] = int64(i) * perBand
+			b.Count[0] = min(perBand, rows-b.Lower[0])
+		}
+		return b
+	}
+	// Blocks by band, in file order within each band.
+	order := make([]int, len(a.Blocks))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(x, y int) int {
+		bx, by := &a.Blocks[x], &a.Blocks[y]
+		return cmp.Or(cmp.Compare(bx.File, by.File), cmp.Compare(bx.Offset, by.Offset))
+	})
+	byBand := make([][]int, nb)
+	span := make([]int, len(a.Blocks)) // bands each block meets
+	for _, i := range order {
+		b := &a.Blocks[i]
+		if b.Box.Elements() == 0 {
+			continue
+		}
+		first, last := 0, 0
+		if rank > 0 {
+			first = int(b.Box.Lower[0] / perBand)
+			last = int((b.Box.Lower[0] + b.Box.Count[0] - 1) / perBand)
+		}
+		for j := first; j <= last; j++ {
+			byBand[j] = append(byBand[j], i)
+		}
+		span[i] = last - first + 1
+	}
+	mem := newBudget(capacity)
+	cache := &blockCache{entries: map[int]*cached{}}
+	defer cache.drop(mem)
+
+	// The hasher takes output bands in order; two band buffers circulate.
+	bufs := make(chan []byte, 2)
+	bufs <- nil
+	bufs <- nil
+	hashq := make(chan []byte, 1)
+	hashed := make(chan struct{})
+	go func() {
+		defer close(hashed)
+		for b := range hashq {
+			h.Write(b)
+			bufs <- b
+		}
+	}()
+	stopHash := func() { close(hashq); <-hashed }
+
+	for bi := range nb {
+		band := bandOf(bi)
+		need := band.Elements() * size
+		var buf []byte
+		select {
+		case buf = <-bufs:
+		case <-ctx.Done():
+			stopHash()
+			return ctx.Err()
+		}
+		if int64(cap(buf)) < need {
+			buf = make([]byte, need)
+		}
+		buf = buf[:need]
+		if err := sr.Read(band.Lower, band.Count, buf); err != nil {
+			stopHash()
+			return fmt.Errorf("verify: output %s: %w", where(k), err)
+		}
+		first, err := r.band(ctx, a, band, byBand[bi], span, buf, mem, cache)
+		if err == nil && first == nil {
+			first, err = holes(a, band, byBand[bi], buf, recorded)
+		} else if err == nil {
+			// A hole before the first block difference comes first.
+			if hole, herr := holes(a, band, byBand[bi], buf, recorded); herr != nil {
+				err = herr
+			} else if hole != nil && before(hole.index, first.index) {
+				first = hole
+			}
+		}
+		if err != nil {
+			stopHash()
+			var diff *difference
+			if errors.As(err, &diff) {
+				return err
+			}
+			return fmt.Errorf("verify: input %s: %w", where(k), err)
+		}
+		if first != nil {
+			stopHash()
+			if first.in == nil {
+				return difff("%s at %s: hole (no input block), out=%s, but %s:%s records no fill value",
+					where(k), formatIndex(first.index), formatElem(first.out, dt), ref.v.File, ref.d.Path)
+			}
+			what := "in"
+			if first.hole {
+				what = "fill"
+			}
+			return difff("%s at %s: %s=%s out=%s", where(k), formatIndex(first.index), what, formatElem(first.in, dt), formatElem(first.out, dt))
+		}
+		hashq <- buf
+		r.progress(need)
+	}
+	stopHash()
+	return r.digest(k, ref, h)
+}
+
+// digest checks the sha256 of the output bytes against the manifest.
+func (r *run) digest(k catalog.Key, ref outRef, h hash.Hash) error {
+	if ref.d.SHA256 == "" {
+		return nil // run --digest none: elements compared, no digest to check
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != ref.d.SHA256 {
+		return difff("%s: sha256 of output %s, manifest says %s", where(k), got, ref.d.SHA256)
+	}
+	return nil
+}
+
+// before reports whether index x precedes y in row-major order.
+func before(x, y []int64) bool { return slices.Compare(x, y) < 0 }
+
+// band compares every block meeting band (blocks, indices into a.Blocks)
+// with out, the band's output bytes; it returns the first difference in
+// row-major order, or nil.
+func (r *run) band(ctx context.Context, a *catalog.Array, band catalog.Box, blocks []int, span []int,
+	out []byte, mem *budget, cache *blockCache) (*mismatch, error) {
+	var mu sync.Mutex
+	var first *mismatch
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(r.opts.Jobs)
+	for _, i := range blocks {
+		g.Go(func() error {
+			m, err := r.block(gctx, a, i, band, span[i], out, mem, cache)
+			if err != nil || m == nil {
+				return err
+			}
+			mu.Lock()
+			if first == nil || before(m.index, first.index) {
+				first = m
+			}
+			mu.Unlock()
+			return nil
+		})
+	}
+	err := g.Wait()
+	return first, err
+}
+
+// block fetches block i (or the rows of it inside band) and compares it.
+func (r *run) block(ctx context.Context, a *catalog.Array, i int, band catalog.Box, span int, out []byte,
+	mem *budget, cache *blockCache) (*mismatch, error) {
+	b := &a.Blocks[i]
+	region, ok := b.Box.Intersect(band)
+	if len(band.Lower) == 0 {
+		region, ok = catalog.Box{Lower: []int64{}, Count: []int64{}}, true
+	}
+	if !ok {
+		return nil, nil
+	}
+	if span == 1 || len(band.Lower) == 0 {
+		return r.fetchCompare(ctx, a, b, region, band, out, mem)
+	}
+	if t, ok := trimRows(b, a.DType, band.Lower[0], band.Lower[0]+band.Count[0]); ok {
+		return r.fetchCompare(ctx, a, t, region, band, out, mem)
+	}
+	// A block spanning several bands that cannot be read in part: fetched
+	// once, kept until its last band.
+	data, p, err := cache.get(ctx, r, a, i, span, mem)
+	if err != nil {
+		return nil, err
+	}
+	m := p.compare(data, region, band, out)
+	cache.done(i, mem)
+	return m, nil
+}
+
+// fetchCompare reads block b, compares region of it and drops it.
+func (r *run) fetchCompare(ctx context.Context, a *catalog.Array, b *catalog.Block, region, band catalog.Box,
+	out []byte, mem *budget) (*mismatch, error) {
+	p := newPlacement(b, a.DType)
+	n := p.storedBytes()
+	if err := mem.acquire(ctx, n); err != nil {
+		return nil, err
+	}
+	defer mem.release(n)
+	data, err := fetch(ctx, r.src, b, a.DType, p)
+	if err != nil {
+		return nil, err
+	}
+	return p.compare(data, region, band, out), nil
+}
+
+// fetch reads a block's decoded bytes and checks their size.
+func fetch(ctx context.Context, src catalog.Source, b *catalog.Block, dt catalog.DType, p placement) ([]byte, error) {
+	data, err := src.ReadBlock(ctx, b, dt)
+	if err != nil {
+		return nil, err
+	}
+	if want := p.storedBytes(); int64(len(data)) != want {
+		return nil, fmt.Errorf("block %v in %q at offset %d: decoded %d bytes, want %d for stored shape %v of %v: %w",
+			b.Box, b.File, b.Offset, len(data), want, b.StoredShape(), dt, catalog.ErrCorrupt)
+	}
+	return data, nil
+}
+
+// blockCache keeps blocks that span several bands and cannot be read in
+// part (compressed, column-major) from their first band to their last.
+type blockCache struct {
+	mu      sync.Mutex
+	entries map[int]*cached
+}
+
+type cached struct {
+	once  sync.Once
+	data  []byte
+	p     placement
+	err   error
+	left  int // bands still to use it
+	bytes int64
+}
+
+func (c *blockCache) get(ctx context.Context, r *run, a *catalog.Array, i, span int, mem *budget) ([]byte, placement, error) {
+	c.mu.Lock()
+	e := c.entries[i]
+	if e == nil {
+		e = &cached{left: span}
+		c.entries[i] = e
+	}
+	c.mu.Unlock()
+	e.once.Do(func() {
+		b := &a.Blocks[i]
+		e.p = newPlacement(b, a.DType)
+		n := e.p.storedBytes()
+		if e.err = mem.acquire(ctx, n); e.err != nil {
+			return
+		}
+		e.data, e.err = fetch(ctx, r.src, b, a.DType, e.p)
+		if e.err != nil {
+			mem.release(n)
+			return
+		}
+		e.bytes = n
+		mem.pin(n)
+	})
+	if e.err != nil {
+		return nil, placement{}, e.err
+	}
+	return e.data, e.p, nil
+}
+
+// done marks one band's use of block i; the last frees it.
+func (c *blockCache) done(i int, mem *budget) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.entries[i]
+	if e == nil {
+		return
+	}
+	if e.left--; e.left <= 0 {
+		mem.unpin(e.bytes)
+		delete(c.entries, i)
+	}
+}
+
+// drop frees whatever is left (an array stopped early).
+func (c *blockCache) drop(mem *budget) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, e := range c.entries {
+		mem.unpin(e.bytes)
+		delete(c.entries, i)
+	}
+}
+
+// holes checks the band's elements that no block covers against the
+// recorded fill value (nil: none recorded; any hole is then a difference).
+// The mismatch's in is the fill value (nil when none) and hole is set.
+func holes(a *catalog.Array, band catalog.Box, blocks []int, out []byte, fill []byte) (*mismatch, error) {
+	rank := len(band.Lower)
+	n := band.Elements()
+	size := int64(a.DType.Size)
+	if rank == 0 {
+		if len(blocks) > 0 {
+			return nil, nil
+		}
+		if fill != nil && bytes.Equal(out[:size], fill) {
+			return nil, nil
+		}
+		return holeAt([]int64{}, out[:size], fill), nil
+	}
+	covered := make([]uint64, (n+63)/64)
+	stride := make([]int64, rank)
+	s := int64(1)
+	for d := rank - 1; d >= 0; d-- {
+		stride[d] = s
+		s *= band.Count[d]
+	}
+	for _, i := range blocks {
+		reg, ok := a.Blocks[i].Box.Intersect(band)
+		if !ok {
+			continue
+		}
+		g := slices.Clone(reg.Lower)
+		last := rank - 1
+		for {
+			var off int64
+			for d := range rank {
+				off += (g[d] - band.Lower[d]) * stride[d]
+			}
+			setBits(covered, off, off+reg.Count[last])
+			d := last - 1
+			for ; d >= 0; d-- {
+				if g[d]++; g[d] < reg.Lower[d]+reg.Count[d] {
+					break
+				}
+				g[d] = reg.Lower[d]
+			}
+			if d < 0 {
+				break
+			}
+		}
+	}
+	for w, word := range covered {
+		full := ^uint64(0)
+		if rem := n - int64(w)*64; rem < 64 {
+			full = 1<<rem - 1
+		}
+		for missing := ^word & full; missing != 0; missing &= missing - 1 {
+			e := int64(w)*64 + int64(bits.TrailingZeros64(missing))
+			o := out[e*size : (e+1)*size]
+			if fill != nil && bytes.Equal(o, fill) {
+				continue
+			}
+			idx := make([]int64, rank)
+			rem := e
+			for d := range rank {
+				idx[d] = band.Lower[d] + rem/stride[d]
+				rem %= stride[d]
+			}
+			return holeAt(idx, o, fill), nil
+		}
+	}
+	return nil, nil
+}
+
+func holeAt(idx []int64, out, fill []byte) *mismatch {
+	return &mismatch{index: idx, in: bytes.Clone(fill), out: bytes.Clone(out), hole: true}
+}
+
+// setBits sets bits [lo, hi) of v.
+func setBits(v []uint64, lo, hi int64) {
+	for lo < hi && lo%64 != 0 {
+		v[lo/64] |= 1 << (lo % 64)
+		lo++
+	}
+	for ; hi-lo >= 64; lo += 64 {
+		v[lo/64] = ^uint64(0)
+	}
+	for ; lo < hi; lo++ {
+		v[lo/64] |= 1 << (lo % 64)
+	}
+}

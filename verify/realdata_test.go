@@ -1,0 +1,53 @@
+package verify
+
+import (
+	"strings"
+	"testing"
+)
+
+// Real inputs rewritten by the built binary in two layouts each verify OK,
+// with progress reaching the total.
+func TestRealData(t *testing.T) {
+	cases := []struct {
+		name, data string
+		layouts    [][]string
+	}{
+		{"bp4-lb", "bp4/generated-lb", [][]string{{"--layout", "contiguous"}, {"--layout", "merged"}, {"--layout", "chunked", "--chunks", "2x2x2", "--compress", "deflate:1"}}},
+		{"bp5-lb", "bp5/generated-lb", [][]string{{"--layout", "chunked", "--chunk-shape", "5,7,32"}}},
+		{"amrex-2d", "amrex/pelelmex-2d", [][]string{{"--layout", "contiguous"}, {"--layout", "merged"}}},
+		{"openpmd-femm", "hdf5/openpmd-femm/example-femm-3d.h5", [][]string{{"--layout", "contiguous"}, {"--layout", "chunked", "--chunks", "2x2x2"}}},
+		{"openpmd-thetamode", "hdf5/openpmd-femm/example-femm-thetaMode.h5", [][]string{{"--layout", "chunked", "--compress", "deflate:1"}}},
+		{"fbpic", "hdf5/fbpic", [][]string{{"--layout", "contiguous"}, {"--layout", "merged"}}},
+		{"picongpu", "bp4/picongpu-lwfa", [][]string{{"--layout", "contiguous"}, {"--layout", "chunked", "--chunks", "2x2x2"}}},
+		{"chombo", "chombo/mushy-layer", [][]string{{"--layout", "contiguous"}}},
+		{"bp5-archive", "bp5/archive", [][]string{{"--layout", "contiguous"}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			in := shared(t, c.data)
+			ds, store := input(t, in)
+			for _, flags := range c.layouts {
+				out := rewrite(t, in, flags...)
+				var done, total int64
+				calls := 0
+				ok, log := check(t, ds, store, out, Options{MaxMem: 1 << 20, Jobs: 2, Progress: func(d, tot int64) {
+					if d < done {
+						t.Errorf("progress went back: %d after %d", d, done)
+					}
+					done, total = d, tot
+					calls++
+				}})
+				if !ok {
+					t.Fatalf("%v: verify failed:\n%s", flags, log)
+				}
+				if strings.Contains(log, "DIFF") || !strings.Contains(log, "OK ") {
+					t.Fatalf("%v: log:\n%s", flags, log)
+				}
+				if done != total || total == 0 || calls < 2 {
+					t.Errorf("%v: progress %d of %d in %d calls", flags, done, total, calls)
+				}
+				t.Logf("%v: %d bytes verified in %d progress calls\n%s", flags, total, calls, log)
+			}
+		})
+	}
+}
