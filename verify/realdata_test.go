@@ -16,11 +16,13 @@ func TestRealData(t *testing.T) {
 		{"bp5-lb", "bp5/generated-lb", [][]string{{"--layout", "chunked", "--chunk-shape", "5,7,32"}}},
 		{"amrex-2d", "amrex/pelelmex-2d", [][]string{{"--layout", "contiguous"}, {"--layout", "merged"}}},
 		{"openpmd-femm", "hdf5/openpmd-femm/example-femm-3d.h5", [][]string{{"--layout", "contiguous"}, {"--layout", "chunked", "--chunks", "2x2x2"}}},
-		{"openpmd-thetamode", "hdf5/openpmd-femm/example-femm-thetaMode.h5", [][]string{{"--layout", "chunked", "--compress", "deflate:1"}}},
+		{"openpmd-thetamode", "hdf5/openpmd-femm/example-femm-thetaMode.h5", [][]string{{"--layout", "auto", "--compress", "deflate:1"}}},
 		{"fbpic", "hdf5/fbpic", [][]string{{"--layout", "contiguous"}, {"--layout", "merged"}}},
 		{"picongpu", "bp4/picongpu-lwfa", [][]string{{"--layout", "contiguous"}, {"--layout", "chunked", "--chunks", "2x2x2"}}},
-		{"chombo", "chombo/mushy-layer", [][]string{{"--layout", "contiguous"}}},
-		{"bp5-archive", "bp5/archive", [][]string{{"--layout", "contiguous"}}},
+		{"chombo", "chombo/mushy-layer/chk000100.3d.hdf5", [][]string{{"--layout", "contiguous"}}},
+		{"chombo-2d", "chombo/mushy-layer/plt000100.2d.hdf5", [][]string{{"--layout", "merged"}}},
+		{"bp5-i386", "bp5/archive/Common.i386.bp5.bp", [][]string{{"--layout", "contiguous"}}},
+		{"bp5-archive", "bp5/archive/Common.s390x.bp5.bp", [][]string{{"--layout", "contiguous"}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
