@@ -12,6 +12,7 @@ import (
 	"math/bits"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
 
@@ -155,7 +156,9 @@ func (r *run) data(ctx context.Context, a *catalog.Array, ref outRef, f *h5.File
 		}
 		span[i] = last - first + 1
 	}
+	r.stats.arrays.Add(1)
 	mem := newBudget(capacity)
+	defer func() { peak(&r.stats.peakMem, mem.peak) }()
 	cache := &blockCache{entries: map[int]*cached{}}
 	defer cache.drop(mem)
 
@@ -192,12 +195,13 @@ func (r *run) data(ctx context.Context, a *catalog.Array, ref outRef, f *h5.File
 			stopHash()
 			return fmt.Errorf("verify: output %s: %w", where(k), err)
 		}
+		r.stats.bands.Add(1)
 		first, err := r.band(ctx, a, band, byBand[bi], span, buf, mem, cache)
 		if err == nil && first == nil {
-			first, err = holes(a, band, byBand[bi], buf, recorded)
+			first, err = r.holes(a, band, byBand[bi], buf, recorded)
 		} else if err == nil {
 			// A hole before the first block difference comes first.
-			if hole, herr := holes(a, band, byBand[bi], buf, recorded); herr != nil {
+			if hole, herr := r.holes(a, band, byBand[bi], buf, recorded); herr != nil {
 				err = herr
 			} else if hole != nil && before(hole.index, first.index) {
 				first = hole
@@ -282,12 +286,15 @@ func (r *run) block(ctx context.Context, a *catalog.Array, i int, band catalog.B
 	if !ok {
 		return nil, nil
 	}
+	r.count(a, b)
 	if span == 1 || len(band.Lower) == 0 {
 		return r.fetchCompare(ctx, a, b, region, band, out, mem)
 	}
 	if t, ok := trimRows(b, a.DType, band.Lower[0], band.Lower[0]+band.Count[0]); ok {
+		r.stats.trimmed.Add(1)
 		return r.fetchCompare(ctx, a, t, region, band, out, mem)
 	}
+	r.stats.cached.Add(1)
 	// A block spanning several bands that cannot be read in part: fetched
 	// once, kept until its last band.
 	data, p, err := cache.get(ctx, r, a, i, span, mem)
@@ -297,6 +304,33 @@ func (r *run) block(ctx context.Context, a *catalog.Array, i int, band catalog.B
 	m := p.compare(data, region, band, out)
 	cache.done(i, mem)
 	return m, nil
+}
+
+// count records block b's placement features in the stats.
+func (r *run) count(a *catalog.Array, b *catalog.Block) {
+	s := &r.stats
+	s.blocks.Add(1)
+	if a.DType.BigEndian && a.DType.Size > 1 {
+		s.bigEndian.Add(1)
+	}
+	if b.Order == catalog.ColMajor {
+		s.colMajor.Add(1)
+	}
+	if slices.ContainsFunc(b.StoredLower, func(x int64) bool { return x != 0 }) {
+		s.ghost.Add(1)
+	}
+	if b.Stored != nil && !slices.Equal(b.Stored, b.Box.Count) {
+		s.partial.Add(1)
+	}
+}
+
+func peak(v *atomic.Int64, n int64) {
+	for {
+		old := v.Load()
+		if n <= old || v.CompareAndSwap(old, n) {
+			return
+		}
+	}
 }
 
 // fetchCompare reads block b, compares region of it and drops it.
@@ -400,7 +434,7 @@ func (c *blockCache) drop(mem *budget) {
 // holes checks the band's elements that no block covers against the
 // recorded fill value (nil: none recorded; any hole is then a difference).
 // The mismatch's in is the fill value (nil when none) and hole is set.
-func holes(a *catalog.Array, band catalog.Box, blocks []int, out []byte, fill []byte) (*mismatch, error) {
+func (r *run) holes(a *catalog.Array, band catalog.Box, blocks []int, out []byte, fill []byte) (*mismatch, error) {
 	rank := len(band.Lower)
 	n := band.Elements()
 	size := int64(a.DType.Size)
@@ -450,7 +484,9 @@ func holes(a *catalog.Array, band catalog.Box, blocks []int, out []byte, fill []
 		if rem := n - int64(w)*64; rem < 64 {
 			full = 1<<rem - 1
 		}
-		for missing := ^word & full; missing != 0; missing &= missing - 1 {
+		missing := ^word & full
+		r.stats.holes.Add(int64(bits.OnesCount64(missing)))
+		for ; missing != 0; missing &= missing - 1 {
 			e := int64(w)*64 + int64(bits.TrailingZeros64(missing))
 			o := out[e*size : (e+1)*size]
 			if fill != nil && bytes.Equal(o, fill) {

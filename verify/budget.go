@@ -17,6 +17,7 @@ type budget struct {
 	capacity  int64
 	used      int64
 	transient int64
+	peak      int64 // most bytes used at once
 }
 
 func newBudget(capacity int64) *budget {
@@ -46,6 +47,7 @@ func (b *budget) acquire(ctx context.Context, n int64) error {
 	}
 	b.used += n
 	b.transient += n
+	b.peak = max(b.peak, b.used)
 	return nil
 }
 

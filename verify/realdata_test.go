@@ -11,18 +11,19 @@ func TestRealData(t *testing.T) {
 	cases := []struct {
 		name, data string
 		layouts    [][]string
+		paths      string // the paths of verify each must take (stats counters > 0)
 	}{
-		{"bp4-lb", "bp4/generated-lb", [][]string{{"--layout", "contiguous"}, {"--layout", "merged"}, {"--layout", "chunked", "--chunks", "2x2x2", "--compress", "deflate:1"}}},
-		{"bp5-lb", "bp5/generated-lb", [][]string{{"--layout", "chunked", "--chunk-shape", "5,7,32"}}},
-		{"amrex-2d", "amrex/pelelmex-2d", [][]string{{"--layout", "contiguous"}, {"--layout", "merged"}}},
-		{"openpmd-femm", "hdf5/openpmd-femm/example-femm-3d.h5", [][]string{{"--layout", "contiguous"}, {"--layout", "chunked", "--chunks", "2x2x2"}}},
-		{"openpmd-thetamode", "hdf5/openpmd-femm/example-femm-thetaMode.h5", [][]string{{"--layout", "auto", "--compress", "deflate:1"}}},
-		{"fbpic", "hdf5/fbpic", [][]string{{"--layout", "contiguous"}, {"--layout", "merged"}}},
-		{"picongpu", "bp4/picongpu-lwfa", [][]string{{"--layout", "contiguous"}, {"--layout", "chunked", "--chunks", "2x2x2"}}},
-		{"chombo", "chombo/mushy-layer/chk000100.3d.hdf5", [][]string{{"--layout", "contiguous"}}},
-		{"chombo-2d", "chombo/mushy-layer/plt000100.2d.hdf5", [][]string{{"--layout", "merged"}}},
-		{"bp5-i386", "bp5/archive/Common.i386.bp5.bp", [][]string{{"--layout", "contiguous"}}},
-		{"bp5-archive", "bp5/archive/Common.s390x.bp5.bp", [][]string{{"--layout", "contiguous"}}},
+		{"bp4-lb", "bp4/generated-lb", [][]string{{"--layout", "contiguous"}, {"--layout", "merged"}, {"--layout", "chunked", "--chunks", "2x2x2", "--compress", "deflate:1"}}, "holes"},
+		{"bp5-lb", "bp5/generated-lb", [][]string{{"--layout", "chunked", "--chunk-shape", "5,7,32"}}, "trimmed holes"},
+		{"amrex-2d", "amrex/pelelmex-2d", [][]string{{"--layout", "contiguous"}, {"--layout", "merged"}}, "col-major holes box-tables"},
+		{"openpmd-femm", "hdf5/openpmd-femm/example-femm-3d.h5", [][]string{{"--layout", "contiguous"}, {"--layout", "chunked", "--chunks", "2x2x2"}}, "trimmed partial constants"},
+		{"openpmd-thetamode", "hdf5/openpmd-femm/example-femm-thetaMode.h5", [][]string{{"--layout", "auto", "--compress", "deflate:1"}}, "partial constants"},
+		{"fbpic", "hdf5/fbpic", [][]string{{"--layout", "contiguous"}, {"--layout", "merged"}}, "trimmed constants"},
+		{"picongpu", "bp4/picongpu-lwfa", [][]string{{"--layout", "contiguous"}, {"--layout", "chunked", "--chunks", "2x2x2"}}, "trimmed constants"},
+		{"chombo", "chombo/mushy-layer/chk000100.3d.hdf5", [][]string{{"--layout", "contiguous"}}, "cached col-major box-tables"},
+		{"chombo-2d", "chombo/mushy-layer/plt000100.2d.hdf5", [][]string{{"--layout", "merged"}}, "col-major holes box-tables"},
+		{"bp5-i386", "bp5/archive/Common.i386.bp5.bp", [][]string{{"--layout", "contiguous"}}, ""},
+		{"bp5-archive", "bp5/archive/Common.s390x.bp5.bp", [][]string{{"--layout", "contiguous"}}, "big-endian"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -30,6 +31,9 @@ func TestRealData(t *testing.T) {
 			ds, store := input(t, in)
 			for _, flags := range c.layouts {
 				out := rewrite(t, in, flags...)
+				var st *stats
+				statsHook = func(s *stats) { st = s }
+				defer func() { statsHook = nil }()
 				var done, total int64
 				calls := 0
 				ok, log := check(t, ds, store, out, Options{MaxMem: 1 << 20, Jobs: 2, Progress: func(d, tot int64) {
@@ -48,7 +52,12 @@ func TestRealData(t *testing.T) {
 				if done != total || total == 0 || calls < 2 {
 					t.Errorf("%v: progress %d of %d in %d calls", flags, done, total, calls)
 				}
-				t.Logf("%v: %d bytes verified in %d progress calls\n%s", flags, total, calls, log)
+				for _, p := range strings.Fields(c.paths) {
+					if st.counter(p) == 0 {
+						t.Errorf("%v: verify took no %s path: %s", flags, p, st)
+					}
+				}
+				t.Logf("%v: %d bytes verified in %d progress calls; %s", flags, total, calls, st)
 			}
 		})
 	}

@@ -83,6 +83,7 @@ func (r *run) constant(ctx context.Context, a *catalog.Array, ref outRef, f *h5.
 			return err
 		}
 	}
+	r.stats.constants.Add(1)
 	r.progress(n)
 	return nil
 }
@@ -132,6 +133,7 @@ func (r *run) boxTable(a *catalog.Array, ref outRef, f *h5.File) error {
 		}
 		want = append(want, w)
 	}
+	r.stats.boxTables.Add(1)
 	slices.SortFunc(got, slices.Compare)
 	slices.SortFunc(want, slices.Compare)
 	for i := range got {

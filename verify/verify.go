@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"relayout/catalog"
 	"relayout/internal/h5"
@@ -102,6 +103,9 @@ func Output(ctx context.Context, in *catalog.Store, inSrc catalog.Source, outDir
 			return false, err
 		}
 	}
+	if statsHook != nil {
+		statsHook(&r.stats)
+	}
 	seriesOK, err := checkSeries(outDir, m, log)
 	return ok && seriesOK, err
 }
@@ -136,7 +140,35 @@ type run struct {
 
 	progressMu sync.Mutex
 	done       int64
+
+	stats stats
 }
+
+// stats count what a run compared (for tests: which paths were taken).
+type stats struct {
+	arrays, bands, blocks               atomic.Int64
+	trimmed, cached                     atomic.Int64 // blocks read in part per band, kept across bands
+	bigEndian, colMajor, ghost, partial atomic.Int64 // blocks by their placement features
+	holes                               atomic.Int64 // elements covered by no block, checked against the fill
+	constants, boxTables                atomic.Int64
+	peakMem                             atomic.Int64 // most block bytes held at once
+}
+
+func (s *stats) String() string {
+	return fmt.Sprintf("arrays %d bands %d blocks %d (trimmed %d cached %d; big-endian %d col-major %d ghost %d partial %d) holes %d constants %d box tables %d peak block bytes %d",
+		s.arrays.Load(), s.bands.Load(), s.blocks.Load(), s.trimmed.Load(), s.cached.Load(), s.bigEndian.Load(), s.colMajor.Load(),
+		s.ghost.Load(), s.partial.Load(), s.holes.Load(), s.constants.Load(), s.boxTables.Load(), s.peakMem.Load())
+}
+
+// counter is the stats counter named as String names it ("col-major", "box-tables").
+func (s *stats) counter(name string) int64 {
+	return map[string]*atomic.Int64{"arrays": &s.arrays, "bands": &s.bands, "blocks": &s.blocks, "trimmed": &s.trimmed,
+		"cached": &s.cached, "big-endian": &s.bigEndian, "col-major": &s.colMajor, "ghost": &s.ghost, "partial": &s.partial,
+		"holes": &s.holes, "constants": &s.constants, "box-tables": &s.boxTables}[name].Load()
+}
+
+// statsHook, when set (tests), receives each Output's stats.
+var statsHook func(*stats)
 
 func (r *run) progress(n int64) {
 	if r.opts.Progress == nil {
