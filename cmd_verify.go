@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"relayout/reader"
+	"relayout/verify"
 )
 
 func runVerify(ctx context.Context, args []string) error {
@@ -46,7 +47,7 @@ func runVerify(ctx context.Context, args []string) error {
 	if quiet {
 		w = &dropOK{w: os.Stdout}
 	}
-	ok, err := verifyPair(ctx, store, ds, out, filepath.Join(tmp, "out.db"), nil, w, maxMem)
+	ok, err := verify.Output(ctx, store, ds, out, nil, verify.Options{MaxMem: maxMem, Log: w})
 	if err != nil {
 		return err
 	}
