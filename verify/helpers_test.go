@@ -68,7 +68,13 @@ func rewrite(t *testing.T, in string, flags ...string) string {
 // input opens in through its reader into a fresh catalog.
 func input(t *testing.T, in string) (reader.Dataset, *catalog.Store) {
 	t.Helper()
-	ds, err := reader.Open(in, reader.Options{})
+	return inputVars(t, in)
+}
+
+// inputVars is input with only the variables vars (all when none).
+func inputVars(t *testing.T, in string, vars ...string) (reader.Dataset, *catalog.Store) {
+	t.Helper()
+	ds, err := reader.Open(in, reader.Options{Vars: vars})
 	if err != nil {
 		t.Fatal(err)
 	}
