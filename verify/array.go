@@ -97,9 +97,9 @@ func (r *run) data(ctx context.Context, a *catalog.Array, ref outRef, f *h5.File
 			rowBytes *= c
 		}
 	}
-	bandBytes := min(max(r.opts.MaxMem/8, rowBytes), max(maxBand, rowBytes))
+	bandBytes := min(max(r.opts.MaxMem/10, rowBytes), max(maxBand, rowBytes))
 	perBand := max(bandBytes/rowBytes, 1)
-	capacity := r.opts.MaxMem - 2*perBand*rowBytes - perBand*rowBytes/size/8
+	capacity := r.opts.MaxMem - 3*perBand*rowBytes - perBand*rowBytes/size/8
 	var cacheBytes int64
 	if info.Layout == "chunked" && rank > 0 && len(info.Chunk) == rank {
 		c0 := info.Chunk[0]
@@ -162,38 +162,91 @@ func (r *run) data(ctx context.Context, a *catalog.Array, ref outRef, f *h5.File
 	cache := &blockCache{entries: map[int]*cached{}}
 	defer cache.drop(mem)
 
-	// The hasher takes output bands in order; two band buffers circulate.
-	bufs := make(chan []byte, 2)
-	bufs <- nil
-	bufs <- nil
+	// Three band buffers circulate: one read ahead from the output (HDF5,
+	// one goroutine), one compared, one hashed (in order, one goroutine).
+	bufs := make(chan []byte, 3)
+	for range 3 {
+		bufs <- nil
+	}
+	type readBand struct {
+		buf []byte
+		err error
+	}
+	rctx, stop := context.WithCancel(ctx)
+	readq := make(chan readBand, 1)
 	hashq := make(chan []byte, 1)
-	hashed := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(2)
 	go func() {
-		defer close(hashed)
+		defer wg.Done()
+		defer close(readq)
+		for bi := range nb {
+			band := bandOf(bi)
+			need := band.Elements() * size
+			var buf []byte
+			select {
+			case buf = <-bufs:
+			case <-rctx.Done():
+				return
+			}
+			if int64(cap(buf)) < need {
+				buf = make([]byte, need)
+			}
+			buf = buf[:need]
+			err := sr.Read(band.Lower, band.Count, buf)
+			select {
+			case readq <- readBand{buf, err}:
+			case <-rctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	go func() {
+		defer wg.Done()
 		for b := range hashq {
 			h.Write(b)
 			bufs <- b
 		}
 	}()
-	stopHash := func() { close(hashq); <-hashed }
+	var finishOnce sync.Once
+	finish := func() {
+		finishOnce.Do(func() {
+			stop()
+			close(hashq)
+			wg.Wait()
+		})
+	}
+	defer finish()
+	pf, _ := r.src.(catalog.Prefetcher)
 
 	for bi := range nb {
 		band := bandOf(bi)
 		need := band.Elements() * size
+		if pf != nil && bi+1 < nb {
+			// Announce the blocks the next band starts to the kernel.
+			var next []*catalog.Block
+			for _, i := range byBand[bi+1] {
+				if b := &a.Blocks[i]; rank == 0 || b.Box.Lower[0] >= bandOf(bi + 1).Lower[0] {
+					next = append(next, b)
+				}
+			}
+			pf.Prefetch(ctx, next)
+		}
 		var buf []byte
 		select {
-		case buf = <-bufs:
+		case rb, ok := <-readq:
+			if !ok {
+				return ctx.Err()
+			}
+			if rb.err != nil {
+				return fmt.Errorf("verify: output %s: %w", where(k), rb.err)
+			}
+			buf = rb.buf
 		case <-ctx.Done():
-			stopHash()
 			return ctx.Err()
-		}
-		if int64(cap(buf)) < need {
-			buf = make([]byte, need)
-		}
-		buf = buf[:need]
-		if err := sr.Read(band.Lower, band.Count, buf); err != nil {
-			stopHash()
-			return fmt.Errorf("verify: output %s: %w", where(k), err)
 		}
 		r.stats.bands.Add(1)
 		first, err := r.band(ctx, a, band, byBand[bi], span, buf, mem, cache)
@@ -208,7 +261,6 @@ func (r *run) data(ctx context.Context, a *catalog.Array, ref outRef, f *h5.File
 			}
 		}
 		if err != nil {
-			stopHash()
 			var diff *difference
 			if errors.As(err, &diff) {
 				return err
@@ -216,7 +268,6 @@ func (r *run) data(ctx context.Context, a *catalog.Array, ref outRef, f *h5.File
 			return fmt.Errorf("verify: input %s: %w", where(k), err)
 		}
 		if first != nil {
-			stopHash()
 			if first.in == nil {
 				return difff("%s at %s: hole (no input block), out=%s, but %s:%s records no fill value",
 					where(k), formatIndex(first.index), formatElem(first.out, dt), ref.v.File, ref.d.Path)
@@ -230,7 +281,7 @@ func (r *run) data(ctx context.Context, a *catalog.Array, ref outRef, f *h5.File
 		hashq <- buf
 		r.progress(need)
 	}
-	stopHash()
+	finish()
 	return r.digest(k, ref, h)
 }
 
@@ -346,12 +397,35 @@ func (r *run) fetchCompare(ctx context.Context, a *catalog.Array, b *catalog.Blo
 	if err != nil {
 		return nil, err
 	}
-	return p.compare(data, region, band, out), nil
+	m := p.compare(data, region, band, out)
+	recycle(data)
+	return m, nil
 }
 
-// fetch reads a block's decoded bytes and checks their size.
+// rawBufs recycles the buffers of raw blocks read with ReadBlockInto
+// (fresh buffers for every block kept the page-fault handler and the
+// zeroing of new memory busy).
+var rawBufs sync.Pool
+
+// fetch reads a block's decoded bytes and checks their size. Raw blocks
+// of an IntoSource are read into a recycled buffer: the caller gives it
+// back with recycle once done.
 func fetch(ctx context.Context, src catalog.Source, b *catalog.Block, dt catalog.DType, p placement) ([]byte, error) {
-	data, err := src.ReadBlock(ctx, b, dt)
+	var data []byte
+	var err error
+	if into, ok := src.(catalog.IntoSource); ok && len(b.Codecs) == 0 && b.Inline == nil && b.Length == p.storedBytes() {
+		if bp, _ := rawBufs.Get().(*[]byte); bp != nil && int64(cap(*bp)) >= b.Length {
+			data = (*bp)[:b.Length]
+		} else {
+			data = make([]byte, b.Length)
+		}
+		if err := into.ReadBlockInto(ctx, b, data); err != nil {
+			recycle(data)
+			return nil, err
+		}
+		return data, nil
+	}
+	data, err = src.ReadBlock(ctx, b, dt)
 	if err != nil {
 		return nil, err
 	}
@@ -360,6 +434,13 @@ func fetch(ctx context.Context, src catalog.Source, b *catalog.Block, dt catalog
 			b.Box, b.File, b.Offset, len(data), want, b.StoredShape(), dt, catalog.ErrCorrupt)
 	}
 	return data, nil
+}
+
+// recycle gives a block's buffer back for later raw reads.
+func recycle(b []byte) {
+	if cap(b) > 0 {
+		rawBufs.Put(&b)
+	}
 }
 
 // blockCache keeps blocks that span several bands and cannot be read in
@@ -510,14 +591,19 @@ func holeAt(idx []int64, out, fill []byte) *mismatch {
 
 // setBits sets bits [lo, hi) of v.
 func setBits(v []uint64, lo, hi int64) {
-	for lo < hi && lo%64 != 0 {
-		v[lo/64] |= 1 << (lo % 64)
-		lo++
+	if hi <= lo {
+		return
 	}
-	for ; hi-lo >= 64; lo += 64 {
-		v[lo/64] = ^uint64(0)
+	w0, w1 := lo/64, (hi-1)/64
+	m0 := ^uint64(0) << (lo % 64)
+	m1 := ^uint64(0) >> (63 - (hi-1)%64)
+	if w0 == w1 {
+		v[w0] |= m0 & m1
+		return
 	}
-	for ; lo < hi; lo++ {
-		v[lo/64] |= 1 << (lo % 64)
+	v[w0] |= m0
+	for w := w0 + 1; w < w1; w++ {
+		v[w] = ^uint64(0)
 	}
+	v[w1] |= m1
 }
