@@ -47,6 +47,9 @@ func (r *run) array(ctx context.Context, a *catalog.Array, ref outRef, f *h5.Fil
 	if err := r.boxTable(a, ref, f); err != nil {
 		return err
 	}
+	if err := r.gridOffset(a, ref, f); err != nil {
+		return err
+	}
 	return r.data(ctx, a, ref, f)
 }
 

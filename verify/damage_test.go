@@ -18,6 +18,7 @@ import (
 //	flip       one byte of the stored data flipped in the file (offset
 //	           from h5py's id.get_offset()), manifest untouched
 //	hole       a hole element (NaN in the input's fill) set to 0
+//	gridoffset an AMR level's gridGlobalOffset moved by one cell
 const damagePy = `
 import sys, json, hashlib, os
 import numpy as np, h5py
@@ -37,6 +38,12 @@ if mode == "flip":
         g.seek(k); b = g.read(1); g.seek(k); g.write(bytes([b[0] ^ 0x10]))
     record = False
     print(k)
+elif mode == "gridoffset":
+    with h5py.File(fn, "r+") as f:
+        o = f[path]
+        o = o if "gridGlobalOffset" in o.attrs else o.parent
+        o.attrs["gridGlobalOffset"] = o.attrs["gridGlobalOffset"] + o.attrs["gridSpacing"]
+    record = False
 elif mode == "bigendian":
     with h5py.File(fn, "r+") as f:
         a = f[path][...]
@@ -90,6 +97,8 @@ func TestDamage(t *testing.T) {
 			`^DIFF fields/rho step 2 level 0 at \[0,0,1\]: in=\S+ out=\S+$`},
 		{"fortran-amr", amr, "contiguous", "temp", "/data/70100/meshes/temp_lvl1", "fortran",
 			`^DIFF temp step 70100 level 1 at \[\d+,\d+\]: (in|fill)=\S+ out=\S+$`},
+		{"gridoffset-amr", amr, "merged", "temp", "/data/70100/meshes/temp_lvl1", "gridoffset",
+			`^DIFF temp step 70100 level 1: gridGlobalOffset \[0.000625 0.000625\], want 0 .*$`},
 		{"byteswap", lb, "merged", "fields/id", "/data/0/meshes/fields/id", "byteswap",
 			`^DIFF fields/id step 0 level 0 at \[0,0,1\]: in=1 out=16777216$`},
 		{"bigendian", lb, "contiguous", "fields/Bx", "/data/0/meshes/fields/Bx", "bigendian",

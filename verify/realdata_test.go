@@ -15,13 +15,13 @@ func TestRealData(t *testing.T) {
 	}{
 		{"bp4-lb", "bp4/generated-lb", [][]string{{"--layout", "contiguous"}, {"--layout", "merged"}, {"--layout", "chunked", "--chunks", "2x2x2", "--compress", "deflate:1"}}, "holes"},
 		{"bp5-lb", "bp5/generated-lb", [][]string{{"--layout", "chunked", "--chunk-shape", "5,7,32"}}, "trimmed holes"},
-		{"amrex-2d", "amrex/pelelmex-2d", [][]string{{"--layout", "contiguous"}, {"--layout", "merged"}}, "col-major holes box-tables"},
+		{"amrex-2d", "amrex/pelelmex-2d", [][]string{{"--layout", "contiguous"}, {"--layout", "merged"}}, "col-major holes box-tables grid-offsets"},
 		{"openpmd-femm", "hdf5/openpmd-femm/example-femm-3d.h5", [][]string{{"--layout", "contiguous"}, {"--layout", "chunked", "--chunks", "2x2x2"}}, "trimmed partial constants"},
 		{"openpmd-thetamode", "hdf5/openpmd-femm/example-femm-thetaMode.h5", [][]string{{"--layout", "auto", "--compress", "deflate:1"}}, "partial constants"},
 		{"fbpic", "hdf5/fbpic", [][]string{{"--layout", "contiguous"}, {"--layout", "merged"}}, "trimmed constants"},
 		{"picongpu", "bp4/picongpu-lwfa", [][]string{{"--layout", "contiguous"}, {"--layout", "chunked", "--chunks", "2x2x2"}}, "trimmed constants"},
 		{"chombo", "chombo/mushy-layer/chk000100.3d.hdf5", [][]string{{"--layout", "contiguous"}}, "cached col-major box-tables"},
-		{"chombo-2d", "chombo/mushy-layer/plt000100.2d.hdf5", [][]string{{"--layout", "merged"}}, "col-major holes box-tables"},
+		{"chombo-2d", "chombo/mushy-layer/plt000100.2d.hdf5", [][]string{{"--layout", "merged"}}, "col-major holes box-tables grid-offsets"},
 		{"bp5-i386", "bp5/archive/Common.i386.bp5.bp", [][]string{{"--layout", "contiguous"}}, ""},
 		{"bp5-archive", "bp5/archive/Common.s390x.bp5.bp", [][]string{{"--layout", "contiguous"}}, "big-endian"},
 	}

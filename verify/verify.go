@@ -150,21 +150,21 @@ type stats struct {
 	trimmed, cached                     atomic.Int64 // blocks read in part per band, kept across bands
 	bigEndian, colMajor, ghost, partial atomic.Int64 // blocks by their placement features
 	holes                               atomic.Int64 // elements covered by no block, checked against the fill
-	constants, boxTables                atomic.Int64
+	constants, boxTables, gridOffsets   atomic.Int64
 	peakMem                             atomic.Int64 // most block bytes held at once
 }
 
 func (s *stats) String() string {
-	return fmt.Sprintf("arrays %d bands %d blocks %d (trimmed %d cached %d; big-endian %d col-major %d ghost %d partial %d) holes %d constants %d box tables %d peak block bytes %d",
+	return fmt.Sprintf("arrays %d bands %d blocks %d (trimmed %d cached %d; big-endian %d col-major %d ghost %d partial %d) holes %d constants %d box tables %d grid offsets %d peak block bytes %d",
 		s.arrays.Load(), s.bands.Load(), s.blocks.Load(), s.trimmed.Load(), s.cached.Load(), s.bigEndian.Load(), s.colMajor.Load(),
-		s.ghost.Load(), s.partial.Load(), s.holes.Load(), s.constants.Load(), s.boxTables.Load(), s.peakMem.Load())
+		s.ghost.Load(), s.partial.Load(), s.holes.Load(), s.constants.Load(), s.boxTables.Load(), s.gridOffsets.Load(), s.peakMem.Load())
 }
 
 // counter is the stats counter named as String names it ("col-major", "box-tables").
 func (s *stats) counter(name string) int64 {
 	return map[string]*atomic.Int64{"arrays": &s.arrays, "bands": &s.bands, "blocks": &s.blocks, "trimmed": &s.trimmed,
 		"cached": &s.cached, "big-endian": &s.bigEndian, "col-major": &s.colMajor, "ghost": &s.ghost, "partial": &s.partial,
-		"holes": &s.holes, "constants": &s.constants, "box-tables": &s.boxTables}[name].Load()
+		"holes": &s.holes, "constants": &s.constants, "box-tables": &s.boxTables, "grid-offsets": &s.gridOffsets}[name].Load()
 }
 
 // statsHook, when set (tests), receives each Output's stats.
