@@ -29,7 +29,9 @@
 //   - constant records: the group's value and shape attributes are the
 //     input's, and the digest is that of the value repeated;
 //   - AMR levels: the box table named by the manifest lists the input
-//     level's boxes in global indices;
+//     level's boxes in global indices, and a refined level's openPMD
+//     gridGlobalOffset is level 0's plus its index offset times its
+//     gridSpacing;
 //   - series.h5: every file it reads through exists and every virtual
 //     dataset maps the whole same-path dataset of its variable's file.
 //
