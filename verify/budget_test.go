@@ -93,6 +93,16 @@ func TestCancel(t *testing.T) {
 	}
 }
 
+// A directory without a manifest is not an output: ErrNotFound (exit 2).
+func TestNotAnOutput(t *testing.T) {
+	in := shared(t, "bp4/generated-lb")
+	ds, store := input(t, in)
+	_, err := Output(context.Background(), store, ds, t.TempDir(), nil, Options{})
+	if !errors.Is(err, catalog.ErrNotFound) || !strings.Contains(err.Error(), "not a relayout output") {
+		t.Fatalf("err %v, want ErrNotFound naming the directory", err)
+	}
+}
+
 // What is missing from the output is a difference, not an error.
 func TestMissing(t *testing.T) {
 	in := shared(t, "bp4/generated-lb")

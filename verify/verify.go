@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"path/filepath"
 	"runtime"
@@ -55,7 +56,12 @@ func difff(format string, args ...any) error { return &difference{fmt.Sprintf(fo
 // opts.Log); err is for I/O errors, cancellation and corrupt input only.
 func Output(ctx context.Context, in *catalog.Store, inSrc catalog.Source, outDir string, m *catalog.Manifest, opts Options) (ok bool, err error) {
 	if m == nil {
-		if m, err = catalog.ReadManifest(filepath.Join(outDir, catalog.ManifestName)); err != nil {
+		mp := filepath.Join(outDir, catalog.ManifestName)
+		if m, err = catalog.ReadManifest(mp); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				// Not an output at all (or IN and OUT swapped): no retry helps.
+				return false, fmt.Errorf("verify: %s is not a relayout output (no %s): %w", outDir, catalog.ManifestName, catalog.ErrNotFound)
+			}
 			return false, fmt.Errorf("verify: %w", err)
 		}
 	}
