@@ -168,8 +168,12 @@ func (r *run) data(ctx context.Context, a *catalog.Array, ref outRef, f *h5.File
 	// Three band buffers circulate: one read ahead from the output (HDF5,
 	// one goroutine), one compared, one hashed (in order, one goroutine).
 	bufs := make(chan []byte, 3)
-	for range 3 {
-		bufs <- nil
+	for i := range 3 {
+		var b []byte
+		if i < len(r.spare) {
+			b = r.spare[i]
+		}
+		bufs <- b
 	}
 	type readBand struct {
 		buf []byte
@@ -220,6 +224,11 @@ func (r *run) data(ctx context.Context, a *catalog.Array, ref outRef, f *h5.File
 			stop()
 			close(hashq)
 			wg.Wait()
+			// Keep the band buffers for the next array.
+			r.spare = r.spare[:0]
+			for len(bufs) > 0 {
+				r.spare = append(r.spare, <-bufs)
+			}
 		})
 	}
 	defer finish()

@@ -148,6 +148,9 @@ type run struct {
 	done       int64
 
 	stats stats
+	// spare are band buffers of the last array, reused by the next
+	// (arrays are verified one after another).
+	spare [][]byte
 }
 
 // stats count what a run compared (for tests: which paths were taken).
