@@ -166,3 +166,19 @@ func TestMissing(t *testing.T) {
 		})
 	}
 }
+
+// run --digest none: every element is still compared; the lines say the
+// digest is not recorded.
+func TestDigestNone(t *testing.T) {
+	in := shared(t, "bp4/generated-lb")
+	ds, store := input(t, in)
+	out := rewrite(t, in, "--digest", "none")
+	ok, log := check(t, ds, store, out, Options{})
+	if !ok || !strings.Contains(log, "OK  fields/Bx  3 steps  98304 elements  sha256 not recorded") {
+		t.Fatalf("ok %v:\n%s", ok, log)
+	}
+	python(t, damagePy, out, "fields/Bx", "/data/2/meshes/fields/Bx", "flip")
+	if ok, log := check(t, ds, store, out, Options{}); ok || !strings.Contains(log, "DIFF fields/Bx step 2 level 0 at [10,21,10]") {
+		t.Fatalf("flipped byte with --digest none: ok %v:\n%s", ok, log)
+	}
+}

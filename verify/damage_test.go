@@ -19,6 +19,8 @@ import (
 //	           from h5py's id.get_offset()), manifest untouched
 //	hole       a hole element (NaN in the input's fill) set to 0
 //	gridoffset an AMR level's gridGlobalOffset moved by one cell
+//	constvalue a constant record's value attribute plus one
+//	constshape a constant record's shape attribute changed
 const damagePy = `
 import sys, json, hashlib, os
 import numpy as np, h5py
@@ -38,6 +40,14 @@ if mode == "flip":
         g.seek(k); b = g.read(1); g.seek(k); g.write(bytes([b[0] ^ 0x10]))
     record = False
     print(k)
+elif mode in ("constvalue", "constshape"):
+    with h5py.File(fn, "r+") as f:
+        g = f[path]
+        if mode == "constvalue":
+            g.attrs["value"] = g.attrs["value"] + 1
+        else:
+            g.attrs["shape"] = np.array([47, 46, 47], dtype="<u8")
+    record = False
 elif mode == "gridoffset":
     with h5py.File(fn, "r+") as f:
         o = f[path]
@@ -86,6 +96,7 @@ if record:
 // a hole that lost its fill value.
 func TestDamage(t *testing.T) {
 	lb := shared(t, "bp4/generated-lb")
+	femm := shared(t, "hdf5/openpmd-femm/example-femm-3d.h5")
 	amr := shared(t, "amrex/pelelmex-2d")
 	cases := []struct {
 		name, in, layout, var_, path, mode string
@@ -99,6 +110,10 @@ func TestDamage(t *testing.T) {
 			`^DIFF temp step 70100 level 1 at \[\d+,\d+\]: (in|fill)=\S+ out=\S+$`},
 		{"gridoffset-amr", amr, "merged", "temp", "/data/70100/meshes/temp_lvl1", "gridoffset",
 			`^DIFF temp step 70100 level 1: gridGlobalOffset \[0.000625 0.000625\], want 0 .*$`},
+		{"constvalue", femm, "contiguous", "E/y", "/data/1/meshes/E/y", "constvalue",
+			`^DIFF E/y step 1 level 0: constant value in=\S+ out=\S+$`},
+		{"constshape", femm, "contiguous", "E/z", "/data/1/meshes/E/z", "constshape",
+			`^DIFF E/z step 1 level 0: constant shape in=\[47 47 47\] out=\[47 46 47\]$`},
 		{"byteswap", lb, "merged", "fields/id", "/data/0/meshes/fields/id", "byteswap",
 			`^DIFF fields/id step 0 level 0 at \[0,0,1\]: in=1 out=16777216$`},
 		{"bigendian", lb, "contiguous", "fields/Bx", "/data/0/meshes/fields/Bx", "bigendian",
