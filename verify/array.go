@@ -240,8 +240,9 @@ func (r *run) data(ctx context.Context, a *catalog.Array, ref outRef, f *h5.File
 		if pf != nil && bi+1 < nb {
 			// Announce the blocks the next band starts to the kernel.
 			var next []*catalog.Block
+			start := bandOf(bi + 1).Lower
 			for _, i := range byBand[bi+1] {
-				if b := &a.Blocks[i]; rank == 0 || b.Box.Lower[0] >= bandOf(bi + 1).Lower[0] {
+				if b := &a.Blocks[i]; rank == 0 || b.Box.Lower[0] >= start[0] {
 					next = append(next, b)
 				}
 			}
