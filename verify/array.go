@@ -291,7 +291,7 @@ func (r *run) data(ctx context.Context, a *catalog.Array, ref outRef, f *h5.File
 			return difff("%s at %s: %s=%s out=%s", where(k), formatIndex(first.index), what, formatElem(first.in, dt), formatElem(first.out, dt))
 		}
 		hashq <- buf
-		r.progress(need)
+		r.progress(a.Var, need)
 	}
 	finish()
 	return r.digest(k, ref, h)

@@ -83,7 +83,7 @@ func TestCancel(t *testing.T) {
 	out := rewrite(t, in)
 	ctx, cancel := context.WithCancel(context.Background())
 	calls := 0
-	ok, err := Output(ctx, store, ds, out, nil, Options{MaxMem: 256 << 10, Jobs: 2, Progress: func(done, total int64) {
+	ok, err := Output(ctx, store, ds, out, nil, Options{MaxMem: 256 << 10, Jobs: 2, Progress: func(Progress) {
 		if calls++; calls == 3 {
 			cancel()
 		}

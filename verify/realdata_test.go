@@ -45,7 +45,11 @@ func TestRealData(t *testing.T) {
 				defer func() { statsHook = nil }()
 				var done, total int64
 				calls := 0
-				ok, log := check(t, ds, store, out, Options{MaxMem: 1 << 20, Jobs: 2, Progress: func(d, tot int64) {
+				ok, log := check(t, ds, store, out, Options{MaxMem: 1 << 20, Jobs: 2, Progress: func(p Progress) {
+					d, tot := p.Done, p.Total
+					if p.Variable == "" {
+						t.Error("progress without a variable")
+					}
 					if d < done {
 						t.Errorf("progress went back: %d after %d", d, done)
 					}

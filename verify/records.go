@@ -85,7 +85,7 @@ func (r *run) constant(ctx context.Context, a *catalog.Array, ref outRef, f *h5.
 		}
 	}
 	r.stats.constants.Add(1)
-	r.progress(n)
+	r.progress(a.Var, n)
 	return nil
 }
 

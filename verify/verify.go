@@ -33,12 +33,19 @@ type Options struct {
 	// blocks; <= 0 means GOMAXPROCS.
 	Jobs int
 	// Progress, when set, is called after every band (and constant
-	// record) with the bytes verified so far and the total (the logical
-	// bytes of every input array), from one goroutine at a time.
-	Progress func(done, total int64)
+	// record) with the bytes verified so far, the total (the logical
+	// bytes of every input array) and the variable being verified, from
+	// one goroutine at a time.
+	Progress func(Progress)
 	// Log receives one line per variable ("OK  B/x  2 steps  ... sha256 ok"
 	// or "DIFF ...") and one for series.h5; nil discards them.
 	Log io.Writer
+}
+
+// Progress is how far an Output call is.
+type Progress struct {
+	Done, Total int64  // logical bytes verified, of all
+	Variable    string // the variable being verified
 }
 
 // difference is a mismatch: a result, not an error.
@@ -179,14 +186,14 @@ func (s *stats) counter(name string) int64 {
 // statsHook, when set (tests), receives each Output's stats.
 var statsHook func(*stats)
 
-func (r *run) progress(n int64) {
+func (r *run) progress(v string, n int64) {
 	if r.opts.Progress == nil {
 		return
 	}
 	r.progressMu.Lock()
 	defer r.progressMu.Unlock()
 	r.done += n
-	r.opts.Progress(r.done, r.total)
+	r.opts.Progress(Progress{Done: r.done, Total: r.total, Variable: v})
 }
 
 func where(k catalog.Key) string {
