@@ -10,6 +10,7 @@ import (
 
 	"relayout/job"
 	"relayout/reader"
+	"relayout/verify"
 )
 
 func runVerify(ctx context.Context, args []string) error {
@@ -47,7 +48,7 @@ func runVerify(ctx context.Context, args []string) error {
 	if quiet {
 		w = &dropOK{w: os.Stdout}
 	}
-	ok, err := job.VerifyOutput(ctx, store, ds, out, filepath.Join(tmp, "out.db"), nil, w, maxMem)
+	ok, err := verify.Output(ctx, store, ds, out, nil, verify.Options{MaxMem: maxMem, Log: w})
 	if err != nil {
 		return err
 	}

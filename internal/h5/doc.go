@@ -12,11 +12,14 @@
 // attributes.
 //
 // It must not decode or move bulk data itself (no hyperslab reads/writes; ReadRaw
-// exists only for tiny compact datasets), with one documented exception: the
+// exists only for tiny compact datasets), with two documented exceptions: the
 // slow path File.ReadRegion, H5Dread of one chunk's region for datasets whose
 // filter pipeline has a filter relayout does not decode natively (HDF5 plugin
-// filters found via HDF5_PLUGIN_PATH; FilterAvailable checks them). It must not
-// import any relayout package other than catalog.
+// filters found via HDF5_PLUGIN_PATH; FilterAvailable checks them), and
+// verification's SlabReader (hyperslab.go), H5Dread of file-space
+// hyperslabs of a written dataset, so that package verify sees the output
+// as every HDF5 reader does, through the library and nothing of relayout's
+// own. It must not import any relayout package other than catalog.
 //
 // Addresses returned (DatasetInfo.Address, Chunk.Address) are absolute file
 // offsets: HDF5's relative addresses plus the user-block size.

@@ -34,6 +34,8 @@ type File struct {
 	size int64
 	// regions: datasets kept open for ReadRegion (region.go), by path.
 	regions map[string]libDataset
+	// slabs: SlabReaders open on this file (hyperslab.go), closed with it.
+	slabs map[*SlabReader]struct{}
 }
 
 // DatasetInfo is what the catalog needs to know about one dataset.
@@ -136,6 +138,9 @@ func (f *File) Close() error {
 	}
 	defer pin()()
 	f.closeRegions()
+	for r := range f.slabs {
+		r.close()
+	}
 	err := f.f.Close()
 	f.f = nil
 	f.raw.Close()

@@ -1,0 +1,56 @@
+// Package verify checks a relayout output (the stage directory or OUT: one
+// HDF5 file per variable and relayout.json) against its input, element by
+// element, without any code of the writer.
+//
+// What it checks, per array of the input catalog (variable, step, level):
+//
+//   - the manifest names a dataset for it (or a constant record), with the
+//     input's shape, offset and element type made little-endian, and the
+//     HDF5 dataset has that type, shape and (chunked) chunk shape;
+//   - output side: the dataset is read through the HDF5 library
+//     (internal/h5's SlabReader: H5Dread of file-space hyperslabs into
+//     row-major little-endian memory), band by band along dimension 0, so
+//     the library, not relayout, finds contiguous, chunked, deflated and
+//     virtual (merged, partly covered) data and unwritten chunks;
+//   - input side: every block of the array is fetched from the reader
+//     (catalog.Source.ReadBlock: its decoded stored bytes) and each element
+//     is placed by an index computation of this package (place.go): the
+//     stored shape, the valid region's corner inside it (ghost cells,
+//     partial edge chunks), row- or column-major storage and the byte order
+//     of the input type;
+//   - every element of every block equals the output element at its global
+//     index, bit for bit (NaN payloads included); overlapping blocks must
+//     each agree with the output;
+//   - holes (output elements no block covers) hold the fill value recorded
+//     in the output dataset, and that fill value is the input's own (or a
+//     NaN / zero when the input declares none);
+//   - the sha256 of the output's row-major little-endian bytes, as read
+//     through the library, equals the manifest's digest;
+//   - constant records: the group's value and shape attributes are the
+//     input's, and the digest is that of the value repeated;
+//   - AMR levels: the box table named by the manifest lists the input
+//     level's boxes in global indices, and a refined level's openPMD
+//     gridGlobalOffset is level 0's plus its index offset times its
+//     gridSpacing;
+//   - series.h5: every file it reads through exists and every virtual
+//     dataset maps the whole same-path dataset of its variable's file.
+//
+// The first difference is reported as "DIFF <var> step <s> level <l> at
+// [i,j,k]: in=… out=…" (indices relative to the array), the smallest
+// row-major index that differs.
+//
+// What it shares: nothing with package rewriter (it must not import it,
+// nor planner); it imports catalog (the vocabulary, the catalog store and
+// the manifest) and internal/h5 (the HDF5 library), and fetches input
+// blocks only through the catalog.Source it is given.
+//
+// Memory: one budget (Options.MaxMem) covers the two output band buffers
+// (one compared, one hashed), the band's coverage bitmap, the chunk cache
+// of chunked outputs and the input blocks alive at once; raw row-major
+// blocks are read only for the rows of the band, other blocks that span
+// several bands are kept from their first band to their last.
+//
+// Concurrency: up to Options.Jobs goroutines fetch and compare the blocks
+// of a band; bands are read and hashed in order (HDF5 runs one call at a
+// time in the process anyway). Progress is reported after every band.
+package verify

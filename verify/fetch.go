@@ -1,0 +1,123 @@
+package verify
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"relayout/catalog"
+)
+
+// Fetching input blocks: raw blocks into recycled buffers, blocks that
+// span several bands and cannot be read in part kept from their first band
+// to their last.
+
+// rawBufs recycles the buffers of raw blocks read with ReadBlockInto
+// (fresh buffers for every block kept the page-fault handler and the
+// zeroing of new memory busy).
+var rawBufs sync.Pool
+
+// fetch reads a block's decoded bytes and checks their size. Raw blocks
+// of an IntoSource are read into a recycled buffer: the caller gives it
+// back with recycle once done.
+func fetch(ctx context.Context, src catalog.Source, b *catalog.Block, dt catalog.DType, p placement) ([]byte, error) {
+	var data []byte
+	var err error
+	if into, ok := src.(catalog.IntoSource); ok && len(b.Codecs) == 0 && b.Inline == nil && b.Length == p.storedBytes() {
+		if bp, _ := rawBufs.Get().(*[]byte); bp != nil && int64(cap(*bp)) >= b.Length {
+			data = (*bp)[:b.Length]
+		} else {
+			data = make([]byte, b.Length)
+		}
+		if err := into.ReadBlockInto(ctx, b, data); err != nil {
+			recycle(data)
+			return nil, err
+		}
+		return data, nil
+	}
+	data, err = src.ReadBlock(ctx, b, dt)
+	if err != nil {
+		return nil, err
+	}
+	if want := p.storedBytes(); int64(len(data)) != want {
+		return nil, fmt.Errorf("block %v in %q at offset %d: decoded %d bytes, want %d for stored shape %v of %v: %w",
+			b.Box, b.File, b.Offset, len(data), want, b.StoredShape(), dt, catalog.ErrCorrupt)
+	}
+	return data, nil
+}
+
+// recycle gives a block's buffer back for later raw reads.
+func recycle(b []byte) {
+	if cap(b) > 0 {
+		rawBufs.Put(&b)
+	}
+}
+
+// blockCache keeps blocks that span several bands and cannot be read in
+// part (compressed, column-major) from their first band to their last.
+type blockCache struct {
+	mu      sync.Mutex
+	entries map[int]*cached
+}
+
+type cached struct {
+	once  sync.Once
+	data  []byte
+	p     placement
+	err   error
+	left  int // bands still to use it
+	bytes int64
+}
+
+func (c *blockCache) get(ctx context.Context, r *run, a *catalog.Array, i, span int, mem *budget) ([]byte, placement, error) {
+	c.mu.Lock()
+	e := c.entries[i]
+	if e == nil {
+		e = &cached{left: span}
+		c.entries[i] = e
+	}
+	c.mu.Unlock()
+	e.once.Do(func() {
+		b := &a.Blocks[i]
+		e.p = newPlacement(b, a.DType)
+		n := e.p.storedBytes()
+		if e.err = mem.acquire(ctx, n); e.err != nil {
+			return
+		}
+		e.data, e.err = fetch(ctx, r.src, b, a.DType, e.p)
+		if e.err != nil {
+			mem.release(n)
+			return
+		}
+		e.bytes = n
+		mem.pin(n)
+	})
+	if e.err != nil {
+		return nil, placement{}, e.err
+	}
+	return e.data, e.p, nil
+}
+
+// done marks one band's use of block i; the last frees it.
+func (c *blockCache) done(i int, mem *budget) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.entries[i]
+	if e == nil {
+		return
+	}
+	if e.left--; e.left <= 0 {
+		mem.unpin(e.bytes)
+		delete(c.entries, i)
+	}
+}
+
+// drop frees whatever is left (an array stopped early).
+func (c *blockCache) drop(mem *budget) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, e := range c.entries {
+		mem.unpin(e.bytes)
+		delete(c.entries, i)
+	}
+}

@@ -1,0 +1,351 @@
+package verify
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"relayout/catalog"
+	"relayout/internal/h5"
+)
+
+// DefaultMaxMem is the budget when Options.MaxMem is not set.
+const DefaultMaxMem = 1 << 30
+
+// Options configure Output.
+type Options struct {
+	// MaxMem bounds the memory of the comparison (output bands, their
+	// coverage, chunk caches and input blocks), in bytes; <= 0 means
+	// DefaultMaxMem.
+	MaxMem int64
+	// Jobs is the number of goroutines fetching and comparing input
+	// blocks; <= 0 means GOMAXPROCS.
+	Jobs int
+	// Progress, when set, is called after every band (and constant
+	// record) with the bytes verified so far, the total (the logical
+	// bytes of every input array) and the variable being verified, from
+	// one goroutine at a time.
+	Progress func(Progress)
+	// Log receives one line per variable ("OK  B/x  2 steps  ... sha256 ok"
+	// or "DIFF ...") and one for series.h5; nil discards them.
+	Log io.Writer
+}
+
+// Progress is how far an Output call is.
+type Progress struct {
+	Done, Total int64  // logical bytes verified, of all
+	Variable    string // the variable being verified
+}
+
+// difference is a mismatch: a result, not an error.
+type difference struct{ msg string }
+
+func (d *difference) Error() string { return d.msg }
+
+func difff(format string, args ...any) error { return &difference{fmt.Sprintf(format, args...)} }
+
+// Output compares the output directory outDir (a stage directory or OUT)
+// with the input: every array of the catalog in, whose blocks are fetched
+// through inSrc, against the dataset the manifest m lists for it (nil: read
+// outDir/relayout.json), read through the HDF5 library; then series.h5. ok
+// is false on any difference (each variable's first is printed to
+// opts.Log); err is for I/O errors, cancellation and corrupt input only.
+func Output(ctx context.Context, in *catalog.Store, inSrc catalog.Source, outDir string, m *catalog.Manifest, opts Options) (ok bool, err error) {
+	if m == nil {
+		mp := filepath.Join(outDir, catalog.ManifestName)
+		if m, err = catalog.ReadManifest(mp); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				// Not an output at all (or IN and OUT swapped): no retry helps.
+				return false, fmt.Errorf("verify: %s is not a relayout output (no %s): %w", outDir, catalog.ManifestName, catalog.ErrNotFound)
+			}
+			return false, fmt.Errorf("verify: %w", err)
+		}
+	}
+	if opts.MaxMem <= 0 {
+		opts.MaxMem = DefaultMaxMem
+	}
+	if opts.Jobs <= 0 {
+		opts.Jobs = runtime.GOMAXPROCS(0)
+	}
+	log := opts.Log
+	if log == nil {
+		log = io.Discard
+	}
+	vars, err := in.Variables()
+	if err != nil {
+		return false, fmt.Errorf("verify: %w", err)
+	}
+	r := &run{in: in, src: inSrc, dir: outDir, opts: opts, out: map[catalog.Key]outRef{}}
+	for _, v := range vars {
+		r.total += v.Bytes
+	}
+	for i := range m.Variables {
+		mv := &m.Variables[i]
+		for j := range mv.Datasets {
+			d := &mv.Datasets[j]
+			r.out[catalog.Key{Var: mv.Name, Step: d.Step, Level: d.Level}] = outRef{mv, d}
+		}
+		for j := range mv.Constants {
+			d := &mv.Constants[j]
+			r.out[catalog.Key{Var: mv.Name, Step: d.Step, Level: d.Level}] = outRef{mv, d}
+		}
+	}
+	ok = true
+	for _, v := range vars {
+		line, err := r.variable(ctx, v.Name)
+		var diff *difference
+		switch {
+		case errors.As(err, &diff):
+			ok = false
+			line = "DIFF " + diff.msg
+		case err != nil:
+			return false, err
+		}
+		if _, err := fmt.Fprintln(log, line); err != nil {
+			return false, err
+		}
+	}
+	if statsHook != nil {
+		statsHook(&r.stats)
+	}
+	seriesOK, err := checkSeries(outDir, m, log)
+	return ok && seriesOK, err
+}
+
+// TotalBytes is the Progress total of Output for in: the logical bytes of
+// every array.
+func TotalBytes(in *catalog.Store) (int64, error) {
+	vars, err := in.Variables()
+	if err != nil {
+		return 0, fmt.Errorf("verify: %w", err)
+	}
+	var n int64
+	for _, v := range vars {
+		n += v.Bytes
+	}
+	return n, nil
+}
+
+type outRef struct {
+	v *catalog.ManifestVariable
+	d *catalog.ManifestDataset
+}
+
+// run is one Output call.
+type run struct {
+	in    *catalog.Store
+	src   catalog.Source
+	dir   string
+	opts  Options
+	out   map[catalog.Key]outRef
+	total int64
+
+	progressMu sync.Mutex
+	done       int64
+
+	stats stats
+	// spare are band buffers of the last array, reused by the next
+	// (arrays are verified one after another).
+	spare [][]byte
+}
+
+// stats count what a run compared (for tests: which paths were taken).
+type stats struct {
+	arrays, bands, blocks               atomic.Int64
+	trimmed, cached                     atomic.Int64 // blocks read in part per band, kept across bands
+	bigEndian, colMajor, ghost, partial atomic.Int64 // blocks by their placement features
+	holes                               atomic.Int64 // elements covered by no block, checked against the fill
+	constants, boxTables, gridOffsets   atomic.Int64
+	peakMem                             atomic.Int64 // most block bytes held at once
+}
+
+func (s *stats) String() string {
+	return fmt.Sprintf("arrays %d bands %d blocks %d (trimmed %d cached %d; big-endian %d col-major %d ghost %d partial %d) holes %d constants %d box tables %d grid offsets %d peak block bytes %d",
+		s.arrays.Load(), s.bands.Load(), s.blocks.Load(), s.trimmed.Load(), s.cached.Load(), s.bigEndian.Load(), s.colMajor.Load(),
+		s.ghost.Load(), s.partial.Load(), s.holes.Load(), s.constants.Load(), s.boxTables.Load(), s.gridOffsets.Load(), s.peakMem.Load())
+}
+
+// counter is the stats counter named as String names it ("col-major", "box-tables").
+func (s *stats) counter(name string) int64 {
+	return map[string]*atomic.Int64{"arrays": &s.arrays, "bands": &s.bands, "blocks": &s.blocks, "trimmed": &s.trimmed,
+		"cached": &s.cached, "big-endian": &s.bigEndian, "col-major": &s.colMajor, "ghost": &s.ghost, "partial": &s.partial,
+		"holes": &s.holes, "constants": &s.constants, "box-tables": &s.boxTables, "grid-offsets": &s.gridOffsets}[name].Load()
+}
+
+// statsHook, when set (tests), receives each Output's stats.
+var statsHook func(*stats)
+
+func (r *run) progress(v string, n int64) {
+	if r.opts.Progress == nil {
+		return
+	}
+	r.progressMu.Lock()
+	defer r.progressMu.Unlock()
+	r.done += n
+	r.opts.Progress(Progress{Done: r.done, Total: r.total, Variable: v})
+}
+
+func where(k catalog.Key) string {
+	return fmt.Sprintf("%s step %d level %d", k.Var, k.Step, k.Level)
+}
+
+// variable verifies every array of variable name: its OK line, a
+// *difference, or an error.
+func (r *run) variable(ctx context.Context, name string) (string, error) {
+	files := map[string]*h5.File{}
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
+	steps := map[int64]bool{}
+	var elements int64
+	unrecorded := false
+	err := r.in.EachArray(ctx, name, func(a *catalog.Array) error {
+		k := a.Key()
+		ref, ok := r.out[k]
+		if !ok {
+			return difff("%s: missing from output (not in the manifest)", where(k))
+		}
+		f, err := r.file(files, ref.v)
+		if err != nil {
+			return err
+		}
+		if err := r.array(ctx, a, ref, f); err != nil {
+			return err
+		}
+		if ref.d.SHA256 == "" {
+			unrecorded = true
+		}
+		steps[a.Step] = true
+		elements += a.Elements()
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	sha := "sha256 ok"
+	if unrecorded {
+		sha = "sha256 not recorded"
+	}
+	return fmt.Sprintf("OK  %s  %d steps  %d elements  %s", name, len(steps), elements, sha), nil
+}
+
+// file opens the output file of variable v once.
+func (r *run) file(files map[string]*h5.File, v *catalog.ManifestVariable) (*h5.File, error) {
+	if f, ok := files[v.File]; ok {
+		return f, nil
+	}
+	if !filepath.IsLocal(filepath.FromSlash(v.File)) {
+		return nil, fmt.Errorf("verify: manifest: variable %q: file %q is not inside %s: %w", v.Name, v.File, r.dir, catalog.ErrCorrupt)
+	}
+	p := filepath.Join(r.dir, filepath.FromSlash(v.File))
+	f, err := h5.Open(p)
+	if errors.Is(err, catalog.ErrNotFound) {
+		return nil, difff("%s: output file %s is missing", v.Name, p)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("verify: output: %w", err)
+	}
+	files[v.File] = f
+	return f, nil
+}
+
+// header checks what the manifest says of a against the input: shape,
+// offset and element type.
+func header(a *catalog.Array, ref outRef) error {
+	k := a.Key()
+	want := a.DType.LittleEndian().NumPy()
+	if ref.v.DType != want {
+		return difff("%s: dtype in=%s (output %s) manifest=%s", where(k), a.DType.NumPy(), want, ref.v.DType)
+	}
+	if !equalInts(ref.d.Shape, a.Shape) {
+		return difff("%s: shape in=%v out=%v", where(k), a.Shape, ref.d.Shape)
+	}
+	if off := ref.d.Offset; off != nil && !equalInts(off, a.Offset) || off == nil && slices.ContainsFunc(a.Offset, func(x int64) bool { return x != 0 }) {
+		return difff("%s: offset in=%v out=%v", where(k), a.Offset, ref.d.Offset)
+	}
+	if a.Constant != (ref.d.Layout == catalog.ConstantLayout) {
+		return difff("%s: constant in=%v, output layout %q", where(k), a.Constant, ref.d.Layout)
+	}
+	return nil
+}
+
+func equalInts(a, b []int64) bool { return len(a) == len(b) && (len(a) == 0 || slices.Equal(a, b)) }
+
+// expectedFill is the fill value the output must record for a, as
+// little-endian bytes; nil with anyNaN set means "some NaN" (a float input
+// without a fill value of its own), nil otherwise means zero.
+func expectedFill(a *catalog.Array) (fill []byte, anyNaN bool) {
+	if a.Fill == nil {
+		if a.DType.Kind == catalog.Float {
+			return nil, true
+		}
+		return make([]byte, a.DType.Size), false
+	}
+	f := slices.Clone(a.Fill)
+	if a.DType.BigEndian {
+		slices.Reverse(f)
+	}
+	return f, false
+}
+
+func isNaN(b []byte) bool {
+	switch len(b) {
+	case 4:
+		return math.IsNaN(float64(math.Float32frombits(binary.LittleEndian.Uint32(b))))
+	case 8:
+		return math.IsNaN(math.Float64frombits(binary.LittleEndian.Uint64(b)))
+	}
+	return false
+}
+
+// formatElem formats one little-endian element of type dt; a NaN shows
+// its bits, so that two NaNs that differ can be told apart.
+func formatElem(b []byte, dt catalog.DType) string {
+	var u uint64
+	for i := len(b) - 1; i >= 0; i-- {
+		u = u<<8 | uint64(b[i])
+	}
+	switch dt.Kind {
+	case catalog.Int:
+		shift := 64 - 8*uint(dt.Size)
+		return strconv.FormatInt(int64(u<<shift)>>shift, 10)
+	case catalog.Uint:
+		return strconv.FormatUint(u, 10)
+	case catalog.Float:
+		var f float64
+		if dt.Size == 4 {
+			f = float64(math.Float32frombits(uint32(u)))
+		} else {
+			f = math.Float64frombits(u)
+		}
+		if math.IsNaN(f) {
+			return fmt.Sprintf("NaN(0x%0*x)", 2*dt.Size, u)
+		}
+		if dt.Size == 4 {
+			return strconv.FormatFloat(f, 'g', -1, 32)
+		}
+		return strconv.FormatFloat(f, 'g', -1, 64)
+	}
+	return "0x" + strconv.FormatUint(u, 16)
+}
+
+func formatIndex(idx []int64) string {
+	s := make([]string, len(idx))
+	for i, v := range idx {
+		s[i] = strconv.FormatInt(v, 10)
+	}
+	return "[" + strings.Join(s, ",") + "]"
+}
