@@ -10,7 +10,6 @@ import (
 
 	"relayout/job"
 	"relayout/reader"
-	"relayout/verify"
 )
 
 func runVerify(ctx context.Context, args []string) error {
@@ -48,7 +47,7 @@ func runVerify(ctx context.Context, args []string) error {
 	if quiet {
 		w = &dropOK{w: os.Stdout}
 	}
-	ok, err := verify.Output(ctx, store, ds, out, nil, verify.Options{MaxMem: maxMem, Log: w})
+	ok, err := job.VerifyOutput(ctx, store, ds, out, nil, w, maxMem, 0, nil)
 	if err != nil {
 		return err
 	}

@@ -113,17 +113,18 @@ func (d *statusDisplay) setPhase(p string) {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.phase == "rewrite" && !d.tty {
+	if (d.phase == "rewrite" || d.phase == "verify") && !d.tty {
 		d.showLocked()
 	}
-	d.phase, d.phaseStart = p, time.Now()
+	// A phase's bytes come from the Monitor set after it begins (Monitor).
+	d.phase, d.phaseStart, d.mon = p, time.Now(), nil
 	d.showLocked()
 }
 
 // text is the status: "rewrite  45.2MiB / 128.0MiB  35%  101.3MiB/s  ETA 1s  E/x".
 func (d *statusDisplay) text() string {
 	parts := []string{d.phase}
-	if d.phase == "rewrite" && d.mon != nil {
+	if (d.phase == "rewrite" || d.phase == "verify") && d.mon != nil {
 		p := d.mon.Progress()
 		if p.Total > 0 {
 			parts = append(parts, fmt.Sprintf("%s / %s", humanBytes(p.Done), humanBytes(p.Total)),
@@ -331,7 +332,7 @@ func (e *progressEvents) emitLocked(typ string, fields map[string]any) {
 
 func (e *progressEvents) progressLocked() {
 	f := map[string]any{"phase": e.phase}
-	if p := e.monProgress(); e.phase == "rewrite" && p.Total > 0 {
+	if p := e.monProgress(); (e.phase == "rewrite" || e.phase == "verify") && p.Total > 0 {
 		eta := -1.0
 		if d := p.ETA(); d >= 0 {
 			eta = round3(d.Seconds())
@@ -356,17 +357,18 @@ func (e *progressEvents) setMonitor(m *rewriter.Monitor) {
 }
 
 // setPhase starts a phase with a progress event (the previous phase's last
-// rewrite figures are sent first, so the stream ends a rewrite at 100%).
+// figures are sent first, so the stream ends a rewrite or a verification at
+// 100%); the new phase's bytes come from the Monitor set after it begins.
 func (e *progressEvents) setPhase(p string) {
 	if e == nil {
 		return
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.phase == "rewrite" {
+	if e.phase == "rewrite" || e.phase == "verify" {
 		e.progressLocked()
 	}
-	e.phase = p
+	e.phase, e.mon = p, nil
 	e.progressLocked()
 }
 
@@ -401,7 +403,7 @@ func (e *progressEvents) finish(ctx context.Context, err error) {
 	if err != nil && status != "done" {
 		e.emitLocked("error", map[string]any{"message": err.Error()})
 	}
-	if e.phase == "rewrite" {
+	if e.phase == "rewrite" || e.phase == "verify" {
 		e.progressLocked()
 	}
 	e.summary["status"] = status

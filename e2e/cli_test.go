@@ -204,6 +204,7 @@ func TestProgressJSON(t *testing.T) {
 		t.Errorf("stderr should hold the human text only:\n%s", r.stderr)
 	}
 	var phases []string
+	verifiedAll := false
 	for i, e := range events {
 		typ := e["type"]
 		switch {
@@ -220,8 +221,11 @@ func TestProgressJSON(t *testing.T) {
 			if len(phases) == 0 || phases[len(phases)-1] != p {
 				phases = append(phases, p)
 			}
-			if p == "rewrite" && e["bytes_total"] != nil && e["bytes_total"] != float64(2*4*64*64*64*8) {
-				t.Errorf("rewrite progress %v: bytes_total", e)
+			if (p == "rewrite" || p == "verify") && e["bytes_total"] != nil && e["bytes_total"] != float64(2*4*64*64*64*8) {
+				t.Errorf("%s progress %v: bytes_total", p, e)
+			}
+			if p == "verify" && e["bytes_done"] == e["bytes_total"] && e["bytes_total"] != nil {
+				verifiedAll = true
 			}
 		case typ == "warning":
 			if m, _ := e["message"].(string); !strings.HasPrefix(m, "note: --chunks 3x3x3") {
@@ -233,6 +237,9 @@ func TestProgressJSON(t *testing.T) {
 	}
 	if strings.Join(phases, ",") != "catalog,rewrite,verify,commit" {
 		t.Errorf("phases %v, want catalog,rewrite,verify,commit", phases)
+	}
+	if !verifiedAll {
+		t.Errorf("no verify progress event with every byte verified: %v", events)
 	}
 	// run --resume: catalog, rewrite, verify (its commit included), summary.
 	r = mustRun(t, "run", in, "-o", filepath.Join(dir, "o3"), "--resume", "--progress", "json")
@@ -404,8 +411,11 @@ func TestTerminalProgress(t *testing.T) {
 			t.Errorf("terminal control characters in a log: %q", l)
 		}
 	}
-	if strings.Join(got, ",") != "catalog,rewrite,rewrite,verify,commit" {
-		t.Errorf("progress lines %v, want catalog,rewrite,rewrite (final),verify,commit:\n%s", got, r.stderr)
+	if strings.Join(got, ",") != "catalog,rewrite,rewrite,verify,verify,commit" {
+		t.Errorf("progress lines %v, want catalog,rewrite,rewrite (final),verify,verify (final),commit:\n%s", got, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "progress: verify  16.0MiB / 16.0MiB  100%") {
+		t.Errorf("no final verify line:\n%s", r.stderr)
 	}
 	if !strings.Contains(r.stderr, "progress: rewrite  16.0MiB / 16.0MiB  100%") {
 		t.Errorf("no final rewrite line:\n%s", r.stderr)

@@ -11,6 +11,7 @@ import (
 	"relayout/catalog"
 	"relayout/reader"
 	"relayout/rewriter"
+	"relayout/verify"
 )
 
 // BuildCatalog opens path with its reader and streams every array into a
@@ -66,29 +67,16 @@ func checkIncomplete(path string, info catalog.DatasetInfo, strict bool) error {
 }
 
 // VerifyOutput compares the input catalog with a relayout output directory
-// (staged or committed) read back through its own reader (m nil: its
-// manifest). It is the one place run, relayout verify and the journaled
-// commit's element check call the verifier through (the verify/ package
-// replaces it here).
-func VerifyOutput(ctx context.Context, in *catalog.Store, inSrc catalog.Source, outDir, dbPath string, m *catalog.Manifest, w io.Writer, maxMem int64) (bool, error) {
-	outDS, outStore, err := BuildCatalog(ctx, outDir, dbPath, reader.Options{})
-	if err != nil {
-		return false, err
+// (staged or committed; m nil: its manifest) through package verify, which
+// shares no code with the writer: the output read through the HDF5 library,
+// the input block by block. It is the one place run, relayout verify and
+// the journaled commit call the verifier through. mon, when set, follows
+// the bytes verified (the display's verify phase).
+func VerifyOutput(ctx context.Context, in *catalog.Store, inSrc catalog.Source, outDir string, m *catalog.Manifest,
+	w io.Writer, maxMem int64, jobs int, mon *rewriter.Monitor) (bool, error) {
+	opts := verify.Options{MaxMem: maxMem, Jobs: jobs, Log: w}
+	if mon != nil {
+		opts.Progress = func(p verify.Progress) { mon.Track(p.Done, p.Total, p.Variable) }
 	}
-	defer func() {
-		outStore.Close()
-		outDS.Close()
-		os.Remove(dbPath)
-	}()
-	if m == nil {
-		if m, err = catalog.ReadManifest(filepath.Join(outDir, catalog.ManifestName)); err != nil {
-			return false, err
-		}
-	}
-	ok, err := rewriter.VerifyBudget(ctx, in, inSrc, outStore, outDS, m, w, maxMem)
-	if err != nil {
-		return ok, err
-	}
-	seriesOK, err := rewriter.VerifySeries(outDir, m, w)
-	return ok && seriesOK, err
+	return verify.Output(ctx, in, inSrc, outDir, m, opts)
 }

@@ -217,6 +217,7 @@ func runPlain(ctx context.Context, out string, spec Spec, env Env, need *int64) 
 	}
 	fmt.Fprintf(logw, "storage: %s is on %s; largest file: %s\n", out, outFS.Name, rewriter.FileLayout(outFS, largest, spec.Storage))
 
+	disp.Phase("rewrite")
 	mon := disp.Monitor()
 	ropts := rewriterOptions(spec, env, outFS, logw)
 	ropts.Jobs, ropts.MaxMem, ropts.Progress, ropts.Monitor = env.Jobs, env.MaxMem, logw, mon
@@ -228,7 +229,6 @@ func runPlain(ctx context.Context, out string, spec Spec, env Env, need *int64) 
 		}
 		ropts.Merge = rewriter.MergeOptions{Scope: sc, RanksPerNode: spec.RanksPerNode}
 	}
-	disp.Phase("rewrite")
 	m, err := rewriter.Run(ctx, store, ds, stage, ropts)
 	if err != nil {
 		return err
@@ -239,7 +239,7 @@ func runPlain(ctx context.Context, out string, spec Spec, env Env, need *int64) 
 	disp.Set("verified", env.Verify)
 	if env.Verify {
 		disp.Phase("verify")
-		ok, err := VerifyOutput(ctx, store, ds, stage, filepath.Join(work, "verify.db"), m, logw, env.MaxMem)
+		ok, err := VerifyOutput(ctx, store, ds, stage, m, logw, env.MaxMem, env.Jobs, disp.Monitor())
 		if err != nil {
 			return err
 		}

@@ -61,6 +61,14 @@ func readCounters(src catalog.Source) catalog.IOCounters {
 
 func (m *Monitor) setVariable(name string) { m.variable.Store(&name) }
 
+// Track sets the progress of work done outside Run (verification) that a
+// display follows through this Monitor: done of total bytes, on variable.
+func (m *Monitor) Track(done, total int64, variable string) {
+	m.total.Store(total)
+	m.done.Store(done)
+	m.setVariable(variable)
+}
+
 // since adds the time since t to stage s.
 func (m *Monitor) since(s int, t time.Time) { m.stage[s].Add(int64(time.Since(t))) }
 
