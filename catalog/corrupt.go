@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -24,6 +25,21 @@ type CorruptError struct {
 // fmt.Sprintf. Pass off -1 when the offset is unknown.
 func Corrupt(format, file string, off int64, what string, args ...any) error {
 	return &CorruptError{Format: format, File: file, Offset: max(off, -1), What: fmt.Sprintf(what, args...)}
+}
+
+// CorruptIn returns err naming file in its CorruptError when that names
+// none (parsers that read an io.ReaderAt know offsets, not names), the
+// context wrapped around it kept in front; other errors as they are.
+func CorruptIn(err error, file string) error {
+	ce := (*CorruptError)(nil)
+	if !errors.As(err, &ce) || ce.File != "" {
+		return err
+	}
+	named := &CorruptError{Format: ce.Format, File: file, Offset: ce.Offset, What: ce.What}
+	if ctx, ok := strings.CutSuffix(err.Error(), ce.Error()); ok && ctx != "" {
+		return fmt.Errorf("%s%w", ctx, named)
+	}
+	return named
 }
 
 // Error is "<format>: <file>: offset <n>: <what>: corrupt input", leaving

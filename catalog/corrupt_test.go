@@ -40,6 +40,16 @@ func TestCorruptError(t *testing.T) {
 	if errors.As(fmt.Errorf("x: %w", ErrCorrupt), &ce) {
 		t.Error("errors.As found a CorruptError in a bare ErrCorrupt")
 	}
+	in := fmt.Errorf("object /x: %w", Corrupt("hdf5", "", 96, "B-tree node: bad signature"))
+	if got, want := CorruptIn(in, "a.h5").Error(), "object /x: hdf5: a.h5: offset 96: B-tree node: bad signature: corrupt input"; got != want {
+		t.Errorf("CorruptIn: %q, want %q", got, want)
+	}
+	if got := CorruptIn(Corrupt("hdf5", "b.h5", 1, "x"), "a.h5").Error(); got != "hdf5: b.h5: offset 1: x: corrupt input" {
+		t.Errorf("CorruptIn renamed a named file: %q", got)
+	}
+	if err := CorruptIn(io.EOF, "a.h5"); err != io.EOF {
+		t.Errorf("CorruptIn(io.EOF) = %v", err)
+	}
 	if e := Corrupt("bp4", "md.0", -1, "x").(*CorruptError); e.Offset != -1 {
 		t.Errorf("offset %d, want -1", e.Offset)
 	}

@@ -91,7 +91,7 @@ func Open(path string) (*File, error) {
 	defer free()
 	switch r := C.H5Fis_hdf5(cpath); {
 	case r == 0:
-		return nil, fmt.Errorf("h5: %s: not an HDF5 file (no superblock signature): %w", path, catalog.ErrCorrupt)
+		return nil, catalog.Corrupt("hdf5", path, 0, "not an HDF5 file (no superblock signature)")
 	case r < 0:
 		return nil, h5err(path, "", catalog.ErrCorrupt, "cannot check HDF5 signature")
 	}
@@ -117,8 +117,7 @@ func Open(path string) (*File, error) {
 	var eoa C.haddr_t
 	if C.H5Fget_eoa(fid, &eoa) >= 0 && eoa != C.h5q_undef() && int64(eoa) > size {
 		hf.Close()
-		return nil, fmt.Errorf("h5: %s: truncated file: size %d < end of allocation %d: %w",
-			path, size, int64(eoa), catalog.ErrCorrupt)
+		return nil, catalog.Corrupt("hdf5", path, size, "truncated file: size %d < end of allocation %d", size, int64(eoa))
 	}
 	ok = true
 	return f, nil
@@ -285,7 +284,7 @@ func (f *File) Attrs(obj string) ([]catalog.Attr, error) {
 	if oi.num_attrs > 0 && CheckAttributes != nil {
 		var err error
 		if names, err = CheckAttributes(f.raw, f.size, uint64(oi.addr)); err != nil {
-			return nil, fmt.Errorf("h5: %s: %s: %w", f.path, obj, err)
+			return nil, fmt.Errorf("h5: %s: %w", obj, catalog.CorruptIn(err, f.path))
 		}
 		if len(names) != int(oi.num_attrs) {
 			names = nil // dense storage: by index
@@ -798,7 +797,7 @@ func (f *File) ReadRaw(path string) ([]byte, error) {
 		compact := C.H5Pget_layout(dcpl) == C.H5D_COMPACT
 		C.H5Pclose(dcpl)
 		if st := int64(C.H5Dget_storage_size(did)); compact && st != np*size {
-			return nil, fmt.Errorf("h5: %s: %s: compact data of %d bytes for %d elements of %d bytes: %w", f.path, path, st, np, size, catalog.ErrCorrupt)
+			return nil, catalog.Corrupt("hdf5", f.path, -1, "%s: compact data of %d bytes for %d elements of %d bytes", path, st, np, size)
 		}
 	}
 	buf := make([]byte, np*size)
