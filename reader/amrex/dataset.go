@@ -84,6 +84,18 @@ func Detect(path string) bool {
 	return false
 }
 
+// HasShape reports whether dir has a plotfile's shape whatever its Header
+// holds: an entry named Header beside a Level_0 directory. Open takes such a
+// directory as one plotfile, so that a damaged Header is reported as such
+// rather than as an unknown format.
+func HasShape(dir string) bool {
+	if _, err := os.Lstat(filepath.Join(dir, "Header")); err != nil {
+		return false
+	}
+	st, err := os.Stat(filepath.Join(dir, "Level_0"))
+	return err == nil && st.IsDir()
+}
+
 // IsPlotfile reports whether dir is one plotfile (not a directory of them).
 func IsPlotfile(dir string) bool { return isPlotfile(dir) }
 
@@ -134,7 +146,7 @@ func Open(root string, cfg Config) (*Dataset, error) {
 	}()
 
 	var dirs []string
-	if isPlotfile(root) {
+	if isPlotfile(root) || HasShape(root) {
 		dirs = []string{""}
 	} else {
 		des, err := os.ReadDir(root)

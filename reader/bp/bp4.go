@@ -43,6 +43,9 @@ func bp4Header(h []byte, file string) (binary.ByteOrder, int, bool, error) {
 	if len(h) < 64 {
 		return nil, 0, false, catalog.Corrupt("bp4", file, 0, "header of %d bytes, want 64", len(h))
 	}
+	if h[37] == 0 || h[37] > 9 {
+		return nil, 0, false, catalog.Corrupt("bp4", file, 37, "header: BP format version byte %d", h[37])
+	}
 	if h[37] != 4 {
 		return nil, 0, false, fmt.Errorf("bp4: %s: header at offset 37: BP format version %d, want 4: %w", file, h[37], catalog.ErrUnsupported)
 	}

@@ -104,6 +104,9 @@ func bp5Header(h []byte, first []byte) (bp5Hdr, error) {
 	if len(h) < 64 {
 		return hd, catalog.Corrupt("bp5", "md.idx", 0, "header of %d bytes, want 64", len(h))
 	}
+	if h[37] == 0 || h[37] > 9 {
+		return hd, catalog.Corrupt("bp5", "md.idx", 37, "header: BP format version byte %d", h[37])
+	}
 	if h[37] != 5 {
 		return hd, fmt.Errorf("bp5: md.idx: header at offset 37: BP format version %d, want 5: %w", h[37], catalog.ErrUnsupported)
 	}
