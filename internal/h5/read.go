@@ -97,6 +97,11 @@ func Open(path string) (*File, error) {
 	}
 	hf, err := hdf5.OpenFile(path, hdf5.F_ACC_RDONLY)
 	if err != nil {
+		if msg := lastError(); strings.Contains(msg, "truncated file") {
+			// The library compares the superblock's end of file with the
+			// size: the damage is where the file ends.
+			return nil, catalog.Corrupt("hdf5", path, size, "cannot open (%s)", msg)
+		}
 		return nil, h5err(path, "", catalog.ErrCorrupt, "cannot open")
 	}
 	f := &File{path: path, f: hf, raw: raw, size: size}
