@@ -66,6 +66,8 @@ func TestCorruptErrors(t *testing.T) {
 			"amrex", "Header", -1, "this is an AMReX plotfile but its Header is broken"},
 		{"hdf5 truncated", "hdf5/openpmd-femm", "example-femm-thetaMode.h5", truncate("example-femm-thetaMode.h5", 60000),
 			"hdf5", "example-femm-thetaMode.h5", 60000, "this is an HDF5 file but it is broken"},
+		{"hdf5 signature", "hdf5/openpmd-femm", "example-femm-thetaMode.h5", patch("example-femm-thetaMode.h5", 1, 'X'),
+			"hdf5", "example-femm-thetaMode.h5", 0, "this is a file named like HDF5 but it is broken"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			root := filepath.Join(t.TempDir(), "in")

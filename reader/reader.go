@@ -102,6 +102,9 @@ func openAs(path string, st os.FileInfo, sel *selector, folder bool) (Dataset, e
 		return broken(path, "BP5 dataset")(nilIfErr(bp.Open(path, bp.Config{Match: sel.match})))
 	case !st.IsDir() && strings.HasSuffix(path, ".bp") && bp.IsBP3(path):
 		return broken(path, "BP3 file")(nilIfErr(bp.Open(path, bp.Config{Match: sel.match})))
+	case !st.IsDir() && isHDF5Name(path):
+		// Named like HDF5 but without its signature: a damaged superblock.
+		return broken(path, "file named like HDF5")(nilIfErr(h5.Open(path, cfg)))
 	case bp.Shape(path) != "":
 		// Its index is too damaged to tell the format by content: its files
 		// do, and the format's own checks say what is broken.
@@ -205,6 +208,15 @@ func isHDF5(path string) bool {
 			return false
 		}
 	}
+}
+
+// isHDF5Name reports whether path has an HDF5 file name extension.
+func isHDF5Name(path string) bool {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".h5", ".hdf5", ".he5":
+		return true
+	}
+	return false
 }
 
 // dirHasBP reports whether a directory holds BP datasets (BP4/BP5

@@ -91,7 +91,7 @@ func Open(path string) (*File, error) {
 	defer free()
 	switch r := C.H5Fis_hdf5(cpath); {
 	case r == 0:
-		return nil, catalog.Corrupt("hdf5", path, 0, "not an HDF5 file (no superblock signature)")
+		return nil, catalog.Corrupt("hdf5", path, 0, "no HDF5 superblock signature (not an HDF5 file, or its first bytes are damaged)")
 	case r < 0:
 		return nil, h5err(path, "", catalog.ErrCorrupt, "cannot check HDF5 signature")
 	}
