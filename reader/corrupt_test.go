@@ -39,6 +39,11 @@ func TestCorruptErrors(t *testing.T) {
 			}
 		}
 	}
+	levels := func(rel string) damage { // one level more than the file holds (h5py)
+		return func(t *testing.T, root string) {
+			runPython(t, "import sys, h5py, numpy as np; f = h5py.File(sys.argv[1], 'r+'); f.attrs['num_levels'] = np.int32(f.attrs['num_levels'] + 1)", filepath.Join(root, rel))
+		}
+	}
 	for _, c := range []struct {
 		name, data, open string // open: path opened, relative to the copy
 		damage           damage
@@ -66,6 +71,8 @@ func TestCorruptErrors(t *testing.T) {
 			"amrex", "Header", -1, "this is an AMReX plotfile but its Header is broken"},
 		{"hdf5 truncated", "hdf5/openpmd-femm", "example-femm-thetaMode.h5", truncate("example-femm-thetaMode.h5", 60000),
 			"hdf5", "example-femm-thetaMode.h5", 60000, "this is an HDF5 file but it is broken"},
+		{"chombo levels", "chombo/mushy-layer", "plt000100.2d.hdf5", levels("plt000100.2d.hdf5"),
+			"chombo", "plt000100.2d.hdf5", -1, "this is a Chombo HDF5 file but it is broken"},
 		{"hdf5 signature", "hdf5/openpmd-femm", "example-femm-thetaMode.h5", patch("example-femm-thetaMode.h5", 1, 'X'),
 			"hdf5", "example-femm-thetaMode.h5", 0, "this is a file named like HDF5 but it is broken"},
 	} {
