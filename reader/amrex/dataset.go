@@ -252,12 +252,16 @@ type opener struct {
 // regular file (the one symlink policy, README; blockio.Open refuses the
 // rest). what names the metadata the path came from.
 func (o *opener) inside(rel, what string) error {
+	file, at, _ := strings.Cut(what, ": ") // "Header: line 7: level 1"
+	if at != "" {
+		at += ": "
+	}
 	if rel == "" || path.IsAbs(rel) || filepath.IsAbs(rel) {
-		return catalog.Corrupt("amrex", what, -1, "path %q is not relative to the dataset directory", rel)
+		return catalog.Corrupt("amrex", file, -1, "%spath %q is not relative to the dataset directory", at, rel)
 	}
 	clean := path.Clean(rel)
 	if clean == ".." || strings.HasPrefix(clean, "../") {
-		return catalog.Corrupt("amrex", what, -1, "path %q leaves the dataset directory", rel)
+		return catalog.Corrupt("amrex", file, -1, "%spath %q leaves the dataset directory", at, rel)
 	}
 	return nil
 }
