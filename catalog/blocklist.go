@@ -101,7 +101,7 @@ type listParser struct {
 }
 
 func (p *listParser) errorf(what string) error {
-	return fmt.Errorf("block list at byte %d: %s: %w", p.i, what, ErrCorrupt)
+	return Corrupt("relayout", "", -1, "catalog block list at byte %d: %s", p.i, what)
 }
 
 func (p *listParser) byte(c byte) error {

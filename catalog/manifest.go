@@ -157,10 +157,10 @@ func ReadManifest(path string) (*Manifest, error) {
 	}
 	var m Manifest
 	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("catalog: manifest %s: %v: %w", path, err, ErrCorrupt)
+		return nil, Corrupt("relayout", path, -1, "manifest: %v", err)
 	}
 	if m.Tool != "relayout" {
-		return nil, fmt.Errorf("catalog: manifest %s: not written by relayout: %w", path, ErrCorrupt)
+		return nil, Corrupt("relayout", path, -1, "manifest: not written by relayout")
 	}
 	return &m, nil
 }

@@ -133,18 +133,18 @@ func OpenStore(path string) (*Store, error) {
 	var n int
 	if err := s.db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE name IN ('dataset','arrays','blocks')`).Scan(&n); err != nil || n != 3 {
 		s.db.Close()
-		return nil, fmt.Errorf("catalog: %s: not a relayout catalog: %w", path, ErrCorrupt)
+		return nil, Corrupt("relayout", path, -1, "catalog: not a relayout catalog")
 	}
 	var sqlText string
 	if err := s.db.QueryRow(`SELECT sql FROM sqlite_master WHERE name = 'blocks'`).Scan(&sqlText); err != nil {
 		s.db.Close()
-		return nil, fmt.Errorf("catalog: %s: %v: %w", path, err, ErrCorrupt)
+		return nil, Corrupt("relayout", path, -1, "catalog: %v", err)
 	}
 	s.legacy = strings.HasPrefix(sqlText, legacyBlocksTable)
 	for _, c := range laterColumns {
 		if err := s.db.QueryRow(`SELECT count(*) FROM pragma_table_info('arrays') WHERE name = ?`, c).Scan(&n); err != nil {
 			s.db.Close()
-			return nil, fmt.Errorf("catalog: %s: %v: %w", path, err, ErrCorrupt)
+			return nil, Corrupt("relayout", path, -1, "catalog: %v", err)
 		}
 		if n == 0 {
 			if s.missing == nil {
@@ -167,7 +167,7 @@ func openDB(path string) (*Store, error) {
 		if strings.Contains(err.Error(), "disk is full") {
 			return nil, fmt.Errorf("catalog: %s: %w", path, err) // not damage: no space to open it
 		}
-		return nil, fmt.Errorf("catalog: %s: %v: %w", path, err, ErrCorrupt)
+		return nil, Corrupt("relayout", path, -1, "catalog: %v", err)
 	}
 	return &Store{db: db, path: path}, nil
 }
@@ -287,7 +287,7 @@ func (s *Store) Put(a *Array) error {
 		return fmt.Errorf("catalog: %s: written by an earlier version of relayout: read-only: %w", s.path, ErrUnsupported)
 	}
 	if a.Constant && (len(a.Blocks) > 0 || len(a.Fill) != a.DType.Size) {
-		return fmt.Errorf("catalog: %s: constant array %s step %d: %d blocks, value of %d bytes: %w", s.path, a.Var, a.Step, len(a.Blocks), len(a.Fill), ErrCorrupt)
+		return Corrupt("relayout", s.path, -1, "catalog: constant array %s step %d: %d blocks, value of %d bytes", a.Var, a.Step, len(a.Blocks), len(a.Fill))
 	}
 	res, err := tx.Exec(`INSERT INTO arrays (var, step, level, dtype, shape, offset, fill, attrs, step_attrs, source, boxes,
 		nblocks, block_bytes, block_list, constant, species)
@@ -557,7 +557,7 @@ func (s *Store) array(k Key, blocks bool) (*Array, error) {
 		}
 		if idx != len(files) {
 			rows.Close()
-			return nil, fmt.Errorf("catalog: %s: %s: file index %d out of order: %w", s.path, a.Source, idx, ErrCorrupt)
+			return nil, Corrupt("relayout", s.path, -1, "catalog: %s: file index %d out of order", a.Source, idx)
 		}
 		files = append(files, name)
 	}
@@ -580,7 +580,7 @@ func (s *Store) array(k Key, blocks bool) (*Array, error) {
 			return nil, err
 		}
 		if seq < 0 || seq >= int64(len(a.Blocks)) {
-			return nil, fmt.Errorf("catalog: %s: inline block %d of %d: %w", s.path, seq, len(a.Blocks), ErrCorrupt)
+			return nil, Corrupt("relayout", s.path, -1, "catalog: inline block %d of %d", seq, len(a.Blocks))
 		}
 		if data == nil {
 			data = []byte{}

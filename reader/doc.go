@@ -5,7 +5,11 @@
 // and hands off to the format's sub-package; a folder that is none of them
 // (folder.go) is a file-based BP series (bp.Series), or the one dataset it
 // holds, or refused listing the datasets it holds; a path inside a dataset is
-// refused naming the dataset. Options.Vars selects variables by name or glob.
+// refused naming the dataset. A BP dataset or AMReX plotfile whose index is
+// too damaged to show its format by content is recognised by its files
+// (bp.Shape, amrex.HasShape), and a format reader's damage error is reported
+// as "this is a BP5 dataset but its md.idx is broken: <CorruptError>".
+// Options.Vars selects variables by name or glob.
 //
 // Format quirks stay in the sub-packages (reader/h5); byte fetching and codec
 // decoding are in reader/blockio. This package must not parse file contents

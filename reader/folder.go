@@ -110,6 +110,14 @@ func datasetsIn(dir string, deep bool) ([]candidate, []stray, error) {
 		if st.IsDir() {
 			what = "is a folder that is no dataset (a BP4/BP5 directory needs md.idx and md.0: an iteration cut short?)"
 		}
+		if k := bp.Shape(full); k != "" {
+			// A BP dataset by its files whose index is damaged: say how.
+			if ds, err := bp.OpenShaped(full, k, bp.Config{}); err != nil {
+				what = "is a damaged " + k + " dataset (" + err.Error() + ")"
+			} else {
+				ds.Close()
+			}
+		}
 		others = append(others, stray{de.Name(), what})
 		if deep && st.IsDir() {
 			sub, subOthers, err := datasetsIn(full, false)

@@ -128,6 +128,11 @@ func TestFolderMessages(t *testing.T) {
 		{func(p string) error { return syscall.Mkfifo(p, 0o644) }, "is a FIFO (named pipe)"},
 		{func(p string) error { return os.Mkdir(p, 0o755) }, "is a folder that is no dataset (a BP4/BP5 directory needs md.idx and md.0: an iteration cut short?)"},
 		{func(p string) error { return os.Symlink("/dev/zero", p) }, "is a device"},
+		{func(p string) error { // md.idx with a zeroed header beside md.0
+			os.Mkdir(p, 0o755)
+			os.WriteFile(filepath.Join(p, "md.0"), make([]byte, 100), 0o644)
+			return os.WriteFile(filepath.Join(p, "md.idx"), make([]byte, 128), 0o644)
+		}, "is a damaged BP4 dataset (bp4: md.idx: offset 37: header: BP format version byte 0: corrupt input)"},
 		{func(p string) error { return os.WriteFile(p, []byte("x"), 0o644) }, "is not a dataset relayout reads"},
 	} {
 		p := filepath.Join(ser, "s_000030.bp")
@@ -138,7 +143,7 @@ func TestFolderMessages(t *testing.T) {
 		if want := "reader: " + p + ": named like the iterations of the series " + ser + " (s_%T.bp) but " + c.what + ": repair or remove it: unsupported"; err == nil || err.Error() != want {
 			t.Errorf("stray:\n got %v\nwant %s", err, want)
 		}
-		os.Remove(p)
+		os.RemoveAll(p)
 	}
 	// A BP5 directory's files name it too.
 	des, _ := os.ReadDir(filepath.Join(data, "bp5/quokka-2d"))

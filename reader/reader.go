@@ -85,27 +85,73 @@ func openAs(path string, st os.FileInfo, sel *selector, folder bool) (Dataset, e
 	case st.IsDir() && fileExists(filepath.Join(path, catalog.ManifestName)):
 		return nilIfErr(h5.OpenRelayout(path, cfg))
 	case st.IsDir() && amrex.Detect(path):
-		return nilIfErr(amrex.Open(path, amrex.Config{Match: sel.match}))
+		return broken(path, "AMReX plotfile")(nilIfErr(amrex.Open(path, amrex.Config{Match: sel.match})))
 	case (h5dir || !st.IsDir() && isHDF5(path)) && chombo.Detect(path):
-		return nilIfErr(chombo.Open(path, chombo.Config{Match: sel.match}))
+		return broken(path, "Chombo HDF5 file")(nilIfErr(chombo.Open(path, chombo.Config{Match: sel.match})))
 	case h5dir:
 		ds, err := nilIfErr(h5.Open(path, cfg))
 		if nos := (*h5.NotOneSeriesError)(nil); errors.As(err, &nos) {
 			return nil, severalHDF5(path, nos)
 		}
-		return ds, err
+		return broken(path, "folder of HDF5 files")(ds, err)
 	case !st.IsDir() && isHDF5(path):
-		return nilIfErr(h5.Open(path, cfg))
+		return broken(path, "HDF5 file")(nilIfErr(h5.Open(path, cfg)))
 	case st.IsDir() && bp.IsBP4(path):
-		return nilIfErr(bp.Open(path, bp.Config{Match: sel.match}))
+		return broken(path, "BP4 dataset")(nilIfErr(bp.Open(path, bp.Config{Match: sel.match})))
 	case st.IsDir() && bp.IsBP5(path): // header text may be damaged: detected by structure
-		return nilIfErr(bp.Open(path, bp.Config{Match: sel.match}))
+		return broken(path, "BP5 dataset")(nilIfErr(bp.Open(path, bp.Config{Match: sel.match})))
 	case !st.IsDir() && strings.HasSuffix(path, ".bp") && bp.IsBP3(path):
-		return nilIfErr(bp.Open(path, bp.Config{Match: sel.match}))
+		return broken(path, "BP3 file")(nilIfErr(bp.Open(path, bp.Config{Match: sel.match})))
+	case !st.IsDir() && isHDF5Name(path):
+		// Named like HDF5 but without its signature: a damaged superblock.
+		return broken(path, "file named like HDF5")(nilIfErr(h5.Open(path, cfg)))
+	case bp.Shape(path) != "":
+		// Its index is too damaged to tell the format by content: its files
+		// do, and the format's own checks say what is broken.
+		kind, noun := bp.Shape(path), " dataset"
+		if kind == "BP3" {
+			noun = " file"
+		}
+		return broken(path, kind+noun)(nilIfErr(bp.OpenShaped(path, kind, bp.Config{Match: sel.match})))
+	case st.IsDir() && amrex.HasShape(path):
+		return broken(path, "AMReX plotfile")(nilIfErr(amrex.Open(path, amrex.Config{Match: sel.match})))
 	case st.IsDir():
 		return openFolder(path, sel, folder)
 	}
 	return nil, notRecognised(path)
+}
+
+// broken says which format path is when its reader refuses it as damaged:
+// "this is a BP5 dataset but its md.idx is broken: bp5: md.idx: offset 36:
+// ...". The CorruptError stays in the chain (errors.As finds its file and
+// offset); other errors pass as they are, but for a missing file of a BP
+// dataset.
+func broken(path, kind string) func(Dataset, error) (Dataset, error) {
+	return func(ds Dataset, err error) (Dataset, error) {
+		if err == nil {
+			return ds, nil
+		}
+		return nil, brokenErr(path, kind, err)
+	}
+}
+
+func brokenErr(path, kind string, err error) error {
+	article := "a"
+	if strings.IndexByte("AEHIOU", kind[0]) >= 0 {
+		article = "an" // an AMReX plotfile, an HDF5 file
+	}
+	ce := (*catalog.CorruptError)(nil)
+	if !errors.As(err, &ce) {
+		if errors.Is(err, catalog.ErrNotFound) && strings.HasPrefix(kind, "BP") {
+			return fmt.Errorf("reader: %s: this is %s %s but a file of it is missing: %w", path, article, kind, err)
+		}
+		return err
+	}
+	what := "it is"
+	if ce.File != "" && filepath.Base(ce.File) != filepath.Base(path) {
+		what = "its " + ce.File + " is"
+	}
+	return fmt.Errorf("reader: %s: this is %s %s but %s broken: %w", path, article, kind, what, err)
 }
 
 // Every format reader offers the optional fast paths the rewriter looks for
@@ -162,6 +208,15 @@ func isHDF5(path string) bool {
 			return false
 		}
 	}
+}
+
+// isHDF5Name reports whether path has an HDF5 file name extension.
+func isHDF5Name(path string) bool {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".h5", ".hdf5", ".he5":
+		return true
+	}
+	return false
 }
 
 // dirHasBP reports whether a directory holds BP datasets (BP4/BP5

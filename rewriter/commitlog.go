@@ -176,31 +176,28 @@ func encodeCommitRecord(r *CommitRecord) ([]byte, error) {
 // decodeCommitRecord parses a commit record read from path; damage wraps
 // catalog.ErrCorrupt, naming the file and the offset.
 func decodeCommitRecord(path string, b []byte) (*CommitRecord, error) {
-	bad := func(off int, what string) error {
-		return fmt.Errorf("rewriter: commit record %s at byte %d: %s: %w", path, off, what, catalog.ErrCorrupt)
-	}
 	if len(b) < 8 {
-		return nil, bad(0, "shorter than its header")
+		return nil, catalog.Corrupt("relayout", path, 0, "commit record shorter than its header")
 	}
 	n := binary.LittleEndian.Uint32(b[:4])
 	if int64(n) != int64(len(b)-8) {
-		return nil, bad(0, fmt.Sprintf("length %d, file holds %d bytes after the header", n, len(b)-8))
+		return nil, catalog.Corrupt("relayout", path, 0, "commit record of length %d, the file holds %d bytes after the header", n, len(b)-8)
 	}
 	p := b[8:]
 	if crc32.Checksum(p, crcTable) != binary.LittleEndian.Uint32(b[4:8]) {
-		return nil, bad(4, "CRC mismatch")
+		return nil, catalog.Corrupt("relayout", path, 4, "commit record: CRC mismatch")
 	}
 	var r CommitRecord
 	if err := json.Unmarshal(p, &r); err != nil {
-		return nil, bad(8, err.Error())
+		return nil, catalog.Corrupt("relayout", path, 8, "commit record: %v", err)
 	}
 	if r.Schema != CommitSchema {
-		return nil, bad(8, fmt.Sprintf("schema %q, want %q", r.Schema, CommitSchema))
+		return nil, catalog.Corrupt("relayout", path, 8, "commit record: schema %q, want %q", r.Schema, CommitSchema)
 	}
 	for _, rn := range r.Renames {
 		from, ok := strings.CutPrefix(rn.From, "stage/")
 		if !ok || !validStageName(from) || !(validFileName(rn.To) || rn.To == catalog.ManifestName) {
-			return nil, bad(8, fmt.Sprintf("rename %q -> %q outside the stage or OUT", rn.From, rn.To))
+			return nil, catalog.Corrupt("relayout", path, 8, "commit record: rename %q -> %q outside the stage or OUT", rn.From, rn.To)
 		}
 	}
 	return &r, nil
@@ -253,7 +250,7 @@ func CommitStage(work, out string, m *catalog.Manifest, rec CommitRecord) error 
 	}
 	for _, n := range append(names, catalog.ManifestName) {
 		if n != catalog.ManifestName && !validFileName(n) {
-			return fmt.Errorf("rewriter: commit: file name %q: %w", n, catalog.ErrCorrupt)
+			return catalog.Corrupt("relayout", catalog.ManifestName, -1, "commit: file name %q", n)
 		}
 		rec.Renames = append(rec.Renames, Rename{From: "stage/" + n, To: n})
 	}

@@ -115,7 +115,7 @@ func TestCommitRecordDamage(t *testing.T) {
 	for name, b := range map[string][]byte{"short": good[:5], "cut": good[:len(good)-1], "flip": flip, "escape": evil, "escape out": evil2} {
 		path := filepath.Join(dir, "committing")
 		_, err := decodeCommitRecord(path, b)
-		if !errors.Is(err, catalog.ErrCorrupt) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "at byte") {
+		if !errors.Is(err, catalog.ErrCorrupt) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), ": offset ") {
 			t.Errorf("%s: %v, want a corrupt-input error naming the file and offset", name, err)
 		}
 	}

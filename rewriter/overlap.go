@@ -3,7 +3,6 @@ package rewriter
 import (
 	"bytes"
 	"context"
-	"fmt"
 
 	"relayout/catalog"
 	"relayout/planner"
@@ -105,9 +104,9 @@ func compareShared(ctx context.Context, src catalog.Source, a *catalog.Array, i,
 		e /= region.Count[d]
 	}
 	bi, bj := &a.Blocks[i], &a.Blocks[j]
-	return fmt.Errorf("block %d %v (%s at offset %d) and block %d %v (%s at offset %d) overlap in %v with different values (first at %s): "+
-		"the input's index places two different blocks on the same elements; which one is right cannot be told: %w",
-		i, bi.Box, bi.File, bi.Offset, j, bj.Box, bj.File, bj.Offset, region, formatIndex(at), catalog.ErrCorrupt)
+	return catalog.Corrupt("", bi.File, bi.Offset, "block %d %v (%s at offset %d) and block %d %v (%s at offset %d) overlap in %v with different values (first at %s): "+
+		"the input's index places two different blocks on the same elements; which one is right cannot be told",
+		i, bi.Box, bi.File, bi.Offset, j, bj.Box, bj.File, bj.Offset, region, formatIndex(at))
 }
 
 // disjointBlocks returns a with blocks that no longer overlap (a itself

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"math"
 	"math/bits"
+
+	"relayout/catalog"
 )
 
 // arrayElems decodes the chunk entries shared by fixed and extensible
@@ -28,16 +30,16 @@ func newArrayElems(f *file, lay *layout, e *emitter, what string, client uint8, 
 	switch client {
 	case 0:
 		if entry != f.so {
-			return nil, corrupt("%s header at offset %d: entry size %d for unfiltered chunks", what, at, entry)
+			return nil, catalog.Corrupt("hdf5", "", int64(at), "%s header: entry size %d for unfiltered chunks", what, entry)
 		}
 	case 1:
 		a.filtered = true
 		a.sizeLen = entry - f.so - 4
 		if a.sizeLen < 1 || a.sizeLen > 8 {
-			return nil, corrupt("%s header at offset %d: entry size %d for filtered chunks", what, at, entry)
+			return nil, catalog.Corrupt("hdf5", "", int64(at), "%s header: entry size %d for filtered chunks", what, entry)
 		}
 	default:
-		return nil, corrupt("%s header at offset %d: client %d", what, at, client)
+		return nil, catalog.Corrupt("hdf5", "", int64(at), "%s header: client %d", what, client)
 	}
 	return a, nil
 }
@@ -87,7 +89,7 @@ func (f *file) walkFixedArray(lay *layout, ds *dataspace, e *emitter) error {
 		return err
 	}
 	if !bytes.Equal(b[:4], []byte("FAHD")) {
-		return corrupt("fixed array header at offset %d: bad signature", lay.addr)
+		return catalog.Corrupt("hdf5", "", int64(lay.addr), "fixed array header: bad signature")
 	}
 	if err := checksum(b, hl-4, lay.addr, what+" header"); err != nil {
 		return err
@@ -111,15 +113,15 @@ func (f *file) walkFixedArray(lay *layout, ds *dataspace, e *emitter) error {
 	for _, d := range g {
 		var ok bool
 		if want, ok = mulCheck(want, d, math.MaxInt64); !ok {
-			return corrupt("fixed array header at offset %d: maximum extent is unlimited or too large", lay.addr)
+			return catalog.Corrupt("hdf5", "", int64(lay.addr), "fixed array header: maximum extent is unlimited or too large")
 		}
 	}
 	if n != want {
-		return corrupt("fixed array header at offset %d: %d entries, the maximum extent has %d chunks", lay.addr, n, want)
+		return catalog.Corrupt("hdf5", "", int64(lay.addr), "fixed array header: %d entries, the maximum extent has %d chunks", n, want)
 	}
 	a.toScaled = func(idx uint64, out []uint64) error {
 		if idx >= n {
-			return corrupt("fixed array at offset %d: entry %d beyond %d", lay.addr, idx, n)
+			return catalog.Corrupt("hdf5", "", int64(lay.addr), "fixed array: entry %d beyond %d", idx, n)
 		}
 		unlinear(idx, g, out)
 		return nil
@@ -128,10 +130,10 @@ func (f *file) walkFixedArray(lay *layout, ds *dataspace, e *emitter) error {
 		return nil
 	}
 	if pageBits > 62 {
-		return corrupt("fixed array header at offset %d: page bits %d", lay.addr, pageBits)
+		return catalog.Corrupt("hdf5", "", int64(lay.addr), "fixed array header: page bits %d", pageBits)
 	}
 	if n > uint64(f.size)/uint64(entry) {
-		return corrupt("fixed array header at offset %d: %d entries cannot fit in the file", lay.addr, n)
+		return catalog.Corrupt("hdf5", "", int64(lay.addr), "fixed array header: %d entries cannot fit in the file", n)
 	}
 	prefix := int64(6 + f.so)
 	pageN := uint64(1) << pageBits
@@ -188,17 +190,17 @@ func (f *file) walkFixedArray(lay *layout, ds *dataspace, e *emitter) error {
 // that every array block starts with.
 func checkBlock(b []byte, sig string, client uint8, hdr int64, f *file, off int64, what string) error {
 	if !bytes.Equal(b[:4], []byte(sig)) {
-		return corrupt("%s block at offset %d: bad signature, want %s", what, off, sig)
+		return catalog.Corrupt("hdf5", "", int64(off), "%s block: bad signature, want %s", what, sig)
 	}
 	if b[4] != 0 || b[5] != client {
-		return corrupt("%s block at offset %d: version %d client %d", what, off, b[4], b[5])
+		return catalog.Corrupt("hdf5", "", int64(off), "%s block: version %d client %d", what, b[4], b[5])
 	}
 	h, err := f.addr(le(b[6:6+f.so]), what+" block header address")
 	if err != nil {
 		return err
 	}
 	if h != hdr {
-		return corrupt("%s block at offset %d: belongs to header %d, not %d", what, off, h, hdr)
+		return catalog.Corrupt("hdf5", "", int64(off), "%s block: belongs to header %d, not %d", what, h, hdr)
 	}
 	return nil
 }
@@ -217,7 +219,7 @@ func (f *file) walkExtArray(lay *layout, ds *dataspace, e *emitter) error {
 		return err
 	}
 	if !bytes.Equal(b[:4], []byte("EAHD")) {
-		return corrupt("extensible array header at offset %d: bad signature", lay.addr)
+		return catalog.Corrupt("hdf5", "", int64(lay.addr), "extensible array header: bad signature")
 	}
 	if err := checksum(b, hl-4, lay.addr, what+" header"); err != nil {
 		return err
@@ -239,16 +241,16 @@ func (f *file) walkExtArray(lay *layout, ds *dataspace, e *emitter) error {
 	}
 	if maxBits < 1 || maxBits > 64 || dblkMin == 0 || dblkMin&(dblkMin-1) != 0 ||
 		sblkMinPtrs == 0 || sblkMinPtrs&(sblkMinPtrs-1) != 0 || pageBits > 62 {
-		return corrupt("extensible array header at offset %d: bad creation parameters", lay.addr)
+		return catalog.Corrupt("hdf5", "", int64(lay.addr), "extensible array header: bad creation parameters")
 	}
 	minBits := bits.TrailingZeros64(dblkMin)
 	if minBits > maxBits {
-		return corrupt("extensible array header at offset %d: bad creation parameters", lay.addr)
+		return catalog.Corrupt("hdf5", "", int64(lay.addr), "extensible array header: bad creation parameters")
 	}
 	nsblks := 1 + maxBits - minBits
 	iblkSblks := 2 * bits.TrailingZeros64(sblkMinPtrs)
 	if iblkSblks > nsblks {
-		return corrupt("extensible array header at offset %d: bad creation parameters", lay.addr)
+		return catalog.Corrupt("hdf5", "", int64(lay.addr), "extensible array header: bad creation parameters")
 	}
 	iblkDblks := int(2 * (sblkMinPtrs - 1))
 	arrOff := (maxBits + 7) / 8
@@ -260,13 +262,13 @@ func (f *file) walkExtArray(lay *layout, ds *dataspace, e *emitter) error {
 	for i, m := range ds.max {
 		if m == ^uint64(0) {
 			if unlim >= 0 {
-				return corrupt("extensible array index at offset %d: more than one unlimited dimension", lay.addr)
+				return catalog.Corrupt("hdf5", "", int64(lay.addr), "extensible array index: more than one unlimited dimension")
 			}
 			unlim = i
 		}
 	}
 	if unlim < 0 {
-		return corrupt("extensible array index at offset %d: no unlimited dimension", lay.addr)
+		return catalog.Corrupt("hdf5", "", int64(lay.addr), "extensible array index: no unlimited dimension")
 	}
 	g := gridDims(ds.max, lay.chunk)
 	others := make([]uint64, 0, lay.rank-1)
@@ -278,7 +280,7 @@ func (f *file) walkExtArray(lay *layout, ds *dataspace, e *emitter) error {
 		others = append(others, d)
 		var ok bool
 		if inner, ok = mulCheck(inner, d, math.MaxInt64); !ok || d == 0 {
-			return corrupt("extensible array index at offset %d: extent too large or empty", lay.addr)
+			return catalog.Corrupt("hdf5", "", int64(lay.addr), "extensible array index: extent too large or empty")
 		}
 	}
 	rest := make([]uint64, len(others))
@@ -323,7 +325,7 @@ func (f *file) walkExtArray(lay *layout, ds *dataspace, e *emitter) error {
 	// when the block is not paged).
 	dblock := func(addr int64, n uint64, bm []byte, bmFirst uint64) error {
 		if visited[addr] {
-			return corrupt("extensible array data block at offset %d: reached twice", addr)
+			return catalog.Corrupt("hdf5", "", int64(addr), "extensible array data block: reached twice")
 		}
 		visited[addr] = true
 		prefix := int64(6 + f.so + arrOff)
@@ -400,7 +402,7 @@ func (f *file) walkExtArray(lay *layout, ds *dataspace, e *emitter) error {
 			continue
 		}
 		if visited[saddr] {
-			return corrupt("extensible array secondary block at offset %d: reached twice", saddr)
+			return catalog.Corrupt("hdf5", "", int64(saddr), "extensible array secondary block: reached twice")
 		}
 		visited[saddr] = true
 		var bmLen int64
@@ -413,7 +415,7 @@ func (f *file) walkExtArray(lay *layout, ds *dataspace, e *emitter) error {
 			bmLen = int64(ndblks * ((npages + 7) / 8))
 		}
 		if ndblks > uint64(f.size) {
-			return corrupt("extensible array secondary block at offset %d: too many data blocks", saddr)
+			return catalog.Corrupt("hdf5", "", int64(saddr), "extensible array secondary block: too many data blocks")
 		}
 		sbLen := int64(6+f.so+arrOff) + bmLen + int64(ndblks)*int64(f.so)
 		sb, err := f.read(saddr, sbLen+4, what+" secondary block") // and its checksum

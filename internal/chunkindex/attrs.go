@@ -18,6 +18,8 @@ package chunkindex
 import (
 	"bytes"
 	"io"
+
+	"relayout/catalog"
 )
 
 const msgAttribute = 0x0C
@@ -44,7 +46,7 @@ func CheckAttributes(r io.ReaderAt, size int64, objAddr uint64) ([]string, error
 		return nil, err
 	}
 	if oh == undef {
-		return nil, corrupt("object header address undefined")
+		return nil, catalog.Corrupt("hdf5", "", -1, "object header address undefined")
 	}
 	var names []string
 	f.onMessage = func(m message) error {
@@ -62,11 +64,8 @@ func CheckAttributes(r io.ReaderAt, size int64, objAddr uint64) ([]string, error
 func checkAttribute(m message) (string, error) {
 	b := m.data
 	var name string
-	bad := func(what string, args ...any) (string, error) {
-		return name, corrupt("attribute message at offset %d: "+what, append([]any{m.at}, args...)...)
-	}
 	if len(b) < 8 {
-		return bad("%d bytes", len(b))
+		return name, catalog.Corrupt("hdf5", "", int64(m.at), "attribute message: %d bytes", len(b))
 	}
 	version := b[0]
 	c := cursor{b: b, off: 2}
@@ -79,24 +78,24 @@ func checkAttribute(m message) (string, error) {
 	case 3:
 		c.skip(1) // name character set
 	default:
-		return bad("version %d", version)
+		return name, catalog.Corrupt("hdf5", "", int64(m.at), "attribute message: version %d", version)
 	}
 	if nameLen < 1 || dtLen < 1 || dsLen < 1 {
-		return bad("name, datatype or dataspace of size 0 (%d, %d, %d)", nameLen, dtLen, dsLen)
+		return name, catalog.Corrupt("hdf5", "", int64(m.at), "attribute message: name, datatype or dataspace of size 0 (%d, %d, %d)", nameLen, dtLen, dsLen)
 	}
 	pos := c.off
 	if pad(nameLen)+pad(dtLen)+pad(dsLen) > len(b)-pos {
-		return bad("name %d, datatype %d and dataspace %d bytes in a %d-byte message", nameLen, dtLen, dsLen, len(b))
+		return name, catalog.Corrupt("hdf5", "", int64(m.at), "attribute message: name %d, datatype %d and dataspace %d bytes in a %d-byte message", nameLen, dtLen, dsLen, len(b))
 	}
 	raw := b[pos : pos+nameLen]
 	if i := bytes.IndexByte(raw, 0); i != nameLen-1 {
-		return bad("name of %d bytes not NUL-terminated at its end", nameLen)
+		return name, catalog.Corrupt("hdf5", "", int64(m.at), "attribute message: name of %d bytes not NUL-terminated at its end", nameLen)
 	}
 	name = string(raw[:nameLen-1])
 	pos += pad(nameLen)
 	dt := b[pos]
 	if class, v := dt&0x0f, dt>>4; class > 10 || v < 1 || v > 5 {
-		return bad("datatype class %d version %d", class, v)
+		return name, catalog.Corrupt("hdf5", "", int64(m.at), "attribute message: datatype class %d version %d", class, v)
 	}
 	elemSize := uint64(0)
 	if dtLen >= 8 {
@@ -105,7 +104,7 @@ func checkAttribute(m message) (string, error) {
 	pos += pad(dtLen)
 	ds := b[pos : pos+dsLen]
 	if v, rank := ds[0], int(ds[min(1, len(ds)-1)]); v < 1 || v > 2 || rank > 32 {
-		return bad("dataspace version %d rank %d", v, rank)
+		return name, catalog.Corrupt("hdf5", "", int64(m.at), "attribute message: dataspace version %d rank %d", v, rank)
 	}
 	dataAt := pos + pad(dsLen)
 	// Dimensions (size-of-lengths bytes each; 8 in every file relayout
@@ -121,24 +120,24 @@ func checkAttribute(m message) (string, error) {
 			}
 		}
 		if hdr+rank*sl > len(ds) {
-			return bad("dataspace of rank %d in %d bytes", rank, len(ds))
+			return name, catalog.Corrupt("hdf5", "", int64(m.at), "attribute message: dataspace of rank %d in %d bytes", rank, len(ds))
 		}
 		hasMax := flags&1 != 0 && hdr+2*rank*sl <= len(ds)
 		n := uint64(1)
 		for i := 0; i < rank; i++ {
 			d := le(ds[hdr+i*sl : hdr+(i+1)*sl])
 			if hasMax {
-				if m := le(ds[hdr+(rank+i)*sl : hdr+(rank+i+1)*sl]); m != ^uint64(0) && d > m {
-					return bad("dimension %d of %d elements, its maximum is %d", i, d, m)
+				if mx := le(ds[hdr+(rank+i)*sl : hdr+(rank+i+1)*sl]); mx != ^uint64(0) && d > mx {
+					return name, catalog.Corrupt("hdf5", "", int64(m.at), "attribute message: dimension %d of %d elements, its maximum is %d", i, d, mx)
 				}
 			}
 			var ok bool
 			if n, ok = mulCheck(n, d, uint64(len(b))); !ok {
-				return bad("dataspace of more elements than the message holds")
+				return name, catalog.Corrupt("hdf5", "", int64(m.at), "attribute message: dataspace of more elements than the message holds")
 			}
 		}
 		if need, ok := mulCheck(n, elemSize, uint64(len(b))); elemSize > 0 && (!ok || need > uint64(len(b)-min(dataAt, len(b)))) {
-			return bad("%d elements of %d bytes, %d bytes of data in the message", n, elemSize, len(b)-min(dataAt, len(b)))
+			return name, catalog.Corrupt("hdf5", "", int64(m.at), "attribute message: %d elements of %d bytes, %d bytes of data in the message", n, elemSize, len(b)-min(dataAt, len(b)))
 		}
 	}
 	return name, nil

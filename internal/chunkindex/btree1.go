@@ -3,6 +3,8 @@ package chunkindex
 import (
 	"bytes"
 	"math"
+
+	"relayout/catalog"
 )
 
 // lexLess reports whether a sorts before b (row-major chunk order).
@@ -33,10 +35,10 @@ type btree1 struct {
 func (w *btree1) node(off int64, level, depth int) error {
 	f := w.f
 	if depth > maxDepth {
-		return corrupt("B-tree node at offset %d: deeper than %d levels", off, maxDepth)
+		return catalog.Corrupt("hdf5", "", int64(off), "B-tree node: deeper than %d levels", maxDepth)
 	}
 	if w.visited[off] {
-		return corrupt("B-tree node at offset %d: reached twice (cycle)", off)
+		return catalog.Corrupt("hdf5", "", int64(off), "B-tree node: reached twice (cycle)")
 	}
 	w.visited[off] = true
 	hl := 8 + 2*f.so
@@ -45,21 +47,21 @@ func (w *btree1) node(off int64, level, depth int) error {
 		return err
 	}
 	if !bytes.Equal(head[:4], []byte("TREE")) {
-		return corrupt("B-tree node at offset %d: bad signature", off)
+		return catalog.Corrupt("hdf5", "", int64(off), "B-tree node: bad signature")
 	}
 	if head[4] != 1 {
-		return corrupt("B-tree node at offset %d: node type %d, want 1 (raw data chunks)", off, head[4])
+		return catalog.Corrupt("hdf5", "", int64(off), "B-tree node: node type %d, want 1 (raw data chunks)", head[4])
 	}
 	nodeLevel := int(head[5])
 	if nodeLevel > maxDepth {
-		return corrupt("B-tree node at offset %d: level %d, more than %d", off, nodeLevel, maxDepth)
+		return catalog.Corrupt("hdf5", "", int64(off), "B-tree node: level %d, more than %d", nodeLevel, maxDepth)
 	}
 	if level >= 0 && nodeLevel != level {
-		return corrupt("B-tree node at offset %d: level %d, parent expects %d", off, nodeLevel, level)
+		return catalog.Corrupt("hdf5", "", int64(off), "B-tree node: level %d, parent expects %d", nodeLevel, level)
 	}
 	entries := int(le(head[6:8]))
 	if entries > 2*f.istoreK {
-		return corrupt("B-tree node at offset %d: %d entries, more than 2K = %d", off, entries, 2*f.istoreK)
+		return catalog.Corrupt("hdf5", "", int64(off), "B-tree node: %d entries, more than 2K = %d", entries, 2*f.istoreK)
 	}
 	ndims := w.lay.rank + 1
 	key := 8 + 8*ndims
@@ -76,7 +78,7 @@ func (w *btree1) node(off int64, level, depth int) error {
 			for d := 0; d < ndims; d++ {
 				v := c.u(8)
 				if v > math.MaxInt64 {
-					return corrupt("B-tree node at offset %d: key %d: offset %d", off, i, v)
+					return catalog.Corrupt("hdf5", "", int64(off), "B-tree node: key %d: offset %d", i, v)
 				}
 				if d < w.lay.rank {
 					offs[d] = int64(v)
@@ -90,13 +92,13 @@ func (w *btree1) node(off int64, level, depth int) error {
 			return err
 		}
 		if child == undef {
-			return corrupt("B-tree node at offset %d: entry %d: undefined child address", off, i)
+			return catalog.Corrupt("hdf5", "", int64(off), "B-tree node: entry %d: undefined child address", i)
 		}
 		if nodeLevel == 0 {
 			// Keys of a leaf increase (the B-tree is ordered by chunk
 			// coordinates); a damaged key breaks the order.
 			if prev != nil && !lexLess(prev, offs) {
-				return corrupt("B-tree node at offset %d: key %d %v not after key %d %v", off, i, offs, i-1, prev)
+				return catalog.Corrupt("hdf5", "", int64(off), "B-tree node: key %d %v not after key %d %v", i, offs, i-1, prev)
 			}
 			prev = offs
 			if err := w.e.emitOffsets(offs, mask, child, uint64(size)); err != nil {

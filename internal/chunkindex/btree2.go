@@ -3,6 +3,8 @@ package chunkindex
 import (
 	"bytes"
 	"math"
+
+	"relayout/catalog"
 )
 
 // Version 2 B-tree record types for chunk indexes.
@@ -36,7 +38,7 @@ func (f *file) walkBtree2(lay *layout, e *emitter) error {
 		return err
 	}
 	if !bytes.Equal(b[:4], []byte("BTHD")) {
-		return corrupt("v2 B-tree header at offset %d: bad signature", lay.addr)
+		return catalog.Corrupt("hdf5", "", int64(lay.addr), "v2 B-tree header: bad signature")
 	}
 	if err := checksum(b, hl-4, lay.addr, "v2 B-tree header"); err != nil {
 		return err
@@ -59,21 +61,21 @@ func (f *file) walkBtree2(lay *layout, e *emitter) error {
 	switch t.typ {
 	case bt2Chunks:
 		if t.recSize != fixed {
-			return corrupt("v2 B-tree header at offset %d: record size %d, want %d", lay.addr, t.recSize, fixed)
+			return catalog.Corrupt("hdf5", "", int64(lay.addr), "v2 B-tree header: record size %d, want %d", t.recSize, fixed)
 		}
 	case bt2FilteredChunks:
 		t.sizeLen = t.recSize - fixed - 4
 		if t.sizeLen < 1 || t.sizeLen > 8 {
-			return corrupt("v2 B-tree header at offset %d: record size %d", lay.addr, t.recSize)
+			return catalog.Corrupt("hdf5", "", int64(lay.addr), "v2 B-tree header: record size %d", t.recSize)
 		}
 	default:
-		return corrupt("v2 B-tree header at offset %d: record type %d is not a chunk index", lay.addr, t.typ)
+		return catalog.Corrupt("hdf5", "", int64(lay.addr), "v2 B-tree header: record type %d is not a chunk index", t.typ)
 	}
 	if depth > maxDepth {
-		return corrupt("v2 B-tree header at offset %d: depth %d", lay.addr, depth)
+		return catalog.Corrupt("hdf5", "", int64(lay.addr), "v2 B-tree header: depth %d", depth)
 	}
 	if nodeSize > uint64(f.size) || nodeSize < 10+uint64(t.recSize) {
-		return corrupt("v2 B-tree header at offset %d: node size %d", lay.addr, nodeSize)
+		return catalog.Corrupt("hdf5", "", int64(lay.addr), "v2 B-tree header: node size %d", nodeSize)
 	}
 	if err := t.geometry(nodeSize, depth); err != nil {
 		return err
@@ -104,7 +106,7 @@ func (t *bt2) geometry(nodeSize uint64, depth int) error {
 		}
 		ptr := so + uint64(t.nrecW[d]+t.totW[d])
 		if nodeSize < overhead+ptr+rec {
-			return corrupt("v2 B-tree header at offset %d: node size %d too small for depth %d", t.lay.addr, nodeSize, depth)
+			return catalog.Corrupt("hdf5", "", int64(t.lay.addr), "v2 B-tree header: node size %d too small for depth %d", nodeSize, depth)
 		}
 		t.maxRec[d] = (nodeSize - overhead - ptr) / (rec + ptr)
 		// (max+1) children each holding total, plus max records here;
@@ -123,11 +125,11 @@ func (t *bt2) geometry(nodeSize uint64, depth int) error {
 func (t *bt2) node(off int64, nrec uint64, d int) error {
 	f := t.f
 	if t.visited[off] {
-		return corrupt("v2 B-tree node at offset %d: reached twice (cycle)", off)
+		return catalog.Corrupt("hdf5", "", int64(off), "v2 B-tree node: reached twice (cycle)")
 	}
 	t.visited[off] = true
 	if nrec > t.maxRec[d] {
-		return corrupt("v2 B-tree node at offset %d: %d records, at most %d fit", off, nrec, t.maxRec[d])
+		return catalog.Corrupt("hdf5", "", int64(off), "v2 B-tree node: %d records, at most %d fit", nrec, t.maxRec[d])
 	}
 	ptr := 0
 	if d > 0 {
@@ -146,10 +148,10 @@ func (t *bt2) node(off int64, nrec uint64, d int) error {
 		sig = []byte("BTIN")
 	}
 	if !bytes.Equal(b[:4], sig) {
-		return corrupt("v2 B-tree node at offset %d: bad signature, want %s", off, sig)
+		return catalog.Corrupt("hdf5", "", int64(off), "v2 B-tree node: bad signature, want %s", sig)
 	}
 	if b[4] != 0 || b[5] != t.typ {
-		return corrupt("v2 B-tree node at offset %d: version %d type %d", off, b[4], b[5])
+		return catalog.Corrupt("hdf5", "", int64(off), "v2 B-tree node: version %d type %d", b[4], b[5])
 	}
 	if err := checksum(b, int(n), off, "v2 B-tree node"); err != nil {
 		return err
@@ -165,7 +167,7 @@ func (t *bt2) node(off int64, nrec uint64, d int) error {
 			cn := ptrs.u(t.nrecW[d])
 			ptrs.skip(t.totW[d])
 			if child == undef {
-				return corrupt("v2 B-tree node at offset %d: child %d: undefined address", off, i)
+				return catalog.Corrupt("hdf5", "", int64(off), "v2 B-tree node: child %d: undefined address", i)
 			}
 			if err := t.node(child, cn, d-1); err != nil {
 				return err
@@ -195,7 +197,7 @@ func (t *bt2) record(c *cursor, node int64) error {
 		t.scaled[i] = c.u(8)
 	}
 	if a == undef {
-		return corrupt("v2 B-tree node at offset %d: chunk record with undefined address", node)
+		return catalog.Corrupt("hdf5", "", int64(node), "v2 B-tree node: chunk record with undefined address")
 	}
 	return t.e.emit(t.scaled, t.lay, mask, a, size)
 }

@@ -21,8 +21,9 @@
 // checked against the file size before reading or allocating, node entry
 // counts are bounded by what a node can hold, B-tree recursion is at most
 // 64 levels, a visited set refuses cycles, and one List call reads at most
-// about twice the file size. Malformed input wraps catalog.ErrCorrupt with
-// the offset of the bad structure. Structural checks: every chunk's bytes
+// about twice the file size. Malformed input is a *catalog.CorruptError
+// with the offset of the bad structure (no file name: the caller adds it,
+// catalog.CorruptIn). Structural checks: every chunk's bytes
 // lie inside the file and its coordinates on the chunk grid, version 1
 // B-tree leaf keys increase, and the Jenkins lookup3 checksums (lookup3.go)
 // of version 2 object headers, version 2 B-tree headers and nodes, and fixed

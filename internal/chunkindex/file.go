@@ -46,10 +46,6 @@ type file struct {
 	onMessage func(message) error
 }
 
-func corrupt(format string, args ...any) error {
-	return fmt.Errorf("chunkindex: "+format+": %w", append(args, catalog.ErrCorrupt)...)
-}
-
 func unsupported(format string, args ...any) error {
 	return fmt.Errorf("chunkindex: "+format+": %w", append(args, catalog.ErrUnsupported)...)
 }
@@ -57,10 +53,10 @@ func unsupported(format string, args ...any) error {
 // read returns n bytes at absolute offset off.
 func (f *file) read(off, n int64, what string) ([]byte, error) {
 	if off < 0 || n < 0 || off > f.size || n > f.size-off {
-		return nil, corrupt("%s at offset %d: %d bytes run past the end of the file (size %d)", what, off, n, f.size)
+		return nil, catalog.Corrupt("hdf5", "", int64(off), "%s: %d bytes run past the end of the file (size %d)", what, n, f.size)
 	}
 	if n > f.budget {
-		return nil, corrupt("%s at offset %d: index structures read more than twice the file size (overlapping or looping structures)", what, off)
+		return nil, catalog.Corrupt("hdf5", "", int64(off), "%s: index structures read more than twice the file size (overlapping or looping structures)", what)
 	}
 	f.budget -= n
 	b := make([]byte, n)
@@ -81,7 +77,7 @@ func (f *file) addr(rel uint64, what string) (int64, error) {
 		return undef, nil
 	}
 	if rel >= uint64(f.size) || f.base+int64(rel) >= f.size {
-		return 0, corrupt("%s: address %d lies outside the file (size %d, base %d)", what, rel, f.size, f.base)
+		return 0, catalog.Corrupt("hdf5", "", -1, "%s: address %d lies outside the file (size %d, base %d)", what, rel, f.size, f.base)
 	}
 	return f.base + int64(rel), nil
 }
@@ -142,7 +138,7 @@ func openFile(r io.ReaderAt, size int64) (*file, error) {
 		}
 		return f, f.superblock(off)
 	}
-	return nil, corrupt("no HDF5 format signature found (size %d)", size)
+	return nil, catalog.Corrupt("hdf5", "", -1, "no HDF5 format signature found (size %d)", size)
 }
 
 func (f *file) superblock(off int64) error {
@@ -151,14 +147,14 @@ func (f *file) superblock(off int64) error {
 		return err
 	}
 	if len(head) < 9 {
-		return corrupt("superblock at offset %d: truncated", off)
+		return catalog.Corrupt("hdf5", "", int64(off), "superblock: truncated")
 	}
 	version := head[8]
 	var pos int
 	switch version {
 	case 0, 1:
 		if len(head) < 24 {
-			return corrupt("superblock at offset %d: truncated", off)
+			return catalog.Corrupt("hdf5", "", int64(off), "superblock: truncated")
 		}
 		f.so, f.sl = int(head[13]), int(head[14])
 		pos = 24
@@ -166,13 +162,13 @@ func (f *file) superblock(off int64) error {
 			// indexed storage internal node K (H5Pset_istore_k), reserved
 			f.istoreK = int(le(head[24:26]))
 			if f.istoreK == 0 {
-				return corrupt("superblock at offset %d: indexed storage node K 0", off)
+				return catalog.Corrupt("hdf5", "", int64(off), "superblock: indexed storage node K 0")
 			}
 			pos += 4
 		}
 	case 2, 3:
 		if len(head) < 12 {
-			return corrupt("superblock at offset %d: truncated", off)
+			return catalog.Corrupt("hdf5", "", int64(off), "superblock: truncated")
 		}
 		f.so, f.sl = int(head[9]), int(head[10])
 		pos = 12
@@ -181,11 +177,11 @@ func (f *file) superblock(off int64) error {
 	}
 	for _, n := range []int{f.so, f.sl} {
 		if n != 2 && n != 4 && n != 8 {
-			return corrupt("superblock at offset %d: size of offsets/lengths %d/%d", off, f.so, f.sl)
+			return catalog.Corrupt("hdf5", "", int64(off), "superblock: size of offsets/lengths %d/%d", f.so, f.sl)
 		}
 	}
 	if len(head) < pos+f.so {
-		return corrupt("superblock at offset %d: truncated", off)
+		return catalog.Corrupt("hdf5", "", int64(off), "superblock: truncated")
 	}
 	// The base address field (at pos) is, by the specification, the
 	// superblock's own offset; like the library, trust where the signature

@@ -106,6 +106,9 @@ func FuzzList(f *testing.F) {
 		if err != nil && !errors.Is(err, catalog.ErrCorrupt) && !errors.Is(err, catalog.ErrUnsupported) {
 			t.Fatalf("error without a sentinel: %v", err)
 		}
+		if ce := (*catalog.CorruptError)(nil); errors.Is(err, catalog.ErrCorrupt) && !errors.As(err, &ce) {
+			t.Fatalf("damage without a CorruptError: %v", err)
+		}
 	})
 }
 

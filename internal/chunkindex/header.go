@@ -2,6 +2,8 @@ package chunkindex
 
 import (
 	"bytes"
+
+	"relayout/catalog"
 )
 
 // Object header message types used here.
@@ -31,7 +33,7 @@ func (f *file) headerMessages(oh int64) (space, layout *message, err error) {
 	take := func(m message) error {
 		count++
 		if count > maxHeaderMsgs {
-			return corrupt("object header at offset %d: more than %d messages", oh, maxHeaderMsgs)
+			return catalog.Corrupt("hdf5", "", int64(oh), "object header: more than %d messages", maxHeaderMsgs)
 		}
 		if f.onMessage != nil {
 			if err := f.onMessage(m); err != nil {
@@ -49,7 +51,7 @@ func (f *file) headerMessages(oh int64) (space, layout *message, err error) {
 			}
 		case msgContinuation:
 			if len(m.data) < f.so+f.sl {
-				return corrupt("continuation message at offset %d: %d bytes", m.at, len(m.data))
+				return catalog.Corrupt("hdf5", "", int64(m.at), "continuation message: %d bytes", len(m.data))
 			}
 			c := cursor{b: m.data}
 			a, err := f.addr(c.u(f.so), "object header continuation")
@@ -58,7 +60,7 @@ func (f *file) headerMessages(oh int64) (space, layout *message, err error) {
 			}
 			n := c.u(f.sl)
 			if a == undef || n > uint64(f.size) {
-				return corrupt("continuation message at offset %d: block %d+%d outside the file", m.at, a, n)
+				return catalog.Corrupt("hdf5", "", int64(m.at), "continuation message: block %d+%d outside the file", a, n)
 			}
 			queue = append(queue, span{a, int64(n)})
 		}
@@ -76,10 +78,10 @@ func (f *file) headerMessages(oh int64) (space, layout *message, err error) {
 		}
 	} else {
 		if len(pre) < 16 {
-			return nil, nil, corrupt("object header at offset %d: truncated", oh)
+			return nil, nil, catalog.Corrupt("hdf5", "", int64(oh), "object header: truncated")
 		}
 		if pre[0] != 1 {
-			return nil, nil, corrupt("object header at offset %d: version %d, no OHDR signature", oh, pre[0])
+			return nil, nil, catalog.Corrupt("hdf5", "", int64(oh), "object header: version %d, no OHDR signature", pre[0])
 		}
 		c := cursor{b: pre, off: 8}
 		n := int64(c.u32())
@@ -89,11 +91,11 @@ func (f *file) headerMessages(oh int64) (space, layout *message, err error) {
 		s := queue[0]
 		queue = queue[1:]
 		if visited[s.off] {
-			return nil, nil, corrupt("object header at offset %d: continuation block at offset %d visited twice", oh, s.off)
+			return nil, nil, catalog.Corrupt("hdf5", "", int64(oh), "object header: continuation block at offset %d visited twice", s.off)
 		}
 		visited[s.off] = true
 		if len(visited) > maxOHChunks {
-			return nil, nil, corrupt("object header at offset %d: more than %d continuation blocks", oh, maxOHChunks)
+			return nil, nil, catalog.Corrupt("hdf5", "", int64(oh), "object header: more than %d continuation blocks", maxOHChunks)
 		}
 		b, err := f.read(s.off, s.n, "object header block")
 		if err != nil {
@@ -101,7 +103,7 @@ func (f *file) headerMessages(oh int64) (space, layout *message, err error) {
 		}
 		if v2 {
 			if len(b) < 8 || !bytes.HasPrefix(b, []byte("OCHK")) {
-				return nil, nil, corrupt("object header continuation block at offset %d: bad signature", s.off)
+				return nil, nil, catalog.Corrupt("hdf5", "", int64(s.off), "object header continuation block: bad signature")
 			}
 			if err = checksum(b, len(b)-4, s.off, "object header continuation block"); err == nil {
 				err = f.messagesV2(b[4:len(b)-4], s.off+4, pre[5], take)
@@ -124,7 +126,7 @@ func (f *file) messagesV1(b []byte, at int64, take func(message) error) error {
 		typ, n, flags := c.u16(), int(c.u16()), c.u8()
 		c.skip(3)
 		if n > c.left() {
-			return corrupt("object header message at offset %d: size %d past the end of its block", at+int64(start), n)
+			return catalog.Corrupt("hdf5", "", int64(at+int64(start)), "object header message: size %d past the end of its block", n)
 		}
 		m := message{typ: typ, flags: flags, data: b[c.off : c.off+n], at: at + int64(c.off)}
 		c.skip(n)
@@ -142,7 +144,7 @@ func (f *file) headerV2(oh int64, take func(message) error) error {
 		return err
 	}
 	if len(head) < 7 || head[4] != 2 {
-		return corrupt("object header at offset %d: truncated or bad version", oh)
+		return catalog.Corrupt("hdf5", "", int64(oh), "object header: truncated or bad version")
 	}
 	flags := head[5]
 	pos := 6
@@ -154,12 +156,12 @@ func (f *file) headerV2(oh int64, take func(message) error) error {
 	}
 	w := 1 << (flags & 3)
 	if len(head) < pos+w {
-		return corrupt("object header at offset %d: truncated", oh)
+		return catalog.Corrupt("hdf5", "", int64(oh), "object header: truncated")
 	}
 	n := int64(le(head[pos : pos+w]))
 	pos += w
 	if n < 0 || n > f.size {
-		return corrupt("object header at offset %d: chunk size %d", oh, n)
+		return catalog.Corrupt("hdf5", "", int64(oh), "object header: chunk size %d", n)
 	}
 	all, err := f.read(oh, int64(pos)+n+4, "object header chunk") // prefix, messages, checksum
 	if err != nil {
@@ -184,7 +186,7 @@ func (f *file) messagesV2(b []byte, at int64, ohFlags uint8, take func(message) 
 		typ, n, flags := uint16(c.u8()), int(c.u16()), c.u8()
 		c.skip(hl - 4)
 		if n > c.left() {
-			return corrupt("object header message at offset %d: size %d past the end of its block", at+int64(start), n)
+			return catalog.Corrupt("hdf5", "", int64(at+int64(start)), "object header message: size %d past the end of its block", n)
 		}
 		m := message{typ: typ, flags: flags, data: b[c.off : c.off+n], at: at + int64(c.off)}
 		c.skip(n)
@@ -203,14 +205,14 @@ type dataspace struct {
 
 func (f *file) parseDataspace(m *message) (*dataspace, error) {
 	if m == nil {
-		return nil, corrupt("object header: no dataspace message")
+		return nil, catalog.Corrupt("hdf5", "", -1, "object header: no dataspace message")
 	}
 	if m.flags&msgFlagShared != 0 {
 		return nil, unsupported("dataspace message at offset %d: shared messages", m.at)
 	}
 	b := m.data
 	if len(b) < 4 {
-		return nil, corrupt("dataspace message at offset %d: truncated", m.at)
+		return nil, catalog.Corrupt("hdf5", "", int64(m.at), "dataspace message: truncated")
 	}
 	version, rank, flags := b[0], int(b[1]), b[2]
 	pos := 0
@@ -223,14 +225,14 @@ func (f *file) parseDataspace(m *message) (*dataspace, error) {
 		return nil, unsupported("dataspace message at offset %d: version %d", m.at, version)
 	}
 	if rank > maxRank {
-		return nil, corrupt("dataspace message at offset %d: rank %d", m.at, rank)
+		return nil, catalog.Corrupt("hdf5", "", int64(m.at), "dataspace message: rank %d", rank)
 	}
 	need := pos + rank*f.sl
 	if flags&1 != 0 {
 		need += rank * f.sl
 	}
 	if len(b) < need {
-		return nil, corrupt("dataspace message at offset %d: truncated", m.at)
+		return nil, catalog.Corrupt("hdf5", "", int64(m.at), "dataspace message: truncated")
 	}
 	c := cursor{b: b, off: pos}
 	ds := &dataspace{dims: make([]uint64, rank), max: make([]uint64, rank)}

@@ -3,6 +3,8 @@ package chunkindex
 import (
 	"io"
 	"math"
+
+	"relayout/catalog"
 )
 
 // Chunk is one allocated chunk of a chunked dataset; the fields mean the
@@ -56,7 +58,7 @@ type layout struct {
 // to the HDF5 library).
 func List(r io.ReaderAt, size int64, objAddr uint64, fn func(Chunk) error) error {
 	if size < 0 {
-		return corrupt("negative file size %d", size)
+		return catalog.Corrupt("hdf5", "", -1, "negative file size %d", size)
 	}
 	f, err := openFile(r, size)
 	if err != nil {
@@ -67,7 +69,7 @@ func List(r io.ReaderAt, size int64, objAddr uint64, fn func(Chunk) error) error
 		return err
 	}
 	if oh == undef {
-		return corrupt("object header address undefined")
+		return catalog.Corrupt("hdf5", "", -1, "object header address undefined")
 	}
 	spaceMsg, layoutMsg, err := f.headerMessages(oh)
 	if err != nil {
@@ -97,7 +99,7 @@ func List(r io.ReaderAt, size int64, objAddr uint64, fn func(Chunk) error) error
 			return err
 		}
 		if len(ds.dims) != lay.rank {
-			return corrupt("layout message at offset %d: rank %d but dataspace rank %d", lay.at, lay.rank, len(ds.dims))
+			return catalog.Corrupt("hdf5", "", int64(lay.at), "layout message: rank %d but dataspace rank %d", lay.rank, len(ds.dims))
 		}
 		switch lay.index {
 		case idxImplicit:
@@ -115,14 +117,14 @@ func List(r io.ReaderAt, size int64, objAddr uint64, fn func(Chunk) error) error
 
 func (f *file) parseLayout(oh int64, m *message) (*layout, error) {
 	if m == nil {
-		return nil, corrupt("object header at offset %d: no data layout message", oh)
+		return nil, catalog.Corrupt("hdf5", "", int64(oh), "object header: no data layout message")
 	}
 	if m.flags&msgFlagShared != 0 {
 		return nil, unsupported("layout message at offset %d: shared message", m.at)
 	}
 	b := m.data
 	if len(b) < 2 {
-		return nil, corrupt("layout message at offset %d: truncated", m.at)
+		return nil, catalog.Corrupt("hdf5", "", int64(m.at), "layout message: truncated")
 	}
 	version, class := b[0], b[1]
 	if version < 3 || version > 4 {
@@ -136,7 +138,7 @@ func (f *file) parseLayout(oh int64, m *message) (*layout, error) {
 	var ndims, width int
 	if version == 3 {
 		if len(b) < 3+f.so {
-			return nil, corrupt("layout message at offset %d: truncated", m.at)
+			return nil, catalog.Corrupt("hdf5", "", int64(m.at), "layout message: truncated")
 		}
 		ndims, width = int(c.u8()), 4
 		lay.index = idxBtree1
@@ -147,19 +149,19 @@ func (f *file) parseLayout(oh int64, m *message) (*layout, error) {
 		lay.addr = a
 	} else {
 		if len(b) < 5 {
-			return nil, corrupt("layout message at offset %d: truncated", m.at)
+			return nil, catalog.Corrupt("hdf5", "", int64(m.at), "layout message: truncated")
 		}
 		lay.flags, ndims, width = c.u8(), int(c.u8()), int(c.u8())
 		if width < 1 || width > 8 {
-			return nil, corrupt("layout message at offset %d: dimension size width %d", m.at, width)
+			return nil, catalog.Corrupt("hdf5", "", int64(m.at), "layout message: dimension size width %d", width)
 		}
 	}
 	// The chunk dimensions carry one extra, last entry: the element size.
 	if ndims < 2 || ndims > maxRank+1 {
-		return nil, corrupt("layout message at offset %d: dimensionality %d", m.at, ndims)
+		return nil, catalog.Corrupt("hdf5", "", int64(m.at), "layout message: dimensionality %d", ndims)
 	}
 	if c.left() < ndims*width {
-		return nil, corrupt("layout message at offset %d: truncated", m.at)
+		return nil, catalog.Corrupt("hdf5", "", int64(m.at), "layout message: truncated")
 	}
 	lay.rank = ndims - 1
 	lay.chunk = make([]uint64, lay.rank)
@@ -167,11 +169,11 @@ func (f *file) parseLayout(oh int64, m *message) (*layout, error) {
 	for i := 0; i < ndims; i++ {
 		d := c.u(width)
 		if d == 0 {
-			return nil, corrupt("layout message at offset %d: chunk dimension %d is zero", m.at, i)
+			return nil, catalog.Corrupt("hdf5", "", int64(m.at), "layout message: chunk dimension %d is zero", i)
 		}
 		var ok bool
 		if bytes, ok = mulCheck(bytes, d, math.MaxInt64); !ok {
-			return nil, corrupt("layout message at offset %d: chunk size overflows", m.at)
+			return nil, catalog.Corrupt("hdf5", "", int64(m.at), "layout message: chunk size overflows")
 		}
 		if i < lay.rank {
 			lay.chunk[i] = d
@@ -183,7 +185,7 @@ func (f *file) parseLayout(oh int64, m *message) (*layout, error) {
 	}
 
 	if c.left() < 1 {
-		return nil, corrupt("layout message at offset %d: truncated", m.at)
+		return nil, catalog.Corrupt("hdf5", "", int64(m.at), "layout message: truncated")
 	}
 	lay.index = c.u8()
 	var info int
@@ -204,7 +206,7 @@ func (f *file) parseLayout(oh int64, m *message) (*layout, error) {
 		return nil, unsupported("layout message at offset %d: chunk index type %d", m.at, lay.index)
 	}
 	if c.left() < info+f.so {
-		return nil, corrupt("layout message at offset %d: truncated %s index information", m.at, indexNames[lay.index])
+		return nil, catalog.Corrupt("hdf5", "", int64(m.at), "layout message: truncated %s index information", indexNames[lay.index])
 	}
 	if lay.singleFiltered {
 		lay.singleSize = c.u(f.sl)
@@ -236,7 +238,7 @@ func (e *emitter) emit(scaled []uint64, lay *layout, mask uint32, addr int64, si
 	for i, s := range scaled {
 		v, ok := mulCheck(s, lay.chunk[i], math.MaxInt64)
 		if !ok {
-			return corrupt("chunk at offset %d: coordinate overflows", addr)
+			return catalog.Corrupt("hdf5", "", int64(addr), "chunk: coordinate overflows")
 		}
 		off[i] = int64(v)
 	}
@@ -254,16 +256,16 @@ func (e *emitter) offsets() []int64 {
 
 func (e *emitter) emitOffsets(off []int64, mask uint32, addr int64, size uint64) error {
 	if size > math.MaxInt64 {
-		return corrupt("chunk at offset %d: size %d", addr, size)
+		return catalog.Corrupt("hdf5", "", int64(addr), "chunk: size %d", size)
 	}
 	// Structural checks: the chunk's bytes lie inside the file and its
 	// coordinates on the chunk grid (a damaged key would place it elsewhere).
 	if addr < 0 || int64(size) > e.fileSize-addr {
-		return corrupt("chunk at offset %d: %d bytes run past the end of the file (size %d)", addr, size, e.fileSize)
+		return catalog.Corrupt("hdf5", "", int64(addr), "chunk: %d bytes run past the end of the file (size %d)", size, e.fileSize)
 	}
 	for d, o := range off {
 		if d < len(e.chunk) && e.chunk[d] > 0 && uint64(o)%e.chunk[d] != 0 {
-			return corrupt("chunk at offset %d: coordinates %v not on the chunk grid %v", addr, off, e.chunk)
+			return catalog.Corrupt("hdf5", "", int64(addr), "chunk: coordinates %v not on the chunk grid %v", off, e.chunk)
 		}
 	}
 	return e.fn(Chunk{Offset: off, FilterMask: mask, Address: addr, Size: int64(size)})
@@ -308,12 +310,12 @@ func (f *file) walkImplicit(lay *layout, ds *dataspace, e *emitter) error {
 	for _, d := range g {
 		var ok bool
 		if n, ok = mulCheck(n, d, math.MaxInt64); !ok {
-			return corrupt("layout message at offset %d: implicit index over an unlimited or huge extent", lay.at)
+			return catalog.Corrupt("hdf5", "", int64(lay.at), "layout message: implicit index over an unlimited or huge extent")
 		}
 	}
 	total, ok := mulCheck(n, lay.chunkBytes, math.MaxInt64)
 	if !ok || lay.addr+int64(total) > f.size || lay.addr+int64(total) < lay.addr {
-		return corrupt("implicit chunk array at offset %d: %d chunks of %d bytes run past the end of the file", lay.addr, n, lay.chunkBytes)
+		return catalog.Corrupt("hdf5", "", int64(lay.addr), "implicit chunk array: %d chunks of %d bytes run past the end of the file", n, lay.chunkBytes)
 	}
 	scaled := make([]uint64, lay.rank)
 	for i := uint64(0); i < n; i++ {

@@ -1,6 +1,10 @@
 package chunkindex
 
-import "math/bits"
+import (
+	"math/bits"
+
+	"relayout/catalog"
+)
 
 // lookup3 is Bob Jenkins' lookup3 hash ("hashlittle", public domain), the
 // checksum of HDF5's version 2 structures (v2 B-tree headers and nodes,
@@ -62,11 +66,11 @@ func lookup3(k []byte, initval uint32) uint32 {
 // checksum verifies that the 4 bytes after b[:n] hold lookup3 of b[:n].
 func checksum(b []byte, n int, at int64, what string) error {
 	if n < 0 || n+4 > len(b) {
-		return corrupt("%s at offset %d: no room for its checksum", what, at)
+		return catalog.Corrupt("hdf5", "", int64(at), "%s: no room for its checksum", what)
 	}
 	want := uint32(b[n]) | uint32(b[n+1])<<8 | uint32(b[n+2])<<16 | uint32(b[n+3])<<24
 	if got := lookup3(b[:n], 0); got != want {
-		return corrupt("%s at offset %d: checksum %#08x, computed %#08x", what, at, want, got)
+		return catalog.Corrupt("hdf5", "", int64(at), "%s: checksum %#08x, computed %#08x", what, want, got)
 	}
 	return nil
 }

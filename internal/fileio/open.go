@@ -105,11 +105,11 @@ func CheckEntry(dir string, de fs.DirEntry) error {
 // followed by Open like any other file.
 func InsideRoot(root, name string) (string, error) {
 	if name == "" || filepath.IsAbs(name) || strings.HasPrefix(name, "/") {
-		return "", fmt.Errorf("blockio: %q: file name must be relative to the input root %s: %w", name, root, catalog.ErrCorrupt)
+		return "", catalog.Corrupt("", root, -1, "file name %q from metadata must be relative to the input root", name)
 	}
 	clean := filepath.Clean(filepath.FromSlash(name))
 	if clean == ".." || strings.HasPrefix(clean, ".."+string(filepath.Separator)) {
-		return "", fmt.Errorf("blockio: %q: file name leaves the input root %s: %w", name, root, catalog.ErrCorrupt)
+		return "", catalog.Corrupt("", root, -1, "file name %q from metadata leaves the input root", name)
 	}
 	return filepath.Join(root, clean), nil
 }
@@ -143,9 +143,9 @@ func openError(path string, err error) error {
 	case errors.Is(err, syscall.ENOTDIR):
 		return fmt.Errorf("blockio: %s: a part of the path is not a directory: %w", path, catalog.ErrNotFound)
 	case errors.Is(err, syscall.ELOOP):
-		return fmt.Errorf("blockio: %s: too many levels of symbolic links (a symlink loop): %w", path, catalog.ErrCorrupt)
+		return catalog.Corrupt("", path, -1, "too many levels of symbolic links (a symlink loop)")
 	case errors.Is(err, syscall.ENAMETOOLONG):
-		return fmt.Errorf("blockio: %s: file name too long: %w", path, catalog.ErrCorrupt)
+		return catalog.Corrupt("", path, -1, "file name too long")
 	case errors.Is(err, fs.ErrPermission):
 		return fmt.Errorf("blockio: %s: permission denied: %w", path, catalog.ErrUnsupported)
 	case errors.Is(err, syscall.ENXIO), errors.Is(err, syscall.EOPNOTSUPP):

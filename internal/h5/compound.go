@@ -100,7 +100,7 @@ func (f *File) IntCompound(obj, attr string) (names []string, rows [][]int64, er
 	}
 	np := int64(C.H5Sget_simple_extent_npoints(space))
 	if np < 0 || np*int64(nm) > maxCompoundValues {
-		return nil, nil, fmt.Errorf("h5: %s: %s: %d elements of %d members: %w", f.path, where, np, nm, catalog.ErrCorrupt)
+		return nil, nil, catalog.Corrupt("hdf5", f.path, -1, "%s: %d elements of %d members", where, np, nm)
 	}
 	buf := make([]int64, np*int64(nm))
 	if np > 0 {

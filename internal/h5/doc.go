@@ -31,7 +31,8 @@
 // every call sequence runs with the goroutine locked to its thread (pin) to
 // report the library's own message and to keep HDF5 from printing to stderr.
 //
-// Errors follow the project convention "h5: <file>: <object>: <what>
-// (<hdf5 message>): <sentinel>", wrapping catalog.ErrNotFound, ErrCorrupt or
-// ErrUnsupported.
+// Damage is a *catalog.CorruptError ("hdf5: <file>: [offset <n>: ]<object>:
+// <what> (<hdf5 message>): corrupt input"); other errors follow "h5: <file>:
+// <object>: <what> (<hdf5 message>): <sentinel>", wrapping
+// catalog.ErrNotFound or ErrUnsupported.
 package h5

@@ -53,6 +53,9 @@ func h5err(file, obj string, sentinel error, what string) error {
 	if msg != "" {
 		what += " (" + msg + ")"
 	}
+	if sentinel == catalog.ErrCorrupt {
+		return catalog.Corrupt("hdf5", file, -1, "%s", what)
+	}
 	return fmt.Errorf("h5: %s: %s: %w", file, what, sentinel)
 }
 

@@ -93,12 +93,17 @@ func Open(path string) (*File, error) {
 	defer free()
 	switch r := C.H5Fis_hdf5(cpath); {
 	case r == 0:
-		return nil, fmt.Errorf("h5: %s: not an HDF5 file (no superblock signature): %w", path, catalog.ErrCorrupt)
+		return nil, catalog.Corrupt("hdf5", path, 0, "no HDF5 superblock signature (not an HDF5 file, or its first bytes are damaged)")
 	case r < 0:
 		return nil, h5err(path, "", catalog.ErrCorrupt, "cannot check HDF5 signature")
 	}
 	hf, err := hdf5.OpenFile(path, hdf5.F_ACC_RDONLY)
 	if err != nil {
+		if msg := lastError(); strings.Contains(msg, "truncated file") {
+			// The library compares the superblock's end of file with the
+			// size: the damage is where the file ends.
+			return nil, catalog.Corrupt("hdf5", path, size, "cannot open (%s)", msg)
+		}
 		return nil, h5err(path, "", catalog.ErrCorrupt, "cannot open")
 	}
 	f := &File{path: path, f: hf, raw: raw, size: size}
@@ -119,8 +124,7 @@ func Open(path string) (*File, error) {
 	var eoa C.haddr_t
 	if C.H5Fget_eoa(fid, &eoa) >= 0 && eoa != C.h5q_undef() && int64(eoa) > size {
 		hf.Close()
-		return nil, fmt.Errorf("h5: %s: truncated file: size %d < end of allocation %d: %w",
-			path, size, int64(eoa), catalog.ErrCorrupt)
+		return nil, catalog.Corrupt("hdf5", path, size, "truncated file: size %d < end of allocation %d", size, int64(eoa))
 	}
 	ok = true
 	return f, nil
@@ -290,7 +294,7 @@ func (f *File) Attrs(obj string) ([]catalog.Attr, error) {
 	if oi.num_attrs > 0 && CheckAttributes != nil {
 		var err error
 		if names, err = CheckAttributes(f.raw, f.size, uint64(oi.addr)); err != nil {
-			return nil, fmt.Errorf("h5: %s: %s: %w", f.path, obj, err)
+			return nil, fmt.Errorf("h5: %s: %w", obj, catalog.CorruptIn(err, f.path))
 		}
 		if len(names) != int(oi.num_attrs) {
 			names = nil // dense storage: by index
@@ -803,7 +807,7 @@ func (f *File) ReadRaw(path string) ([]byte, error) {
 		compact := C.H5Pget_layout(dcpl) == C.H5D_COMPACT
 		C.H5Pclose(dcpl)
 		if st := int64(C.H5Dget_storage_size(did)); compact && st != np*size {
-			return nil, fmt.Errorf("h5: %s: %s: compact data of %d bytes for %d elements of %d bytes: %w", f.path, path, st, np, size, catalog.ErrCorrupt)
+			return nil, catalog.Corrupt("hdf5", f.path, -1, "%s: compact data of %d bytes for %d elements of %d bytes", path, st, np, size)
 		}
 	}
 	buf := make([]byte, np*size)

@@ -90,18 +90,18 @@ func (f *File) ReadRegion(path string, lower, count, stored []int64, dst []byte)
 	}
 	rank := len(stored)
 	if len(lower) != rank || len(count) != rank {
-		return fmt.Errorf("h5: %s: %s: region %v+%v in stored shape %v: %w", f.path, path, lower, count, stored, catalog.ErrCorrupt)
+		return catalog.Corrupt("hdf5", f.path, -1, "%s: region %v+%v in stored shape %v", path, lower, count, stored)
 	}
 	size := int64(C.H5Tget_size(ds.tid))
 	n := size
 	for d := range rank {
 		if count[d] < 0 || count[d] > stored[d] || lower[d] < 0 {
-			return fmt.Errorf("h5: %s: %s: region %v+%v in stored shape %v: %w", f.path, path, lower, count, stored, catalog.ErrCorrupt)
+			return catalog.Corrupt("hdf5", f.path, -1, "%s: region %v+%v in stored shape %v", path, lower, count, stored)
 		}
 		n *= stored[d]
 	}
 	if n != int64(len(dst)) {
-		return fmt.Errorf("h5: %s: %s: buffer of %d bytes for stored shape %v of %d-byte elements: %w", f.path, path, len(dst), stored, size, catalog.ErrCorrupt)
+		return catalog.Corrupt("hdf5", f.path, -1, "%s: buffer of %d bytes for stored shape %v of %d-byte elements", path, len(dst), stored, size)
 	}
 	if n == 0 {
 		return nil
@@ -112,7 +112,7 @@ func (f *File) ReadRegion(path string, lower, count, stored []int64, dst []byte)
 	}
 	defer C.H5Sclose(fspace)
 	if int(C.H5Sget_simple_extent_ndims(fspace)) != rank {
-		return fmt.Errorf("h5: %s: %s: region of rank %d in a dataset of another rank: %w", f.path, path, rank, catalog.ErrCorrupt)
+		return catalog.Corrupt("hdf5", f.path, -1, "%s: region of rank %d in a dataset of another rank", path, rank)
 	}
 	mspace := C.h5q_all()
 	if rank > 0 {
@@ -121,7 +121,7 @@ func (f *File) ReadRegion(path string, lower, count, stored []int64, dst []byte)
 			return h5err(f.path, path, catalog.ErrCorrupt, fmt.Sprintf("cannot select region %v+%v", lower, count))
 		}
 		if C.H5Sselect_valid(fspace) <= 0 {
-			return fmt.Errorf("h5: %s: %s: region %v+%v outside the dataset: %w", f.path, path, lower, count, catalog.ErrCorrupt)
+			return catalog.Corrupt("hdf5", f.path, -1, "%s: region %v+%v outside the dataset", path, lower, count)
 		}
 		st := hsizes(stored)
 		mspace = C.H5Screate_simple(C.int(rank), &st[0], nil)

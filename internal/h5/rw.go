@@ -20,7 +20,7 @@ func OpenRW(path string) (*Writer, error) {
 	defer free()
 	fid := C.H5Fopen(cpath, C.H5F_ACC_RDWR, C.h5q_default())
 	if fid < 0 {
-		return nil, fmt.Errorf("h5: %s: cannot open for writing (%s): %w", path, lastError(), catalog.ErrCorrupt)
+		return nil, catalog.Corrupt("hdf5", path, -1, "cannot open for writing (%s)", lastError())
 	}
 	return &Writer{path: path, fid: fid, open: map[*OutDataset]struct{}{}}, nil
 }

@@ -250,46 +250,46 @@ func elements(shape []int64) int64 {
 }
 
 func (w *Writer) checkSpec(path string, spec DatasetSpec) error {
-	bad := func(format string, args ...any) error {
+	refuse := func(format string, args ...any) error {
 		return fmt.Errorf("h5: %s: %s: %s: %w", w.path, path, fmt.Sprintf(format, args...), catalog.ErrUnsupported)
 	}
 	if !strings.HasPrefix(path, "/") || path == "/" {
-		return bad("dataset path must be absolute")
+		return refuse("dataset path must be absolute")
 	}
 	if !spec.DType.Valid() {
-		return bad("dtype %v", spec.DType)
+		return refuse("dtype %v", spec.DType)
 	}
 	for _, s := range spec.Shape {
 		if s < 0 {
-			return bad("negative shape %v", spec.Shape)
+			return refuse("negative shape %v", spec.Shape)
 		}
 	}
 	if spec.Fill != nil && len(spec.Fill) != spec.DType.Size {
-		return bad("fill value of %d bytes for %v", len(spec.Fill), spec.DType)
+		return refuse("fill value of %d bytes for %v", len(spec.Fill), spec.DType)
 	}
 	if spec.Deflate < 0 || spec.Deflate > 9 {
-		return bad("deflate level %d (want 1-9)", spec.Deflate)
+		return refuse("deflate level %d (want 1-9)", spec.Deflate)
 	}
 	if spec.Chunk == nil {
 		if spec.Deflate > 0 || spec.Shuffle || spec.Allocate {
-			return bad("filters and chunk allocation need a chunked layout")
+			return refuse("filters and chunk allocation need a chunked layout")
 		}
 		return nil
 	}
 	if spec.Allocate && (spec.Deflate > 0 || spec.Shuffle) {
-		return bad("chunks allocated at creation are written raw: no filters")
+		return refuse("chunks allocated at creation are written raw: no filters")
 	}
 	if len(spec.Chunk) != len(spec.Shape) || len(spec.Shape) == 0 {
-		return bad("chunk %v for shape %v", spec.Chunk, spec.Shape)
+		return refuse("chunk %v for shape %v", spec.Chunk, spec.Shape)
 	}
 	for i, c := range spec.Chunk {
 		// HDF5 requires chunk dimensions within fixed dataset dimensions.
 		if c <= 0 || c > spec.Shape[i] {
-			return bad("chunk %v does not fit shape %v", spec.Chunk, spec.Shape)
+			return refuse("chunk %v does not fit shape %v", spec.Chunk, spec.Shape)
 		}
 	}
 	if b := elements(spec.Chunk) * int64(spec.DType.Size); b >= math.MaxUint32 {
-		return bad("chunk of %d bytes exceeds HDF5's 4 GiB limit", b)
+		return refuse("chunk of %d bytes exceeds HDF5's 4 GiB limit", b)
 	}
 	return nil
 }

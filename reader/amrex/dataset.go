@@ -85,6 +85,18 @@ func Detect(path string) bool {
 	return false
 }
 
+// HasShape reports whether dir has a plotfile's shape whatever its Header
+// holds: an entry named Header beside a Level_0 directory. Open takes such a
+// directory as one plotfile, so that a damaged Header is reported as such
+// rather than as an unknown format.
+func HasShape(dir string) bool {
+	if _, err := os.Lstat(filepath.Join(dir, "Header")); err != nil {
+		return false
+	}
+	st, err := os.Stat(filepath.Join(dir, "Level_0"))
+	return err == nil && st.IsDir()
+}
+
 // IsPlotfile reports whether dir is one plotfile (not a directory of them).
 func IsPlotfile(dir string) bool { return isPlotfile(dir) }
 
@@ -135,7 +147,7 @@ func Open(root string, cfg Config) (*Dataset, error) {
 	}()
 
 	var dirs []string
-	if isPlotfile(root) {
+	if isPlotfile(root) || HasShape(root) {
 		dirs = []string{""}
 	} else {
 		des, err := os.ReadDir(root)
@@ -241,12 +253,16 @@ type opener struct {
 // regular file (the one symlink policy, README; blockio.Open refuses the
 // rest). what names the metadata the path came from.
 func (o *opener) inside(rel, what string) error {
+	file, at, _ := strings.Cut(what, ": ") // "Header: line 7: level 1"
+	if at != "" {
+		at += ": "
+	}
 	if rel == "" || path.IsAbs(rel) || filepath.IsAbs(rel) {
-		return fmt.Errorf("amrex: %s: path %q is not relative to the dataset directory: %w", what, rel, catalog.ErrCorrupt)
+		return catalog.Corrupt("amrex", file, -1, "%spath %q is not relative to the dataset directory", at, rel)
 	}
 	clean := path.Clean(rel)
 	if clean == ".." || strings.HasPrefix(clean, "../") {
-		return fmt.Errorf("amrex: %s: path %q leaves the dataset directory: %w", what, rel, catalog.ErrCorrupt)
+		return catalog.Corrupt("amrex", file, -1, "%spath %q leaves the dataset directory", at, rel)
 	}
 	return nil
 }
@@ -331,10 +347,10 @@ func (o *opener) level(p *plotfile, l int) (*level, error) {
 		return nil, err
 	}
 	if c.NComp != len(h.Vars) {
-		return nil, fmt.Errorf("amrex: %s: %d components, %s names %d variables: %w", cname, c.NComp, hname, len(h.Vars), catalog.ErrCorrupt)
+		return nil, catalog.Corrupt("amrex", cname, -1, "%d components, %s names %d variables", c.NComp, hname, len(h.Vars))
 	}
 	if len(c.Boxes) != hl.NGrids {
-		return nil, fmt.Errorf("amrex: %s: %d boxes, %s says level %d has %d: %w", cname, len(c.Boxes), hname, l, hl.NGrids, catalog.ErrCorrupt)
+		return nil, catalog.Corrupt("amrex", cname, -1, "%d boxes, %s says level %d has %d", len(c.Boxes), hname, l, hl.NGrids)
 	}
 	lv := &level{cellH: cname}
 	if slices.ContainsFunc(c.NGhost, func(g int64) bool { return g != 0 }) {
@@ -365,11 +381,11 @@ func (o *opener) level(p *plotfile, l int) (*level, error) {
 	}
 	for i, bx := range c.Boxes {
 		if !slices.Equal(bx.Type, c.Boxes[0].Type) {
-			return nil, fmt.Errorf("amrex: %s: line %d: box %v has another index type than box 0: %w", cname, c.BoxLine[i], bx, catalog.ErrCorrupt)
+			return nil, catalog.Corrupt("amrex", cname, -1, "line %d: box %v has another index type than box 0", c.BoxLine[i], bx)
 		}
 		for k := 0; k < d; k++ {
 			if bx.Lo[k] < dom.Lo[k] || bx.Hi[k] > dom.Hi[k]+bx.Type[k] {
-				return nil, fmt.Errorf("amrex: %s: line %d: box %v outside the level %d domain %v: %w", cname, c.BoxLine[i], bx, l, dom, catalog.ErrCorrupt)
+				return nil, catalog.Corrupt("amrex", cname, -1, "line %d: box %v outside the level %d domain %v", c.BoxLine[i], bx, l, dom)
 			}
 		}
 	}
@@ -385,7 +401,7 @@ func (o *opener) level(p *plotfile, l int) (*level, error) {
 		lv.shape[k] = bbHi[k] - bbLo[k] + 1
 	}
 	if _, ok := product(lv.shape); !ok {
-		return nil, fmt.Errorf("amrex: %s: level %d extent %v overflows: %w", cname, l, lv.shape, catalog.ErrCorrupt)
+		return nil, catalog.Corrupt("amrex", cname, -1, "level %d extent %v overflows", l, lv.shape)
 	}
 
 	levelDir := path.Dir(prefix)
@@ -393,7 +409,7 @@ func (o *opener) level(p *plotfile, l int) (*level, error) {
 		fd := c.Fabs[i]
 		at := fmt.Sprintf("%s: line %d", cname, fd.Line)
 		if strings.ContainsAny(fd.File, `/\`) {
-			return nil, fmt.Errorf("amrex: %s: FabOnDisk file %q is not a file name in the level directory: %w", at, fd.File, catalog.ErrCorrupt)
+			return nil, catalog.Corrupt("amrex", cname, -1, "line %d: FabOnDisk file %q is not a file name in the level directory", fd.Line, fd.File)
 		}
 		file := path.Join(levelDir, fd.File)
 		size, err := o.dataFile(file, at)
@@ -401,7 +417,7 @@ func (o *opener) level(p *plotfile, l int) (*level, error) {
 			return nil, err
 		}
 		if fd.Offset >= size {
-			return nil, fmt.Errorf("amrex: %s: FabOnDisk offset %d past the end of %s (%d bytes): %w", at, fd.Offset, file, size, catalog.ErrCorrupt)
+			return nil, catalog.Corrupt("amrex", cname, -1, "line %d: FabOnDisk offset %d past the end of %s (%d bytes)", fd.Line, fd.Offset, file, size)
 		}
 		stored := make([]int64, d)
 		for k := range stored {
@@ -409,7 +425,7 @@ func (o *opener) level(p *plotfile, l int) (*level, error) {
 		}
 		npts, ok := product(stored)
 		if !ok {
-			return nil, fmt.Errorf("amrex: %s: box %v extent overflows: %w", at, bx, catalog.ErrCorrupt)
+			return nil, catalog.Corrupt("amrex", cname, -1, "line %d: box %v extent overflows", fd.Line, bx)
 		}
 		var dt catalog.DType
 		data := fd.Offset
@@ -423,8 +439,7 @@ func (o *opener) level(p *plotfile, l int) (*level, error) {
 				want.Lo[k], want.Hi[k] = bx.Lo[k]-c.NGhost[k], bx.Hi[k]+c.NGhost[k]
 			}
 			if !slices.Equal(fh.Box.Lo, want.Lo) || !slices.Equal(fh.Box.Hi, want.Hi) || !slices.Equal(fh.Box.Type, want.Type) || fh.NComp != c.NComp {
-				return nil, fmt.Errorf("amrex: %s: offset %d: FAB box %v with %d components, %s says %v grown by %v with %d: %w",
-					file, fd.Offset, fh.Box, fh.NComp, at, bx, c.NGhost, c.NComp, catalog.ErrCorrupt)
+				return nil, catalog.Corrupt("amrex", file, fd.Offset, "FAB box %v with %d components, %s says %v grown by %v with %d", fh.Box, fh.NComp, at, bx, c.NGhost, c.NComp)
 			}
 			dt, data = fh.Real.DType, fd.Offset+fh.Len
 		} else {
@@ -437,8 +452,7 @@ func (o *opener) level(p *plotfile, l int) (*level, error) {
 		}
 		total, ok := mul(npts, int64(c.NComp)*int64(dt.Size))
 		if !ok || total > size-data {
-			return nil, fmt.Errorf("amrex: %s: FAB at offset %d: %d points × %d components of %d bytes past the end of %s (%d bytes): %w",
-				at, fd.Offset, npts, c.NComp, dt.Size, file, size, catalog.ErrCorrupt)
+			return nil, catalog.Corrupt("amrex", file, fd.Offset, "FAB of %d points × %d components of %d bytes past the end of %s (%d bytes; %s)", npts, c.NComp, dt.Size, file, size, at)
 		}
 		lv.npts = append(lv.npts, npts)
 		lv.fabs = append(lv.fabs, fab{file: file, data: data, stored: stored, rank: -1})

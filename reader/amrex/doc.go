@@ -30,8 +30,8 @@
 // in its level's domain, every FAB header must agree with Cell_H and its data
 // must fit in its file, and no path taken from the metadata may leave the
 // dataset directory ("..", absolute paths, symlinks resolving outside).
-// Errors name the file and the line (text) or offset (binary) and wrap
-// catalog.ErrCorrupt, ErrNotFound or ErrUnsupported. Particle containers and
+// Errors name the file and the line (text) or offset (binary): damage is a
+// *catalog.CorruptError; otherwise they wrap ErrNotFound or ErrUnsupported. Particle containers and
 // other directories are listed in DatasetInfo.Skipped.
 //
 // It must not write anything and never reads block bytes itself beyond FAB

@@ -95,7 +95,7 @@ func ParseHeader(file string, b []byte) (*Header, error) {
 		}
 		name := trimSpace(l.restOfLine())
 		if name == "" || seen[name] {
-			return nil, fmt.Errorf("amrex: %s: line %d: variable name %q empty or repeated: %w", file, l.line-1, name, catalog.ErrCorrupt)
+			return nil, catalog.Corrupt("amrex", file, -1, "line %d: variable name %q empty or repeated", l.line-1, name)
 		}
 		seen[name] = true
 		h.Vars = append(h.Vars, name)
@@ -123,7 +123,7 @@ func ParseHeader(file string, b []byte) (*Header, error) {
 	// The ratios are one line (empty when F = 0), read as a line: publishers
 	// trimming levels by hand leave extra ratios on it, which are ignored.
 	if rest := trimSpace(l.restOfLine()); rest != "" {
-		return nil, fmt.Errorf("amrex: %s: line %d: text %q after prob_hi: %w", file, l.line-1, rest, catalog.ErrCorrupt)
+		return nil, catalog.Corrupt("amrex", file, -1, "line %d: text %q after prob_hi", l.line-1, rest)
 	}
 	rl := newLexer(file, []byte(l.restOfLine()))
 	rl.line = l.line - 1

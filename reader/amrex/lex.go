@@ -27,9 +27,9 @@ func newLexer(file string, b []byte) *lexer { return &lexer{file: file, b: b, li
 
 func (l *lexer) errf(format string, args ...any) error {
 	if l.base >= 0 {
-		return fmt.Errorf("amrex: %s: offset %d: %s: %w", l.file, l.base+int64(l.pos), fmt.Sprintf(format, args...), catalog.ErrCorrupt)
+		return catalog.Corrupt("amrex", l.file, l.base+int64(l.pos), format, args...)
 	}
-	return fmt.Errorf("amrex: %s: line %d: %s: %w", l.file, l.line, fmt.Sprintf(format, args...), catalog.ErrCorrupt)
+	return catalog.Corrupt("amrex", l.file, -1, "line %d: %s", l.line, fmt.Sprintf(format, args...))
 }
 
 func isSpace(c byte) bool {

@@ -173,7 +173,7 @@ func TestFilesReadAt(t *testing.T) {
 		t.Fatalf("ReadAt = %v, %v", got, err)
 	}
 	_, err = p.ReadAt(ctx, "data.h5", 123, 456)
-	want := "blockio: data.h5: block at offset 123 length 456 past end of file (size 400): corrupt input"
+	want := "blockio: data.h5: offset 123: block of 456 bytes past end of file (size 400): corrupt input"
 	if !errors.Is(err, catalog.ErrCorrupt) || err.Error() != want {
 		t.Errorf("past end: %v", err)
 	}
@@ -265,7 +265,7 @@ func TestSourceReadBlock(t *testing.T) {
 		t.Fatalf("deflate block: %v", err)
 	}
 	c.Stored = []int64{2, 4}
-	if _, err := src.ReadBlock(ctx, &c, dt); !errors.Is(err, catalog.ErrCorrupt) || !strings.Contains(err.Error(), "d.h5: block at offset 72") {
+	if _, err := src.ReadBlock(ctx, &c, dt); !errors.Is(err, catalog.ErrCorrupt) || !strings.Contains(err.Error(), "d.h5: offset 72: block of 60 bytes") {
 		t.Errorf("size mismatch: %v", err)
 	}
 	in := catalog.Block{Box: catalog.Box{}, Inline: []byte{1, 2, 3, 4, 5, 6, 7, 8}}

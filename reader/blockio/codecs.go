@@ -34,7 +34,7 @@ import (
 // when a shuffle codec carries no parameter. data may be modified.
 func Decode(data []byte, codecs []catalog.Codec, elemSize int, want int64) ([]byte, error) {
 	if want < 0 {
-		return nil, fmt.Errorf("decoded size %d: %w", want, catalog.ErrCorrupt)
+		return nil, catalog.Corrupt("blockio", "", -1, "decoded size %d", want)
 	}
 	for i := len(codecs) - 1; i >= 0; i-- {
 		c := codecs[i]
@@ -80,7 +80,7 @@ func Decode(data []byte, codecs []catalog.Codec, elemSize int, want int64) ([]by
 		}
 	}
 	if int64(len(data)) != want {
-		return nil, fmt.Errorf("decoded %d bytes, want %d: %w", len(data), want, catalog.ErrCorrupt)
+		return nil, catalog.Corrupt("blockio", "", -1, "decoded %d bytes, want %d", len(data), want)
 	}
 	return data, nil
 }
@@ -102,20 +102,20 @@ func stageSize(inner []catalog.Codec, want int64) int64 {
 func inflate(src []byte, want int64) ([]byte, error) {
 	zr, err := zlib.NewReader(bytes.NewReader(src))
 	if err != nil {
-		return nil, fmt.Errorf("deflate: %v: %w", err, catalog.ErrCorrupt)
+		return nil, catalog.Corrupt("deflate", "", -1, "%v", err)
 	}
 	defer zr.Close()
 	out := make([]byte, 0, want+1)
 	buf := bytes.NewBuffer(out)
 	n, err := io.Copy(buf, io.LimitReader(zr, want+1))
 	if err != nil {
-		return nil, fmt.Errorf("deflate: %v: %w", err, catalog.ErrCorrupt)
+		return nil, catalog.Corrupt("deflate", "", -1, "%v", err)
 	}
 	if n != want {
 		if n > want {
-			return nil, fmt.Errorf("deflate: stream inflates past %d bytes: %w", want, catalog.ErrCorrupt)
+			return nil, catalog.Corrupt("deflate", "", -1, "stream inflates past %d bytes", want)
 		}
-		return nil, fmt.Errorf("deflate: stream inflates to %d bytes, want %d: %w", n, want, catalog.ErrCorrupt)
+		return nil, catalog.Corrupt("deflate", "", -1, "stream inflates to %d bytes, want %d", n, want)
 	}
 	return buf.Bytes(), nil
 }
@@ -126,27 +126,27 @@ func inflate(src []byte, want int64) ([]byte, error) {
 // bunzip2 decompresses src, refusing output beyond want bytes.
 func bunzip2(src []byte, want int64) ([]byte, error) {
 	if len(src) < 4 || string(src[:3]) != "BZh" {
-		return nil, fmt.Errorf("bzip2: no stream header: %w", catalog.ErrCorrupt)
+		return nil, catalog.Corrupt("bzip2", "", -1, "no stream header")
 	}
 	// want comes from metadata: grow towards it instead of trusting it
 	// for one allocation.
 	buf := bytes.NewBuffer(make([]byte, 0, min(want+1, 64<<20)))
 	n, err := io.Copy(buf, io.LimitReader(bzip2.NewReader(bytes.NewReader(src)), want+1))
 	if err != nil {
-		return nil, fmt.Errorf("bzip2: %v: %w", err, catalog.ErrCorrupt)
+		return nil, catalog.Corrupt("bzip2", "", -1, "%v", err)
 	}
 	if n != want {
 		if n > want {
-			return nil, fmt.Errorf("bzip2: stream decompresses past %d bytes: %w", want, catalog.ErrCorrupt)
+			return nil, catalog.Corrupt("bzip2", "", -1, "stream decompresses past %d bytes", want)
 		}
-		return nil, fmt.Errorf("bzip2: stream decompresses to %d bytes, want %d: %w", n, want, catalog.ErrCorrupt)
+		return nil, catalog.Corrupt("bzip2", "", -1, "stream decompresses to %d bytes, want %d", n, want)
 	}
 	return buf.Bytes(), nil
 }
 
 func unshuffle(src []byte, size int) ([]byte, error) {
 	if size <= 0 {
-		return nil, fmt.Errorf("shuffle: element size %d: %w", size, catalog.ErrCorrupt)
+		return nil, catalog.Corrupt("shuffle", "", -1, "element size %d", size)
 	}
 	n := len(src) / size
 	if size == 1 || n <= 1 {
@@ -168,14 +168,14 @@ func unshuffle(src []byte, size int) ([]byte, error) {
 // by HDF5 releases before 1.6.3.
 func stripFletcher32(src []byte) ([]byte, error) {
 	if len(src) < 4 {
-		return nil, fmt.Errorf("fletcher32: %d bytes, shorter than the checksum: %w", len(src), catalog.ErrCorrupt)
+		return nil, catalog.Corrupt("fletcher32", "", -1, "%d bytes, shorter than the checksum", len(src))
 	}
 	payload := src[:len(src)-4]
 	stored := binary.LittleEndian.Uint32(src[len(src)-4:])
 	sum := Fletcher32(payload)
 	reversed := (sum&0x00ff00ff)<<8 | (sum&0xff00ff00)>>8
 	if stored != sum && stored != reversed {
-		return nil, fmt.Errorf("fletcher32: checksum %#08x, computed %#08x: %w", stored, sum, catalog.ErrCorrupt)
+		return nil, catalog.Corrupt("fletcher32", "", -1, "checksum %#08x, computed %#08x", stored, sum)
 	}
 	return payload, nil
 }

@@ -198,8 +198,7 @@ func (p *Files) ReadAt(ctx context.Context, name string, off, length int64) ([]b
 	}
 	defer p.release(of)
 	if off < 0 || length < 0 || off > of.size || length > of.size-off {
-		return nil, fmt.Errorf("blockio: %s: block at offset %d length %d past end of file (size %d): %w",
-			name, off, length, of.size, catalog.ErrCorrupt)
+		return nil, catalog.Corrupt("blockio", name, off, "block of %d bytes past end of file (size %d)", length, of.size)
 	}
 	buf := make([]byte, length)
 	if err := p.readInto(of, name, off, buf); err != nil {
@@ -220,8 +219,7 @@ func (p *Files) ReadAtInto(ctx context.Context, name string, off int64, buf []by
 	defer p.release(of)
 	length := int64(len(buf))
 	if off < 0 || off > of.size || length > of.size-off {
-		return fmt.Errorf("blockio: %s: block at offset %d length %d past end of file (size %d): %w",
-			name, off, length, of.size, catalog.ErrCorrupt)
+		return catalog.Corrupt("blockio", name, off, "block of %d bytes past end of file (size %d)", length, of.size)
 	}
 	return p.readInto(of, name, off, buf)
 }
@@ -236,8 +234,7 @@ func (p *Files) readInto(of *openFile, name string, off int64, buf []byte) error
 	}
 	if err == io.EOF {
 		// The file shrank after it was opened.
-		return fmt.Errorf("blockio: %s: block at offset %d length %d: short read (%d bytes): %w",
-			name, off, length, n, catalog.ErrCorrupt)
+		return catalog.Corrupt("blockio", name, off, "block of %d bytes: short read (%d bytes)", length, n)
 	}
 	return fmt.Errorf("blockio: %s: read at offset %d: %w", name, off, err)
 }

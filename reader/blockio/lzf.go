@@ -27,13 +27,10 @@ func unlzf(src []byte, want int64) ([]byte, error) {
 	if want < 0 || want > int64(len(src))*(264/2)+264 {
 		// An item of at most 3 input bytes yields at most 264 output
 		// bytes: a stream cannot decode to more than that bound.
-		return nil, fmt.Errorf("lzf: %d bytes cannot decode to %d: %w", len(src), want, catalog.ErrCorrupt)
+		return nil, catalog.Corrupt("lzf", "", -1, "%d bytes cannot decode to %d", len(src), want)
 	}
 	out := make([]byte, want)
 	op := 0 // bytes decoded so far
-	bad := func(what string, at int) ([]byte, error) {
-		return nil, fmt.Errorf("lzf: %s at stream byte %d: %w", what, at, catalog.ErrCorrupt)
-	}
 	for ip := 0; ip < len(src); {
 		at := ip
 		ctrl := int(src[ip])
@@ -41,10 +38,10 @@ func unlzf(src []byte, want int64) ([]byte, error) {
 		if ctrl < 32 { // literal run
 			n := ctrl + 1
 			if n > len(src)-ip {
-				return bad("literal run past the end of the stream", at)
+				return nil, catalog.Corrupt("lzf", "", -1, "%s at stream byte %d", "literal run past the end of the stream", at)
 			}
 			if n > len(out)-op {
-				return bad(fmt.Sprintf("output past %d bytes", want), at)
+				return nil, catalog.Corrupt("lzf", "", -1, "%s at stream byte %d", fmt.Sprintf("output past %d bytes", want), at)
 			}
 			copy(out[op:], src[ip:ip+n])
 			op += n
@@ -54,22 +51,22 @@ func unlzf(src []byte, want int64) ([]byte, error) {
 		n := ctrl >> 5
 		if n == 7 {
 			if ip >= len(src) {
-				return bad("truncated back reference", at)
+				return nil, catalog.Corrupt("lzf", "", -1, "%s at stream byte %d", "truncated back reference", at)
 			}
 			n += int(src[ip])
 			ip++
 		}
 		n += 2
 		if ip >= len(src) {
-			return bad("truncated back reference", at)
+			return nil, catalog.Corrupt("lzf", "", -1, "%s at stream byte %d", "truncated back reference", at)
 		}
 		dist := (ctrl&0x1f)<<8 | int(src[ip]) + 1
 		ip++
 		if dist > op {
-			return bad(fmt.Sprintf("back reference %d bytes before the start of the output", dist-op), at)
+			return nil, catalog.Corrupt("lzf", "", -1, "%s at stream byte %d", fmt.Sprintf("back reference %d bytes before the start of the output", dist-op), at)
 		}
 		if n > len(out)-op {
-			return bad(fmt.Sprintf("output past %d bytes", want), at)
+			return nil, catalog.Corrupt("lzf", "", -1, "%s at stream byte %d", fmt.Sprintf("output past %d bytes", want), at)
 		}
 		// The source may overlap the bytes being written (dist < n: a
 		// repeating pattern); each copy takes at most dist bytes, which
@@ -82,7 +79,7 @@ func unlzf(src []byte, want int64) ([]byte, error) {
 	}
 	out = out[:op]
 	if int64(len(out)) != want {
-		return nil, fmt.Errorf("lzf: stream decodes to %d bytes, want %d: %w", len(out), want, catalog.ErrCorrupt)
+		return nil, catalog.Corrupt("lzf", "", -1, "stream decodes to %d bytes, want %d", len(out), want)
 	}
 	return out, nil
 }

@@ -2,8 +2,10 @@ package blockio
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"relayout/catalog"
 )
@@ -44,11 +46,11 @@ func (s *Source) Close() error { return s.files.Close() }
 func StoredBytes(b *catalog.Block, dt catalog.DType) (int64, error) {
 	n := int64(dt.Size)
 	if n <= 0 {
-		return 0, fmt.Errorf("element size %d: %w", dt.Size, catalog.ErrCorrupt)
+		return 0, catalog.Corrupt("blockio", "", -1, "element size %d", dt.Size)
 	}
 	for _, d := range b.StoredShape() {
 		if d < 0 || (d > 0 && n > math.MaxInt64/d) {
-			return 0, fmt.Errorf("stored shape %v: %w", b.StoredShape(), catalog.ErrCorrupt)
+			return 0, catalog.Corrupt("blockio", "", -1, "stored shape %v", b.StoredShape())
 		}
 		n *= d
 	}
@@ -59,16 +61,16 @@ func StoredBytes(b *catalog.Block, dt catalog.DType) (int64, error) {
 func (s *Source) ReadBlock(ctx context.Context, b *catalog.Block, dt catalog.DType) ([]byte, error) {
 	want, err := StoredBytes(b, dt)
 	if err != nil {
-		return nil, fmt.Errorf("blockio: %s: block at offset %d: %w", b.File, b.Offset, err)
+		return nil, atBlock(b, err)
 	}
 	if b.Inline != nil {
 		if int64(len(b.Inline)) != want {
-			return nil, fmt.Errorf("blockio: inline block %v: %d bytes, want %d: %w", b.Box, len(b.Inline), want, catalog.ErrCorrupt)
+			return nil, catalog.Corrupt("blockio", "", -1, "inline block %v: %d bytes, want %d", b.Box, len(b.Inline), want)
 		}
 		return append([]byte(nil), b.Inline...), nil
 	}
 	if len(b.Codecs) == 0 && b.Length != want {
-		return nil, fmt.Errorf("blockio: %s: block at offset %d: length %d, want %d: %w", b.File, b.Offset, b.Length, want, catalog.ErrCorrupt)
+		return nil, catalog.Corrupt("blockio", b.File, b.Offset, "block of %d bytes, want %d", b.Length, want)
 	}
 	raw, err := s.files.ReadAt(ctx, b.File, b.Offset, b.Length)
 	if err != nil {
@@ -82,14 +84,14 @@ func (s *Source) ReadBlock(ctx context.Context, b *catalog.Block, dt catalog.DTy
 func (s *Source) decode(b *catalog.Block, dt catalog.DType, raw []byte) ([]byte, error) {
 	want, err := StoredBytes(b, dt)
 	if err != nil {
-		return nil, fmt.Errorf("blockio: %s: block at offset %d: %w", b.File, b.Offset, err)
+		return nil, atBlock(b, err)
 	}
 	if len(b.Codecs) == 0 && int64(len(raw)) != want {
-		return nil, fmt.Errorf("blockio: %s: block at offset %d: length %d, want %d: %w", b.File, b.Offset, len(raw), want, catalog.ErrCorrupt)
+		return nil, catalog.Corrupt("blockio", b.File, b.Offset, "block of %d bytes, want %d", len(raw), want)
 	}
 	out, err := Decode(raw, b.Codecs, dt.Size, want)
 	if err != nil {
-		return nil, fmt.Errorf("blockio: %s: block at offset %d: %w", b.File, b.Offset, err)
+		return nil, atBlock(b, err)
 	}
 	return out, nil
 }
@@ -101,4 +103,13 @@ func (s *Source) ReadBlockInto(ctx context.Context, b *catalog.Block, dst []byte
 		return fmt.Errorf("blockio: %s: block at offset %d: not %d raw bytes: %w", b.File, b.Offset, len(dst), catalog.ErrUnsupported)
 	}
 	return s.files.ReadAtInto(ctx, b.File, b.Offset, dst)
+}
+
+// atBlock names b's file and offset in an error about its bytes: a codec's
+// CorruptError (which knows no file) becomes one naming b's file and offset.
+func atBlock(b *catalog.Block, err error) error {
+	if ce := (*catalog.CorruptError)(nil); errors.As(err, &ce) && ce.File == "" {
+		return catalog.Corrupt("blockio", b.File, b.Offset, "block of %d bytes: %s", b.Length, strings.TrimSuffix(err.Error(), ": "+catalog.ErrCorrupt.Error()))
+	}
+	return fmt.Errorf("blockio: %s: block at offset %d: %w", b.File, b.Offset, err)
 }

@@ -124,12 +124,12 @@ type footer struct {
 func parseFooter(foot []byte, size int64, name string) (footer, error) {
 	var f footer
 	if len(foot) < 28 {
-		return f, fmt.Errorf("bp3: %s: footer at offset 0: %d-byte file: %w", name, size, catalog.ErrCorrupt)
+		return f, catalog.Corrupt("bp3", name, 0, "footer: %d-byte file", size)
 	}
 	b28 := foot[len(foot)-28:]
 	bo, sub, err := footerKind(b28, size)
 	if err != nil {
-		return f, fmt.Errorf("bp3: %s: footer at offset %d: %v: %w", name, size-28, err, catalog.ErrCorrupt)
+		return f, catalog.Corrupt("bp3", name, size-28, "footer: %v", err)
 	}
 	f.bo, f.sub, f.length, f.version = bo, sub, 28, 1000
 	// ADIOS2 writes a 56-byte footer with its version text; ADIOS 1.x 28.
@@ -142,13 +142,13 @@ func parseFooter(foot []byte, size int64, name string) (footer, error) {
 			major, minor = major-'0', minor-'0'
 		}
 		if major < 1 || major > 9 || minor < 0 {
-			return f, fmt.Errorf("bp3: %s: footer at offset %d: version bytes %q: %w", name, size-32, foot[24:26], catalog.ErrCorrupt)
+			return f, catalog.Corrupt("bp3", name, size-32, "footer: version bytes %q", foot[24:26])
 		}
 		f.version = major*1000 + minor
 	}
 	f.pg, f.vars, f.attrs = bo.Uint64(b28), bo.Uint64(b28[8:]), bo.Uint64(b28[16:])
 	if f.attrs > uint64(size-f.length) || uint64(size-f.length)-f.attrs < 12 {
-		return f, fmt.Errorf("bp3: %s: footer at offset %d: attribute index at %d past the index end %d: %w", name, size-28, f.attrs, size-f.length, catalog.ErrCorrupt)
+		return f, catalog.Corrupt("bp3", name, size-28, "footer: attribute index at %d past the index end %d", f.attrs, size-f.length)
 	}
 	return f, nil
 }
@@ -233,8 +233,8 @@ func (d *Dataset) indexEntry3(h entryHeader, ec *cursor, stepIdx map[uint32]int,
 		}
 		si, ok := stepIdx[s.Step]
 		if !ok {
-			return nil, fmt.Errorf("bp3: %s: variable index at offset %d: variable %q has time index %d, which no process group has: %w",
-				d.meta, h.start, name, s.Step, catalog.ErrCorrupt)
+			return nil, catalog.Corrupt("bp3", d.meta, h.start, "variable index: variable %q has time index %d, which no process group has",
+				name, s.Step)
 		}
 		d.classifySet(c, name, int64(si), &s)
 	}

@@ -40,11 +40,11 @@ type stepRec struct {
 // bp4Header checks a 64-byte BP4 header and returns its byte order, the
 // writer's ADIOS version (major*1000+minor) and the active flag.
 func bp4Header(h []byte, file string) (binary.ByteOrder, int, bool, error) {
-	bad := func(off int, format string, args ...any) error {
-		return fmt.Errorf("bp4: %s: header at offset %d: %s: %w", file, off, fmt.Sprintf(format, args...), catalog.ErrCorrupt)
-	}
 	if len(h) < 64 {
-		return nil, 0, false, bad(0, "%d bytes, want 64", len(h))
+		return nil, 0, false, catalog.Corrupt("bp4", file, 0, "header of %d bytes, want 64", len(h))
+	}
+	if h[37] == 0 || h[37] > 9 {
+		return nil, 0, false, catalog.Corrupt("bp4", file, 37, "header: BP format version byte %d", h[37])
 	}
 	if h[37] != 4 {
 		return nil, 0, false, fmt.Errorf("bp4: %s: header at offset 37: BP format version %d, want 4: %w", file, h[37], catalog.ErrUnsupported)
@@ -56,12 +56,12 @@ func bp4Header(h []byte, file string) (binary.ByteOrder, int, bool, error) {
 	case 1:
 		bo = binary.BigEndian
 	default:
-		return nil, 0, false, bad(36, "endianness byte %d", h[36])
+		return nil, 0, false, catalog.Corrupt("bp4", file, 36, "header: endianness byte %d", h[36])
 	}
 	// Version bytes, not header text: minor is '0'+minor, so 2.10 is "2:".
 	major, minor := int(h[32])-'0', int(h[33])-'0'
 	if major < 0 || major > 9 || minor < 0 {
-		return nil, 0, false, bad(32, "ADIOS version bytes %q", h[32:34])
+		return nil, 0, false, catalog.Corrupt("bp4", file, 32, "header: ADIOS version bytes %q", h[32:34])
 	}
 	return bo, major*1000 + minor, h[38] == 1, nil
 }
@@ -76,7 +76,7 @@ func parseIndexTable(idx []byte, mdSize int64) ([]stepRec, error) {
 	}
 	mdSize = max(mdSize, 0)
 	if (len(idx)-64)%64 != 0 && !active {
-		return nil, fmt.Errorf("bp4: md.idx: index table at offset %d: %d trailing bytes: %w", len(idx)-(len(idx)-64)%64, (len(idx)-64)%64, catalog.ErrCorrupt)
+		return nil, catalog.Corrupt("bp4", "md.idx", int64(len(idx)-(len(idx)-64)%64), "index table: %d trailing bytes", (len(idx)-64)%64)
 	}
 	var recs []stepRec
 	for off := 64; off+64 <= len(idx); off += 64 {
@@ -85,8 +85,8 @@ func parseIndexTable(idx []byte, mdSize int64) ([]stepRec, error) {
 			if active && r.end > uint64(mdSize) {
 				break // a writer is still appending this step
 			}
-			return nil, fmt.Errorf("bp4: md.idx: index record at offset %d: md.0 offsets %d/%d/%d/%d outside md.0 (size %d): %w",
-				off, r.pg, r.vars, r.attrs, r.end, mdSize, catalog.ErrCorrupt)
+			return nil, catalog.Corrupt("bp4", "md.idx", int64(off), "index record: md.0 offsets %d/%d/%d/%d outside md.0 (size %d)",
+				r.pg, r.vars, r.attrs, r.end, mdSize)
 		}
 		recs = append(recs, r)
 	}

@@ -101,11 +101,11 @@ type bp5Hdr struct {
 // the binary fields and the first record, which must be a writer map.
 func bp5Header(h []byte, first []byte) (bp5Hdr, error) {
 	var hd bp5Hdr
-	bad := func(off int, format string, args ...any) (bp5Hdr, error) {
-		return hd, fmt.Errorf("bp5: md.idx: header at offset %d: %s: %w", off, fmt.Sprintf(format, args...), catalog.ErrCorrupt)
-	}
 	if len(h) < 64 {
-		return bad(0, "%d bytes, want 64", len(h))
+		return hd, catalog.Corrupt("bp5", "md.idx", 0, "header of %d bytes, want 64", len(h))
+	}
+	if h[37] == 0 || h[37] > 9 {
+		return hd, catalog.Corrupt("bp5", "md.idx", 37, "header: BP format version byte %d", h[37])
 	}
 	if h[37] != 5 {
 		return hd, fmt.Errorf("bp5: md.idx: header at offset 37: BP format version %d, want 5: %w", h[37], catalog.ErrUnsupported)
@@ -120,24 +120,24 @@ func bp5Header(h []byte, first []byte) (bp5Hdr, error) {
 	case 1:
 		hd.bo = binary.BigEndian
 	default:
-		return bad(36, "endianness byte %d", h[36])
+		return hd, catalog.Corrupt("bp5", "md.idx", 36, "header: endianness byte %d", h[36])
 	}
 	switch h[40] {
 	case 'y':
 		hd.colMajor = true
 	case 'n', 0:
 	default:
-		return bad(40, "array order byte %d", h[40])
+		return hd, catalog.Corrupt("bp5", "md.idx", 40, "header: array order byte %d", h[40])
 	}
 	hd.active = h[39] == 1
 	// The first record must be a writer map of a plausible length.
 	if len(first) >= 17 {
 		n, w := hd.bo.Uint64(first[1:]), hd.bo.Uint64(first[9:])
 		if first[0] != 'w' || w == 0 || w > 1<<32 || n != 24+8*w {
-			return bad(64, "first record is not a writer map")
+			return hd, catalog.Corrupt("bp5", "md.idx", 64, "header: first record is not a writer map")
 		}
 	} else if !hd.active {
-		return bad(64, "no writer map")
+		return hd, catalog.Corrupt("bp5", "md.idx", 64, "header: no writer map")
 	}
 	return hd, nil
 }
@@ -189,10 +189,6 @@ type bp5Index struct {
 	hdr  bp5Hdr
 }
 
-func (x *bp5Index) bad(off int64, format string, args ...any) error {
-	return fmt.Errorf("bp5: md.idx: record at offset %d: %s: %w", off, fmt.Sprintf(format, args...), catalog.ErrCorrupt)
-}
-
 // walk visits every record. A trailing partial record is accepted only
 // while the writer is active. mdSize bounds the steps' md.0 ranges.
 func (x *bp5Index) walk(mdSize int64, wmap func(bp5WriterMap) error, step func(bp5Step) error) error {
@@ -203,7 +199,7 @@ func (x *bp5Index) walk(mdSize int64, wmap func(bp5WriterMap) error, step func(b
 			if x.hdr.active {
 				return nil
 			}
-			return x.bad(off, "%d trailing bytes", x.size-off)
+			return catalog.Corrupt("bp5", "md.idx", off, "record: %d trailing bytes", x.size-off)
 		}
 		h, err := x.read(off, 9)
 		if err != nil {
@@ -215,12 +211,12 @@ func (x *bp5Index) walk(mdSize int64, wmap func(bp5WriterMap) error, step func(b
 			if x.hdr.active {
 				return nil
 			}
-			return x.bad(off, "body of %d bytes, %d left", n, x.size-body)
+			return catalog.Corrupt("bp5", "md.idx", off, "record: body of %d bytes, %d left", n, x.size-body)
 		}
 		switch typ {
 		case 'w':
 			if n < 24 {
-				return x.bad(off, "writer map of %d bytes", n)
+				return catalog.Corrupt("bp5", "md.idx", off, "record: writer map of %d bytes", n)
 			}
 			b, err := x.read(body, 24)
 			if err != nil {
@@ -229,7 +225,7 @@ func (x *bp5Index) walk(mdSize int64, wmap func(bp5WriterMap) error, step func(b
 			w := x.hdr.bo.Uint64(b)
 			nsub := x.hdr.bo.Uint64(b[16:])
 			if w == 0 || w > (n-24)/8 || n != 24+8*w {
-				return x.bad(off, "writer map for %d writers in %d bytes", w, n)
+				return catalog.Corrupt("bp5", "md.idx", off, "record: writer map for %d writers in %d bytes", w, n)
 			}
 			b, err = x.read(body+24, int64(8*w))
 			if err != nil {
@@ -239,7 +235,7 @@ func (x *bp5Index) walk(mdSize int64, wmap func(bp5WriterMap) error, step func(b
 			for r := range m.subfile {
 				s := x.hdr.bo.Uint64(b[8*r:])
 				if s >= max(nsub, 1) || s > math.MaxUint32 {
-					return x.bad(off, "writer %d in sub-file %d of %d", r, s, nsub)
+					return catalog.Corrupt("bp5", "md.idx", off, "record: writer %d in sub-file %d of %d", r, s, nsub)
 				}
 				m.subfile[r] = uint32(s)
 			}
@@ -250,10 +246,10 @@ func (x *bp5Index) walk(mdSize int64, wmap func(bp5WriterMap) error, step func(b
 			}
 		case 's':
 			if cur < 0 {
-				return x.bad(off, "step before any writer map")
+				return catalog.Corrupt("bp5", "md.idx", off, "record: step before any writer map")
 			}
 			if n < 24 {
-				return x.bad(off, "step record of %d bytes", n)
+				return catalog.Corrupt("bp5", "md.idx", off, "record: step record of %d bytes", n)
 			}
 			b, err := x.read(body, 24)
 			if err != nil {
@@ -262,13 +258,13 @@ func (x *bp5Index) walk(mdSize int64, wmap func(bp5WriterMap) error, step func(b
 			s := bp5Step{body: body, mdPos: x.hdr.bo.Uint64(b), mdSize: x.hdr.bo.Uint64(b[8:]), flushes: x.hdr.bo.Uint64(b[16:]), wmap: cur}
 			per := (n - 24) / 8 / uint64(writers)
 			if s.flushes > per || n != 24+8*uint64(writers)*(2*s.flushes+1) {
-				return x.bad(off, "step record of %d bytes for %d writers and %d flushes", n, writers, s.flushes)
+				return catalog.Corrupt("bp5", "md.idx", off, "record: step record of %d bytes for %d writers and %d flushes", n, writers, s.flushes)
 			}
 			if s.mdPos > uint64(mdSize) || s.mdSize > uint64(mdSize)-s.mdPos || s.mdSize < 8+16*uint64(writers) {
 				if x.hdr.active && s.mdPos+s.mdSize > uint64(mdSize) {
 					return nil // md.0 not yet written
 				}
-				return x.bad(off, "md.0 range %d+%d (md.0 has %d bytes, %d writers)", s.mdPos, s.mdSize, mdSize, writers)
+				return catalog.Corrupt("bp5", "md.idx", off, "record: md.0 range %d+%d (md.0 has %d bytes, %d writers)", s.mdPos, s.mdSize, mdSize, writers)
 			}
 			if err := step(s); err != nil {
 				return err
@@ -330,7 +326,7 @@ func openBP5(dir string, cfg Config) (*Dataset, error) {
 		return fail(err)
 	}
 	if len(head) < 64 {
-		return fail(fmt.Errorf("bp5: md.idx: header at offset 0: %d-byte file: %w", len(head), catalog.ErrCorrupt))
+		return fail(catalog.Corrupt("bp5", "md.idx", 0, "header: %d-byte file", len(head)))
 	}
 	hdr, err := bp5Header(head[:64], head[64:])
 	if err != nil {
@@ -449,13 +445,13 @@ func (d *Dataset) stepTable(ctx context.Context, step int) (*bp5StepInfo, error)
 	}
 	t := &bp5StepInfo{mdOff: make([]uint64, w), mdLen: make([]uint64, w), atOff: make([]uint64, w), atLen: make([]uint64, w)}
 	if got := bo.Uint64(b); got != s.mdSize-8 {
-		return nil, fmt.Errorf("bp5: md.0: step %d at offset %d: size %d, md.idx says %d: %w", step, s.mdPos, got, s.mdSize-8, catalog.ErrCorrupt)
+		return nil, catalog.Corrupt("bp5", "md.0", int64(s.mdPos), "step %d: size %d, md.idx says %d", step, got, s.mdSize-8)
 	}
 	pos, end := s.mdPos+8+16*uint64(w), s.mdPos+s.mdSize
 	for r := 0; r < 2*w; r++ {
 		n := bo.Uint64(b[8+8*r:])
 		if n > end-pos {
-			return nil, fmt.Errorf("bp5: md.0: step %d at offset %d: block %d of %d bytes past the step's end: %w", step, s.mdPos, r, n, catalog.ErrCorrupt)
+			return nil, catalog.Corrupt("bp5", "md.0", int64(s.mdPos), "step %d: block %d of %d bytes past the step's end", step, r, n)
 		}
 		if r < w {
 			t.mdOff[r], t.mdLen[r] = pos, n
@@ -659,9 +655,6 @@ func layout5(f *ffsFormat) (*bp5Layout, error) {
 	if f.bp5 != nil {
 		return f.bp5, nil
 	}
-	bad := func(format string, args ...any) (*bp5Layout, error) {
-		return nil, fmt.Errorf("bp5: mmd.0: format %q: %s: %w", f.name, fmt.Sprintf(format, args...), catalog.ErrCorrupt)
-	}
 	l := &bp5Layout{bitCount: -1, bitField: -1, byName: map[string]int{}}
 	for i := range f.fields {
 		fd := &f.fields[i]
@@ -686,10 +679,10 @@ func layout5(f *ffsFormat) (*bp5Layout, error) {
 		l.vars = append(l.vars, v)
 	}
 	if l.bitCount < 0 || l.bitField < 0 {
-		return bad("no BitFieldCount/BitField: not a BP5 metadata format")
+		return nil, catalog.Corrupt("bp5", "mmd.0", -1, "format %q: no BitFieldCount/BitField: not a BP5 metadata format", f.name)
 	}
 	if fd := &f.fields[l.bitField]; !fd.dynamic || fd.dims[0].ctl != l.bitCount {
-		return bad("BitField is not an array sized by BitFieldCount")
+		return nil, catalog.Corrupt("bp5", "mmd.0", -1, "format %q: BitField is not an array sized by BitFieldCount", f.name)
 	}
 	f.bp5 = l
 	return l, nil
@@ -699,12 +692,9 @@ func layout5(f *ffsFormat) (*bp5Layout, error) {
 func parseVarField(f *ffsFormat, i int) (bp5Var, error) {
 	fd := &f.fields[i]
 	v := bp5Var{fi: i, ctl: -1}
-	bad := func(format string, args ...any) (bp5Var, error) {
-		return v, fmt.Errorf("bp5: mmd.0: format %q field %q: %s: %w", f.name, fd.name, fmt.Sprintf(format, args...), catalog.ErrCorrupt)
-	}
 	n := fd.name
 	if len(n) < 5 || !strings.HasPrefix(n, "BP") {
-		return bad("not a BP5 variable field")
+		return v, catalog.Corrupt("bp5", "mmd.0", -1, "format %q field %q: not a BP5 variable field", f.name, fd.name)
 	}
 	v.shape = n[2]
 	rest := n[4:]
@@ -714,14 +704,14 @@ func parseVarField(f *ffsFormat, i int) (bp5Var, error) {
 		ln, after, ok := strings.Cut(rest, "-")
 		k, err := strconv.Atoi(ln)
 		if !ok || err != nil || k < 0 || k+1 > len(after) || after[k] != '-' {
-			return bad("derived-variable expression")
+			return v, catalog.Corrupt("bp5", "mmd.0", -1, "format %q field %q: derived-variable expression", f.name, fd.name)
 		}
 		if _, err := base64.StdEncoding.DecodeString(after[:k]); err != nil {
-			return bad("derived-variable expression: %v", err)
+			return v, catalog.Corrupt("bp5", "mmd.0", -1, "format %q field %q: derived-variable expression: %v", f.name, fd.name, err)
 		}
 		rest = after[k+1:]
 	default:
-		return bad("not a BP5 variable field")
+		return v, catalog.Corrupt("bp5", "mmd.0", -1, "format %q field %q: not a BP5 variable field", f.name, fd.name)
 	}
 	switch v.shape {
 	case 'G', 'J', 'L':
@@ -730,7 +720,7 @@ func parseVarField(f *ffsFormat, i int) (bp5Var, error) {
 		e, err1 := strconv.Atoi(es)
 		t, err2 := strconv.Atoi(ts)
 		if !ok1 || !ok2 || err1 != nil || err2 != nil || e < 0 || e > 1<<20 {
-			return bad("array name without element size and type")
+			return v, catalog.Corrupt("bp5", "mmd.0", -1, "format %q field %q: array name without element size and type", f.name, fd.name)
 		}
 		v.elem, v.typeID, v.name = e, t, r2
 		if t == dtStruct {
@@ -764,16 +754,16 @@ func parseVarField(f *ffsFormat, i int) (bp5Var, error) {
 		}
 		v.aSize, v.aMM = idx("DataBlockSize", v.op), idx("MinMax", v.mm)
 		if v.unsupp != "" {
-			return bad("%s", v.unsupp)
+			return v, catalog.Corrupt("bp5", "mmd.0", -1, "format %q field %q: %s", f.name, fd.name, v.unsupp)
 		}
 		for _, k := range []int{v.aDims, v.aBlocks, v.aDB} {
 			if a.fields[k].dynamic || a.fields[k].sub != nil || a.fields[k].base == "string" {
-				return bad("%s.%s is not an integer", a.name, a.fields[k].name)
+				return v, catalog.Corrupt("bp5", "mmd.0", -1, "format %q field %q: %s.%s is not an integer", f.name, fd.name, a.name, a.fields[k].name)
 			}
 		}
 		for _, k := range []int{v.aShape, v.aCount, v.aOffset, v.aLoc, v.aSize} {
 			if k >= 0 && (!a.fields[k].dynamic || a.fields[k].sub != nil || a.fields[k].base == "string") {
-				return bad("%s.%s is not an integer array", a.name, a.fields[k].name)
+				return v, catalog.Corrupt("bp5", "mmd.0", -1, "format %q field %q: %s.%s is not an integer array", f.name, fd.name, a.name, a.fields[k].name)
 			}
 		}
 	case 'g', 'l':
@@ -791,7 +781,7 @@ func parseVarField(f *ffsFormat, i int) (bp5Var, error) {
 		v.unsupp = fmt.Sprintf("shape %q", v.shape)
 	}
 	if v.name == "" {
-		return bad("empty variable name")
+		return v, catalog.Corrupt("bp5", "mmd.0", -1, "format %q field %q: empty variable name", f.name, fd.name)
 	}
 	return v, nil
 }
@@ -894,7 +884,7 @@ func (d *Dataset) indexWriter5(blk []byte, off int64, step, rank int, byName map
 			word &^= 1 << bit
 			ctl := 64*w + bit
 			if ctl >= len(l.vars) {
-				return fmt.Errorf("bp5: md.0: metadata record at offset %d (step %d, writer %d): bit %d set for %d variables: %w", off, step, rank, ctl, len(l.vars), catalog.ErrCorrupt)
+				return catalog.Corrupt("bp5", "md.0", off, "metadata record (step %d, writer %d): bit %d set for %d variables", step, rank, ctl, len(l.vars))
 			}
 			fv := &l.vars[ctl]
 			i, ok := byName[fv.name]
@@ -925,7 +915,7 @@ func (d *Dataset) newEntry5(fv *bp5Var, step int) entry {
 	case fv.kind() == localArray:
 		e.skip = "local array (blocks have no global position) is not supported by run"
 	case fv.elem != dt.Size:
-		e.err = fmt.Errorf("bp5: %s: variable %q: element size %d for %s: %w", d.info.Path, fv.name, fv.elem, desc, catalog.ErrCorrupt)
+		e.err = catalog.Corrupt("bp5", "mmd.0", -1, "variable %q: element size %d for %s", fv.name, fv.elem, desc)
 	}
 	return e
 }
@@ -962,7 +952,7 @@ func (d *Dataset) buildArray5(ctx context.Context, e *entry) (*catalog.Array, er
 	for _, run := range e.runs {
 		for r := int(run.lo); r <= int(run.hi); r++ {
 			if r >= w || t.mdLen[r] == 0 {
-				return nil, fmt.Errorf("bp5: md.0: variable %q step %d: writer %d has no metadata now: %w", e.name, e.Step, r, catalog.ErrCorrupt)
+				return nil, catalog.Corrupt("bp5", "md.0", -1, "variable %q step %d: writer %d has no metadata now", e.name, e.Step, r)
 			}
 			blk, err := d.writerBlock(ctx, t.mdOff[r], t.mdLen[r], true)
 			if err != nil {
@@ -978,13 +968,9 @@ func (d *Dataset) buildArray5(ctx context.Context, e *entry) (*catalog.Array, er
 			}
 			vi, ok := l.byName[e.name]
 			if !ok || !l.written(v, l.vars[vi].ctl) {
-				return nil, fmt.Errorf("bp5: md.0: variable %q step %d: writer %d no longer writes it: %w", e.name, e.Step, r, catalog.ErrCorrupt)
+				return nil, catalog.Corrupt("bp5", "md.0", int64(t.mdOff[r]), "variable %q step %d: writer %d no longer writes it", e.name, e.Step, r)
 			}
 			fv := &l.vars[vi]
-			bad := func(b int, format string, args ...any) error {
-				return fmt.Errorf("bp5: md.0: variable %q step %d writer %d block %d (metadata at offset %d): %s: %w",
-					e.name, e.Step, r, b, t.mdOff[r], fmt.Sprintf(format, args...), catalog.ErrCorrupt)
-			}
 			if e.kind == globalValue || e.kind == localValue {
 				if nblock > 0 && e.kind == globalValue {
 					continue // every writer holds the same value
@@ -995,7 +981,7 @@ func (d *Dataset) buildArray5(ctx context.Context, e *entry) (*catalog.Array, er
 					return nil, v.b.err
 				}
 				if len(val) != int(size) {
-					return nil, bad(0, "value of %d bytes for %s", len(val), e.dt)
+					return nil, catalog.Corrupt("bp5", "md.0", int64(t.mdOff[r]), "%s: value of %d bytes for %s", writerBlock(e.name, e.Step, r, 0), len(val), e.dt)
 				}
 				b := catalog.Block{Inline: slices.Clone(val), Rank: r, Box: catalog.Box{Lower: []int64{}, Count: []int64{}}}
 				if e.kind == localValue {
@@ -1017,7 +1003,7 @@ func (d *Dataset) buildArray5(ctx context.Context, e *entry) (*catalog.Array, er
 			}
 			if fv.aMM >= 0 {
 				if _, n, es := m.array(fv.aMM); m.b.err == nil && n*uint64(es) != nb*2*uint64(fv.elem) && n != 0 {
-					return nil, bad(0, "min/max of %d bytes for %d blocks of %d-byte elements", n*uint64(es), nb, fv.elem)
+					return nil, catalog.Corrupt("bp5", "md.0", int64(t.mdOff[r]), "%s: min/max of %d bytes for %d blocks of %d-byte elements", writerBlock(e.name, e.Step, r, 0), n*uint64(es), nb, fv.elem)
 				}
 			}
 			if v.b.err != nil {
@@ -1025,19 +1011,19 @@ func (d *Dataset) buildArray5(ctx context.Context, e *entry) (*catalog.Array, er
 			}
 			if dims == 0 || dims > maxDims || nb > uint64(len(blk)) || db != dims*nb || uint64(len(cnt)) != db || uint64(len(locs)) != nb ||
 				(sizes != nil && uint64(len(sizes)) != nb) || (fv.op && sizes == nil && nb > 0) {
-				return nil, bad(0, "%d dimensions, %d blocks, %d counts, %d locations", dims, nb, len(cnt), len(locs))
+				return nil, catalog.Corrupt("bp5", "md.0", int64(t.mdOff[r]), "%s: %d dimensions, %d blocks, %d counts, %d locations", writerBlock(e.name, e.Step, r, 0), dims, nb, len(cnt), len(locs))
 			}
 			nd := int(dims)
 			if e.kind == globalArray && (uint64(len(shp)) != dims || uint64(len(offs)) != db) {
-				return nil, bad(0, "global array without shape or offsets")
+				return nil, catalog.Corrupt("bp5", "md.0", int64(t.mdOff[r]), "%s: global array without shape or offsets", writerBlock(e.name, e.Step, r, 0))
 			}
 			if e.kind == joinedArray {
 				if uint64(len(shp)) != dims {
-					return nil, bad(0, "joined array without shape")
+					return nil, catalog.Corrupt("bp5", "md.0", int64(t.mdOff[r]), "%s: joined array without shape", writerBlock(e.name, e.Step, r, 0))
 				}
 				jd := slices.Index(shp, joinedDim64)
 				if jd < 0 || (joinedDim >= 0 && jd != joinedDim) {
-					return nil, bad(0, "joined dimension %d in shape %v", jd, shp)
+					return nil, catalog.Corrupt("bp5", "md.0", int64(t.mdOff[r]), "%s: joined dimension %d in shape %v", writerBlock(e.name, e.Step, r, 0), jd, shp)
 				}
 				joinedDim = jd
 			}
@@ -1054,7 +1040,7 @@ func (d *Dataset) buildArray5(ctx context.Context, e *entry) (*catalog.Array, er
 						st = offs[b*nd+k]
 					}
 					if sh > math.MaxInt64/2 || ct > sh || st > sh-ct {
-						return nil, bad(b, "box start %v count %v outside shape %v", offs, cnt[b*nd:(b+1)*nd], shp)
+						return nil, catalog.Corrupt("bp5", "md.0", int64(t.mdOff[r]), "%s: box start %v count %v outside shape %v", writerBlock(e.name, e.Step, r, b), offs, cnt[b*nd:(b+1)*nd], shp)
 					}
 					count[k], lower[k], shape[k] = int64(ct), int64(st), int64(sh)
 				}
@@ -1064,7 +1050,7 @@ func (d *Dataset) buildArray5(ctx context.Context, e *entry) (*catalog.Array, er
 				if a.Shape == nil {
 					a.Shape = shape
 				} else if !joinedEqual(a.Shape, shape, joinedDim) {
-					return nil, bad(b, "shape %v, first block says %v", shape, a.Shape)
+					return nil, catalog.Corrupt("bp5", "md.0", int64(t.mdOff[r]), "%s: shape %v, first block says %v", writerBlock(e.name, e.Step, r, b), shape, a.Shape)
 				}
 				box := catalog.Box{Lower: lower, Count: count}
 				n := box.Elements()
@@ -1072,7 +1058,7 @@ func (d *Dataset) buildArray5(ctx context.Context, e *entry) (*catalog.Array, er
 					continue
 				}
 				if n > math.MaxInt64/size {
-					return nil, bad(b, "block of %d elements", n)
+					return nil, catalog.Corrupt("bp5", "md.0", int64(t.mdOff[r]), "%s: block of %d elements", writerBlock(e.name, e.Step, r, b), n)
 				}
 				raw := n * size
 				stored := uint64(raw)
@@ -1084,7 +1070,7 @@ func (d *Dataset) buildArray5(ctx context.Context, e *entry) (*catalog.Array, er
 				}
 				off, ok := t.dataOffset(r, locs[b], stored)
 				if !ok || off > math.MaxInt64 || stored > math.MaxInt64 {
-					return nil, bad(b, "data location %d (%d bytes) outside the writer's data", locs[b], stored)
+					return nil, catalog.Corrupt("bp5", "md.0", int64(t.mdOff[r]), "%s: data location %d (%d bytes) outside the writer's data", writerBlock(e.name, e.Step, r, b), locs[b], stored)
 				}
 				sub := d.b5.wmaps[d.b5.steps[e.step].wmap].subfile[r]
 				blk := catalog.Block{Box: box, File: d.subfile(sub), Offset: int64(off), Length: int64(stored), Order: order, Rank: r}
@@ -1093,7 +1079,7 @@ func (d *Dataset) buildArray5(ctx context.Context, e *entry) (*catalog.Array, er
 					return nil, fmt.Errorf("bp5: %s: variable %q step %d writer %d block %d: %w", d.info.Path, e.name, e.Step, r, b, err)
 				}
 				if blk.Offset > fsize || blk.Length > fsize-blk.Offset {
-					return nil, bad(b, "payload at offset %d length %d past the end of %s (size %d)", blk.Offset, blk.Length, blk.File, fsize)
+					return nil, catalog.Corrupt("bp5", "md.0", int64(t.mdOff[r]), "%s: payload at offset %d length %d past the end of %s (size %d)", writerBlock(e.name, e.Step, r, b), blk.Offset, blk.Length, blk.File, fsize)
 				}
 				if fv.op {
 					if err := d.operate5(ctx, e, r, b, v.f.ptr, raw, &blk); err != nil {
@@ -1106,7 +1092,7 @@ func (d *Dataset) buildArray5(ctx context.Context, e *entry) (*catalog.Array, er
 		}
 	}
 	if a.Shape == nil {
-		return nil, fmt.Errorf("bp5: md.0: variable %q step %d: no blocks: %w", e.name, e.Step, catalog.ErrCorrupt)
+		return nil, catalog.Corrupt("bp5", "md.0", -1, "variable %q step %d: no blocks", e.name, e.Step)
 	}
 	if joinedDim >= 0 {
 		a.Shape[joinedDim] = joined
@@ -1131,7 +1117,7 @@ func (d *Dataset) operate5(ctx context.Context, e *entry, rank, block, word int,
 		return err
 	}
 	if len(h) < 4 {
-		return fmt.Errorf("bp5: %s: variable %q step %d writer %d block %d: compressed block of %d bytes: %w", b.File, e.name, e.Step, rank, block, b.Length, catalog.ErrCorrupt)
+		return catalog.Corrupt("bp5", b.File, b.Offset, "%s: compressed block of %d bytes", writerBlock(e.name, e.Step, rank, block), b.Length)
 	}
 	name, ok := opNames[h[0]]
 	if !ok {
@@ -1148,7 +1134,7 @@ func (d *Dataset) operate5(ctx context.Context, e *entry, rank, block, word int,
 			d.info.Path, e.name, e.Step, block, rank, name, catalog.ErrUnsupported)
 	}
 	if len(h) < 4+2*word {
-		return fmt.Errorf("bp5: %s: variable %q step %d writer %d block %d: bzip2 header truncated: %w", b.File, e.name, e.Step, rank, block, catalog.ErrCorrupt)
+		return catalog.Corrupt("bp5", b.File, b.Offset, "%s: bzip2 header truncated", writerBlock(e.name, e.Step, rank, block))
 	}
 	get := func(p []byte) uint64 {
 		if word == 4 {
@@ -1158,17 +1144,22 @@ func (d *Dataset) operate5(ctx context.Context, e *entry, rank, block, word int,
 	}
 	size, batches := get(h[4:]), get(h[4+word:])
 	if size != uint64(raw) || batches != uint64(raw)/bzip2Batch+1 {
-		return fmt.Errorf("bp5: %s: variable %q step %d writer %d block %d: bzip2 header says %d bytes in %d batches, the block holds %d: %w",
-			b.File, e.name, e.Step, rank, block, size, batches, raw, catalog.ErrCorrupt)
+		return catalog.Corrupt("bp5", b.File, b.Offset, "%s: bzip2 header says %d bytes in %d batches, the block holds %d",
+			writerBlock(e.name, e.Step, rank, block), size, batches, raw)
 	}
 	skip := int64(4 + 2*word + 16*int(batches))
 	if skip > b.Length {
-		return fmt.Errorf("bp5: %s: variable %q step %d writer %d block %d: bzip2 header of %d bytes in %d: %w", b.File, e.name, e.Step, rank, block, skip, b.Length, catalog.ErrCorrupt)
+		return catalog.Corrupt("bp5", b.File, b.Offset, "%s: bzip2 header of %d bytes in %d", writerBlock(e.name, e.Step, rank, block), skip, b.Length)
 	}
 	b.Offset += skip
 	b.Length -= skip
 	b.Codecs = []catalog.Codec{{Name: "bzip2"}}
 	return nil
+}
+
+// writerBlock names a BP5 block in messages.
+func writerBlock(name string, step int64, writer, block int) string {
+	return fmt.Sprintf("variable %q step %d writer %d block %d", name, step, writer, block)
 }
 
 // parseAttrs5 reads one attribute block into d.attrs.
@@ -1181,12 +1172,9 @@ func (d *Dataset) parseAttrs5(blk []byte, off int64) error {
 		d.addSkipped(fmt.Sprintf("attributes in the %q layout (older BP5 writers) are not read", v.f.name))
 		return nil
 	}
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("bp5: md.0: attribute block at offset %d: %s: %w", off, fmt.Sprintf(format, args...), catalog.ErrCorrupt)
-	}
 	pi, si := v.field("PrimAttrs"), v.field("StrAttrs")
 	if pi < 0 || si < 0 {
-		return bad("no PrimAttrs/StrAttrs")
+		return catalog.Corrupt("bp5", "md.0", off, "attribute block: no PrimAttrs/StrAttrs")
 	}
 	for _, p := range v.elems(pi) {
 		ni, ti := p.field("name"), p.field("Values")
@@ -1194,7 +1182,7 @@ func (d *Dataset) parseAttrs5(blk []byte, off int64) error {
 			ni = p.field("Name")
 		}
 		if ni < 0 || ti < 0 {
-			return bad("PrimAttr without name/Values")
+			return catalog.Corrupt("bp5", "md.0", off, "attribute block: PrimAttr without name/Values")
 		}
 		name, _ := p.str(ni)
 		start, n, es := p.array(ti)
@@ -1203,7 +1191,7 @@ func (d *Dataset) parseAttrs5(blk []byte, off int64) error {
 			return v.b.err
 		}
 		if name == "" {
-			return bad("attribute without a name")
+			return catalog.Corrupt("bp5", "md.0", off, "attribute block: attribute without a name")
 		}
 		typ, arr := int(name[0])-'0', false
 		if typ > 18 {
@@ -1223,7 +1211,7 @@ func (d *Dataset) parseAttrs5(blk []byte, off int64) error {
 			ni = s.field("Name")
 		}
 		if ni < 0 || ti < 0 {
-			return bad("StrAttr without name/Values")
+			return catalog.Corrupt("bp5", "md.0", off, "attribute block: StrAttr without name/Values")
 		}
 		name, _ := s.str(ni)
 		strs := s.strs(ti)
@@ -1231,7 +1219,7 @@ func (d *Dataset) parseAttrs5(blk []byte, off int64) error {
 			return v.b.err
 		}
 		if name == "" {
-			return bad("attribute without a name")
+			return catalog.Corrupt("bp5", "md.0", off, "attribute block: attribute without a name")
 		}
 		typ := int(name[0]) - '0'
 		d.attrs.put(catalog.Attr{Name: name[1:], Type: "string", Strings: strs, Scalar: typ <= 18 && len(strs) == 1})

@@ -267,8 +267,8 @@ func TestBP5Corrupt(t *testing.T) {
 		file, what string
 		mut        func([]byte) []byte
 	}{
-		{"md.0", "md.idx: record at offset", func(b []byte) []byte { return b[:30000] }},
-		{"md.idx", "md.idx: record at offset", func(b []byte) []byte { return b[:len(b)-7] }},
+		{"md.0", "md.idx: offset 226: record", func(b []byte) []byte { return b[:30000] }},
+		{"md.idx", "md.idx: offset 307: record", func(b []byte) []byte { return b[:len(b)-7] }},
 		{"mmd.0", "mmd.0", func(b []byte) []byte { return b[:len(b)-3] }},
 		{"mmd.0", "mmd.0", func(b []byte) []byte { b[0x24+8] = 0xff; return b }}, // field count
 		{"md.0", "md.0", func(b []byte) []byte { b[8] = 0xff; b[9] = 0xff; return b }},

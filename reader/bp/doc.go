@@ -25,8 +25,8 @@
 // decodes codecs, bzip2 and blosc included: a blosc block is the whole
 // operator buffer, framed as its ADIOS2 version wrote it), read whole data files, or trust any
 // offset, length or count before checking it against the bytes that exist.
-// Malformed input ends in an error wrapping catalog.ErrCorrupt that names the
-// file and offset; unsupported content (operators other than bzip2 and blosc, mixed
+// Malformed input ends in a *catalog.CorruptError (unwrapping to ErrCorrupt)
+// that names the file and offset; unsupported content (operators other than bzip2 and blosc, mixed
 // block kinds; BP5 operators are identified at Scan from the payload's
 // operator header) wraps catalog.ErrUnsupported; variables relayout cannot move
 // (local arrays, strings, complex, long double) are listed in

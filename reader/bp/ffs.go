@@ -101,10 +101,6 @@ type ffsDim struct {
 	ctl int // index of the control field, -1 static
 }
 
-func ffsErr(what string, off int, format string, args ...any) error {
-	return fmt.Errorf("bp5: mmd.0: %s at offset %d: %s: %w", what, off, fmt.Sprintf(format, args...), catalog.ErrCorrupt)
-}
-
 // cstr returns the NUL-terminated string at off in b.
 func cstr(b []byte, off int) (string, bool) {
 	if off < 0 || off >= len(b) {
@@ -120,7 +116,7 @@ func cstr(b []byte, off int) (string, bool) {
 // parseFFSRep parses a format description; base is its offset in mmd.0.
 func parseFFSRep(rep []byte, base int) (*ffsFormat, error) {
 	if len(rep) < 8 {
-		return nil, ffsErr("format description", base, "%d bytes", len(rep))
+		return nil, catalog.Corrupt("bp5", "mmd.0", int64(base), "format description: %d bytes", len(rep))
 	}
 	version := rep[3]
 	n := int(binary.BigEndian.Uint16(rep))
@@ -131,7 +127,7 @@ func parseFFSRep(rep []byte, base int) (*ffsFormat, error) {
 		return nil, fmt.Errorf("bp5: mmd.0: format description at offset %d: FFS rep version %d: %w", base, version, catalog.ErrUnsupported)
 	}
 	if n < 8 || n > len(rep) {
-		return nil, ffsErr("format description", base, "rep length %d of %d bytes", n, len(rep))
+		return nil, catalog.Corrupt("bp5", "mmd.0", int64(base), "format description: rep length %d of %d bytes", n, len(rep))
 	}
 	rep = rep[:n]
 	count := int(rep[4])
@@ -140,21 +136,21 @@ func parseFFSRep(rep []byte, base int) (*ffsFormat, error) {
 	pos := 8
 	for i := 0; i <= count; i++ {
 		if pos+4 > len(rep) {
-			return nil, ffsErr("subformat", base+pos, "past the end of the description")
+			return nil, catalog.Corrupt("bp5", "mmd.0", int64(base+pos), "subformat: past the end of the description")
 		}
 		sl := int(binary.BigEndian.Uint16(rep[pos:]))
 		if rep[pos+2] > 0 && pos+26 <= len(rep) {
 			sl |= int(binary.BigEndian.Uint16(rep[pos+24:])) << 16
 		}
 		if sl < 20 || sl > len(rep)-pos {
-			return nil, ffsErr("subformat", base+pos, "length %d, %d bytes left", sl, len(rep)-pos)
+			return nil, catalog.Corrupt("bp5", "mmd.0", int64(base+pos), "subformat: length %d, %d bytes left", sl, len(rep)-pos)
 		}
 		f, err := parseSubformat(rep[pos:pos+sl], base+pos)
 		if err != nil {
 			return nil, err
 		}
 		if _, dup := subs[f.name]; dup && i > 0 {
-			return nil, ffsErr("subformat", base+pos, "struct %q described twice", f.name)
+			return nil, catalog.Corrupt("bp5", "mmd.0", int64(base+pos), "subformat: struct %q described twice", f.name)
 		}
 		subs[f.name] = f
 		all = append(all, f)
@@ -188,7 +184,7 @@ func parseSubformat(s []byte, base int) (*ffsFormat, error) {
 	case 1:
 		f.bo = binary.BigEndian
 	default:
-		return nil, ffsErr("subformat", base+3, "byte order %d", s[3])
+		return nil, catalog.Corrupt("bp5", "mmd.0", int64(base+3), "subformat: byte order %d", s[3])
 	}
 	var nameOff, nfields, fieldsAt, entry int
 	if version == 0 {
@@ -199,7 +195,7 @@ func parseSubformat(s []byte, base int) (*ffsFormat, error) {
 		entry = 0
 	} else {
 		if len(s) < 28 {
-			return nil, ffsErr("subformat", base, "%d bytes, want at least 28", len(s))
+			return nil, catalog.Corrupt("bp5", "mmd.0", int64(base), "subformat: %d bytes, want at least 28", len(s))
 		}
 		nameOff, nfields = int(f.bo.Uint32(s[4:])), int(f.bo.Uint32(s[8:]))
 		f.recLen = int(int32(f.bo.Uint32(s[12:])))
@@ -208,20 +204,20 @@ func parseSubformat(s []byte, base int) (*ffsFormat, error) {
 		entry = 1
 	}
 	if version > 0 && fieldsAt < 28 {
-		return nil, ffsErr("subformat", base+17, "header size %d", fieldsAt)
+		return nil, catalog.Corrupt("bp5", "mmd.0", int64(base+17), "subformat: header size %d", fieldsAt)
 	}
 	if f.ptr != 4 && f.ptr != 8 {
-		return nil, ffsErr("subformat", base, "pointer size %d", f.ptr)
+		return nil, catalog.Corrupt("bp5", "mmd.0", int64(base), "subformat: pointer size %d", f.ptr)
 	}
 	if f.recLen < 0 || f.recLen > 1<<24 {
-		return nil, ffsErr("subformat", base+12, "record length %d", f.recLen)
+		return nil, catalog.Corrupt("bp5", "mmd.0", int64(base+12), "subformat: record length %d", f.recLen)
 	}
 	if nfields < 0 || nfields > (len(s)-fieldsAt)/16 {
-		return nil, ffsErr("subformat", base, "%d fields in %d bytes", nfields, len(s))
+		return nil, catalog.Corrupt("bp5", "mmd.0", int64(base), "subformat: %d fields in %d bytes", nfields, len(s))
 	}
 	var ok bool
 	if f.name, ok = cstr(s, nameOff); !ok {
-		return nil, ffsErr("subformat", base, "name offset %d", nameOff)
+		return nil, catalog.Corrupt("bp5", "mmd.0", int64(base), "subformat: name offset %d", nameOff)
 	}
 	f.fields = make([]ffsField, nfields)
 	for i := range f.fields {
@@ -237,11 +233,11 @@ func parseSubformat(s []byte, base int) (*ffsFormat, error) {
 		name, ok1 := cstr(s, no)
 		typ, ok2 := cstr(s, to)
 		if !ok1 || !ok2 {
-			return nil, ffsErr("subformat "+f.name, base+fieldsAt+16*i, "field name/type offsets %d/%d", no, to)
+			return nil, catalog.Corrupt("bp5", "mmd.0", int64(base+fieldsAt+16*i), "subformat %s: field name/type offsets %d/%d", f.name, no, to)
 		}
 		fd.name, fd.typ = name, typ
 		if fd.size < 0 || fd.off < 0 || fd.off > f.recLen {
-			return nil, ffsErr("subformat "+f.name, base+fieldsAt+16*i, "field %q size %d offset %d in a %d-byte record", name, fd.size, fd.off, f.recLen)
+			return nil, catalog.Corrupt("bp5", "mmd.0", int64(base+fieldsAt+16*i), "subformat %s: field %q size %d offset %d in a %d-byte record", f.name, name, fd.size, fd.off, f.recLen)
 		}
 		if _, dup := f.byName[name]; !dup {
 			f.byName[name] = i
@@ -261,9 +257,6 @@ func ffsPrimitive(t string) bool {
 
 // resolve parses every field's type string against the known structs.
 func (f *ffsFormat) resolve(subs map[string]*ffsFormat, base int) error {
-	bad := func(fd *ffsField, format string, args ...any) error {
-		return ffsErr("subformat "+f.name, base, "field %q type %q: %s", fd.name, fd.typ, fmt.Sprintf(format, args...))
-	}
 	for i := range f.fields {
 		fd := &f.fields[i]
 		t := strings.TrimSpace(fd.typ)
@@ -281,41 +274,41 @@ func (f *ffsFormat) resolve(subs map[string]*ffsFormat, base int) error {
 		}
 		for rest != "" {
 			if rest[0] != '[' {
-				return bad(fd, "text after the dimensions")
+				return catalog.Corrupt("bp5", "mmd.0", int64(base), "subformat %s: field %q type %q: text after the dimensions", f.name, fd.name, fd.typ)
 			}
 			end := strings.IndexByte(rest, ']')
 			if end < 0 {
-				return bad(fd, "unclosed dimension")
+				return catalog.Corrupt("bp5", "mmd.0", int64(base), "subformat %s: field %q type %q: unclosed dimension", f.name, fd.name, fd.typ)
 			}
 			d := strings.TrimSpace(rest[1:end])
 			rest = rest[end+1:]
 			if n, err := strconv.Atoi(d); err == nil {
 				if n < 0 || n > 1<<20 {
-					return bad(fd, "dimension %d", n)
+					return catalog.Corrupt("bp5", "mmd.0", int64(base), "subformat %s: field %q type %q: dimension %d", f.name, fd.name, fd.typ, n)
 				}
 				fd.dims = append(fd.dims, ffsDim{n: n, ctl: -1})
 				continue
 			}
 			ci, ok := f.byName[d]
 			if !ok {
-				return bad(fd, "dimension field %q does not exist", d)
+				return catalog.Corrupt("bp5", "mmd.0", int64(base), "subformat %s: field %q type %q: dimension field %q does not exist", f.name, fd.name, fd.typ, d)
 			}
 			fd.dims = append(fd.dims, ffsDim{ctl: ci})
 			fd.dynamic = true
 		}
 		if len(fd.dims) > 8 {
-			return bad(fd, "%d dimensions", len(fd.dims))
+			return catalog.Corrupt("bp5", "mmd.0", int64(base), "subformat %s: field %q type %q: %d dimensions", f.name, fd.name, fd.typ, len(fd.dims))
 		}
 		if !ffsPrimitive(fd.base) {
 			s, ok := subs[fd.base]
 			if !ok {
-				return bad(fd, "unknown type %q", fd.base)
+				return catalog.Corrupt("bp5", "mmd.0", int64(base), "subformat %s: field %q type %q: unknown type %q", f.name, fd.name, fd.typ, fd.base)
 			}
 			fd.sub = s
 		}
 		// Inline parts must fit the record.
 		if w := fd.inlineSize(f.ptr); w < 0 || fd.off+w > f.recLen {
-			return bad(fd, "%d bytes at offset %d outside the %d-byte record", w, fd.off, f.recLen)
+			return catalog.Corrupt("bp5", "mmd.0", int64(base), "subformat %s: field %q type %q: %d bytes at offset %d outside the %d-byte record", f.name, fd.name, fd.typ, w, fd.off, f.recLen)
 		}
 	}
 	return nil
@@ -368,7 +361,7 @@ type ffsBuf struct {
 
 func (b *ffsBuf) fail(off int, format string, args ...any) {
 	if b.err == nil {
-		b.err = fmt.Errorf("bp5: %s: metadata record at offset %d: %s: %w", b.file, b.base+int64(off), fmt.Sprintf(format, args...), catalog.ErrCorrupt)
+		b.err = catalog.Corrupt("bp5", b.file, b.base+int64(off), "metadata record: %s", fmt.Sprintf(format, args...))
 	}
 }
 
@@ -569,11 +562,11 @@ func parseMMD(b []byte, bo binary.ByteOrder) (*ffsFormats, error) {
 	fs := &ffsFormats{byID: map[string]*ffsFormat{}}
 	for pos := 0; pos < len(b); {
 		if len(b)-pos < 16 {
-			return nil, ffsErr("record", pos, "%d trailing bytes", len(b)-pos)
+			return nil, catalog.Corrupt("bp5", "mmd.0", int64(pos), "record: %d trailing bytes", len(b)-pos)
 		}
 		il, fl := bo.Uint64(b[pos:]), bo.Uint64(b[pos+8:])
 		if il == 0 || il > 64 || fl > uint64(len(b)-pos-16) || il > uint64(len(b)-pos-16)-fl {
-			return nil, ffsErr("record", pos, "ID length %d, description length %d, %d bytes left", il, fl, len(b)-pos-16)
+			return nil, catalog.Corrupt("bp5", "mmd.0", int64(pos), "record: ID length %d, description length %d, %d bytes left", il, fl, len(b)-pos-16)
 		}
 		id := string(b[pos+16 : pos+16+int(il)])
 		at := pos + 16 + int(il)
@@ -598,9 +591,6 @@ func parseMMD(b []byte, bo binary.ByteOrder) (*ffsFormats, error) {
 // decodeRecord finds the format of an encoded block and returns the view of
 // its base struct. base is the block's file offset, for messages.
 func (fs *ffsFormats) decodeRecord(block []byte, file string, base int64) (ffsView, error) {
-	bad := func(format string, args ...any) (ffsView, error) {
-		return ffsView{}, fmt.Errorf("bp5: %s: metadata record at offset %d: %s: %w", file, base, fmt.Sprintf(format, args...), catalog.ErrCorrupt)
-	}
 	var f *ffsFormat
 	for _, n := range fs.idLen {
 		if len(block) >= n {
@@ -611,26 +601,26 @@ func (fs *ffsFormats) decodeRecord(block []byte, file string, base int64) (ffsVi
 		}
 	}
 	if f == nil {
-		return bad("format ID % x not described in mmd.0", block[:min(len(block), 12)])
+		return ffsView{}, catalog.Corrupt("bp5", file, base, "metadata record: format ID % x not described in mmd.0", block[:min(len(block), 12)])
 	}
 	hdr := f.idLen
 	body := uint64(len(block))
 	if f.variant {
 		hdr += 8
 		if len(block) < hdr {
-			return bad("%d bytes, header needs %d", len(block), hdr)
+			return ffsView{}, catalog.Corrupt("bp5", file, base, "metadata record: %d bytes, header needs %d", len(block), hdr)
 		}
 		body = f.bo.Uint64(block[f.idLen:])
 	}
 	hdr = (hdr + 7) &^ 7
 	if hdr > len(block) {
-		return bad("%d bytes, header needs %d", len(block), hdr)
+		return ffsView{}, catalog.Corrupt("bp5", file, base, "metadata record: %d bytes, header needs %d", len(block), hdr)
 	}
 	if !f.variant {
 		body = uint64(len(block) - hdr)
 	}
 	if body > uint64(len(block)-hdr) || body < uint64(f.recLen) {
-		return bad("record length %d with %d bytes after the header (struct %q needs %d)", body, len(block)-hdr, f.name, f.recLen)
+		return ffsView{}, catalog.Corrupt("bp5", file, base, "metadata record: record length %d with %d bytes after the header (struct %q needs %d)", body, len(block)-hdr, f.name, f.recLen)
 	}
 	b := &ffsBuf{data: block[hdr : hdr+int(body)], base: base + int64(hdr), file: file}
 	return ffsView{b: b, f: f}, nil

@@ -31,10 +31,14 @@ func realFile(sub string) []byte {
 	return b
 }
 
-// wantSentinel fails unless err is nil or wraps one of relayout's sentinels.
+// wantSentinel fails unless err is nil or wraps one of relayout's sentinels;
+// damage is a CorruptError that names a file and an offset.
 func wantSentinel(t *testing.T, err error) {
 	if err != nil && !errors.Is(err, catalog.ErrCorrupt) && !errors.Is(err, catalog.ErrUnsupported) && !errors.Is(err, catalog.ErrNotFound) {
 		t.Fatalf("error without a sentinel: %v", err)
+	}
+	if ce := (*catalog.CorruptError)(nil); errors.Is(err, catalog.ErrCorrupt) && (!errors.As(err, &ce) || ce.File == "") {
+		t.Fatalf("damage without a CorruptError naming its file: %v", err)
 	}
 }
 
@@ -188,8 +192,8 @@ func FuzzCharacteristics(f *testing.F) {
 				attrValue("a", typeID, &s, bo)
 			}
 		}
-		if c.err != nil && !errors.Is(c.err, catalog.ErrCorrupt) {
-			t.Fatalf("error without ErrCorrupt: %v", c.err)
+		if ce := (*catalog.CorruptError)(nil); c.err != nil && (!errors.As(c.err, &ce) || ce.File == "" || ce.Offset < 0) {
+			t.Fatalf("error without a CorruptError naming file and offset: %v", c.err)
 		}
 	})
 }

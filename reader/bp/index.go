@@ -27,7 +27,7 @@ func (c *cursor) off() int64 { return c.base + int64(c.pos) }
 
 func (c *cursor) fail(format string, args ...any) {
 	if c.err == nil {
-		c.err = fmt.Errorf("%s: %s: %s at offset %d: %s: %w", c.pfx, c.file, c.what, c.off(), fmt.Sprintf(format, args...), catalog.ErrCorrupt)
+		c.err = catalog.Corrupt(c.pfx, c.file, c.off(), "%s: %s", c.what, fmt.Sprintf(format, args...))
 	}
 }
 

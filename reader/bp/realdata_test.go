@@ -552,12 +552,12 @@ func TestCorruptInputs(t *testing.T) {
 	bad[254] = 0xff
 	os.WriteFile(filepath.Join(dir, "md.0"), bad, 0o644)
 	_, err := Open(dir, Config{})
-	if !errors.Is(err, catalog.ErrCorrupt) || !strings.Contains(err.Error(), "bp4: md.0: variable index at offset") {
+	if !errors.Is(err, catalog.ErrCorrupt) || !strings.Contains(err.Error(), "bp4: md.0: offset 332: variable index") {
 		t.Errorf("bad entry length: %v", err)
 	}
 	// md.0 truncated in the middle of step 2.
 	os.WriteFile(filepath.Join(dir, "md.0"), md[:30000], 0o644)
-	if _, err := Open(dir, Config{}); !errors.Is(err, catalog.ErrCorrupt) || !strings.Contains(err.Error(), "md.idx: index record at offset 128") {
+	if _, err := Open(dir, Config{}); !errors.Is(err, catalog.ErrCorrupt) || !strings.Contains(err.Error(), "md.idx: offset 128: index record") {
 		t.Errorf("truncated md.0: %v", err)
 	}
 	os.WriteFile(filepath.Join(dir, "md.0"), md, 0o644)

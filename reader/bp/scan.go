@@ -250,7 +250,7 @@ func (d *Dataset) parseEntrySets(raw []byte, e *entry) ([]charSet, error) {
 		name = fullName(h)
 	}
 	if name != e.name || h.TypeID != e.typeID {
-		return nil, fmt.Errorf("%s: %s: variable index at offset %d: entry %q changed since Open: %w", d.pfx, d.meta, e.off, h.Name, catalog.ErrCorrupt)
+		return nil, catalog.Corrupt(d.pfx, d.meta, e.off, "variable index: entry %q changed since Open", h.Name)
 	}
 	_, size, _, _ := typeInfo(h.TypeID, false)
 	var sets []charSet
@@ -295,10 +295,6 @@ func (d *Dataset) buildArray(ctx context.Context, e *entry) (*catalog.Array, err
 	a := &catalog.Array{Var: e.Var, Step: e.Step, DType: e.dt, Source: fmt.Sprintf("%s:%s@%d", d.meta, e.name, d.stepLabel(e))}
 	d.decorate(e, a)
 	pgt := d.writers(ctx, e.step)
-	bad := func(i int, format string, args ...any) error {
-		return fmt.Errorf("%s: %s: variable %q step %d block %d (characteristics at offset %d): %s: %w",
-			d.pfx, d.meta, e.name, e.Step, i, sets[i].setStart, fmt.Sprintf(format, args...), catalog.ErrCorrupt)
-	}
 	order := catalog.RowMajor
 	if e.colMaj {
 		order = catalog.ColMajor
@@ -316,7 +312,7 @@ func (d *Dataset) buildArray(ctx context.Context, e *entry) (*catalog.Array, err
 		for i := range sets {
 			s := &sets[i]
 			if len(s.Value) != int(size) {
-				return nil, bad(i, "value of %d bytes for %s", len(s.Value), e.dt)
+				return nil, catalog.Corrupt(d.pfx, d.meta, sets[i].setStart, "%s: value of %d bytes for %s", blockName(e.name, e.Step, i), len(s.Value), e.dt)
 			}
 			b := catalog.Block{Inline: slices.Clone(s.Value), Rank: pgt.rank(s.FileIndex, s.VMDOffset)}
 			if e.kind == localValue {
@@ -332,7 +328,7 @@ func (d *Dataset) buildArray(ctx context.Context, e *entry) (*catalog.Array, err
 	for i := range sets {
 		s := &sets[i]
 		if !s.HasDims || s.kind() != e.kind {
-			return nil, bad(i, "block is a %s, earlier blocks a %s", s.kind(), e.kind)
+			return nil, catalog.Corrupt(d.pfx, d.meta, sets[i].setStart, "%s: block is a %s, earlier blocks a %s", blockName(e.name, e.Step, i), s.kind(), e.kind)
 		}
 		nd := len(s.Count)
 		shape := make([]int64, nd)
@@ -344,7 +340,7 @@ func (d *Dataset) buildArray(ctx context.Context, e *entry) (*catalog.Array, err
 				sh, st = math.MaxInt64/2, uint64(joined)
 			}
 			if sh > math.MaxInt64/2 || ct > sh || st > sh-ct {
-				return nil, bad(i, "box start %v count %v outside shape %v", s.Start, s.Count, s.Shape)
+				return nil, catalog.Corrupt(d.pfx, d.meta, sets[i].setStart, "%s: box start %v count %v outside shape %v", blockName(e.name, e.Step, i), s.Start, s.Count, s.Shape)
 			}
 			shape[k], lower[k], count[k] = int64(sh), int64(st), int64(ct)
 		}
@@ -354,7 +350,7 @@ func (d *Dataset) buildArray(ctx context.Context, e *entry) (*catalog.Array, err
 		if i == 0 {
 			a.Shape = shape
 		} else if !joinedEqual(a.Shape, shape, s.joinedIndex) {
-			return nil, bad(i, "shape %v, block 0 says %v", shape, a.Shape)
+			return nil, catalog.Corrupt(d.pfx, d.meta, sets[i].setStart, "%s: shape %v, block 0 says %v", blockName(e.name, e.Step, i), shape, a.Shape)
 		}
 		box := catalog.Box{Lower: lower, Count: count}
 		n := box.Elements()
@@ -362,15 +358,15 @@ func (d *Dataset) buildArray(ctx context.Context, e *entry) (*catalog.Array, err
 			continue // an empty block holds no data
 		}
 		if n > math.MaxInt64/size {
-			return nil, bad(i, "block of %d elements", n)
+			return nil, catalog.Corrupt(d.pfx, d.meta, sets[i].setStart, "%s: block of %d elements", blockName(e.name, e.Step, i), n)
 		}
 		if !s.HasPayload || !s.HasFile {
-			return nil, bad(i, "no payload offset or sub-file index")
+			return nil, catalog.Corrupt(d.pfx, d.meta, sets[i].setStart, "%s: no payload offset or sub-file index", blockName(e.name, e.Step, i))
 		}
 		b := catalog.Block{Box: box, File: d.subfile(s.FileIndex), Offset: int64(s.Payload), Length: n * size,
 			Order: order, Rank: pgt.rank(s.FileIndex, s.VMDOffset)}
 		if s.Payload > math.MaxInt64 {
-			return nil, bad(i, "payload offset %d", s.Payload)
+			return nil, catalog.Corrupt(d.pfx, d.meta, sets[i].setStart, "%s: payload offset %d", blockName(e.name, e.Step, i), s.Payload)
 		}
 		if s.Op != nil {
 			if err := d.operate(e, i, s, &b); err != nil {
@@ -382,7 +378,7 @@ func (d *Dataset) buildArray(ctx context.Context, e *entry) (*catalog.Array, err
 			return nil, fmt.Errorf("%s: %s: variable %q step %d block %d: %w", d.pfx, d.info.Path, e.name, e.Step, i, err)
 		}
 		if b.Offset > fsize || b.Length > fsize-b.Offset {
-			return nil, bad(i, "payload at offset %d length %d past the end of %s (size %d)", b.Offset, b.Length, b.File, fsize)
+			return nil, catalog.Corrupt(d.pfx, d.meta, sets[i].setStart, "%s: payload at offset %d length %d past the end of %s (size %d)", blockName(e.name, e.Step, i), b.Offset, b.Length, b.File, fsize)
 		}
 		a.Blocks = append(a.Blocks, b)
 	}
@@ -421,16 +417,16 @@ func (d *Dataset) operate(e *entry, i int, s *charSet, b *catalog.Block) error {
 	}
 	raw := uint64(b.Length)
 	if s.Op.RawSize != raw {
-		return fmt.Errorf("%s: %s: variable %q step %d block %d: operator %s says %d raw bytes, the block holds %d: %w",
-			d.pfx, d.meta, e.name, e.Step, i, s.Op.Name, s.Op.RawSize, raw, catalog.ErrCorrupt)
+		return catalog.Corrupt(d.pfx, d.meta, s.setStart, "%s: operator %s says %d raw bytes, the block holds %d",
+			blockName(e.name, e.Step, i), s.Op.Name, s.Op.RawSize, raw)
 	}
 	skip := uint64(0)
 	if d.version >= 2008 && s.Op.Name == "bzip2" {
 		skip = 4 + 16 + 16*(raw/bzip2Batch+1)
 	}
 	if s.Op.Stored < skip || s.Op.Stored > math.MaxInt64 {
-		return fmt.Errorf("%s: %s: variable %q step %d block %d: operator %s stored size %d: %w",
-			d.pfx, d.meta, e.name, e.Step, i, s.Op.Name, s.Op.Stored, catalog.ErrCorrupt)
+		return catalog.Corrupt(d.pfx, d.meta, s.setStart, "%s: operator %s stored size %d",
+			blockName(e.name, e.Step, i), s.Op.Name, s.Op.Stored)
 	}
 	b.Offset += int64(skip)
 	b.Length = int64(s.Op.Stored - skip)
@@ -456,6 +452,11 @@ func bloscCodec(header bool, word int, bo binary.ByteOrder) catalog.Codec {
 	return catalog.Codec{Name: "blosc", Params: p}
 }
 
+// blockName names a block in messages.
+func blockName(name string, step int64, block int) string {
+	return fmt.Sprintf("variable %q step %d block %d", name, step, block)
+}
+
 // checkOp refuses operators relayout cannot decode.
 func (d *Dataset) checkOp(name string, step int64, block int, s *charSet) error {
 	if s.Op == nil {
@@ -466,8 +467,8 @@ func (d *Dataset) checkOp(name string, step int64, block int, s *charSet) error 
 			d.pfx, d.info.Path, name, step, block, s.Op.Name, catalog.ErrUnsupported)
 	}
 	if !s.Op.HasSizes {
-		return fmt.Errorf("%s: %s: variable %q step %d block %d: operator %s without size metadata: %w",
-			d.pfx, d.meta, name, step, block, s.Op.Name, catalog.ErrCorrupt)
+		return catalog.Corrupt(d.pfx, d.meta, s.setStart, "%s: operator %s without size metadata",
+			blockName(name, step, block), s.Op.Name)
 	}
 	if d.bp3 && d.version < 2000 {
 		return fmt.Errorf("%s: %s: variable %q step %d block %d: ADIOS 1.x transform %s: %w",

@@ -189,7 +189,7 @@ type fileReader struct {
 }
 
 func (r *fileReader) errf(obj, format string, args ...any) error {
-	return fmt.Errorf("chombo: %s: %s: %s: %w", r.name, obj, fmt.Sprintf(format, args...), catalog.ErrCorrupt)
+	return catalog.Corrupt("chombo", r.name, -1, "%s: %s", obj, fmt.Sprintf(format, args...))
 }
 
 func openFile(root, name string, match func(string) bool) (es []entry, step int64, rootAttrs []catalog.Attr, skipped []string, dim int, err error) {
@@ -274,7 +274,7 @@ func openFile(root, name string, match func(string) bool) (es []entry, step int6
 		la, err := hf.Attrs(grp)
 		if err != nil {
 			if errors.Is(err, catalog.ErrNotFound) {
-				return nil, 0, nil, nil, 0, fmt.Errorf("chombo: %s: %s: num_levels is %d but the group is missing: %w", name, grp, nl, catalog.ErrCorrupt)
+				return nil, 0, nil, nil, 0, catalog.Corrupt("chombo", name, -1, "%s: num_levels is %d but the group is missing", grp, nl)
 			}
 			return nil, 0, nil, nil, 0, err
 		}

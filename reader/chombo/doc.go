@@ -27,7 +27,7 @@
 // catalog.ErrUnsupported (Chombo itself writes contiguous datasets); non
 // FArrayBox data (face-centred "unknown" objects, particles) is listed in
 // DatasetInfo.Skipped. Boxes must lie in their level's prob_domain and the
-// offsets must match the boxes' sizes, else catalog.ErrCorrupt.
+// offsets must match the boxes' sizes, else a *catalog.CorruptError.
 //
 // Concurrency: Open and Scan run on the caller's goroutine (Scan does no
 // I/O); ReadBlock is safe for concurrent use. It must not write anything.

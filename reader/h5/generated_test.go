@@ -102,7 +102,7 @@ func TestGeneratedStorageForms(t *testing.T) {
 		}
 	}
 	_, err = buildArray(hf, "forms.h5", last.Offset+last.Length-1, "/filtered")
-	if !errors.Is(err, catalog.ErrCorrupt) || !strings.Contains(err.Error(), "forms.h5: dataset /filtered") ||
+	if !errors.Is(err, catalog.ErrCorrupt) || !strings.Contains(err.Error(), "forms.h5: offset ") || !strings.Contains(err.Error(), "dataset /filtered") ||
 		!strings.Contains(err.Error(), "past end of file") {
 		t.Errorf("short file: %v", err)
 	}

@@ -94,7 +94,7 @@ func (l *library) file(name string) (f *ih5.File, release func(), err error) {
 	if !ok {
 		// Block file names come from catalogs, which are input too.
 		if !filepath.IsLocal(filepath.FromSlash(name)) {
-			return nil, nil, fmt.Errorf("reader/h5: %q: file name must be relative to the input root and inside it: %w", name, catalog.ErrCorrupt)
+			return nil, nil, catalog.Corrupt("hdf5", name, -1, "file name must be relative to the input root and inside it")
 		}
 		if len(l.files) >= maxLibraryFiles {
 			l.closeIdle()
@@ -138,15 +138,13 @@ func (l *library) read(ctx context.Context, b *catalog.Block, dt catalog.DType) 
 		return nil, err
 	}
 	ds := b.Codecs[0].Dataset
-	bad := func(what string, err error) error {
-		return fmt.Errorf("reader/h5: %s: block %v at offset %d (dataset %s, read through the HDF5 library): %s: %w", b.File, b.Box, b.Offset, ds, what, err)
-	}
+	where := fmt.Sprintf("block %v at offset %d (dataset %s, read through the HDF5 library)", b.Box, b.Offset, ds)
 	want, err := blockio.StoredBytes(b, dt)
 	if err != nil {
-		return nil, bad("stored size", err)
+		return nil, fmt.Errorf("reader/h5: %s: %s: stored size: %w", b.File, where, err)
 	}
 	if !strings.HasPrefix(ds, "/") || b.Inline != nil || b.StoredLower != nil || b.Order != catalog.RowMajor {
-		return nil, bad("not a chunk of an HDF5 dataset", catalog.ErrCorrupt)
+		return nil, catalog.Corrupt("hdf5", b.File, b.Offset, "%s: not a chunk of an HDF5 dataset", where)
 	}
 	f, release, err := l.file(b.File)
 	if err != nil {
@@ -158,7 +156,7 @@ func (l *library) read(ctx context.Context, b *catalog.Block, dt catalog.DType) 
 	err = f.ReadRegion(ds, b.Box.Lower, b.Box.Count, b.StoredShape(), dst)
 	l.nanos.Add(int64(time.Since(start)))
 	if err != nil {
-		return nil, bad("H5Dread", err)
+		return nil, fmt.Errorf("reader/h5: %s: %s: H5Dread: %w", b.File, where, err)
 	}
 	l.blocks.Add(1)
 	l.bytes.Add(want)

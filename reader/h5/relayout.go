@@ -24,7 +24,7 @@ func OpenRelayout(dir string, cfg Config) (*Dataset, error) {
 			continue
 		}
 		if !filepath.IsLocal(filepath.FromSlash(v.File)) {
-			return nil, fmt.Errorf("reader/h5: %s: variable %q: file %q is not inside the output directory: %w", dir, v.Name, v.File, catalog.ErrCorrupt)
+			return nil, catalog.Corrupt("relayout", dir, -1, "variable %q: file %q is not inside the output directory", v.Name, v.File)
 		}
 		dt, err := catalog.ParseDType(v.DType)
 		if err != nil {

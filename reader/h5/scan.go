@@ -106,14 +106,14 @@ func (d *Dataset) Scan(ctx context.Context, emit func(*catalog.Array) error) err
 func (d *Dataset) finish(hf *ih5.File, e entry, a *catalog.Array) error {
 	a.Var, a.Step, a.Level = e.Var, e.Step, e.Level
 	if e.shape != nil && !slices.Equal(e.shape, a.Shape) {
-		return fmt.Errorf("reader/h5: %s: dataset %s: shape %v, manifest says %v: %w", e.file, e.path, a.Shape, e.shape, catalog.ErrCorrupt)
+		return catalog.Corrupt("hdf5", e.file, -1, "dataset %s: shape %v, manifest says %v", e.path, a.Shape, e.shape)
 	}
 	if e.dtype != nil && *e.dtype != a.DType {
-		return fmt.Errorf("reader/h5: %s: dataset %s: type %s, manifest says %s: %w", e.file, e.path, a.DType, *e.dtype, catalog.ErrCorrupt)
+		return catalog.Corrupt("hdf5", e.file, -1, "dataset %s: type %s, manifest says %s", e.path, a.DType, *e.dtype)
 	}
 	if e.offset != nil {
 		if len(e.offset) != len(a.Shape) {
-			return fmt.Errorf("reader/h5: %s: dataset %s: manifest offset %v for shape %v: %w", e.file, e.path, e.offset, a.Shape, catalog.ErrCorrupt)
+			return catalog.Corrupt("hdf5", e.file, -1, "dataset %s: manifest offset %v for shape %v", e.path, e.offset, a.Shape)
 		}
 		a.Offset = e.offset
 	}
@@ -216,8 +216,7 @@ func buildArray(hf *ih5.File, file string, size int64, path string) (*catalog.Ar
 	elemBytes := a.Bytes()
 	checkExtent := func(what string, off, n int64) error {
 		if off < 0 || n < 0 || off > size || n > size-off {
-			return fmt.Errorf("reader/h5: %s: dataset %s: %s at offset %d length %d past end of file (size %d): %w",
-				file, path, what, off, n, size, catalog.ErrCorrupt)
+			return catalog.Corrupt("hdf5", file, off, "dataset %s: %s of %d bytes past end of file (size %d)", path, what, n, size)
 		}
 		return nil
 	}
@@ -242,7 +241,7 @@ func buildArray(hf *ih5.File, file string, size int64, path string) (*catalog.Ar
 			return nil, err
 		}
 		if int64(len(raw)) != elemBytes {
-			return nil, fmt.Errorf("reader/h5: %s: dataset %s: compact data %d bytes, want %d: %w", file, path, len(raw), elemBytes, catalog.ErrCorrupt)
+			return nil, catalog.Corrupt("hdf5", file, -1, "dataset %s: compact data %d bytes, want %d", path, len(raw), elemBytes)
 		}
 		a.Blocks = []catalog.Block{{
 			Box:    catalog.Box{Lower: make([]int64, rank), Count: slices.Clone(info.Shape)},
@@ -251,7 +250,7 @@ func buildArray(hf *ih5.File, file string, size int64, path string) (*catalog.Ar
 		}}
 	case "chunked":
 		if len(info.Chunk) != rank {
-			return nil, fmt.Errorf("reader/h5: %s: dataset %s: chunk rank %d for shape %v: %w", file, path, len(info.Chunk), info.Shape, catalog.ErrCorrupt)
+			return nil, catalog.Corrupt("hdf5", file, -1, "dataset %s: chunk rank %d for shape %v", path, len(info.Chunk), info.Shape)
 		}
 		chunkBytes := (&catalog.Array{DType: info.DType, Shape: info.Chunk}).Bytes()
 		chunks, err := listChunks(hf, path, info.ObjAddr)
@@ -272,7 +271,7 @@ func buildArray(hf *ih5.File, file string, size int64, path string) (*catalog.Ar
 		a.Blocks = make([]catalog.Block, 0, len(chunks))
 		for _, c := range chunks {
 			if len(c.Offset) != rank {
-				return nil, fmt.Errorf("reader/h5: %s: dataset %s: chunk offset %v: %w", file, path, c.Offset, catalog.ErrCorrupt)
+				return nil, catalog.Corrupt("hdf5", file, -1, "dataset %s: chunk offset %v", path, c.Offset)
 			}
 			lower, count := ints[:rank:rank], ints[rank:2*rank:2*rank]
 			copy(lower, c.Offset)
@@ -303,8 +302,7 @@ func buildArray(hf *ih5.File, file string, size int64, path string) (*catalog.Ar
 				return nil, checkExtent("chunk "+box.String(), c.Address, c.Size)
 			}
 			if len(codecs) == 0 && c.Size != chunkBytes {
-				return nil, fmt.Errorf("reader/h5: %s: dataset %s: unfiltered chunk %v at offset %d is %d bytes, want %d: %w",
-					file, path, box, c.Address, c.Size, chunkBytes, catalog.ErrCorrupt)
+				return nil, catalog.Corrupt("hdf5", file, c.Address, "dataset %s: unfiltered chunk %v is %d bytes, want %d", path, box, c.Size, chunkBytes)
 			}
 			a.Blocks = append(a.Blocks, catalog.Block{
 				Box:    box,
@@ -343,7 +341,7 @@ func listChunks(hf *ih5.File, path string, objAddr uint64) ([]ih5.Chunk, error) 
 	if nerr != nil {
 		chunks = chunks[:0]
 		if lerr := hf.Chunks(path, func(c ih5.Chunk) error { chunks = append(chunks, c); return nil }); lerr != nil {
-			return nil, fmt.Errorf("reader/h5: %s: dataset %s: chunk index: %w", hf.Path(), path, nerr)
+			return nil, fmt.Errorf("reader/h5: dataset %s: chunk index: %w", path, catalog.CorruptIn(nerr, hf.Path()))
 		}
 	}
 	return chunks, nil

@@ -21,31 +21,31 @@ func buildVirtual(hf *ih5.File, file string, size int64, path string, a *catalog
 		return nil, err
 	}
 	rank := len(a.Shape)
-	bad := func(format string, args ...any) error {
+	refuse := func(format string, args ...any) error {
 		return fmt.Errorf("reader/h5: %s: virtual dataset %s: %s: %w", file, path, fmt.Sprintf(format, args...), catalog.ErrUnsupported)
 	}
 	var covered int64
 	for _, m := range maps {
 		if m.File != "." {
-			return nil, bad("source in file %q (only sources in the same file are read)", m.File)
+			return nil, refuse("source in file %q (only sources in the same file are read)", m.File)
 		}
 		if !m.Whole || len(m.Box.Lower) != rank {
-			return nil, bad("source %s is not mapped whole onto one box", m.Dataset)
+			return nil, refuse("source %s is not mapped whole onto one box", m.Dataset)
 		}
 		src, err := buildArray(hf, file, size, m.Dataset)
 		if err != nil {
 			return nil, err
 		}
 		if len(src.Shape) != rank || (catalog.Box{Count: src.Shape}).Elements() != m.Box.Elements() {
-			return nil, bad("source %s of shape %v mapped onto %v", m.Dataset, src.Shape, m.Box)
+			return nil, refuse("source %s of shape %v mapped onto %v", m.Dataset, src.Shape, m.Box)
 		}
 		for d := range rank {
 			if src.Shape[d] != m.Box.Count[d] || m.Box.Lower[d] < 0 || m.Box.Lower[d]+m.Box.Count[d] > a.Shape[d] {
-				return nil, bad("source %s of shape %v mapped onto %v in shape %v", m.Dataset, src.Shape, m.Box, a.Shape)
+				return nil, refuse("source %s of shape %v mapped onto %v in shape %v", m.Dataset, src.Shape, m.Box, a.Shape)
 			}
 		}
 		if src.DType != a.DType {
-			return nil, bad("source %s of type %s in a dataset of type %s", m.Dataset, src.DType, a.DType)
+			return nil, refuse("source %s of type %s in a dataset of type %s", m.Dataset, src.DType, a.DType)
 		}
 		var library []catalog.Codec
 		for _, b := range src.Blocks {
@@ -63,7 +63,7 @@ func buildVirtual(hf *ih5.File, file string, size int64, path string, a *catalog
 		covered += m.Box.Elements()
 	}
 	if covered > a.Elements() {
-		return nil, bad("sources overlap (%d elements mapped onto %d)", covered, a.Elements())
+		return nil, refuse("sources overlap (%d elements mapped onto %d)", covered, a.Elements())
 	}
 	return a, nil
 }

@@ -88,8 +88,10 @@ type header struct {
 	scratch                   []byte // bit unshuffle's planes, one block
 }
 
+// corrupt is damage inside a blosc buffer; the block's file and offset are
+// added by blockio, which knows them.
 func corrupt(format string, args ...any) error {
-	return fmt.Errorf("blosc: %s: %w", fmt.Sprintf(format, args...), catalog.ErrCorrupt)
+	return catalog.Corrupt("blosc", "", -1, format, args...)
 }
 
 func unsupported(format string, args ...any) error {

@@ -15,8 +15,9 @@
 // stored bytes and the decoded size they expect, and every size a header
 // declares is checked against that expectation and against the buffer before
 // anything is allocated, so hostile input allocates at most the expected
-// size (plus per-block scratch of at most one block). Errors wrap
-// catalog.ErrCorrupt (damaged input) or catalog.ErrUnsupported (a valid
+// size (plus per-block scratch of at most one block). Errors are a
+// *catalog.CorruptError without a file (damaged input; blockio names the
+// block's file and offset) or wrap catalog.ErrUnsupported (a valid
 // feature relayout does not decode: lazy, variable-length-block or
 // dictionary chunks, user-defined codecs and filters).
 //
