@@ -17,9 +17,6 @@ func mergeOptions(fs *pflag.FlagSet, o runOptions) (rewriter.MergeOptions, error
 		}
 		return m, nil
 	}
-	if o.resume {
-		return m, usagef("run: --layout merged is not available with --resume (shards write contiguous or chunked layouts)")
-	}
 	sc, err := planner.ParseScope(o.scope)
 	if err != nil {
 		return m, usagef("run: --scope: %v", err)

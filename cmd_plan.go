@@ -169,8 +169,8 @@ func runPlan(ctx context.Context, args []string) (err error) {
 		if dbPath != "" {
 			return usagef("plan: -o keeps the catalog in OUT/.relayout/catalog.db; drop --catalog")
 		}
-		if opts.Layout == planner.Merged {
-			return usagef("plan: -o: the merged layout is written by relayout run only (shards write contiguous or chunked layouts)")
+		if opts.Layout == planner.Merged && opts.Scope == planner.ScopeNode && pf.ranksPerNode < 1 {
+			return usagef("plan: -o --layout merged --scope node needs --ranks-per-node >= 1")
 		}
 		deflate, err := parseCompress(compress)
 		if err != nil {
@@ -187,6 +187,9 @@ func runPlan(ctx context.Context, args []string) (err error) {
 			Deflate: deflate, Shards: shards, NetCDF: netcdf, Strict: strict}
 		if opts.Layout == planner.AutoLayout {
 			spec.Readers, spec.Cost = opts.Readers, opts.Cost
+		}
+		if opts.Layout == planner.Merged {
+			spec.Scope, spec.RanksPerNode = pf.scope, pf.ranksPerNode
 		}
 		if unitSize != "" {
 			if spec.UnitBytes, err = parseSize(unitSize); err != nil {

@@ -32,6 +32,9 @@ func runResume(ctx context.Context, in string, o runOptions, progress string, ch
 			return err
 		}
 	}
+	if o.layout == "merged" {
+		spec.Scope, spec.RanksPerNode = o.scope, o.rpn
+	}
 	if o.unitSize != "" {
 		if spec.UnitBytes, err = parseSize(o.unitSize); err != nil {
 			return err

@@ -231,6 +231,13 @@ func prepareWith(ctx context.Context, out string, spec jobSpec, ds reader.Datase
 	if spec.Layout == planner.AutoLayout {
 		ropts.Layout, ropts.LayoutFor = "", autoLayouts(spec.Readers, spec.Cost, io.Discard)
 	}
+	if spec.Layout == planner.Merged {
+		sc, err := planner.ParseScope(spec.Scope)
+		if err != nil {
+			return nil, usagef("plan: --scope: %v", err)
+		}
+		ropts.Merge = rewriter.MergeOptions{Scope: sc, RanksPerNode: spec.RanksPerNode}
+	}
 	inputs, err := rewriter.InputFiles(spec.Input)
 	if err != nil {
 		return nil, err
