@@ -25,19 +25,24 @@ import (
 //	OUT/.relayout/job.json            the job: datasets, work units, shard of each unit
 //	OUT/.relayout/catalog.db          the input catalog, built once by plan
 //	OUT/.relayout/stage/.<f>.h5.tmp   each variable's file, HDF5 structure written by plan:
-//	                                  contiguous datasets allocated early at known offsets,
-//	                                  chunked datasets created empty
+//	                                  contiguous and merged datasets and raw chunks of
+//	                                  covered arrays allocated early at known offsets,
+//	                                  compressed or sparse chunked datasets created empty
 //	OUT/.relayout/stage/series.h5     the series file (external links), written by plan
 //	OUT/.relayout/parts/shard-I-of-N.part     encoded chunks written by shard I
 //	OUT/.relayout/journal/shard-I-of-N.log    finished units of shard I (journal.go)
 //	OUT/.relayout/lock, lock.shard-I-of-N     flocks (lock.go)
 //
-// A work unit is a run of whole rows (dimension 0) of one dataset — whole
-// chunk rows when chunked — of about UnitBytes. Shards write contiguous
-// units with pwrite straight into the prepared file (disjoint byte ranges,
-// no HDF5 call), and chunked units (raw or compressed) as encoded chunks
-// appended to their own part file: no shard ever touches HDF5 metadata.
-// Commit joins the chunks into a copy of each file with H5Dwrite_chunk
+// A work unit is a box of one dataset of at most UnitBytes: a run of whole
+// rows (dimension 0), whole chunk rows when chunked, or where those do not
+// fit, block-aligned tiles, boxes of whole chunks, pieces of a merged
+// cuboid (the cuts Run makes; datasetUnits). Shards write contiguous,
+// merged and raw chunked units (of arrays their blocks cover: chunks
+// allocated by plan) with pwrite straight into the prepared file (disjoint
+// byte ranges, no HDF5 call; engine.go), and compressed or sparse chunked
+// units as encoded chunks appended to their own part file: no shard ever
+// touches HDF5 metadata. Commit joins the chunks into a copy of each file
+// with H5Dwrite_chunk
 // (a copy, so that a commit killed half-way leaves the prepared file intact
 // and is simply redone), renames each file to its final stage name, checks
 // every unit against the journal and (unless told not to) every element
@@ -267,9 +272,15 @@ func prepare(ctx context.Context, store *catalog.Store, src catalog.Source, work
 				return arrayErr(a.Key(), err)
 			}
 			d.Split = split
-			x := indexBlocks(a)
+			var x *blockIndex
+			if p.Shards > 1 {
+				x = indexBlocks(a) // for the shard assignment
+			}
 			for n, b := range boxes {
-				u := Unit{ID: len(job.Units), Dataset: di, Bytes: b.Elements() * int64(a.DType.Size), Source: dominantSource(x, b)}
+				u := Unit{ID: len(job.Units), Dataset: di, Bytes: b.Elements() * int64(a.DType.Size)}
+				if x != nil {
+					u.Source = dominantSource(x, b)
+				}
 				if cuboid != nil {
 					u.Cuboid = cuboid[n]
 				}
