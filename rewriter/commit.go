@@ -361,7 +361,13 @@ func BuildReport(work, out string, job *Job, recs map[int]JournalRecord, checks 
 			rv.BlocksIn += d.BlocksIn
 			rv.BytesIn += d.BytesIn
 			rv.LogicalBytes += product(d.Shape) * int64(d.ElemSize)
-			if d.Chunk == nil {
+			switch d.kind() {
+			case KindParts: // the chunks the shards wrote, below
+			case KindChunks:
+				rv.BlocksOut += int(product(chunkGrid(d.Shape, d.Chunk)))
+			case KindMerged:
+				rv.BlocksOut += max(len(d.Cuboids), 1)
+			default:
 				rv.BlocksOut++
 			}
 		}
