@@ -105,7 +105,11 @@ func joinParts(ctx context.Context, work, stage string, job *Job, recs map[int]J
 		} else if err := copyFile(tmp, join); err != nil {
 			return fmt.Errorf("rewriter: commit: %s: %w", mv.Name, err)
 		}
-		w, err := h5.OpenRW(join)
+		var co h5.CreateOptions // the file's alignment, for its chunks
+		if st := mv.Storage; st != nil {
+			co = h5.CreateOptions{Alignment: st.Alignment, AlignThreshold: st.AlignThreshold}
+		}
+		w, err := h5.OpenRWWith(join, co)
 		if err != nil {
 			return fmt.Errorf("rewriter: commit: %w", err)
 		}
