@@ -110,22 +110,25 @@ func Run(ctx context.Context, store *catalog.Store, src catalog.Source, stage st
 	defer os.RemoveAll(work)
 	opts = opts.withPipeline(src, vars).withMerge()
 	defer opts.mem.close()
-	job, stats, err := prepare(ctx, store, src, work, stage, opts, PrepareOptions{Shards: 1}, true)
-	if err != nil {
-		removeTemps(stage)
-		return nil, err
-	}
 	log := &memLog{recs: map[int]JournalRecord{}}
-	e := newEngine(store, src, job, stage, partPath(work, 0, 1), opts, log)
-	e.digests = true
-	defer e.close()
-	mine, whole := job.shardGroups(0, nil, &ShardStatus{})
-	err = e.runVariables(ctx, mine, whole, stats)
+	var e *engine
+	job, _, err := prepare(ctx, store, src, work, stage, opts, PrepareOptions{Shards: 1}, func(job *Job, vi, first int, st varStats) error {
+		if e == nil {
+			e = newEngine(store, src, job, stage, partPath(work, 0, 1), opts, log)
+			e.digests = true
+		}
+		return e.runVariable(ctx, vi, first, st)
+	})
+	if e != nil {
+		defer e.close()
+	}
 	if err == nil {
 		err = joinParts(ctx, work, stage, job, log.recs, true)
 	}
 	if err != nil {
-		e.close()
+		if e != nil {
+			e.close()
+		}
 		removeTemps(stage)
 		return nil, err
 	}
@@ -147,30 +150,37 @@ func Run(ctx context.Context, store *catalog.Store, src catalog.Source, stage st
 	return m, nil
 }
 
-// runVariables runs the groups variable by variable: each file synced once
-// when its datasets are written, and Run's line per variable.
-func (e *engine) runVariables(ctx context.Context, groups [][]*Unit, whole []bool, stats []varStats) error {
+// runVariable writes variable vi, whose units start at job.Units[from]:
+// its file synced once when its datasets are written, and Run's line.
+func (e *engine) runVariable(ctx context.Context, vi, from int, st varStats) error {
 	job := e.job
-	gi := 0
-	for vi, mv := range job.Manifest.Variables {
-		start := time.Now()
-		e.opts.Monitor.setVariable(mv.Name)
-		for ; gi < len(groups) && job.Datasets[groups[gi][0].Dataset].VarIndex == vi; gi++ {
-			if err := e.group(ctx, groups[gi][0].Dataset, groups[gi], whole[gi]); err != nil {
-				return err
-			}
+	mv := job.Manifest.Variables[vi]
+	start := time.Now()
+	e.opts.Monitor.setVariable(mv.Name)
+	for i := from; i < len(job.Units); {
+		j := i
+		for j < len(job.Units) && job.Units[j].Dataset == job.Units[i].Dataset {
+			j++
 		}
-		if err := e.finishFile(mv.File); err != nil {
-			return fmt.Errorf("rewriter: %s: %w", mv.Name, err)
+		group := make([]*Unit, j-i)
+		for k := range group {
+			group[k] = &job.Units[i+k]
 		}
-		if p := e.opts.Progress; p != nil {
-			striped := ""
-			if mv.Storage != nil && mv.Storage.Striped {
-				striped = fmt.Sprintf(", %d stripes of %s", mv.Storage.StripeCount, fsinfo.Size(mv.Storage.StripeSize))
-			}
-			fmt.Fprintf(p, "%s: %d arrays, %.1f MiB, %.2f s%s\n",
-				mv.Name, stats[vi].arrays, float64(stats[vi].bytes)/(1<<20), time.Since(start).Seconds(), striped)
+		if err := e.group(ctx, job.Units[i].Dataset, group, true); err != nil {
+			return err
 		}
+		i = j
+	}
+	if err := e.finishFile(mv.File); err != nil {
+		return fmt.Errorf("rewriter: %s: %w", mv.Name, err)
+	}
+	if p := e.opts.Progress; p != nil {
+		striped := ""
+		if mv.Storage != nil && mv.Storage.Striped {
+			striped = fmt.Sprintf(", %d stripes of %s", mv.Storage.StripeCount, fsinfo.Size(mv.Storage.StripeSize))
+		}
+		fmt.Fprintf(p, "%s: %d arrays, %.1f MiB, %.2f s%s\n",
+			mv.Name, st.arrays, float64(st.bytes)/(1<<20), time.Since(start).Seconds(), striped)
 	}
 	return nil
 }

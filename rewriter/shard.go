@@ -154,19 +154,23 @@ const DefaultUnitBytes = 16 << 20
 // assigns them to shards and writes work/job.json last (a crash before that
 // leaves no job, and the next plan starts over).
 func Prepare(ctx context.Context, store *catalog.Store, src catalog.Source, work string, opts Options, p PrepareOptions) (*Job, error) {
-	job, _, err := prepare(ctx, store, src, work, filepath.Join(work, "stage"), opts, p, false)
+	job, _, err := prepare(ctx, store, src, work, filepath.Join(work, "stage"), opts, p, nil)
 	return job, err
 }
 
-// prepare is Prepare with the stage directory given; run: the job is Run's
-// own (not written to work/job.json, the stage left as it is, units cut by
-// the budget alone). It also returns each variable's statistics.
-func prepare(ctx context.Context, store *catalog.Store, src catalog.Source, work, stage string, opts Options, p PrepareOptions, run bool) (*Job, []varStats, error) {
+// prepare is Prepare with the stage directory given. With run set the job
+// is Run's own: not written to work/job.json, the stage left as it is,
+// units cut by the budget alone, and run(job, vi, first, st) called as soon
+// as variable vi is prepared (its units are job.Units[first:]): its
+// file is then written while the fill values HDF5 wrote into it are still
+// in the page cache.
+func prepare(ctx context.Context, store *catalog.Store, src catalog.Source, work, stage string, opts Options, p PrepareOptions,
+	run func(job *Job, vi, first int, st varStats) error) (*Job, []varStats, error) {
 	if p.Shards < 1 {
 		return nil, nil, fmt.Errorf("rewriter: prepare: %d shards", p.Shards)
 	}
 	reset := []string{JobFile, committedFile, committingFile, "parts", "journal"}
-	if !run {
+	if run == nil {
 		reset = append(reset, "stage")
 	}
 	for _, n := range reset {
@@ -201,7 +205,7 @@ func prepare(ctx context.Context, store *catalog.Store, src catalog.Source, work
 	rand.Read(id[:])
 	job := &Job{Schema: JobSchema, ID: hex.EncodeToString(id[:]), Input: p.Input, Vars: p.Vars,
 		Signature: p.Signature, Shards: p.Shards, Inputs: p.Inputs, Created: time.Now().UTC().Truncate(time.Second)}
-	if run {
+	if run != nil {
 		job.UnitBytes = opts.budget()
 	} else {
 		job.UnitBytes = planner.UnitBytesFor(total, p.Shards, cmpOr(p.UnitBytes, DefaultUnitBytes))
@@ -251,6 +255,7 @@ func prepare(ctx context.Context, store *catalog.Store, src catalog.Source, work
 			job.Datasets = append(job.Datasets, d)
 		}
 		job.Manifest.Variables = append(job.Manifest.Variables, mv)
+		first := len(job.Units)
 		err = store.EachArray(ctx, v.Name, func(a *catalog.Array) error {
 			if a.Constant {
 				return nil // attributes only, written by prepareVariable
@@ -298,6 +303,11 @@ func prepare(ctx context.Context, store *catalog.Store, src catalog.Source, work
 		if err != nil {
 			return nil, nil, err
 		}
+		if run != nil {
+			if err := run(job, i, first, st); err != nil {
+				return nil, nil, err
+			}
+		}
 	}
 	skipped, seriesFiles, err := writeSeries(stage, fc.root, files, links)
 	if err != nil {
@@ -313,7 +323,7 @@ func prepare(ctx context.Context, store *catalog.Store, src catalog.Source, work
 	for i, s := range planner.AssignShards(su, p.Shards) {
 		job.Units[i].Shard = s
 	}
-	if run {
+	if run != nil {
 		return job, stats, nil
 	}
 	b, err := json.Marshal(job)
