@@ -263,6 +263,9 @@ func (e *engine) group(ctx context.Context, di int, us []*Unit, whole bool) erro
 	boxes := make([]catalog.Box, len(us))
 	for i, u := range us {
 		boxes[i] = job.box(u)
+		if err := job.checkUnit(u, a.Shape); err != nil {
+			return arrayErr(k, err)
+		}
 	}
 	if err := checkUnitBudget(e.opts, job.largestUnit(us), kind == KindParts); err != nil {
 		return arrayErr(k, err)
@@ -529,4 +532,37 @@ func endsRows(slab catalog.Box, shape []int64) bool {
 		}
 	}
 	return true
+}
+
+// checkUnit refuses a unit of a damaged job.json: a box outside the dataset
+// (or its cuboid), of another rank, or a cuboid that does not exist.
+func (j *Job) checkUnit(u *Unit, shape []int64) error {
+	d := &j.Datasets[u.Dataset]
+	b := j.box(u)
+	bad := func(what string) error {
+		return fmt.Errorf("%s: unit %d %v: %s: %w", JobFile, u.ID, b, what, catalog.ErrCorrupt)
+	}
+	if len(b.Lower) != len(shape) || len(b.Count) != len(shape) {
+		return bad(fmt.Sprintf("not of rank %d", len(shape)))
+	}
+	within := catalog.Box{Lower: make([]int64, len(shape)), Count: shape}
+	if d.kind() == KindMerged && d.Cuboids != nil {
+		if u.Cuboid < 0 || u.Cuboid >= len(d.Cuboids) {
+			return bad(fmt.Sprintf("cuboid %d of %d", u.Cuboid, len(d.Cuboids)))
+		}
+		c := d.Cuboids[u.Cuboid]
+		within = catalog.Box{Lower: c.Lower, Count: c.Count}
+		if len(c.Lower) != len(shape) || len(c.Count) != len(shape) || !inside(within, catalog.Box{Lower: make([]int64, len(shape)), Count: shape}) {
+			return bad(fmt.Sprintf("cuboid %v outside the shape %v", within, shape))
+		}
+	}
+	for i := range b.Count {
+		if b.Count[i] < 0 || b.Lower[i] < 0 {
+			return bad("negative")
+		}
+	}
+	if len(shape) > 0 && !inside(b, within) {
+		return bad(fmt.Sprintf("outside %v", within))
+	}
+	return nil
 }

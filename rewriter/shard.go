@@ -457,6 +457,12 @@ func LoadJob(work string) (*Job, error) {
 	if err := json.Unmarshal(b, &j); err != nil || j.Schema != JobSchema {
 		return nil, fmt.Errorf("rewriter: %s: not a %s job: %w", filepath.Join(work, JobFile), JobSchema, catalog.ErrCorrupt)
 	}
+	for i, u := range j.Units {
+		if u.ID != i || u.Dataset < 0 || u.Dataset >= len(j.Datasets) || u.Shard < 0 || u.Shard >= j.Shards {
+			return nil, fmt.Errorf("rewriter: %s: unit %d (id %d, dataset %d, shard %d) does not fit the job: %w",
+				filepath.Join(work, JobFile), i, u.ID, u.Dataset, u.Shard, catalog.ErrCorrupt)
+		}
+	}
 	return &j, nil
 }
 

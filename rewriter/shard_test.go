@@ -1,7 +1,10 @@
 package rewriter
 
 import (
+	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"relayout/catalog"
@@ -40,6 +43,49 @@ func TestCheckUnitBudget(t *testing.T) {
 			if need > opts.maxMem() {
 				t.Errorf("%+v: passed, but one unit needs %d of %d", tc, need, opts.maxMem())
 			}
+		}
+	}
+}
+
+// TestDamagedJobUnits: a job.json whose units do not fit its datasets
+// (dataset, shard, box outside the shape, missing cuboid) is refused as
+// corrupt before any byte is written.
+func TestDamagedJobUnits(t *testing.T) {
+	dir := t.TempDir()
+	j := Job{Schema: JobSchema, ID: "x", Shards: 1,
+		Datasets: []JobDataset{{Var: "v", Shape: []int64{4, 4}, ElemSize: 8, Kind: KindContiguous},
+			{Var: "w", Shape: []int64{8, 8}, ElemSize: 8, Kind: KindMerged, Cuboids: []JobCuboid{{Lower: []int64{0, 0}, Count: []int64{4, 8}}}}},
+		Units: []Unit{{ID: 0, Dataset: 0, Lo: 0, Rows: 4}}}
+	for _, bad := range []func(j *Job){
+		func(j *Job) { j.Units[0].Dataset = 2 },
+		func(j *Job) { j.Units[0].Shard = 1 },
+		func(j *Job) { j.Units[0].ID = 3 },
+	} {
+		c := j
+		c.Units = append([]Unit(nil), j.Units...)
+		bad(&c)
+		b, _ := json.Marshal(c)
+		if err := os.WriteFile(filepath.Join(dir, JobFile), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := LoadJob(dir); !errors.Is(err, catalog.ErrCorrupt) {
+			t.Errorf("%+v: %v, want ErrCorrupt", c.Units[0], err)
+		}
+	}
+	for _, u := range []Unit{
+		{Dataset: 0, Lo: 2, Rows: 4},
+		{Dataset: 0, Lower: []int64{0, 3}, Count: []int64{1, 2}},
+		{Dataset: 0, Lower: []int64{0}, Count: []int64{1}},
+		{Dataset: 1, Lower: []int64{0, 0}, Count: []int64{5, 8}},
+		{Dataset: 1, Lower: []int64{0, 0}, Count: []int64{1, 8}, Cuboid: 1},
+	} {
+		if err := j.checkUnit(&u, j.Datasets[u.Dataset].Shape); !errors.Is(err, catalog.ErrCorrupt) {
+			t.Errorf("%+v: %v, want ErrCorrupt", u, err)
+		}
+	}
+	for _, u := range []Unit{{Dataset: 0, Lo: 1, Rows: 3}, {Dataset: 1, Lower: []int64{2, 0}, Count: []int64{2, 8}}} {
+		if err := j.checkUnit(&u, j.Datasets[u.Dataset].Shape); err != nil {
+			t.Errorf("%+v: %v", u, err)
 		}
 	}
 }
