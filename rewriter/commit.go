@@ -61,13 +61,15 @@ func JobRecords(work string, job *Job) (map[int]JournalRecord, error) {
 // the copy with H5Dwrite_chunk, and the copy synced and renamed. A file
 // already under its stage name was joined by an earlier (killed) commit.
 func JoinParts(ctx context.Context, work string, job *Job, recs map[int]JournalRecord) error {
-	return joinParts(ctx, work, filepath.Join(work, "stage"), job, recs, false)
+	return joinParts(ctx, work, filepath.Join(work, "stage"), job, recs, nil)
 }
 
-// joinParts is JoinParts into stage; inPlace (Run, which is redone whole
-// after a crash) writes the chunks into the prepared file itself instead of
-// a copy.
-func joinParts(ctx context.Context, work, stage string, job *Job, recs map[int]JournalRecord, inPlace bool) error {
+// joinParts is JoinParts into stage. With synced set (Run, which is redone
+// whole after a crash) the chunks are written into the prepared file itself
+// instead of a copy, files the engine synced are not synced again, and the
+// directory is left to the manifest's synced rename.
+func joinParts(ctx context.Context, work, stage string, job *Job, recs map[int]JournalRecord, synced map[string]bool) error {
+	inPlace := synced != nil
 	parts := map[int]*os.File{}
 	defer func() {
 		for _, f := range parts {
@@ -91,7 +93,9 @@ func joinParts(ctx context.Context, work, stage string, job *Job, recs map[int]J
 			}
 		}
 		if len(chunked) == 0 {
-			if err := syncFile(tmp); err != nil {
+			if synced[mv.File] {
+				// synced once its datasets were written
+			} else if err := syncFile(tmp); err != nil {
 				return fmt.Errorf("rewriter: commit: %w", err)
 			}
 			if err := os.Rename(tmp, final); err != nil {
@@ -158,6 +162,9 @@ func joinParts(ctx context.Context, work, stage string, job *Job, recs map[int]J
 			return fmt.Errorf("rewriter: commit: %w", err)
 		}
 		os.Remove(tmp)
+	}
+	if inPlace {
+		return nil
 	}
 	return syncDir(stage)
 }

@@ -98,7 +98,8 @@ type engine struct {
 	partEnd  int64
 	files    map[string]*os.File
 	dirty    map[*os.File]bool
-	sums     map[int]string // dataset -> digest (digests)
+	sums     map[int]string  // dataset -> digest (digests)
+	synced   map[string]bool // files synced by finishFile
 	st       ShardStatus
 }
 
@@ -135,17 +136,17 @@ func (e *engine) finishFile(name string) error {
 		return nil
 	}
 	delete(e.files, name)
-	var err error
-	if e.dirty[f] {
-		t := time.Now()
-		err = f.Sync()
-		if e.opts.Monitor != nil {
-			e.opts.Monitor.since(stageSync, t)
-		}
-		delete(e.dirty, f)
+	t := time.Now()
+	err := f.Sync() // its data and the structure prepare wrote
+	if e.opts.Monitor != nil {
+		e.opts.Monitor.since(stageSync, t)
 	}
+	delete(e.dirty, f)
 	if cerr := f.Close(); err == nil {
 		err = cerr
+	}
+	if err == nil {
+		e.synced[name] = true
 	}
 	return err
 }

@@ -123,7 +123,11 @@ func Run(ctx context.Context, store *catalog.Store, src catalog.Source, stage st
 		defer e.close()
 	}
 	if err == nil {
-		err = joinParts(ctx, work, stage, job, log.recs, true)
+		synced := map[string]bool{}
+		if e != nil {
+			synced = e.synced
+		}
+		err = joinParts(ctx, work, stage, job, log.recs, synced)
 	}
 	if err != nil {
 		if e != nil {

@@ -573,7 +573,7 @@ func RewriteShard(ctx context.Context, store *catalog.Store, src catalog.Source,
 
 func newEngine(store *catalog.Store, src catalog.Source, job *Job, stage, part string, opts Options, log unitLog) *engine {
 	return &engine{store: store, src: src, job: job, stage: stage, part: part, opts: opts, log: log,
-		files: map[string]*os.File{}, dirty: map[*os.File]bool{}, sums: map[int]string{}}
+		files: map[string]*os.File{}, dirty: map[*os.File]bool{}, sums: map[int]string{}, synced: map[string]bool{}}
 }
 
 // shardGroups is shard's units not in done, grouped by dataset in job
