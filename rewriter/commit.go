@@ -198,10 +198,12 @@ func StageManifest(work string, job *Job) error {
 // reader), unit by unit: each unit's sha256 must equal the one its shard
 // journaled, and with compare each unit must equal the input's bytes
 // (relayout verify's check). The dataset digests (sha256 is not combinable,
-// so they are computed from this one pass) go into job.Manifest. One line
-// per variable goes to w; ok is false when something differs. At most jobs
-// units are read at once, fewer when their copies would not fit maxMem
-// (shardJobs).
+// so they are computed from this pass, or a second read-only one in
+// row-major order where the units are tiles, boxes of chunks or cuboids) go
+// into job.Manifest. One line per variable goes to w; ok is false when
+// something differs. At most jobs units are read at once, each charged with
+// its copies and its largest read to one memory budget of maxMem bytes
+// (memBudget, as the shards are).
 func CheckUnits(ctx context.Context, job *Job, recs map[int]JournalRecord, in *catalog.Store, inSrc catalog.Source,
 	out *catalog.Store, outSrc catalog.Source, compare bool, jobs int, maxMem int64, w io.Writer) (map[string]string, bool, error) {
 	byDS := map[int][]*Unit{}
