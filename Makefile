@@ -38,7 +38,7 @@ demo: deps build
 # dependencies too), and the race detector on the concurrent packages'
 # pipeline tests (a selection: -race makes them about 10x slower).
 PUREGO    := ./catalog/ ./planner/ ./reader/bp/ ./reader/amrex/ ./reader/blockio/ ./internal/fileio/
-RACE_RUN  := TestRunCancelNoLeaks|TestRunNoDigest|TestAllocatedChunks|TestRunTiles|TestBlockIndexMatchesScan|TestCheckOverlaps|TestRollForward
+RACE_RUN  := TestRunCancelNoLeaks|TestRunNoDigest|TestAllocatedChunks|TestRunTiles|TestBlockIndexMatchesScan|TestCheckOverlaps|TestRollForward|TestShardsMatchRun
 
 test: deps
 	$(GO) vet ./...

@@ -222,13 +222,6 @@ func runPlain(ctx context.Context, out string, spec Spec, env Env, need *int64) 
 	ropts := rewriterOptions(spec, env, outFS, logw)
 	ropts.Jobs, ropts.MaxMem, ropts.Progress, ropts.Monitor = env.Jobs, env.MaxMem, logw, mon
 	ropts.NoDigest = spec.NoDigest
-	if spec.Layout == Merged {
-		sc, err := parseScope(spec.Scope)
-		if err != nil {
-			return err
-		}
-		ropts.Merge = rewriter.MergeOptions{Scope: sc, RanksPerNode: spec.RanksPerNode}
-	}
 	m, err := rewriter.Run(ctx, store, ds, stage, ropts)
 	if err != nil {
 		return err
@@ -267,6 +260,11 @@ func rewriterOptions(spec Spec, env Env, outFS fsinfo.Info, logw io.Writer) rewr
 		Deflate: spec.Deflate, Version: env.Version, FS: outFS, Storage: spec.Storage, NetCDF: spec.NetCDF}
 	if f := layoutFor(spec, logw); f != nil {
 		ropts.Layout, ropts.LayoutFor = "", f
+	}
+	if spec.Layout == Merged {
+		// Validate checked the scope.
+		sc, _ := parseScope(spec.Scope)
+		ropts.Merge = rewriter.MergeOptions{Scope: sc, RanksPerNode: spec.RanksPerNode}
 	}
 	return ropts
 }

@@ -21,7 +21,7 @@ type Layout string
 const (
 	Contiguous Layout = planner.Contiguous // one contiguous dataset per array
 	Chunked    Layout = planner.Chunked    // chunks of ChunkShape, Chunks, or per array (ChunkAuto)
-	Merged     Layout = planner.Merged     // the merged cuboids of Scope as write units (plain run only)
+	Merged     Layout = planner.Merged     // the merged cuboids of Scope as write units
 	Auto       Layout = planner.AutoLayout // chosen per array by the read-cost model for Readers
 )
 
@@ -202,12 +202,6 @@ func (s *Spec) Validate(verb string) error {
 		return Usagef("%s: --scope and --ranks-per-node need --layout merged", verb)
 	}
 	if s.Layout == Merged {
-		if s.Shards > 0 && verb == "run" {
-			return Usagef("run: --layout merged is not available with --resume (shards write contiguous or chunked layouts)")
-		}
-		if s.Shards > 0 {
-			return Usagef("%s: -o: the merged layout is written by relayout run only (shards write contiguous or chunked layouts)", verb)
-		}
 		sc, err := planner.ParseScope(s.Scope)
 		if err != nil {
 			return Usagef("%s: --scope: %v", verb, err)

@@ -99,7 +99,6 @@ func TestValidate(t *testing.T) {
 		{"readers without auto", Spec{Readers: 8, Given: Given{Readers: true}}, "run: --readers and --cost-model need --layout auto"},
 		{"readers range", Spec{Layout: Auto, Readers: 2000, Given: Given{Layout: true, Readers: true}}, "run: --readers 2000: want 1 to 1024"},
 		{"scope without merged", Spec{Given: Given{Scope: true}}, "run: --scope and --ranks-per-node need --layout merged"},
-		{"merged resume", Spec{Layout: Merged, Scope: "rank", Shards: 1}, "run: --layout merged is not available with --resume"},
 		{"bad scope", Spec{Layout: Merged, Scope: "galaxy"}, "run: --scope:"},
 		{"node scope", Spec{Layout: Merged, Scope: "node"}, "run: --scope node needs --ranks-per-node >= 1"},
 		{"resume digest", Spec{Shards: 1, NoDigest: true}, "run: --resume needs --digest sha256"},
@@ -131,7 +130,11 @@ func TestValidate(t *testing.T) {
 		t.Errorf("default: %+v %v (readers only recorded for the auto layouts)", s, err)
 	}
 	s = Spec{Layout: Merged, Scope: "node", RanksPerNode: 2, Shards: 2}
-	if err := s.Validate("plan"); err == nil || !strings.Contains(err.Error(), "plan: -o: the merged layout is written by relayout run only") {
-		t.Errorf("plan -o merged: %v", err)
+	if err := s.Validate("plan"); err != nil || s.Scope != "node" || s.RanksPerNode != 2 {
+		t.Errorf("plan -o merged: %+v %v (shards write the merged layout too)", s, err)
+	}
+	s = Spec{Layout: Merged, Scope: "node", Shards: 2}
+	if err := s.Validate("plan"); err == nil || !strings.Contains(err.Error(), "--scope node needs --ranks-per-node") {
+		t.Errorf("plan -o merged --scope node without ranks per node: %v", err)
 	}
 }

@@ -221,7 +221,11 @@ func (o Options) readLimit() int64 {
 // budget is the slab size to aim for: its share of the memory budget minus
 // the read allowance, at most maxSlabBytes.
 func (o Options) budget() int64 {
-	return min(max(o.share()-o.readLimit(), 1), maxSlabBytes)
+	b := min(max(o.share()-o.readLimit(), 1), maxSlabBytes)
+	if o.unitCap > 0 {
+		b = min(b, o.unitCap)
+	}
+	return b
 }
 
 // unitLimit is the most bytes one unit may hold when it grows to end on a
@@ -229,7 +233,11 @@ func (o Options) budget() int64 {
 // units and their reads fit the budget at once (jobs being assembled, one
 // being hashed and written), and never less than the slab target.
 func (o Options) unitLimit() int64 {
-	return max(o.maxMem()/int64(o.jobs()+1)-o.readLimit(), o.budget())
+	l := o.maxMem()/int64(o.jobs()+1) - o.readLimit()
+	if o.unitCap > 0 {
+		l = min(l, o.unitCap)
+	}
+	return max(l, o.budget())
 }
 
 // arrayUnits is units for array a: when whole slabs fit, their boundaries
@@ -293,10 +301,14 @@ func (o Options) tileTarget() int64 {
 }
 
 func (o Options) tileLimit() int64 {
+	l := int64(tileLimit)
 	if o.tiles.limit > 0 {
-		return o.tiles.limit
+		l = o.tiles.limit
 	}
-	return tileLimit
+	if o.unitCap > 0 {
+		l = min(l, o.unitCap)
+	}
+	return l
 }
 
 // wholeRows reports whether u spans shape in every dimension after the first.

@@ -1,11 +1,9 @@
 package rewriter
 
 import (
-	"context"
 	"fmt"
 	"hash"
 	"os"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -32,106 +30,6 @@ func canAllocateChunks(a *catalog.Array, chunk []int64, opts Options) bool {
 	}
 	grid := chunkGrid(a.Shape, chunk)
 	return product(grid[1:])*product(chunk[1:])*int64(a.DType.Size) <= opts.readLimit()
-}
-
-// writeAllocatedChunks fills t's chunks from units of whole chunks. A worker
-// that has assembled a unit writes each of its chunks with pwritev straight
-// from the unit buffer (one vector entry per run along the last dimension,
-// zeros for the padding of edge chunks; chunks of short rows are gathered
-// and written with one pwrite), so no chunk waits for HDF5 and writing runs
-// in parallel. The digest: units of whole
-// chunk rows reach the ordered sink in row-major order and are hashed as
-// they come; smaller units are not row-major, so the digest is read back
-// from the file chunk row by chunk row as each one is complete.
-func writeAllocatedChunks(ctx context.Context, f *os.File, src catalog.Source, a *catalog.Array, t *chunkTarget, opts Options) (string, error) {
-	chunk := t.layout.Chunk
-	if err := opts.checkChunkBudget(chunk, a.DType.Size); err != nil {
-		return "", err
-	}
-	grid := chunkGrid(a.Shape, chunk)
-	size := int64(a.DType.Size)
-	chunkBytes := product(chunk) * size
-	addrs, err := allocatedChunks(f, t.objAddr, grid, chunk, chunkBytes)
-	if err != nil {
-		return "", err
-	}
-	// Units of about a tile (or one chunk, if larger): assembled, written
-	// and read back while in the caches (see tileTarget).
-	slabs, split, err := units(a.Shape, t.layout, a.DType.Size, min(max(opts.tileTarget(), chunkBytes), opts.budget()))
-	if err != nil {
-		return "", err
-	}
-	env := opts.env()
-	env.prepWrites = true
-	mon := env.mon
-	if split && mon != nil {
-		mon.splits.Add(1)
-	}
-	var back *readbackHash
-	if split && !opts.NoDigest {
-		env.noDigest = true
-		read := func(h hash.Hash, buf []byte, lo, hi int64) error {
-			return hashChunkRows(f, h, buf, a.Shape, chunk, size, addrs, lo, hi)
-		}
-		if back, err = startReadbackHash(ctx, f, env.mem, opts.readLimit(), read); err != nil {
-			return "", err
-		}
-		defer back.abort()
-	}
-	zeros := make([]byte, chunk[len(chunk)-1]*size) // padding of edge chunks, only read
-	// Short rows: the kernel's cost per vector entry exceeds a copy, so
-	// such chunks are cut (cutChunks) and written with one pwrite each.
-	gather := chunk[len(chunk)-1]*size < gatherRow && chunkBytes <= gatherChunk
-	prep := func(slab catalog.Box, buf []byte) (struct{}, error) {
-		if gather {
-			return struct{}{}, cutChunks(buf, slab, a.Shape, chunk, a.DType.Size, func(off []int64, data []byte) error {
-				tw := time.Now()
-				addr := addrs[chunkIndex(off, chunk, grid)]
-				n, err := f.WriteAt(data, addr)
-				if mon != nil {
-					mon.wrote(n, tw)
-				}
-				if err != nil {
-					return fmt.Errorf("%s: writing a chunk at %d: %w", f.Name(), addr, err)
-				}
-				return nil
-			})
-		}
-		return struct{}{}, eachChunk(slab, chunk, func(c []int64) error {
-			tw := time.Now()
-			k := int64(0) // the chunk's index in the grid
-			for d := range c {
-				k = k*grid[d] + c[d]
-			}
-			n, err := writeChunkFrom(f, addrs[k], buf, slab, a.Shape, chunk, c, size, zeros)
-			if mon != nil {
-				mon.wrote(int(n), tw)
-			}
-			return err
-		})
-	}
-	var rowsDone int64
-	sum, err := streamArrayEnv(ctx, env, src, a, slabs, opts.jobs(), prep, func(slab catalog.Box, _ []byte, _ struct{}) error {
-		for d := 1; d < len(a.Shape); d++ {
-			if slab.Lower[d]+slab.Count[d] != a.Shape[d] {
-				return nil // the chunk row is not complete yet
-			}
-		}
-		end := slab.Lower[0] + slab.Count[0]
-		startWriteback(f, 0, 0) // the chunks are spread over the file
-		if back != nil {
-			back.add(rowsDone, end)
-		}
-		rowsDone = end
-		return nil
-	})
-	if err != nil {
-		return "", err
-	}
-	if back != nil {
-		return back.stop()
-	}
-	return sum, nil
 }
 
 // allocatedChunks lists the chunks HDF5 allocated for a dataset (its object

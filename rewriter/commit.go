@@ -15,6 +15,7 @@ import (
 
 	"relayout/catalog"
 	"relayout/internal/h5"
+	"relayout/planner"
 )
 
 // JobRecords replays every shard's journal and returns the record of each
@@ -60,7 +61,15 @@ func JobRecords(work string, job *Job) (map[int]JournalRecord, error) {
 // the copy with H5Dwrite_chunk, and the copy synced and renamed. A file
 // already under its stage name was joined by an earlier (killed) commit.
 func JoinParts(ctx context.Context, work string, job *Job, recs map[int]JournalRecord) error {
-	stage := filepath.Join(work, "stage")
+	return joinParts(ctx, work, filepath.Join(work, "stage"), job, recs, nil)
+}
+
+// joinParts is JoinParts into stage. With synced set (Run, which is redone
+// whole after a crash) the chunks are written into the prepared file itself
+// instead of a copy, files the engine synced are not synced again, and the
+// directory is left to the manifest's synced rename.
+func joinParts(ctx context.Context, work, stage string, job *Job, recs map[int]JournalRecord, synced map[string]bool) error {
+	inPlace := synced != nil
 	parts := map[int]*os.File{}
 	defer func() {
 		for _, f := range parts {
@@ -79,12 +88,14 @@ func JoinParts(ctx context.Context, work string, job *Job, recs map[int]JournalR
 		tmp := filepath.Join(stage, "."+mv.File+".tmp")
 		var chunked []int
 		for di := range job.Datasets {
-			if job.Datasets[di].VarIndex == vi && job.Datasets[di].Chunk != nil {
+			if job.Datasets[di].VarIndex == vi && job.Datasets[di].kind() == KindParts {
 				chunked = append(chunked, di)
 			}
 		}
 		if len(chunked) == 0 {
-			if err := syncFile(tmp); err != nil {
+			if synced[mv.File] {
+				// synced once its datasets were written
+			} else if err := syncFile(tmp); err != nil {
 				return fmt.Errorf("rewriter: commit: %w", err)
 			}
 			if err := os.Rename(tmp, final); err != nil {
@@ -93,10 +104,16 @@ func JoinParts(ctx context.Context, work string, job *Job, recs map[int]JournalR
 			continue
 		}
 		join := filepath.Join(stage, "."+mv.File+".join")
-		if err := copyFile(tmp, join); err != nil {
+		if inPlace {
+			join = tmp
+		} else if err := copyFile(tmp, join); err != nil {
 			return fmt.Errorf("rewriter: commit: %s: %w", mv.Name, err)
 		}
-		w, err := h5.OpenRW(join)
+		var co h5.CreateOptions // the file's alignment, for its chunks
+		if st := mv.Storage; st != nil {
+			co = h5.CreateOptions{Alignment: st.Alignment, AlignThreshold: st.AlignThreshold}
+		}
+		w, err := h5.OpenRWWith(join, co)
 		if err != nil {
 			return fmt.Errorf("rewriter: commit: %w", err)
 		}
@@ -146,6 +163,9 @@ func JoinParts(ctx context.Context, work string, job *Job, recs map[int]JournalR
 		}
 		os.Remove(tmp)
 	}
+	if inPlace {
+		return nil
+	}
 	return syncDir(stage)
 }
 
@@ -178,10 +198,12 @@ func StageManifest(work string, job *Job) error {
 // reader), unit by unit: each unit's sha256 must equal the one its shard
 // journaled, and with compare each unit must equal the input's bytes
 // (relayout verify's check). The dataset digests (sha256 is not combinable,
-// so they are computed from this one pass) go into job.Manifest. One line
-// per variable goes to w; ok is false when something differs. At most jobs
-// units are read at once, fewer when their copies would not fit maxMem
-// (shardJobs).
+// so they are computed from this pass, or a second read-only one in
+// row-major order where the units are tiles, boxes of chunks or cuboids) go
+// into job.Manifest. One line per variable goes to w; ok is false when
+// something differs. At most jobs units are read at once, each charged with
+// its copies and its largest read to one memory budget of maxMem bytes
+// (memBudget, as the shards are).
 func CheckUnits(ctx context.Context, job *Job, recs map[int]JournalRecord, in *catalog.Store, inSrc catalog.Source,
 	out *catalog.Store, outSrc catalog.Source, compare bool, jobs int, maxMem int64, w io.Writer) (map[string]string, bool, error) {
 	byDS := map[int][]*Unit{}
@@ -190,6 +212,8 @@ func CheckUnits(ctx context.Context, job *Job, recs map[int]JournalRecord, in *c
 	}
 	result := map[string]string{}
 	ok := true
+	mem := newMemBudget(Options{MaxMem: maxMem}.maxMem())
+	defer mem.close()
 	for vi, mv := range job.Manifest.Variables {
 		var line string
 		var elements int64
@@ -198,7 +222,7 @@ func CheckUnits(ctx context.Context, job *Job, recs map[int]JournalRecord, in *c
 			if d.VarIndex != vi {
 				continue
 			}
-			sum, err := checkDataset(ctx, job, d, byDS[di], recs, in, inSrc, out, outSrc, compare, jobs, maxMem)
+			sum, err := checkDataset(ctx, job, d, byDS[di], recs, in, inSrc, out, outSrc, compare, jobs, maxMem, mem)
 			var diff *difference
 			if errors.As(err, &diff) {
 				line = "DIFF " + diff.msg
@@ -228,14 +252,14 @@ func CheckUnits(ctx context.Context, job *Job, recs map[int]JournalRecord, in *c
 	return result, ok, nil
 }
 
-func checkDataset(ctx context.Context, job *Job, d *JobDataset, units []*Unit, recs map[int]JournalRecord,
-	in *catalog.Store, inSrc catalog.Source, out *catalog.Store, outSrc catalog.Source, compare bool, jobs int, maxMem int64) (string, error) {
+func checkDataset(ctx context.Context, job *Job, d *JobDataset, us []*Unit, recs map[int]JournalRecord,
+	in *catalog.Store, inSrc catalog.Source, out *catalog.Store, outSrc catalog.Source, compare bool, jobs int, maxMem int64, mem *memBudget) (string, error) {
 	k := d.key()
-	n, err := shardJobs(jobs, maxMem, job.largestUnit(units), compare)
-	if err != nil {
+	opts := Options{Jobs: jobs, MaxMem: maxMem}
+	if err := checkUnitBudget(opts, job.largestUnit(us), compare); err != nil {
 		return "", arrayErr(k, err)
 	}
-	ctx = catalog.WithReadLimit(ctx, shardReadLimit)
+	ctx = catalog.WithReadLimit(ctx, opts.readLimit())
 	o, err := out.Array(k)
 	if errors.Is(err, catalog.ErrNotFound) {
 		return "", &difference{where(k) + ": missing from output"}
@@ -265,8 +289,25 @@ func checkDataset(ctx context.Context, job *Job, d *JobDataset, units []*Unit, r
 	if compare {
 		inBlocks = indexBlocks(a)
 	}
-	err = ordered(ctx, n, len(units), func(ctx context.Context, i int) (pair, error) {
-		box := job.box(units[i])
+	// Every unit is charged to the budget, with its input copy when
+	// compared and its largest read, before its buffers exist.
+	cost := make([]int64, len(us))
+	admit := func(ctx context.Context, i int) error {
+		n := job.box(us[i]).Elements() * int64(d.ElemSize)
+		cost[i] = n + opts.readLimit()
+		if compare {
+			cost[i] += n
+		}
+		return mem.acquire(ctx, cost[i])
+	}
+	release := func(i int) { mem.release(cost[i]) }
+	boxes := make([]catalog.Box, len(us))
+	for i, u := range us {
+		boxes[i] = job.box(u)
+	}
+	rowMajor := rowMajorRun(d.Shape, boxes)
+	err = orderedAdmit(ctx, opts.jobs(), len(us), admit, release, func(ctx context.Context, i int) (pair, error) {
+		box := job.box(us[i])
 		ob, err := assembleSlab(ctx, outSrc, outBlocks, box, leFill(o))
 		if err != nil || !compare {
 			return pair{out: ob}, err
@@ -274,7 +315,7 @@ func checkDataset(ctx context.Context, job *Job, d *JobDataset, units []*Unit, r
 		ib, err := assembleSlab(ctx, inSrc, inBlocks, box, leFill(a))
 		return pair{ib, ob}, err
 	}, func(i int, p pair) error {
-		u := units[i]
+		u := us[i]
 		s := sha256.Sum256(p.out)
 		if got, want := hex.EncodeToString(s[:]), recs[u.ID].SHA256; got != want {
 			return &difference{fmt.Sprintf("%s rows %d+%d (unit %d of %s): sha256 of output %s, journal says %s",
@@ -284,7 +325,9 @@ func checkDataset(ctx context.Context, job *Job, d *JobDataset, units []*Unit, r
 			e := firstDiff(p.in, p.out)
 			return &difference{fmt.Sprintf("%s rows %d+%d: output differs from input at byte %d of the unit", where(k), u.Lo, u.Rows, e)}
 		}
-		h.Write(p.out)
+		if rowMajor {
+			h.Write(p.out)
+		}
 		return nil
 	})
 	if err != nil {
@@ -294,7 +337,20 @@ func checkDataset(ctx context.Context, job *Job, d *JobDataset, units []*Unit, r
 		}
 		return "", arrayErr(k, err)
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	if rowMajor {
+		return hex.EncodeToString(h.Sum(nil)), nil
+	}
+	// Tiles, boxes of chunks, cuboids: the digest takes a pass of its own
+	// over the output in row-major units.
+	hashUnits, _, err := units(o.Shape, planner.Layout{Kind: planner.Contiguous}, o.DType.Size, opts.budget())
+	if err != nil {
+		return "", arrayErr(k, err)
+	}
+	sum, err := streamArrayEnv[struct{}](ctx, pipeEnv{mem: mem, readLimit: opts.readLimit()}, outSrc, o, hashUnits, opts.jobs(), nil, nil)
+	if err != nil {
+		return "", arrayErr(k, err)
+	}
+	return sum, nil
 }
 
 // BuildReport is the job's report from its journals and check results.
@@ -318,7 +374,13 @@ func BuildReport(work, out string, job *Job, recs map[int]JournalRecord, checks 
 			rv.BlocksIn += d.BlocksIn
 			rv.BytesIn += d.BytesIn
 			rv.LogicalBytes += product(d.Shape) * int64(d.ElemSize)
-			if d.Chunk == nil {
+			switch d.kind() {
+			case KindParts: // the chunks the shards wrote, below
+			case KindChunks:
+				rv.BlocksOut += int(product(chunkGrid(d.Shape, d.Chunk)))
+			case KindMerged:
+				rv.BlocksOut += max(len(d.Cuboids), 1)
+			default:
 				rv.BlocksOut++
 			}
 		}

@@ -140,29 +140,36 @@
 //
 // # Concurrency
 //
-// Variables and arrays are written one after another. Within an array, up to
-// Options.Jobs goroutines assemble units (reading blocks through the
-// catalog.Source, which is safe for concurrent use); a single goroutine takes
-// the units in order to write them (HDF5, one global lock, is only called
-// from one goroutine at a time), and another hashes them in the same order.
-// Every unit is charged to the MaxMem budget before its buffers exist (an
-// anonymous mapping outside the Go heap, reused by later units), and at most
-// Jobs+1 units are alive at once, however large the budget. Units are
-// whole rows along dimension 0 whose boundaries sit on the source blocks'
-// edges, so that each block is read once, whole (planner.AlignedSlabs); where
-// a band of block rows exceeds 16 MiB (or what a unit may hold), contiguous
-// output is written in cache-sized (8 MiB) block-aligned tiles (planner.AlignedTiles)
-// and the digest is read back from the file band by band. Units whose blocks interleave in the
-// input file are joined (interleave.go). Raw chunked arrays that their
+// One engine (engine.go) executes every job, whether Run (Prepare into the
+// stage, the one shard in this process, JoinParts) or a sharded job (plan
+// -o, rewrite --shard, commit): Prepare writes each file's structure and
+// cuts every dataset into work units; a shard runs its units dataset after
+// dataset. Within a dataset, up to Options.Jobs goroutines assemble units
+// (reading blocks through the catalog.Source, which is safe for concurrent
+// use); a single goroutine takes the units in order to write them, and
+// another hashes them in the same order. Every unit is charged to the one
+// MaxMem budget (memBudget) before its buffers exist (an anonymous mapping
+// outside the Go heap, reused by later units), and at most Jobs+1 units
+// are alive at once, however large the budget; commit's check charges the
+// same budget type. Units are whole rows along dimension 0 whose boundaries
+// sit on the source blocks' edges, so that each block is read once, whole
+// (planner.AlignedSlabs); where a band of block rows exceeds 16 MiB (or
+// what a unit may hold), contiguous output is written in cache-sized
+// (8 MiB) block-aligned tiles (planner.AlignedTiles) and the digest is read
+// back from the file band by band. Units whose blocks interleave in the
+// input file are joined (interleave.go). Contiguous and merged units are
+// pwritten at the addresses Prepare recorded. Raw chunked arrays that their
 // blocks cover have every chunk allocated when the dataset is created; the
 // workers pwritev each chunk of a unit straight from its buffer (no copy, no
 // HDF5 call), and a digest that units smaller than a chunk row cannot give
 // in order is read back chunk row by chunk row (chunkwrite.go); sparse or
-// compressed chunked arrays go through H5Dwrite_chunk on the ordered
-// goroutine. When a unit is admitted, the reads of the next two are
-// announced to the kernel (catalog.Prefetcher) so that the disk has more
-// requests in flight than there are workers. Cancelling the context stops
-// the pipeline; a failed Run leaves no partial file under a final name.
+// compressed chunked arrays are cut and encoded by the workers, appended to
+// the shard's part file, and written by JoinParts with H5Dwrite_chunk
+// (HDF5, one global lock, is only called from one goroutine at a time).
+// When a unit is admitted, the reads of the next two are announced to the
+// kernel (catalog.Prefetcher) so that the disk has more requests in flight
+// than there are workers. Cancelling the context stops the pipeline; a
+// failed Run leaves no partial file under a final name.
 //
 // The package must not parse input formats (readers do, through
 // catalog.Source) and calls HDF5 only through internal/h5. It imports

@@ -1,7 +1,6 @@
 package rewriter
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -112,107 +111,6 @@ func createMerged(w *h5.Writer, store *catalog.Store, hdr *catalog.Array, path s
 		return t, d.Close()
 	}
 	return t, w.CreateVirtual(path, spec, srcs)
-}
-
-// mergedJob is one write of phase 2: a unit, or a row-major piece of it.
-type mergedJob struct {
-	unit int
-	box  catalog.Box // in the array's index space
-}
-
-// writeMerged is phase 2 of a merged array (a with its blocks): every unit
-// of the work plan assembled from its sources and pwritten; then the
-// array's row-major digest from a read-only pass.
-func writeMerged(ctx context.Context, f *os.File, src catalog.Source, a *catalog.Array, t *mergedTarget,
-	opts Options) (string, error) {
-	a = disjointBlocks(a) // as createMerged planned it
-	size := a.DType.Size
-	var jobs []mergedJob
-	for ui, u := range t.plan.Units {
-		parts, _, err := units(u.Box.Count, planner.Layout{Kind: planner.Contiguous}, size, opts.budget())
-		if err != nil {
-			return "", err
-		}
-		for _, p := range parts {
-			for d := range p.Lower {
-				p.Lower[d] += u.Box.Lower[d]
-			}
-			jobs = append(jobs, mergedJob{unit: ui, box: p})
-		}
-	}
-	env := opts.env()
-	if env.readLimit > 0 {
-		ctx = catalog.WithReadLimit(ctx, env.readLimit)
-	}
-	_, batch := src.(catalog.BatchSource)
-	reads := make([][]*catalog.Block, len(jobs))
-	keep := make([]int64, len(jobs))
-	transient := make([]int64, len(jobs))
-	readsOf := func(i int) []*catalog.Block {
-		j := jobs[i]
-		var rs []*catalog.Block
-		for _, s := range t.plan.Units[j.unit].Sources { // in file order
-			b := &a.Blocks[s.Block]
-			if overlaps(b.Box, j.box) {
-				rs = append(rs, trimBlock(b, j.box, size))
-			}
-		}
-		return rs
-	}
-	var admit func(context.Context, int) error
-	var release func(int)
-	if env.mem != nil {
-		admit = func(ctx context.Context, i int) error {
-			reads[i] = readsOf(i)
-			keep[i] = jobs[i].box.Elements() * int64(size)
-			transient[i] = readNeed(reads[i], a.DType, max(env.readLimit, 1), batch)
-			return env.mem.acquire(ctx, keep[i]+transient[i])
-		}
-		release = func(i int) {
-			env.mem.release(keep[i])
-			keep[i] = 0
-		}
-	}
-	fill := leFill(a)
-	mon := env.mon
-	err := orderedAdmit(ctx, opts.jobs(), len(jobs), admit, release, func(ctx context.Context, i int) ([]byte, error) {
-		if reads[i] == nil {
-			reads[i] = readsOf(i)
-		}
-		buf, err := assembleReads(ctx, mon, src, a, jobs[i].box, reads[i], fill, true) // disjointBlocks
-		reads[i] = nil
-		if env.mem != nil {
-			env.mem.release(transient[i])
-			transient[i] = 0
-		}
-		return buf, err
-	}, func(i int, buf []byte) error {
-		j := jobs[i]
-		var err error
-		if t.full {
-			err = writeBox(f, t.addr, a.Shape, j.box, buf, size, mon)
-		} else {
-			u := t.plan.Units[j.unit].Box
-			rel := catalog.Box{Lower: make([]int64, len(u.Lower)), Count: j.box.Count}
-			for d := range rel.Lower {
-				rel.Lower[d] = j.box.Lower[d] - u.Lower[d]
-			}
-			err = writeBox(f, t.addrs[j.unit], u.Count, rel, buf, size, mon)
-		}
-		if err == nil && mon != nil {
-			mon.done.Add(int64(len(buf)))
-		}
-		return err
-	})
-	if err != nil || opts.NoDigest {
-		return "", err
-	}
-	hashUnits, _, err := units(a.Shape, planner.Layout{Kind: planner.Contiguous}, size, opts.budget())
-	if err != nil {
-		return "", err
-	}
-	env.keep = 0
-	return streamArrayEnv[struct{}](ctx, env, src, a, hashUnits, opts.jobs(), nil, nil)
 }
 
 // writeBox pwrites buf, the row-major bytes of box, into the row-major

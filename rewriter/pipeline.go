@@ -12,17 +12,11 @@ import (
 	"relayout/catalog"
 )
 
-// ordered runs work(i) for i in [0, n) on at most jobs goroutines and hands
-// each result to use(i, v) in index order, on one goroutine at a time, so
-// hashing and writing see slabs in row-major order while assembly runs in
-// parallel. At most about 2*jobs results are alive at once (conc's stream
-// queues jobs+1 finished tasks). The first error of work or use cancels the
-// rest and is returned; jobs = 1 runs the same path.
-func ordered[T any](ctx context.Context, jobs, n int, work func(context.Context, int) (T, error), use func(int, T) error) error {
-	return orderedAdmit(ctx, jobs, n, nil, nil, work, use)
-}
-
-// orderedAdmit is ordered with admission control: admit(i) runs on the
+// orderedAdmit runs work(i) for i in [0, n) on at most jobs goroutines and
+// hands each result to use(i, v) in index order, on one goroutine at a
+// time, so hashing and writing see units in order while assembly runs in
+// parallel. The first error of work or use cancels the rest and is
+// returned; jobs = 1 runs the same path. Admission control: admit(i) runs on the
 // dispatching goroutine, in index order, before task i starts (it charges
 // the memory budget and may block); release(i) runs after task i's callback,
 // whatever happened. An error from admit stops dispatching and is returned.
@@ -83,15 +77,7 @@ func streamArray(ctx context.Context, src catalog.Source, a *catalog.Array, slab
 	if sink != nil {
 		s = func(slab catalog.Box, buf []byte, _ struct{}) error { return sink(slab, buf) }
 	}
-	return streamArrayWith(ctx, src, a, slabs, jobs, nil, s)
-}
-
-// streamArrayWith is streamArray with a per-slab step, prep, that runs on the
-// workers in parallel after assembly (cutting and encoding chunks, say); its
-// result reaches sink with the slab, in slab order.
-func streamArrayWith[T any](ctx context.Context, src catalog.Source, a *catalog.Array, slabs []catalog.Box, jobs int,
-	prep func(slab catalog.Box, buf []byte) (T, error), sink func(slab catalog.Box, buf []byte, v T) error) (string, error) {
-	return streamArrayEnv(ctx, pipeEnv{}, src, a, slabs, jobs, prep, sink)
+	return streamArrayEnv(ctx, pipeEnv{}, src, a, slabs, jobs, nil, s)
 }
 
 // pipeEnv is what the pipeline charges and reports to: the memory budget
@@ -162,8 +148,11 @@ func (r *slabReads) admit(ctx context.Context, i int) {
 	}
 }
 
-// streamArrayEnv is streamArrayWith charging env.mem before each slab's
-// buffers exist and timing the stages on env.mon.
+// streamArrayEnv is streamArray with a per-slab step, prep, that runs on the
+// workers in parallel after assembly (cutting and encoding chunks, writing
+// raw chunks, a unit's sha256), whose result reaches sink with the slab, in
+// slab order; charging env.mem before each slab's buffers exist and timing
+// the stages on env.mon.
 func streamArrayEnv[T any](ctx context.Context, env pipeEnv, src catalog.Source, a *catalog.Array, slabs []catalog.Box, jobs int,
 	prep func(slab catalog.Box, buf []byte) (T, error), sink func(slab catalog.Box, buf []byte, v T) error) (string, error) {
 	type slabOut struct {

@@ -2,11 +2,14 @@ package rewriter
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"relayout/catalog"
@@ -39,6 +42,10 @@ type Options struct {
 	Monitor *Monitor
 
 	mem *memBudget // MaxMem as a semaphore, made by Run
+
+	// unitCap caps the size of a work unit (a sharded job's unit size:
+	// the journal's granularity); 0: the budget's own.
+	unitCap int64
 
 	// tiles overrides tileTarget and tileLimit (tests).
 	tiles struct{ target, limit int64 }
@@ -88,69 +95,109 @@ const maxSlabBytes = 32 << 20
 
 // Run writes every variable of store, whose blocks src fetches, into one
 // HDF5 file per variable in stage, then stage/relayout.json, and returns the
-// manifest. Each file appears under its final name only once complete and
+// manifest. It is a job of one shard run in this process: Prepare (the
+// files' structure in stage, the work units), the shard's units through the
+// engine (engine.go), JoinParts, all under one memory budget; the job's
+// own files (part file) live in a work directory beside stage, removed at
+// the end. Each file appears under its final name only once complete and
 // synced; the manifest is written last.
 func Run(ctx context.Context, store *catalog.Store, src catalog.Source, stage string, opts Options) (*catalog.Manifest, error) {
-	info, err := store.Info()
-	if err != nil {
-		return nil, fmt.Errorf("rewriter: %w", err)
-	}
 	vars, err := store.Variables()
 	if err != nil {
 		return nil, fmt.Errorf("rewriter: %w", err)
 	}
-	if err := checkPlan(ctx, store, vars, opts); err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(stage, 0o755); err != nil {
-		return nil, fmt.Errorf("rewriter: %w", err)
-	}
-	names := make([]string, len(vars))
-	for i, v := range vars {
-		names[i] = v.Name
-	}
-	files := FileNames(names)
-	m := &catalog.Manifest{
-		Tool:      "relayout",
-		Version:   opts.Version,
-		Input:     catalog.ManifestInput{Path: info.Path, Format: info.Format},
-		Variables: []catalog.ManifestVariable{},
-		Skipped:   info.Skipped,
-	}
+	work := filepath.Join(filepath.Dir(stage), "."+filepath.Base(stage)+".run")
+	defer os.RemoveAll(work)
 	opts = opts.withPipeline(src, vars).withMerge()
 	defer opts.mem.close()
-	fc := newFileConfig(info, vars, opts, false)
-	links := make([][]seriesLink, len(vars))
-	for i, v := range vars {
-		start := time.Now()
-		opts.Monitor.setVariable(v.Name)
-		dec := FileLayout(opts.FS, v.Bytes, opts.Storage)
-		mv, st, err := writeVariable(ctx, store, src, stage, files[i], v, fc, dec, opts)
-		if err != nil {
-			return nil, err
+	log := &memLog{recs: map[int]JournalRecord{}}
+	var e *engine
+	job, _, err := prepare(ctx, store, src, work, stage, opts, PrepareOptions{Shards: 1}, func(job *Job, vi, first int, st varStats) error {
+		if e == nil {
+			e = newEngine(store, src, job, stage, partPath(work, 0, 1), opts, log)
+			e.digests = true
 		}
-		m.Variables = append(m.Variables, mv)
-		links[i] = st.links
-		if opts.Progress != nil {
-			striped := ""
-			if mv.Storage != nil && mv.Storage.Striped {
-				striped = fmt.Sprintf(", %d stripes of %s", mv.Storage.StripeCount, fsinfo.Size(mv.Storage.StripeSize))
-			}
-			fmt.Fprintf(opts.Progress, "%s: %d arrays, %.1f MiB, %.2f s%s\n",
-				v.Name, st.arrays, float64(st.bytes)/(1<<20), time.Since(start).Seconds(), striped)
-		}
+		return e.runVariable(ctx, vi, first, st)
+	})
+	if e != nil {
+		defer e.close()
 	}
-	skipped, seriesFiles, err := writeSeries(stage, fc.root, files, links)
+	if err == nil {
+		synced := map[string]bool{}
+		if e != nil {
+			synced = e.synced
+		}
+		err = joinParts(ctx, work, stage, job, log.recs, synced)
+	}
 	if err != nil {
+		if e != nil {
+			e.close()
+		}
+		removeTemps(stage)
 		return nil, err
 	}
-	m.Series, m.SeriesFiles = SeriesName, seriesFiles
-	m.Skipped = append(m.Skipped, skipped...)
+	m := &job.Manifest
+	for di := range job.Datasets {
+		d := &job.Datasets[di]
+		md := &m.Variables[d.VarIndex].Datasets[d.Entry]
+		if s, ok := e.sums[di]; ok {
+			md.SHA256 = s
+		} else if !opts.NoDigest && product(d.Shape) == 0 {
+			s := sha256.Sum256(nil) // no units: the digest of no bytes
+			md.SHA256 = hex.EncodeToString(s[:])
+		}
+	}
 	m.IO = opts.Monitor.profile(opts.mem)
 	if err := writeManifest(stage, m); err != nil {
 		return nil, err
 	}
 	return m, nil
+}
+
+// runVariable writes variable vi, whose units start at job.Units[from]:
+// its file synced once when its datasets are written, and Run's line.
+func (e *engine) runVariable(ctx context.Context, vi, from int, st varStats) error {
+	job := e.job
+	mv := job.Manifest.Variables[vi]
+	start := time.Now()
+	e.opts.Monitor.setVariable(mv.Name)
+	for i := from; i < len(job.Units); {
+		j := i
+		for j < len(job.Units) && job.Units[j].Dataset == job.Units[i].Dataset {
+			j++
+		}
+		group := make([]*Unit, j-i)
+		for k := range group {
+			group[k] = &job.Units[i+k]
+		}
+		if err := e.group(ctx, job.Units[i].Dataset, group, true); err != nil {
+			return err
+		}
+		i = j
+	}
+	if err := e.finishFile(mv.File); err != nil {
+		return fmt.Errorf("rewriter: %s: %w", mv.Name, err)
+	}
+	if p := e.opts.Progress; p != nil {
+		striped := ""
+		if mv.Storage != nil && mv.Storage.Striped {
+			striped = fmt.Sprintf(", %d stripes of %s", mv.Storage.StripeCount, fsinfo.Size(mv.Storage.StripeSize))
+		}
+		fmt.Fprintf(p, "%s: %d arrays, %.1f MiB, %.2f s%s\n",
+			mv.Name, st.arrays, float64(st.bytes)/(1<<20), time.Since(start).Seconds(), striped)
+	}
+	return nil
+}
+
+// removeTemps removes the temporary files a failed Run left in stage: no
+// partial file stays, and none under a final name.
+func removeTemps(stage string) {
+	ents, _ := os.ReadDir(stage)
+	for _, e := range ents {
+		if n := e.Name(); n == SeriesName || strings.HasPrefix(n, ".") && (strings.HasSuffix(n, ".tmp") || strings.HasSuffix(n, ".join")) {
+			os.Remove(filepath.Join(stage, n))
+		}
+	}
 }
 
 // arrayErr wraps err as "rewriter: <var> step <s>[ level <l>]: err".

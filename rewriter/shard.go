@@ -3,7 +3,6 @@ package rewriter
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -26,19 +25,24 @@ import (
 //	OUT/.relayout/job.json            the job: datasets, work units, shard of each unit
 //	OUT/.relayout/catalog.db          the input catalog, built once by plan
 //	OUT/.relayout/stage/.<f>.h5.tmp   each variable's file, HDF5 structure written by plan:
-//	                                  contiguous datasets allocated early at known offsets,
-//	                                  chunked datasets created empty
+//	                                  contiguous and merged datasets and raw chunks of
+//	                                  covered arrays allocated early at known offsets,
+//	                                  compressed or sparse chunked datasets created empty
 //	OUT/.relayout/stage/series.h5     the series file (external links), written by plan
 //	OUT/.relayout/parts/shard-I-of-N.part     encoded chunks written by shard I
 //	OUT/.relayout/journal/shard-I-of-N.log    finished units of shard I (journal.go)
 //	OUT/.relayout/lock, lock.shard-I-of-N     flocks (lock.go)
 //
-// A work unit is a run of whole rows (dimension 0) of one dataset — whole
-// chunk rows when chunked — of about UnitBytes. Shards write contiguous
-// units with pwrite straight into the prepared file (disjoint byte ranges,
-// no HDF5 call), and chunked units (raw or compressed) as encoded chunks
-// appended to their own part file: no shard ever touches HDF5 metadata.
-// Commit joins the chunks into a copy of each file with H5Dwrite_chunk
+// A work unit is a box of one dataset of at most UnitBytes: a run of whole
+// rows (dimension 0), whole chunk rows when chunked, or where those do not
+// fit, block-aligned tiles, boxes of whole chunks, pieces of a merged
+// cuboid (the cuts Run makes; datasetUnits). Shards write contiguous,
+// merged and raw chunked units (of arrays their blocks cover: chunks
+// allocated by plan) with pwrite straight into the prepared file (disjoint
+// byte ranges, no HDF5 call; engine.go), and compressed or sparse chunked
+// units as encoded chunks appended to their own part file: no shard ever
+// touches HDF5 metadata. Commit joins the chunks into a copy of each file
+// with H5Dwrite_chunk
 // (a copy, so that a commit killed half-way leaves the prepared file intact
 // and is simply redone), renames each file to its final stage name, checks
 // every unit against the journal and (unless told not to) every element
@@ -89,26 +93,40 @@ type JobDataset struct {
 	ElemSize int     `json:"elem_size"`
 	Deflate  int     `json:"deflate,omitempty"`
 	Shuffle  bool    `json:"shuffle,omitempty"`
-	Addr     int64   `json:"addr"` // contiguous data's file offset
-	BlocksIn int     `json:"blocks_in"`
-	BytesIn  int64   `json:"bytes_in"`
+	Addr     int64   `json:"addr"` // contiguous (or covered merged) data's file offset
+	// Kind says how units reach the file (engine.go); "": parts when
+	// Chunk is set, else contiguous.
+	Kind     string      `json:"kind,omitempty"`
+	ObjAddr  uint64      `json:"obj_addr,omitempty"` // chunks: the dataset's object header (its chunk index)
+	Cuboids  []JobCuboid `json:"cuboids,omitempty"`  // merged, partially covered: the cuboid datasets
+	Split    bool        `json:"split,omitempty"`    // units smaller than a row (or a chunk row)
+	BlocksIn int         `json:"blocks_in"`
+	BytesIn  int64       `json:"bytes_in"`
 }
 
 func (d *JobDataset) key() catalog.Key { return catalog.Key{Var: d.Var, Step: d.Step, Level: d.Level} }
 
-// Unit is rows [Lo, Lo+Rows) of one dataset (a scalar: Rows 0, the whole).
+// Unit is rows [Lo, Lo+Rows) of one dataset (a scalar: Rows 0, the whole),
+// or the box Lower, Count when set (a tile, a box of chunks, a piece of a
+// cuboid; Cuboid is the cuboid dataset of a partially covered merged array).
 type Unit struct {
-	ID      int    `json:"id"`
-	Dataset int    `json:"ds"`
-	Lo      int64  `json:"lo"`
-	Rows    int64  `json:"rows"`
-	Bytes   int64  `json:"bytes"`
-	Source  string `json:"src,omitempty"`
-	Shard   int    `json:"shard"`
+	ID      int     `json:"id"`
+	Dataset int     `json:"ds"`
+	Lo      int64   `json:"lo"`
+	Rows    int64   `json:"rows"`
+	Lower   []int64 `json:"lower,omitempty"`
+	Count   []int64 `json:"count,omitempty"`
+	Cuboid  int     `json:"cuboid,omitempty"`
+	Bytes   int64   `json:"bytes"`
+	Source  string  `json:"src,omitempty"`
+	Shard   int     `json:"shard"`
 }
 
 func (j *Job) box(u *Unit) catalog.Box {
 	shape := j.Datasets[u.Dataset].Shape
+	if u.Count != nil {
+		return catalog.Box{Lower: u.Lower, Count: u.Count}
+	}
 	if len(shape) == 0 {
 		return catalog.Box{Lower: []int64{}, Count: []int64{}}
 	}
@@ -136,30 +154,45 @@ const DefaultUnitBytes = 16 << 20
 // assigns them to shards and writes work/job.json last (a crash before that
 // leaves no job, and the next plan starts over).
 func Prepare(ctx context.Context, store *catalog.Store, src catalog.Source, work string, opts Options, p PrepareOptions) (*Job, error) {
+	job, _, err := prepare(ctx, store, src, work, filepath.Join(work, "stage"), opts, p, nil)
+	return job, err
+}
+
+// prepare is Prepare with the stage directory given. With run set the job
+// is Run's own: not written to work/job.json, the stage left as it is,
+// units cut by the budget alone, and run(job, vi, first, st) called as soon
+// as variable vi is prepared (its units are job.Units[first:]): its
+// file is then written while the fill values HDF5 wrote into it are still
+// in the page cache.
+func prepare(ctx context.Context, store *catalog.Store, src catalog.Source, work, stage string, opts Options, p PrepareOptions,
+	run func(job *Job, vi, first int, st varStats) error) (*Job, []varStats, error) {
 	if p.Shards < 1 {
-		return nil, fmt.Errorf("rewriter: prepare: %d shards", p.Shards)
+		return nil, nil, fmt.Errorf("rewriter: prepare: %d shards", p.Shards)
 	}
-	for _, n := range []string{JobFile, committedFile, committingFile, "stage", "parts", "journal"} {
+	reset := []string{JobFile, committedFile, committingFile, "parts", "journal"}
+	if run == nil {
+		reset = append(reset, "stage")
+	}
+	for _, n := range reset {
 		if err := os.RemoveAll(filepath.Join(work, n)); err != nil {
-			return nil, fmt.Errorf("rewriter: prepare: %w", err)
+			return nil, nil, fmt.Errorf("rewriter: prepare: %w", err)
 		}
 	}
-	stage := filepath.Join(work, "stage")
 	for _, d := range []string{stage, filepath.Join(work, "parts"), filepath.Join(work, "journal")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
-			return nil, fmt.Errorf("rewriter: prepare: %w", err)
+			return nil, nil, fmt.Errorf("rewriter: prepare: %w", err)
 		}
 	}
 	info, err := store.Info()
 	if err != nil {
-		return nil, fmt.Errorf("rewriter: %w", err)
+		return nil, nil, fmt.Errorf("rewriter: %w", err)
 	}
 	vars, err := store.Variables()
 	if err != nil {
-		return nil, fmt.Errorf("rewriter: %w", err)
+		return nil, nil, fmt.Errorf("rewriter: %w", err)
 	}
 	if err := checkPlan(ctx, store, vars, opts); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	names := make([]string, len(vars))
 	var total int64
@@ -171,35 +204,58 @@ func Prepare(ctx context.Context, store *catalog.Store, src catalog.Source, work
 	var id [8]byte
 	rand.Read(id[:])
 	job := &Job{Schema: JobSchema, ID: hex.EncodeToString(id[:]), Input: p.Input, Vars: p.Vars,
-		Signature: p.Signature, Shards: p.Shards, Inputs: p.Inputs, Created: time.Now().UTC().Truncate(time.Second),
-		UnitBytes: planner.UnitBytesFor(total, p.Shards, cmpOr(p.UnitBytes, DefaultUnitBytes))}
+		Signature: p.Signature, Shards: p.Shards, Inputs: p.Inputs, Created: time.Now().UTC().Truncate(time.Second)}
+	if run != nil {
+		job.UnitBytes = opts.budget()
+	} else {
+		job.UnitBytes = planner.UnitBytesFor(total, p.Shards, cmpOr(p.UnitBytes, DefaultUnitBytes))
+		opts.unitCap = job.UnitBytes
+	}
+	opts = opts.withMerge()
 	job.Manifest = catalog.Manifest{Tool: "relayout", Version: opts.Version,
 		Input: catalog.ManifestInput{Path: info.Path, Format: info.Format}, Variables: []catalog.ManifestVariable{}, Skipped: info.Skipped}
-	fc := newFileConfig(info, vars, opts, true)
+	fc := newFileConfig(info, vars, opts)
 	links := make([][]seriesLink, len(vars))
+	stats := make([]varStats, len(vars))
 	for i, v := range vars {
 		dec := FileLayout(opts.FS, v.Bytes, opts.Storage)
-		mv, st, contig, err := prepareVariable(ctx, store, src, stage, files[i], v, fc, dec, opts)
+		mv, st, targets, err := prepareVariable(ctx, store, src, stage, files[i], v, fc, dec, opts)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		links[i] = st.links
+		links[i], stats[i] = st.links, st
 		byKey := map[catalog.Key]int{}
 		for e, md := range mv.Datasets {
 			d := JobDataset{Var: v.Name, Step: md.Step, Level: md.Level, VarIndex: i, Entry: e, File: files[i],
-				Path: md.Path, Shape: md.Shape, ElemSize: v.DType.Size, Addr: -1}
-			if md.Layout == planner.Chunked {
-				d.Chunk = md.Chunk
+				Path: md.Path, Shape: md.Shape, ElemSize: v.DType.Size, Addr: -1, Kind: KindContiguous}
+			t, ok := targets[d.key()]
+			if !ok {
+				return nil, nil, arrayErr(d.key(), fmt.Errorf("no prepared dataset"))
+			}
+			switch {
+			case t.merged != nil:
+				d.Kind, d.Addr = KindMerged, t.merged.addr
+				if !t.merged.full {
+					d.Cuboids = []JobCuboid{}
+					for c, u := range t.merged.plan.Units {
+						d.Cuboids = append(d.Cuboids, JobCuboid{Lower: u.Box.Lower, Count: u.Box.Count, Addr: t.merged.addrs[c]})
+					}
+				}
+			case t.chunks != nil:
+				d.Kind, d.Chunk, d.ObjAddr = KindChunks, md.Chunk, t.chunks.objAddr
+			case md.Layout == planner.Chunked:
+				d.Kind, d.Chunk = KindParts, md.Chunk
 				if opts.Deflate > 0 {
 					d.Deflate, d.Shuffle = opts.Deflate, v.DType.Size > 1
 				}
-			} else if t, ok := contig[d.key()]; ok {
+			default:
 				d.Addr = t.addr
 			}
 			byKey[d.key()] = len(job.Datasets)
 			job.Datasets = append(job.Datasets, d)
 		}
 		job.Manifest.Variables = append(job.Manifest.Variables, mv)
+		first := len(job.Units)
 		err = store.EachArray(ctx, v.Name, func(a *catalog.Array) error {
 			if a.Constant {
 				return nil // attributes only, written by prepareVariable
@@ -213,26 +269,49 @@ func Prepare(ctx context.Context, store *catalog.Store, src catalog.Source, work
 			for k := range a.Blocks {
 				d.BytesIn += a.Blocks[k].Length
 			}
-			layout := planner.Layout{Kind: planner.Contiguous}
-			if d.Chunk != nil {
-				layout = planner.Layout{Kind: planner.Chunked, Chunk: d.Chunk}
+			if err := checkArray(a); err != nil {
+				return arrayErr(a.Key(), err)
 			}
-			for _, s := range planner.Slabs(a.Shape, layout, a.DType.Size, job.UnitBytes) {
-				u := Unit{ID: len(job.Units), Dataset: di, Bytes: s.Elements() * int64(a.DType.Size), Source: dominantSource(a, s)}
-				if len(s.Lower) > 0 {
-					u.Lo, u.Rows = s.Lower[0], s.Count[0]
+			boxes, cuboid, split, err := datasetUnits(a, d, targets[a.Key()], opts)
+			if err != nil {
+				return arrayErr(a.Key(), err)
+			}
+			d.Split = split
+			var x *blockIndex
+			if p.Shards > 1 {
+				x = indexBlocks(a) // for the shard assignment
+			}
+			for n, b := range boxes {
+				u := Unit{ID: len(job.Units), Dataset: di, Bytes: b.Elements() * int64(a.DType.Size)}
+				if x != nil {
+					u.Source = dominantSource(x, b)
+				}
+				if cuboid != nil {
+					u.Cuboid = cuboid[n]
+				}
+				if len(b.Lower) > 0 {
+					if wholeRows(b, a.Shape) {
+						u.Lo, u.Rows = b.Lower[0], b.Count[0]
+					} else {
+						u.Lower, u.Count = b.Lower, b.Count
+					}
 				}
 				job.Units = append(job.Units, u)
 			}
 			return nil
 		})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
+		}
+		if run != nil {
+			if err := run(job, i, first, st); err != nil {
+				return nil, nil, err
+			}
 		}
 	}
 	skipped, seriesFiles, err := writeSeries(stage, fc.root, files, links)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	job.Manifest.Series, job.Manifest.SeriesFiles = SeriesName, seriesFiles
 	job.Manifest.Skipped = append(job.Manifest.Skipped, skipped...)
@@ -244,14 +323,61 @@ func Prepare(ctx context.Context, store *catalog.Store, src catalog.Source, work
 	for i, s := range planner.AssignShards(su, p.Shards) {
 		job.Units[i].Shard = s
 	}
+	if run != nil {
+		return job, stats, nil
+	}
 	b, err := json.Marshal(job)
 	if err != nil {
-		return nil, fmt.Errorf("rewriter: prepare: %w", err)
+		return nil, nil, fmt.Errorf("rewriter: prepare: %w", err)
 	}
 	if err := writeFileAtomic(work, JobFile, b); err != nil {
-		return nil, fmt.Errorf("rewriter: prepare: %w", err)
+		return nil, nil, fmt.Errorf("rewriter: prepare: %w", err)
 	}
-	return job, nil
+	return job, stats, nil
+}
+
+// datasetUnits cuts array a (with its blocks), prepared as d, into work
+// units: for a merged array also each unit's cuboid; split reports units
+// smaller than a row (a chunk row when chunked).
+func datasetUnits(a *catalog.Array, d *JobDataset, t contigTarget, opts Options) (boxes []catalog.Box, cuboid []int, split bool, err error) {
+	size := a.DType.Size
+	switch d.kind() {
+	case KindContiguous:
+		boxes, _, err = opts.writeUnits(a)
+		split = len(boxes) > 0 && len(a.Shape) > 1 && boxes[0].Count[0] == 1 && boxes[0].Count[1] < a.Shape[1]
+		return boxes, nil, split, err
+	case KindChunks:
+		layout := planner.Layout{Kind: planner.Chunked, Chunk: d.Chunk}
+		if err := opts.checkChunkBudget(d.Chunk, size); err != nil {
+			return nil, nil, false, err
+		}
+		// Units of about a tile (or one chunk, if larger): assembled, written
+		// and read back while in the caches (see tileTarget).
+		chunkBytes := product(d.Chunk) * int64(size)
+		boxes, split, err = units(a.Shape, layout, size, min(max(opts.tileTarget(), chunkBytes), opts.budget()))
+		return boxes, nil, split, err
+	case KindParts:
+		if err := opts.checkChunkBudget(d.Chunk, size); err != nil {
+			return nil, nil, false, err
+		}
+		boxes, split, err = opts.arrayUnits(a, planner.Layout{Kind: planner.Chunked, Chunk: d.Chunk})
+		return boxes, nil, split, err
+	}
+	// merged: each cuboid in row-major pieces that fit the budget
+	for ui, u := range t.merged.plan.Units {
+		parts, _, err := units(u.Box.Count, planner.Layout{Kind: planner.Contiguous}, size, opts.budget())
+		if err != nil {
+			return nil, nil, false, err
+		}
+		for _, p := range parts {
+			for k := range p.Lower {
+				p.Lower[k] += u.Box.Lower[k]
+			}
+			boxes = append(boxes, p)
+			cuboid = append(cuboid, ui)
+		}
+	}
+	return boxes, cuboid, false, nil
 }
 
 func cmpOr(v, def int64) int64 {
@@ -261,26 +387,31 @@ func cmpOr(v, def int64) int64 {
 	return def
 }
 
-// dominantSource is the input file holding most of the bytes of a's blocks
-// that meet slab's rows.
-func dominantSource(a *catalog.Array, s catalog.Box) string {
+// dominantSource is the input file holding most of the bytes of the blocks
+// of x's array that meet box s.
+func dominantSource(x *blockIndex, s catalog.Box) string {
 	by := map[string]int64{}
 	best, bestN := "", int64(-1)
-	for k := range a.Blocks {
-		b := &a.Blocks[k]
-		if len(s.Lower) > 0 && (b.Box.Lower[0] >= s.Lower[0]+s.Count[0] || b.Box.Lower[0]+b.Box.Count[0] <= s.Lower[0]) {
-			continue
-		}
+	x.each(s, func(k int) {
+		b := &x.a.Blocks[k]
 		by[b.File] += b.Length
 		if n := by[b.File]; n > bestN || n == bestN && b.File < best {
 			best, bestN = b.File, n
 		}
-	}
+	})
 	return best
 }
 
-// prepareVariable is phases 0 and 1 of writeVariable with chunked datasets
-// left empty; the file stays at stage/.<file>.tmp.
+// prepareVariable writes v's file structure into stage/.<file>.tmp:
+//
+//  0. On Lustre, create the file with its stripes set (dec) before any
+//     write; HDF5 then truncates it, which keeps the layout.
+//  1. HDF5 open (aligned per dec): create every dataset (contiguous ones
+//     and raw chunks of covered arrays allocated early at known
+//     addresses), set the attributes; compressed and sparse chunked
+//     datasets are left empty (JoinParts writes their chunks).
+//
+// It returns each dataset's target by array key.
 func prepareVariable(ctx context.Context, store *catalog.Store, src catalog.Source, stage, file string,
 	v catalog.VarSummary, fc fileConfig, dec fsinfo.Decision, opts Options) (catalog.ManifestVariable, varStats, map[catalog.Key]contigTarget, error) {
 	mv := catalog.ManifestVariable{Name: v.Name, DType: v.DType.LittleEndian().NumPy(), File: file, Datasets: []catalog.ManifestDataset{}}
@@ -292,7 +423,11 @@ func prepareVariable(ctx context.Context, store *catalog.Store, src catalog.Sour
 			return mv, st, nil, fmt.Errorf("rewriter: %s: %w", v.Name, err)
 		}
 		if err := fsinfo.SetStripe(tmp, dec.StripeCount, dec.StripeSize); err != nil {
+			// The directory's default layout stays; say so and go on.
 			mv.Storage.StripeError = err.Error()
+			if opts.Progress != nil {
+				fmt.Fprintf(opts.Progress, "%s: striping not applied, default layout kept: %v\n", v.Name, err)
+			}
 		} else {
 			mv.Storage.Striped = true
 		}
@@ -321,6 +456,12 @@ func LoadJob(work string) (*Job, error) {
 	var j Job
 	if err := json.Unmarshal(b, &j); err != nil || j.Schema != JobSchema {
 		return nil, fmt.Errorf("rewriter: %s: not a %s job: %w", filepath.Join(work, JobFile), JobSchema, catalog.ErrCorrupt)
+	}
+	for i, u := range j.Units {
+		if u.ID != i || u.Dataset < 0 || u.Dataset >= len(j.Datasets) || u.Shard < 0 || u.Shard >= j.Shards {
+			return nil, fmt.Errorf("rewriter: %s: unit %d (id %d, dataset %d, shard %d) does not fit the job: %w",
+				filepath.Join(work, JobFile), i, u.ID, u.Dataset, u.Shard, catalog.ErrCorrupt)
+		}
 	}
 	return &j, nil
 }
@@ -365,41 +506,14 @@ func (j *Job) largestUnit(units []*Unit) int64 {
 	return n
 }
 
-// shardReadLimit is the largest coalesced read of a shard's units, charged
-// to every unit in flight.
-const shardReadLimit = 4 << 20
-
-// shardJobs is how many of a dataset's units a shard assembles at once
-// within maxMem (<= 0: DefaultMaxMem): up to 2*jobs+1 units are alive in
-// the ordered pipeline (jobs assembling, jobs+1 finished and waiting for
-// their turn to be written), each with its buffer, a second copy when twice
-// (encoded chunks; the input beside the output when commit compares), and
-// its largest read. An error when even one at a time does not
-// fit.
-func shardJobs(jobs int, maxMem, unitBytes int64, twice bool) (int, error) {
-	if maxMem <= 0 {
-		maxMem = DefaultMaxMem
-	}
-	cost := unitBytes + shardReadLimit
-	if twice {
-		cost += unitBytes
-	}
-	n := (maxMem/cost - 1) / 2
-	if n < 1 {
-		return 0, fmt.Errorf("work units of %d bytes need %d bytes of buffers each (three in flight): --max-mem %d is too small; raise it or plan with a smaller --unit-size: %w",
-			unitBytes, cost, maxMem, catalog.ErrUnsupported)
-	}
-	return int(min(int64(jobs), n)), nil
-}
-
-// RewriteShard runs shard's units that its journal does not list yet,
-// with at most jobs units assembled at once and their buffers within
-// maxMem (shardJobs). Rerunning a finished shard does nothing. The caller
-// holds the locks.
+// RewriteShard runs shard's units that its journal does not list yet
+// through the engine (engine.go), with at most jobs units assembled at once
+// and every buffer charged to one budget of maxMem bytes (<= 0:
+// DefaultMaxMem). Rerunning a finished shard does nothing. The caller holds
+// the locks.
 func RewriteShard(ctx context.Context, store *catalog.Store, src catalog.Source, work string, job *Job,
 	shard, jobs int, maxMem int64, progress io.Writer) (ShardStatus, error) {
 	var st ShardStatus
-	ctx = catalog.WithReadLimit(ctx, shardReadLimit)
 	jpath := journalPath(work, shard, job.Shards)
 	if err := os.MkdirAll(filepath.Dir(jpath), 0o755); err != nil {
 		return st, fmt.Errorf("rewriter: %w", err)
@@ -419,9 +533,60 @@ func RewriteShard(ctx context.Context, store *catalog.Store, src catalog.Source,
 		done[r.Unit] = true
 		partEnd = max(partEnd, r.PartEnd)
 	}
-	var mine [][]*Unit // grouped by dataset, in job order
-	for i := range job.Units {
-		u := &job.Units[i]
+	mine, whole := job.shardGroups(shard, done, &st)
+	if len(mine) == 0 && finished {
+		return st, nil
+	}
+	if err := os.MkdirAll(filepath.Join(work, "parts"), 0o755); err != nil {
+		return st, fmt.Errorf("rewriter: %w", err)
+	}
+	jr, err := OpenJournal(jpath, job.ID)
+	if err != nil {
+		return st, err
+	}
+	defer jr.Close()
+	opts := Options{Jobs: jobs, MaxMem: maxMem}
+	opts.mem = newMemBudget(opts.maxMem())
+	defer opts.mem.close()
+	e := newEngine(store, src, job, filepath.Join(work, "stage"), partPath(work, shard, job.Shards), opts, jr)
+	e.partEnd, e.unitSums, e.syncEach = partEnd, true, true
+	defer e.close()
+	jr.Sync = e.syncDirty
+	for gi, group := range mine {
+		d := &job.Datasets[group[0].Dataset]
+		if err := e.group(ctx, group[0].Dataset, group, whole[gi]); err != nil {
+			if ferr := jr.Flush(); ferr != nil && ctx.Err() == nil {
+				return e.st, errors.Join(err, ferr)
+			}
+			return e.st, err
+		}
+		if progress != nil {
+			fmt.Fprintf(progress, "%s %s step %d level %d: %d units\n", ShardName(shard, job.Shards), d.Var, d.Step, d.Level, len(group))
+		}
+	}
+	e.st.Units, e.st.Skipped = st.Units, st.Skipped
+	if err := jr.Add(JournalRecord{Done: true}); err != nil {
+		return e.st, err
+	}
+	return e.st, jr.Close()
+}
+
+func newEngine(store *catalog.Store, src catalog.Source, job *Job, stage, part string, opts Options, log unitLog) *engine {
+	return &engine{store: store, src: src, job: job, stage: stage, part: part, opts: opts, log: log,
+		files: map[string]*os.File{}, dirty: map[*os.File]bool{}, sums: map[int]string{}, synced: map[string]bool{}}
+}
+
+// shardGroups is shard's units not in done, grouped by dataset in job
+// order, and for each group whether it holds every unit of its dataset. It
+// counts the shard's units and those done in st.
+func (j *Job) shardGroups(shard int, done map[int]bool, st *ShardStatus) ([][]*Unit, []bool) {
+	per := map[int]int{}
+	for i := range j.Units {
+		per[j.Units[i].Dataset]++
+	}
+	var mine [][]*Unit
+	for i := range j.Units {
+		u := &j.Units[i]
 		if u.Shard != shard {
 			continue
 		}
@@ -435,161 +600,9 @@ func RewriteShard(ctx context.Context, store *catalog.Store, src catalog.Source,
 		}
 		mine[len(mine)-1] = append(mine[len(mine)-1], u)
 	}
-	if len(mine) == 0 && finished {
-		return st, nil
+	whole := make([]bool, len(mine))
+	for i, g := range mine {
+		whole[i] = len(g) == per[g[0].Dataset]
 	}
-	if err := os.MkdirAll(filepath.Join(work, "parts"), 0o755); err != nil {
-		return st, fmt.Errorf("rewriter: %w", err)
-	}
-	part, err := os.OpenFile(partPath(work, shard, job.Shards), os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return st, fmt.Errorf("rewriter: %w", err)
-	}
-	defer part.Close()
-	if err := part.Truncate(partEnd); err != nil { // drop chunks no record names
-		return st, fmt.Errorf("rewriter: %w", err)
-	}
-	files := map[string]*os.File{}
-	dirty := map[*os.File]bool{}
-	defer func() {
-		for _, f := range files {
-			f.Close()
-		}
-	}()
-	jr, err := OpenJournal(jpath, job.ID)
-	if err != nil {
-		return st, err
-	}
-	defer jr.Close()
-	jr.Sync = func() error {
-		for f := range dirty {
-			if err := f.Sync(); err != nil {
-				return err
-			}
-			delete(dirty, f)
-		}
-		return nil
-	}
-	stage := filepath.Join(work, "stage")
-	for _, group := range mine {
-		d := &job.Datasets[group[0].Dataset]
-		a, err := store.Array(d.key())
-		if err != nil {
-			return st, arrayErr(d.key(), err)
-		}
-		if err := checkArray(a); err != nil {
-			return st, arrayErr(d.key(), err)
-		}
-		if err := checkOverlaps(ctx, src, a); err != nil {
-			return st, arrayErr(d.key(), err)
-		}
-		var out *os.File
-		var size int64
-		if d.Chunk == nil {
-			if out = files[d.File]; out == nil {
-				if out, err = os.OpenFile(filepath.Join(stage, "."+d.File+".tmp"), os.O_RDWR, 0); err != nil {
-					return st, fmt.Errorf("rewriter: %s: prepared file: %w", d.Var, err)
-				}
-				files[d.File] = out
-			}
-			fi, err := out.Stat()
-			if err != nil {
-				return st, err
-			}
-			size = fi.Size()
-		}
-		var touched map[int64]bool
-		var grid []int64
-		if d.Chunk != nil {
-			touched, grid = touchedChunks(a, d.Chunk), chunkGrid(a.Shape, d.Chunk)
-		}
-		rowBytes := int64(a.DType.Size)
-		if len(a.Shape) > 0 {
-			rowBytes *= product(a.Shape[1:])
-		}
-		fill := leFill(a)
-		blocks := indexBlocks(a)
-		n, err := shardJobs(jobs, maxMem, job.largestUnit(group), d.Chunk != nil)
-		if err != nil {
-			return st, arrayErr(d.key(), err)
-		}
-		type chunkOut struct {
-			off  []int64
-			data []byte
-		}
-		type unitOut struct {
-			buf    []byte
-			sum    string
-			chunks []chunkOut
-			start  time.Time
-			blocks int
-			read   int64
-		}
-		err = ordered(ctx, n, len(group), func(ctx context.Context, i int) (unitOut, error) {
-			o := unitOut{start: time.Now()}
-			box := job.box(group[i])
-			blocks.each(box, func(k int) { // units are whole rows: overlapping rows is overlapping
-				o.blocks++
-				o.read += a.Blocks[k].Length
-			})
-			buf, err := assembleSlab(ctx, src, blocks, box, fill)
-			if err != nil {
-				return o, err
-			}
-			s := sha256.Sum256(buf)
-			o.buf, o.sum = buf, hex.EncodeToString(s[:])
-			if d.Chunk != nil {
-				err = cutChunks(buf, box, a.Shape, d.Chunk, a.DType.Size, func(off []int64, data []byte) error {
-					if touched != nil && !touched[chunkIndex(off, d.Chunk, grid)] {
-						return nil
-					}
-					enc, err := encodeChunk(data, a.DType.Size, d.Deflate)
-					o.chunks = append(o.chunks, chunkOut{append([]int64(nil), off...), enc})
-					return err
-				})
-			}
-			return o, err
-		}, func(i int, o unitOut) error {
-			u := group[i]
-			rec := JournalRecord{Unit: u.ID, SHA256: o.sum, BlocksIn: o.blocks, ReadBytes: o.read}
-			if d.Chunk == nil {
-				off := d.Addr + u.Lo*rowBytes
-				if n := int64(len(o.buf)); n > 0 && (d.Addr < 0 || off+n > size) {
-					return arrayErr(d.key(), fmt.Errorf("%s: unit at %d+%d outside the prepared file (%d bytes)", out.Name(), off, n, size))
-				}
-				if _, err := out.WriteAt(o.buf, off); err != nil {
-					return arrayErr(d.key(), err)
-				}
-				dirty[out] = true
-				rec.Written = int64(len(o.buf))
-			} else {
-				for _, c := range o.chunks {
-					if _, err := part.WriteAt(c.data, partEnd); err != nil {
-						return arrayErr(d.key(), err)
-					}
-					rec.Chunks = append(rec.Chunks, ChunkRef{Offset: c.off, Pos: partEnd, Len: int64(len(c.data))})
-					partEnd += int64(len(c.data))
-					rec.Written += int64(len(c.data))
-				}
-				dirty[part] = true
-			}
-			rec.PartEnd = partEnd
-			rec.Nanos = int64(time.Since(o.start))
-			st.Bytes += int64(len(o.buf))
-			return jr.Add(rec)
-		})
-		if err != nil {
-			if ferr := jr.Flush(); ferr != nil && ctx.Err() == nil {
-				return st, errors.Join(err, ferr)
-			}
-			return st, err
-		}
-		if progress != nil {
-			fmt.Fprintf(progress, "%s %s step %d level %d: %d units\n", ShardName(shard, job.Shards), d.Var, d.Step, d.Level, len(group))
-		}
-	}
-	if err := jr.Add(JournalRecord{Done: true}); err != nil {
-		return st, err
-	}
-	return st, jr.Close()
+	return mine, whole
 }

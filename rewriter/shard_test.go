@@ -1,50 +1,91 @@
 package rewriter
 
 import (
+	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"relayout/catalog"
 )
 
-// TestShardJobs: the units a shard keeps in flight (2*jobs+1, each with its
-// buffer, its chunks when chunked, and a read) fit --max-mem; a budget too
-// small for one at a time is refused as unsupported.
-func TestShardJobs(t *testing.T) {
+// TestCheckUnitBudget: a shard (and commit's check) refuses, as
+// unsupported and naming --max-mem, units that cannot fit the one memory
+// budget one at a time with their largest read (and their second copy:
+// encoded chunks, or the input beside the output); units that fit pass,
+// and the default budget applies when none is given.
+func TestCheckUnitBudget(t *testing.T) {
 	const mib = 1 << 20
 	for _, tc := range []struct {
 		jobs            int
 		maxMem, unit    int64
-		chunked         bool
-		want            int
+		twice           bool
 		wantUnsupported bool
 	}{
-		{8, 1 << 30, 16 * mib, false, 8, false},
-		{64, 1 << 30, 16 * mib, false, 25, false}, // 20 MiB per unit: 51 of them, 2*25+1
-		{8, 128 * mib, 16 * mib, true, 1, false},  // 36 MiB per unit: 3 in flight
-		{8, 64 * mib, 16 * mib, true, 0, true},
-		{1, 0, 16 * mib, false, 1, false}, // 0: the default budget
+		{8, 1 << 30, 16 * mib, false, false},
+		{64, 1 << 30, 16 * mib, true, false},
+		{2, 64 << 10, 64 << 10, false, true}, // e2e: rewrite --max-mem 64KiB
+		{2, 16 * mib, 64 << 10, true, false},
+		{2, 32 * mib, 16 * mib, true, true},
+		{1, 0, 16 * mib, false, false}, // 0: the default budget
 	} {
-		got, err := shardJobs(tc.jobs, tc.maxMem, tc.unit, tc.chunked)
-		if tc.wantUnsupported {
-			if !errors.Is(err, catalog.ErrUnsupported) {
-				t.Errorf("%+v: %d, %v; want ErrUnsupported", tc, got, err)
+		opts := Options{Jobs: tc.jobs, MaxMem: tc.maxMem}
+		err := checkUnitBudget(opts, tc.unit, tc.twice)
+		if tc.wantUnsupported != errors.Is(err, catalog.ErrUnsupported) {
+			t.Errorf("%+v: %v", tc, err)
+		}
+		if err == nil {
+			need := tc.unit + opts.readLimit()
+			if tc.twice {
+				need += tc.unit
 			}
-			continue
+			if need > opts.maxMem() {
+				t.Errorf("%+v: passed, but one unit needs %d of %d", tc, need, opts.maxMem())
+			}
 		}
-		if err != nil || got != tc.want {
-			t.Errorf("%+v: %d, %v; want %d", tc, got, err, tc.want)
+	}
+}
+
+// TestDamagedJobUnits: a job.json whose units do not fit its datasets
+// (dataset, shard, box outside the shape, missing cuboid) is refused as
+// corrupt before any byte is written.
+func TestDamagedJobUnits(t *testing.T) {
+	dir := t.TempDir()
+	j := Job{Schema: JobSchema, ID: "x", Shards: 1,
+		Datasets: []JobDataset{{Var: "v", Shape: []int64{4, 4}, ElemSize: 8, Kind: KindContiguous},
+			{Var: "w", Shape: []int64{8, 8}, ElemSize: 8, Kind: KindMerged, Cuboids: []JobCuboid{{Lower: []int64{0, 0}, Count: []int64{4, 8}}}}},
+		Units: []Unit{{ID: 0, Dataset: 0, Lo: 0, Rows: 4}}}
+	for _, bad := range []func(j *Job){
+		func(j *Job) { j.Units[0].Dataset = 2 },
+		func(j *Job) { j.Units[0].Shard = 1 },
+		func(j *Job) { j.Units[0].ID = 3 },
+	} {
+		c := j
+		c.Units = append([]Unit(nil), j.Units...)
+		bad(&c)
+		b, _ := json.Marshal(c)
+		if err := os.WriteFile(filepath.Join(dir, JobFile), b, 0o644); err != nil {
+			t.Fatal(err)
 		}
-		budget := tc.maxMem
-		if budget <= 0 {
-			budget = DefaultMaxMem
+		if _, err := LoadJob(dir); !errors.Is(err, catalog.ErrCorrupt) {
+			t.Errorf("%+v: %v, want ErrCorrupt", c.Units[0], err)
 		}
-		cost := tc.unit + shardReadLimit
-		if tc.chunked {
-			cost += tc.unit
+	}
+	for _, u := range []Unit{
+		{Dataset: 0, Lo: 2, Rows: 4},
+		{Dataset: 0, Lower: []int64{0, 3}, Count: []int64{1, 2}},
+		{Dataset: 0, Lower: []int64{0}, Count: []int64{1}},
+		{Dataset: 1, Lower: []int64{0, 0}, Count: []int64{5, 8}},
+		{Dataset: 1, Lower: []int64{0, 0}, Count: []int64{1, 8}, Cuboid: 1},
+	} {
+		if err := j.checkUnit(&u, j.Datasets[u.Dataset].Shape); !errors.Is(err, catalog.ErrCorrupt) {
+			t.Errorf("%+v: %v, want ErrCorrupt", u, err)
 		}
-		if alive := int64(2*got+1) * cost; alive > budget {
-			t.Errorf("%+v: %d jobs keep %d bytes alive, over %d", tc, got, alive, budget)
+	}
+	for _, u := range []Unit{{Dataset: 0, Lo: 1, Rows: 3}, {Dataset: 1, Lower: []int64{2, 0}, Count: []int64{2, 8}}} {
+		if err := j.checkUnit(&u, j.Datasets[u.Dataset].Shape); err != nil {
+			t.Errorf("%+v: %v", u, err)
 		}
 	}
 }

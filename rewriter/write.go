@@ -5,11 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"hash"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -45,14 +43,11 @@ type fileConfig struct {
 	particles    string
 	hasParticles bool
 	bothGroups   bool
-	// prepare: create chunked datasets empty (relayout plan -o: shards
-	// write their chunks to part files, commit joins them; see shard.go).
-	prepare bool
 }
 
-func newFileConfig(info catalog.DatasetInfo, vars []catalog.VarSummary, opts Options, prepare bool) fileConfig {
+func newFileConfig(info catalog.DatasetInfo, vars []catalog.VarSummary, opts Options) fileConfig {
 	fc := fileConfig{root: seriesRoot(info, opts.Version, time.Now()), format: info.Format,
-		meshes: meshesGroup(info), prepare: prepare}
+		meshes: meshesGroup(info)}
 	fc.particles = particlesGroup(info, fc.meshes)
 	fc.hasParticles = hasParticles(info, vars)
 	if fc.bothGroups = fc.hasParticles || len(strs(fc.root, "particlesPath")) == 1; fc.bothGroups {
@@ -70,86 +65,8 @@ type contigTarget struct {
 	chunks *chunkTarget  // raw chunks allocated at creation (chunkwrite.go), else nil
 }
 
-// writeVariable writes every array of v into stage/file in two phases:
-//
-//  0. On Lustre, create the file with its stripes set (dec) before any
-//     write; HDF5 then truncates it, which keeps the layout.
-//  1. HDF5 open (aligned per dec): create every dataset (contiguous ones
-//     allocated early at a known address), set the attributes, and stream
-//     chunked arrays through the slab pipeline into H5Dwrite_chunk.
-//  2. HDF5 closed: stream contiguous arrays through the slab pipeline with
-//     pwrite at their addresses, then fsync once and rename into place.
-//
-// The file lives at stage/.<file>.tmp until it is complete.
-func writeVariable(ctx context.Context, store *catalog.Store, src catalog.Source, stage, file string,
-	v catalog.VarSummary, fc fileConfig, dec fsinfo.Decision, opts Options) (catalog.ManifestVariable, varStats, error) {
-	mv := catalog.ManifestVariable{Name: v.Name, DType: v.DType.LittleEndian().NumPy(), File: file, Datasets: []catalog.ManifestDataset{}}
-	var st varStats
-	tmp := filepath.Join(stage, "."+file+".tmp")
-	done := false
-	defer func() {
-		if !done {
-			os.Remove(tmp)
-		}
-	}()
-
-	mv.Storage = manifestStorage(dec)
-	if dec.Striped() {
-		if err := os.Remove(tmp); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return mv, st, fmt.Errorf("rewriter: %s: %w", v.Name, err)
-		}
-		if err := fsinfo.SetStripe(tmp, dec.StripeCount, dec.StripeSize); err != nil {
-			// The directory's default layout stays; say so and go on.
-			mv.Storage.StripeError = err.Error()
-			if opts.Progress != nil {
-				fmt.Fprintf(opts.Progress, "%s: striping not applied, default layout kept: %v\n", v.Name, err)
-			}
-		} else {
-			mv.Storage.Striped = true
-		}
-	}
-	w, err := h5.CreateWith(tmp, h5.CreateOptions{Alignment: dec.Alignment, AlignThreshold: dec.AlignThreshold})
-	if err != nil {
-		return mv, st, fmt.Errorf("rewriter: %s: %w", v.Name, err)
-	}
-	contig, err := writeStructure(ctx, w, store, src, v.Name, fc, opts, &mv, &st)
-	if cerr := w.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("rewriter: %s: %w", v.Name, cerr)
-	}
-	if err != nil {
-		return mv, st, err
-	}
-
-	f, err := os.OpenFile(tmp, os.O_RDWR, 0)
-	if err != nil {
-		return mv, st, fmt.Errorf("rewriter: %s: %w", v.Name, err)
-	}
-	err = writeContiguous(ctx, f, store, src, v.Name, contig, opts, &mv)
-	if err == nil {
-		t := time.Now()
-		err = f.Sync()
-		if opts.Monitor != nil {
-			opts.Monitor.since(stageSync, t)
-		}
-		if err != nil {
-			err = fmt.Errorf("rewriter: %s: %w", v.Name, err)
-		}
-	}
-	if cerr := f.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("rewriter: %s: %w", v.Name, cerr)
-	}
-	if err != nil {
-		return mv, st, err
-	}
-	if err := os.Rename(tmp, filepath.Join(stage, file)); err != nil {
-		return mv, st, fmt.Errorf("rewriter: %s: %w", v.Name, err)
-	}
-	done = true
-	return mv, st, nil
-}
-
-// writeStructure is phase 1. It returns the contiguous datasets still to be
-// filled, by array key.
+// writeStructure creates every dataset of variable name and its attributes
+// (prepareVariable's phase 1). It returns each dataset's target, by array key.
 func writeStructure(ctx context.Context, w *h5.Writer, store *catalog.Store, src catalog.Source, name string,
 	fc fileConfig, opts Options, mv *catalog.ManifestVariable, st *varStats) (map[catalog.Key]contigTarget, error) {
 	if err := w.SetAttrs("/", fc.root); err != nil {
@@ -190,13 +107,12 @@ func writeStructure(ctx context.Context, w *h5.Writer, store *catalog.Store, src
 			}
 			var d *h5.OutDataset
 			var mt *mergedTarget
-			var full *catalog.Array // with its blocks, for chunked arrays written here
-			if layout.Kind == planner.Chunked && !fc.prepare {
-				if full, err = store.Array(a.Key()); err == nil {
-					err = checkArray(full)
-				}
+			if layout.Kind == planner.Chunked {
+				// With its blocks: raw chunks of a covered array are
+				// allocated now, to be pwritten.
+				full, err := store.Array(a.Key())
 				if err == nil {
-					err = checkOverlaps(ctx, src, full)
+					err = checkArray(full)
 				}
 				if err != nil {
 					return arrayErr(a.Key(), err)
@@ -219,12 +135,11 @@ func writeStructure(ctx context.Context, w *h5.Writer, store *catalog.Store, src
 			if mt != nil {
 				entry.Cuboids = len(mt.plan.Units)
 				contig[a.Key()] = contigTarget{addr: mt.addr, entry: len(mv.Datasets), merged: mt}
-			} else if layout.Kind == planner.Chunked && fc.prepare {
-				// chunks come later, from the shards' part files
 			} else if spec.Allocate {
 				contig[a.Key()] = contigTarget{entry: len(mv.Datasets), chunks: &chunkTarget{layout: layout, objAddr: d.ObjAddr()}}
 			} else if layout.Kind == planner.Chunked {
-				entry.SHA256, err = writeChunked(ctx, d, src, full, layout, opts)
+				// encoded chunks come later, from the shards' part files
+				contig[a.Key()] = contigTarget{entry: len(mv.Datasets), addr: -1}
 			} else {
 				contig[a.Key()] = contigTarget{addr: d.Address(), entry: len(mv.Datasets)}
 			}
@@ -296,74 +211,6 @@ func writeStructure(ctx context.Context, w *h5.Writer, store *catalog.Store, src
 		return nil
 	})
 	return contig, err
-}
-
-// writeChunked streams a's slabs (whole chunk rows) into whole chunks. Chunks
-// that no block touches are not written: HDF5 returns the dataset's fill
-// value for them, which is what assembly puts there, so a sparse AMR level
-// costs no space where it has no boxes.
-func writeChunked(ctx context.Context, d *h5.OutDataset, src catalog.Source, a *catalog.Array,
-	layout planner.Layout, opts Options) (string, error) {
-	if err := opts.checkChunkBudget(layout.Chunk, a.DType.Size); err != nil {
-		return "", err
-	}
-	slabs, split, err := opts.arrayUnits(a, layout)
-	if err != nil {
-		return "", err
-	}
-	touched := touchedChunks(a, layout.Chunk)
-	grid := chunkGrid(a.Shape, layout.Chunk)
-	type chunkOut struct {
-		off  []int64
-		data []byte
-	}
-	// Cutting and encoding run on the slab workers; the ordered sink only
-	// hands finished chunks to HDF5.
-	prep := func(slab catalog.Box, buf []byte) ([]chunkOut, error) {
-		if slab.Lower[0]%layout.Chunk[0] != 0 {
-			return nil, fmt.Errorf("slab %v not aligned to chunk %v", slab, layout.Chunk) // planner bug
-		}
-		var out []chunkOut
-		err := cutChunks(buf, slab, a.Shape, layout.Chunk, a.DType.Size, func(off []int64, data []byte) error {
-			if touched != nil && !touched[chunkIndex(off, layout.Chunk, grid)] {
-				return nil
-			}
-			enc, err := encodeChunk(data, a.DType.Size, opts.Deflate)
-			out = append(out, chunkOut{off, enc})
-			return err
-		})
-		return out, err
-	}
-	env := opts.env()
-	env.keep = 1 // the chunks cut from a slab
-	mon := env.mon
-	sum, err := streamArrayEnv(ctx, env, src, a, slabs, opts.jobs(), prep, func(_ catalog.Box, _ []byte, chunks []chunkOut) error {
-		for _, c := range chunks {
-			t := time.Now()
-			if err := d.WriteChunk(c.off, c.data); err != nil {
-				return err
-			}
-			if mon != nil {
-				mon.wrote(len(c.data), t)
-			}
-		}
-		return nil
-	})
-	if split && mon != nil {
-		mon.splits.Add(1)
-	}
-	if err != nil || !split || opts.NoDigest {
-		return sum, err
-	}
-	// Units of whole chunks smaller than a chunk row are not in row-major
-	// order: the digest takes a read-only pass of its own, in row-major
-	// units that fit the budget.
-	hashUnits, _, err := opts.arrayUnits(a, planner.Layout{Kind: planner.Contiguous})
-	if err != nil {
-		return "", err
-	}
-	env.keep = 0
-	return streamArrayEnv[struct{}](ctx, env, src, a, hashUnits, opts.jobs(), nil, nil)
 }
 
 // chunkGrid is the number of chunks along each dimension.
@@ -559,108 +406,6 @@ func (r *readbackHash) stop() (string, error) {
 		}
 	})
 	return r.sum, r.err
-}
-
-// writeContiguous is phase 2: the contiguous arrays, slab by slab, with
-// pwrite at the address HDF5 allocated.
-func writeContiguous(ctx context.Context, f *os.File, store *catalog.Store, src catalog.Source, name string,
-	contig map[catalog.Key]contigTarget, opts Options, mv *catalog.ManifestVariable) error {
-	if len(contig) == 0 {
-		return nil
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		return fmt.Errorf("rewriter: %s: %w", name, err)
-	}
-	env := opts.env()
-	mon := env.mon
-	return store.EachArray(ctx, name, func(a *catalog.Array) error {
-		t, ok := contig[a.Key()]
-		if !ok {
-			return nil
-		}
-		if err := checkArray(a); err != nil { // the store could have changed between passes
-			return arrayErr(a.Key(), err)
-		}
-		if err := checkOverlaps(ctx, src, a); err != nil {
-			return arrayErr(a.Key(), err)
-		}
-		if t.chunks != nil || t.merged != nil {
-			var sum string
-			var err error
-			if t.chunks != nil {
-				sum, err = writeAllocatedChunks(ctx, f, src, a, t.chunks, opts)
-			} else {
-				sum, err = writeMerged(ctx, f, src, a, t.merged, opts)
-			}
-			if err != nil {
-				return arrayErr(a.Key(), err)
-			}
-			mv.Datasets[t.entry].SHA256 = sum
-			return nil
-		}
-		n := a.Bytes()
-		if n > 0 && (t.addr < 0 || t.addr+n > fi.Size()) {
-			return arrayErr(a.Key(), fmt.Errorf("%s: contiguous data at %d+%d outside the file (%d bytes)",
-				f.Name(), t.addr, n, fi.Size()))
-		}
-		slabs, tiled, err := opts.writeUnits(a)
-		if err != nil {
-			return arrayErr(a.Key(), err)
-		}
-		if len(slabs) > 0 && len(a.Shape) > 1 && slabs[0].Count[0] == 1 && slabs[0].Count[1] < a.Shape[1] && mon != nil {
-			mon.splits.Add(1)
-		}
-		size := int64(a.DType.Size)
-		rowBytes := size // bytes of one index along dimension 0
-		for d := 1; d < len(a.Shape); d++ {
-			rowBytes *= a.Shape[d]
-		}
-		// Tiles are not row-major runs: the digest is taken from the file,
-		// band by band, as each band of rows is complete (still in the
-		// page cache), on a goroutine of its own.
-		var back *readbackHash
-		tenv := env
-		if tiled && !opts.NoDigest {
-			tenv.noDigest = true
-			if back, err = startReadbackHash(ctx, f, env.mem, opts.readLimit(), readBytes(f)); err != nil {
-				return arrayErr(a.Key(), err)
-			}
-			defer back.abort()
-		}
-		var rowsDone int64 // rows of dimension 0 written whole
-		sum, err := streamArrayEnv(ctx, tenv, src, a, slabs, opts.jobs(), nil, func(slab catalog.Box, buf []byte, _ struct{}) error {
-			if err := writeBox(f, t.addr, a.Shape, slab, buf, a.DType.Size, mon); err != nil {
-				return err
-			}
-			if len(a.Shape) == 0 {
-				return nil // a scalar: nothing to hash back or hurry
-			}
-			for d := 1; d < len(a.Shape); d++ {
-				if slab.Lower[d]+slab.Count[d] != a.Shape[d] {
-					return nil // rows up to this unit's end are not all written yet
-				}
-			}
-			end := slab.Lower[0] + slab.Count[0]
-			off, n := t.addr+rowsDone*rowBytes, (end-rowsDone)*rowBytes
-			startWriteback(f, off, n)
-			if back != nil {
-				back.add(off, n)
-			}
-			rowsDone = end
-			return nil
-		})
-		if err != nil {
-			return arrayErr(a.Key(), err)
-		}
-		if back != nil {
-			if sum, err = back.stop(); err != nil {
-				return arrayErr(a.Key(), err)
-			}
-		}
-		mv.Datasets[t.entry].SHA256 = sum
-		return nil
-	})
 }
 
 func nonNil(v []int64) []int64 {

@@ -1,0 +1,569 @@
+package rewriter
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"hash"
+	"os"
+	"path/filepath"
+	"time"
+
+	"relayout/catalog"
+	"relayout/planner"
+)
+
+// The execution engine. A job (Prepare) is a list of output datasets, each
+// of one kind, and a list of work units (boxes of a dataset) assigned to
+// shards. Every unit of every kind goes through the one ordered pipeline
+// (streamArrayEnv): admitted in order against the one memory budget
+// (memBudget, Options.MaxMem, at most Jobs+1 units alive), its reads
+// announced ahead (catalog.Prefetcher), assembled on up to Jobs workers,
+// then written, hashed and journaled in order:
+//
+//	kind        worker (after assembly)        ordered sink            nothing else
+//	contiguous  (unit sha256)                  pwrite at Addr          -
+//	chunks      pwrite(v) each chunk at the    -                       -
+//	            address the chunk index lists
+//	parts       cut and encode chunks          append to the part file JoinParts: H5Dwrite_chunk
+//	merged      (unit sha256)                  pwrite at Addr, or at
+//	            the cuboid dataset's address
+//
+// Only compressed and sparse (partly covered: unwritten chunks take no
+// bytes) chunked datasets go through part files. The digest of a dataset
+// (sha256 of the logical array, row-major little-endian) is taken by the
+// pipeline when the units are row-major runs of the array, else read back
+// from the file band by band (contiguous tiles, chunk rows), else (encoded
+// chunks, cuboids) from a read-only pass over the input. Run asks for it
+// (one shard holds every unit); sharded jobs journal each unit's sha256
+// instead and commit (CheckUnits) hashes the joined output.
+
+// Dataset kinds (JobDataset.Kind).
+const (
+	KindContiguous = "contiguous"
+	KindChunks     = "chunks" // raw chunks allocated when the file is prepared
+	KindParts      = "parts"  // encoded chunks via the part files and JoinParts
+	KindMerged     = "merged"
+)
+
+// JobCuboid is one cuboid dataset of a partially covered merged array.
+type JobCuboid struct {
+	Lower []int64 `json:"lower"`
+	Count []int64 `json:"count"`
+	Addr  int64   `json:"addr"`
+}
+
+// kind is d.Kind, or what a job from before kinds meant.
+func (d *JobDataset) kind() string {
+	switch {
+	case d.Kind != "":
+		return d.Kind
+	case d.Chunk != nil:
+		return KindParts
+	}
+	return KindContiguous
+}
+
+// unitLog takes the record of every finished unit: a shard's Journal, or
+// memLog in Run.
+type unitLog interface {
+	Add(JournalRecord) error
+	Flush() error
+}
+
+// memLog keeps the records in memory (Run: nothing to resume).
+type memLog struct{ recs map[int]JournalRecord }
+
+func (l *memLog) Add(r JournalRecord) error { l.recs[r.Unit] = r; return nil }
+func (l *memLog) Flush() error              { return nil }
+
+// engine executes one shard's units.
+type engine struct {
+	store *catalog.Store
+	src   catalog.Source
+	job   *Job
+	stage string
+	part  string // the shard's part file
+	opts  Options
+	log   unitLog
+	// unitSums: journal each unit's sha256 (commit checks the output
+	// against them). digests: take each dataset's digest (Run).
+	unitSums, digests bool
+	// syncEach: sync the journal's data before its records (a sharded
+	// job); Run syncs each file once when its datasets are done.
+	syncEach bool
+
+	partFile *os.File
+	partEnd  int64
+	files    map[string]*os.File
+	dirty    map[*os.File]bool
+	sums     map[int]string  // dataset -> digest (digests)
+	synced   map[string]bool // files synced by finishFile
+	st       ShardStatus
+}
+
+func (e *engine) close() {
+	for _, f := range e.files {
+		f.Close()
+	}
+	if e.partFile != nil {
+		e.partFile.Close()
+	}
+}
+
+// syncDirty syncs every file written since the last call.
+func (e *engine) syncDirty() error {
+	for f := range e.dirty {
+		t := time.Now()
+		err := f.Sync()
+		if e.opts.Monitor != nil {
+			e.opts.Monitor.since(stageSync, t)
+		}
+		if err != nil {
+			return err
+		}
+		delete(e.dirty, f)
+	}
+	return nil
+}
+
+// finishFile syncs and closes the prepared file (Run, after its last
+// dataset).
+func (e *engine) finishFile(name string) error {
+	f := e.files[name]
+	if f == nil {
+		return nil
+	}
+	delete(e.files, name)
+	t := time.Now()
+	err := f.Sync() // its data and the structure prepare wrote
+	if e.opts.Monitor != nil {
+		e.opts.Monitor.since(stageSync, t)
+	}
+	delete(e.dirty, f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		e.synced[name] = true
+	}
+	return err
+}
+
+func (e *engine) file(d *JobDataset) (*os.File, int64, error) {
+	f := e.files[d.File]
+	if f == nil {
+		var err error
+		if f, err = os.OpenFile(filepath.Join(e.stage, "."+d.File+".tmp"), os.O_RDWR, 0); err != nil {
+			return nil, 0, fmt.Errorf("rewriter: %s: prepared file: %w", d.Var, err)
+		}
+		e.files[d.File] = f
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, 0, err
+	}
+	return f, fi.Size(), nil
+}
+
+func (e *engine) partOut() (*os.File, error) {
+	if e.partFile == nil {
+		f, err := os.OpenFile(e.part, os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			return nil, fmt.Errorf("rewriter: %w", err)
+		}
+		if err := f.Truncate(e.partEnd); err != nil { // drop chunks no record names
+			f.Close()
+			return nil, fmt.Errorf("rewriter: %w", err)
+		}
+		e.partFile = f
+	}
+	return e.partFile, nil
+}
+
+// checkUnitBudget refuses units that cannot fit the budget one at a time
+// with their largest read (twice: a second copy, the encoded chunks or the
+// input beside the output).
+func checkUnitBudget(opts Options, largest int64, twice bool) error {
+	need := largest + opts.readLimit()
+	if twice {
+		need += largest
+	}
+	if need > opts.maxMem() {
+		return fmt.Errorf("work units of %d bytes need %d bytes of buffers each: --max-mem %d is too small; raise it or plan with a smaller --unit-size: %w",
+			largest, need, opts.maxMem(), catalog.ErrUnsupported)
+	}
+	return nil
+}
+
+// rowMajorRun reports whether boxes, in order, are consecutive row-major
+// ranges of an array of shape (so that their bytes, in order, are the
+// array's).
+func rowMajorRun(shape []int64, boxes []catalog.Box) bool {
+	if len(shape) == 0 {
+		return len(boxes) <= 1
+	}
+	strides := rowMajorStrides(shape)
+	var next int64
+	for _, b := range boxes {
+		k := 0
+		for k < len(shape)-1 && b.Count[k] == 1 {
+			k++
+		}
+		for d := k + 1; d < len(shape); d++ {
+			if b.Lower[d] != 0 || b.Count[d] != shape[d] {
+				return false
+			}
+		}
+		var start int64
+		for d := range shape {
+			start += b.Lower[d] * strides[d]
+		}
+		if start != next {
+			return false
+		}
+		next = start + b.Elements()
+	}
+	return next == product(shape)
+}
+
+type chunkOut struct {
+	off  []int64
+	data []byte
+}
+
+type unitOut struct {
+	sum    string
+	chunks []chunkOut
+	start  time.Time
+}
+
+// group writes units (all of dataset di, in job order); whole says they
+// are every unit of the dataset, so that the digest can be taken.
+func (e *engine) group(ctx context.Context, di int, us []*Unit, whole bool) error {
+	job := e.job
+	d := &job.Datasets[di]
+	k := d.key()
+	a, err := e.store.Array(k)
+	if err != nil {
+		return arrayErr(k, err)
+	}
+	if err := checkArray(a); err != nil {
+		return arrayErr(k, err)
+	}
+	if err := checkOverlaps(ctx, e.src, a); err != nil {
+		return arrayErr(k, err)
+	}
+	kind := d.kind()
+	if kind == KindMerged {
+		a = disjointBlocks(a) // cuboids (and a virtual dataset's sources) must not overlap
+	}
+	size := int64(a.DType.Size)
+	mon := e.opts.Monitor
+	boxes := make([]catalog.Box, len(us))
+	for i, u := range us {
+		boxes[i] = job.box(u)
+		if err := job.checkUnit(u, a.Shape); err != nil {
+			return arrayErr(k, err)
+		}
+	}
+	if err := checkUnitBudget(e.opts, job.largestUnit(us), kind == KindParts); err != nil {
+		return arrayErr(k, err)
+	}
+	digest := e.digests && whole && !e.opts.NoDigest
+	rowMajor := rowMajorRun(a.Shape, boxes)
+	env := e.opts.env()
+	env.noDigest = !(digest && rowMajor)
+	if d.Split && mon != nil {
+		mon.splits.Add(1)
+	}
+
+	var f *os.File
+	var fsize int64
+	if kind != KindParts {
+		if f, fsize, err = e.file(d); err != nil {
+			return err
+		}
+	}
+	outside := func(addr, n int64) error {
+		if n > 0 && (addr < 0 || addr+n > fsize) {
+			return arrayErr(k, fmt.Errorf("%s: data at %d+%d outside the prepared file (%d bytes)", f.Name(), addr, n, fsize))
+		}
+		return nil
+	}
+	var back *readbackHash
+	var prep func(catalog.Box, []byte) (unitOut, error)
+	sumOf := func(buf []byte, o *unitOut) {
+		if e.unitSums {
+			s := sha256.Sum256(buf)
+			o.sum = hex.EncodeToString(s[:])
+		}
+	}
+	switch kind {
+	case KindContiguous:
+		if err := outside(d.Addr, product(a.Shape)*size); err != nil {
+			return err
+		}
+		if digest && !rowMajor {
+			if back, err = startReadbackHash(ctx, f, env.mem, e.opts.readLimit(), readBytes(f)); err != nil {
+				return arrayErr(k, err)
+			}
+			defer back.abort()
+		}
+	case KindMerged:
+		if d.Cuboids == nil {
+			err = outside(d.Addr, product(a.Shape)*size)
+		}
+		for _, c := range d.Cuboids {
+			if err == nil {
+				err = outside(c.Addr, product(c.Count)*size)
+			}
+		}
+		if err != nil {
+			return err
+		}
+	case KindChunks:
+		chunk := d.Chunk
+		if err := e.opts.checkChunkBudget(chunk, a.DType.Size); err != nil {
+			return arrayErr(k, err)
+		}
+		grid := chunkGrid(a.Shape, chunk)
+		chunkBytes := product(chunk) * size
+		addrs, err := allocatedChunks(f, d.ObjAddr, grid, chunk, chunkBytes)
+		if err != nil {
+			return arrayErr(k, err)
+		}
+		if digest && !rowMajor {
+			read := func(h hash.Hash, buf []byte, lo, hi int64) error {
+				return hashChunkRows(f, h, buf, a.Shape, chunk, size, addrs, lo, hi)
+			}
+			if back, err = startReadbackHash(ctx, f, env.mem, e.opts.readLimit(), read); err != nil {
+				return arrayErr(k, err)
+			}
+			defer back.abort()
+		}
+		env.prepWrites = true
+		zeros := make([]byte, chunk[len(chunk)-1]*size) // padding of edge chunks, only read
+		// Short rows: the kernel's cost per vector entry exceeds a copy, so
+		// such chunks are cut (cutChunks) and written with one pwrite each.
+		gather := chunk[len(chunk)-1]*size < gatherRow && chunkBytes <= gatherChunk
+		prep = func(slab catalog.Box, buf []byte) (unitOut, error) {
+			var o unitOut
+			sumOf(buf, &o)
+			if gather {
+				return o, cutChunks(buf, slab, a.Shape, chunk, a.DType.Size, func(off []int64, data []byte) error {
+					tw := time.Now()
+					addr := addrs[chunkIndex(off, chunk, grid)]
+					n, err := f.WriteAt(data, addr)
+					if mon != nil {
+						mon.wrote(n, tw)
+					}
+					if err != nil {
+						return fmt.Errorf("%s: writing a chunk at %d: %w", f.Name(), addr, err)
+					}
+					return nil
+				})
+			}
+			return o, eachChunk(slab, chunk, func(c []int64) error {
+				tw := time.Now()
+				k := int64(0) // the chunk's index in the grid
+				for d := range c {
+					k = k*grid[d] + c[d]
+				}
+				n, err := writeChunkFrom(f, addrs[k], buf, slab, a.Shape, chunk, c, size, zeros)
+				if mon != nil {
+					mon.wrote(int(n), tw)
+				}
+				return err
+			})
+		}
+	case KindParts:
+		if err := e.opts.checkChunkBudget(d.Chunk, a.DType.Size); err != nil {
+			return arrayErr(k, err)
+		}
+		if _, err := e.partOut(); err != nil {
+			return err
+		}
+		env.keep = 1 // the chunks cut from a unit
+		touched, grid := touchedChunks(a, d.Chunk), chunkGrid(a.Shape, d.Chunk)
+		prep = func(slab catalog.Box, buf []byte) (unitOut, error) {
+			var o unitOut
+			sumOf(buf, &o)
+			if slab.Lower[0]%d.Chunk[0] != 0 {
+				return o, fmt.Errorf("unit %v not aligned to chunk %v", slab, d.Chunk) // planner bug
+			}
+			err := cutChunks(buf, slab, a.Shape, d.Chunk, a.DType.Size, func(off []int64, data []byte) error {
+				if touched != nil && !touched[chunkIndex(off, d.Chunk, grid)] {
+					return nil
+				}
+				enc, err := encodeChunk(data, a.DType.Size, d.Deflate)
+				o.chunks = append(o.chunks, chunkOut{append([]int64(nil), off...), enc})
+				return err
+			})
+			return o, err
+		}
+	}
+	if prep == nil {
+		env.prepWrites = true // a unit sha256 at most: not encoding
+		prep = func(_ catalog.Box, buf []byte) (unitOut, error) {
+			var o unitOut
+			sumOf(buf, &o)
+			return o, nil
+		}
+	}
+	var x *blockIndex
+	if e.unitSums {
+		x = indexBlocks(a)
+	}
+	last := time.Now()
+	var rowsDone int64 // rows of dimension 0 written whole
+	i := 0
+	sum, err := streamArrayEnv(ctx, env, e.src, a, boxes, e.opts.jobs(), prep, func(slab catalog.Box, buf []byte, o unitOut) error {
+		u := us[i]
+		i++
+		rec := JournalRecord{Unit: u.ID, SHA256: o.sum}
+		if x != nil {
+			x.each(slab, func(b int) {
+				rec.BlocksIn++
+				rec.ReadBytes += a.Blocks[b].Length
+			})
+		}
+		var err error
+		switch kind {
+		case KindContiguous:
+			err = writeBox(f, d.Addr, a.Shape, slab, buf, a.DType.Size, mon)
+		case KindMerged:
+			if d.Cuboids == nil {
+				err = writeBox(f, d.Addr, a.Shape, slab, buf, a.DType.Size, mon)
+				break
+			}
+			c := d.Cuboids[u.Cuboid]
+			rel := catalog.Box{Lower: make([]int64, len(c.Lower)), Count: slab.Count}
+			for d := range rel.Lower {
+				rel.Lower[d] = slab.Lower[d] - c.Lower[d]
+			}
+			err = writeBox(f, c.Addr, c.Count, rel, buf, a.DType.Size, mon)
+		case KindParts:
+			for _, c := range o.chunks {
+				t := time.Now()
+				if _, err = e.partFile.WriteAt(c.data, e.partEnd); err != nil {
+					break
+				}
+				if mon != nil {
+					mon.wrote(len(c.data), t)
+				}
+				rec.Chunks = append(rec.Chunks, ChunkRef{Offset: c.off, Pos: e.partEnd, Len: int64(len(c.data))})
+				e.partEnd += int64(len(c.data))
+				rec.Written += int64(len(c.data))
+			}
+			if e.syncEach {
+				e.dirty[e.partFile] = true
+			}
+		}
+		if err != nil {
+			return err
+		}
+		if kind != KindParts {
+			e.dirty[f] = true
+			rec.Written = int64(len(buf))
+		}
+		if (kind == KindContiguous || kind == KindChunks) && endsRows(slab, a.Shape) {
+			// rows up to this unit's end are all written
+			end := slab.Lower[0] + slab.Count[0]
+			if kind == KindChunks {
+				startWriteback(f, 0, 0) // the chunks are spread over the file
+				if back != nil {
+					back.add(rowsDone, end)
+				}
+			} else {
+				rowBytes := product(a.Shape[1:]) * size
+				off, n := d.Addr+rowsDone*rowBytes, (end-rowsDone)*rowBytes
+				startWriteback(f, off, n)
+				if back != nil {
+					back.add(off, n)
+				}
+			}
+			rowsDone = end
+		}
+		rec.PartEnd = e.partEnd
+		now := time.Now()
+		rec.Nanos, last = int64(now.Sub(last)), now
+		e.st.Bytes += int64(len(buf))
+		return e.log.Add(rec)
+	})
+	if err != nil {
+		return arrayErr(k, err)
+	}
+	if !digest {
+		return nil
+	}
+	switch {
+	case rowMajor:
+	case back != nil:
+		if sum, err = back.stop(); err != nil {
+			return arrayErr(k, err)
+		}
+	default:
+		// Encoded chunks and cuboids: a read-only pass over the input in
+		// row-major units that fit the budget.
+		hashUnits, _, err := units(a.Shape, planner.Layout{Kind: planner.Contiguous}, a.DType.Size, e.opts.budget())
+		if err != nil {
+			return arrayErr(k, err)
+		}
+		henv := e.opts.env()
+		if sum, err = streamArrayEnv[struct{}](ctx, henv, e.src, a, hashUnits, e.opts.jobs(), nil, nil); err != nil {
+			return arrayErr(k, err)
+		}
+	}
+	e.sums[di] = sum
+	return nil
+}
+
+// endsRows reports whether slab ends where the rows of shape end (every
+// dimension after the first reaches its end): with units in order, the rows
+// before the slab's end are then all written. A scalar has no rows.
+func endsRows(slab catalog.Box, shape []int64) bool {
+	if len(shape) == 0 {
+		return false
+	}
+	for d := 1; d < len(shape); d++ {
+		if slab.Lower[d]+slab.Count[d] != shape[d] {
+			return false
+		}
+	}
+	return true
+}
+
+// checkUnit refuses a unit of a damaged job.json: a box outside the dataset
+// (or its cuboid), of another rank, or a cuboid that does not exist.
+func (j *Job) checkUnit(u *Unit, shape []int64) error {
+	d := &j.Datasets[u.Dataset]
+	b := j.box(u)
+	bad := func(what string) error {
+		return fmt.Errorf("%s: unit %d %v: %s: %w", JobFile, u.ID, b, what, catalog.ErrCorrupt)
+	}
+	if len(b.Lower) != len(shape) || len(b.Count) != len(shape) {
+		return bad(fmt.Sprintf("not of rank %d", len(shape)))
+	}
+	within := catalog.Box{Lower: make([]int64, len(shape)), Count: shape}
+	if d.kind() == KindMerged && d.Cuboids != nil {
+		if u.Cuboid < 0 || u.Cuboid >= len(d.Cuboids) {
+			return bad(fmt.Sprintf("cuboid %d of %d", u.Cuboid, len(d.Cuboids)))
+		}
+		c := d.Cuboids[u.Cuboid]
+		within = catalog.Box{Lower: c.Lower, Count: c.Count}
+		if len(c.Lower) != len(shape) || len(c.Count) != len(shape) || !inside(within, catalog.Box{Lower: make([]int64, len(shape)), Count: shape}) {
+			return bad(fmt.Sprintf("cuboid %v outside the shape %v", within, shape))
+		}
+	}
+	for i := range b.Count {
+		if b.Count[i] < 0 || b.Lower[i] < 0 {
+			return bad("negative")
+		}
+	}
+	if len(shape) > 0 && !inside(b, within) {
+		return bad(fmt.Sprintf("outside %v", within))
+	}
+	return nil
+}
