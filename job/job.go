@@ -554,7 +554,7 @@ func commitJob(ctx context.Context, out string, job *rewriter.Job, env Env) erro
 	if err != nil {
 		return err
 	}
-	checks, ok, err := rewriter.CheckUnits(ctx, job, recs, store, ds, outStore, outDS, env.Verify, env.Jobs, env.MaxMem, logw)
+	checks, ok, err := rewriter.CheckUnits(ctx, job, recs, outStore, outDS, env.Jobs, env.MaxMem, logw)
 	outStore.Close()
 	outDS.Close()
 	os.Remove(outDB)
@@ -562,8 +562,17 @@ func commitJob(ctx context.Context, out string, job *rewriter.Job, env Env) erro
 		return err
 	}
 	verified := "every unit's sha256 equals its journal record"
-	if env.Verify {
+	if ok && env.Verify {
+		// The digests CheckUnits recorded are checked too.
+		if ok, err = VerifyOutput(ctx, store, ds, stage, &job.Manifest, logw, env.MaxMem, env.Jobs, env.display().Monitor()); err != nil {
+			return err
+		}
 		verified = "every element equals the input; " + verified
+		for name, c := range checks {
+			if ok && c == "sha256 ok" {
+				checks[name] = "ok"
+			}
+		}
 	}
 	if !ok {
 		verified = "FAILED"

@@ -15,8 +15,9 @@ import (
 )
 
 // Assembly turns the blocks of an array into slabs: row-major, little-endian
-// buffers holding exactly one catalog.Box of the array. Run and Verify share
-// this code so the output and its check see the input the same way.
+// buffers holding exactly one catalog.Box of the array. Verification does
+// not use it (package verify places input elements by its own index
+// computation), so an assembly mistake cannot be re-derived by the check.
 
 // view locates an N-D buffer: the array index of its element 0 and its strides
 // in elements, one per dimension.

@@ -106,11 +106,7 @@ func TestRunJobsAndMemory(t *testing.T) {
 				if m.IO.WriteBytes < m.IO.LogicalBytes && layout == "contiguous" || m.IO.WriteCalls == 0 {
 					t.Errorf("%s: io %+v", layout, m.IO)
 				}
-				out := catalogOutput(t, stage, m, "")
-				var w bytes.Buffer
-				if ok, err := Verify(context.Background(), in, inSrc, out, fileSource{stage}, m, &w); err != nil || !ok {
-					t.Fatalf("%s mem %d jobs %d: ok=%v err=%v\n%s", layout, mem, jobs, ok, err, w.String())
-				}
+				verifyOutput(t, in, inSrc, stage, m, 0)
 			}
 		}
 	}
@@ -217,15 +213,8 @@ func TestRunNoDigest(t *testing.T) {
 				}
 			}
 		}
-		out := catalogOutput(t, stage, m, "")
-		var w bytes.Buffer
-		// a budget of 9000 bytes: verify slabs of a few elements
-		if ok, err := VerifyBudget(context.Background(), in, inSrc, out, fileSource{stage}, m, &w, 9000); err != nil || !ok {
-			t.Fatalf("NoDigest %v: ok=%v err=%v\n%s", noDigest, ok, err, w.String())
-		}
-		if noDigest && !strings.Contains(w.String(), "sha256 not recorded") {
-			t.Errorf("verify of a run without digests:\n%s", w.String())
-		}
+		// a budget of 9000 bytes: verify bands of a few elements
+		verifyOutput(t, in, inSrc, stage, m, 9000)
 	}
 	if reads[1] >= reads[0] {
 		t.Errorf("%d block reads without digest, %d with: the hashing pass was not skipped", reads[1], reads[0])
@@ -313,11 +302,7 @@ func testRunTiles(t *testing.T, dt catalog.DType, order catalog.Order) {
 		}
 		checkOutput(t, stage, m, []testVar{v}, func([]int64) []int64 { return nil })
 		sums[mode] = findDataset(findVar(m, "T"), v.a.Key()).SHA256
-		out := catalogOutput(t, stage, m, "")
-		var w bytes.Buffer
-		if ok, err := Verify(context.Background(), in, inSrc, out, fileSource{stage}, m, &w); err != nil || !ok {
-			t.Fatalf("ok=%v err=%v\n%s", ok, err, w.String())
-		}
+		verifyOutput(t, in, inSrc, stage, m, 0)
 	}
 	if sums["budget tiles"] != sums["bands"] || sums["cache tiles"] != sums["bands"] || sums["bands"] == "" {
 		t.Errorf("digests differ: %v", sums)

@@ -1,7 +1,9 @@
 // Package rewriter executes the plan: for every variable of a catalog it
 // assembles slabs from the input blocks, writes one read-optimized HDF5 file
-// per variable, records a manifest, moves the result into place (Commit) and
-// proves that every element arrived (Verify).
+// per variable, records a manifest and moves the result into place (Commit).
+// Proving that every element arrived is package verify's, which shares no
+// code with this package; the commit's CheckUnits only checks each unit
+// against its journal record (damage between write and commit).
 //
 // # Output
 //
@@ -102,7 +104,7 @@
 // no openPMD reader opens) are external links, while an empty particle
 // component (an iteration without particles) is an empty dataset of its own. A virtual dataset whose source
 // file is missing reads as its fill value without an error, so the manifest
-// lists the files series.h5 needs (series_files) and VerifySeries checks
+// lists the files series.h5 needs (series_files) and package verify checks
 // them; Commit moves series.h5 with the rest.
 //
 // # File systems

@@ -97,10 +97,11 @@ func TestShardsMatchRun(t *testing.T) {
 			if tc.readable {
 				out := catalogOutput(t, stage, &job.Manifest, "")
 				var w bytes.Buffer
-				_, ok, err := CheckUnits(context.Background(), job, recs, st, src, out, fileSource{stage}, true, 2, tc.opts.MaxMem, &w)
+				_, ok, err := CheckUnits(context.Background(), job, recs, out, fileSource{stage}, 2, tc.opts.MaxMem, &w)
 				if err != nil || !ok {
 					t.Fatalf("check: ok=%v err=%v\n%s", ok, err, w.String())
 				}
+				verifyOutput(t, st, src, stage, &job.Manifest, tc.opts.MaxMem)
 			} else {
 				// The test's output catalog reads neither deflated chunks
 				// nor virtual datasets: h5py checks Run's digests on the
