@@ -8,7 +8,6 @@ import (
 	"runtime/pprof"
 	"time"
 
-	"relayout/catalog"
 	"relayout/job"
 )
 
@@ -66,7 +65,7 @@ func runRun(ctx context.Context, args []string) (err error) {
 	fs.DurationVar(&o.stats, "stats", 30*time.Second, "without a terminal (--progress auto): a progress line at every phase and every interval (0: phases only)")
 	fs.StringVar(&o.progress, "progress", "auto", "progress display: auto (a bar when stderr is a terminal), bar, json (typed events, one JSON object per line on stdout, schema relayout-progress/1, see README), none")
 	fs.BoolVar(&o.resume, "resume", false, "journaled run: resume a killed run --resume on the same OUT, skipping finished work units (see README: resume)")
-	fs.StringVar(&o.report, "report", "", "with --resume: write the job report (JSON, schema relayout-report/1) to this file")
+	fs.StringVar(&o.report, "report", "", "write the job report (JSON, schema relayout-report/1: per variable blocks, bytes, seconds, verification) to this file")
 	fs.StringVar(&o.unitSize, "unit-size", "", "with --resume: largest work unit (default 16MiB, smaller for small inputs)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile to this file (for developers)")
 	fs.StringVar(&o.memProfile, "memprofile", "", "write a Go heap profile taken at the peak of the live heap to this file (for developers)")
@@ -127,8 +126,6 @@ func runRun(ctx context.Context, args []string) (err error) {
 				return err
 			}
 		}
-	} else if o.report != "" {
-		return usagef("run: --report needs --resume: only the journaled job keeps a per-unit report (a plain run's account is its manifest, OUT/%s)", catalog.ManifestName)
 	} else if o.unitSize != "" {
 		return usagef("run: --unit-size needs --resume (a plain run has no work units)")
 	}

@@ -42,7 +42,6 @@ func TestCLIMessages(t *testing.T) {
 		{"run", in, "-out", out("o1")},
 		{"plan", in, "-json"},
 		{"run", in},
-		{"run", in, "-o", out("o1"), "--report", out("r.json")},
 		{"run", in, "-o", out("o1"), "--var", "rhoo"},
 		{"run", in, "-o", out("o1"), "--var", "RHO"},
 		{"catalog", in, "--var", "e/X"},

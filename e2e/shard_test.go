@@ -275,3 +275,56 @@ func TestLockRefusesSecondRun(t *testing.T) {
 	mustRun(t, "commit", out, "--max-mem", "16MiB")
 	mustRun(t, "verify", in, out)
 }
+
+// TestRunReport: a plain run writes the same job report as run --resume
+// (one engine, one report): per variable the blocks and bytes read, the
+// datasets, the logical bytes and the verification, with --no-verify said
+// so.
+func TestRunReport(t *testing.T) {
+	dir := t.TempDir()
+	in := generated(t, dir, "32,32,32")
+	type variable struct {
+		Name         string `json:"name"`
+		Datasets     int    `json:"datasets"`
+		BlocksIn     int    `json:"blocks_in"`
+		BlocksOut    int    `json:"blocks_out"`
+		BytesIn      int64  `json:"bytes_in"`
+		LogicalBytes int64  `json:"logical_bytes"`
+		Verification string `json:"verification"`
+	}
+	read := func(path string) (verified string, vars []variable) {
+		var rep struct {
+			Schema    string     `json:"schema"`
+			Verified  string     `json:"verified"`
+			Variables []variable `json:"variables"`
+		}
+		b, err := os.ReadFile(path)
+		if err != nil || json.Unmarshal(b, &rep) != nil || rep.Schema != "relayout-report/1" || len(rep.Variables) != 4 {
+			t.Fatalf("report %s: %v %s", path, err, b)
+		}
+		return rep.Verified, rep.Variables
+	}
+	plain, resumed, unverified := filepath.Join(dir, "plain.json"), filepath.Join(dir, "resumed.json"), filepath.Join(dir, "nov.json")
+	mustRun(t, "run", in, "-o", filepath.Join(dir, "o1"), "-q", "--report", plain)
+	mustRun(t, "run", in, "-o", filepath.Join(dir, "o2"), "-q", "--resume", "--report", resumed)
+	mustRun(t, "run", in, "-o", filepath.Join(dir, "o3"), "-q", "--no-verify", "--report", unverified)
+	pv, p := read(plain)
+	rv, r := read(resumed)
+	nv, n := read(unverified)
+	if !strings.HasPrefix(pv, "every element equals the input") || !strings.HasPrefix(rv, "every element equals the input") || !strings.HasPrefix(nv, "not verified") {
+		t.Errorf("verified: plain %q, resumed %q, --no-verify %q", pv, rv, nv)
+	}
+	for i := range p {
+		if p[i] != r[i] || p[i].Verification != "ok" || p[i].BlocksIn == 0 || p[i].BytesIn == 0 || p[i].BlocksOut == 0 || p[i].LogicalBytes != 2*32*32*32*8 {
+			t.Errorf("variable %d: plain run %+v, run --resume %+v", i, p[i], r[i])
+		}
+		if n[i].Verification != "not verified" {
+			t.Errorf("--no-verify: %+v", n[i])
+		}
+	}
+	// The manifest carries the report too.
+	m, err := os.ReadFile(filepath.Join(dir, "o1", "relayout.json"))
+	if err != nil || !strings.Contains(string(m), `"report"`) {
+		t.Errorf("manifest without its report: %v", err)
+	}
+}

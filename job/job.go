@@ -34,7 +34,7 @@ type Env struct {
 	MaxMem  int64     // memory budget of data buffers (<= 0: the rewriter's default)
 	Jobs    int       // parallel pipelines (<= 0: GOMAXPROCS)
 	Verify  bool      // compare every element with the input before the commit
-	Report  string    // journaled jobs: write the job report (JSON) to this file
+	Report  string    // write the job report (JSON, catalog.Report) to this file
 	Force   bool      // replace a finished output, plan again over a job, write into a non-empty OUT
 	Catalog string    // plain run: the catalog database (default OUT/.relayout/catalog.db)
 	Version string    // relayout's version, recorded in the files and the manifest
@@ -222,6 +222,8 @@ func runPlain(ctx context.Context, out string, spec Spec, env Env, need *int64) 
 	ropts := rewriterOptions(spec, env, outFS, logw)
 	ropts.Jobs, ropts.MaxMem, ropts.Progress, ropts.Monitor = env.Jobs, env.MaxMem, logw, mon
 	ropts.NoDigest = spec.NoDigest
+	var units rewriter.RunUnits
+	ropts.Units = &units
 	m, err := rewriter.Run(ctx, store, ds, stage, ropts)
 	if err != nil {
 		return err
@@ -230,21 +232,34 @@ func runPlain(ctx context.Context, out string, spec Spec, env Env, need *int64) 
 	disp.Set("variables", len(m.Variables))
 	disp.Set("bytes", mon.Progress().Done)
 	disp.Set("verified", env.Verify)
+	ok, verified := true, "not verified (--no-verify)"
 	if env.Verify {
 		disp.Phase("verify")
-		ok, err := VerifyOutput(ctx, store, ds, stage, m, logw, env.MaxMem, env.Jobs, disp.Monitor())
-		if err != nil {
+		if ok, err = VerifyOutput(ctx, store, ds, stage, m, logw, env.MaxMem, env.Jobs, disp.Monitor()); err != nil {
 			return err
 		}
-		if !ok {
-			return fmt.Errorf("%w: output left in %s, nothing committed to %s", ErrVerifyFailed, stage, out)
+		verified = "every element equals the input"
+	}
+	checks := map[string]string{}
+	for _, v := range m.Variables {
+		checks[v.Name] = map[bool]string{true: "ok", false: "not verified"}[env.Verify]
+	}
+	if !ok {
+		verified, checks = "FAILED", nil
+	}
+	m.Report = rewriter.BuildReport(work, out, units.Job, units.Records, checks, verified, start)
+	if env.Report != "" {
+		if err := writeReport(env.Report, m.Report); err != nil {
+			return err
 		}
+	}
+	if !ok {
+		return fmt.Errorf("%w: output left in %s, nothing committed to %s", ErrVerifyFailed, stage, out)
 	}
 	m.Schema = catalog.ManifestSchema
 	m.Options = manifestOptions(spec, env.MaxMem, env.Jobs)
 	m.Started, m.Finished = utcSecond(start), utcSecond(time.Now())
-	verified := env.Verify
-	m.Verified = &verified
+	m.Verified = &env.Verify
 	disp.Phase("commit")
 	if err := rewriter.CommitStage(work, out, m, rewriter.CommitRecord{Signature: spec.Signature(), Inputs: inputs}); err != nil {
 		return err

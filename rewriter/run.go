@@ -54,6 +54,9 @@ type Options struct {
 	// ChunkShape and Chunks (e.g. planner.LayoutFor with the auto layout); the
 	// result is checked like a chunk shape given by the user.
 	LayoutFor func(a *catalog.Array) (planner.Layout, error)
+	// Units, when set, receives Run's job and unit records (relayout run
+	// --report).
+	Units *RunUnits
 	// Merge configures the merged layout (merged.go).
 	Merge MergeOptions
 
@@ -151,7 +154,17 @@ func Run(ctx context.Context, store *catalog.Store, src catalog.Source, stage st
 	if err := writeManifest(stage, m); err != nil {
 		return nil, err
 	}
+	if opts.Units != nil {
+		opts.Units.Job, opts.Units.Records = job, log.recs
+	}
 	return m, nil
+}
+
+// RunUnits is what Run's one in-process shard did, unit by unit (for the
+// job report, BuildReport).
+type RunUnits struct {
+	Job     *Job
+	Records map[int]JournalRecord
 }
 
 // runVariable writes variable vi, whose units start at job.Units[from]:
