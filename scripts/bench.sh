@@ -6,13 +6,15 @@
 #   BENCH_N (mesh edge, default 512: 1 GiB of float64), BENCH_B (block edge, default 32:
 #   4,096 blocks), BENCH_W (ADIOS 1.x writers, default 8), BENCH_RUNS (default 3),
 #   BENCH_READ_RUNS (default 3), BENCH_MAXMEM (default 256MiB), BENCH_DIR,
-#   BENCH_RESULTS (default bench/RESULTS.md; empty: do not record).
+#   BENCH_RESULTS (default bench/RESULTS.md; empty: do not record), BENCH_BASE (a relayout binary
+#   built from an earlier commit: timed side by side in the same rounds, with the ratios new ÷ base).
 set -euo pipefail
 N=${BENCH_N:-512}; B=${BENCH_B:-32}; W=${BENCH_W:-8}; RUNS=${BENCH_RUNS:-3}
 READ_RUNS=${BENCH_READ_RUNS:-3}; MAXMEM=${BENCH_MAXMEM:-256MiB}
 RESULTS=${BENCH_RESULTS-bench/RESULTS.md}
 DIR=${BENCH_DIR:-$(mktemp -d "${TMPDIR:-/var/tmp}/relayout-bench.XXXXXX")}
 BIN=${BIN:-bin/relayout}
+BASE=${BENCH_BASE:-}
 mkdir -p "$DIR"
 trap 'rm -rf "$DIR"' EXIT
 go build -o bin/readbench ./bench/readbench
@@ -69,6 +71,13 @@ CMDS=(
   "h5repack|bash -c repack"
   "h5repack+fsync|bash -c repacksync"
 )
+if [ -n "$BASE" ]; then
+  CMDS+=(
+    "base|$BASE run --var rho $DIR/in/data.bp -o $DIR/out -q --no-verify"
+    "base+verify|$BASE run --var rho $DIR/in/data.bp -o $DIR/out -q"
+    "base-chunked|$BASE run --var rho $DIR/in/data.bp -o $DIR/out -q --no-verify --layout chunked --chunks 4x4x4"
+  )
+fi
 for r in $(seq "$RUNS"); do
   for k in $(seq 0 $(( ${#CMDS[@]} - 1 ))); do
     line=${CMDS[$(( (k + r - 1) % ${#CMDS[@]} ))]}
@@ -94,6 +103,9 @@ say "- relayout --chunks 4x4x4 ÷ cp = $(ratio relayout-chunked cp); ÷ cp+fsync
 say "- relayout ÷ h5repack -l CONTI on the ${B}^3-chunked HDF5 copy = $(ratio relayout-h5c h5repack); ÷ h5repack+fsync = $(ratio relayout-h5c h5repack+fsync)"
 say "- relayout --max-mem $MAXMEM: peak RSS $(( $(echo "${RSS[relayout-maxmem]}" | median) / 1024 )) MB, wall ÷ cp = $(ratio relayout-maxmem cp)"
 say "- commands: relayout run IN/data.bp -o OUT -q --no-verify [--digest none | --layout chunked --chunks 4x4x4 | --max-mem $MAXMEM]; relayout run IN/data.bp -o OUT -q (+verify); relayout run H5C/rho.h5 -o OUT -q --no-verify; h5repack -l CONTI H5C/rho.h5 OUT/rho.h5"
+if [ -n "$BASE" ]; then
+  say "- against the base binary $BASE ($("$BASE" --version 2>/dev/null | head -1)), same rounds: relayout ÷ base = $(ratio relayout base); +verify ÷ base+verify = $(ratio relayout+verify base+verify); chunked ÷ base-chunked = $(ratio relayout-chunked base-chunked); peak RSS $(( $(echo "${RSS[relayout]}" | median) / 1024 )) vs $(( $(echo "${RSS[base]}" | median) / 1024 )) MB, +verify $(( $(echo "${RSS[relayout+verify]}" | median) / 1024 )) vs $(( $(echo "${RSS[base+verify]}" | median) / 1024 )) MB"
+fi
 say "(medians of $RUNS interleaved runs each, the order rotated every round, input page cache dropped before every run)"
 
 # I/O profile of one relayout run, and the read benchmark on the outputs.
