@@ -16,9 +16,8 @@ import (
 	"time"
 )
 
-// comparableManifest is OUT's manifest without what differs from run to
-// run of the same job: the I/O profile and the report (times).
-func comparableManifest(t *testing.T, out string) map[string]any {
+// readManifestMap is OUT's manifest as a JSON object.
+func readManifestMap(t *testing.T, out string) map[string]any {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(out, "relayout.json"))
 	if err != nil {
@@ -28,6 +27,14 @@ func comparableManifest(t *testing.T, out string) map[string]any {
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
 	}
+	return m
+}
+
+// comparableManifest is OUT's manifest without what differs from run to
+// run of the same job: the I/O profile and the report (times).
+func comparableManifest(t *testing.T, out string) map[string]any {
+	t.Helper()
+	m := readManifestMap(t, out)
 	delete(m, "io")
 	delete(m, "report")
 	delete(m, "started") // when this run began and finished, like io

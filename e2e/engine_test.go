@@ -14,14 +14,7 @@ import (
 // storage decisions' errors or the timestamps.
 func manifestCore(t *testing.T, out string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(out, "relayout.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
+	m := readManifestMap(t, out)
 	core := map[string]any{}
 	for _, k := range []string{"variables", "skipped", "series", "series_files"} {
 		core[k] = m[k]

@@ -66,7 +66,7 @@ func TestOneJobPath(t *testing.T) {
 				}
 			}
 			for _, name := range names {
-				if m := readManifestRaw(t, out(name)); m["verified"] != true {
+				if m := readManifestMap(t, out(name)); m["verified"] != true {
 					t.Errorf("%s: verified %v", name, m["verified"])
 				}
 			}
@@ -100,17 +100,4 @@ func TestOneJobPath(t *testing.T) {
 			}
 		})
 	}
-}
-
-func readManifestRaw(t *testing.T, out string) map[string]any {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(out, "relayout.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	return m
 }
