@@ -191,8 +191,8 @@ func checkArray(a *catalog.Array) error {
 func copyBlock(buf []byte, slab catalog.Box, b *catalog.Block, data []byte, dt catalog.DType) error {
 	st := b.StoredShape()
 	if want := product(st) * int64(dt.Size); int64(len(data)) != want {
-		return fmt.Errorf("block %v in %q: decoded %d bytes, want %d for stored shape %v of %v: %w",
-			b.Box, b.File, len(data), want, st, dt, catalog.ErrCorrupt)
+		return catalog.Corrupt("", b.File, b.Offset, "block %v: decoded %d bytes, want %d for stored shape %v of %v",
+			b.Box, len(data), want, st, dt)
 	}
 	// Scratch for the region and the views: on the stack for up to
 	// stackRank dimensions (copyBlock runs once per block, and blocks can

@@ -2,7 +2,6 @@ package verify
 
 import (
 	"context"
-	"fmt"
 	"sync"
 
 	"relayout/catalog"
@@ -40,8 +39,8 @@ func fetch(ctx context.Context, src catalog.Source, b *catalog.Block, dt catalog
 		return nil, err
 	}
 	if want := p.storedBytes(); int64(len(data)) != want {
-		return nil, fmt.Errorf("block %v in %q at offset %d: decoded %d bytes, want %d for stored shape %v of %v: %w",
-			b.Box, b.File, b.Offset, len(data), want, b.StoredShape(), dt, catalog.ErrCorrupt)
+		return nil, catalog.Corrupt("", b.File, b.Offset, "block %v: decoded %d bytes, want %d for stored shape %v of %v",
+			b.Box, len(data), want, b.StoredShape(), dt)
 	}
 	return data, nil
 }
