@@ -2,13 +2,13 @@
 // versioned, tagged JSON signature), how a rerun of it is decided, and the
 // one path every writing verb takes:
 //
-//	relayout run            Run (Spec.Shards 0: the single-process engine, verify, commit)
+//	relayout run            Run (Spec.Shards 0: rewriter.Run, the engine with one in-process shard; verify; commit)
 //	relayout run --resume   Run (Spec.Shards 1: Prepare + every shard in-process + Commit)
 //	relayout plan -o OUT    Prepare
 //	relayout rewrite OUT    RewriteShard
 //	relayout commit OUT     Commit
 //
-// Package map (main → job → {reader, planner, rewriter} → catalog; no
+// Package map (main → job → {reader, planner, rewriter, verify} → catalog; no
 // package below job imports it, layering_test.go checks):
 //
 //	spec.go     Spec, Layout kinds, Signature/ParseSignature/SignatureDiff,
@@ -20,7 +20,7 @@
 //	            its lock, settleOut (roll forward, done, --force, refusals),
 //	            the interrupted message
 //	catalog.go  BuildCatalog (a reader into a catalog store), VerifyOutput
-//	            (the one call of the verifier)
+//	            (the one call of package verify, the independent verifier)
 //	chunks.go   the up-front notes on --chunks/--chunk-shape
 //	layouts.go  the per-array layouts of auto and of --compress alone
 //	space.go    free space checks and disk-full hints
@@ -40,9 +40,9 @@
 //	  catalog.db           the input's catalog (SQLite), built by run/plan -o
 //	  job.json             the prepared job (rewriter.Job): units, datasets, Signature
 //	  journal/shard-*.log  each shard's finished units with their sha256
-//	  parts/shard-*.part   compressed chunks a shard appended, joined at commit
+//	  parts/shard-*.part   compressed or sparse chunks a shard appended, joined at commit
 //	  stage/               the output under its final names, manifest included
-//	  verify.db            the output's catalog while it is verified (removed)
+//	  verify.db            the output's catalog while commit checks the units against the journal (removed)
 //	  committing           the commit record (renames) while moving stage/ to OUT
 //	  committed            the same record once every rename is durable: done
 //
