@@ -244,10 +244,17 @@ func TestProgressJSON(t *testing.T) {
 	r = mustRun(t, "run", in, "-o", filepath.Join(dir, "o3"), "--resume", "--progress", "json")
 	events = parseEvents(t, r.stdout)
 	phases = nil
+	rewroteAll := false
 	for _, e := range events {
 		if p, _ := e["phase"].(string); p != "" && (len(phases) == 0 || phases[len(phases)-1] != p) {
 			phases = append(phases, p)
 		}
+		if e["phase"] == "rewrite" && e["bytes_total"] == float64(2*4*64*64*64*8) && e["bytes_done"] == e["bytes_total"] {
+			rewroteAll = true
+		}
+	}
+	if !rewroteAll {
+		t.Errorf("run --resume: no rewrite progress event with every byte written: %v", events)
 	}
 	last := events[len(events)-1]
 	if strings.Join(phases, ",") != "catalog,rewrite,verify" || events[0]["type"] != "start" || last["type"] != "summary" || last["status"] != "done" || last["variables"] != 4.0 {

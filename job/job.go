@@ -491,7 +491,7 @@ func rewriteShard(ctx context.Context, out string, job *rewriter.Job, shard int,
 	defer ds.Close()
 	defer store.Close()
 	start := time.Now()
-	st, err := rewriter.RewriteShard(ctx, store, ds, WorkDir(out), job, shard, env.Jobs, env.MaxMem, nil)
+	st, err := rewriter.RewriteShard(ctx, store, ds, WorkDir(out), job, shard, env.Jobs, env.MaxMem, env.display().Monitor())
 	if err != nil {
 		return err
 	}

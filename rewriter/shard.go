@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -509,10 +508,11 @@ func (j *Job) largestUnit(units []*Unit) int64 {
 // RewriteShard runs shard's units that its journal does not list yet
 // through the engine (engine.go), with at most jobs units assembled at once
 // and every buffer charged to one budget of maxMem bytes (<= 0:
-// DefaultMaxMem). Rerunning a finished shard does nothing. The caller holds
-// the locks.
+// DefaultMaxMem). mon, when set, follows it as it follows Run: the bytes of
+// the units to write now, the variable being written, the I/O profile.
+// Rerunning a finished shard does nothing. The caller holds the locks.
 func RewriteShard(ctx context.Context, store *catalog.Store, src catalog.Source, work string, job *Job,
-	shard, jobs int, maxMem int64, progress io.Writer) (ShardStatus, error) {
+	shard, jobs int, maxMem int64, mon *Monitor) (ShardStatus, error) {
 	var st ShardStatus
 	jpath := journalPath(work, shard, job.Shards)
 	if err := os.MkdirAll(filepath.Dir(jpath), 0o755); err != nil {
@@ -545,23 +545,31 @@ func RewriteShard(ctx context.Context, store *catalog.Store, src catalog.Source,
 		return st, err
 	}
 	defer jr.Close()
-	opts := Options{Jobs: jobs, MaxMem: maxMem}
+	opts := Options{Jobs: jobs, MaxMem: maxMem, Monitor: mon}
 	opts.mem = newMemBudget(opts.maxMem())
 	defer opts.mem.close()
+	if mon != nil {
+		var total int64
+		for _, group := range mine {
+			for _, u := range group {
+				total += u.Bytes
+			}
+		}
+		mon.begin(src, total)
+	}
 	e := newEngine(store, src, job, filepath.Join(work, "stage"), partPath(work, shard, job.Shards), opts, jr)
 	e.partEnd, e.unitSums, e.syncEach = partEnd, true, true
 	defer e.close()
 	jr.Sync = e.syncDirty
 	for gi, group := range mine {
-		d := &job.Datasets[group[0].Dataset]
+		if mon != nil {
+			mon.setVariable(job.Datasets[group[0].Dataset].Var)
+		}
 		if err := e.group(ctx, group[0].Dataset, group, whole[gi]); err != nil {
 			if ferr := jr.Flush(); ferr != nil && ctx.Err() == nil {
 				return e.st, errors.Join(err, ferr)
 			}
 			return e.st, err
-		}
-		if progress != nil {
-			fmt.Fprintf(progress, "%s %s step %d level %d: %d units\n", ShardName(shard, job.Shards), d.Var, d.Step, d.Level, len(group))
 		}
 	}
 	e.st.Units, e.st.Skipped = st.Units, st.Skipped
