@@ -105,6 +105,10 @@ func (d *statusDisplay) setMonitor(m *rewriter.Monitor) {
 	d.mu.Unlock()
 }
 
+// countsBytes reports whether phase p follows bytes through a Monitor
+// (rewrite and verify; catalog and commit show their elapsed time).
+func countsBytes(p string) bool { return p == "rewrite" || p == "verify" }
+
 // setPhase shows the new phase at once (after the rewrite's final figures
 // in a log).
 func (d *statusDisplay) setPhase(p string) {
@@ -113,7 +117,7 @@ func (d *statusDisplay) setPhase(p string) {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if (d.phase == "rewrite" || d.phase == "verify") && !d.tty {
+	if countsBytes(d.phase) && !d.tty {
 		d.showLocked()
 	}
 	// A phase's bytes come from the Monitor set after it begins (Monitor).
@@ -124,7 +128,7 @@ func (d *statusDisplay) setPhase(p string) {
 // text is the status: "rewrite  45.2MiB / 128.0MiB  35%  101.3MiB/s  ETA 1s  E/x".
 func (d *statusDisplay) text() string {
 	parts := []string{d.phase}
-	if (d.phase == "rewrite" || d.phase == "verify") && d.mon != nil {
+	if countsBytes(d.phase) && d.mon != nil {
 		p := d.mon.Progress()
 		if p.Total > 0 {
 			parts = append(parts, fmt.Sprintf("%s / %s", humanBytes(p.Done), humanBytes(p.Total)),
@@ -332,7 +336,7 @@ func (e *progressEvents) emitLocked(typ string, fields map[string]any) {
 
 func (e *progressEvents) progressLocked() {
 	f := map[string]any{"phase": e.phase}
-	if p := e.monProgress(); (e.phase == "rewrite" || e.phase == "verify") && p.Total > 0 {
+	if p := e.monProgress(); countsBytes(e.phase) && p.Total > 0 {
 		eta := -1.0
 		if d := p.ETA(); d >= 0 {
 			eta = round3(d.Seconds())
@@ -365,7 +369,7 @@ func (e *progressEvents) setPhase(p string) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.phase == "rewrite" || e.phase == "verify" {
+	if countsBytes(e.phase) {
 		e.progressLocked()
 	}
 	e.phase, e.mon = p, nil
@@ -403,7 +407,7 @@ func (e *progressEvents) finish(ctx context.Context, err error) {
 	if err != nil && status != "done" {
 		e.emitLocked("error", map[string]any{"message": err.Error()})
 	}
-	if e.phase == "rewrite" || e.phase == "verify" {
+	if countsBytes(e.phase) {
 		e.progressLocked()
 	}
 	e.summary["status"] = status

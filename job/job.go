@@ -240,9 +240,13 @@ func runPlain(ctx context.Context, out string, spec Spec, env Env, need *int64) 
 		}
 		verified = "every element equals the input"
 	}
+	check := "not verified"
+	if env.Verify {
+		check = "ok"
+	}
 	checks := map[string]string{}
 	for _, v := range m.Variables {
-		checks[v.Name] = map[bool]string{true: "ok", false: "not verified"}[env.Verify]
+		checks[v.Name] = check
 	}
 	if !ok {
 		verified, checks = "FAILED", nil
@@ -583,8 +587,8 @@ func commitJob(ctx context.Context, out string, job *rewriter.Job, env Env) erro
 			return err
 		}
 		verified = "every element equals the input; " + verified
-		for name, c := range checks {
-			if ok && c == "sha256 ok" {
+		if ok { // every variable passed both checks
+			for name := range checks {
 				checks[name] = "ok"
 			}
 		}
