@@ -240,7 +240,8 @@ func TestProgressJSON(t *testing.T) {
 	if !verifiedAll {
 		t.Errorf("no verify progress event with every byte verified: %v", events)
 	}
-	// run --resume: catalog, rewrite, verify (its commit included), summary.
+	// run --resume: the same phases as run (one path): catalog, rewrite,
+	// verify (the journal check, then the verifier), commit, summary.
 	r = mustRun(t, "run", in, "-o", filepath.Join(dir, "o3"), "--resume", "--progress", "json")
 	events = parseEvents(t, r.stdout)
 	phases = nil
@@ -257,7 +258,7 @@ func TestProgressJSON(t *testing.T) {
 		t.Errorf("run --resume: no rewrite progress event with every byte written: %v", events)
 	}
 	last := events[len(events)-1]
-	if strings.Join(phases, ",") != "catalog,rewrite,verify" || events[0]["type"] != "start" || last["type"] != "summary" || last["status"] != "done" || last["variables"] != 4.0 {
+	if strings.Join(phases, ",") != "catalog,rewrite,verify,commit" || events[0]["type"] != "start" || last["type"] != "summary" || last["status"] != "done" || last["variables"] != 4.0 {
 		t.Errorf("run --resume events: phases %v, %v", phases, events)
 	}
 	// A failure once the events started: an error event, then the summary.

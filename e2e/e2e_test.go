@@ -239,11 +239,40 @@ func TestDigestNone(t *testing.T) {
 	if r := relayout(t, "verify", in, out); r.code != 1 || !strings.Contains(r.stdout, "1,2,3") {
 		t.Errorf("verify after edit: exit %d, want 1 naming [1,2,3]\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	for _, args := range [][]string{{"--digest", "md5"}, {"--digest", "none", "--resume"}} {
+	for _, args := range [][]string{{"--digest", "md5"}} {
 		o := filepath.Join(t.TempDir(), "o")
 		if r := relayout(t, append([]string{"run", in, "-o", o}, args...)...); r.code != 2 || !strings.Contains(r.stderr, "--digest") {
 			t.Errorf("run %v: exit %d, want 2 naming --digest\n%s", args, r.code, r.stderr)
 		}
+	}
+	// run --resume --digest none: journals without unit sha256, which
+	// commit does not demand; the same manifest as run's (no sha256), every
+	// element verified, and a rerun is done.
+	o := filepath.Join(t.TempDir(), "resume")
+	r = mustRun(t, "run", in, "-o", o, "--digest", "none", "--resume", "--unit-size", "64KiB", "--progress", "none")
+	if !strings.Contains(r.stderr, "--digest none") || !strings.Contains(r.stdout+r.stderr, "sha256 not recorded") {
+		t.Errorf("run --resume --digest none: no word of the missing digests:\n%s\n%s", r.stdout, r.stderr)
+	}
+	rm := readManifest(t, o)
+	if len(rm.Variables) != len(m.Variables) {
+		t.Fatalf("run --resume --digest none: %d variables, run %d", len(rm.Variables), len(m.Variables))
+	}
+	for i, v := range rm.Variables {
+		if len(v.Datasets) != len(m.Variables[i].Datasets) {
+			t.Errorf("%s: %d datasets, run %d", v.Name, len(v.Datasets), len(m.Variables[i].Datasets))
+		}
+		for _, d := range v.Datasets {
+			if d.SHA256 != "" {
+				t.Errorf("run --resume --digest none: %s %s: sha256 %q", v.Name, d.Path, d.SHA256)
+			}
+		}
+	}
+	if v := readManifestMap(t, o)["verified"]; v != true {
+		t.Errorf("run --resume --digest none: verified %v", v)
+	}
+	oracle(t, in, o)
+	if r := mustRun(t, "run", in, "-o", o, "--digest", "none", "--resume"); !strings.Contains(r.stderr, "done") {
+		t.Errorf("rerun of run --resume --digest none: %s", r.stderr)
 	}
 }
 

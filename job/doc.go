@@ -2,8 +2,8 @@
 // versioned, tagged JSON signature), how a rerun of it is decided, and the
 // one path every writing verb takes:
 //
-//	relayout run            Run (Spec.Shards 0: rewriter.Run, the engine with one in-process shard; verify; commit)
-//	relayout run --resume   Run (Spec.Shards 1: Prepare + every shard in-process + Commit)
+//	relayout run            Run: Prepare + every shard in-process + commit, one path; the job
+//	                        in memory (Spec.Shards 0) or journaled (Spec.Shards 1: --resume)
 //	relayout plan -o OUT    Prepare
 //	relayout rewrite OUT    RewriteShard
 //	relayout commit OUT     Commit

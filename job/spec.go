@@ -244,9 +244,6 @@ func (s *Spec) Validate(verb string) error {
 	if s.Shards < 0 {
 		return Usagef("%s: --shards must be at least 1", verb)
 	}
-	if s.Shards > 0 && s.NoDigest {
-		return Usagef("run: --resume needs --digest sha256: the journal checks every unit by its sha256")
-	}
 	if s.Shards == 0 && s.UnitBytes != 0 {
 		return Usagef("run: --unit-size needs --resume (a plain run has no work units)")
 	}

@@ -109,7 +109,7 @@
 //
 // # File systems
 //
-// Run takes the output's file system (Options.FS, from fsinfo.Detect) and
+// Prepare takes the output's file system (Options.FS, from fsinfo.Detect) and
 // the user's overrides (Options.Storage); FileLayout (fsinfo.Decide with one
 // writer per file) decides each file's Lustre stripes and HDF5 alignment.
 // On Lustre the temporary file is created with its stripes set before HDF5
@@ -142,9 +142,10 @@
 //
 // # Concurrency
 //
-// One engine (engine.go) executes every job, whether Run (Prepare into the
-// stage, the one shard in this process, JoinParts) or a sharded job (plan
-// -o, rewrite --shard, commit): Prepare writes each file's structure and
+// One engine (engine.go) executes every job, whether in memory (relayout
+// run: Prepare with PrepareOptions.InMemory, the one shard in this
+// process, JoinParts in place) or journaled (run --resume; plan -o,
+// rewrite --shard, commit): Prepare writes each file's structure and
 // cuts every dataset into work units; a shard runs its units dataset after
 // dataset. Within a dataset, up to Options.Jobs goroutines assemble units
 // (reading blocks through the catalog.Source, which is safe for concurrent
@@ -171,7 +172,8 @@
 // When a unit is admitted, the reads of the next two are announced to the
 // kernel (catalog.Prefetcher) so that the disk has more requests in flight
 // than there are workers. Cancelling the context stops the pipeline; a
-// failed Run leaves no partial file under a final name.
+// failed in-memory job leaves no partial file under a final name
+// (RemoveTemps).
 //
 // The package must not parse input formats (readers do, through
 // catalog.Source) and calls HDF5 only through internal/h5. It imports

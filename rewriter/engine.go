@@ -35,8 +35,8 @@ import (
 // (sha256 of the logical array, row-major little-endian) is taken by the
 // pipeline when the units are row-major runs of the array, else read back
 // from the file band by band (contiguous tiles, chunk rows), else (encoded
-// chunks, cuboids) from a read-only pass over the input. Run asks for it
-// (one shard holds every unit); sharded jobs journal each unit's sha256
+// chunks, cuboids) from a read-only pass over the input. An in-memory job asks
+// for it (one shard holds every unit); sharded jobs journal each unit's sha256
 // instead and commit (CheckUnits) hashes the joined output.
 
 // Dataset kinds (JobDataset.Kind).
@@ -66,13 +66,13 @@ func (d *JobDataset) kind() string {
 }
 
 // unitLog takes the record of every finished unit: a shard's Journal, or
-// memLog in Run.
+// memLog in an in-memory job.
 type unitLog interface {
 	Add(JournalRecord) error
 	Flush() error
 }
 
-// memLog keeps the records in memory (Run: nothing to resume).
+// memLog keeps the records in memory (an in-memory job: nothing to resume).
 type memLog struct{ recs map[int]JournalRecord }
 
 func (l *memLog) Add(r JournalRecord) error { l.recs[r.Unit] = r; return nil }
@@ -88,10 +88,10 @@ type engine struct {
 	opts  Options
 	log   unitLog
 	// unitSums: journal each unit's sha256 (commit checks the output
-	// against them). digests: take each dataset's digest (Run).
+	// against them). digests: take each dataset's digest (in memory).
 	unitSums, digests bool
 	// syncEach: sync the journal's data before its records (a sharded
-	// job); Run syncs each file once when its datasets are done.
+	// job); an in-memory one syncs each file once when its datasets are done.
 	syncEach bool
 
 	partFile *os.File
@@ -128,7 +128,7 @@ func (e *engine) syncDirty() error {
 	return nil
 }
 
-// finishFile syncs and closes the prepared file (Run, after its last
+// finishFile syncs and closes the prepared file (in memory, after its last
 // dataset).
 func (e *engine) finishFile(name string) error {
 	f := e.files[name]

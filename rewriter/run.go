@@ -1,23 +1,19 @@
 package rewriter
 
 import (
-	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
-	"time"
 
 	"relayout/catalog"
 	"relayout/internal/fsinfo"
 	"relayout/planner"
 )
 
-// Options controls Run.
+// Options controls Prepare (and an in-memory job's RewriteShard).
 type Options struct {
 	Layout     string  // "contiguous", "chunked" or "" (see planner.ChooseLayout)
 	ChunkShape []int64 // explicit chunk shape, or nil
@@ -37,11 +33,11 @@ type Options struct {
 	// skips the whole record component.
 	NetCDF   bool
 	Progress io.Writer
-	// Monitor, when set, follows the run (progress displays poll it); Run
+	// Monitor, when set, follows the run (progress displays poll it); an in-memory Prepare
 	// makes one otherwise. Its I/O profile goes into Manifest.IO.
 	Monitor *Monitor
 
-	mem *memBudget // MaxMem as a semaphore, made by Run
+	mem *memBudget // MaxMem as a semaphore, made by an in-memory Prepare or RewriteShard
 
 	// unitCap caps the size of a work unit (a sharded job's unit size:
 	// the journal's granularity); 0: the budget's own.
@@ -54,9 +50,6 @@ type Options struct {
 	// ChunkShape and Chunks (e.g. planner.LayoutFor with the auto layout); the
 	// result is checked like a chunk shape given by the user.
 	LayoutFor func(a *catalog.Array) (planner.Layout, error)
-	// Units, when set, receives Run's job and unit records (relayout run
-	// --report).
-	Units *RunUnits
 	// Merge configures the merged layout (merged.go).
 	Merge MergeOptions
 
@@ -69,7 +62,7 @@ type Options struct {
 
 // FileLayout is the file-system layout decision for the output file of a
 // variable of varBytes logical bytes on fs: relayout run applies it and
-// relayout plan prints it. Each output file is written by one process (Run
+// relayout plan prints it. Each output file is written by one process (a job
 // writes the variables one after another), so the writer count is 1.
 func FileLayout(fs fsinfo.Info, varBytes int64, ov fsinfo.Override) fsinfo.Decision {
 	if fs.Kind == "" {
@@ -96,114 +89,11 @@ const maxSlabBytes = 32 << 20
 
 // budget (the size of one slab) is in budget.go.
 
-// Run writes every variable of store, whose blocks src fetches, into one
-// HDF5 file per variable in stage, then stage/relayout.json, and returns the
-// manifest. It is a job of one shard run in this process: Prepare (the
-// files' structure in stage, the work units), the shard's units through the
-// engine (engine.go), JoinParts, all under one memory budget; the job's
-// own files (part file) live in a work directory beside stage, removed at
-// the end. Each file appears under its final name only once complete and
-// synced; the manifest is written last.
-func Run(ctx context.Context, store *catalog.Store, src catalog.Source, stage string, opts Options) (*catalog.Manifest, error) {
-	vars, err := store.Variables()
-	if err != nil {
-		return nil, fmt.Errorf("rewriter: %w", err)
-	}
-	work := filepath.Join(filepath.Dir(stage), "."+filepath.Base(stage)+".run")
-	defer os.RemoveAll(work)
-	opts = opts.withPipeline(src, vars).withMerge()
-	defer opts.mem.close()
-	log := &memLog{recs: map[int]JournalRecord{}}
-	var e *engine
-	job, _, err := prepare(ctx, store, src, work, stage, opts, PrepareOptions{Shards: 1}, func(job *Job, vi, first int, st varStats) error {
-		if e == nil {
-			e = newEngine(store, src, job, stage, partPath(work, 0, 1), opts, log)
-			e.digests = true
-		}
-		return e.runVariable(ctx, vi, first, st)
-	})
-	if e != nil {
-		defer e.close()
-	}
-	if err == nil {
-		synced := map[string]bool{}
-		if e != nil {
-			synced = e.synced
-		}
-		err = joinParts(ctx, work, stage, job, log.recs, synced)
-	}
-	if err != nil {
-		if e != nil {
-			e.close()
-		}
-		removeTemps(stage)
-		return nil, err
-	}
-	m := &job.Manifest
-	for di := range job.Datasets {
-		d := &job.Datasets[di]
-		md := &m.Variables[d.VarIndex].Datasets[d.Entry]
-		if s, ok := e.sums[di]; ok {
-			md.SHA256 = s
-		} else if !opts.NoDigest && product(d.Shape) == 0 {
-			s := sha256.Sum256(nil) // no units: the digest of no bytes
-			md.SHA256 = hex.EncodeToString(s[:])
-		}
-	}
-	m.IO = opts.Monitor.profile(opts.mem)
-	if err := writeManifest(stage, m); err != nil {
-		return nil, err
-	}
-	if opts.Units != nil {
-		opts.Units.Job, opts.Units.Records = job, log.recs
-	}
-	return m, nil
-}
+// RemoveTemps removes the temporary files a failed in-memory job left in
+// its stage (work/stage): no partial file stays, and none under a final
+// name. A journaled job keeps them for its resume.
+func RemoveTemps(work string) { removeTemps(filepath.Join(work, "stage")) }
 
-// RunUnits is what Run's one in-process shard did, unit by unit (for the
-// job report, BuildReport).
-type RunUnits struct {
-	Job     *Job
-	Records map[int]JournalRecord
-}
-
-// runVariable writes variable vi, whose units start at job.Units[from]:
-// its file synced once when its datasets are written, and Run's line.
-func (e *engine) runVariable(ctx context.Context, vi, from int, st varStats) error {
-	job := e.job
-	mv := job.Manifest.Variables[vi]
-	start := time.Now()
-	e.opts.Monitor.setVariable(mv.Name)
-	for i := from; i < len(job.Units); {
-		j := i
-		for j < len(job.Units) && job.Units[j].Dataset == job.Units[i].Dataset {
-			j++
-		}
-		group := make([]*Unit, j-i)
-		for k := range group {
-			group[k] = &job.Units[i+k]
-		}
-		if err := e.group(ctx, job.Units[i].Dataset, group, true); err != nil {
-			return err
-		}
-		i = j
-	}
-	if err := e.finishFile(mv.File); err != nil {
-		return fmt.Errorf("rewriter: %s: %w", mv.Name, err)
-	}
-	if p := e.opts.Progress; p != nil {
-		striped := ""
-		if mv.Storage != nil && mv.Storage.Striped {
-			striped = fmt.Sprintf(", %d stripes of %s", mv.Storage.StripeCount, fsinfo.Size(mv.Storage.StripeSize))
-		}
-		fmt.Fprintf(p, "%s: %d arrays, %.1f MiB, %.2f s%s\n",
-			mv.Name, st.arrays, float64(st.bytes)/(1<<20), time.Since(start).Seconds(), striped)
-	}
-	return nil
-}
-
-// removeTemps removes the temporary files a failed Run left in stage: no
-// partial file stays, and none under a final name.
 func removeTemps(stage string) {
 	ents, _ := os.ReadDir(stage)
 	for _, e := range ents {

@@ -3,6 +3,7 @@ package rewriter
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -17,7 +18,7 @@ import (
 	"relayout/planner"
 )
 
-// A sharded job splits Run into three steps that may run in different
+// A sharded job splits relayout run into three steps that may run in different
 // processes on different nodes sharing OUT (relayout plan -o, rewrite
 // --shard I/N, commit; relayout run --resume runs all three in one process):
 //
@@ -35,7 +36,7 @@ import (
 // A work unit is a box of one dataset of at most UnitBytes: a run of whole
 // rows (dimension 0), whole chunk rows when chunked, or where those do not
 // fit, block-aligned tiles, boxes of whole chunks, pieces of a merged
-// cuboid (the cuts Run makes; datasetUnits). Shards write contiguous,
+// cuboid (datasetUnits). Shards write contiguous,
 // merged and raw chunked units (of arrays their blocks cover: chunks
 // allocated by plan) with pwrite straight into the prepared file (disjoint
 // byte ranges, no HDF5 call; engine.go), and compressed or sparse chunked
@@ -73,9 +74,65 @@ type Job struct {
 	Datasets  []JobDataset     `json:"datasets"`
 	Units     []Unit           `json:"units"`
 	Manifest  catalog.Manifest `json:"manifest"` // sha256 and report filled at commit
+	// NoDigest (--digest none): no unit sha256 in the journals, no dataset
+	// sha256 in the manifest; commit checks the units' presence and shape.
+	NoDigest bool `json:"no_digest,omitempty"`
 	// Inputs are the input files as planned (sizes, modification times),
 	// recorded by the commit so that a rerun can tell the output is current.
 	Inputs []InputFile `json:"inputs,omitempty"`
+
+	mem *memJob // an in-memory job's state (PrepareOptions.InMemory)
+}
+
+// memJob is what an in-memory job keeps between its steps instead of
+// job.json, journals and the stage's manifest.
+type memJob struct {
+	opts   Options // with the run's memory budget and Monitor
+	stage  string
+	log    *memLog
+	stats  []varStats      // by variable, for the per-variable lines
+	sums   map[int]string  // dataset -> digest taken by the pipeline
+	synced map[string]bool // files synced once their datasets were written
+}
+
+// Release frees what an in-memory job holds (its memory budget's kept
+// buffers); a journaled job holds nothing. The job is not run after.
+func (j *Job) Release() {
+	if j != nil && j.mem != nil && j.mem.opts.mem != nil {
+		j.mem.opts.mem.close()
+	}
+}
+
+// stageDir is the job's stage directory.
+func (j *Job) stageDir(work string) string {
+	if j.mem != nil {
+		return j.mem.stage
+	}
+	return filepath.Join(work, "stage")
+}
+
+// PipelineDigests gives the manifest of an in-memory job the digests its
+// pipeline took (with NoDigest none; an empty dataset the digest of no
+// bytes) and the run's I/O profile (Manifest.IO). It reports false and
+// does nothing for a journaled job, whose digests commit takes from the
+// joined output (CheckUnits).
+func (j *Job) PipelineDigests() bool {
+	if j.mem == nil {
+		return false
+	}
+	m := &j.Manifest
+	for di := range j.Datasets {
+		d := &j.Datasets[di]
+		md := &m.Variables[d.VarIndex].Datasets[d.Entry]
+		if s, ok := j.mem.sums[di]; ok {
+			md.SHA256 = s
+		} else if !j.NoDigest && product(d.Shape) == 0 {
+			s := sha256.Sum256(nil) // no units: the digest of no bytes
+			md.SHA256 = hex.EncodeToString(s[:])
+		}
+	}
+	m.IO = j.mem.opts.Monitor.profile(j.mem.opts.mem)
+	return true
 }
 
 // JobDataset is one output dataset.
@@ -142,6 +199,14 @@ type PrepareOptions struct {
 	Shards    int
 	UnitBytes int64 // cap on a unit's size; 0: 16MiB
 	Inputs    []InputFile
+	// InMemory: the job is run at once in this process and never resumed
+	// (relayout run): no job.json, units as large as the budget allows
+	// (not the journal's granularity), the finished units recorded in
+	// memory, each dataset's digest taken by the pipeline (no unit
+	// sha256), each file synced once when its datasets are written and
+	// the parts joined in place. The job holds the memory budget and the
+	// Monitor (Options) of the whole run, in force until Release.
+	InMemory bool
 }
 
 // DefaultUnitBytes caps a work unit: the journal's granularity, and what a
@@ -153,45 +218,36 @@ const DefaultUnitBytes = 16 << 20
 // assigns them to shards and writes work/job.json last (a crash before that
 // leaves no job, and the next plan starts over).
 func Prepare(ctx context.Context, store *catalog.Store, src catalog.Source, work string, opts Options, p PrepareOptions) (*Job, error) {
-	job, _, err := prepare(ctx, store, src, work, filepath.Join(work, "stage"), opts, p, nil)
+	job, err := prepare(ctx, store, src, work, filepath.Join(work, "stage"), opts, p)
 	return job, err
 }
 
-// prepare is Prepare with the stage directory given. With run set the job
-// is Run's own: not written to work/job.json, the stage left as it is,
-// units cut by the budget alone, and run(job, vi, first, st) called as soon
-// as variable vi is prepared (its units are job.Units[first:]): its
-// file is then written while the fill values HDF5 wrote into it are still
-// in the page cache.
-func prepare(ctx context.Context, store *catalog.Store, src catalog.Source, work, stage string, opts Options, p PrepareOptions,
-	run func(job *Job, vi, first int, st varStats) error) (*Job, []varStats, error) {
+// prepare is Prepare with the stage directory given (an in-memory job's
+// may lie outside work: tests).
+func prepare(ctx context.Context, store *catalog.Store, src catalog.Source, work, stage string, opts Options, p PrepareOptions) (job *Job, err error) {
 	if p.Shards < 1 {
-		return nil, nil, fmt.Errorf("rewriter: prepare: %d shards", p.Shards)
+		return nil, fmt.Errorf("rewriter: prepare: %d shards", p.Shards)
 	}
-	reset := []string{JobFile, committedFile, committingFile, "parts", "journal"}
-	if run == nil {
-		reset = append(reset, "stage")
-	}
-	for _, n := range reset {
+	for _, n := range []string{JobFile, committedFile, committingFile, "parts", "journal", "stage"} {
 		if err := os.RemoveAll(filepath.Join(work, n)); err != nil {
-			return nil, nil, fmt.Errorf("rewriter: prepare: %w", err)
+			return nil, fmt.Errorf("rewriter: prepare: %w", err)
 		}
 	}
 	for _, d := range []string{stage, filepath.Join(work, "parts"), filepath.Join(work, "journal")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
-			return nil, nil, fmt.Errorf("rewriter: prepare: %w", err)
+			return nil, fmt.Errorf("rewriter: prepare: %w", err)
 		}
 	}
 	info, err := store.Info()
 	if err != nil {
-		return nil, nil, fmt.Errorf("rewriter: %w", err)
+		return nil, fmt.Errorf("rewriter: %w", err)
 	}
 	vars, err := store.Variables()
 	if err != nil {
-		return nil, nil, fmt.Errorf("rewriter: %w", err)
+		return nil, fmt.Errorf("rewriter: %w", err)
 	}
 	if err := checkPlan(ctx, store, vars, opts); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	names := make([]string, len(vars))
 	var total int64
@@ -202,9 +258,17 @@ func prepare(ctx context.Context, store *catalog.Store, src catalog.Source, work
 	files := FileNames(names)
 	var id [8]byte
 	rand.Read(id[:])
-	job := &Job{Schema: JobSchema, ID: hex.EncodeToString(id[:]), Input: p.Input, Vars: p.Vars,
-		Signature: p.Signature, Shards: p.Shards, Inputs: p.Inputs, Created: time.Now().UTC().Truncate(time.Second)}
-	if run != nil {
+	job = &Job{Schema: JobSchema, ID: hex.EncodeToString(id[:]), Input: p.Input, Vars: p.Vars,
+		Signature: p.Signature, Shards: p.Shards, Inputs: p.Inputs, Created: time.Now().UTC().Truncate(time.Second),
+		NoDigest: opts.NoDigest}
+	if p.InMemory {
+		// One budget and Monitor for the whole run (Release closes it).
+		opts = opts.withPipeline(src, vars)
+		defer func() {
+			if err != nil {
+				opts.mem.close()
+			}
+		}()
 		job.UnitBytes = opts.budget()
 	} else {
 		job.UnitBytes = planner.UnitBytesFor(total, p.Shards, cmpOr(p.UnitBytes, DefaultUnitBytes))
@@ -220,7 +284,7 @@ func prepare(ctx context.Context, store *catalog.Store, src catalog.Source, work
 		dec := FileLayout(opts.FS, v.Bytes, opts.Storage)
 		mv, st, targets, err := prepareVariable(ctx, store, src, stage, files[i], v, fc, dec, opts)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		links[i], stats[i] = st.links, st
 		byKey := map[catalog.Key]int{}
@@ -229,7 +293,7 @@ func prepare(ctx context.Context, store *catalog.Store, src catalog.Source, work
 				Path: md.Path, Shape: md.Shape, ElemSize: v.DType.Size, Addr: -1, Kind: KindContiguous}
 			t, ok := targets[d.key()]
 			if !ok {
-				return nil, nil, arrayErr(d.key(), fmt.Errorf("no prepared dataset"))
+				return nil, arrayErr(d.key(), fmt.Errorf("no prepared dataset"))
 			}
 			switch {
 			case t.merged != nil:
@@ -254,7 +318,6 @@ func prepare(ctx context.Context, store *catalog.Store, src catalog.Source, work
 			job.Datasets = append(job.Datasets, d)
 		}
 		job.Manifest.Variables = append(job.Manifest.Variables, mv)
-		first := len(job.Units)
 		err = store.EachArray(ctx, v.Name, func(a *catalog.Array) error {
 			if a.Constant {
 				return nil // attributes only, written by prepareVariable
@@ -300,17 +363,12 @@ func prepare(ctx context.Context, store *catalog.Store, src catalog.Source, work
 			return nil
 		})
 		if err != nil {
-			return nil, nil, err
-		}
-		if run != nil {
-			if err := run(job, i, first, st); err != nil {
-				return nil, nil, err
-			}
+			return nil, err
 		}
 	}
 	skipped, seriesFiles, err := writeSeries(stage, fc.root, files, links)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	job.Manifest.Series, job.Manifest.SeriesFiles = SeriesName, seriesFiles
 	job.Manifest.Skipped = append(job.Manifest.Skipped, skipped...)
@@ -322,17 +380,19 @@ func prepare(ctx context.Context, store *catalog.Store, src catalog.Source, work
 	for i, s := range planner.AssignShards(su, p.Shards) {
 		job.Units[i].Shard = s
 	}
-	if run != nil {
-		return job, stats, nil
+	if p.InMemory {
+		job.mem = &memJob{opts: opts, stage: stage, log: &memLog{recs: map[int]JournalRecord{}}, stats: stats,
+			sums: map[int]string{}, synced: map[string]bool{}}
+		return job, nil
 	}
 	b, err := json.Marshal(job)
 	if err != nil {
-		return nil, nil, fmt.Errorf("rewriter: prepare: %w", err)
+		return nil, fmt.Errorf("rewriter: prepare: %w", err)
 	}
 	if err := writeFileAtomic(work, JobFile, b); err != nil {
-		return nil, nil, fmt.Errorf("rewriter: prepare: %w", err)
+		return nil, fmt.Errorf("rewriter: prepare: %w", err)
 	}
-	return job, stats, nil
+	return job, nil
 }
 
 // datasetUnits cuts array a (with its blocks), prepared as d, into work
@@ -508,71 +568,146 @@ func (j *Job) largestUnit(units []*Unit) int64 {
 // RewriteShard runs shard's units that its journal does not list yet
 // through the engine (engine.go), with at most jobs units assembled at once
 // and every buffer charged to one budget of maxMem bytes (<= 0:
-// DefaultMaxMem). mon, when set, follows it as it follows Run: the bytes of
+// DefaultMaxMem). mon, when set, follows it as it follows an in-memory job: the bytes of
 // the units to write now, the variable being written, the I/O profile.
 // Rerunning a finished shard does nothing. The caller holds the locks.
+//
+// An in-memory job (PrepareOptions.InMemory) records its units in memory
+// instead of a journal, under the budget it was prepared with (jobs and
+// maxMem are those of Prepare's Options; mon, when set, takes over from
+// Prepare's Monitor and its I/O profile goes into the manifest), takes each
+// dataset's digest in the pipeline instead of each unit's, and syncs each
+// file once, when its last dataset is written, with a line per variable
+// on Options.Progress.
 func RewriteShard(ctx context.Context, store *catalog.Store, src catalog.Source, work string, job *Job,
 	shard, jobs int, maxMem int64, mon *Monitor) (ShardStatus, error) {
 	var st ShardStatus
-	jpath := journalPath(work, shard, job.Shards)
-	if err := os.MkdirAll(filepath.Dir(jpath), 0o755); err != nil {
-		return st, fmt.Errorf("rewriter: %w", err)
-	}
-	recs, err := ReplayJournal(jpath, job.ID)
-	if err != nil {
-		return st, err
-	}
 	done := map[int]bool{}
 	finished := false
 	var partEnd int64
-	for _, r := range recs {
-		if r.Done {
-			finished = true
-			continue
+	var log unitLog
+	var jr *Journal
+	opts, stage := Options{Jobs: jobs, MaxMem: maxMem, Monitor: mon}, job.stageDir(work)
+	jpath := journalPath(work, shard, job.Shards)
+	if m := job.mem; m != nil {
+		if mon != nil && mon != m.opts.Monitor {
+			// mon takes over from the Monitor of Prepare (a display
+			// follows each phase with its own).
+			var total int64
+			for i := range job.Units {
+				total += job.Units[i].Bytes
+			}
+			mon.begin(src, total)
+			m.opts.Monitor = mon
 		}
-		done[r.Unit] = true
-		partEnd = max(partEnd, r.PartEnd)
+		opts, log = m.opts, m.log
+		for _, r := range m.log.recs {
+			done[r.Unit] = true
+			partEnd = max(partEnd, r.PartEnd)
+		}
+	} else {
+		if err := os.MkdirAll(filepath.Dir(jpath), 0o755); err != nil {
+			return st, fmt.Errorf("rewriter: %w", err)
+		}
+		recs, err := ReplayJournal(jpath, job.ID)
+		if err != nil {
+			return st, err
+		}
+		for _, r := range recs {
+			if r.Done {
+				finished = true
+				continue
+			}
+			done[r.Unit] = true
+			partEnd = max(partEnd, r.PartEnd)
+		}
 	}
 	mine, whole := job.shardGroups(shard, done, &st)
-	if len(mine) == 0 && finished {
+	if len(mine) == 0 && (finished || job.mem != nil && len(done) > 0) {
 		return st, nil
 	}
 	if err := os.MkdirAll(filepath.Join(work, "parts"), 0o755); err != nil {
 		return st, fmt.Errorf("rewriter: %w", err)
 	}
-	jr, err := OpenJournal(jpath, job.ID)
-	if err != nil {
-		return st, err
-	}
-	defer jr.Close()
-	opts := Options{Jobs: jobs, MaxMem: maxMem, Monitor: mon}
-	opts.mem = newMemBudget(opts.maxMem())
-	defer opts.mem.close()
-	if mon != nil {
-		var total int64
-		for _, group := range mine {
-			for _, u := range group {
-				total += u.Bytes
-			}
+	if job.mem == nil {
+		var err error
+		if jr, err = OpenJournal(jpath, job.ID); err != nil {
+			return st, err
 		}
-		mon.begin(src, total)
-	}
-	e := newEngine(store, src, job, filepath.Join(work, "stage"), partPath(work, shard, job.Shards), opts, jr)
-	e.partEnd, e.unitSums, e.syncEach = partEnd, true, true
-	defer e.close()
-	jr.Sync = e.syncDirty
-	for gi, group := range mine {
+		defer jr.Close()
+		log = jr
+		opts.mem = newMemBudget(opts.maxMem())
+		defer opts.mem.close()
 		if mon != nil {
-			mon.setVariable(job.Datasets[group[0].Dataset].Var)
+			var total int64
+			for _, group := range mine {
+				for _, u := range group {
+					total += u.Bytes
+				}
+			}
+			mon.begin(src, total)
 		}
-		if err := e.group(ctx, group[0].Dataset, group, whole[gi]); err != nil {
+	}
+	mon = opts.Monitor
+	e := newEngine(store, src, job, stage, partPath(work, shard, job.Shards), opts, log)
+	// In memory: the dataset digests, files synced once. Journaled: each
+	// unit's sha256 (unless --digest none), the data synced before the
+	// journal records naming it.
+	e.partEnd, e.digests, e.syncEach = partEnd, job.mem != nil, job.mem == nil
+	e.unitSums = job.mem == nil && !job.NoDigest
+	defer e.close()
+	if jr != nil {
+		jr.Sync = e.syncDirty
+	}
+	fail := func(err error) (ShardStatus, error) {
+		if jr != nil {
 			if ferr := jr.Flush(); ferr != nil && ctx.Err() == nil {
 				return e.st, errors.Join(err, ferr)
 			}
-			return e.st, err
+		}
+		return e.st, err
+	}
+	gi := 0
+	for vi, mv := range job.Manifest.Variables {
+		start := time.Now()
+		for ; gi < len(mine) && job.Datasets[mine[gi][0].Dataset].VarIndex == vi; gi++ {
+			group := mine[gi]
+			if mon != nil {
+				mon.setVariable(job.Datasets[group[0].Dataset].Var)
+			}
+			if err := e.group(ctx, group[0].Dataset, group, whole[gi]); err != nil {
+				return fail(err)
+			}
+		}
+		if e.syncEach {
+			continue
+		}
+		if err := e.finishFile(mv.File); err != nil {
+			return fail(fmt.Errorf("rewriter: %s: %w", mv.Name, err))
+		}
+		if p := opts.Progress; p != nil {
+			vs := job.mem.stats[vi]
+			striped := ""
+			if mv.Storage != nil && mv.Storage.Striped {
+				striped = fmt.Sprintf(", %d stripes of %s", mv.Storage.StripeCount, fsinfo.Size(mv.Storage.StripeSize))
+			}
+			fmt.Fprintf(p, "%s: %d arrays, %.1f MiB, %.2f s%s\n",
+				mv.Name, vs.arrays, float64(vs.bytes)/(1<<20), time.Since(start).Seconds(), striped)
 		}
 	}
+	if gi != len(mine) {
+		return fail(catalog.Corrupt("relayout", filepath.Join(work, JobFile), -1, "units out of the datasets' order"))
+	}
 	e.st.Units, e.st.Skipped = st.Units, st.Skipped
+	if m := job.mem; m != nil {
+		for di, s := range e.sums {
+			m.sums[di] = s
+		}
+		for f := range e.synced {
+			m.synced[f] = true
+		}
+		return e.st, nil
+	}
 	if err := jr.Add(JournalRecord{Done: true}); err != nil {
 		return e.st, err
 	}
@@ -614,3 +749,7 @@ func (j *Job) shardGroups(shard int, done map[int]bool, st *ShardStatus) ([][]*U
 	}
 	return mine, whole
 }
+
+// InMemory reports whether the job is an in-memory one
+// (PrepareOptions.InMemory).
+func (j *Job) InMemory() bool { return j.mem != nil }
