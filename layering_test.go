@@ -36,7 +36,7 @@ var allowed = []struct{ pkg, may string }{
 }
 
 // pureGo must build without cgo.
-var pureGo = []string{"relayout/catalog", "relayout/planner", "relayout/reader/bp", "relayout/reader/amrex", "relayout/reader/blockio"}
+var pureGo = []string{"relayout/catalog", "relayout/planner", "relayout/reader/bp", "relayout/reader/amrex", "relayout/reader/blockio", "relayout/internal/membudget"}
 
 type pkgInfo struct {
 	path     string

@@ -4,13 +4,12 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	"golang.org/x/sync/semaphore"
 	"golang.org/x/sys/unix"
 
 	"relayout/catalog"
+	"relayout/internal/membudget"
 	"relayout/planner"
 )
 
@@ -23,15 +22,15 @@ import (
 // deadlock on memory. A unit that alone needs more than the budget is split
 // (see units); one that cannot be split (a chunk) is an error.
 
-// memBudget is a weighted semaphore over MaxMem bytes that tracks its peak.
+// memBudget is the one semaphore over MaxMem bytes (membudget.Budget, which
+// tracks the peak, strict: a request of more than the budget is refused).
 // It also keeps the buffers of finished units for reuse (takeBuf, keepBuf),
 // still charged, so that steady state allocates nothing and the kept
 // buffers count against the budget; acquire drops them (and their charge)
 // before it would wait.
 type memBudget struct {
-	size      int64
-	sem       *semaphore.Weighted
-	cur, peak atomic.Int64
+	size int64
+	sem  *membudget.Budget
 
 	mu      sync.Mutex
 	kept    [][]byte // charged, each for cap(b) bytes
@@ -39,7 +38,7 @@ type memBudget struct {
 }
 
 func newMemBudget(size int64) *memBudget {
-	return &memBudget{size: size, sem: semaphore.NewWeighted(size)}
+	return &memBudget{size: size, sem: membudget.New(size)}
 }
 
 func (m *memBudget) acquire(ctx context.Context, n int64) error {
@@ -65,15 +64,11 @@ func (m *memBudget) acquire(ctx context.Context, n int64) error {
 			return err
 		}
 	}
-	m.charged(n)
 	return nil
 }
 
-func (m *memBudget) charged(n int64) {
-	c := m.cur.Add(n)
-	for p := m.peak.Load(); c > p && !m.peak.CompareAndSwap(p, c); p = m.peak.Load() {
-	}
-}
+// peak is the most bytes charged at once.
+func (m *memBudget) peak() int64 { return m.sem.Peak() }
 
 // acquireBuf charges a unit's buffer of n bytes and extra bytes more. It
 // returns a kept buffer (charged for its cap) when one of about n bytes is
@@ -93,7 +88,6 @@ func (m *memBudget) acquireBuf(ctx context.Context, n, extra int64) ([]byte, err
 			return b, nil
 		}
 		if m.sem.TryAcquire(n + extra) {
-			m.charged(n + extra)
 			return nil, nil
 		}
 		m.mu.Lock()
@@ -189,10 +183,7 @@ func freeBuf(b []byte) {
 }
 
 func (m *memBudget) release(n int64) {
-	if n > 0 {
-		m.cur.Add(-n)
-		m.sem.Release(n)
-	}
+	m.sem.Release(n)
 }
 
 // Read and unit sizes derived from the budget. The ordered pipeline keeps up
@@ -463,7 +454,7 @@ func readNeed(reads []*catalog.Block, dt catalog.DType, limit int64, batch bool)
 	return run + maxDec
 }
 
-// env is the pipeline environment of a run: Run sets Options.Monitor and
+// env is the pipeline environment of a run: an in-memory Prepare sets Options.Monitor and
 // the budget; callers that leave them unset get an unlimited budget.
 func (o Options) env() pipeEnv {
 	return pipeEnv{mem: o.mem, readLimit: o.readLimit(), mon: o.Monitor, noDigest: o.NoDigest}

@@ -134,7 +134,7 @@ func (m *Monitor) profile(mem *memBudget) *catalog.ManifestIO {
 	io.FetchSeconds, io.AssembleSeconds, io.EncodeSeconds = secs(stageFetch), secs(stageAssemble), secs(stageEncode)
 	io.WriteSeconds, io.SyncSeconds = secs(stageWrite), secs(stageSync)
 	if mem != nil {
-		io.MaxMem, io.PeakMem = mem.size, mem.peak.Load()
+		io.MaxMem, io.PeakMem = mem.size, mem.peak()
 	}
 	return io
 }
