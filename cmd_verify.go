@@ -47,7 +47,7 @@ func runVerify(ctx context.Context, args []string) error {
 	if quiet {
 		w = &dropOK{w: os.Stdout}
 	}
-	ok, err := job.VerifyOutput(ctx, store, ds, out, nil, w, maxMem, 0, nil)
+	ok, err := job.VerifyOutput(ctx, store, ds, out, nil, w, maxMem, 0, nil, false)
 	if err != nil {
 		return err
 	}

@@ -71,12 +71,31 @@ func checkIncomplete(path string, info catalog.DatasetInfo, strict bool) error {
 // shares no code with the writer: the output read through the HDF5 library,
 // the input block by block. It is the one place run, relayout verify and
 // the journaled commit call the verifier through. mon, when set, follows
-// the bytes verified (the display's verify phase).
+// the bytes verified (the display's verify phase). With fill (m not nil),
+// the digests the manifest lacks are filled from what the verifier read
+// and compared equal to the input, once every element verified: the
+// writer's own pass over the data (digest, or commit's journal check) is
+// then not needed.
 func VerifyOutput(ctx context.Context, in *catalog.Store, inSrc catalog.Source, outDir string, m *catalog.Manifest,
-	w io.Writer, maxMem int64, jobs int, mon *rewriter.Monitor) (bool, error) {
-	opts := verify.Options{MaxMem: maxMem, Jobs: jobs, Log: w}
+	w io.Writer, maxMem int64, jobs int, mon *rewriter.Monitor, fill bool) (bool, error) {
+	opts := verify.Options{MaxMem: maxMem, Jobs: jobs, Log: w, FillDigests: fill && m != nil}
 	if mon != nil {
 		opts.Progress = func(p verify.Progress) { mon.Track(p.Done, p.Total, p.Variable) }
 	}
-	return verify.Output(ctx, in, inSrc, outDir, m, opts)
+	res, err := verify.Check(ctx, in, inSrc, outDir, m, opts)
+	if err != nil || !res.OK || !opts.FillDigests {
+		return res.OK, err
+	}
+	for i := range m.Variables {
+		mv := &m.Variables[i]
+		for _, ds := range [][]catalog.ManifestDataset{mv.Datasets, mv.Constants} {
+			for j := range ds {
+				d := &ds[j]
+				if d.SHA256 == "" {
+					d.SHA256 = res.Digests[catalog.Key{Var: mv.Name, Step: d.Step, Level: d.Level}]
+				}
+			}
+		}
+	}
+	return true, nil
 }

@@ -236,8 +236,11 @@ func prepareRun(ctx context.Context, out string, spec Spec, env Env, need *int64
 	fmt.Fprintf(logw, "storage: %s is on %s; largest file: %s\n", out, outFS.Name, rewriter.FileLayout(outFS, largest, spec.Storage))
 	ropts := rewriterOptions(spec, env, outFS, logw)
 	if !journaled {
-		// The in-memory job runs under the budgets it is prepared with.
+		// The in-memory job runs under the budgets it is prepared with;
+		// with verification the verifier computes the digests from what
+		// it compares, and the pipeline takes none.
 		ropts.Jobs, ropts.MaxMem, ropts.Progress = env.Jobs, env.MaxMem, logw
+		ropts.NoDigest = spec.NoDigest || env.Verify
 	}
 	inputs, err := rewriter.InputFiles(spec.Input)
 	if err != nil {
@@ -575,10 +578,29 @@ func commitJob(ctx context.Context, out string, job *rewriter.Job, env Env, ds r
 	if err := rewriter.StageManifest(work, job); err != nil {
 		return err
 	}
+	// --digest none as the user asked it (an in-memory job with
+	// verification leaves the digests to the verifier).
+	noDigest := job.NoDigest
+	if spec, err := ParseSignature(job.Signature); err == nil {
+		noDigest = spec.NoDigest
+	}
 	ok := true
 	checks := map[string]string{}
 	var verified string
 	switch {
+	case env.Verify:
+		// Every element compared with the input, and the digests the
+		// manifest lacks computed from what was compared equal: the
+		// journal pass (CheckUnits reads the whole output again to hash
+		// the units) adds nothing.
+		disp.Phase("verify")
+		if ok, err = VerifyOutput(ctx, store, ds, stage, &job.Manifest, logw, env.MaxMem, env.Jobs, disp.Monitor(), !noDigest); err != nil {
+			return err
+		}
+		verified = "every element equals the input"
+		for _, v := range job.Manifest.Variables {
+			checks[v.Name] = "ok"
+		}
 	case pipeline:
 		// Nothing to check the output against but the input.
 		verified = "not verified (--no-verify)"
@@ -586,8 +608,6 @@ func commitJob(ctx context.Context, out string, job *rewriter.Job, env Env, ds r
 			checks[v.Name] = "not verified"
 		}
 	default:
-		// TODO(lead): once verify.Output returns its digests, verify first
-		// and skip this re-read when verifiedDigests reports true.
 		disp.Phase("verify")
 		if checks, ok, err = journalCheck(ctx, out, job, recs, env); err != nil {
 			return err
@@ -597,26 +617,9 @@ func commitJob(ctx context.Context, out string, job *rewriter.Job, env Env, ds r
 			verified = "every unit present (--digest none: no unit sha256)"
 		}
 	}
-	if ok && env.Verify {
-		disp.Phase("verify")
-		// The digests CheckUnits recorded are checked too.
-		if ok, err = VerifyOutput(ctx, store, ds, stage, &job.Manifest, logw, env.MaxMem, env.Jobs, disp.Monitor()); err != nil {
-			return err
-		}
-		if pipeline {
-			verified = "every element equals the input"
-		} else {
-			verified = "every element equals the input; " + verified
-		}
-		if ok { // every variable passed every check
-			for name := range checks {
-				checks[name] = "ok"
-			}
-		}
-	}
 	if !ok {
 		verified = "FAILED"
-		if pipeline {
+		if pipeline || env.Verify {
 			checks = nil
 		}
 	}
@@ -664,52 +667,6 @@ func journalCheck(ctx context.Context, out string, job *rewriter.Job, recs map[i
 	outDS.Close()
 	os.Remove(outDB)
 	return checks, ok, err
-}
-
-// verifiedDigests is the seam for a verifier that returns the sha256 of
-// every output dataset it read (sum: by variable and dataset; "" when it
-// has none): when every element was verified (verified) it fills job's
-// manifest with those digests (none with --digest none) and reports
-// whether every dataset got one, so that commit's journal re-read
-// (journalCheck, which reads the whole output again to hash the units)
-// can be skipped.
-//
-// TODO(lead): verify.Output does not return digests yet (the verifyfast
-// helper adds them); commitJob passes a nil sum, so this reports false and
-// the journal is checked first, then the verifier checks its digests, as
-// before. To wire it: on a journaled job with Env.Verify, call
-// VerifyOutput first (the manifest's sha256 still empty), hand its
-// digests to verifiedDigests, and only when it reports false run
-// journalCheck (then the digests in the manifest are CheckUnits').
-func verifiedDigests(job *rewriter.Job, sum func(v *catalog.ManifestVariable, d *catalog.ManifestDataset) string, verified bool) bool {
-	if sum == nil || !verified {
-		return false
-	}
-	m := &job.Manifest
-	sums := make([][]string, len(m.Variables))
-	for vi := range m.Variables {
-		v := &m.Variables[vi]
-		sums[vi] = make([]string, len(v.Datasets))
-		for di := range v.Datasets {
-			d := &v.Datasets[di]
-			if d.Layout == catalog.ConstantLayout {
-				sums[vi][di] = d.SHA256 // taken when prepared
-				continue
-			}
-			if sums[vi][di] = sum(v, d); sums[vi][di] == "" && !job.NoDigest {
-				return false // not every dataset: the journal is checked
-			}
-		}
-	}
-	if job.NoDigest {
-		return true
-	}
-	for vi := range m.Variables {
-		for di := range m.Variables[vi].Datasets {
-			m.Variables[vi].Datasets[di].SHA256 = sums[vi][di]
-		}
-	}
-	return true
 }
 
 func writeReport(path string, r *catalog.Report) error {

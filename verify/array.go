@@ -23,8 +23,9 @@ import (
 // small enough to stay in cache-friendly sizes.
 const maxBand = 64 << 20
 
-// array verifies one array (with its blocks) against its output dataset.
-func (r *run) array(ctx context.Context, a *catalog.Array, ref outRef, f *h5.File) error {
+// array verifies one array (with its blocks) against its output dataset,
+// within maxMem bytes.
+func (r *run) array(ctx context.Context, a *catalog.Array, ref outRef, f *h5.File, maxMem int64) error {
 	k := a.Key()
 	if err := header(a, ref); err != nil {
 		return err
@@ -49,11 +50,12 @@ func (r *run) array(ctx context.Context, a *catalog.Array, ref outRef, f *h5.Fil
 	if err := r.gridOffset(a, ref, f); err != nil {
 		return err
 	}
-	return r.data(ctx, a, ref, f)
+	return r.data(ctx, a, ref, f, maxMem)
 }
 
-// data compares the elements of a with its output dataset, band by band.
-func (r *run) data(ctx context.Context, a *catalog.Array, ref outRef, f *h5.File) error {
+// data compares the elements of a with its output dataset, band by band,
+// within maxMem bytes.
+func (r *run) data(ctx context.Context, a *catalog.Array, ref outRef, f *h5.File, maxMem int64) error {
 	k := a.Key()
 	dt := a.DType.LittleEndian()
 	size := int64(dt.Size)
@@ -99,9 +101,9 @@ func (r *run) data(ctx context.Context, a *catalog.Array, ref outRef, f *h5.File
 			rowBytes *= c
 		}
 	}
-	bandBytes := min(max(r.opts.MaxMem/10, rowBytes), max(maxBand, rowBytes))
+	bandBytes := min(max(maxMem/10, rowBytes), max(maxBand, rowBytes))
 	perBand := max(bandBytes/rowBytes, 1)
-	capacity := r.opts.MaxMem - 3*perBand*rowBytes - perBand*rowBytes/size/8
+	capacity := maxMem - 3*perBand*rowBytes - perBand*rowBytes/size/8
 	var cacheBytes int64
 	if info.Layout == "chunked" && rank > 0 && len(info.Chunk) == rank {
 		c0 := info.Chunk[0]
@@ -112,7 +114,7 @@ func (r *run) data(ctx context.Context, a *catalog.Array, ref outRef, f *h5.File
 		switch {
 		case perBand >= c0:
 			perBand = perBand / c0 * c0 // whole chunk rows: each chunk decoded once
-		case chunkRow <= r.opts.MaxMem/4:
+		case chunkRow <= maxMem/4:
 			cacheBytes = chunkRow // a band inside a chunk row: keep the row cached
 			capacity -= chunkRow
 		}
@@ -167,10 +169,11 @@ func (r *run) data(ctx context.Context, a *catalog.Array, ref outRef, f *h5.File
 	// Three band buffers circulate: one read ahead from the output (HDF5,
 	// one goroutine), one compared, one hashed (in order, one goroutine).
 	bufs := make(chan []byte, 3)
+	spare := r.takeSpare(3)
 	for i := range 3 {
 		var b []byte
-		if i < len(r.spare) {
-			b = r.spare[i]
+		if i < len(spare) {
+			b = spare[i]
 		}
 		bufs <- b
 	}
@@ -223,11 +226,12 @@ func (r *run) data(ctx context.Context, a *catalog.Array, ref outRef, f *h5.File
 			stop()
 			close(hashq)
 			wg.Wait()
-			// Keep the band buffers for the next array.
-			r.spare = r.spare[:0]
+			// Keep the band buffers for the next arrays.
+			var keep [][]byte
 			for len(bufs) > 0 {
-				r.spare = append(r.spare, <-bufs)
+				keep = append(keep, <-bufs)
 			}
+			r.putSpare(keep)
 		})
 	}
 	defer finish()
@@ -297,14 +301,16 @@ func (r *run) data(ctx context.Context, a *catalog.Array, ref outRef, f *h5.File
 	return r.digest(k, ref, h)
 }
 
-// digest checks the sha256 of the output bytes against the manifest.
+// digest checks the sha256 of the output bytes against the manifest and
+// records it as the array's (every element was compared equal).
 func (r *run) digest(k catalog.Key, ref outRef, h hash.Hash) error {
-	if ref.d.SHA256 == "" {
-		return nil // run --digest none: elements compared, no digest to check
+	sum := h.Sum(nil)
+	if ref.d.SHA256 != "" { // empty: run --digest none, or the caller fills it
+		if got := hex.EncodeToString(sum); got != ref.d.SHA256 {
+			return difff("%s: sha256 of output %s, manifest says %s", where(k), got, ref.d.SHA256)
+		}
 	}
-	if got := hex.EncodeToString(h.Sum(nil)); got != ref.d.SHA256 {
-		return difff("%s: sha256 of output %s, manifest says %s", where(k), got, ref.d.SHA256)
-	}
+	r.setDigest(k, sum)
 	return nil
 }
 

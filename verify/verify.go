@@ -3,6 +3,7 @@ package verify
 import (
 	"context"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -17,7 +18,6 @@ import (
 	"sync/atomic"
 
 	"relayout/catalog"
-	"relayout/internal/h5"
 )
 
 // DefaultMaxMem is the budget when Options.MaxMem is not set.
@@ -40,6 +40,23 @@ type Options struct {
 	// Log receives one line per variable ("OK  B/x  2 steps  ... sha256 ok"
 	// or "DIFF ...") and one for series.h5; nil discards them.
 	Log io.Writer
+	// FillDigests says the caller records Result.Digests in the manifest
+	// (the writer computed none): the digests of constant records are
+	// computed even when the manifest records none, and the OK lines say
+	// "sha256 computed" instead of "sha256 not recorded".
+	FillDigests bool
+}
+
+// Result is what Check found.
+type Result struct {
+	// OK is false on any difference.
+	OK bool
+	// Digests holds, for every output dataset (and constant record) whose
+	// every element was compared equal to the input, the sha256 (hex) of
+	// its logical array, row-major little-endian (what the manifest's
+	// sha256 means), computed from the bytes read through the HDF5
+	// library (a constant record: its value repeated over its shape).
+	Digests map[catalog.Key]string
 }
 
 // Progress is how far an Output call is.
@@ -55,21 +72,28 @@ func (d *difference) Error() string { return d.msg }
 
 func difff(format string, args ...any) error { return &difference{fmt.Sprintf(format, args...)} }
 
-// Output compares the output directory outDir (a stage directory or OUT)
+// Output is Check without the digests: ok is Result.OK.
+func Output(ctx context.Context, in *catalog.Store, inSrc catalog.Source, outDir string, m *catalog.Manifest, opts Options) (ok bool, err error) {
+	res, err := Check(ctx, in, inSrc, outDir, m, opts)
+	return res.OK, err
+}
+
+// Check compares the output directory outDir (a stage directory or OUT)
 // with the input: every array of the catalog in, whose blocks are fetched
 // through inSrc, against the dataset the manifest m lists for it (nil: read
-// outDir/relayout.json), read through the HDF5 library; then series.h5. ok
-// is false on any difference (each variable's first is printed to
-// opts.Log); err is for I/O errors, cancellation and corrupt input only.
-func Output(ctx context.Context, in *catalog.Store, inSrc catalog.Source, outDir string, m *catalog.Manifest, opts Options) (ok bool, err error) {
+// outDir/relayout.json), read through the HDF5 library; then series.h5.
+// Result.OK is false on any difference (each variable's first is printed
+// to opts.Log); err is for I/O errors, cancellation and corrupt input only.
+func Check(ctx context.Context, in *catalog.Store, inSrc catalog.Source, outDir string, m *catalog.Manifest, opts Options) (Result, error) {
+	var err error
 	if m == nil {
 		mp := filepath.Join(outDir, catalog.ManifestName)
 		if m, err = catalog.ReadManifest(mp); err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				// Not an output at all (or IN and OUT swapped): no retry helps.
-				return false, fmt.Errorf("verify: %s is not a relayout output (no %s): %w", outDir, catalog.ManifestName, catalog.ErrNotFound)
+				return Result{}, fmt.Errorf("verify: %s is not a relayout output (no %s): %w", outDir, catalog.ManifestName, catalog.ErrNotFound)
 			}
-			return false, fmt.Errorf("verify: %w", err)
+			return Result{}, fmt.Errorf("verify: %w", err)
 		}
 	}
 	if opts.MaxMem <= 0 {
@@ -84,9 +108,9 @@ func Output(ctx context.Context, in *catalog.Store, inSrc catalog.Source, outDir
 	}
 	vars, err := in.Variables()
 	if err != nil {
-		return false, fmt.Errorf("verify: %w", err)
+		return Result{}, fmt.Errorf("verify: %w", err)
 	}
-	r := &run{in: in, src: inSrc, dir: outDir, opts: opts, out: map[catalog.Key]outRef{}}
+	r := &run{in: in, src: inSrc, dir: outDir, opts: opts, out: map[catalog.Key]outRef{}, digests: map[catalog.Key]string{}}
 	for _, v := range vars {
 		r.total += v.Bytes
 	}
@@ -101,26 +125,15 @@ func Output(ctx context.Context, in *catalog.Store, inSrc catalog.Source, outDir
 			r.out[catalog.Key{Var: mv.Name, Step: d.Step, Level: d.Level}] = outRef{mv, d}
 		}
 	}
-	ok = true
-	for _, v := range vars {
-		line, err := r.variable(ctx, v.Name)
-		var diff *difference
-		switch {
-		case errors.As(err, &diff):
-			ok = false
-			line = "DIFF " + diff.msg
-		case err != nil:
-			return false, err
-		}
-		if _, err := fmt.Fprintln(log, line); err != nil {
-			return false, err
-		}
+	ok, err := r.variables(ctx, vars, log)
+	if err != nil {
+		return Result{}, err
 	}
 	if statsHook != nil {
 		statsHook(&r.stats)
 	}
 	seriesOK, err := checkSeries(outDir, m, log)
-	return ok && seriesOK, err
+	return Result{OK: ok && seriesOK, Digests: r.digests}, err
 }
 
 // TotalBytes is the Progress total of Output for in: the logical bytes of
@@ -155,9 +168,40 @@ type run struct {
 	done       int64
 
 	stats stats
-	// spare are band buffers of the last array, reused by the next
-	// (arrays are verified one after another).
+
+	mu      sync.Mutex
+	digests map[catalog.Key]string // of the arrays verified whole
+	// spare are band buffers of arrays done, reused by the next ones.
 	spare [][]byte
+}
+
+// setDigest records the digest of array k, verified whole.
+func (r *run) setDigest(k catalog.Key, sum []byte) {
+	r.mu.Lock()
+	r.digests[k] = hex.EncodeToString(sum)
+	r.mu.Unlock()
+}
+
+// takeSpare returns up to n band buffers of earlier arrays.
+func (r *run) takeSpare(n int) [][]byte {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n = min(n, len(r.spare))
+	out := slices.Clone(r.spare[len(r.spare)-n:])
+	r.spare = r.spare[:len(r.spare)-n]
+	return out
+}
+
+// putSpare keeps band buffers for later arrays (at most three per array
+// in flight).
+func (r *run) putSpare(bufs [][]byte) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, b := range bufs {
+		if b != nil && len(r.spare) < 3*maxInFlight {
+			r.spare = append(r.spare, b)
+		}
+	}
 }
 
 // stats count what a run compared (for tests: which paths were taken).
@@ -198,68 +242,6 @@ func (r *run) progress(v string, n int64) {
 
 func where(k catalog.Key) string {
 	return fmt.Sprintf("%s step %d level %d", k.Var, k.Step, k.Level)
-}
-
-// variable verifies every array of variable name: its OK line, a
-// *difference, or an error.
-func (r *run) variable(ctx context.Context, name string) (string, error) {
-	files := map[string]*h5.File{}
-	defer func() {
-		for _, f := range files {
-			f.Close()
-		}
-	}()
-	steps := map[int64]bool{}
-	var elements int64
-	unrecorded := false
-	err := r.in.EachArray(ctx, name, func(a *catalog.Array) error {
-		k := a.Key()
-		ref, ok := r.out[k]
-		if !ok {
-			return difff("%s: missing from output (not in the manifest)", where(k))
-		}
-		f, err := r.file(files, ref.v)
-		if err != nil {
-			return err
-		}
-		if err := r.array(ctx, a, ref, f); err != nil {
-			return err
-		}
-		if ref.d.SHA256 == "" {
-			unrecorded = true
-		}
-		steps[a.Step] = true
-		elements += a.Elements()
-		return nil
-	})
-	if err != nil {
-		return "", err
-	}
-	sha := "sha256 ok"
-	if unrecorded {
-		sha = "sha256 not recorded"
-	}
-	return fmt.Sprintf("OK  %s  %d steps  %d elements  %s", name, len(steps), elements, sha), nil
-}
-
-// file opens the output file of variable v once.
-func (r *run) file(files map[string]*h5.File, v *catalog.ManifestVariable) (*h5.File, error) {
-	if f, ok := files[v.File]; ok {
-		return f, nil
-	}
-	if !filepath.IsLocal(filepath.FromSlash(v.File)) {
-		return nil, fmt.Errorf("verify: manifest: variable %q: file %q is not inside %s: %w", v.Name, v.File, r.dir, catalog.ErrCorrupt)
-	}
-	p := filepath.Join(r.dir, filepath.FromSlash(v.File))
-	f, err := h5.Open(p)
-	if errors.Is(err, catalog.ErrNotFound) {
-		return nil, difff("%s: output file %s is missing", v.Name, p)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("verify: output: %w", err)
-	}
-	files[v.File] = f
-	return f, nil
 }
 
 // header checks what the manifest says of a against the input: shape,
