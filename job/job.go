@@ -617,6 +617,9 @@ func commitJob(ctx context.Context, out string, job *rewriter.Job, env Env, ds r
 			verified = "every unit present (--digest none: no unit sha256)"
 		}
 	}
+	if noDigest && ok {
+		fmt.Fprintf(logw, "digests: none recorded (--digest none): the sha256 of every dataset in %s stays empty\n", catalog.ManifestName)
+	}
 	if !ok {
 		verified = "FAILED"
 		if pipeline || env.Verify {
