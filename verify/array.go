@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -202,7 +203,9 @@ func (r *run) data(ctx context.Context, a *catalog.Array, ref outRef, f *h5.File
 				buf = make([]byte, need)
 			}
 			buf = buf[:need]
+			t0 := time.Now()
 			err := sr.Read(band.Lower, band.Count, buf)
+			r.stats.readNs.Add(int64(time.Since(t0)))
 			select {
 			case readq <- readBand{buf, err}:
 			case <-rctx.Done():
@@ -216,7 +219,9 @@ func (r *run) data(ctx context.Context, a *catalog.Array, ref outRef, f *h5.File
 	go func() {
 		defer wg.Done()
 		for b := range hashq {
+			t0 := time.Now()
 			h.Write(b)
+			r.stats.hashNs.Add(int64(time.Since(t0)))
 			bufs <- b
 		}
 	}()
@@ -328,6 +333,13 @@ func (r *run) band(ctx context.Context, a *catalog.Array, band catalog.Box, bloc
 	g.SetLimit(r.opts.Jobs)
 	for _, i := range blocks {
 		g.Go(func() error {
+			// --jobs bounds the blocks in work over every array in flight.
+			select {
+			case r.workers <- struct{}{}:
+			case <-gctx.Done():
+				return gctx.Err()
+			}
+			defer func() { <-r.workers }()
 			m, err := r.block(gctx, a, i, band, span[i], out, mem, cache)
 			if err != nil || m == nil {
 				return err
@@ -411,11 +423,15 @@ func (r *run) fetchCompare(ctx context.Context, a *catalog.Array, b *catalog.Blo
 		return nil, err
 	}
 	defer mem.release(n)
+	t0 := time.Now()
 	data, err := fetch(ctx, r.src, b, a.DType, p)
 	if err != nil {
 		return nil, err
 	}
+	t1 := time.Now()
 	m := p.compare(data, region, band, out)
+	r.stats.fetchNs.Add(int64(t1.Sub(t0)))
+	r.stats.compareNs.Add(int64(time.Since(t1)))
 	recycle(data)
 	return m, nil
 }

@@ -100,3 +100,22 @@ func TestDigests(t *testing.T) {
 		t.Error("no digest for an array of another variable that is equal")
 	}
 }
+
+// Arrays verified in parallel: with two arrays of a variable that differ,
+// the line names the first in step order, whichever finished first, and
+// the other variables' lines still come in catalog order.
+func TestParallelFirstDifference(t *testing.T) {
+	in := shared(t, "bp4/generated-lb")
+	ds, store := input(t, in)
+	out := rewrite(t, in)
+	python(t, damagePy, out, "fields/Bx", "/data/2/meshes/fields/Bx", "flip")
+	python(t, damagePy, out, "fields/Bx", "/data/1/meshes/fields/Bx", "flip")
+	for range 3 {
+		ok, log := check(t, ds, store, out, Options{Jobs: 4, MaxMem: 1 << 30})
+		lines := strings.Split(strings.TrimSpace(log), "\n")
+		if ok || len(lines) < 3 || !strings.HasPrefix(lines[0], "DIFF fields/Bx step 1 level 0 at ") ||
+			!strings.HasPrefix(lines[1], "OK  fields/id ") || !strings.HasPrefix(lines[2], "OK  fields/rho ") {
+			t.Fatalf("ok %v:\n%s", ok, log)
+		}
+	}
+}

@@ -44,13 +44,28 @@
 // the manifest) and internal/h5 (the HDF5 library), and fetches input
 // blocks only through the catalog.Source it is given.
 //
-// Memory: one budget (Options.MaxMem) covers the two output band buffers
-// (one compared, one hashed), the band's coverage bitmap, the chunk cache
-// of chunked outputs and the input blocks alive at once; raw row-major
-// blocks are read only for the rows of the band, other blocks that span
-// several bands are kept from their first band to their last.
+// Memory: one budget (Options.MaxMem) is shared by the arrays in flight
+// (see Concurrency), each getting an equal share for its two output band
+// buffers (one compared, one hashed) and the one read ahead, the band's
+// coverage bitmap, the chunk cache of chunked outputs and the input blocks
+// alive at once; raw row-major blocks are read only for the rows of the
+// band, other blocks that span several bands are kept from their first
+// band to their last.
 //
-// Concurrency: up to Options.Jobs goroutines fetch and compare the blocks
-// of a band; bands are read and hashed in order (HDF5 runs one call at a
-// time in the process anyway). Progress is reported after every band.
+// Concurrency: up to min(Options.Jobs, 4) arrays are verified at once (of
+// one variable or the next ones; fewer when a share would fall below
+// 32 MiB), so that the HDF5 reads of one array (one call at a time in the
+// process: the library's global lock) overlap the input reads,
+// comparisons and sha256 of the others, and several arrays hash on
+// several cores. Within an array, bands are read, compared and hashed as a
+// pipeline (HDF5 reading band i+1 while band i is compared and band i-1
+// hashed); Options.Jobs blocks are fetched and compared at once over all
+// arrays. Lines are printed in catalog order, each variable's first
+// difference that of its first array (step, level order) that differs.
+// Progress is reported after every band.
+//
+// Digests: Check returns the sha256 of every dataset verified whole,
+// computed from the bytes read through the library (the one hash pass of
+// a verified run: the writer then computes none, and commit skips its
+// journal re-read).
 package verify

@@ -56,13 +56,23 @@ func (r *run) holes(a *catalog.Array, band catalog.Box, blocks []int, out []byte
 			}
 		}
 	}
+	// 64 fill values in a row: a word of holes is compared at once.
+	var fill64 []byte
+	if fill != nil {
+		fill64 = bytes.Repeat(fill, 64)
+	}
+	var holes int64
+	defer func() { r.stats.holes.Add(holes) }()
 	for w, word := range covered {
 		full := ^uint64(0)
 		if rem := n - int64(w)*64; rem < 64 {
 			full = 1<<rem - 1
 		}
 		missing := ^word & full
-		r.stats.holes.Add(int64(bits.OnesCount64(missing)))
+		holes += int64(bits.OnesCount64(missing))
+		if missing == ^uint64(0) && fill64 != nil && bytes.Equal(out[int64(w)*64*size:int64(w+1)*64*size], fill64) {
+			continue
+		}
 		for ; missing != 0; missing &= missing - 1 {
 			e := int64(w)*64 + int64(bits.TrailingZeros64(missing))
 			o := out[e*size : (e+1)*size]

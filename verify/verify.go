@@ -29,8 +29,9 @@ type Options struct {
 	// coverage, chunk caches and input blocks), in bytes; <= 0 means
 	// DefaultMaxMem.
 	MaxMem int64
-	// Jobs is the number of goroutines fetching and comparing input
-	// blocks; <= 0 means GOMAXPROCS.
+	// Jobs is the number of input blocks fetched and compared at once,
+	// over every array in flight (at most min(Jobs, 4) arrays); <= 0
+	// means GOMAXPROCS.
 	Jobs int
 	// Progress, when set, is called after every band (and constant
 	// record) with the bytes verified so far, the total (the logical
@@ -110,7 +111,8 @@ func Check(ctx context.Context, in *catalog.Store, inSrc catalog.Source, outDir 
 	if err != nil {
 		return Result{}, fmt.Errorf("verify: %w", err)
 	}
-	r := &run{in: in, src: inSrc, dir: outDir, opts: opts, out: map[catalog.Key]outRef{}, digests: map[catalog.Key]string{}}
+	r := &run{in: in, src: inSrc, dir: outDir, opts: opts, out: map[catalog.Key]outRef{}, digests: map[catalog.Key]string{},
+		workers: make(chan struct{}, opts.Jobs)}
 	for _, v := range vars {
 		r.total += v.Bytes
 	}
@@ -169,6 +171,8 @@ type run struct {
 
 	stats stats
 
+	workers chan struct{} // one token per block fetched and compared (Jobs)
+
 	mu      sync.Mutex
 	digests map[catalog.Key]string // of the arrays verified whole
 	// spare are band buffers of arrays done, reused by the next ones.
@@ -212,6 +216,16 @@ type stats struct {
 	holes                               atomic.Int64 // elements covered by no block, checked against the fill
 	constants, boxTables, gridOffsets   atomic.Int64
 	peakMem                             atomic.Int64 // most block bytes held at once
+	// Time spent (summed over goroutines, for profiling): HDF5 reads of
+	// the output (H5Dread, under the library's lock), input fetches,
+	// comparisons, sha256.
+	readNs, fetchNs, compareNs, hashNs atomic.Int64
+}
+
+// times is where the time went (summed over goroutines).
+func (s *stats) times() string {
+	f := func(v *atomic.Int64) float64 { return float64(v.Load()) / 1e9 }
+	return fmt.Sprintf("HDF5 read %.2fs, input fetch %.2fs, compare %.2fs, sha256 %.2fs", f(&s.readNs), f(&s.fetchNs), f(&s.compareNs), f(&s.hashNs))
 }
 
 func (s *stats) String() string {
