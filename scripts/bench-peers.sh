@@ -22,8 +22,8 @@
 #   variable at N=384), BENCH_W (writer ranks, default 8), BENCH_AGG (default 4), BENCH_RUNS
 #   (default 3), BENCH_DIR, BENCH_RESULTS (default bench/RESULTS.md; empty: do not record),
 #   BENCH_NOTE (a sentence recorded beside the figures, e.g. what else ran on the machine),
-#   PEERS (default ../shared/peers), BENCH_READ=0 (skip the read benchmark; its own knobs
-#   READBENCH_* are listed in scripts/bench-read.sh). Without the peers it says so and exits 0 (1
+#   PEERS (default ../shared/peers), BENCH_READ=0 (skip the read benchmark), READBENCH_N (its
+#   input's mesh edge, default 192; its other knobs READBENCH_* are listed in scripts/bench-read.sh). Without the peers it says so and exits 0 (1
 #   under CI=true).
 # Space: the four inputs plus one output at a time, about 8 GB in BENCH_DIR at N=384 (2.4 GB at
 # N=256). Time at N=256 on a 2-core machine under heavy load from other jobs: 2 min to write the
@@ -179,10 +179,17 @@ say "its output; relayout's chunked and auto runs verify, as run does by default
 if [ "${BENCH_READ:-1}" != 0 ]; then
   t=$(date +%s.%N)
   say ""
-  say "Read benchmark (scripts/readbench.py, scripts/bench-read.sh) on bp5's ${READBENCH_VAR:-fields/Bx}:"
+  # On a BP5 input of its own, READBENCH_N^3 (default 192: a few minutes), unless that is N.
+  RN=${READBENCH_N:-192}; RIN=$DIR/bp5
+  if [ "$RN" != "$N" ]; then
+    RIN=$DIR/read-in.bp
+    (. "$PEERS/env.sh"; "${MPIRUN[@]}" /usr/bin/python3 "$PEERS/bp_gen.py" BP5 "$RIN" "$RN" "$B" --aggregators "$AGG" >/dev/null)
+  fi
+  say "Read benchmark (scripts/readbench.py via scripts/bench-read.sh) of ${READBENCH_VAR:-fields/Bx} in a BP5 input"
+  say "by bp_gen.py, ${RN}^3 in ${B}^3 blocks from $W writers, $AGG sub-files:"
   say ""
-  READBENCH_BLOCK=${READBENCH_BLOCK:-$B,$B,$B} PEERS=$PEERS BIN=$BIN scripts/bench-read.sh "$DIR/bp5" "$DIR/read" | tee -a "$LOG"
-  rm -rf "$DIR/read"
+  READBENCH_BLOCK=${READBENCH_BLOCK:-$B,$B,$B} PEERS=$PEERS BIN=$BIN scripts/bench-read.sh "$RIN" "$DIR/read" | tee -a "$LOG"
+  rm -rf "$DIR/read" "$DIR/read-in.bp"
   say "(read benchmark: $(elapsed "$t")s)"
 fi
 if [ -n "$RESULTS" ]; then
