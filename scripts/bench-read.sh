@@ -13,7 +13,8 @@
 #   READBENCH_RUNS (default 3), READBENCH_READERS (default 1,8), READBENCH_AUTO (the --readers of
 #   the auto runs, default 1,8), READBENCH_CHUNKS (chunk shapes besides the input's block shape and
 #   --chunks 4x4x4, e.g. "16,16,16 32,32,32"; default none), READBENCH_PATTERNS (default all of
-#   readbench.py's), READBENCH_CHECK=1 (compare every layout's values with the original's, untimed).
+#   readbench.py's), READBENCH_CHECK=1 (compare every layout's values with the original's, untimed),
+#   READBENCH_OWN=0 (skip the same layouts through relayout's own readers, bench/readbench).
 # Time at N=256 (128 MiB a variable), default knobs, 2-core machine: about 3 minutes.
 set -euo pipefail
 IN=$1; W=$2
@@ -53,6 +54,17 @@ echo '```'
 (. "$PEERS/env.sh"; /usr/bin/python3 scripts/readbench.py --var "$V" --runs "$RUNS" --readers "$READERS" \
   --patterns "$PATTERNS" ${READBENCH_CHECK:+--check} --json "$W/readbench.json" "${LAYOUTS[@]}")
 echo '```'
+if [ "${READBENCH_OWN:-1}" != 0 ]; then
+  echo
+  echo "The same layouts through relayout's own readers (bench/readbench: the blocks or chunks a part touches,"
+  echo "coalesced; contiguous outputs by plain preads with HDF5's sieve rule; readers split along the longest axis):"
+  echo
+  echo '```'
+  go build -o bin/readbench ./bench/readbench
+  paths=(); for l in "${LAYOUTS[@]}"; do paths+=("${l#*=}"); done
+  bin/readbench --var "$V" --runs "$RUNS" --readers "$READERS" "${paths[@]}"
+  echo '```'
+fi
 echo
 echo "Predicted (the planner's PredictRead of the same parts, calibrated cost model) against measured:"
 echo
