@@ -22,7 +22,9 @@
 #   variable at N=384), BENCH_W (writer ranks, default 8), BENCH_AGG (default 4), BENCH_RUNS
 #   (default 3), BENCH_DIR, BENCH_RESULTS (default bench/RESULTS.md; empty: do not record),
 #   BENCH_NOTE (a sentence recorded beside the figures, e.g. what else ran on the machine),
-#   PEERS (default ../shared/peers). Without the peers it says so and exits 0 (1 under CI=true).
+#   PEERS (default ../shared/peers), BENCH_READ=0 (skip the read benchmark), READBENCH_N (its
+#   input's mesh edge, default 192; its other knobs READBENCH_* are listed in scripts/bench-read.sh). Without the peers it says so and exits 0 (1
+#   under CI=true).
 # Space: the four inputs plus one output at a time, about 8 GB in BENCH_DIR at N=384 (2.4 GB at
 # N=256). Time at N=256 on a 2-core machine under heavy load from other jobs: 2 min to write the
 # inputs, 14 min for 3 rounds of the 22 commands (bench/RESULTS.md, 2026-12-01).
@@ -172,6 +174,24 @@ say ""
 say "(medians of $RUNS rounds, every command once a round in a shuffled order, the page cache of"
 say "every input dropped before every command; the peers are followed by a sync of what they wrote, as relayout syncs"
 say "its output; relayout's chunked and auto runs verify, as run does by default)"
+# The read benchmark through adios2.FileReader and h5py, and the check of --layout auto
+# (scripts/bench-read.sh: calibrate, auto for READBENCH_AUTO readers, predicted vs measured).
+if [ "${BENCH_READ:-1}" != 0 ]; then
+  t=$(date +%s.%N)
+  say ""
+  # On a BP5 input of its own, READBENCH_N^3 (default 192: a few minutes), unless that is N.
+  RN=${READBENCH_N:-192}; RIN=$DIR/bp5
+  if [ "$RN" != "$N" ]; then
+    RIN=$DIR/read-in.bp
+    (. "$PEERS/env.sh"; "${MPIRUN[@]}" /usr/bin/python3 "$PEERS/bp_gen.py" BP5 "$RIN" "$RN" "$B" --aggregators "$AGG" >/dev/null)
+  fi
+  say "Read benchmark (scripts/readbench.py via scripts/bench-read.sh) of ${READBENCH_VAR:-fields/Bx} in a BP5 input"
+  say "by bp_gen.py, ${RN}^3 in ${B}^3 blocks from $W writers, $AGG sub-files:"
+  say ""
+  READBENCH_BLOCK=${READBENCH_BLOCK:-$B,$B,$B} PEERS=$PEERS BIN=$BIN scripts/bench-read.sh "$RIN" "$DIR/read" | tee -a "$LOG"
+  rm -rf "$DIR/read" "$DIR/read-in.bp"
+  say "(read benchmark: $(elapsed "$t")s)"
+fi
 if [ -n "$RESULTS" ]; then
   { echo; echo "## $(date -u +%Y-%m-%d) — make bench: the real peers on real ADIOS2 and openPMD output (issue 19), BENCH_N=$N BENCH_B=$B BENCH_W=$W BENCH_AGG=$AGG"; echo; cat "$LOG"; } >>"$RESULTS"
   echo "appended to $RESULTS"
