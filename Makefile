@@ -46,7 +46,7 @@ test: deps
 	CGO_ENABLED=0 $(GO) build $(PUREGO)
 	CGO_ENABLED=0 $(GO) test -count=1 $(PUREGO)
 	$(GO) test -count=1 -race -run '$(RACE_RUN)' ./rewriter/
-	$(GO) test -count=1 -race ./reader/blockio/
+	$(GO) test -count=1 -race ./reader/blockio/ ./internal/membudget/
 	$(GO) test -count=1 -race -run 'TestBudget|TestCancel|TestSynthetic' ./verify/
 	$(MAKE) --no-print-directory fuzz
 

@@ -81,7 +81,7 @@ func ParseFloatToken(s string) (float64, error) {
 			return math.Float64frombits(bits), nil
 		}
 	}
-	return 0, fmt.Errorf("catalog: bad float %q: %w", s, ErrCorrupt)
+	return 0, Corrupt("relayout", "", -1, "catalog value: bad float %q", s)
 }
 
 // attrJSON is Attr with Floats in their JSON form. attrFields has Attr's

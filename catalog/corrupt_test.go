@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -52,5 +54,51 @@ func TestCorruptError(t *testing.T) {
 	}
 	if e := Corrupt("bp4", "md.0", -1, "x").(*CorruptError); e.Offset != -1 {
 		t.Errorf("offset %d, want -1", e.Offset)
+	}
+}
+
+// TestStoreValueCorrupt: a damaged value in a catalog database (a dtype,
+// a JSON column, an attribute's float) is one CorruptError naming the
+// catalog file, found by errors.As through what the store wraps around it.
+func TestStoreValueCorrupt(t *testing.T) {
+	for _, c := range []struct{ column, value, what string }{
+		{"dtype", "<x", `dtype "<x"`},
+		{"shape", "[1,", `bad JSON "[1,"`},
+		{"attrs", `[{"name":"a","floats":["NaN:0xzz"]}]`, "bad JSON"},
+	} {
+		path := filepath.Join(t.TempDir(), "catalog.db")
+		s, err := CreateStore(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Put(sampleArray(0)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.db.Exec(`UPDATE arrays SET `+c.column+` = ?`, c.value); err != nil {
+			t.Fatal(err)
+		}
+		_, err = s.Array(Key{"B/x", 0, 0})
+		s.Close()
+		var ce *CorruptError
+		if !errors.As(err, &ce) || ce.File != path || !strings.Contains(ce.What, c.what) {
+			t.Errorf("%s = %q: %v (%+v); want a CorruptError of %s naming %q", c.column, c.value, err, ce, path, c.what)
+		}
+	}
+	if _, err := ParseFloatToken("1.5x"); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("bad float: %v", err)
+	}
+}
+
+// TestConstantArrayCorrupt: a damaged constant record is a CorruptError
+// without a file, which its reader names with CorruptIn.
+func TestConstantArrayCorrupt(t *testing.T) {
+	_, err := ConstantArray([]Attr{{Name: "value", Type: "float64", Floats: []float64{1}}, {Name: "shape", Type: "int64", Ints: []int64{-1}}})
+	var ce *CorruptError
+	if !errors.As(err, &ce) || ce.File != "" {
+		t.Fatalf("negative shape: %v", err)
+	}
+	named := fmt.Errorf("reader/h5: constant record component /E: %w", CorruptIn(err, "a.h5"))
+	if !errors.As(named, &ce) || ce.File != "a.h5" || !strings.Contains(named.Error(), "a.h5: constant record shape [-1]") {
+		t.Errorf("named: %v", named)
 	}
 }

@@ -190,7 +190,7 @@ func mustJSON(v any) string {
 // catalogs of earlier versions hold them.
 func parseInts(s string) ([]int64, error) {
 	if len(s) < 2 || s[0] != '[' || s[len(s)-1] != ']' {
-		return nil, fmt.Errorf("catalog: bad integer list %q: %w", s, ErrCorrupt)
+		return nil, Corrupt("relayout", "", -1, "catalog value: bad integer list %q", s)
 	}
 	body := s[1 : len(s)-1]
 	out := make([]int64, 0, strings.Count(body, ",")+1)
@@ -204,12 +204,26 @@ func parseInts(s string) ([]int64, error) {
 		}
 		v, err := strconv.ParseInt(body[:i], 10, 64)
 		if err != nil {
-			return nil, fmt.Errorf("catalog: bad integer list %q: %w", s, ErrCorrupt)
+			return nil, Corrupt("relayout", "", -1, "catalog value: bad integer list %q", s)
 		}
 		out = append(out, v)
 		body = body[min(i+1, len(body)):]
 	}
 	return out, nil
+}
+
+// The decoders of a catalog's stored values: a damaged value is a
+// CorruptError naming the catalog file.
+func (s *Store) fromJSON(v string, dst any) error { return CorruptIn(fromJSON(v, dst), s.path) }
+
+func (s *Store) parseInts(v string) ([]int64, error) {
+	x, err := parseInts(v)
+	return x, CorruptIn(err, s.path)
+}
+
+func (s *Store) parseDType(v string) (DType, error) {
+	d, err := ParseDType(v)
+	return d, CorruptIn(err, s.path)
 }
 
 // codecsJSON encodes a codec list; the common empty list is a constant.
@@ -222,7 +236,7 @@ func codecsJSON(c []Codec) string {
 
 func fromJSON(s string, v any) error {
 	if err := json.Unmarshal([]byte(s), v); err != nil {
-		return fmt.Errorf("catalog: bad JSON %q: %w", s, ErrCorrupt)
+		return Corrupt("relayout", "", -1, "catalog value: bad JSON %q", s)
 	}
 	return nil
 }
@@ -262,10 +276,10 @@ func (s *Store) Info() (DatasetInfo, error) {
 	if err != nil {
 		return info, fmt.Errorf("catalog: %s: %w", s.path, err)
 	}
-	if err := fromJSON(attrs, &info.Attrs); err != nil {
+	if err := s.fromJSON(attrs, &info.Attrs); err != nil {
 		return info, err
 	}
-	return info, fromJSON(skipped, &info.Skipped)
+	return info, s.fromJSON(skipped, &info.Skipped)
 }
 
 // Put stores one array and its blocks in one transaction.
@@ -386,7 +400,7 @@ func (s *Store) Variables() ([]VarSummary, error) {
 	for _, a := range all {
 		vs := byName[a.v]
 		if vs == nil {
-			dt, err := ParseDType(a.dtype)
+			dt, err := s.parseDType(a.dtype)
 			if err != nil {
 				return nil, err
 			}
@@ -396,7 +410,7 @@ func (s *Store) Variables() ([]VarSummary, error) {
 			order = append(order, a.v)
 		}
 		var shape []int64
-		if err := fromJSON(a.shape, &shape); err != nil {
+		if err := s.fromJSON(a.shape, &shape); err != nil {
 			return nil, err
 		}
 		vs.Arrays++
@@ -407,7 +421,7 @@ func (s *Store) Variables() ([]VarSummary, error) {
 		}
 		if a.boxes.Valid && (a.level > 0 || MeshLevel(a.v) > 0) {
 			var boxes []Box
-			if err := fromJSON(a.boxes.String, &boxes); err != nil {
+			if err := s.fromJSON(a.boxes.String, &boxes); err != nil {
 				return nil, err
 			}
 			var covered int64
@@ -515,19 +529,19 @@ func (s *Store) array(k Key, blocks bool) (*Array, error) {
 	if err != nil {
 		return nil, fmt.Errorf("catalog: %s: %w", s.path, err)
 	}
-	if a.DType, err = ParseDType(dtype); err != nil {
+	if a.DType, err = s.parseDType(dtype); err != nil {
 		return nil, err
 	}
 	for _, p := range []struct {
 		s string
 		v any
 	}{{shape, &a.Shape}, {offset, &a.Offset}, {attrs, &a.Attrs}, {stepAttrs, &a.StepAttrs}} {
-		if err := fromJSON(p.s, p.v); err != nil {
+		if err := s.fromJSON(p.s, p.v); err != nil {
 			return nil, err
 		}
 	}
 	if boxes.Valid {
-		if err := fromJSON(boxes.String, &a.Boxes); err != nil {
+		if err := s.fromJSON(boxes.String, &a.Boxes); err != nil {
 			return nil, err
 		}
 	}
@@ -566,7 +580,7 @@ func (s *Store) array(k Key, blocks bool) (*Array, error) {
 		return nil, err
 	}
 	if a.Blocks, err = decodeBlocks(list, files, nblocks); err != nil {
-		return nil, fmt.Errorf("catalog: %s: blocks of %s step %d level %d: %w", s.path, k.Var, k.Step, k.Level, err)
+		return nil, fmt.Errorf("catalog: blocks of %s step %d level %d: %w", k.Var, k.Step, k.Level, CorruptIn(err, s.path))
 	}
 	rows, err = s.db.Query(`SELECT seq, data FROM inline_blocks WHERE array_id = ?`, id)
 	if err != nil {
@@ -608,23 +622,23 @@ func (s *Store) legacyBlocks(id int64) ([]Block, error) {
 			return nil, err
 		}
 		if storedLower.Valid {
-			if b.StoredLower, err = parseInts(storedLower.String); err != nil {
+			if b.StoredLower, err = s.parseInts(storedLower.String); err != nil {
 				return nil, err
 			}
 		}
-		if b.Box.Lower, err = parseInts(lower); err != nil {
+		if b.Box.Lower, err = s.parseInts(lower); err != nil {
 			return nil, err
 		}
-		if b.Box.Count, err = parseInts(count); err != nil {
+		if b.Box.Count, err = s.parseInts(count); err != nil {
 			return nil, err
 		}
 		if stored.Valid {
-			if b.Stored, err = parseInts(stored.String); err != nil {
+			if b.Stored, err = s.parseInts(stored.String); err != nil {
 				return nil, err
 			}
 		}
 		if codecs != "[]" {
-			if err := fromJSON(codecs, &b.Codecs); err != nil {
+			if err := s.fromJSON(codecs, &b.Codecs); err != nil {
 				return nil, err
 			}
 		}

@@ -79,7 +79,7 @@ func (d DType) LittleEndian() DType { d.BigEndian = false; return d }
 func ParseDType(s string) (DType, error) {
 	var d DType
 	if len(s) < 3 {
-		return d, fmt.Errorf("catalog: dtype %q: %w", s, ErrCorrupt)
+		return d, Corrupt("relayout", "", -1, "catalog value: dtype %q", s)
 	}
 	d.BigEndian = s[0] == '>'
 	switch s[1] {
@@ -91,7 +91,7 @@ func ParseDType(s string) (DType, error) {
 		d.Kind = Float
 	}
 	if _, err := fmt.Sscanf(s[2:], "%d", &d.Size); err != nil || !d.Valid() {
-		return DType{}, fmt.Errorf("catalog: dtype %q: %w", s, ErrCorrupt)
+		return DType{}, Corrupt("relayout", "", -1, "catalog value: dtype %q", s)
 	}
 	return d, nil
 }
@@ -437,7 +437,8 @@ func AttrBytes(a Attr, dt DType) (b []byte, ok bool) {
 // from its attributes: "value", one element whose type is the record's
 // (an attribute Type with its stored width), and "shape", the extent (one
 // non-negative integer per dimension). The value is kept little-endian in
-// Fill; the other attributes are the caller's.
+// Fill; the other attributes are the caller's. A damaged pair is a
+// CorruptError without a file: the caller names it (CorruptIn).
 func ConstantArray(attrs []Attr) (*Array, error) {
 	var value, shape *Attr
 	for i := range attrs {
@@ -449,7 +450,7 @@ func ConstantArray(attrs []Attr) (*Array, error) {
 		}
 	}
 	if value == nil || shape == nil {
-		return nil, fmt.Errorf("constant record without value and shape attributes: %w", ErrCorrupt)
+		return nil, Corrupt("", "", -1, "constant record without value and shape attributes")
 	}
 	dt, ok := AttrDType(value.Type)
 	if !ok {
@@ -457,34 +458,34 @@ func ConstantArray(attrs []Attr) (*Array, error) {
 	}
 	fill, ok := AttrBytes(*value, dt)
 	if !ok || len(fill) != dt.Size {
-		return nil, fmt.Errorf("constant record value %+v is not one %s: %w", *value, dt, ErrCorrupt)
+		return nil, Corrupt("", "", -1, "constant record value %+v is not one %s", *value, dt)
 	}
 	a := &Array{DType: dt, Fill: fill, Constant: true}
 	switch {
 	case shape.Uints != nil:
 		for _, n := range shape.Uints {
 			if n > 1<<62 {
-				return nil, fmt.Errorf("constant record shape %v: %w", shape.Uints, ErrCorrupt)
+				return nil, Corrupt("", "", -1, "constant record shape %v", shape.Uints)
 			}
 			a.Shape = append(a.Shape, int64(n))
 		}
 	case shape.Ints != nil:
 		for _, n := range shape.Ints {
 			if n < 0 || n > 1<<62 {
-				return nil, fmt.Errorf("constant record shape %v: %w", shape.Ints, ErrCorrupt)
+				return nil, Corrupt("", "", -1, "constant record shape %v", shape.Ints)
 			}
 			a.Shape = append(a.Shape, n)
 		}
 	default:
-		return nil, fmt.Errorf("constant record shape %+v is not a list of integers: %w", *shape, ErrCorrupt)
+		return nil, Corrupt("", "", -1, "constant record shape %+v is not a list of integers", *shape)
 	}
 	if len(a.Shape) > 32 {
-		return nil, fmt.Errorf("constant record of %d dimensions: %w", len(a.Shape), ErrCorrupt)
+		return nil, Corrupt("", "", -1, "constant record of %d dimensions", len(a.Shape))
 	}
 	elems := int64(1)
 	for _, n := range a.Shape {
 		if n > 0 && elems > (1<<62)/n {
-			return nil, fmt.Errorf("constant record shape %v: more than 2^62 elements: %w", a.Shape, ErrCorrupt)
+			return nil, Corrupt("", "", -1, "constant record shape %v: more than 2^62 elements", a.Shape)
 		}
 		elems *= n
 	}

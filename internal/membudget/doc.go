@@ -8,7 +8,9 @@
 //	Overcommit   the verifier's rule: a request waits only while some
 //	             transient (not pinned) holder will release bytes
 //
-// Requests are granted in the order they arrive (a large one is not
-// starved by later small ones): the rewriter admits units in order, and
+// A strict budget grants requests in the order they arrive (a large one is
+// not starved by later small ones): the rewriter admits units in order, and
 // the unit its ordered sink waits for must never queue behind a later one.
+// An overcommitting one grants any waiter that fits (the verifier's
+// blocks, whose holders may ask for more while they hold).
 package membudget

@@ -77,7 +77,7 @@ func (b *Budget) Acquire(ctx context.Context, n int64) error {
 		b.mu.Unlock()
 		return fmt.Errorf("%w: %d bytes, the budget is %d", ErrTooLarge, n, b.capacity)
 	}
-	if len(b.queue) == 0 && b.fits(n) {
+	if (len(b.queue) == 0 || b.overcommit) && b.fits(n) {
 		b.grant(n)
 		b.mu.Unlock()
 		return nil
@@ -111,29 +111,39 @@ func (b *Budget) Acquire(ctx context.Context, n int64) error {
 	}
 }
 
-// TryAcquire takes n transient bytes if they fit now and nobody waits.
+// TryAcquire takes n transient bytes if they fit now (and, strict, nobody
+// waits).
 func (b *Budget) TryAcquire(n int64) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.closed || n < 0 || !b.overcommit && n > b.capacity || len(b.queue) > 0 || !b.fits(n) {
+	if b.closed || n < 0 || !b.overcommit && (n > b.capacity || len(b.queue) > 0) || !b.fits(n) {
 		return false
 	}
 	b.grant(n)
 	return true
 }
 
-// notify grants the waiters at the head of the queue that fit. The caller
-// holds mu.
+// notify grants waiters that fit: a strict budget those at the head of the
+// queue (in arrival order, as x/sync/semaphore), an overcommitting one
+// every waiter that fits, in arrival order (as the verifier's condition
+// variable did: a holder that asks for more while it holds is never
+// stuck behind a larger request). The caller holds mu.
 func (b *Budget) notify() {
-	for len(b.queue) > 0 {
-		w := b.queue[0]
+	q := b.queue[:0]
+	for i, w := range b.queue {
 		if !b.fits(w.n) {
-			return
+			if !b.overcommit {
+				q = append(q, b.queue[i:]...)
+				break
+			}
+			q = append(q, w)
+			continue
 		}
 		b.grant(w.n)
-		b.queue = b.queue[1:]
 		close(w.ready)
 	}
+	clear(b.queue[len(q):])
+	b.queue = q
 }
 
 // Release gives back n transient bytes.

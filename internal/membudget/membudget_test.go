@@ -157,3 +157,31 @@ func TestConcurrent(t *testing.T) {
 		t.Fatalf("held at most %d, peak %d, used %d with a budget of 64", most, b.Peak(), b.Used())
 	}
 }
+
+// TestOvercommitNotFIFO: an overcommitting budget grants a small request
+// that fits past a larger waiting one (a holder asking for more while it
+// holds must not wait behind it).
+func TestOvercommitNotFIFO(t *testing.T) {
+	ctx := context.Background()
+	b := Overcommit(100)
+	if err := b.Acquire(ctx, 60); err != nil {
+		t.Fatal(err)
+	}
+	big := make(chan error)
+	go func() { big <- b.Acquire(ctx, 50) }()
+	waitQueued(b, 1)
+	if err := b.Acquire(ctx, 30); err != nil { // fits: granted at once
+		t.Fatal(err)
+	}
+	if !b.TryAcquire(10) {
+		t.Fatal("TryAcquire of 10 that fit")
+	}
+	b.Release(100)
+	if err := <-big; err != nil {
+		t.Fatal(err)
+	}
+	b.Release(50)
+	if b.Used() != 0 {
+		t.Fatalf("used %d", b.Used())
+	}
+}

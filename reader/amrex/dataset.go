@@ -373,8 +373,8 @@ func (o *opener) level(p *plotfile, l int) (*level, error) {
 			ext, pext := dom.Hi[k]-dom.Lo[k]+1, prev.Hi[k]-prev.Lo[k]+1
 			r := ext / max(pext, 1)
 			if pext < 1 || r < 1 || ext != r*pext || dom.Lo[k] != prev.Lo[k]*r || (k == 0 && r != h.RefRatio[l-1]) {
-				return nil, fmt.Errorf("amrex: %s: level %d domain %v is not level %d's %v refined by the ratio %d: %w",
-					hname, l, dom, l-1, prev, h.RefRatio[l-1], catalog.ErrCorrupt)
+				return nil, catalog.Corrupt("amrex", hname, -1, "level %d domain %v is not level %d's %v refined by the ratio %d",
+					l, dom, l-1, prev, h.RefRatio[l-1])
 			}
 			lv.ratio[k] = r
 		}

@@ -58,7 +58,7 @@ func (d *Dataset) constants(varNames map[string]bool, cfg Config) error {
 			sh.Name = "shape"
 			arr, err := catalog.ConstantArray([]catalog.Attr{value, sh})
 			if err != nil {
-				return fmt.Errorf("%s: %s: constant record component %s: %w", d.pfx, d.info.Path, comp, err)
+				return fmt.Errorf("%s: constant record component %s: %w", d.pfx, comp, catalog.CorruptIn(err, d.info.Path))
 			}
 			d.entries = append(d.entries, entry{Var: pl.Var, Step: pl.Step, name: comp, step: s,
 				record: pl.Record, iterKey: pl.Iter, species: pl.Species, speciesGroup: pl.SpeciesGroup, constant: arr})

@@ -28,7 +28,7 @@ func OpenRelayout(dir string, cfg Config) (*Dataset, error) {
 		}
 		dt, err := catalog.ParseDType(v.DType)
 		if err != nil {
-			return nil, fmt.Errorf("reader/h5: %s: variable %q: %w", dir, v.Name, err)
+			return nil, fmt.Errorf("reader/h5: variable %q: %w", v.Name, catalog.CorruptIn(err, filepath.Join(dir, catalog.ManifestName)))
 		}
 		for _, ds := range slices.Concat(v.Datasets, v.Constants) {
 			d.entries = append(d.entries, entry{

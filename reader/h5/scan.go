@@ -357,7 +357,7 @@ func buildConstant(hf *ih5.File, file, path string) (*catalog.Array, error) {
 	}
 	a, err := catalog.ConstantArray(attrs)
 	if err != nil {
-		return nil, fmt.Errorf("reader/h5: %s: constant record component %s: %w", file, path, err)
+		return nil, fmt.Errorf("reader/h5: constant record component %s: %w", path, catalog.CorruptIn(err, file))
 	}
 	a.Source = file + ":" + path
 	return a, nil
@@ -377,7 +377,7 @@ func relayoutBoxes(hf *ih5.File, e entry, a *catalog.Array) error {
 	path := a.Attrs[i].Strings[0]
 	a.Attrs = slices.Delete(slices.Clone(a.Attrs), i, i+1)
 	bad := func(what string) error {
-		return fmt.Errorf("reader/h5: %s: box table %s of %s: %s: %w", e.file, path, e.path, what, catalog.ErrCorrupt)
+		return fmt.Errorf("reader/h5: %w", catalog.Corrupt("hdf5", e.file, -1, "box table %s of %s: %s", path, e.path, what))
 	}
 	info, err := hf.Dataset(path)
 	if err != nil {
