@@ -11,7 +11,6 @@ import (
 
 	"relayout/catalog"
 	"relayout/internal/gen"
-	"relayout/rewriter"
 )
 
 // sample writes a small generated openPMD series and returns its directory.
@@ -199,43 +198,5 @@ func TestInterrupted(t *testing.T) {
 	}
 	if err := interrupted(context.Background(), errors.New("other"), out, false); err.Error() != "other" {
 		t.Errorf("an error that is no interruption changed: %v", err)
-	}
-}
-
-// TestVerifiedDigests: the seam for the verifier's digests fills the
-// manifest only when every element was verified and every dataset has a
-// digest (constant records keep theirs); with --digest none it fills
-// nothing but still lets commit skip the journal re-read.
-func TestVerifiedDigests(t *testing.T) {
-	mk := func(noDigest bool) *rewriter.Job {
-		return &rewriter.Job{NoDigest: noDigest, Manifest: catalog.Manifest{Variables: []catalog.ManifestVariable{
-			{Name: "E", Datasets: []catalog.ManifestDataset{{Path: "/a"}, {Path: "/c", Layout: catalog.ConstantLayout, SHA256: "const"}}},
-			{Name: "rho", Datasets: []catalog.ManifestDataset{{Path: "/b"}}},
-		}}}
-	}
-	all := func(v *catalog.ManifestVariable, d *catalog.ManifestDataset) string { return v.Name + d.Path }
-	some := func(v *catalog.ManifestVariable, d *catalog.ManifestDataset) string {
-		if v.Name == "rho" {
-			return ""
-		}
-		return all(v, d)
-	}
-	j := mk(false)
-	if verifiedDigests(j, nil, true) || verifiedDigests(j, all, false) || verifiedDigests(j, some, true) {
-		t.Fatal("skips the journal check without a digest of every dataset of a verified output")
-	}
-	if j.Manifest.Variables[0].Datasets[0].SHA256 != "" {
-		t.Fatalf("filled a digest when not skipping: %+v", j.Manifest)
-	}
-	if !verifiedDigests(j, all, true) {
-		t.Fatal("every dataset verified with a digest: journal check not skipped")
-	}
-	got := []string{j.Manifest.Variables[0].Datasets[0].SHA256, j.Manifest.Variables[0].Datasets[1].SHA256, j.Manifest.Variables[1].Datasets[0].SHA256}
-	if strings.Join(got, ",") != "E/a,const,rho/b" {
-		t.Errorf("digests %v", got)
-	}
-	j = mk(true)
-	if !verifiedDigests(j, some, true) || j.Manifest.Variables[0].Datasets[0].SHA256 != "" {
-		t.Errorf("--digest none: %+v", j.Manifest)
 	}
 }

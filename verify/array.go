@@ -18,6 +18,7 @@ import (
 
 	"relayout/catalog"
 	"relayout/internal/h5"
+	"relayout/internal/membudget"
 )
 
 // maxBand caps one output band (bytes): large enough for few HDF5 calls,
@@ -162,8 +163,8 @@ func (r *run) data(ctx context.Context, a *catalog.Array, ref outRef, f *h5.File
 		span[i] = last - first + 1
 	}
 	r.stats.arrays.Add(1)
-	mem := newBudget(capacity)
-	defer func() { peak(&r.stats.peakMem, mem.peak) }()
+	mem := membudget.Overcommit(capacity)
+	defer func() { peak(&r.stats.peakMem, mem.Peak()) }()
 	cache := &blockCache{entries: map[int]*cached{}}
 	defer cache.drop(mem)
 
@@ -326,7 +327,7 @@ func before(x, y []int64) bool { return slices.Compare(x, y) < 0 }
 // with out, the band's output bytes; it returns the first difference in
 // row-major order, or nil.
 func (r *run) band(ctx context.Context, a *catalog.Array, band catalog.Box, blocks []int, span []int,
-	out []byte, mem *budget, cache *blockCache) (*mismatch, error) {
+	out []byte, mem *membudget.Budget, cache *blockCache) (*mismatch, error) {
 	var mu sync.Mutex
 	var first *mismatch
 	g, gctx := errgroup.WithContext(ctx)
@@ -358,7 +359,7 @@ func (r *run) band(ctx context.Context, a *catalog.Array, band catalog.Box, bloc
 
 // block fetches block i (or the rows of it inside band) and compares it.
 func (r *run) block(ctx context.Context, a *catalog.Array, i int, band catalog.Box, span int, out []byte,
-	mem *budget, cache *blockCache) (*mismatch, error) {
+	mem *membudget.Budget, cache *blockCache) (*mismatch, error) {
 	b := &a.Blocks[i]
 	region, ok := b.Box.Intersect(band)
 	if len(band.Lower) == 0 {
@@ -416,13 +417,13 @@ func peak(v *atomic.Int64, n int64) {
 
 // fetchCompare reads block b, compares region of it and drops it.
 func (r *run) fetchCompare(ctx context.Context, a *catalog.Array, b *catalog.Block, region, band catalog.Box,
-	out []byte, mem *budget) (*mismatch, error) {
+	out []byte, mem *membudget.Budget) (*mismatch, error) {
 	p := newPlacement(b, a.DType)
 	n := p.storedBytes()
-	if err := mem.acquire(ctx, n); err != nil {
+	if err := mem.Acquire(ctx, n); err != nil {
 		return nil, err
 	}
-	defer mem.release(n)
+	defer mem.Release(n)
 	t0 := time.Now()
 	data, err := fetch(ctx, r.src, b, a.DType, p)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"relayout/catalog"
+	"relayout/internal/membudget"
 )
 
 // Fetching input blocks: raw blocks into recycled buffers, blocks that
@@ -68,7 +69,7 @@ type cached struct {
 	bytes int64
 }
 
-func (c *blockCache) get(ctx context.Context, r *run, a *catalog.Array, i, span int, mem *budget) ([]byte, placement, error) {
+func (c *blockCache) get(ctx context.Context, r *run, a *catalog.Array, i, span int, mem *membudget.Budget) ([]byte, placement, error) {
 	c.mu.Lock()
 	e := c.entries[i]
 	if e == nil {
@@ -80,16 +81,16 @@ func (c *blockCache) get(ctx context.Context, r *run, a *catalog.Array, i, span 
 		b := &a.Blocks[i]
 		e.p = newPlacement(b, a.DType)
 		n := e.p.storedBytes()
-		if e.err = mem.acquire(ctx, n); e.err != nil {
+		if e.err = mem.Acquire(ctx, n); e.err != nil {
 			return
 		}
 		e.data, e.err = fetch(ctx, r.src, b, a.DType, e.p)
 		if e.err != nil {
-			mem.release(n)
+			mem.Release(n)
 			return
 		}
 		e.bytes = n
-		mem.pin(n)
+		mem.Pin(n)
 	})
 	if e.err != nil {
 		return nil, placement{}, e.err
@@ -98,7 +99,7 @@ func (c *blockCache) get(ctx context.Context, r *run, a *catalog.Array, i, span 
 }
 
 // done marks one band's use of block i; the last frees it.
-func (c *blockCache) done(i int, mem *budget) {
+func (c *blockCache) done(i int, mem *membudget.Budget) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := c.entries[i]
@@ -106,17 +107,17 @@ func (c *blockCache) done(i int, mem *budget) {
 		return
 	}
 	if e.left--; e.left <= 0 {
-		mem.unpin(e.bytes)
+		mem.Unpin(e.bytes)
 		delete(c.entries, i)
 	}
 }
 
 // drop frees whatever is left (an array stopped early).
-func (c *blockCache) drop(mem *budget) {
+func (c *blockCache) drop(mem *membudget.Budget) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i, e := range c.entries {
-		mem.unpin(e.bytes)
+		mem.Unpin(e.bytes)
 		delete(c.entries, i)
 	}
 }
