@@ -149,4 +149,3 @@ func readGolden(t *testing.T, path string) map[string]string {
 	}
 	return want
 }
-
