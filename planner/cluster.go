@@ -132,6 +132,7 @@ type clusterer struct {
 	axis       [MaxDims][]int64 // distinct piece boundaries per axis, ascending
 	hist       [MaxDims]hist    // per axis, of the cuboid being split
 	// histogram scratch
+	lens   []int64 // extents of the pieces being split, MaxDims per piece
 	keys   []uint64
 	parea  []int64
 	dArea  []int64
@@ -205,6 +206,23 @@ func (c *clusterer) toPiece(b catalog.Box, blk int32) piece {
 // there would be more cuboids than the nonEmpty blocks (the caller then falls
 // back to singletons).
 func (c *clusterer) cluster(nonEmpty int) ([]Cuboid, bool) {
+	if !c.run1(nonEmpty) {
+		return nil, false
+	}
+	return c.result(), true
+}
+
+// count is cluster that returns only the number of cuboids.
+func (c *clusterer) count(nonEmpty int) (int, bool) {
+	if !c.run1(nonEmpty) {
+		return 0, false
+	}
+	return len(c.outBox), true
+}
+
+// run1 runs the FIFO, leaving the cuboids in c.outBox, c.outStart and
+// c.outPieces; false when there are more than nonEmpty.
+func (c *clusterer) run1(nonEmpty int) bool {
 	c.outBox, c.outStart, c.outPieces = c.outBox[:0], c.outStart[:0], c.outPieces[:0]
 	c.segs = append(c.segs[:0], segment{0, int32(len(c.cur))})
 	c.next = slices.Grow(c.next[:0], len(c.cur))
@@ -216,10 +234,7 @@ func (c *clusterer) cluster(nonEmpty int) ([]Cuboid, bool) {
 		c.cur, c.next = c.next, c.cur
 		c.segs, c.nsgs = c.nsgs, c.segs
 	}
-	if len(c.outBox) > nonEmpty {
-		return nil, false
-	}
-	return c.result(), true
+	return len(c.outBox) <= nonEmpty
 }
 
 // rankCoords fills c.axis with the distinct block boundaries per axis.
@@ -244,10 +259,7 @@ func (c *clusterer) length(p *piece, d int) int64 {
 // process accepts the cuboid holding ps or queues its two halves.
 func (c *clusterer) process(ps []piece) {
 	bb := c.bbox(ps)
-	var vol int64
-	for i := range ps {
-		vol += c.volume(&ps[i])
-	}
+	vol := c.lengths(ps)
 	if len(ps) == 1 || vol == c.volume(&bb) {
 		c.accept(bb, ps)
 		return
@@ -316,6 +328,27 @@ func (c *clusterer) bbox(ps []piece) piece {
 	return bb
 }
 
+// lengths fills c.lens with the extent of every piece of ps along every axis
+// (c.lens[i*MaxDims+d]), which the histograms of ps read instead of looking
+// the boundaries up again for each axis, and returns the pieces' total
+// volume.
+func (c *clusterer) lengths(ps []piece) int64 {
+	lens := slices.Grow(c.lens[:0], MaxDims*len(ps))[:MaxDims*len(ps)]
+	var vol int64
+	for i := range ps {
+		l := lens[i*MaxDims : i*MaxDims+MaxDims : i*MaxDims+MaxDims]
+		v := int64(1)
+		for d := 0; d < c.dims; d++ {
+			x := c.axis[d]
+			l[d] = x[ps[i].rhi[d]] - x[ps[i].rlo[d]]
+			v *= l[d]
+		}
+		vol += v
+	}
+	c.lens = lens
+	return vol
+}
+
 func (c *clusterer) volume(p *piece) int64 {
 	v := int64(1)
 	for d := 0; d < c.dims; d++ {
@@ -324,7 +357,7 @@ func (c *clusterer) volume(p *piece) int64 {
 	return v
 }
 
-// histogram fills c.hist[axis]: the m+1 distinct boundaries c_0..c_m (c_0 =
+// histogram fills c.hist[axis] (c.lengths(ps) must have been called): the m+1 distinct boundaries c_0..c_m (c_0 =
 // bb.lo, c_m = bb.hi) and their ranks, the m covered cross-section areas of
 // the slices [c_j, c_j+1), and cuts[j]: the pieces with lo < c_j < hi, which
 // a split at c_j would cut.
@@ -335,11 +368,13 @@ func (c *clusterer) volume(p *piece) int64 {
 // packed integer keys (O(n log n), no comparison callback).
 func (c *clusterer) histogram(ps []piece, axis int, bb *piece) {
 	parea := slices.Grow(c.parea[:0], len(ps))[:len(ps)]
+	lens := c.lens[:MaxDims*len(ps)] // c.lengths(ps)
 	for i := range ps {
+		l := lens[i*MaxDims : i*MaxDims+MaxDims : i*MaxDims+MaxDims]
 		area := int64(1)
 		for d := 0; d < c.dims; d++ {
 			if d != axis {
-				area *= c.length(&ps[i], d)
+				area *= l[d]
 			}
 		}
 		parea[i] = area

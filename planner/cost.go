@@ -257,6 +257,16 @@ func PredictRead(st Storage, elemSize int, p Pattern, n int, cp CostParams) Cost
 	if st.chunk != nil {
 		return predictChunked(st, elemSize, p, grid, c, cp)
 	}
+	if dims := len(p.Region.Count); dims <= MaxDims && len(grid) == dims {
+		return predictPieces(st, elemSize, p, grid, c, cp)
+	}
+	return predictPiecesNaive(st, elemSize, p, grid, c, cp)
+}
+
+// predictPiecesNaive is PredictRead for stored pieces by visiting every piece
+// for every reader's part: O(readers · pieces). Kept for ranks above MaxDims
+// and as the reference the indexed predictPieces is tested against.
+func predictPiecesNaive(st Storage, elemSize int, p Pattern, grid []int64, c Cost, cp CostParams) Cost {
 	busy := make([]float64, len(st.pieces)) // whole pieces: time serving readers
 	sharing := make([]int, len(st.pieces))
 	var slowest float64
@@ -290,6 +300,140 @@ func PredictRead(st Storage, elemSize int, p Pattern, n int, cp CostParams) Cost
 	for i := range busy {
 		slowest = max(slowest, busy[i])
 		c.MaxSharing = max(c.MaxSharing, sharing[i])
+	}
+	c.Seconds = max(slowest, float64(c.Bytes)/cp.AggBW)
+	return c
+}
+
+// predictPieces is predictPiecesNaive with the loops turned round: the
+// readers' parts form a regular grid (part i along axis d spans
+// [lo + n·i/g, lo + n·(i+1)/g)), so each piece finds the parts it meets by
+// a binary search per axis and visits only those: O(pieces · dims · log
+// readers + piece-part pairs), no allocation per piece. Requests and bytes
+// are summed per part in integers and a whole piece's busy time adds one
+// identical term per part, so every figure is the naive path's to the bit.
+func predictPieces(st Storage, elemSize int, p Pattern, grid []int64, c Cost, cp CostParams) Cost {
+	dims := len(grid)
+	var bounds [MaxDims][]int64 // bounds[d][i]: lower edge of part i along d; bounds[d][g] the region's end
+	var stride [MaxDims]int      // part index = Σ i_d · stride[d] (forEachPart's row-major order)
+	nparts := 1
+	for d := dims - 1; d >= 0; d-- {
+		g := grid[d]
+		b := make([]int64, g+1)
+		for i := int64(0); i <= g; i++ {
+			b[i] = p.Region.Lower[d] + p.Region.Count[d]*i/g
+		}
+		bounds[d] = b
+		stride[d] = nparts
+		nparts *= int(g)
+	}
+	req := make([]int64, nparts)
+	bytes := make([]int64, nparts)
+	active := make([]bool, nparts)
+	// A part is active (non-empty) when it has extent along every axis.
+	var idx [MaxDims]int64
+	for k := 0; k < nparts; k++ {
+		ok := true
+		for d := 0; d < dims; d++ {
+			if bounds[d][idx[d]+1] <= bounds[d][idx[d]] {
+				ok = false
+			}
+		}
+		active[k] = ok
+		if ok {
+			c.Active++
+		}
+		for d := dims - 1; d >= 0; d-- {
+			if idx[d]+1 < grid[d] {
+				idx[d]++
+				break
+			}
+			idx[d] = 0
+		}
+	}
+	var slowest float64
+	var lo, hi [MaxDims]int64 // part index range along each axis, inclusive lo, exclusive hi
+	var inLo, inCnt [MaxDims]int64
+	in := catalog.Box{Lower: inLo[:dims:dims], Count: inCnt[:dims:dims]}
+	elem := int64(elemSize)
+	for i := range st.pieces {
+		sp := &st.pieces[i]
+		empty := false
+		for d := 0; d < dims; d++ {
+			b := bounds[d]
+			pl, ph := sp.Box.Lower[d], sp.Box.Lower[d]+sp.Box.Count[d]
+			if ph <= pl {
+				empty = true
+				break
+			}
+			// First part whose end is above pl, and the parts whose start is
+			// below ph.
+			j0, _ := slices.BinarySearch(b[1:], pl+1)
+			j1, _ := slices.BinarySearch(b[:len(b)-1], ph)
+			if j0 >= j1 {
+				empty = true
+				break
+			}
+			lo[d], hi[d] = int64(j0), int64(j1)
+		}
+		if empty {
+			continue
+		}
+		var pieceBytes int64
+		var term float64
+		if sp.Whole {
+			pieceBytes = sp.Box.Elements() * elem
+			term = cp.Latency + float64(pieceBytes)/cp.ReaderBW
+		}
+		var busy float64
+		share := 0
+		idx = lo
+		for {
+			k := 0
+			meets := true
+			for d := 0; d < dims; d++ {
+				k += int(idx[d]) * stride[d]
+				plo, phi := bounds[d][idx[d]], bounds[d][idx[d]+1]
+				l, h := max(sp.Box.Lower[d], plo), min(sp.Box.Lower[d]+sp.Box.Count[d], phi)
+				if h <= l {
+					meets = false // an empty part along d
+				}
+				inLo[d], inCnt[d] = l, h-l
+			}
+			if meets && active[k] {
+				if sp.Whole {
+					req[k]++
+					bytes[k] += pieceBytes
+					busy += term
+					share++
+				} else {
+					r, b := runs(sp.Box, in, elem, cp.Sieve)
+					req[k] += r
+					bytes[k] += b
+				}
+			}
+			d := dims - 1
+			for ; d >= 0; d-- {
+				if idx[d]+1 < hi[d] {
+					idx[d]++
+					break
+				}
+				idx[d] = lo[d]
+			}
+			if d < 0 {
+				break
+			}
+		}
+		slowest = max(slowest, busy)
+		c.MaxSharing = max(c.MaxSharing, share)
+	}
+	for k := 0; k < nparts; k++ {
+		if !active[k] {
+			continue
+		}
+		c.Requests += req[k]
+		c.Bytes += bytes[k]
+		slowest = max(slowest, float64(req[k])*cp.Latency+float64(bytes[k])/cp.ReaderBW)
 	}
 	c.Seconds = max(slowest, float64(c.Bytes)/cp.AggBW)
 	return c
@@ -384,7 +528,11 @@ func runs(p, in catalog.Box, elem, sieve int64) (requests, bytes int64) {
 	if dims == 0 {
 		return 1, elem
 	}
-	stride := make([]int64, dims) // elements between neighbours along each axis
+	var strides [MaxDims]int64
+	stride := strides[:] // elements between neighbours along each axis
+	if dims > MaxDims {
+		stride = make([]int64, dims)
+	}
 	s := int64(1)
 	for d := dims - 1; d >= 0; d-- {
 		stride[d] = s

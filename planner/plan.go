@@ -305,20 +305,26 @@ func planGeometry(a *catalog.Array, opts PlanOptions) (ArrayPlan, error) {
 	}
 	plan.Ranks = len(ranks)
 
-	byRank, err := Merge(a.Blocks, ScopeRank, 0)
+	// The blocks are ranked once for the three scopes; only the scope the
+	// plan costs and draws gets its cuboids built, the others are counted.
+	rb, err := rankBlocks(a.Blocks)
+	if err != nil {
+		return plan, err
+	}
+	byRank, err := rb.merge(ScopeRank, 0, opts.Scope == ScopeRank)
 	if err != nil {
 		return plan, err
 	}
 	plan.BlocksPerRank, plan.Cuboids.PerRank = groupStats(byRank)
 	plan.Cuboids.Rank = totalCuboids(byRank)
-	global, err := Merge(a.Blocks, ScopeGlobal, 0)
+	global, err := rb.merge(ScopeGlobal, 0, opts.Scope == ScopeGlobal)
 	if err != nil {
 		return plan, err
 	}
 	plan.Cuboids.Global = totalCuboids(global)
 	var byNode []Group
 	if opts.RanksPerNode > 0 {
-		if byNode, err = Merge(a.Blocks, ScopeNode, opts.RanksPerNode); err != nil {
+		if byNode, err = rb.merge(ScopeNode, opts.RanksPerNode, opts.Scope == ScopeNode); err != nil {
 			return plan, err
 		}
 		n := totalCuboids(byNode)
@@ -462,13 +468,14 @@ func groupStats(gs []Group) (blocks, cuboids Stats) {
 	if len(gs) == 0 {
 		return
 	}
-	blocks.Min, cuboids.Min = len(gs[0].Blocks), len(gs[0].Cuboids)
+	blocks.Min, cuboids.Min = len(gs[0].Blocks), gs[0].cuboidCount()
 	var nb, nc int
-	for _, g := range gs {
+	for i := range gs {
+		g := &gs[i]
 		blocks.Min, blocks.Max = min(blocks.Min, len(g.Blocks)), max(blocks.Max, len(g.Blocks))
-		cuboids.Min, cuboids.Max = min(cuboids.Min, len(g.Cuboids)), max(cuboids.Max, len(g.Cuboids))
+		cuboids.Min, cuboids.Max = min(cuboids.Min, g.cuboidCount()), max(cuboids.Max, g.cuboidCount())
 		nb += len(g.Blocks)
-		nc += len(g.Cuboids)
+		nc += g.cuboidCount()
 	}
 	blocks.Mean = round6(float64(nb) / float64(len(gs)))
 	cuboids.Mean = round6(float64(nc) / float64(len(gs)))
@@ -477,8 +484,8 @@ func groupStats(gs []Group) (blocks, cuboids Stats) {
 
 func totalCuboids(gs []Group) int {
 	n := 0
-	for _, g := range gs {
-		n += len(g.Cuboids)
+	for i := range gs {
+		n += gs[i].cuboidCount()
 	}
 	return n
 }
