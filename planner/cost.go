@@ -315,7 +315,7 @@ func predictPiecesNaive(st Storage, elemSize int, p Pattern, grid []int64, c Cos
 func predictPieces(st Storage, elemSize int, p Pattern, grid []int64, c Cost, cp CostParams) Cost {
 	dims := len(grid)
 	var bounds [MaxDims][]int64 // bounds[d][i]: lower edge of part i along d; bounds[d][g] the region's end
-	var stride [MaxDims]int      // part index = Σ i_d · stride[d] (forEachPart's row-major order)
+	var stride [MaxDims]int     // part index = Σ i_d · stride[d] (forEachPart's row-major order)
 	nparts := 1
 	for d := dims - 1; d >= 0; d-- {
 		g := grid[d]
