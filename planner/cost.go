@@ -88,8 +88,9 @@ func ChunkedStorage(shape, chunk []int64) Storage {
 // "merged"), each readable in part unless whole.
 func PiecesStorage(name string, shape []int64, boxes []catalog.Box, whole bool) Storage {
 	ps := make([]StoredPiece, len(boxes))
-	for i, b := range boxes {
-		ps[i] = StoredPiece{Box: b, Whole: whole}
+	arena := newBoxArena(boxes, func(i int) catalog.Box { return boxes[i] })
+	for i := range boxes {
+		ps[i] = StoredPiece{Box: arena.box(i, boxes[i]), Whole: whole}
 	}
 	return Storage{Name: name, Shape: shape, pieces: ps}
 }
@@ -98,11 +99,51 @@ func PiecesStorage(name string, shape []int64, boxes []catalog.Box, whole bool) 
 // when it is encoded (codecs) or stored larger than its box (edge chunks).
 func BlocksStorage(shape []int64, blocks []catalog.Block) Storage {
 	ps := make([]StoredPiece, 0, len(blocks))
+	arena := newBoxArena(blocks, func(i int) catalog.Box { return blocks[i].Box })
 	for i := range blocks {
 		b := &blocks[i]
-		ps = append(ps, StoredPiece{Box: b.Box, Whole: len(b.Codecs) > 0 || b.Stored != nil})
+		ps = append(ps, StoredPiece{Box: arena.box(i, b.Box), Whole: len(b.Codecs) > 0 || b.Stored != nil})
 	}
 	return Storage{Name: "blocks", Shape: shape, pieces: ps}
+}
+
+// boxArena holds copies of many boxes' corners side by side, so that a cost
+// prediction streams through them instead of following two pointers per piece
+// into wherever the catalog left them.
+type boxArena struct {
+	coords []int64
+	off    []int // coords[off[i]:off[i+1]]: lower then count of box i
+}
+
+func newBoxArena[T any](items []T, boxOf func(int) catalog.Box) boxArena {
+	n := 0
+	for i := range items {
+		b := boxOf(i)
+		n += len(b.Lower) + len(b.Count)
+	}
+	a := boxArena{coords: make([]int64, 0, n), off: make([]int, 0, len(items)+1)}
+	for i := range items {
+		b := boxOf(i)
+		a.off = append(a.off, len(a.coords))
+		a.coords = append(a.coords, b.Lower...)
+		a.coords = append(a.coords, b.Count...)
+	}
+	a.off = append(a.off, len(a.coords))
+	return a
+}
+
+// box is the copy of box i (b, as given to newBoxArena); nil lists stay nil.
+func (a boxArena) box(i int, b catalog.Box) catalog.Box {
+	c := a.coords[a.off[i]:a.off[i+1]:a.off[i+1]]
+	l := len(b.Lower)
+	out := catalog.Box{Lower: c[:l:l], Count: c[l:]}
+	if b.Lower == nil {
+		out.Lower = nil
+	}
+	if b.Count == nil {
+		out.Count = nil
+	}
+	return out
 }
 
 // Pieces returns the number of stored pieces.
@@ -366,15 +407,13 @@ func predictPieces(st Storage, elemSize int, p Pattern, grid []int64, c Cost, cp
 				empty = true
 				break
 			}
-			// First part whose end is above pl, and the parts whose start is
-			// below ph.
-			j0, _ := slices.BinarySearch(b[1:], pl+1)
-			j1, _ := slices.BinarySearch(b[:len(b)-1], ph)
-			if j0 >= j1 {
-				empty = true
+			rl, rh := b[0], b[len(b)-1]
+			pl, ph = max(pl, rl), min(ph, rh)
+			if ph <= pl {
+				empty = true // outside the pattern's region
 				break
 			}
-			lo[d], hi[d] = int64(j0), int64(j1)
+			lo[d], hi[d] = partOf(b, grid[d], pl), partOf(b, grid[d], ph-1)+1
 		}
 		if empty {
 			continue
@@ -437,6 +476,28 @@ func predictPieces(st Storage, elemSize int, p Pattern, grid []int64, c Cost, cp
 	}
 	c.Seconds = max(slowest, float64(c.Bytes)/cp.AggBW)
 	return c
+}
+
+// partOf is the non-empty part holding coordinate x of the region whose
+// part bounds along one axis are b (g parts): the last part starting at or
+// before x. Part i starts at lo + n·i/g, so that is ((x−lo+1)·g − 1)/n,
+// searched instead when the product could overflow.
+func partOf(b []int64, g, x int64) int64 {
+	if g == 1 {
+		return 0
+	}
+	lo, n := b[0], b[len(b)-1]-b[0]
+	if t := x - lo; n < math.MaxInt64/(g+1) {
+		return ((t+1)*g - 1) / n
+	}
+	i, found := slices.BinarySearch(b, x)
+	if !found {
+		i--
+	}
+	for i+1 < len(b)-1 && b[i+1] == x {
+		i++
+	}
+	return int64(i)
 }
 
 // predictChunked is PredictRead for chunks, computed per axis: reader parts

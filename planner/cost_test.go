@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"math/bits"
 	"math/rand/v2"
 	"runtime"
 	"strings"
@@ -348,4 +349,45 @@ func TestPredictPiecesMatchesNaive(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestPartOf checks the part lookup of predictPieces, arithmetic and (for
+// regions near 2^63, where the product would overflow) searched, against a
+// scan of the part bounds.
+func TestPartOf(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 19))
+	for trial := range 2000 {
+		g := 1 + rng.Int64N(40)
+		lo := rng.Int64N(100)
+		n := 1 + rng.Int64N(60)
+		if trial%3 == 0 {
+			n = 1<<62 + rng.Int64N(1<<60)
+		}
+		b := make([]int64, g+1)
+		for i := range b {
+			// n·i/g without overflow: as ReaderGrid's parts (forEachPart)
+			// for the sizes this test uses.
+			hi, lo2 := bitsMul(n, int64(i))
+			b[i] = lo + bitsDiv(hi, lo2, g)
+		}
+		for range 20 {
+			x := lo + rng.Int64N(n)
+			want := int64(-1)
+			for i := int64(0); i < g; i++ {
+				if b[i] <= x {
+					want = i
+				}
+			}
+			if got := partOf(b, g, x); got != want {
+				t.Fatalf("bounds %v, x %d: part %d, want %d", b, x, got, want)
+			}
+		}
+	}
+}
+
+func bitsMul(a, b int64) (hi, lo uint64) { return bits.Mul64(uint64(a), uint64(b)) }
+
+func bitsDiv(hi, lo uint64, d int64) int64 {
+	q, _ := bits.Div64(hi, lo, uint64(d))
+	return int64(q)
 }
