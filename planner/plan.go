@@ -155,6 +155,11 @@ type VariablePlan struct {
 type Planner struct {
 	opts  PlanOptions
 	cache map[string]*ArrayPlan
+	// merges caches the merges of the scopes by the blocks' boxes and ranks
+	// alone (MergeKey): arrays of different element types written with the
+	// same decomposition, the usual case across the variables of one
+	// output, are clustered once.
+	merges map[string]*scopeMerges
 	// Hits counts arrays served from the cache.
 	Hits int
 }
@@ -186,7 +191,7 @@ func NewPlanner(opts PlanOptions) (*Planner, error) {
 	if opts.RanksPerNode < 0 || (opts.Scope == ScopeNode && opts.RanksPerNode < 1) {
 		return nil, fmt.Errorf("planner: the node scope needs ranks per node >= 1")
 	}
-	return &Planner{opts: opts, cache: map[string]*ArrayPlan{}}, nil
+	return &Planner{opts: opts, cache: map[string]*ArrayPlan{}, merges: map[string]*scopeMerges{}}, nil
 }
 
 // Fingerprint identifies the geometry of a that planning depends on: element
@@ -234,7 +239,7 @@ func (p *Planner) PlanArray(a *catalog.Array) (ArrayPlan, error) {
 	if ok {
 		p.Hits++
 	} else {
-		plan, err := planGeometry(a, p.opts)
+		plan, err := planGeometry(a, p.opts, p.merges)
 		if err != nil {
 			return ArrayPlan{}, err
 		}
@@ -292,41 +297,120 @@ func (v *VariablePlanner) Add(a *catalog.Array) error {
 // Plan returns the variable's plan.
 func (v *VariablePlanner) Plan() VariablePlan { return v.plan }
 
-// planGeometry does the work behind the cache.
-func planGeometry(a *catalog.Array, opts PlanOptions) (ArrayPlan, error) {
-	plan := ArrayPlan{Shape: nonNilDims(a.Shape), Offset: nonNilDims(a.Offset), Blocks: len(a.Blocks)}
+// countRanks returns the distinct known writer ranks of blocks and the
+// number of blocks of unknown rank (-1), with a bitmap when the ranks are
+// not much larger than the number of blocks (a map otherwise).
+func countRanks(blocks []catalog.Block) (distinct, unknown int) {
+	top := -1
+	for i := range blocks {
+		top = max(top, blocks[i].Rank)
+	}
+	if top < 4*len(blocks)+1024 {
+		seen := make([]bool, top+1)
+		for i := range blocks {
+			if r := blocks[i].Rank; r < 0 {
+				unknown++
+			} else if !seen[r] {
+				seen[r] = true
+				distinct++
+			}
+		}
+		return distinct, unknown
+	}
 	ranks := map[int]bool{}
-	for i := range a.Blocks {
-		if r := a.Blocks[i].Rank; r < 0 {
-			plan.UnknownRankBlocks++
+	for i := range blocks {
+		if r := blocks[i].Rank; r < 0 {
+			unknown++
 		} else {
 			ranks[r] = true
 		}
 	}
-	plan.Ranks = len(ranks)
+	return len(ranks), unknown
+}
 
+// MergeKey identifies what merging the blocks of a depends on: each block's
+// box and rank, in order (not the element type, shape or codecs, which
+// Fingerprint adds). 16 hex digits of a SHA-256.
+func MergeKey(a *catalog.Array) string {
+	h := sha256.New()
+	buf := make([]byte, 0, 8192)
+	buf = binary.LittleEndian.AppendUint64(buf, uint64(len(a.Blocks)))
+	for i := range a.Blocks {
+		b := &a.Blocks[i]
+		buf = binary.LittleEndian.AppendUint64(buf, uint64(b.Rank))
+		buf = binary.LittleEndian.AppendUint64(buf, uint64(len(b.Box.Lower)))
+		for _, v := range b.Box.Lower {
+			buf = binary.LittleEndian.AppendUint64(buf, uint64(v))
+		}
+		buf = binary.LittleEndian.AppendUint64(buf, uint64(len(b.Box.Count)))
+		for _, v := range b.Box.Count {
+			buf = binary.LittleEndian.AppendUint64(buf, uint64(v))
+		}
+		if len(buf) > 4096 {
+			h.Write(buf)
+			buf = buf[:0]
+		}
+	}
+	h.Write(buf)
+	return hex.EncodeToString(h.Sum(nil)[:8])
+}
+
+// scopeMerges are the merge groups of one block geometry under the three
+// scopes (byNode nil without ranks per node); only the plan's scope has its
+// cuboids built.
+type scopeMerges struct {
+	byRank, global, byNode []Group
+}
+
+// mergeScopes merges the blocks under every scope the plan reports.
+func mergeScopes(blocks []catalog.Block, opts PlanOptions) (*scopeMerges, error) {
 	// The blocks are ranked once for the three scopes; only the scope the
 	// plan costs and draws gets its cuboids built, the others are counted.
-	rb, err := rankBlocks(a.Blocks)
+	rb, err := rankBlocks(blocks)
 	if err != nil {
-		return plan, err
+		return nil, err
 	}
-	byRank, err := rb.merge(ScopeRank, 0, opts.Scope == ScopeRank)
-	if err != nil {
-		return plan, err
+	var m scopeMerges
+	if m.byRank, err = rb.merge(ScopeRank, 0, opts.Scope == ScopeRank); err != nil {
+		return nil, err
 	}
-	plan.BlocksPerRank, plan.Cuboids.PerRank = groupStats(byRank)
-	plan.Cuboids.Rank = totalCuboids(byRank)
-	global, err := rb.merge(ScopeGlobal, 0, opts.Scope == ScopeGlobal)
-	if err != nil {
-		return plan, err
+	if m.global, err = rb.merge(ScopeGlobal, 0, opts.Scope == ScopeGlobal); err != nil {
+		return nil, err
 	}
-	plan.Cuboids.Global = totalCuboids(global)
-	var byNode []Group
 	if opts.RanksPerNode > 0 {
-		if byNode, err = rb.merge(ScopeNode, opts.RanksPerNode, opts.Scope == ScopeNode); err != nil {
+		if m.byNode, err = rb.merge(ScopeNode, opts.RanksPerNode, opts.Scope == ScopeNode); err != nil {
+			return nil, err
+		}
+	}
+	return &m, nil
+}
+
+// planGeometry does the work behind the cache; merges (nil: none) caches
+// the merges by MergeKey.
+func planGeometry(a *catalog.Array, opts PlanOptions, merges map[string]*scopeMerges) (ArrayPlan, error) {
+	plan := ArrayPlan{Shape: nonNilDims(a.Shape), Offset: nonNilDims(a.Offset), Blocks: len(a.Blocks)}
+	plan.Ranks, plan.UnknownRankBlocks = countRanks(a.Blocks)
+
+	var m *scopeMerges
+	key := ""
+	if merges != nil {
+		key = MergeKey(a)
+		m = merges[key]
+	}
+	if m == nil {
+		var err error
+		if m, err = mergeScopes(a.Blocks, opts); err != nil {
 			return plan, err
 		}
+		if merges != nil {
+			merges[key] = m
+		}
+	}
+	byRank, global, byNode := m.byRank, m.global, m.byNode
+	plan.BlocksPerRank, plan.Cuboids.PerRank = groupStats(byRank)
+	plan.Cuboids.Rank = totalCuboids(byRank)
+	plan.Cuboids.Global = totalCuboids(global)
+	if opts.RanksPerNode > 0 {
 		n := totalCuboids(byNode)
 		_, s := groupStats(byNode)
 		plan.Cuboids.Node, plan.Cuboids.PerNode = &n, &s
