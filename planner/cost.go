@@ -400,6 +400,15 @@ func predictPieces(st Storage, elemSize int, p Pattern, grid []int64, c Cost, cp
 	for i := range st.pieces {
 		sp := &st.pieces[i]
 		empty := false
+		for d := 0; d < dims; d++ { // most pieces miss a plane: reject them first
+			if b := bounds[d]; sp.Box.Lower[d] >= b[len(b)-1] || sp.Box.Lower[d]+sp.Box.Count[d] <= b[0] || sp.Box.Count[d] <= 0 {
+				empty = true
+				break
+			}
+		}
+		if empty {
+			continue
+		}
 		for d := 0; d < dims; d++ {
 			b := bounds[d]
 			pl, ph := sp.Box.Lower[d], sp.Box.Lower[d]+sp.Box.Count[d]

@@ -462,7 +462,16 @@ func planGeometry(a *catalog.Array, opts PlanOptions, merges map[string]*scopeMe
 		return plan, nil // nothing a reader could lay out better
 	}
 	cp := opts.CostParams()
-	for _, pat := range StandardPatterns(shape) {
+	pats := StandardPatterns(shape)
+	for i, pat := range pats {
+		// Patterns reading the same region with the same reader grid (whole
+		// and 2x1x1) cost the same: predicted once.
+		if j := samePattern(pats[:i], pat, opts.Readers); j >= 0 {
+			pc := plan.Costs[j]
+			pc.Pattern = pat.Name
+			plan.Costs = append(plan.Costs, pc)
+			continue
+		}
 		b := PredictRead(before, a.DType.Size, pat, opts.Readers, cp)
 		plan.Costs = append(plan.Costs, PatternCost{
 			Pattern: pat.Name, Active: b.Active, UsefulBytes: b.UsefulBytes,
@@ -472,6 +481,18 @@ func planGeometry(a *catalog.Array, opts PlanOptions, merges map[string]*scopeMe
 		})
 	}
 	return plan, nil
+}
+
+// samePattern is the index of a pattern of earlier that reads the region of
+// p with the same reader grid for n readers, or -1.
+func samePattern(earlier []Pattern, p Pattern, n int) int {
+	g := ReaderGrid(p.Region, p.Split, n)
+	for j, q := range earlier {
+		if Equal(q.Region, p.Region) && slices.Equal(ReaderGrid(q.Region, q.Split, n), g) {
+			return j
+		}
+	}
+	return -1
 }
 
 // LayoutFor is the target layout of one array under opts, with the reason:
