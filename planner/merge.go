@@ -2,7 +2,10 @@ package planner
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 
 	"relayout/catalog"
 )
@@ -148,15 +151,25 @@ func (r *rankedBlocks) merge(scope Scope, ranksPerNode int, cuboids bool) ([]Gro
 		idx[n], keys[n] = int(uint32(p)), int(p>>32)-1
 	}
 	packed = nil
-	c := &r.c
-	var groups []Group
+	// Groups (runs of one key) are clustered independently: by a few
+	// workers when there are several large ones, each with its own scratch
+	// buffers over the shared, read-only ranked boundaries; every group's
+	// result goes to its own slot, so the output does not depend on the
+	// schedule.
+	type span struct{ lo, hi int }
+	var spans []span
 	for lo := 0; lo < len(idx); {
 		hi := lo + 1
 		for hi < len(idx) && keys[hi] == keys[lo] {
 			hi++
 		}
-		members := idx[lo:hi:hi]
-		g := Group{Key: keys[lo], Blocks: members}
+		spans = append(spans, span{lo, hi})
+		lo = hi
+	}
+	groups := make([]Group, len(spans))
+	one := func(c *clusterer, gi int) {
+		members := idx[spans[gi].lo:spans[gi].hi:spans[gi].hi]
+		g := Group{Key: keys[spans[gi].lo], Blocks: members}
 		ok := false
 		if r.ranked {
 			c.cur = c.cur[:0]
@@ -185,11 +198,37 @@ func (r *rankedBlocks) merge(scope Scope, ranksPerNode int, cuboids bool) ([]Gro
 				g.Cuboids[ci].Pieces[pi].Block = members[g.Cuboids[ci].Pieces[pi].Block]
 			}
 		}
-		groups = append(groups, g)
-		lo = hi
+		groups[gi] = g
 	}
+	workers := min(runtime.GOMAXPROCS(0), len(spans), len(idx)/parallelMergeBlocks)
+	if workers < 2 {
+		for gi := range spans {
+			one(&r.c, gi)
+		}
+		return groups, nil
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		c := &clusterer{dims: r.c.dims, axis: r.c.axis}
+		if w == 0 {
+			c = &r.c
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for gi := int(next.Add(1) - 1); gi < len(spans); gi = int(next.Add(1) - 1) {
+				one(c, gi)
+			}
+		}()
+	}
+	wg.Wait()
 	return groups, nil
 }
+
+// parallelMergeBlocks is the number of blocks per merge worker below which
+// a merge's groups are clustered one after the other.
+const parallelMergeBlocks = 8192
 
 // cuboidCount is the number of cuboids of g (Cuboids, or the count of a
 // merge without cuboids).
