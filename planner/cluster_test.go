@@ -312,4 +312,22 @@ func TestMergeParallelMatchesSerial(t *testing.T) {
 			t.Fatalf("%v: parallel merge differs from the serial one", sc)
 		}
 	}
+	// And the whole plan, whose cost predictions run on workers too.
+	a := &catalog.Array{Var: "v", DType: catalog.DType{Kind: catalog.Float, Size: 8}, Shape: []int64{n * side, n * side, n * side},
+		Offset: []int64{0, 0, 0}, Blocks: blocks}
+	plan := func(procs int) ArrayPlan {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		p, err := NewPlanner(PlanOptions{Layout: AutoLayout, Readers: 8, Scope: ScopeRank, WithCuboids: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ap, err := p.PlanArray(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ap
+	}
+	if s, p := plan(1), plan(4); !reflect.DeepEqual(s, p) {
+		t.Fatalf("parallel plan differs from the serial one")
+	}
 }

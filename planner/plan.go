@@ -5,8 +5,11 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
+	"sync"
+	"sync/atomic"
 
 	"relayout/catalog"
 )
@@ -463,24 +466,63 @@ func planGeometry(a *catalog.Array, opts PlanOptions, merges map[string]*scopeMe
 	}
 	cp := opts.CostParams()
 	pats := StandardPatterns(shape)
+	// Patterns reading the same region with the same reader grid (whole
+	// and 2x1x1) cost the same: predicted once. The predictions are
+	// independent: spread over workers for many pieces, each into its slot.
+	same := make([]int, len(pats))
+	var tasks []int // pattern*3 + storage (before, merged, after)
 	for i, pat := range pats {
-		// Patterns reading the same region with the same reader grid (whole
-		// and 2x1x1) cost the same: predicted once.
-		if j := samePattern(pats[:i], pat, opts.Readers); j >= 0 {
+		if same[i] = samePattern(pats[:i], pat, opts.Readers); same[i] < 0 {
+			tasks = append(tasks, 3*i, 3*i+1, 3*i+2)
+		}
+	}
+	costs := make([]Cost, 3*len(pats))
+	storages := [3]Storage{before, merged, after}
+	predict := func(t int) {
+		costs[t] = PredictRead(storages[t%3], a.DType.Size, pats[t/3], opts.Readers, cp)
+	}
+	parallel(len(tasks), len(a.Blocks)+len(cuboids) >= parallelCostPieces, func(k int) { predict(tasks[k]) })
+	for i, pat := range pats {
+		if j := same[i]; j >= 0 {
 			pc := plan.Costs[j]
 			pc.Pattern = pat.Name
 			plan.Costs = append(plan.Costs, pc)
 			continue
 		}
-		b := PredictRead(before, a.DType.Size, pat, opts.Readers, cp)
+		b := costs[3*i]
 		plan.Costs = append(plan.Costs, PatternCost{
 			Pattern: pat.Name, Active: b.Active, UsefulBytes: b.UsefulBytes,
-			Before: figures(b),
-			Merged: figures(PredictRead(merged, a.DType.Size, pat, opts.Readers, cp)),
-			After:  figures(PredictRead(after, a.DType.Size, pat, opts.Readers, cp)),
+			Before: figures(b), Merged: figures(costs[3*i+1]), After: figures(costs[3*i+2]),
 		})
 	}
 	return plan, nil
+}
+
+// parallelCostPieces is the number of stored pieces (blocks and cuboids)
+// from which an array's cost predictions run on several workers.
+const parallelCostPieces = 16384
+
+// parallel calls fn(0..n-1), on GOMAXPROCS workers when wide, else in order.
+func parallel(n int, wide bool, fn func(int)) {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	if !wide || workers < 2 {
+		for k := range n {
+			fn(k)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := int(next.Add(1) - 1); k < n; k = int(next.Add(1) - 1) {
+				fn(k)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // samePattern is the index of a pattern of earlier that reads the region of
