@@ -949,10 +949,6 @@ func (d *Dataset) buildArray5(ctx context.Context, e *entry) (*catalog.Array, er
 	var joined int64
 	joinedDim := -1
 	nblock := 0
-	writers := 0 // writers still to visit, to size a.Blocks from the first one's blocks
-	for _, run := range e.runs {
-		writers += int(run.hi) - int(run.lo) + 1
-	}
 	for _, run := range e.runs {
 		for r := int(run.lo); r <= int(run.hi); r++ {
 			if r >= w || t.mdLen[r] == 0 {
@@ -1036,12 +1032,7 @@ func (d *Dataset) buildArray5(ctx context.Context, e *entry) (*catalog.Array, er
 			coords := make([]int64, 2*nd*int(nb))
 			shape := make([]int64, nd)
 			file, fsize := "", int64(-1)
-			// Writers usually hold alike numbers of blocks: room for this
-			// writer's count for every writer left (at most 2^18 blocks more
-			// than it declares, whatever hostile metadata claims), grown as
-			// usual after.
-			a.Blocks = slices.Grow(a.Blocks, int(min(nb*uint64(max(writers, 1)), nb+1<<18)))
-			writers = 0
+			a.Blocks = slices.Grow(a.Blocks, int(nb))
 			for b := 0; b < int(nb); b++ {
 				lower := coords[2*nd*b : 2*nd*b+nd : 2*nd*b+nd]
 				count := coords[2*nd*b+nd : 2*nd*(b+1) : 2*nd*(b+1)]
