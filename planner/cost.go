@@ -290,7 +290,8 @@ func (c Cost) Amplification() float64 {
 
 // PredictRead predicts the cost of reading pattern p from storage st with n
 // readers (n < 1 counts as 1). Chunked storage costs O(dims · (readers +
-// chunks) per axis), other storage O(readers · pieces).
+// chunks) per axis), other storage O(pieces · dims + the piece-part pairs)
+// (predictPieces).
 func PredictRead(st Storage, elemSize int, p Pattern, n int, cp CostParams) Cost {
 	n = max(n, 1)
 	c := Cost{Pattern: p.Name, Readers: n, UsefulBytes: p.Region.Elements() * int64(elemSize)}
