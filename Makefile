@@ -48,6 +48,7 @@ test: deps
 	$(GO) test -count=1 -race -run '$(RACE_RUN)' ./rewriter/
 	$(GO) test -count=1 -race ./reader/blockio/ ./internal/membudget/
 	$(GO) test -count=1 -race -run 'TestBudget|TestCancel|TestSynthetic' ./verify/
+	$(GO) test -count=1 -race -run 'TestMergeParallelMatchesSerial' ./planner/
 	$(MAKE) --no-print-directory fuzz
 
 # Every fuzz target runs for a fixed count (FUZZTIME) on top of its seed corpus.
@@ -68,7 +69,9 @@ fuzz-inputs: deps
 
 # Side-by-side timings against cp and h5repack (scripts/bench.sh), then against the real peers
 # on real ADIOS2 and openPMD output (scripts/bench-peers.sh); results go to bench/RESULTS.md.
+# First the per-block cost of catalog and plan (bench/planbench: ns/block, cpu-s/op).
 bench: deps build
+	$(GO) test -run '^$$' -bench . -benchtime 3x ./bench/planbench
 	scripts/bench.sh
 	scripts/bench-peers.sh
 

@@ -114,11 +114,24 @@ func (p *listParser) byte(c byte) error {
 
 func (p *listParser) int() (int64, error) {
 	j := p.i
-	if j < len(p.s) && p.s[j] == '-' {
+	neg := j < len(p.s) && p.s[j] == '-'
+	if neg {
 		j++
 	}
+	d0 := j
+	var u uint64
 	for j < len(p.s) && p.s[j] >= '0' && p.s[j] <= '9' {
+		u = u*10 + uint64(p.s[j]-'0')
 		j++
+	}
+	// Up to 18 digits cannot overflow: the common case is read here, the
+	// rest (and every error) by strconv.
+	if n := j - d0; n > 0 && n <= 18 {
+		p.i = j
+		if neg {
+			return -int64(u), nil
+		}
+		return int64(u), nil
 	}
 	v, err := strconv.ParseInt(p.s[p.i:j], 10, 64)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -230,6 +231,24 @@ func BenchmarkStoreTinyBlocks(b *testing.B) {
 		got, err := s.Array(a.Key())
 		if err != nil || len(got.Blocks) != len(a.Blocks) {
 			b.Fatal(len(got.Blocks), err)
+		}
+	}
+}
+
+// The list parser's integers read as strconv.ParseInt reads them, around
+// the 18-digit fast path and at the int64 limits.
+func TestListParserInt(t *testing.T) {
+	for _, s := range []string{"0", "-0", "007", "-", "", "x", "123456789012345678", "-123456789012345678",
+		"1234567890123456789", "9223372036854775807", "9223372036854775808", "-9223372036854775808",
+		"-9223372036854775809", "99999999999999999999", "000000000000000000001"} {
+		p := &listParser{s: s + ","}
+		got, err := p.int()
+		want, werr := strconv.ParseInt(s, 10, 64)
+		if (err != nil) != (werr != nil) || err == nil && got != want {
+			t.Errorf("%q: %d, %v; strconv: %d, %v", s, got, err, want, werr)
+		}
+		if err == nil && p.s[p.i] != ',' {
+			t.Errorf("%q: stopped at byte %d", s, p.i)
 		}
 	}
 }

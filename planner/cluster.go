@@ -132,11 +132,9 @@ type clusterer struct {
 	axis       [MaxDims][]int64 // distinct piece boundaries per axis, ascending
 	hist       [MaxDims]hist    // per axis, of the cuboid being split
 	// histogram scratch
+	lens   []int64 // extents of the pieces being split, MaxDims per piece
 	keys   []uint64
-	parea  []int64
-	dArea  []int64
-	nStart []int32
-	nEnd   []int32
+	events []sliceEvents // per rank of the cuboid's span (histogram's counting pass)
 	// accepted cuboids and their pieces, flat
 	outBox    []piece // lo/hi of each cuboid (blk unused)
 	outStart  []int32
@@ -205,6 +203,23 @@ func (c *clusterer) toPiece(b catalog.Box, blk int32) piece {
 // there would be more cuboids than the nonEmpty blocks (the caller then falls
 // back to singletons).
 func (c *clusterer) cluster(nonEmpty int) ([]Cuboid, bool) {
+	if !c.run1(nonEmpty) {
+		return nil, false
+	}
+	return c.result(), true
+}
+
+// count is cluster that returns only the number of cuboids.
+func (c *clusterer) count(nonEmpty int) (int, bool) {
+	if !c.run1(nonEmpty) {
+		return 0, false
+	}
+	return len(c.outBox), true
+}
+
+// run1 runs the FIFO, leaving the cuboids in c.outBox, c.outStart and
+// c.outPieces; false when there are more than nonEmpty.
+func (c *clusterer) run1(nonEmpty int) bool {
 	c.outBox, c.outStart, c.outPieces = c.outBox[:0], c.outStart[:0], c.outPieces[:0]
 	c.segs = append(c.segs[:0], segment{0, int32(len(c.cur))})
 	c.next = slices.Grow(c.next[:0], len(c.cur))
@@ -216,10 +231,7 @@ func (c *clusterer) cluster(nonEmpty int) ([]Cuboid, bool) {
 		c.cur, c.next = c.next, c.cur
 		c.segs, c.nsgs = c.nsgs, c.segs
 	}
-	if len(c.outBox) > nonEmpty {
-		return nil, false
-	}
-	return c.result(), true
+	return len(c.outBox) <= nonEmpty
 }
 
 // rankCoords fills c.axis with the distinct block boundaries per axis.
@@ -244,10 +256,7 @@ func (c *clusterer) length(p *piece, d int) int64 {
 // process accepts the cuboid holding ps or queues its two halves.
 func (c *clusterer) process(ps []piece) {
 	bb := c.bbox(ps)
-	var vol int64
-	for i := range ps {
-		vol += c.volume(&ps[i])
-	}
+	vol := c.lengths(ps)
 	if len(ps) == 1 || vol == c.volume(&bb) {
 		c.accept(bb, ps)
 		return
@@ -316,6 +325,38 @@ func (c *clusterer) bbox(ps []piece) piece {
 	return bb
 }
 
+// lengths fills c.lens with the cross-section of every piece of ps across
+// every axis (c.lens[i*MaxDims+a]: the product of its extents along the other
+// axes), which the histograms of ps read instead of looking the boundaries up
+// again for each axis, and returns the pieces' total volume.
+func (c *clusterer) lengths(ps []piece) int64 {
+	lens := slices.Grow(c.lens[:0], MaxDims*len(ps))[:MaxDims*len(ps)]
+	dims := c.dims
+	var vol int64
+	for i := range ps {
+		var l [MaxDims]int64
+		for d := 0; d < dims; d++ {
+			x := c.axis[d]
+			l[d] = x[ps[i].rhi[d]] - x[ps[i].rlo[d]]
+		}
+		sec := (*[MaxDims]int64)(lens[i*MaxDims : i*MaxDims+MaxDims])
+		// sec[a] = Π_{d<a} l[d] · Π_{d>a} l[d], by prefix and suffix products.
+		pre := int64(1)
+		for d := 0; d < dims; d++ {
+			sec[d] = pre
+			pre *= l[d]
+		}
+		suf := int64(1)
+		for d := dims - 1; d >= 0; d-- {
+			sec[d] *= suf
+			suf *= l[d]
+		}
+		vol += pre
+	}
+	c.lens = lens
+	return vol
+}
+
 func (c *clusterer) volume(p *piece) int64 {
 	v := int64(1)
 	for d := 0; d < c.dims; d++ {
@@ -324,7 +365,7 @@ func (c *clusterer) volume(p *piece) int64 {
 	return v
 }
 
-// histogram fills c.hist[axis]: the m+1 distinct boundaries c_0..c_m (c_0 =
+// histogram fills c.hist[axis] (c.lengths(ps) must have been called): the m+1 distinct boundaries c_0..c_m (c_0 =
 // bb.lo, c_m = bb.hi) and their ranks, the m covered cross-section areas of
 // the slices [c_j, c_j+1), and cuts[j]: the pieces with lo < c_j < hi, which
 // a split at c_j would cut.
@@ -334,17 +375,7 @@ func (c *clusterer) volume(p *piece) int64 {
 // counting pass over the rank range (O(n + R)); otherwise one sort of 2n
 // packed integer keys (O(n log n), no comparison callback).
 func (c *clusterer) histogram(ps []piece, axis int, bb *piece) {
-	parea := slices.Grow(c.parea[:0], len(ps))[:len(ps)]
-	for i := range ps {
-		area := int64(1)
-		for d := 0; d < c.dims; d++ {
-			if d != axis {
-				area *= c.length(&ps[i], d)
-			}
-		}
-		parea[i] = area
-	}
-	c.parea = parea
+	parea := c.lens[axis : MaxDims*len(ps)] // c.lengths(ps): parea[i*MaxDims] is piece i's cross-section
 	h := &c.hist[axis]
 	coords, pos, areas, cuts := h.coords[:0], h.pos[:0], h.areas[:0], h.cuts[:0]
 	xs := c.axis[axis]
@@ -353,33 +384,33 @@ func (c *clusterer) histogram(ps []piece, axis int, bb *piece) {
 	var run int64 // covered area of the current slice
 	open := 0     // pieces started and not yet ended
 	if r <= 4*len(ps) {
-		if len(c.dArea) < r+1 {
-			c.dArea, c.nStart, c.nEnd = make([]int64, 2*r+1), make([]int32, 2*r+1), make([]int32, 2*r+1)
+		if len(c.events) < r+1 {
+			c.events = make([]sliceEvents, 2*r+1)
 		}
-		dArea, nStart, nEnd := c.dArea[:r+1], c.nStart[:r+1], c.nEnd[:r+1]
+		ev := c.events[:r+1]
 		for i := range ps {
 			i0, i1 := ps[i].rlo[axis]-base, ps[i].rhi[axis]-base
-			dArea[i0] += parea[i]
-			dArea[i1] -= parea[i]
-			nStart[i0]++
-			nEnd[i1]++
+			a := parea[i*MaxDims]
+			ev[i0].dArea += a
+			ev[i1].dArea -= a
+			ev[i0].starts++
+			ev[i1].ends++
 		}
 		for k := 0; k <= r; k++ {
-			if nStart[k] == 0 && nEnd[k] == 0 {
+			e := &ev[k]
+			if e.starts == 0 && e.ends == 0 {
 				continue
 			}
-			run += dArea[k]
+			run += e.dArea
 			coords = append(coords, xs[int(base)+k])
 			pos = append(pos, base+int32(k))
-			cuts = append(cuts, open-int(nEnd[k]))
-			open += int(nStart[k]) - int(nEnd[k])
+			cuts = append(cuts, open-int(e.ends))
+			open += int(e.starts) - int(e.ends)
 			if k < r {
 				areas = append(areas, run)
 			}
 		}
-		clear(dArea)
-		clear(nStart)
-		clear(nEnd)
+		clear(ev)
 	} else {
 		// key: rank<<32 | piece<<1 | end
 		keys := c.keys[:0]
@@ -394,10 +425,10 @@ func (c *clusterer) histogram(ps []piece, axis int, bb *piece) {
 			for ; k < len(keys) && int32(keys[k]>>32) == rank; k++ {
 				i := int(uint32(keys[k]) >> 1)
 				if keys[k]&1 == 1 {
-					run -= parea[i]
+					run -= parea[i*MaxDims]
 					ends++
 				} else {
-					run += parea[i]
+					run += parea[i*MaxDims]
 					starts++
 				}
 			}
@@ -411,6 +442,13 @@ func (c *clusterer) histogram(ps []piece, axis int, bb *piece) {
 		}
 	}
 	h.coords, h.pos, h.areas, h.cuts = coords, pos, areas, cuts
+}
+
+// sliceEvents are the changes at one boundary rank: covered area, pieces
+// starting and ending there.
+type sliceEvents struct {
+	dArea        int64
+	starts, ends int32
 }
 
 // Split plane classes, in order of preference at equal cut counts.

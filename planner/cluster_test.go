@@ -3,6 +3,8 @@ package planner
 import (
 	"fmt"
 	"math/rand/v2"
+	"reflect"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -281,4 +283,51 @@ func mapsEqual(a, b map[int]int) bool {
 		}
 	}
 	return true
+}
+
+// The groups of a merge clustered by several workers come out as the serial
+// merge's, whatever the schedule (run with -race).
+func TestMergeParallelMatchesSerial(t *testing.T) {
+	const n, side, ranks = 32, 4, 6
+	var blocks []catalog.Block
+	rng := rand.New(rand.NewPCG(3, 19))
+	for x := int64(0); x < n; x++ {
+		for y := int64(0); y < n; y++ {
+			for z := int64(0); z < n; z++ {
+				blocks = append(blocks, catalog.Block{Rank: rng.IntN(ranks) - 1,
+					Box: catalog.Box{Lower: []int64{x * side, y * side, z * side}, Count: []int64{side, side, side}}})
+			}
+		}
+	}
+	for _, sc := range []Scope{ScopeRank, ScopeNode} {
+		prev := runtime.GOMAXPROCS(1)
+		serial, err := Merge(blocks, sc, 2)
+		runtime.GOMAXPROCS(4)
+		parallel, err2 := Merge(blocks, sc, 2)
+		runtime.GOMAXPROCS(prev)
+		if err != nil || err2 != nil {
+			t.Fatal(err, err2)
+		}
+		if !reflect.DeepEqual(serial, parallel) {
+			t.Fatalf("%v: parallel merge differs from the serial one", sc)
+		}
+	}
+	// And the whole plan, whose cost predictions run on workers too.
+	a := &catalog.Array{Var: "v", DType: catalog.DType{Kind: catalog.Float, Size: 8}, Shape: []int64{n * side, n * side, n * side},
+		Offset: []int64{0, 0, 0}, Blocks: blocks}
+	plan := func(procs int) ArrayPlan {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		p, err := NewPlanner(PlanOptions{Layout: AutoLayout, Readers: 8, Scope: ScopeRank, WithCuboids: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ap, err := p.PlanArray(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ap
+	}
+	if s, p := plan(1), plan(4); !reflect.DeepEqual(s, p) {
+		t.Fatalf("parallel plan differs from the serial one")
+	}
 }

@@ -88,8 +88,9 @@ func ChunkedStorage(shape, chunk []int64) Storage {
 // "merged"), each readable in part unless whole.
 func PiecesStorage(name string, shape []int64, boxes []catalog.Box, whole bool) Storage {
 	ps := make([]StoredPiece, len(boxes))
-	for i, b := range boxes {
-		ps[i] = StoredPiece{Box: b, Whole: whole}
+	arena := newBoxArena(boxes, func(i int) catalog.Box { return boxes[i] })
+	for i := range boxes {
+		ps[i] = StoredPiece{Box: arena.box(i, boxes[i]), Whole: whole}
 	}
 	return Storage{Name: name, Shape: shape, pieces: ps}
 }
@@ -98,11 +99,51 @@ func PiecesStorage(name string, shape []int64, boxes []catalog.Box, whole bool) 
 // when it is encoded (codecs) or stored larger than its box (edge chunks).
 func BlocksStorage(shape []int64, blocks []catalog.Block) Storage {
 	ps := make([]StoredPiece, 0, len(blocks))
+	arena := newBoxArena(blocks, func(i int) catalog.Box { return blocks[i].Box })
 	for i := range blocks {
 		b := &blocks[i]
-		ps = append(ps, StoredPiece{Box: b.Box, Whole: len(b.Codecs) > 0 || b.Stored != nil})
+		ps = append(ps, StoredPiece{Box: arena.box(i, b.Box), Whole: len(b.Codecs) > 0 || b.Stored != nil})
 	}
 	return Storage{Name: "blocks", Shape: shape, pieces: ps}
+}
+
+// boxArena holds copies of many boxes' corners side by side, so that a cost
+// prediction streams through them instead of following two pointers per piece
+// into wherever the catalog left them.
+type boxArena struct {
+	coords []int64
+	off    []int // coords[off[i]:off[i+1]]: lower then count of box i
+}
+
+func newBoxArena[T any](items []T, boxOf func(int) catalog.Box) boxArena {
+	n := 0
+	for i := range items {
+		b := boxOf(i)
+		n += len(b.Lower) + len(b.Count)
+	}
+	a := boxArena{coords: make([]int64, 0, n), off: make([]int, 0, len(items)+1)}
+	for i := range items {
+		b := boxOf(i)
+		a.off = append(a.off, len(a.coords))
+		a.coords = append(a.coords, b.Lower...)
+		a.coords = append(a.coords, b.Count...)
+	}
+	a.off = append(a.off, len(a.coords))
+	return a
+}
+
+// box is the copy of box i (b, as given to newBoxArena); nil lists stay nil.
+func (a boxArena) box(i int, b catalog.Box) catalog.Box {
+	c := a.coords[a.off[i]:a.off[i+1]:a.off[i+1]]
+	l := len(b.Lower)
+	out := catalog.Box{Lower: c[:l:l], Count: c[l:]}
+	if b.Lower == nil {
+		out.Lower = nil
+	}
+	if b.Count == nil {
+		out.Count = nil
+	}
+	return out
 }
 
 // Pieces returns the number of stored pieces.
@@ -249,7 +290,8 @@ func (c Cost) Amplification() float64 {
 
 // PredictRead predicts the cost of reading pattern p from storage st with n
 // readers (n < 1 counts as 1). Chunked storage costs O(dims · (readers +
-// chunks) per axis), other storage O(readers · pieces).
+// chunks) per axis), other storage O(pieces · dims + the piece-part pairs)
+// (predictPieces).
 func PredictRead(st Storage, elemSize int, p Pattern, n int, cp CostParams) Cost {
 	n = max(n, 1)
 	c := Cost{Pattern: p.Name, Readers: n, UsefulBytes: p.Region.Elements() * int64(elemSize)}
@@ -257,6 +299,16 @@ func PredictRead(st Storage, elemSize int, p Pattern, n int, cp CostParams) Cost
 	if st.chunk != nil {
 		return predictChunked(st, elemSize, p, grid, c, cp)
 	}
+	if dims := len(p.Region.Count); dims <= MaxDims && len(grid) == dims {
+		return predictPieces(st, elemSize, p, grid, c, cp)
+	}
+	return predictPiecesNaive(st, elemSize, p, grid, c, cp)
+}
+
+// predictPiecesNaive is PredictRead for stored pieces by visiting every piece
+// for every reader's part: O(readers · pieces). Kept for ranks above MaxDims
+// and as the reference the indexed predictPieces is tested against.
+func predictPiecesNaive(st Storage, elemSize int, p Pattern, grid []int64, c Cost, cp CostParams) Cost {
 	busy := make([]float64, len(st.pieces)) // whole pieces: time serving readers
 	sharing := make([]int, len(st.pieces))
 	var slowest float64
@@ -293,6 +345,169 @@ func PredictRead(st Storage, elemSize int, p Pattern, n int, cp CostParams) Cost
 	}
 	c.Seconds = max(slowest, float64(c.Bytes)/cp.AggBW)
 	return c
+}
+
+// predictPieces is predictPiecesNaive with the loops turned round: the
+// readers' parts form a regular grid (part i along axis d spans
+// [lo + n·i/g, lo + n·(i+1)/g)), so each piece finds the parts it meets by
+// a binary search per axis and visits only those: O(pieces · dims · log
+// readers + piece-part pairs), no allocation per piece. Requests and bytes
+// are summed per part in integers and a whole piece's busy time adds one
+// identical term per part, so every figure is the naive path's to the bit.
+func predictPieces(st Storage, elemSize int, p Pattern, grid []int64, c Cost, cp CostParams) Cost {
+	dims := len(grid)
+	var bounds [MaxDims][]int64 // bounds[d][i]: lower edge of part i along d; bounds[d][g] the region's end
+	var stride [MaxDims]int     // part index = Σ i_d · stride[d] (forEachPart's row-major order)
+	nparts := 1
+	for d := dims - 1; d >= 0; d-- {
+		g := grid[d]
+		b := make([]int64, g+1)
+		for i := int64(0); i <= g; i++ {
+			b[i] = p.Region.Lower[d] + p.Region.Count[d]*i/g
+		}
+		bounds[d] = b
+		stride[d] = nparts
+		nparts *= int(g)
+	}
+	req := make([]int64, nparts)
+	bytes := make([]int64, nparts)
+	active := make([]bool, nparts)
+	// A part is active (non-empty) when it has extent along every axis.
+	var idx [MaxDims]int64
+	for k := 0; k < nparts; k++ {
+		ok := true
+		for d := 0; d < dims; d++ {
+			if bounds[d][idx[d]+1] <= bounds[d][idx[d]] {
+				ok = false
+			}
+		}
+		active[k] = ok
+		if ok {
+			c.Active++
+		}
+		for d := dims - 1; d >= 0; d-- {
+			if idx[d]+1 < grid[d] {
+				idx[d]++
+				break
+			}
+			idx[d] = 0
+		}
+	}
+	var slowest float64
+	var lo, hi [MaxDims]int64 // part index range along each axis, inclusive lo, exclusive hi
+	var inLo, inCnt [MaxDims]int64
+	in := catalog.Box{Lower: inLo[:dims:dims], Count: inCnt[:dims:dims]}
+	elem := int64(elemSize)
+	for i := range st.pieces {
+		sp := &st.pieces[i]
+		empty := false
+		for d := 0; d < dims; d++ { // most pieces miss a plane: reject them first
+			if b := bounds[d]; sp.Box.Lower[d] >= b[len(b)-1] || sp.Box.Lower[d]+sp.Box.Count[d] <= b[0] || sp.Box.Count[d] <= 0 {
+				empty = true
+				break
+			}
+		}
+		if empty {
+			continue
+		}
+		for d := 0; d < dims; d++ {
+			b := bounds[d]
+			pl, ph := sp.Box.Lower[d], sp.Box.Lower[d]+sp.Box.Count[d]
+			if ph <= pl {
+				empty = true
+				break
+			}
+			rl, rh := b[0], b[len(b)-1]
+			pl, ph = max(pl, rl), min(ph, rh)
+			if ph <= pl {
+				empty = true // outside the pattern's region
+				break
+			}
+			lo[d], hi[d] = partOf(b, grid[d], pl), partOf(b, grid[d], ph-1)+1
+		}
+		if empty {
+			continue
+		}
+		var pieceBytes int64
+		var term float64
+		if sp.Whole {
+			pieceBytes = sp.Box.Elements() * elem
+			term = cp.Latency + float64(pieceBytes)/cp.ReaderBW
+		}
+		var busy float64
+		share := 0
+		idx = lo
+		for {
+			k := 0
+			meets := true
+			for d := 0; d < dims; d++ {
+				k += int(idx[d]) * stride[d]
+				plo, phi := bounds[d][idx[d]], bounds[d][idx[d]+1]
+				l, h := max(sp.Box.Lower[d], plo), min(sp.Box.Lower[d]+sp.Box.Count[d], phi)
+				if h <= l {
+					meets = false // an empty part along d
+				}
+				inLo[d], inCnt[d] = l, h-l
+			}
+			if meets && active[k] {
+				if sp.Whole {
+					req[k]++
+					bytes[k] += pieceBytes
+					busy += term
+					share++
+				} else {
+					r, b := runs(sp.Box, in, elem, cp.Sieve)
+					req[k] += r
+					bytes[k] += b
+				}
+			}
+			d := dims - 1
+			for ; d >= 0; d-- {
+				if idx[d]+1 < hi[d] {
+					idx[d]++
+					break
+				}
+				idx[d] = lo[d]
+			}
+			if d < 0 {
+				break
+			}
+		}
+		slowest = max(slowest, busy)
+		c.MaxSharing = max(c.MaxSharing, share)
+	}
+	for k := 0; k < nparts; k++ {
+		if !active[k] {
+			continue
+		}
+		c.Requests += req[k]
+		c.Bytes += bytes[k]
+		slowest = max(slowest, float64(req[k])*cp.Latency+float64(bytes[k])/cp.ReaderBW)
+	}
+	c.Seconds = max(slowest, float64(c.Bytes)/cp.AggBW)
+	return c
+}
+
+// partOf is the non-empty part holding coordinate x of the region whose
+// part bounds along one axis are b (g parts): the last part starting at or
+// before x. Part i starts at lo + n·i/g, so that is ((x−lo+1)·g − 1)/n,
+// searched instead when the product could overflow.
+func partOf(b []int64, g, x int64) int64 {
+	if g == 1 {
+		return 0
+	}
+	lo, n := b[0], b[len(b)-1]-b[0]
+	if t := x - lo; n < math.MaxInt64/(g+1) {
+		return ((t+1)*g - 1) / n
+	}
+	i, found := slices.BinarySearch(b, x)
+	if !found {
+		i--
+	}
+	for i+1 < len(b)-1 && b[i+1] == x {
+		i++
+	}
+	return int64(i)
 }
 
 // predictChunked is PredictRead for chunks, computed per axis: reader parts
@@ -384,7 +599,11 @@ func runs(p, in catalog.Box, elem, sieve int64) (requests, bytes int64) {
 	if dims == 0 {
 		return 1, elem
 	}
-	stride := make([]int64, dims) // elements between neighbours along each axis
+	var strides [MaxDims]int64
+	stride := strides[:] // elements between neighbours along each axis
+	if dims > MaxDims {
+		stride = make([]int64, dims)
+	}
 	s := int64(1)
 	for d := dims - 1; d >= 0; d-- {
 		stride[d] = s

@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"math/bits"
+	"math/rand/v2"
 	"runtime"
 	"strings"
 	"testing"
@@ -298,4 +300,94 @@ func naiveSharing(st Storage, p Pattern, grid []int64) int64 {
 		sharing *= top
 	}
 	return sharing
+}
+
+// TestPredictPiecesMatchesNaive checks the indexed piece path against the
+// piece-by-piece reference over random pieces (whole and partial, some
+// empty, some outside the array), patterns and reader counts: every figure
+// equal, Seconds to the bit.
+func TestPredictPiecesMatchesNaive(t *testing.T) {
+	cp := DefaultCostParams()
+	rng := rand.New(rand.NewPCG(5, 19))
+	for trial := range 300 {
+		dims := 1 + trial%MaxDims
+		shape := make([]int64, dims)
+		for d := range shape {
+			shape[d] = 1 + rng.Int64N(40)
+		}
+		var pieces []StoredPiece
+		for range rng.IntN(60) {
+			b := catalog.Box{Lower: make([]int64, dims), Count: make([]int64, dims)}
+			for d := range dims {
+				b.Lower[d] = rng.Int64N(shape[d]+4) - 2
+				b.Count[d] = rng.Int64N(shape[d]/2 + 2)
+			}
+			pieces = append(pieces, StoredPiece{Box: b, Whole: rng.IntN(3) == 0})
+		}
+		st := Storage{Name: "random", Shape: shape, pieces: pieces}
+		pats := StandardPatterns(shape)
+		if dims != 3 {
+			sub := catalog.Box{Lower: make([]int64, dims), Count: make([]int64, dims)}
+			for d := range dims {
+				sub.Lower[d] = rng.Int64N(shape[d])
+				sub.Count[d] = 1 + rng.Int64N(shape[d]-sub.Lower[d])
+			}
+			split := make([]int64, dims)
+			split[rng.IntN(dims)] = 1
+			split[rng.IntN(dims)] = 1
+			pats = append(pats, Pattern{Name: "random", Region: sub, Split: split})
+		}
+		for _, p := range pats {
+			for _, n := range []int{1, 2, 3, 8, 12, 64, 1000} {
+				c := Cost{Pattern: p.Name, Readers: n, UsefulBytes: p.Region.Elements() * 8}
+				grid := ReaderGrid(p.Region, p.Split, n)
+				fast := predictPieces(st, 8, p, grid, c, cp)
+				slow := predictPiecesNaive(st, 8, p, grid, c, cp)
+				if fast != slow {
+					t.Fatalf("trial %d %s, %d readers: indexed %+v, naive %+v", trial, p.Name, n, fast, slow)
+				}
+			}
+		}
+	}
+}
+
+// TestPartOf checks the part lookup of predictPieces, arithmetic and (for
+// regions near 2^63, where the product would overflow) searched, against a
+// scan of the part bounds.
+func TestPartOf(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 19))
+	for trial := range 2000 {
+		g := 1 + rng.Int64N(40)
+		lo := rng.Int64N(100)
+		n := 1 + rng.Int64N(60)
+		if trial%3 == 0 {
+			n = 1<<62 + rng.Int64N(1<<60)
+		}
+		b := make([]int64, g+1)
+		for i := range b {
+			// n·i/g without overflow: as ReaderGrid's parts (forEachPart)
+			// for the sizes this test uses.
+			hi, lo2 := bitsMul(n, int64(i))
+			b[i] = lo + bitsDiv(hi, lo2, g)
+		}
+		for range 20 {
+			x := lo + rng.Int64N(n)
+			want := int64(-1)
+			for i := int64(0); i < g; i++ {
+				if b[i] <= x {
+					want = i
+				}
+			}
+			if got := partOf(b, g, x); got != want {
+				t.Fatalf("bounds %v, x %d: part %d, want %d", b, x, got, want)
+			}
+		}
+	}
+}
+
+func bitsMul(a, b int64) (hi, lo uint64) { return bits.Mul64(uint64(a), uint64(b)) }
+
+func bitsDiv(hi, lo uint64, d int64) int64 {
+	q, _ := bits.Div64(hi, lo, uint64(d))
+	return int64(q)
 }

@@ -2,7 +2,10 @@ package planner
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 
 	"relayout/catalog"
 )
@@ -46,12 +49,62 @@ type Group struct {
 	Key     int
 	Blocks  []int    // indices into Merge's blocks, ascending
 	Cuboids []Cuboid // Piece.Block indexes Merge's blocks, not Group.Blocks
+
+	count int // cuboids of a merge without cuboids (Cuboids nil)
 }
 
 // Merge clusters the blocks of one array per scope. Groups come in ascending
 // key order; every non-empty block belongs to exactly one group. ranksPerNode
 // is used by ScopeNode only and must then be at least 1.
 func Merge(blocks []catalog.Block, scope Scope, ranksPerNode int) ([]Group, error) {
+	r, err := rankBlocks(blocks)
+	if err != nil {
+		return nil, err
+	}
+	return r.merge(scope, ranksPerNode, true)
+}
+
+// rankedBlocks are an array's blocks converted once to the rank space of the
+// clustering (see clusterer): the merges of every scope of one plan start
+// from them, so a million blocks are sorted and searched once, not once per
+// scope and group.
+type rankedBlocks struct {
+	blocks []catalog.Block
+	boxes  []catalog.Box
+	c      clusterer
+	ranked bool    // 1 to MaxDims dimensions: clustered in rank space
+	all    []piece // rank-space form of every block, in block order
+}
+
+func rankBlocks(blocks []catalog.Block) (*rankedBlocks, error) {
+	r := &rankedBlocks{blocks: blocks, boxes: make([]catalog.Box, len(blocks))}
+	for i := range blocks {
+		r.boxes[i] = blocks[i].Box
+	}
+	dims, _, err := blockRank(r.boxes)
+	if err != nil {
+		return nil, fmt.Errorf("planner: %w", err)
+	}
+	r.ranked = dims >= 1 && dims <= MaxDims
+	if r.ranked {
+		r.c.dims = dims
+		r.c.rankCoords(r.boxes)
+		r.all = make([]piece, len(blocks))
+		for i := range r.boxes {
+			if !IsEmpty(r.boxes[i]) {
+				r.all[i] = r.c.toPiece(r.boxes[i], 0)
+			}
+		}
+	}
+	return r, nil
+}
+
+// merge is Merge over the ranked blocks. Without cuboids, each group holds
+// only the number of its cuboids (Group.count; Cuboids nil): what the plan's
+// figures of the scopes it does not draw need, without building a box and
+// a piece list per cuboid.
+func (r *rankedBlocks) merge(scope Scope, ranksPerNode int, cuboids bool) ([]Group, error) {
+	blocks := r.blocks
 	key := func(b *catalog.Block) int { return 0 }
 	switch scope {
 	case ScopeRank:
@@ -74,6 +127,7 @@ func Merge(blocks []catalog.Block, scope Scope, ranksPerNode int) ([]Group, erro
 	// into a uint64, so that the order is deterministic (ascending key, then
 	// index) and a million blocks cost a few flat slices.
 	packed := make([]uint64, 0, len(blocks))
+	sorted := true // already in (key, index) order: the global scope, or blocks listed rank by rank
 	for i := range blocks {
 		if IsEmpty(blocks[i].Box) {
 			continue
@@ -82,71 +136,105 @@ func Merge(blocks []catalog.Block, scope Scope, ranksPerNode int) ([]Group, erro
 		if k < -1 || k >= 1<<31-1 || i >= 1<<32 {
 			return nil, fmt.Errorf("planner: block %d: rank %d out of range", i, blocks[i].Rank)
 		}
-		packed = append(packed, uint64(k+1)<<32|uint64(i))
+		p := uint64(k+1)<<32 | uint64(i)
+		if n := len(packed); n > 0 && packed[n-1] > p {
+			sorted = false
+		}
+		packed = append(packed, p)
 	}
-	slices.Sort(packed)
+	if !sorted {
+		slices.Sort(packed)
+	}
 	idx := make([]int, len(packed))
 	keys := make([]int, len(packed)) // keys[n]: key of block idx[n]
 	for n, p := range packed {
 		idx[n], keys[n] = int(uint32(p)), int(p>>32)-1
 	}
 	packed = nil
-	// Boundaries are ranked once for all blocks: every group's clustering then
-	// starts from ready pieces (and a million blocks are sorted once, not per
-	// group).
-	boxes := make([]catalog.Box, len(blocks))
-	for i := range blocks {
-		boxes[i] = blocks[i].Box
-	}
-	dims, _, err := blockRank(boxes)
-	if err != nil {
-		return nil, fmt.Errorf("planner: %w", err)
-	}
-	var c clusterer
-	ranked := dims >= 1 && dims <= MaxDims
-	var all []piece // rank-space form of every block, in block order
-	if ranked {
-		c.dims = dims
-		c.rankCoords(boxes)
-		all = make([]piece, len(blocks))
-		for i := range boxes {
-			if !IsEmpty(boxes[i]) {
-				all[i] = c.toPiece(boxes[i], 0)
-			}
-		}
-	}
-	var groups []Group
+	// Groups (runs of one key) are clustered independently: by a few
+	// workers when there are several large ones, each with its own scratch
+	// buffers over the shared, read-only ranked boundaries; every group's
+	// result goes to its own slot, so the output does not depend on the
+	// schedule.
+	type span struct{ lo, hi int }
+	var spans []span
 	for lo := 0; lo < len(idx); {
 		hi := lo + 1
 		for hi < len(idx) && keys[hi] == keys[lo] {
 			hi++
 		}
-		members := idx[lo:hi:hi]
-		var cs []Cuboid
+		spans = append(spans, span{lo, hi})
+		lo = hi
+	}
+	groups := make([]Group, len(spans))
+	one := func(c *clusterer, gi int) {
+		members := idx[spans[gi].lo:spans[gi].hi:spans[gi].hi]
+		g := Group{Key: keys[spans[gi].lo], Blocks: members}
 		ok := false
-		if ranked {
+		if r.ranked {
 			c.cur = c.cur[:0]
 			for k, i := range members {
-				p := all[i]
+				p := r.all[i]
 				p.blk = int32(k)
 				c.cur = append(c.cur, p)
 			}
-			cs, ok = c.cluster(len(members))
+			if cuboids {
+				g.Cuboids, ok = c.cluster(len(members))
+			} else {
+				g.count, ok = c.count(len(members))
+			}
 		}
-		if !ok {
+		if !ok && !cuboids {
+			g.count = len(members) // singletons: one cuboid per (non-empty) member
+		} else if !ok {
 			gboxes := make([]catalog.Box, len(members))
 			for k, i := range members {
-				gboxes[k] = boxes[i]
+				gboxes[k] = r.boxes[i]
 			}
-			cs = singletons(gboxes)
+			g.Cuboids = singletons(gboxes)
 		}
-		for ci := range cs {
-			for pi := range cs[ci].Pieces {
-				cs[ci].Pieces[pi].Block = members[cs[ci].Pieces[pi].Block]
+		for ci := range g.Cuboids {
+			for pi := range g.Cuboids[ci].Pieces {
+				g.Cuboids[ci].Pieces[pi].Block = members[g.Cuboids[ci].Pieces[pi].Block]
 			}
 		}
-		groups = append(groups, Group{Key: keys[lo], Blocks: members, Cuboids: cs})
-		lo = hi
+		groups[gi] = g
 	}
+	workers := min(runtime.GOMAXPROCS(0), len(spans), len(idx)/parallelMergeBlocks)
+	if workers < 2 {
+		for gi := range spans {
+			one(&r.c, gi)
+		}
+		return groups, nil
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		c := &clusterer{dims: r.c.dims, axis: r.c.axis}
+		if w == 0 {
+			c = &r.c
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for gi := int(next.Add(1) - 1); gi < len(spans); gi = int(next.Add(1) - 1) {
+				one(c, gi)
+			}
+		}()
+	}
+	wg.Wait()
 	return groups, nil
+}
+
+// parallelMergeBlocks is the number of blocks per merge worker below which
+// a merge's groups are clustered one after the other.
+const parallelMergeBlocks = 8192
+
+// cuboidCount is the number of cuboids of g (Cuboids, or the count of a
+// merge without cuboids).
+func (g *Group) cuboidCount() int {
+	if g.Cuboids != nil {
+		return len(g.Cuboids)
+	}
+	return g.count
 }

@@ -100,6 +100,7 @@ func TestPaperFig8(t *testing.T) {
 	if c.volume(&bb) != 512*512*512 {
 		t.Fatalf("bounding box %v is not the domain", bb)
 	}
+	c.lengths(ps)
 	c.histogram(ps, 0, &bb)
 	h := c.hist[0]
 	section := int64(512 * 512)

@@ -5,8 +5,11 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
+	"sync"
+	"sync/atomic"
 
 	"relayout/catalog"
 )
@@ -155,6 +158,11 @@ type VariablePlan struct {
 type Planner struct {
 	opts  PlanOptions
 	cache map[string]*ArrayPlan
+	// merges caches the merges of the scopes by the blocks' boxes and ranks
+	// alone (MergeKey): arrays of different element types written with the
+	// same decomposition, the usual case across the variables of one
+	// output, are clustered once.
+	merges map[string]*scopeMerges
 	// Hits counts arrays served from the cache.
 	Hits int
 }
@@ -186,7 +194,7 @@ func NewPlanner(opts PlanOptions) (*Planner, error) {
 	if opts.RanksPerNode < 0 || (opts.Scope == ScopeNode && opts.RanksPerNode < 1) {
 		return nil, fmt.Errorf("planner: the node scope needs ranks per node >= 1")
 	}
-	return &Planner{opts: opts, cache: map[string]*ArrayPlan{}}, nil
+	return &Planner{opts: opts, cache: map[string]*ArrayPlan{}, merges: map[string]*scopeMerges{}}, nil
 }
 
 // Fingerprint identifies the geometry of a that planning depends on: element
@@ -234,7 +242,7 @@ func (p *Planner) PlanArray(a *catalog.Array) (ArrayPlan, error) {
 	if ok {
 		p.Hits++
 	} else {
-		plan, err := planGeometry(a, p.opts)
+		plan, err := planGeometry(a, p.opts, p.merges)
 		if err != nil {
 			return ArrayPlan{}, err
 		}
@@ -292,35 +300,120 @@ func (v *VariablePlanner) Add(a *catalog.Array) error {
 // Plan returns the variable's plan.
 func (v *VariablePlanner) Plan() VariablePlan { return v.plan }
 
-// planGeometry does the work behind the cache.
-func planGeometry(a *catalog.Array, opts PlanOptions) (ArrayPlan, error) {
-	plan := ArrayPlan{Shape: nonNilDims(a.Shape), Offset: nonNilDims(a.Offset), Blocks: len(a.Blocks)}
+// countRanks returns the distinct known writer ranks of blocks and the
+// number of blocks of unknown rank (-1), with a bitmap when the ranks are
+// not much larger than the number of blocks (a map otherwise).
+func countRanks(blocks []catalog.Block) (distinct, unknown int) {
+	top := -1
+	for i := range blocks {
+		top = max(top, blocks[i].Rank)
+	}
+	if top < 4*len(blocks)+1024 {
+		seen := make([]bool, top+1)
+		for i := range blocks {
+			if r := blocks[i].Rank; r < 0 {
+				unknown++
+			} else if !seen[r] {
+				seen[r] = true
+				distinct++
+			}
+		}
+		return distinct, unknown
+	}
 	ranks := map[int]bool{}
-	for i := range a.Blocks {
-		if r := a.Blocks[i].Rank; r < 0 {
-			plan.UnknownRankBlocks++
+	for i := range blocks {
+		if r := blocks[i].Rank; r < 0 {
+			unknown++
 		} else {
 			ranks[r] = true
 		}
 	}
-	plan.Ranks = len(ranks)
+	return len(ranks), unknown
+}
 
-	byRank, err := Merge(a.Blocks, ScopeRank, 0)
-	if err != nil {
-		return plan, err
+// MergeKey identifies what merging the blocks of a depends on: each block's
+// box and rank, in order (not the element type, shape or codecs, which
+// Fingerprint adds). 16 hex digits of a SHA-256.
+func MergeKey(a *catalog.Array) string {
+	h := sha256.New()
+	buf := make([]byte, 0, 8192)
+	buf = binary.LittleEndian.AppendUint64(buf, uint64(len(a.Blocks)))
+	for i := range a.Blocks {
+		b := &a.Blocks[i]
+		buf = binary.LittleEndian.AppendUint64(buf, uint64(b.Rank))
+		buf = binary.LittleEndian.AppendUint64(buf, uint64(len(b.Box.Lower)))
+		for _, v := range b.Box.Lower {
+			buf = binary.LittleEndian.AppendUint64(buf, uint64(v))
+		}
+		buf = binary.LittleEndian.AppendUint64(buf, uint64(len(b.Box.Count)))
+		for _, v := range b.Box.Count {
+			buf = binary.LittleEndian.AppendUint64(buf, uint64(v))
+		}
+		if len(buf) > 4096 {
+			h.Write(buf)
+			buf = buf[:0]
+		}
 	}
-	plan.BlocksPerRank, plan.Cuboids.PerRank = groupStats(byRank)
-	plan.Cuboids.Rank = totalCuboids(byRank)
-	global, err := Merge(a.Blocks, ScopeGlobal, 0)
+	h.Write(buf)
+	return hex.EncodeToString(h.Sum(nil)[:8])
+}
+
+// scopeMerges are the merge groups of one block geometry under the three
+// scopes (byNode nil without ranks per node); only the plan's scope has its
+// cuboids built.
+type scopeMerges struct {
+	byRank, global, byNode []Group
+}
+
+// mergeScopes merges the blocks under every scope the plan reports.
+func mergeScopes(blocks []catalog.Block, opts PlanOptions) (*scopeMerges, error) {
+	// The blocks are ranked once for the three scopes; only the scope the
+	// plan costs and draws gets its cuboids built, the others are counted.
+	rb, err := rankBlocks(blocks)
 	if err != nil {
-		return plan, err
+		return nil, err
 	}
-	plan.Cuboids.Global = totalCuboids(global)
-	var byNode []Group
+	var m scopeMerges
+	if m.byRank, err = rb.merge(ScopeRank, 0, opts.Scope == ScopeRank); err != nil {
+		return nil, err
+	}
+	if m.global, err = rb.merge(ScopeGlobal, 0, opts.Scope == ScopeGlobal); err != nil {
+		return nil, err
+	}
 	if opts.RanksPerNode > 0 {
-		if byNode, err = Merge(a.Blocks, ScopeNode, opts.RanksPerNode); err != nil {
+		if m.byNode, err = rb.merge(ScopeNode, opts.RanksPerNode, opts.Scope == ScopeNode); err != nil {
+			return nil, err
+		}
+	}
+	return &m, nil
+}
+
+// planGeometry does the work behind the cache; merges (nil: none) caches
+// the merges by MergeKey.
+func planGeometry(a *catalog.Array, opts PlanOptions, merges map[string]*scopeMerges) (ArrayPlan, error) {
+	plan := ArrayPlan{Shape: nonNilDims(a.Shape), Offset: nonNilDims(a.Offset), Blocks: len(a.Blocks)}
+	plan.Ranks, plan.UnknownRankBlocks = countRanks(a.Blocks)
+
+	var m *scopeMerges
+	key := ""
+	if merges != nil {
+		key = MergeKey(a)
+		m = merges[key]
+	}
+	if m == nil {
+		var err error
+		if m, err = mergeScopes(a.Blocks, opts); err != nil {
 			return plan, err
 		}
+		if merges != nil {
+			merges[key] = m
+		}
+	}
+	byRank, global, byNode := m.byRank, m.global, m.byNode
+	plan.BlocksPerRank, plan.Cuboids.PerRank = groupStats(byRank)
+	plan.Cuboids.Rank = totalCuboids(byRank)
+	plan.Cuboids.Global = totalCuboids(global)
+	if opts.RanksPerNode > 0 {
 		n := totalCuboids(byNode)
 		_, s := groupStats(byNode)
 		plan.Cuboids.Node, plan.Cuboids.PerNode = &n, &s
@@ -372,16 +465,76 @@ func planGeometry(a *catalog.Array, opts PlanOptions) (ArrayPlan, error) {
 		return plan, nil // nothing a reader could lay out better
 	}
 	cp := opts.CostParams()
-	for _, pat := range StandardPatterns(shape) {
-		b := PredictRead(before, a.DType.Size, pat, opts.Readers, cp)
+	pats := StandardPatterns(shape)
+	// Patterns reading the same region with the same reader grid (whole
+	// and 2x1x1) cost the same: predicted once. The predictions are
+	// independent: spread over workers for many pieces, each into its slot.
+	same := make([]int, len(pats))
+	var tasks []int // pattern*3 + storage (before, merged, after)
+	for i, pat := range pats {
+		if same[i] = samePattern(pats[:i], pat, opts.Readers); same[i] < 0 {
+			tasks = append(tasks, 3*i, 3*i+1, 3*i+2)
+		}
+	}
+	costs := make([]Cost, 3*len(pats))
+	storages := [3]Storage{before, merged, after}
+	predict := func(t int) {
+		costs[t] = PredictRead(storages[t%3], a.DType.Size, pats[t/3], opts.Readers, cp)
+	}
+	parallel(len(tasks), len(a.Blocks)+len(cuboids) >= parallelCostPieces, func(k int) { predict(tasks[k]) })
+	for i, pat := range pats {
+		if j := same[i]; j >= 0 {
+			pc := plan.Costs[j]
+			pc.Pattern = pat.Name
+			plan.Costs = append(plan.Costs, pc)
+			continue
+		}
+		b := costs[3*i]
 		plan.Costs = append(plan.Costs, PatternCost{
 			Pattern: pat.Name, Active: b.Active, UsefulBytes: b.UsefulBytes,
-			Before: figures(b),
-			Merged: figures(PredictRead(merged, a.DType.Size, pat, opts.Readers, cp)),
-			After:  figures(PredictRead(after, a.DType.Size, pat, opts.Readers, cp)),
+			Before: figures(b), Merged: figures(costs[3*i+1]), After: figures(costs[3*i+2]),
 		})
 	}
 	return plan, nil
+}
+
+// parallelCostPieces is the number of stored pieces (blocks and cuboids)
+// from which an array's cost predictions run on several workers.
+const parallelCostPieces = 16384
+
+// parallel calls fn(0..n-1), on GOMAXPROCS workers when wide, else in order.
+func parallel(n int, wide bool, fn func(int)) {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	if !wide || workers < 2 {
+		for k := range n {
+			fn(k)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := int(next.Add(1) - 1); k < n; k = int(next.Add(1) - 1) {
+				fn(k)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// samePattern is the index of a pattern of earlier that reads the region of
+// p with the same reader grid for n readers, or -1.
+func samePattern(earlier []Pattern, p Pattern, n int) int {
+	g := ReaderGrid(p.Region, p.Split, n)
+	for j, q := range earlier {
+		if Equal(q.Region, p.Region) && slices.Equal(ReaderGrid(q.Region, q.Split, n), g) {
+			return j
+		}
+	}
+	return -1
 }
 
 // LayoutFor is the target layout of one array under opts, with the reason:
@@ -462,13 +615,14 @@ func groupStats(gs []Group) (blocks, cuboids Stats) {
 	if len(gs) == 0 {
 		return
 	}
-	blocks.Min, cuboids.Min = len(gs[0].Blocks), len(gs[0].Cuboids)
+	blocks.Min, cuboids.Min = len(gs[0].Blocks), gs[0].cuboidCount()
 	var nb, nc int
-	for _, g := range gs {
+	for i := range gs {
+		g := &gs[i]
 		blocks.Min, blocks.Max = min(blocks.Min, len(g.Blocks)), max(blocks.Max, len(g.Blocks))
-		cuboids.Min, cuboids.Max = min(cuboids.Min, len(g.Cuboids)), max(cuboids.Max, len(g.Cuboids))
+		cuboids.Min, cuboids.Max = min(cuboids.Min, g.cuboidCount()), max(cuboids.Max, g.cuboidCount())
 		nb += len(g.Blocks)
-		nc += len(g.Cuboids)
+		nc += g.cuboidCount()
 	}
 	blocks.Mean = round6(float64(nb) / float64(len(gs)))
 	cuboids.Mean = round6(float64(nc) / float64(len(gs)))
@@ -477,8 +631,8 @@ func groupStats(gs []Group) (blocks, cuboids Stats) {
 
 func totalCuboids(gs []Group) int {
 	n := 0
-	for _, g := range gs {
-		n += len(g.Cuboids)
+	for i := range gs {
+		n += gs[i].cuboidCount()
 	}
 	return n
 }

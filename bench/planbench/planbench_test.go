@@ -73,6 +73,11 @@ func BenchmarkCatalogPlan100k(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	merge := func(b *testing.B, scope planner.Scope) {
+		if _, err := planner.Merge(a.Blocks, scope, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
 	contiguous, err := planner.ChooseLayout(a.Shape, planner.Contiguous, nil, nil)
 	if err != nil {
 		b.Fatal(err)
@@ -87,6 +92,8 @@ func BenchmarkCatalogPlan100k(b *testing.B) {
 		op   func(b *testing.B)
 	}{
 		{"store", roundTrip},
+		{"merge-rank", func(b *testing.B) { merge(b, planner.ScopeRank) }},
+		{"merge-global", func(b *testing.B) { merge(b, planner.ScopeGlobal) }},
 		{"plan-contiguous", func(b *testing.B) { plan(b, planner.Contiguous) }},
 		{"plan-auto", func(b *testing.B) { plan(b, planner.AutoLayout) }},
 		{"units", units},

@@ -1027,10 +1027,15 @@ func (d *Dataset) buildArray5(ctx context.Context, e *entry) (*catalog.Array, er
 				}
 				joinedDim = jd
 			}
+			// The boxes of this writer's blocks share one allocation, and
+			// its data file is named and sized once.
+			coords := make([]int64, 2*nd*int(nb))
+			shape := make([]int64, nd)
+			file, fsize := "", int64(-1)
+			a.Blocks = slices.Grow(a.Blocks, int(nb))
 			for b := 0; b < int(nb); b++ {
-				count := make([]int64, nd)
-				lower := make([]int64, nd)
-				shape := make([]int64, nd)
+				lower := coords[2*nd*b : 2*nd*b+nd : 2*nd*b+nd]
+				count := coords[2*nd*b+nd : 2*nd*(b+1) : 2*nd*(b+1)]
 				for k := 0; k < nd; k++ {
 					ct, st, sh := cnt[b*nd+k], uint64(0), shp[k]
 					switch {
@@ -1048,7 +1053,7 @@ func (d *Dataset) buildArray5(ctx context.Context, e *entry) (*catalog.Array, er
 					joined += count[joinedDim]
 				}
 				if a.Shape == nil {
-					a.Shape = shape
+					a.Shape = slices.Clone(shape)
 				} else if !joinedEqual(a.Shape, shape, joinedDim) {
 					return nil, catalog.Corrupt("bp5", "md.0", int64(t.mdOff[r]), "%s: shape %v, first block says %v", writerBlock(e.name, e.Step, r, b), shape, a.Shape)
 				}
@@ -1072,12 +1077,13 @@ func (d *Dataset) buildArray5(ctx context.Context, e *entry) (*catalog.Array, er
 				if !ok || off > math.MaxInt64 || stored > math.MaxInt64 {
 					return nil, catalog.Corrupt("bp5", "md.0", int64(t.mdOff[r]), "%s: data location %d (%d bytes) outside the writer's data", writerBlock(e.name, e.Step, r, b), locs[b], stored)
 				}
-				sub := d.b5.wmaps[d.b5.steps[e.step].wmap].subfile[r]
-				blk := catalog.Block{Box: box, File: d.subfile(sub), Offset: int64(off), Length: int64(stored), Order: order, Rank: r}
-				fsize, err := d.files.Size(ctx, blk.File)
-				if err != nil {
-					return nil, fmt.Errorf("bp5: %s: variable %q step %d writer %d block %d: %w", d.info.Path, e.name, e.Step, r, b, err)
+				if fsize < 0 {
+					file = d.subfile(d.b5.wmaps[d.b5.steps[e.step].wmap].subfile[r])
+					if fsize, err = d.files.Size(ctx, file); err != nil {
+						return nil, fmt.Errorf("bp5: %s: variable %q step %d writer %d block %d: %w", d.info.Path, e.name, e.Step, r, b, err)
+					}
 				}
+				blk := catalog.Block{Box: box, File: file, Offset: int64(off), Length: int64(stored), Order: order, Rank: r}
 				if blk.Offset > fsize || blk.Length > fsize-blk.Offset {
 					return nil, catalog.Corrupt("bp5", "md.0", int64(t.mdOff[r]), "%s: payload at offset %d length %d past the end of %s (size %d)", writerBlock(e.name, e.Step, r, b), blk.Offset, blk.Length, blk.File, fsize)
 				}

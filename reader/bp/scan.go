@@ -325,15 +325,29 @@ func (d *Dataset) buildArray(ctx context.Context, e *entry) (*catalog.Array, err
 		return a, nil
 	}
 	var joined int64 // running start along the joined dimension
+	// The blocks' boxes share one allocation, and each data file is named
+	// and sized once, not once per block.
+	ncoords := 0
+	for i := range sets {
+		ncoords += 2 * len(sets[i].Count)
+	}
+	coords := make([]int64, 0, ncoords)
+	type dataFile struct {
+		name string
+		size int64
+	}
+	var files []dataFile // by file index, size -1 until looked up
+	var shape []int64
 	for i := range sets {
 		s := &sets[i]
 		if !s.HasDims || s.kind() != e.kind {
 			return nil, catalog.Corrupt(d.pfx, d.meta, sets[i].setStart, "%s: block is a %s, earlier blocks a %s", blockName(e.name, e.Step, i), s.kind(), e.kind)
 		}
 		nd := len(s.Count)
-		shape := make([]int64, nd)
-		lower := make([]int64, nd)
-		count := make([]int64, nd)
+		shape = slices.Grow(shape[:0], nd)[:nd]
+		coords = append(coords, make([]int64, 2*nd)...)
+		lower := coords[len(coords)-2*nd : len(coords)-nd : len(coords)-nd]
+		count := coords[len(coords)-nd : len(coords) : len(coords)]
 		for k := 0; k < nd; k++ {
 			sh, st, ct := s.Shape[k], s.Start[k], s.Count[k]
 			if k == s.joinedIndex {
@@ -348,7 +362,7 @@ func (d *Dataset) buildArray(ctx context.Context, e *entry) (*catalog.Array, err
 			joined += count[s.joinedIndex]
 		}
 		if i == 0 {
-			a.Shape = shape
+			a.Shape = slices.Clone(shape)
 		} else if !joinedEqual(a.Shape, shape, s.joinedIndex) {
 			return nil, catalog.Corrupt(d.pfx, d.meta, sets[i].setStart, "%s: shape %v, block 0 says %v", blockName(e.name, e.Step, i), shape, a.Shape)
 		}
@@ -363,7 +377,22 @@ func (d *Dataset) buildArray(ctx context.Context, e *entry) (*catalog.Array, err
 		if !s.HasPayload || !s.HasFile {
 			return nil, catalog.Corrupt(d.pfx, d.meta, sets[i].setStart, "%s: no payload offset or sub-file index", blockName(e.name, e.Step, i))
 		}
-		b := catalog.Block{Box: box, File: d.subfile(s.FileIndex), Offset: int64(s.Payload), Length: n * size,
+		fi := int(s.FileIndex)
+		if fi < len(files)+64 { // file indexes are small; a hostile one is named each time
+			for len(files) <= fi {
+				files = append(files, dataFile{size: -1})
+			}
+			if files[fi].name == "" {
+				files[fi].name = d.subfile(s.FileIndex)
+			}
+		}
+		file := ""
+		if fi < len(files) {
+			file = files[fi].name
+		} else {
+			file = d.subfile(s.FileIndex)
+		}
+		b := catalog.Block{Box: box, File: file, Offset: int64(s.Payload), Length: n * size,
 			Order: order, Rank: pgt.rank(s.FileIndex, s.VMDOffset)}
 		if s.Payload > math.MaxInt64 {
 			return nil, catalog.Corrupt(d.pfx, d.meta, sets[i].setStart, "%s: payload offset %d", blockName(e.name, e.Step, i), s.Payload)
@@ -373,9 +402,17 @@ func (d *Dataset) buildArray(ctx context.Context, e *entry) (*catalog.Array, err
 				return nil, err
 			}
 		}
-		fsize, err := d.files.Size(ctx, b.File)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %s: variable %q step %d block %d: %w", d.pfx, d.info.Path, e.name, e.Step, i, err)
+		fsize := int64(-1)
+		if fi < len(files) {
+			fsize = files[fi].size
+		}
+		if fsize < 0 {
+			if fsize, err = d.files.Size(ctx, b.File); err != nil {
+				return nil, fmt.Errorf("%s: %s: variable %q step %d block %d: %w", d.pfx, d.info.Path, e.name, e.Step, i, err)
+			}
+			if fi < len(files) {
+				files[fi].size = fsize
+			}
 		}
 		if b.Offset > fsize || b.Length > fsize-b.Offset {
 			return nil, catalog.Corrupt(d.pfx, d.meta, sets[i].setStart, "%s: payload at offset %d length %d past the end of %s (size %d)", blockName(e.name, e.Step, i), b.Offset, b.Length, b.File, fsize)
