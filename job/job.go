@@ -276,7 +276,8 @@ func runPlain(ctx context.Context, out string, spec Spec, env Env, need *int64) 
 // engines): the layouts decided per array go through layoutFor.
 func rewriterOptions(spec Spec, env Env, outFS fsinfo.Info, logw io.Writer) rewriter.Options {
 	ropts := rewriter.Options{Layout: string(spec.Layout), ChunkShape: spec.ChunkShape, Chunks: spec.Chunks,
-		Deflate: spec.Deflate, Version: env.Version, FS: outFS, Storage: spec.Storage, NetCDF: spec.NetCDF}
+		Deflate: spec.Deflate, Version: env.Version, FS: outFS, Storage: spec.Storage, NetCDF: spec.NetCDF,
+		Fill: spec.Fill}
 	if f := layoutFor(spec, logw); f != nil {
 		ropts.Layout, ropts.LayoutFor = "", f
 	}
@@ -405,6 +406,7 @@ func prepareWith(ctx context.Context, out string, spec Spec, env Env, ds reader.
 		choices = logw // the chunks --compress alone picked: always said
 	}
 	ropts := rewriterOptions(spec, env, outFS, choices)
+	ropts.Progress = logw // layout notes (a refined level's, a partly covered array's), striping
 	inputs, err := rewriter.InputFiles(spec.Input)
 	if err != nil {
 		return nil, err
