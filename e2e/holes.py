@@ -8,7 +8,8 @@ block's box, and that every element no block covers (a hole) reads NaN. Prints o
 {"blocks": n, "covered_bytes": b, "holes": h, "chunks": [...] or null, "fillvalue": "nan" or
 repr, "file_bytes": size} and exits 1 listing the mismatches when there are any. With SERIES
 (OUT/series.h5), openPMD-api also loads MESH/COMPONENT of iteration 0 from it, which must equal
-what h5py read, NaN for NaN.
+what h5py read, NaN for NaN, and so must yt's covering grid of ('openPMD', '<MESH>_<COMPONENT>')
+from SERIES (when yt is installed).
 """
 import json, math, os, sys
 
@@ -53,6 +54,19 @@ if len(sys.argv) > 5:
     if not np.array_equal(pmd, got, equal_nan=True):
         problems.append("openPMD-api reads %s/%s of %s unlike h5py" % (mesh, comp, series))
     ser.close()
+    try:
+        import yt
+    except ImportError:
+        yt = None
+    if yt is not None:
+        yt.set_log_level(50)
+        ds = yt.load(series)
+        if hasattr(ds, "_pre_outputs"):  # a group-based series
+            ds = ds[0]
+        field = ("openPMD", mesh.replace("/", "_") + "_" + comp)
+        g = np.asarray(ds.covering_grid(0, ds.domain_left_edge, ds.domain_dimensions)[field])
+        if not np.array_equal(g, got, equal_nan=True):
+            problems.append("yt reads %s of %s unlike h5py" % (field, series))
 print(json.dumps({"blocks": nblocks, "covered_bytes": covered_bytes, "holes": int(holes.size),
                   "chunks": list(chunks) if chunks else None,
                   "fillvalue": "nan" if isinstance(fv, float) and math.isnan(fv) else repr(fv),

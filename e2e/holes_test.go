@@ -49,8 +49,9 @@ type holesCheck struct {
 // TestHolesCostNothing: a partly covered array (bp_gen.py's fine/Ez, real
 // ADIOS2 BP4) asked contiguous is written chunked with only the chunks its
 // blocks touch (file <= covered bytes + metadata), its values equal the
-// adios2 Python reader's block by block (h5py), holes read NaN (h5py,
-// openPMD-api through series.h5); --fill writes it dense and contiguous,
+// adios2 Python reader's block by block (h5py), holes read NaN (h5py, and
+// openPMD-api and yt through series.h5 read what h5py reads); --fill writes
+// it dense and contiguous,
 // holes NaN too; run --resume writes what run writes.
 func TestHolesCostNothing(t *testing.T) {
 	dir := t.TempDir()

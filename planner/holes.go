@@ -58,7 +58,7 @@ func HoleLayout(a *catalog.Array, l Layout) Layout {
 		}
 	}
 	size := int64(max(a.DType.Size, 1))
-	covered := coveredElements(boxes)
+	covered := coveredElements(a.Shape, boxes)
 	chunk := levelChunk(a.Shape, a.DType.Size, boxes)
 	stored := touchedChunkCount(a.Shape, chunk, boxes) * product(chunk)
 	for len(boxes) > 0 {
@@ -98,8 +98,12 @@ func blockBoxes(a *catalog.Array) []catalog.Box {
 	return bs
 }
 
-// coveredElements is the number of elements of the union of boxes.
-func coveredElements(boxes []catalog.Box) int64 {
+// coveredElements is the number of elements of the union of boxes (inside
+// an array of shape).
+func coveredElements(shape []int64, boxes []catalog.Box) int64 {
+	if n, ok := coveredCells(shape, boxes); ok {
+		return n
+	}
 	if _, _, ok := Disjoint(boxes); ok {
 		var n int64
 		for _, b := range boxes {
@@ -191,4 +195,96 @@ func byteSize(n int64) string {
 		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
 	}
 	return fmt.Sprintf("%d bytes", n)
+}
+
+// maxCoverCells bounds coveredCells' bitmap (2 MiB).
+const maxCoverCells = 1 << 24
+
+// coveredCells is the number of elements of the union of boxes inside an
+// array of shape, counted exactly on a grid of cells: along each axis the
+// greatest common divisor of the shape and every box corner and extent, so
+// that each box is a whole number of cells (blocks of a regular
+// decomposition, AMR boxes on a blocking factor). ok is false, and the
+// caller falls back on box geometry (Disjoint, UnionVolume), when a box
+// leaves the array, the grid would have more than maxCoverCells cells, or
+// the boxes overlap so much that marking them would cost more than four
+// passes over the grid. Linear in the cells the boxes hold.
+func coveredCells(shape []int64, boxes []catalog.Box) (n int64, ok bool) {
+	rank := len(shape)
+	if rank == 0 {
+		return 0, false
+	}
+	g := slices.Clone(shape)
+	for _, b := range boxes {
+		if len(b.Lower) != rank || len(b.Count) != rank {
+			return 0, false
+		}
+		for d := range rank {
+			if b.Count[d] <= 0 {
+				break // empty: covers nothing
+			}
+			if b.Lower[d] < 0 || b.Lower[d]+b.Count[d] > shape[d] {
+				return 0, false
+			}
+			g[d] = gcd(gcd(g[d], b.Lower[d]), b.Count[d])
+		}
+	}
+	grid := make([]int64, rank)
+	cells := int64(1)
+	for d := range rank {
+		if g[d] <= 0 {
+			return 0, false
+		}
+		grid[d] = shape[d] / g[d]
+		if cells *= grid[d]; cells > maxCoverCells {
+			return 0, false
+		}
+	}
+	bits := make([]uint64, (cells+63)/64)
+	budget := 4*cells + int64(len(boxes))
+	var set int64
+	lo, hi, at := make([]int64, rank), make([]int64, rank), make([]int64, rank)
+boxes:
+	for _, b := range boxes {
+		vol := int64(1)
+		for d := range rank {
+			if b.Count[d] <= 0 {
+				continue boxes
+			}
+			lo[d], hi[d] = b.Lower[d]/g[d], (b.Lower[d]+b.Count[d])/g[d]-1
+			vol *= hi[d] - lo[d] + 1
+		}
+		if budget -= vol; budget < 0 {
+			return 0, false
+		}
+		copy(at, lo)
+		for {
+			var k int64
+			for d := range rank {
+				k = k*grid[d] + at[d]
+			}
+			if w, m := k/64, uint64(1)<<(k%64); bits[w]&m == 0 {
+				bits[w] |= m
+				set++
+			}
+			d := rank - 1
+			for ; d >= 0; d-- {
+				if at[d]++; at[d] <= hi[d] {
+					break
+				}
+				at[d] = lo[d]
+			}
+			if d < 0 {
+				break
+			}
+		}
+	}
+	return set * product(g), true
+}
+
+func gcd(a, b int64) int64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
 }

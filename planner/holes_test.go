@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -109,4 +110,39 @@ func boxesOf(a *catalog.Array) []catalog.Box {
 		bs = append(bs, b.Box)
 	}
 	return bs
+}
+
+// coveredCells counts what UnionVolume counts, on random boxes with and
+// without overlaps, aligned and not.
+func TestCoveredCells(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	shape := []int64{24, 18, 12}
+	for trial := range 300 {
+		unit := []int64{1, 2, 3, 6}[trial%4]
+		var boxes []catalog.Box
+		for range 1 + rng.IntN(12) {
+			b := catalog.Box{Lower: make([]int64, 3), Count: make([]int64, 3)}
+			for d := range 3 {
+				cells := shape[d] / unit
+				lo := rng.Int64N(cells)
+				b.Lower[d], b.Count[d] = lo*unit, (1+rng.Int64N(cells-lo))*unit
+			}
+			boxes = append(boxes, b)
+		}
+		got, ok := coveredCells(shape, boxes)
+		if want := UnionVolume(boxes); !ok || got != want {
+			t.Fatalf("trial %d: coveredCells %d (ok %v), UnionVolume %d, boxes %v", trial, got, ok, want, boxes)
+		}
+		a := &catalog.Array{Shape: shape, DType: catalog.DType{Kind: catalog.Float, Size: 8}}
+		for _, b := range boxes {
+			a.Blocks = append(a.Blocks, catalog.Block{Box: b})
+		}
+		if full := FullyCovered(a); full != (got == 24*18*12) {
+			t.Fatalf("trial %d: FullyCovered %v with %d of %d covered", trial, full, got, 24*18*12)
+		}
+	}
+	// A box outside the array: the caller's fallback.
+	if _, ok := coveredCells([]int64{4}, []catalog.Box{{Lower: []int64{2}, Count: []int64{4}}}); ok {
+		t.Error("a box outside the array counted")
+	}
 }
