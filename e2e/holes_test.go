@@ -48,7 +48,7 @@ type holesCheck struct {
 
 // TestHolesCostNothing: a partly covered array (bp_gen.py's fine/Ez, real
 // ADIOS2 BP4) asked contiguous is written chunked with only the chunks its
-// blocks touch (file <= covered bytes + metadata), its values equal the
+// blocks touch (file <= 5/4 of the covered bytes + metadata), its values equal the
 // adios2 Python reader's block by block (h5py), holes read NaN (h5py, and
 // openPMD-api and yt through series.h5 read what h5py reads); --fill writes
 // it dense and contiguous,
@@ -99,10 +99,11 @@ func TestHolesCostNothing(t *testing.T) {
 			dense := int64(n * n * n * elem)
 			switch ez.Layout {
 			case "chunked":
-				// Only what exists, and the file's own metadata.
-				if hc.Chunks == nil || hc.FileBytes > hc.CoveredBytes+32<<10 {
-					t.Errorf("fine/Ez chunked: %d bytes for %d covered (chunks %v), want at most 32KiB more",
-						hc.FileBytes, hc.CoveredBytes, hc.Chunks)
+				// Only what exists (chunks of under 64 KiB may store up to
+				// 1/4 more: planner.HoleSmallWaste), and the file's metadata.
+				if limit := hc.CoveredBytes*5/4 + 32<<10; hc.Chunks == nil || hc.FileBytes > limit {
+					t.Errorf("fine/Ez chunked: %d bytes for %d covered (chunks %v), want at most %d",
+						hc.FileBytes, hc.CoveredBytes, hc.Chunks, limit)
 				}
 			case "contiguous":
 				if hc.Chunks != nil || hc.FileBytes < dense {
