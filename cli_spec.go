@@ -21,6 +21,7 @@ type layoutFlags struct {
 	readers, rpn                                           int
 	vars                                                   []string
 	netcdf, strict                                         bool
+	fill                                                   bool // --fill
 }
 
 // spec parses the flags into a job spec of input in (not yet validated:
@@ -34,7 +35,7 @@ func (lf *layoutFlags) spec(fs *pflag.FlagSet, verb, in string, onlyAuto bool) (
 	if s.Input, err = job.RealPath(in); err != nil {
 		return s, usagef("%s: %s: %v", verb, in, err)
 	}
-	s.Path, s.Vars, s.Strict, s.NetCDF = in, lf.vars, lf.strict, lf.netcdf
+	s.Path, s.Vars, s.Strict, s.NetCDF, s.Fill = in, lf.vars, lf.strict, lf.netcdf, lf.fill
 	s.Layout, s.Readers, s.Scope, s.RanksPerNode = job.Layout(lf.layout), lf.readers, lf.scope, lf.rpn
 	s.Given = job.Given{Layout: fs.Changed("layout")}
 	if onlyAuto {

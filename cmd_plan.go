@@ -140,6 +140,7 @@ func runPlan(ctx context.Context, args []string) (err error) {
 	fs.StringVarP(&out, "out", "o", "", "also prepare OUT for a sharded rewrite: catalog in OUT/.relayout, output files created and allocated (then relayout rewrite OUT --shard I/N, relayout commit OUT)")
 	fs.IntVar(&shards, "shards", 1, "with -o: number of shards (processes running relayout rewrite)")
 	fs.StringVar(&pf.compress, "compress", "", "compress chunks: deflate[:level], with shuffle; alone (no --layout): chunked with the chunk shape relayout run would pick, shown per array")
+	fs.BoolVar(&pf.fill, "fill", false, "partly covered arrays dense when contiguous (as relayout run --fill), not chunked with the holes unallocated")
 	fs.BoolVar(&pf.netcdf, "netcdf", false, "with -o: dimension scales for netCDF-4 and xarray (as relayout run --netcdf)")
 	fs.StringVar(&unitSize, "unit-size", "", "with -o: largest work unit (default 16MiB, smaller when shards would not balance)")
 	fs.BoolVar(&force, "force", false, "with -o: plan again over an existing job (its progress is lost), or into a non-empty OUT")

@@ -59,6 +59,7 @@ func runRun(ctx context.Context, args []string) (err error) {
 	fs.StringVar(&o.catalog, "catalog", "", "catalog database path (default OUT/.relayout/catalog.db)")
 	fs.BoolVar(&o.force, "force", false, "write into a non-empty OUT, replacing files of the same name")
 	fs.StringVar(&o.digest, "digest", "sha256", "digest recorded per dataset in the manifest: sha256 (of the logical array, row-major little-endian; checkable with hashlib), or none (saves a core's worth of hashing; verify still compares every element)")
+	fs.BoolVar(&lf.fill, "fill", false, "write partly covered arrays dense when contiguous, holes as the fill value (NaN, 0 or the input's), instead of chunked with the holes unallocated (they read as the fill value either way; see README: How big and how long)")
 	fs.BoolVar(&lf.netcdf, "netcdf", false, "give every dimension a coordinate (HDF5 dimension scale) for netCDF-4, ncdump and xarray; openPMD-api 0.16 then cannot read the record components (see README)")
 	fs.BoolVar(&o.noVerify, "no-verify", false, "skip re-reading the output and comparing it with the input before commit")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "print nothing but errors")

@@ -71,6 +71,9 @@ type ManifestOptions struct {
 	MaxMem int64 `json:"max_mem,omitempty"`
 	Jobs   int   `json:"jobs,omitempty"`
 	Shards int   `json:"shards,omitempty"` // a sharded job (plan -o, run --resume)
+	// Fill (--fill): partly covered arrays written dense (contiguous, holes
+	// as fill values) instead of chunked with their holes unallocated.
+	Fill bool `json:"fill,omitempty"`
 }
 
 // Encode is the manifest's JSON as written to OUT/relayout.json: indented,
@@ -141,7 +144,8 @@ type ManifestDataset struct {
 	// global index space. Empty for non-AMR arrays.
 	Boxes string `json:"boxes,omitempty"`
 	// Note says why the layout is not the one asked for: a refined AMR
-	// level is always chunked (planner.LevelLayout).
+	// level is always chunked (planner.LevelLayout), and so is a partly
+	// covered array asked contiguous, unless --fill (planner.HoleLayout).
 	Note string `json:"note,omitempty"`
 }
 

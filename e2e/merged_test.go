@@ -44,7 +44,9 @@ func TestRunMergedGeneratedLB(t *testing.T) {
 			out, ref := filepath.Join(dir, "merged"), filepath.Join(dir, "ref")
 			mustRun(t, "run", in, "-o", out, "--layout", "merged", "--scope", "rank", "-q")
 			mustRun(t, "verify", in, out)
-			mustRun(t, "run", in, "-o", ref, "-q")
+			// --fill: the dense contiguous reference the merged file must beat
+			// (without it the partly covered fine/Ez is chunked, holes unstored).
+			mustRun(t, "run", in, "-o", ref, "-q", "--fill")
 			oracle(t, ref, out)
 
 			b, err := os.ReadFile(filepath.Join(out, "relayout.json"))

@@ -235,11 +235,12 @@ func prepareRun(ctx context.Context, out string, spec Spec, env Env, need *int64
 	}
 	fmt.Fprintf(logw, "storage: %s is on %s; largest file: %s\n", out, outFS.Name, rewriter.FileLayout(outFS, largest, spec.Storage))
 	ropts := rewriterOptions(spec, env, outFS, logw)
+	ropts.Progress = logw // layout notes (a refined level's, a partly covered array's)
 	if !journaled {
 		// The in-memory job runs under the budgets it is prepared with;
 		// with verification the verifier computes the digests from what
 		// it compares, and the pipeline takes none.
-		ropts.Jobs, ropts.MaxMem, ropts.Progress = env.Jobs, env.MaxMem, logw
+		ropts.Jobs, ropts.MaxMem = env.Jobs, env.MaxMem
 		ropts.NoDigest = spec.NoDigest || env.Verify
 	}
 	inputs, err := rewriter.InputFiles(spec.Input)
@@ -267,7 +268,8 @@ func prepareRun(ctx context.Context, out string, spec Spec, env Env, need *int64
 // engines): the layouts decided per array go through layoutFor.
 func rewriterOptions(spec Spec, env Env, outFS fsinfo.Info, logw io.Writer) rewriter.Options {
 	ropts := rewriter.Options{Layout: string(spec.Layout), ChunkShape: spec.ChunkShape, Chunks: spec.Chunks, NoDigest: spec.NoDigest,
-		Deflate: spec.Deflate, Version: env.Version, FS: outFS, Storage: spec.Storage, NetCDF: spec.NetCDF}
+		Deflate: spec.Deflate, Version: env.Version, FS: outFS, Storage: spec.Storage, NetCDF: spec.NetCDF,
+		Fill: spec.Fill}
 	if f := layoutFor(spec, logw); f != nil {
 		ropts.Layout, ropts.LayoutFor = "", f
 	}
@@ -396,6 +398,7 @@ func prepareWith(ctx context.Context, out string, spec Spec, env Env, ds reader.
 		choices = logw // the chunks --compress alone picked: always said
 	}
 	ropts := rewriterOptions(spec, env, outFS, choices)
+	ropts.Progress = logw // layout notes (a refined level's, a partly covered array's), striping
 	inputs, err := rewriter.InputFiles(spec.Input)
 	if err != nil {
 		return nil, err

@@ -68,6 +68,10 @@ type Spec struct {
 	Scope        string `json:"scope,omitempty"`
 	RanksPerNode int    `json:"ranks_per_node,omitempty"`
 	NoDigest     bool   `json:"no_digest,omitempty"`
+	// Fill (--fill) writes a partly covered array dense when contiguous,
+	// holes as explicit fill values; without it the array is chunked and
+	// its holes cost no bytes (planner.HoleLayout).
+	Fill bool `json:"fill,omitempty"`
 
 	// Given is which flags the user set, for Validate (not in the
 	// signature).
@@ -257,7 +261,7 @@ func (s *Spec) Validate(verb string) error {
 // relayout plan previews with them what relayout run writes.
 func (s Spec) PlanOptions() planner.PlanOptions {
 	o := planner.PlanOptions{Layout: string(s.Layout), ChunkShape: s.ChunkShape, Chunks: s.Chunks,
-		Readers: s.Readers, Cost: s.Cost, AutoChunks: s.ChunkAuto, RanksPerNode: s.RanksPerNode}
+		Readers: s.Readers, Cost: s.Cost, AutoChunks: s.ChunkAuto, RanksPerNode: s.RanksPerNode, Fill: s.Fill}
 	if o.Readers == 0 {
 		o.Readers = DefaultReaders
 	}
@@ -276,7 +280,7 @@ const DefaultReaders = 8
 func manifestOptions(spec Spec, maxMem int64, jobs int) *catalog.ManifestOptions {
 	o := &catalog.ManifestOptions{Layout: string(spec.Layout), ChunkShape: spec.ChunkShape, Chunks: spec.Chunks,
 		Vars: spec.Vars, Compression: "none", Digest: "sha256", NetCDF: spec.NetCDF, Readers: spec.Readers,
-		Scope: spec.Scope, RanksPerNode: spec.RanksPerNode, MaxMem: maxMem, Jobs: jobs}
+		Scope: spec.Scope, RanksPerNode: spec.RanksPerNode, MaxMem: maxMem, Jobs: jobs, Fill: spec.Fill}
 	if spec.Deflate > 0 {
 		o.Compression = fmt.Sprintf("deflate:%d", spec.Deflate)
 	}

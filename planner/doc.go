@@ -12,6 +12,9 @@
 //   - cost.go: the read-cost model (requests, bytes, time per read pattern and
 //     reader count) and Auto, which picks a layout with it;
 //   - layout.go, slabs.go: the layout flags and the rewriter's write units;
+//   - level.go, holes.go: arrays chunked whatever was asked, with a note:
+//     refined AMR levels (LevelLayout) and partly covered arrays that would
+//     be contiguous (HoleLayout, unless --fill), so that holes cost nothing;
 //   - plan.go: the per-variable plan `relayout plan` prints (cuboid counts per
 //     scope, chosen layout, costs before/merged/after), cached by a
 //     fingerprint of each array's block geometry;

@@ -43,6 +43,9 @@ type PlanOptions struct {
 	// AutoChunks, with Layout Chunked and neither ChunkShape nor Chunks:
 	// each array's chunk shape is AutoChunk's (--compress without --layout).
 	AutoChunks bool
+	// Fill keeps partly covered arrays dense when contiguous (--fill):
+	// without it HoleLayout chunks them so that holes cost no bytes.
+	Fill bool
 }
 
 // CostParams returns the cost parameters of o: o.Cost, or the defaults.
@@ -453,6 +456,9 @@ func planGeometry(a *catalog.Array, opts PlanOptions, merges map[string]*scopeMe
 	after := ContiguousStorage(shape)
 	if layout.Kind == Chunked {
 		after = ChunkedStorage(shape, layout.Chunk)
+		if !FullyCovered(a) {
+			after = SparseChunkedStorage(shape, layout.Chunk, blockBoxes(a))
+		}
 	}
 	if layout.Kind == Merged {
 		after = MergedStorage(shape, cuboids, FullyCovered(a))
@@ -565,8 +571,9 @@ func LayoutFor(shape []int64, elemSize int, opts PlanOptions) (Layout, string, e
 	return l, why, nil
 }
 
-// chooseFor is LayoutFor for array a: its ArrayChunks request, and a refined
-// AMR level chunked by LevelLayout whatever the layout asked.
+// chooseFor is LayoutFor for array a: its ArrayChunks request, a refined
+// AMR level chunked by LevelLayout whatever the layout asked, and a partly
+// covered array chunked by HoleLayout instead of contiguous (unless Fill).
 func chooseFor(a *catalog.Array, opts PlanOptions) (Layout, string, error) {
 	opts.ChunkShape, opts.Chunks = ArrayChunks(a, opts.ChunkShape, opts.Chunks)
 	l, why, err := LayoutFor(a.Shape, a.DType.Size, opts)
@@ -575,6 +582,11 @@ func chooseFor(a *catalog.Array, opts PlanOptions) (Layout, string, error) {
 	}
 	if ll := LevelLayout(a, l); ll.Note != "" {
 		return ll, ll.Note, nil
+	}
+	if !opts.Fill {
+		if hl := HoleLayout(a, l); hl.Note != "" {
+			return hl, hl.Note, nil
+		}
 	}
 	return l, why, nil
 }

@@ -30,6 +30,9 @@ func FullyCovered(a *catalog.Array) bool {
 	if n < a.Elements() {
 		return false
 	}
+	if c, ok := coveredCells(a.Shape, boxes); ok {
+		return c == a.Elements()
+	}
 	if _, _, ok := Disjoint(boxes); ok {
 		return true // disjoint boxes inside the array adding up to it
 	}

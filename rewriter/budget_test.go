@@ -114,7 +114,7 @@ func TestRunJobsAndMemory(t *testing.T) {
 	dir := t.TempDir()
 	in, inSrc := buildInput(t, dir, all)
 	stage := filepath.Join(dir, "stage")
-	m, err := Run(context.Background(), in, inSrc, stage, Options{Jobs: 8, MaxMem: 16000, Version: "test-1"})
+	m, err := Run(context.Background(), in, inSrc, stage, Options{Jobs: 8, MaxMem: 16000, Version: "test-1", Fill: true})
 	if err != nil {
 		t.Fatal(err)
 	}

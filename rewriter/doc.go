@@ -129,8 +129,12 @@
 //
 // # Holes and overlapping blocks
 //
-// Places no block covers read back as the array's fill value (leFill: its
-// own, else NaN for floating point and zero for integers) in every layout:
+// Places no block covers cost no bytes unless --fill (Options.Fill): a
+// partly covered array that would be contiguous is chunked
+// (planner.HoleLayout, decided in arrayLayout, holes.go) and its untouched
+// chunks are never allocated. They read back as the array's fill value
+// (leFill: its own, else NaN for floating point and zero for integers) in
+// every layout:
 // assembly writes it into contiguous data and units, and every dataset
 // carries it as its HDF5 fill value for unwritten chunks and a virtual
 // dataset's unmapped space. A reused unit buffer is filled (or cleared)

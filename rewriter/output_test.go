@@ -58,7 +58,8 @@ func catalogOutput(t *testing.T, dir string, m *catalog.Manifest, omit string) *
 			if err != nil {
 				t.Fatal(err)
 			}
-			a := &catalog.Array{Var: v.Name, Step: d.Step, Level: d.Level, DType: info.DType, Shape: info.Shape, Offset: d.Offset}
+			// Fill: unallocated chunks read as the dataset's fill value.
+			a := &catalog.Array{Var: v.Name, Step: d.Step, Level: d.Level, DType: info.DType, Shape: info.Shape, Offset: d.Offset, Fill: info.Fill}
 			if info.Layout == "chunked" {
 				err = f.Chunks(d.Path, func(c h5.Chunk) error {
 					n := make([]int64, len(c.Offset))

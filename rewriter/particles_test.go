@@ -79,7 +79,7 @@ func TestParticleChunks(t *testing.T) {
 		t.Errorf("nil: %v", got)
 	}
 	a := &catalog.Array{Var: "particles/e/id", Species: "e", Shape: []int64{100}, DType: catalog.DType{Kind: catalog.Uint, Size: 8}}
-	l, err := arrayLayout(a, Options{Layout: planner.Chunked, Chunks: []int64{2, 2, 1}})
+	l, err := arrayLayout(a, Options{Layout: planner.Chunked, Chunks: []int64{2, 2, 1}}, nil)
 	if err != nil || !slices.Equal(l.Chunk, []int64{25}) {
 		t.Errorf("layout %+v, %v", l, err)
 	}

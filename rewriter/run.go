@@ -58,6 +58,12 @@ type Options struct {
 	FS fsinfo.Info
 	// Storage holds the user's striping and alignment overrides.
 	Storage fsinfo.Override
+	// Fill (--fill) keeps a partly covered array dense when its layout is
+	// contiguous, holes written as the fill value; without it the array is
+	// chunked and its holes cost nothing (planner.HoleLayout).
+	Fill bool
+
+	holes *holeLayouts // HoleLayout per array, made by prepare
 }
 
 // FileLayout is the file-system layout decision for the output file of a

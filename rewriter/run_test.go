@@ -312,7 +312,8 @@ func TestRunContiguous(t *testing.T) {
 	stage := filepath.Join(dir, "stage")
 	var progress bytes.Buffer
 	// 3 jobs and 2.4 KB: slabs of 400 bytes, so many slabs per array.
-	m, err := Run(context.Background(), st, src, stage, Options{Jobs: 3, MaxMem: 16000, Version: "test-1", Progress: &progress})
+	// Fill: the partly covered rho stays contiguous too (TestRunHoles).
+	m, err := Run(context.Background(), st, src, stage, Options{Jobs: 3, MaxMem: 16000, Version: "test-1", Progress: &progress, Fill: true})
 	if err != nil {
 		t.Fatal(err)
 	}

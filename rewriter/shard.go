@@ -246,6 +246,7 @@ func prepare(ctx context.Context, store *catalog.Store, src catalog.Source, work
 	if err != nil {
 		return nil, fmt.Errorf("rewriter: %w", err)
 	}
+	opts = opts.withHoles() // checkPlan and writeStructure share HoleLayout's answers
 	if err := checkPlan(ctx, store, vars, opts); err != nil {
 		return nil, err
 	}

@@ -96,7 +96,7 @@ func writeStructure(ctx context.Context, w *h5.Writer, store *catalog.Store, src
 				entry.SHA256 = constantDigest(a)
 			}
 		} else {
-			layout, err := arrayLayout(a, opts)
+			layout, err := arrayLayout(a, opts, store)
 			if err != nil {
 				return err
 			}
@@ -417,10 +417,13 @@ func nonNil(v []int64) []int64 {
 
 // arrayLayout plans the output layout of a: the one place that decides it
 // (checkPlan up front, writeStructure as each array is written). A refined
-// AMR level is chunked whatever was asked (planner.LevelLayout, its Note
-// going to the log and the manifest). A layout that does not fit the array
-// (wrong rank, chunks over HDF5's limit) wraps catalog.ErrUnsupported.
-func arrayLayout(a *catalog.Array, opts Options) (planner.Layout, error) {
+// AMR level is chunked whatever was asked (planner.LevelLayout), and a
+// partly covered array that would be contiguous is chunked with its holes
+// unallocated unless opts.Fill (planner.HoleLayout, which needs the blocks:
+// loaded from store when a is a header, once per array, opts.holes), their
+// Note going to the log and the manifest. A layout that does not fit the
+// array (wrong rank, chunks over HDF5's limit) wraps catalog.ErrUnsupported.
+func arrayLayout(a *catalog.Array, opts Options, store *catalog.Store) (planner.Layout, error) {
 	var layout planner.Layout
 	var err error
 	if opts.LayoutFor != nil {
@@ -435,6 +438,9 @@ func arrayLayout(a *catalog.Array, opts Options) (planner.Layout, error) {
 		return layout, arrayErr(a.Key(), fmt.Errorf("%v: %w", err, catalog.ErrUnsupported))
 	}
 	layout = planner.LevelLayout(a, layout)
+	if layout, err = holeLayout(a, layout, opts, store); err != nil {
+		return layout, arrayErr(a.Key(), err)
+	}
 	if layout.Kind == planner.Chunked {
 		if b := product(layout.Chunk) * int64(a.DType.Size); b > maxChunkBytes {
 			return layout, arrayErr(a.Key(), fmt.Errorf("chunk %v of %v is %d bytes, HDF5 allows %d: %w",
@@ -447,7 +453,8 @@ func arrayLayout(a *catalog.Array, opts Options) (planner.Layout, error) {
 // checkPlan plans every array before anything is written, so that a layout
 // that does not fit one array fails the run up front rather than half-way.
 // (Blocks are checked by checkArray as each array is written.)
-// Each distinct layout note (a refined level's) is logged once per variable.
+// Each distinct layout note (a refined level's, a partly covered array's)
+// is logged once per variable.
 func checkPlan(ctx context.Context, store *catalog.Store, vars []catalog.VarSummary, opts Options) error {
 	for _, v := range vars {
 		logged := map[string]bool{}
@@ -455,7 +462,7 @@ func checkPlan(ctx context.Context, store *catalog.Store, vars []catalog.VarSumm
 			if a.Constant {
 				return nil // no data, no layout
 			}
-			l, err := arrayLayout(a, opts)
+			l, err := arrayLayout(a, opts, store)
 			if err == nil && l.Note != "" && opts.Progress != nil && !logged[l.Note] {
 				logged[l.Note] = true
 				fmt.Fprintf(opts.Progress, "layout: %s: %s\n", v.Name, l.Note)
