@@ -1,6 +1,11 @@
 package catalog
 
-import "context"
+import (
+	"cmp"
+	"context"
+	"slices"
+	"sync"
+)
 
 // IOCounters counts the read requests a Source issued to the file system.
 type IOCounters struct {
@@ -103,4 +108,140 @@ func WithReadLimit(ctx context.Context, n int64) context.Context {
 func ReadLimit(ctx context.Context) int64 {
 	n, _ := ctx.Value(readLimitKey{}).(int64)
 	return n
+}
+
+// RunCache keeps the byte ranges a BatchSource read while one joint item
+// is assembled (the units of several arrays whose blocks interleave in the
+// same file regions, rewriter/interleave.go): a later read of the same item
+// takes from it what an earlier one already read, and reads only the rest.
+// It lives as long as the item; the caller charged its bytes to its budget.
+// Safe for concurrent use.
+type RunCache struct {
+	// Alloc and Free, when set, make and give back the cache's buffers
+	// (the caller's memory outside the garbage-collected heap); else make.
+	Alloc func(n int64) ([]byte, error)
+	Free  func([]byte)
+
+	mu    sync.Mutex
+	runs  map[string][]cachedRun // by file
+	bufs  [][]byte               // from Alloc, given back by Close
+	bytes int64
+}
+
+// Buf is a buffer of n bytes that lives until Close.
+func (c *RunCache) Buf(n int64) ([]byte, error) {
+	if c.Alloc == nil {
+		return make([]byte, n), nil
+	}
+	b, err := c.Alloc(n)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.bufs = append(c.bufs, b)
+	c.mu.Unlock()
+	return b, nil
+}
+
+// Close drops what the cache holds and gives its buffers back.
+func (c *RunCache) Close() {
+	c.mu.Lock()
+	bufs := c.bufs
+	c.bufs, c.runs, c.bytes = nil, map[string][]cachedRun{}, 0
+	c.mu.Unlock()
+	if c.Free != nil {
+		for _, b := range bufs {
+			c.Free(b)
+		}
+	}
+}
+
+type cachedRun struct {
+	start int64
+	data  []byte
+}
+
+// NewRunCache returns an empty cache.
+func NewRunCache() *RunCache { return &RunCache{runs: map[string][]cachedRun{}} }
+
+// Missing is the sub-ranges [start, end) of [off, end) of file that the
+// cache lacks, in order.
+func (c *RunCache) Missing(file string, off, end int64) [][2]int64 {
+	c.mu.Lock()
+	var have [][2]int64
+	for _, r := range c.runs[file] {
+		if s, e := max(off, r.start), min(end, r.start+int64(len(r.data))); s < e {
+			have = append(have, [2]int64{s, e})
+		}
+	}
+	c.mu.Unlock()
+	slices.SortFunc(have, func(x, y [2]int64) int { return cmp.Compare(x[0], y[0]) })
+	var missing [][2]int64
+	next := off
+	for _, h := range have {
+		if h[0] > next {
+			missing = append(missing, [2]int64{next, h[0]})
+		}
+		next = max(next, h[1])
+	}
+	if next < end {
+		missing = append(missing, [2]int64{next, end})
+	}
+	return missing
+}
+
+// Slice is the n bytes of file at off the cache holds: a slice of its own
+// buffer when one piece holds them all, else a copy gathered from the
+// pieces; ok is false when some byte is missing.
+func (c *RunCache) Slice(file string, off, n int64) (_ []byte, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	end := off + n
+	for _, r := range c.runs[file] {
+		if off >= r.start && end <= r.start+int64(len(r.data)) {
+			return r.data[off-r.start : end-r.start : end-r.start], true
+		}
+	}
+	out := make([]byte, n)
+	var got int64
+	for _, r := range c.runs[file] {
+		if s, e := max(off, r.start), min(end, r.start+int64(len(r.data))); s < e {
+			copy(out[s-off:e-off], r.data[s-r.start:e-r.start])
+			got += e - s // pieces are disjoint
+		}
+	}
+	return out, got == n
+}
+
+// Add keeps data, the bytes of file at off (the cache holds data itself,
+// typically part of a Buf: the caller must not reuse it).
+func (c *RunCache) Add(file string, off int64, data []byte) {
+	if len(data) == 0 {
+		return
+	}
+	c.mu.Lock()
+	c.runs[file] = append(c.runs[file], cachedRun{off, data})
+	c.bytes += int64(len(data))
+	c.mu.Unlock()
+}
+
+// Bytes is the bytes the cache holds.
+func (c *RunCache) Bytes() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bytes
+}
+
+type runCacheKey struct{}
+
+// WithRunCache asks BatchSources to serve reads from c and keep what they
+// read in it.
+func WithRunCache(ctx context.Context, c *RunCache) context.Context {
+	return context.WithValue(ctx, runCacheKey{}, c)
+}
+
+// RunCacheOf is the cache set by WithRunCache, or nil.
+func RunCacheOf(ctx context.Context) *RunCache {
+	c, _ := ctx.Value(runCacheKey{}).(*RunCache)
+	return c
 }

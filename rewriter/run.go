@@ -120,10 +120,13 @@ func Run(ctx context.Context, store *catalog.Store, src catalog.Source, stage st
 			e = newEngine(store, src, job, stage, partPath(work, 0, 1), opts, log)
 			e.digests = true
 		}
-		return e.runVariable(ctx, vi, first, st)
+		return e.addVariable(ctx, vi, first, st)
 	})
 	if e != nil {
 		defer e.close()
+		if err == nil {
+			err = e.flushVariables(ctx) // the variables written together (interleave.go)
+		}
 	}
 	if err == nil {
 		synced := map[string]bool{}
@@ -188,6 +191,12 @@ func (e *engine) runVariable(ctx context.Context, vi, from int, st varStats) err
 		}
 		i = j
 	}
+	return e.finishVariable(vi, st, start)
+}
+
+// finishVariable syncs and closes variable vi's file and prints Run's line.
+func (e *engine) finishVariable(vi int, st varStats, start time.Time) error {
+	mv := e.job.Manifest.Variables[vi]
 	if err := e.finishFile(mv.File); err != nil {
 		return fmt.Errorf("rewriter: %s: %w", mv.Name, err)
 	}
