@@ -282,6 +282,7 @@ func (e *engine) groups(ctx context.Context, gs []unitGroup) error {
 		}
 		passes = append(passes, p)
 		parts[i] = p.part
+		p.part.reads = newSlabReads(e.src, p.part.a, p.part.slabs)
 	}
 	items := jointItems(parts, e.opts.itemLimit(parts), e.opts.readLimit())
 	sums, err := streamJoint(ctx, e.opts.env(), e.src, parts, items, e.opts.jobs())

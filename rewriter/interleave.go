@@ -190,7 +190,8 @@ func unionRunBytes(lists [][]*catalog.Block, limit int64) int64 {
 // of their first element), and an item grows while its buffers and the
 // union of its units' reads cost at most limit bytes, so that the units of
 // one array region, whatever dataset they belong to, are assembled
-// together. One part: one unit per item.
+// together. One part: one unit per item. The parts' reads must be set
+// (newSlabReads).
 func jointItems(parts []*jointPart, limit, readLimit int64) [][]jointRef {
 	if len(parts) == 1 {
 		items := make([][]jointRef, len(parts[0].slabs))
@@ -206,10 +207,6 @@ func jointItems(parts []*jointPart, limit, readLimit int64) [][]jointRef {
 			lin = lin*n + b.Lower[d]
 		}
 		return float64(lin) / float64(max(product(p.a.Shape), 1))
-	}
-	indexes := make([]*blockIndex, len(parts))
-	for i, p := range parts {
-		indexes[i] = indexBlocks(p.a)
 	}
 	readLimit = max(readLimit, 1)
 	next := make([]int, len(parts))
@@ -230,7 +227,7 @@ func jointItems(parts []*jointPart, limit, readLimit int64) [][]jointRef {
 		p, s := parts[best], next[best]
 		next[best]++
 		bytes := p.slabs[s].Elements() * int64(p.a.DType.Size) * (1 + p.keep)
-		reads := indexes[best].reads(p.slabs[s])
+		reads := p.reads.of(s) // kept for the pipeline's admission
 		if len(cur) > 0 {
 			if curBytes+bytes+unionRunBytes(append(curReads, reads), readLimit) > limit {
 				items = append(items, cur)
@@ -335,4 +332,34 @@ func (e *engine) flushVariables(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// joinGroups sorts a shard's groups (by dataset, in job order; whole[i]:
+// group i holds every unit of its dataset) into the sets written through
+// one pipeline: the groups of joinable datasets (one step, level and
+// shape), each set in the order of its first group.
+func joinGroups(j *Job, groups [][]*Unit, whole []bool) [][]unitGroup {
+	var sets [][]unitGroup
+	for i, g := range groups {
+		ug := unitGroup{di: g[0].Dataset, us: g, whole: whole[i]}
+		d := &j.Datasets[ug.di]
+		k := slices.IndexFunc(sets, func(s []unitGroup) bool { return joinable(&j.Datasets[s[0].di], d) })
+		if k < 0 {
+			sets = append(sets, []unitGroup{ug})
+			continue
+		}
+		sets[k] = append(sets[k], ug)
+	}
+	return sets
+}
+
+// groupVars names the variables of gs for the Monitor.
+func (e *engine) groupVars(gs []unitGroup) string {
+	var names []string
+	for _, g := range gs {
+		if v := e.job.Datasets[g.di].Var; !slices.Contains(names, v) {
+			names = append(names, v)
+		}
+	}
+	return strings.Join(names, ", ")
 }

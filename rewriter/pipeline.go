@@ -325,7 +325,9 @@ func streamJoint(ctx context.Context, env pipeEnv, src catalog.Source, parts []*
 	}
 	_, batch := src.(catalog.BatchSource)
 	for _, p := range parts {
-		p.reads = newSlabReads(src, p.a, p.slabs)
+		if p.reads == nil {
+			p.reads = newSlabReads(src, p.a, p.slabs)
+		}
 		p.fill = leFill(p.a)
 		p.h = sha256.New()
 	}

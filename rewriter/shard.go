@@ -561,11 +561,11 @@ func RewriteShard(ctx context.Context, store *catalog.Store, src catalog.Source,
 	e.partEnd, e.unitSums, e.syncEach = partEnd, true, true
 	defer e.close()
 	jr.Sync = e.syncDirty
-	for gi, group := range mine {
+	for _, gs := range joinGroups(job, mine, whole) {
 		if mon != nil {
-			mon.setVariable(job.Datasets[group[0].Dataset].Var)
+			mon.setVariable(e.groupVars(gs))
 		}
-		if err := e.group(ctx, group[0].Dataset, group, whole[gi]); err != nil {
+		if err := e.groups(ctx, gs); err != nil {
 			if ferr := jr.Flush(); ferr != nil && ctx.Err() == nil {
 				return e.st, errors.Join(err, ferr)
 			}
