@@ -149,29 +149,35 @@ func (o Options) itemLimit(parts []*jointPart) int64 {
 	return min(o.unitLimit(), 4*sum)
 }
 
-// unionRunBytes is the bytes of the union of the coalesced runs of every
-// list of reads (each sorted by file and offset, runs of at most limit
-// bytes): the most a run cache shared by their reads holds.
-func unionRunBytes(lists [][]*catalog.Block, limit int64) int64 {
-	type span struct {
-		file       string
-		start, end int64
-	}
+// span is a byte range [start, end) of one file.
+type span struct {
+	file       string
+	start, end int64
+}
+
+// runSpans is the coalesced runs of reads (sorted by file and offset, runs
+// of at most limit bytes) as spans.
+func runSpans(reads []*catalog.Block, limit int64) []span {
 	var spans []span
-	for _, reads := range lists {
-		catalog.Runs(reads, limit, func(i, _ int, start, end int64) error {
-			if end > start {
-				spans = append(spans, span{reads[i].File, start, end})
-			}
-			return nil
-		})
-	}
+	catalog.Runs(reads, limit, func(i, _ int, start, end int64) error {
+		if end > start {
+			spans = append(spans, span{reads[i].File, start, end})
+		}
+		return nil
+	})
+	return spans
+}
+
+// mergeSpans sorts spans and joins those that overlap or touch; it returns
+// them and the bytes they cover.
+func mergeSpans(spans []span) ([]span, int64) {
 	slices.SortFunc(spans, func(x, y span) int {
 		if c := strings.Compare(x.file, y.file); c != 0 {
 			return c
 		}
 		return cmp.Compare(x.start, y.start)
 	})
+	out := spans[:0]
 	var total int64
 	for i := 0; i < len(spans); {
 		s := spans[i]
@@ -179,9 +185,22 @@ func unionRunBytes(lists [][]*catalog.Block, limit int64) int64 {
 		for ; j < len(spans) && spans[j].file == s.file && spans[j].start <= s.end; j++ {
 			s.end = max(s.end, spans[j].end)
 		}
+		out = append(out, s)
 		total += s.end - s.start
 		i = j
 	}
+	return out, total
+}
+
+// unionRunBytes is the bytes of the union of the coalesced runs of every
+// list of reads (each sorted by file and offset, runs of at most limit
+// bytes): the most a run cache shared by their reads holds.
+func unionRunBytes(lists [][]*catalog.Block, limit int64) int64 {
+	var spans []span
+	for _, reads := range lists {
+		spans = append(spans, runSpans(reads, limit)...)
+	}
+	_, total := mergeSpans(spans)
 	return total
 }
 
@@ -212,7 +231,7 @@ func jointItems(parts []*jointPart, limit, readLimit int64) [][]jointRef {
 	next := make([]int, len(parts))
 	var items [][]jointRef
 	var cur []jointRef
-	var curReads [][]*catalog.Block
+	var curSpans []span // the item's runs, merged
 	var curBytes int64
 	for {
 		best := -1
@@ -227,15 +246,15 @@ func jointItems(parts []*jointPart, limit, readLimit int64) [][]jointRef {
 		p, s := parts[best], next[best]
 		next[best]++
 		bytes := p.slabs[s].Elements() * int64(p.a.DType.Size) * (1 + p.keep)
-		reads := p.reads.of(s) // kept for the pipeline's admission
-		if len(cur) > 0 {
-			if curBytes+bytes+unionRunBytes(append(curReads, reads), readLimit) > limit {
-				items = append(items, cur)
-				cur, curReads, curBytes = nil, nil, 0
-			}
+		runs := runSpans(p.reads.of(s), readLimit) // the reads kept for the pipeline's admission
+		joined, cost := mergeSpans(append(slices.Clone(curSpans), runs...))
+		if len(cur) > 0 && curBytes+bytes+cost > limit {
+			items = append(items, cur)
+			cur, curBytes = nil, 0
+			joined, _ = mergeSpans(runs)
 		}
 		cur = append(cur, jointRef{best, s})
-		curReads = append(curReads, reads)
+		curSpans = joined
 		curBytes += bytes
 	}
 	if len(cur) > 0 {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sourcegraph/conc/stream"
+	"golang.org/x/sync/errgroup"
 
 	"relayout/catalog"
 )
@@ -318,7 +319,9 @@ type jointRef struct{ part, slab int }
 // the input, the bytes of the first unit's coalesced reads that belong to
 // the others are not read again. Every buffer and the item's reads are
 // charged to env.mem before they exist; at most pipelineDepth(jobs) items
-// are alive at once. It returns each part's digest ("" when noDigest).
+// are alive at once, and at most jobs units (of any items) are being
+// assembled: an item's first unit alone (it fills the run cache), then its
+// others in parallel. It returns each part's digest ("" when noDigest).
 func streamJoint(ctx context.Context, env pipeEnv, src catalog.Source, parts []*jointPart, items [][]jointRef, jobs int) ([]string, error) {
 	if env.readLimit > 0 {
 		ctx = catalog.WithReadLimit(ctx, env.readLimit)
@@ -341,6 +344,7 @@ func streamJoint(ctx context.Context, env pipeEnv, src catalog.Source, parts []*
 	bufs := make([][]byte, n)
 	transient := make([]int64, len(items))
 	depth := make(chan struct{}, pipelineDepth(jobs))
+	asm := make(chan struct{}, max(jobs, 1)) // units being assembled, over all items
 	var admit func(context.Context, int) error
 	if env.mem != nil {
 		admit = func(ctx context.Context, i int) error {
@@ -450,24 +454,39 @@ func streamJoint(ctx context.Context, env pipeEnv, src catalog.Source, parts []*
 			actx = catalog.WithRunCache(ctx, cache)
 		}
 		o.bufs, o.v = make([][]byte, len(it)), make([]unitOut, len(it))
-		for k, r := range it {
+		assemble := func(k int) error {
+			select {
+			case asm <- struct{}{}:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			defer func() { <-asm }()
+			r := it[k]
 			p, u := parts[r.part], base[i]+k
 			buf, dirty := bufs[u], true
 			if buf == nil {
 				sz := p.slabs[r.slab].Elements() * int64(p.a.DType.Size)
+				var err error
 				if env.mem == nil {
 					buf = make([]byte, sz)
 				} else if buf, err = newBuf(sz); err != nil {
-					return o, err
+					return err
 				}
 				dirty, bufs[u] = false, buf
 			}
-			err = assembleInto(actx, env.mon, src, p.a, p.slabs[r.slab], p.reads.of(r.slab), p.fill, buf, dirty, p.reads.blocks.disjoint)
+			err := assembleInto(actx, env.mon, src, p.a, p.slabs[r.slab], p.reads.of(r.slab), p.fill, buf, dirty, p.reads.blocks.disjoint)
 			p.reads.drop(r.slab)
-			if err != nil {
-				break
-			}
 			o.bufs[k] = buf
+			return err
+		}
+		// The first unit fills the run cache; the others, which find most
+		// of their bytes there, are assembled in parallel.
+		if err = assemble(0); err == nil && len(it) > 1 {
+			var g errgroup.Group
+			for k := 1; k < len(it); k++ {
+				g.Go(func() error { return assemble(k) })
+			}
+			err = g.Wait()
 		}
 		if c := catalog.RunCacheOf(actx); c != nil {
 			c.Close()
