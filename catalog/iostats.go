@@ -122,6 +122,7 @@ type RunCache struct {
 	Alloc func(n int64) ([]byte, error)
 	Free  func([]byte)
 
+	fetch sync.Mutex // one Fetch at a time
 	mu    sync.Mutex
 	runs  map[string][]cachedRun // by file
 	bufs  [][]byte               // from Alloc, given back by Close
@@ -163,6 +164,26 @@ type cachedRun struct {
 
 // NewRunCache returns an empty cache.
 func NewRunCache() *RunCache { return &RunCache{runs: map[string][]cachedRun{}} }
+
+// Fetch makes the cache hold [start, end) of file: the sub-ranges it lacks
+// are read by read(off, buf) into buffers of its own (Buf) and kept. One
+// Fetch at a time runs per cache, so that readers sharing it never read
+// the same bytes twice.
+func (c *RunCache) Fetch(file string, start, end int64, read func(off int64, buf []byte) error) error {
+	c.fetch.Lock()
+	defer c.fetch.Unlock()
+	for _, m := range c.Missing(file, start, end) {
+		piece, err := c.Buf(m[1] - m[0])
+		if err != nil {
+			return err
+		}
+		if err := read(m[0], piece); err != nil {
+			return err
+		}
+		c.Add(file, m[0], piece)
+	}
+	return nil
+}
 
 // Missing is the sub-ranges [start, end) of [off, end) of file that the
 // cache lacks, in order.

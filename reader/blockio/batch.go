@@ -65,15 +65,9 @@ func (s *Source) ReadBlocks(ctx context.Context, blocks []*catalog.Block, dt cat
 // cache's, and every block is decoded from the cache's bytes.
 func (s *Source) readCached(ctx context.Context, cache *catalog.RunCache, blocks []*catalog.Block, dt catalog.DType, start, end int64, fn func(k int, data []byte) error) error {
 	file := blocks[0].File
-	for _, m := range cache.Missing(file, start, end) {
-		piece, err := cache.Buf(m[1] - m[0])
-		if err != nil {
-			return err
-		}
-		if err := s.files.ReadAtInto(ctx, file, m[0], piece); err != nil {
-			return err
-		}
-		cache.Add(file, m[0], piece)
+	err := cache.Fetch(file, start, end, func(off int64, buf []byte) error { return s.files.ReadAtInto(ctx, file, off, buf) })
+	if err != nil {
+		return err
 	}
 	for k, b := range blocks {
 		raw, ok := cache.Slice(file, b.Offset, b.Length)
