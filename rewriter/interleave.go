@@ -3,9 +3,13 @@ package rewriter
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"relayout/catalog"
 )
@@ -119,11 +123,9 @@ func joinSlabs(a, b catalog.Box) (catalog.Box, bool) {
 // costs a pread per block (351,536 calls for that input: 1.0x the bytes but
 // 3-5x the fetch time), so the engine takes the datasets of one step, level
 // and shape together (engine.groups): their units are merged into items in
-// array order (jointItems), each item assembled by one worker through one
-// run cache (catalog.RunCache), so that what the first unit's coalesced
-// reads fetched of the others' blocks serves them, and each unit is then
-// written, hashed and journaled as its own dataset's, in that dataset's
-// order.
+// array order (jointItems), each item read in one pass over the union of
+// its blocks in file order (assembleJoint), and each unit is then written,
+// hashed and journaled as its own dataset's, in that dataset's order.
 
 // joinable reports whether datasets x and y may share a pipeline: the same
 // step, level and shape (units of the same region of the same writers).
@@ -131,87 +133,21 @@ func joinable(x, y *JobDataset) bool {
 	return x.Step == y.Step && x.Level == y.Level && slices.Equal(x.Shape, y.Shape) && len(x.Shape) > 0
 }
 
-// itemLimit caps an item's cost (units' buffers and the reads its run cache
-// may hold): twice the largest unit of each part, so that an item holds
-// about a unit of every dataset and its reads (units of different element
-// sizes cover different regions: a float32 unit spans two float64 ones),
-// and never more than one unit may hold (unitLimit), so that the items
-// alive at once fit the budget as units do.
-func (o Options) itemLimit(parts []*jointPart) int64 {
-	var sum int64
-	for _, p := range parts {
-		var largest int64
-		for _, s := range p.slabs {
-			largest = max(largest, s.Elements())
-		}
-		sum += largest * int64(p.a.DType.Size) * (1 + p.keep)
-	}
-	return min(o.unitLimit(), 4*sum)
-}
-
-// span is a byte range [start, end) of one file.
-type span struct {
-	file       string
-	start, end int64
-}
-
-// runSpans is the coalesced runs of reads (sorted by file and offset, runs
-// of at most limit bytes) as spans.
-func runSpans(reads []*catalog.Block, limit int64) []span {
-	var spans []span
-	catalog.Runs(reads, limit, func(i, _ int, start, end int64) error {
-		if end > start {
-			spans = append(spans, span{reads[i].File, start, end})
-		}
-		return nil
-	})
-	return spans
-}
-
-// mergeSpans sorts spans and joins those that overlap or touch; it returns
-// them and the bytes they cover.
-func mergeSpans(spans []span) ([]span, int64) {
-	slices.SortFunc(spans, func(x, y span) int {
-		if c := strings.Compare(x.file, y.file); c != 0 {
-			return c
-		}
-		return cmp.Compare(x.start, y.start)
-	})
-	out := spans[:0]
-	var total int64
-	for i := 0; i < len(spans); {
-		s := spans[i]
-		j := i + 1
-		for ; j < len(spans) && spans[j].file == s.file && spans[j].start <= s.end; j++ {
-			s.end = max(s.end, spans[j].end)
-		}
-		out = append(out, s)
-		total += s.end - s.start
-		i = j
-	}
-	return out, total
-}
-
-// unionRunBytes is the bytes of the union of the coalesced runs of every
-// list of reads (each sorted by file and offset, runs of at most limit
-// bytes): the most a run cache shared by their reads holds.
-func unionRunBytes(lists [][]*catalog.Block, limit int64) int64 {
-	var spans []span
-	for _, reads := range lists {
-		spans = append(spans, runSpans(reads, limit)...)
-	}
-	_, total := mergeSpans(spans)
-	return total
-}
+// itemLimit caps the buffers of an item: half the budget (or what one
+// unit may hold, if more), so that an item holds the datasets of a whole
+// region where blocks are scattered over the sub-files (load balancing:
+// a smaller item reads the sub-files' extents again), while another item
+// is read beside it. Items are not the journal's granularity (units are),
+// so a sharded job's unit size does not cap them.
+func (o Options) itemLimit() int64 { return max(o.unitLimit(), o.maxMem()/2) }
 
 // jointItems merges the units of parts into items: each part's units keep
 // their order; units are taken by position in the array (row-major index
-// of their first element), and an item grows while its buffers and the
-// union of its units' reads cost at most limit bytes, so that the units of
-// one array region, whatever dataset they belong to, are assembled
-// together. One part: one unit per item. The parts' reads must be set
-// (newSlabReads).
-func jointItems(parts []*jointPart, limit, readLimit int64) [][]jointRef {
+// of their first element), and an item grows while its buffers hold at
+// most limit bytes, so that the units of one array region, whatever
+// dataset they belong to, are assembled together. One part: one unit per
+// item.
+func jointItems(parts []*jointPart, limit int64) [][]jointRef {
 	if len(parts) == 1 {
 		items := make([][]jointRef, len(parts[0].slabs))
 		for i := range items {
@@ -227,11 +163,9 @@ func jointItems(parts []*jointPart, limit, readLimit int64) [][]jointRef {
 		}
 		return float64(lin) / float64(max(product(p.a.Shape), 1))
 	}
-	readLimit = max(readLimit, 1)
 	next := make([]int, len(parts))
 	var items [][]jointRef
 	var cur []jointRef
-	var curSpans []span // the item's runs, merged
 	var curBytes int64
 	for {
 		best := -1
@@ -246,15 +180,11 @@ func jointItems(parts []*jointPart, limit, readLimit int64) [][]jointRef {
 		p, s := parts[best], next[best]
 		next[best]++
 		bytes := p.slabs[s].Elements() * int64(p.a.DType.Size) * (1 + p.keep)
-		runs := runSpans(p.reads.of(s), readLimit) // the reads kept for the pipeline's admission
-		joined, cost := mergeSpans(append(slices.Clone(curSpans), runs...))
-		if len(cur) > 0 && curBytes+bytes+cost > limit {
+		if len(cur) > 0 && curBytes+bytes > limit {
 			items = append(items, cur)
 			cur, curBytes = nil, 0
-			joined, _ = mergeSpans(runs)
 		}
 		cur = append(cur, jointRef{best, s})
-		curSpans = joined
 		curBytes += bytes
 	}
 	if len(cur) > 0 {
@@ -381,4 +311,100 @@ func (e *engine) groupVars(gs []unitGroup) string {
 		}
 	}
 	return strings.Join(names, ", ")
+}
+
+// jointUnit is one unit of an item being assembled: its dataset's array,
+// box, reads (trimmed to the box), fill value and buffer (dirty: reused,
+// holding an earlier unit's bytes).
+type jointUnit struct {
+	a        *catalog.Array
+	slab     catalog.Box
+	reads    []*catalog.Block
+	fill     []byte
+	buf      []byte
+	dirty    bool
+	disjoint bool
+}
+
+// assembleJoint assembles the units of one item with one pass over the
+// union of their reads in file order (src.ReadBlocksMixed: runs coalesced
+// across the datasets' blocks), each block's bytes copied into its own
+// unit. Files are read in parallel, at most cap(tokens) at once, when no
+// two blocks of a unit overlap (each byte of a buffer then has one writer).
+func assembleJoint(ctx context.Context, mon *Monitor, src catalog.MixedBatchSource, units []jointUnit, tokens chan struct{}) error {
+	// Stage times summed over the readers: copying (and filling) is
+	// assembly, the rest of each reader's time fetching.
+	var copying, fetching atomic.Int64
+	if mon != nil {
+		defer func() {
+			mon.stage[stageAssemble].Add(copying.Load())
+			mon.stage[stageFetch].Add(fetching.Load())
+		}()
+	}
+	type ref struct {
+		b *catalog.Block
+		u int
+	}
+	var all []ref
+	disjoint := true
+	for k := range units {
+		u := &units[k]
+		if (u.fill != nil || u.dirty) && !covers(u.reads, u.slab, u.disjoint) {
+			t := time.Now()
+			if u.fill != nil {
+				fillBuf(u.buf, u.fill)
+			} else {
+				clear(u.buf)
+			}
+			copying.Add(int64(time.Since(t)))
+		}
+		disjoint = disjoint && u.disjoint
+		for _, b := range u.reads {
+			all = append(all, ref{b, k})
+		}
+	}
+	slices.SortStableFunc(all, func(x, y ref) int { return byFileOffset(x.b, y.b) })
+	read := func(refs []ref) error {
+		select {
+		case tokens <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		defer func() { <-tokens }()
+		start := time.Now()
+		var copied time.Duration
+		defer func() {
+			copying.Add(int64(copied))
+			fetching.Add(int64(time.Since(start) - copied))
+		}()
+		blocks := make([]*catalog.Block, len(refs))
+		dts := make([]catalog.DType, len(refs))
+		for i, r := range refs {
+			blocks[i], dts[i] = r.b, units[r.u].a.DType
+		}
+		return src.ReadBlocksMixed(ctx, blocks, dts, func(i int, data []byte) error {
+			t := time.Now()
+			u := &units[refs[i].u]
+			err := copyBlock(u.buf, u.slab, refs[i].b, data, u.a.DType)
+			copied += time.Since(t)
+			if err != nil {
+				return fmt.Errorf("%s step %d: slab %v: %w", u.a.Var, u.a.Step, u.slab, err)
+			}
+			return ctx.Err()
+		})
+	}
+	if !disjoint || cap(tokens) < 2 {
+		return read(all)
+	}
+	var g errgroup.Group
+	for i := 0; i < len(all); {
+		j := i + 1
+		for j < len(all) && all[j].b.File == all[i].b.File {
+			j++
+		}
+		refs := all[i:j]
+		g.Go(func() error { return read(refs) })
+		i = j
+	}
+	return g.Wait()
 }

@@ -314,19 +314,20 @@ type jointRef struct{ part, slab int }
 // streamJoint is the engine's ordered pipeline over the units of several
 // datasets at once: items[i] lists units of parts (each part's units in
 // order over the items) that are admitted, assembled, prepped, written and
-// hashed together. An item of several units reads its blocks through one
-// run cache (catalog.RunCache): where the datasets' blocks interleave in
-// the input, the bytes of the first unit's coalesced reads that belong to
-// the others are not read again. Every buffer and the item's reads are
+// hashed together. An item of several units reads its blocks in one
+// pass over the union of their reads in file order (assembleJoint, when the
+// source reads blocks of several arrays at once: catalog.MixedBatchSource):
+// where the datasets' blocks interleave in the input, each byte is read
+// once. Every buffer and the item's reads are
 // charged to env.mem before they exist; at most pipelineDepth(jobs) items
-// are alive at once, and at most jobs units (of any items) are being
-// assembled: an item's first unit alone (it fills the run cache), then its
-// others in parallel. It returns each part's digest ("" when noDigest).
+// are alive at once, and at most jobs units or files (of any items) are
+// being read and assembled at once. It returns each part's digest ("" when noDigest).
 func streamJoint(ctx context.Context, env pipeEnv, src catalog.Source, parts []*jointPart, items [][]jointRef, jobs int) ([]string, error) {
 	if env.readLimit > 0 {
 		ctx = catalog.WithReadLimit(ctx, env.readLimit)
 	}
 	_, batch := src.(catalog.BatchSource)
+	mixed, _ := src.(catalog.MixedBatchSource)
 	for _, p := range parts {
 		if p.reads == nil {
 			p.reads = newSlabReads(src, p.a, p.slabs)
@@ -353,18 +354,23 @@ func streamJoint(ctx context.Context, env pipeEnv, src catalog.Source, parts []*
 			case <-ctx.Done():
 				return ctx.Err()
 			}
-			// The item's reads: the largest a unit needs at once, and with
-			// several units the union of their coalesced runs (the most its
-			// run cache holds).
-			var lists [][]*catalog.Block
+			// The item's reads: what its largest unit's reads need at
+			// once, and with several units one more run (the union's runs
+			// mix the datasets' blocks), for each unit or file read at once.
+			files := map[string]bool{}
 			for _, r := range items[i] {
 				p := parts[r.part]
 				p.reads.admit(ctx, r.slab)
 				transient[i] = max(transient[i], readNeed(p.reads.of(r.slab), p.a.DType, max(env.readLimit, 1), batch))
-				lists = append(lists, p.reads.of(r.slab))
+				for _, b := range p.reads.of(r.slab) {
+					files[b.File] = true
+				}
 			}
-			if len(items[i]) > 1 && batch {
-				transient[i] += unionRunBytes(lists, max(env.readLimit, 1))
+			if n := len(items[i]); n > 1 {
+				if batch {
+					transient[i] += max(env.readLimit, 1)
+				}
+				transient[i] *= int64(min(max(n, len(files)), max(jobs, 1)))
 			}
 			for k, r := range items[i] {
 				p := parts[r.part]
@@ -434,6 +440,65 @@ func streamJoint(ctx context.Context, env pipeEnv, src catalog.Source, parts []*
 		bufs [][]byte
 		v    []unitOut
 	}
+	// unitBuf is unit k of item i's buffer: its kept one, or a new one.
+	unitBuf := func(i, k int) (buf []byte, dirty bool, err error) {
+		r, u := items[i][k], base[i]+k
+		if bufs[u] != nil {
+			return bufs[u], true, nil
+		}
+		sz := parts[r.part].slabs[r.slab].Elements() * int64(parts[r.part].a.DType.Size)
+		if env.mem == nil {
+			buf = make([]byte, sz)
+		} else if buf, err = newBuf(sz); err != nil {
+			return nil, false, err
+		}
+		bufs[u] = buf
+		return buf, false, nil
+	}
+	// assembleEach assembles item i's units one by one, each reading its
+	// own blocks, in parallel (at most jobs units at once, over all items).
+	assembleEach := func(ctx context.Context, i int, out [][]byte) error {
+		var g errgroup.Group
+		for k, r := range items[i] {
+			g.Go(func() error {
+				select {
+				case asm <- struct{}{}:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+				defer func() { <-asm }()
+				p := parts[r.part]
+				buf, dirty, err := unitBuf(i, k)
+				if err != nil {
+					return err
+				}
+				out[k] = buf
+				err = assembleInto(ctx, env.mon, src, p.a, p.slabs[r.slab], p.reads.of(r.slab), p.fill, buf, dirty, p.reads.blocks.disjoint)
+				p.reads.drop(r.slab)
+				return err
+			})
+		}
+		return g.Wait()
+	}
+	// assembleItem assembles item i's units with one pass over the union
+	// of their reads (assembleJoint).
+	assembleItem := func(ctx context.Context, i int, out [][]byte) error {
+		us := make([]jointUnit, len(items[i]))
+		for k, r := range items[i] {
+			p := parts[r.part]
+			buf, dirty, err := unitBuf(i, k)
+			if err != nil {
+				return err
+			}
+			out[k] = buf
+			us[k] = jointUnit{a: p.a, slab: p.slabs[r.slab], reads: p.reads.of(r.slab), fill: p.fill, buf: buf, dirty: dirty, disjoint: p.reads.blocks.disjoint}
+		}
+		err := assembleJoint(ctx, env.mon, mixed, us, asm)
+		for _, r := range items[i] {
+			parts[r.part].reads.drop(r.slab)
+		}
+		return err
+	}
 	err := orderedAdmit(ctx, jobs, len(items), admit, func(i int) {
 		for k := range items[i] {
 			u := base[i] + k
@@ -444,54 +509,13 @@ func streamJoint(ctx context.Context, env pipeEnv, src catalog.Source, parts []*
 		}
 	}, func(ctx context.Context, i int) (o out, err error) {
 		it := items[i]
-		actx := ctx
-		if len(it) > 1 {
-			cache := catalog.NewRunCache()
-			if env.mem != nil { // charged with the item's reads
-				cache.Alloc, cache.Free = newBuf, freeBuf
-			}
-			defer cache.Close()
-			actx = catalog.WithRunCache(ctx, cache)
-		}
 		o.bufs, o.v = make([][]byte, len(it)), make([]unitOut, len(it))
-		assemble := func(k int) error {
-			select {
-			case asm <- struct{}{}:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-			defer func() { <-asm }()
-			r := it[k]
-			p, u := parts[r.part], base[i]+k
-			buf, dirty := bufs[u], true
-			if buf == nil {
-				sz := p.slabs[r.slab].Elements() * int64(p.a.DType.Size)
-				var err error
-				if env.mem == nil {
-					buf = make([]byte, sz)
-				} else if buf, err = newBuf(sz); err != nil {
-					return err
-				}
-				dirty, bufs[u] = false, buf
-			}
-			err := assembleInto(actx, env.mon, src, p.a, p.slabs[r.slab], p.reads.of(r.slab), p.fill, buf, dirty, p.reads.blocks.disjoint)
-			p.reads.drop(r.slab)
-			o.bufs[k] = buf
-			return err
+		if mixed != nil && len(it) > 1 {
+			err = assembleItem(ctx, i, o.bufs)
+		} else {
+			err = assembleEach(ctx, i, o.bufs)
 		}
-		// The first unit fills the run cache; the others, which find most
-		// of their bytes there, are assembled in parallel.
-		if err = assemble(0); err == nil && len(it) > 1 {
-			var g errgroup.Group
-			for k := 1; k < len(it); k++ {
-				g.Go(func() error { return assemble(k) })
-			}
-			err = g.Wait()
-		}
-		if c := catalog.RunCacheOf(actx); c != nil {
-			c.Close()
-		}
-		if env.mem != nil { // the reads (and the run cache) are done with
+		if env.mem != nil { // the reads are done with
 			env.mem.release(transient[i])
 			transient[i] = 0
 		}

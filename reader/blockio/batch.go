@@ -20,25 +20,32 @@ const maxRun = 16 << 20
 // run read with one pread, and every block decoded from its slice of the run.
 //
 // A read limit in ctx (catalog.WithReadLimit) lowers the run size below
-// maxRun, so that a caller's memory budget bounds every run. A run cache in
-// ctx (catalog.WithRunCache) serves the bytes an earlier read of the
-// caller's already fetched, and keeps the bytes read now.
+// maxRun, so that a caller's memory budget bounds every run.
 func (s *Source) ReadBlocks(ctx context.Context, blocks []*catalog.Block, dt catalog.DType, fn func(i int, data []byte) error) error {
+	return s.readBlocks(ctx, blocks, func(int) catalog.DType { return dt }, fn)
+}
+
+// ReadBlocksMixed implements catalog.MixedBatchSource: ReadBlocks for
+// blocks of several arrays, blocks[i] of element type dts[i].
+func (s *Source) ReadBlocksMixed(ctx context.Context, blocks []*catalog.Block, dts []catalog.DType, fn func(i int, data []byte) error) error {
+	if len(dts) != len(blocks) {
+		return fmt.Errorf("blockio: %d element types for %d blocks", len(dts), len(blocks))
+	}
+	return s.readBlocks(ctx, blocks, func(i int) catalog.DType { return dts[i] }, fn)
+}
+
+func (s *Source) readBlocks(ctx context.Context, blocks []*catalog.Block, dt func(i int) catalog.DType, fn func(i int, data []byte) error) error {
 	limit := int64(maxRun)
 	if l := catalog.ReadLimit(ctx); l > 0 {
 		limit = min(limit, l)
 	}
-	cache := catalog.RunCacheOf(ctx)
 	return catalog.Runs(blocks, limit, func(i, j int, start, end int64) error {
 		if start == end { // inline bytes or no extent
-			data, err := s.ReadBlock(ctx, blocks[i], dt)
+			data, err := s.ReadBlock(ctx, blocks[i], dt(i))
 			if err == nil {
 				err = fn(i, data)
 			}
 			return err
-		}
-		if cache != nil {
-			return s.readCached(ctx, cache, blocks[i:j], dt, start, end, func(k int, data []byte) error { return fn(i+k, data) })
 		}
 		// A run of one block too goes through a reused buffer: blocks cut
 		// by the caller's units arrive as many small extents apart.
@@ -48,7 +55,7 @@ func (s *Source) ReadBlocks(ctx context.Context, blocks []*catalog.Block, dt cat
 			return err
 		}
 		for k := i; k < j; k++ {
-			data, err := s.decode(blocks[k], dt, run[blocks[k].Offset-start:blocks[k].Offset-start+blocks[k].Length])
+			data, err := s.decode(blocks[k], dt(k), run[blocks[k].Offset-start:blocks[k].Offset-start+blocks[k].Length])
 			if err == nil {
 				err = fn(k, data)
 			}
@@ -58,31 +65,6 @@ func (s *Source) ReadBlocks(ctx context.Context, blocks []*catalog.Block, dt cat
 		}
 		return nil
 	})
-}
-
-// readCached reads the run [start, end) of blocks (one file) through
-// cache: only the pieces it lacks are read, each into a buffer of the
-// cache's, and every block is decoded from the cache's bytes.
-func (s *Source) readCached(ctx context.Context, cache *catalog.RunCache, blocks []*catalog.Block, dt catalog.DType, start, end int64, fn func(k int, data []byte) error) error {
-	file := blocks[0].File
-	err := cache.Fetch(file, start, end, func(off int64, buf []byte) error { return s.files.ReadAtInto(ctx, file, off, buf) })
-	if err != nil {
-		return err
-	}
-	for k, b := range blocks {
-		raw, ok := cache.Slice(file, b.Offset, b.Length)
-		if !ok { // the cache was closed under us: a caller's bug
-			return fmt.Errorf("blockio: %s: block at offset %d not in the run cache", file, b.Offset)
-		}
-		data, err := s.decode(b, dt, raw)
-		if err == nil {
-			err = fn(k, data)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // Run buffers are reused: a run of coalesced reads is garbage as soon as fn
