@@ -363,7 +363,12 @@ func assembleJoint(ctx context.Context, mon *Monitor, src catalog.MixedBatchSour
 			all = append(all, ref{b, k})
 		}
 	}
-	slices.SortStableFunc(all, func(x, y ref) int { return byFileOffset(x.b, y.b) })
+	slices.SortFunc(all, func(x, y ref) int {
+		if c := byFileOffset(x.b, y.b); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.u, y.u)
+	})
 	read := func(refs []ref) error {
 		select {
 		case tokens <- struct{}{}:
