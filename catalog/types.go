@@ -311,6 +311,14 @@ type BatchSource interface {
 	ReadBlocks(ctx context.Context, blocks []*Block, dt DType, fn func(i int, data []byte) error) error
 }
 
+// MixedBatchSource is a BatchSource that reads the blocks of several arrays
+// in one pass (their extents interleave in the same files): dts[i] is the
+// element type of blocks[i]'s array; otherwise as ReadBlocks.
+type MixedBatchSource interface {
+	BatchSource
+	ReadBlocksMixed(ctx context.Context, blocks []*Block, dts []DType, fn func(i int, data []byte) error) error
+}
+
 // IntoSource is a Source that can read a block's stored bytes straight into
 // the caller's buffer (no intermediate copy). ReadBlockInto is for blocks
 // without codecs whose Length is len(dst); it reads b.Length bytes at

@@ -160,6 +160,7 @@ func brokenErr(path, kind string, err error) error {
 type fastDataset interface {
 	Dataset
 	catalog.BatchSource
+	catalog.MixedBatchSource
 	catalog.IntoSource
 	catalog.IOStats
 }

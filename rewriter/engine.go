@@ -8,6 +8,7 @@ import (
 	"hash"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"relayout/catalog"
@@ -239,21 +240,90 @@ type unitOut struct {
 	start  time.Time
 }
 
-// group writes units (all of dataset di, in job order); whole says they
-// are every unit of the dataset, so that the digest can be taken.
-func (e *engine) group(ctx context.Context, di int, us []*Unit, whole bool) error {
+// unitGroup is units of dataset di in job order; whole: every unit of it.
+type unitGroup struct {
+	di    int
+	us    []*Unit
+	whole bool
+}
+
+// pass is one group readied for the pipeline: its part, and what is left
+// once its units are written (the digest).
+type pass struct {
+	part    *jointPart
+	finish  func(sum string) error
+	cleanup []func()
+}
+
+// groups writes the groups (of distinct datasets) through one pipeline:
+// their units in items (jointItems), so that datasets whose blocks
+// interleave in the input are read once together (interleave.go).
+func (e *engine) groups(ctx context.Context, gs []unitGroup) error {
+	passes := make([]*pass, 0, len(gs))
+	defer func() {
+		for _, p := range passes {
+			for _, c := range p.cleanup {
+				c()
+			}
+		}
+	}()
+	parts := make([]*jointPart, len(gs))
+	for i, g := range gs {
+		p, err := e.setupPass(ctx, g.di, g.us, g.whole)
+		if err != nil {
+			return err
+		}
+		passes = append(passes, p)
+		parts[i] = p.part
+		p.part.reads = newSlabReads(e.src, p.part.a, p.part.slabs)
+	}
+	items := jointItems(parts, e.opts.itemLimit())
+	sums, err := streamJoint(ctx, e.opts.env(), e.src, parts, items, e.opts.jobs())
+	if err != nil {
+		if len(gs) == 1 {
+			k := e.job.Datasets[gs[0].di].key()
+			return arrayErr(k, err)
+		}
+		return fmt.Errorf("rewriter: %s: %w", e.groupName(gs), err)
+	}
+	for i, p := range passes {
+		if err := p.finish(sums[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// groupName names the datasets of gs in an error.
+func (e *engine) groupName(gs []unitGroup) string {
+	names := make([]string, len(gs))
+	for i, g := range gs {
+		d := &e.job.Datasets[g.di]
+		names[i] = fmt.Sprintf("%s step %d", d.Var, d.Step)
+		if d.Level > 0 {
+			names[i] += fmt.Sprintf(" level %d", d.Level)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// setupPass readies the units us of dataset di (whole: all of them) for the
+// pipeline: the array checked, the prepared file opened, each unit's step
+// after assembly (prep) and its ordered write and journal record (sink).
+func (e *engine) setupPass(ctx context.Context, di int, us []*Unit, whole bool) (*pass, error) {
+	ps := &pass{}
 	job := e.job
 	d := &job.Datasets[di]
 	k := d.key()
 	a, err := e.store.Array(k)
 	if err != nil {
-		return arrayErr(k, err)
+		return nil, arrayErr(k, err)
 	}
 	if err := checkArray(a); err != nil {
-		return arrayErr(k, err)
+		return nil, arrayErr(k, err)
 	}
 	if err := checkOverlaps(ctx, e.src, a); err != nil {
-		return arrayErr(k, err)
+		return nil, arrayErr(k, err)
 	}
 	kind := d.kind()
 	if kind == KindMerged {
@@ -265,11 +335,11 @@ func (e *engine) group(ctx context.Context, di int, us []*Unit, whole bool) erro
 	for i, u := range us {
 		boxes[i] = job.box(u)
 		if err := job.checkUnit(u, a.Shape); err != nil {
-			return arrayErr(k, err)
+			return nil, arrayErr(k, err)
 		}
 	}
 	if err := checkUnitBudget(e.opts, job.largestUnit(us), kind == KindParts); err != nil {
-		return arrayErr(k, err)
+		return nil, arrayErr(k, err)
 	}
 	digest := e.digests && whole && !e.opts.NoDigest
 	rowMajor := rowMajorRun(a.Shape, boxes)
@@ -283,7 +353,7 @@ func (e *engine) group(ctx context.Context, di int, us []*Unit, whole bool) erro
 	var fsize int64
 	if kind != KindParts {
 		if f, fsize, err = e.file(d); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	outside := func(addr, n int64) error {
@@ -303,13 +373,13 @@ func (e *engine) group(ctx context.Context, di int, us []*Unit, whole bool) erro
 	switch kind {
 	case KindContiguous:
 		if err := outside(d.Addr, product(a.Shape)*size); err != nil {
-			return err
+			return nil, err
 		}
 		if digest && !rowMajor {
 			if back, err = startReadbackHash(ctx, f, env.mem, e.opts.readLimit(), readBytes(f)); err != nil {
-				return arrayErr(k, err)
+				return nil, arrayErr(k, err)
 			}
-			defer back.abort()
+			ps.cleanup = append(ps.cleanup, back.abort)
 		}
 	case KindMerged:
 		if d.Cuboids == nil {
@@ -321,27 +391,27 @@ func (e *engine) group(ctx context.Context, di int, us []*Unit, whole bool) erro
 			}
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
 	case KindChunks:
 		chunk := d.Chunk
 		if err := e.opts.checkChunkBudget(chunk, a.DType.Size); err != nil {
-			return arrayErr(k, err)
+			return nil, arrayErr(k, err)
 		}
 		grid := chunkGrid(a.Shape, chunk)
 		chunkBytes := product(chunk) * size
 		addrs, err := allocatedChunks(f, d.ObjAddr, grid, chunk, chunkBytes)
 		if err != nil {
-			return arrayErr(k, err)
+			return nil, arrayErr(k, err)
 		}
 		if digest && !rowMajor {
 			read := func(h hash.Hash, buf []byte, lo, hi int64) error {
 				return hashChunkRows(f, h, buf, a.Shape, chunk, size, addrs, lo, hi)
 			}
 			if back, err = startReadbackHash(ctx, f, env.mem, e.opts.readLimit(), read); err != nil {
-				return arrayErr(k, err)
+				return nil, arrayErr(k, err)
 			}
-			defer back.abort()
+			ps.cleanup = append(ps.cleanup, back.abort)
 		}
 		env.prepWrites = true
 		zeros := make([]byte, chunk[len(chunk)-1]*size) // padding of edge chunks, only read
@@ -380,10 +450,10 @@ func (e *engine) group(ctx context.Context, di int, us []*Unit, whole bool) erro
 		}
 	case KindParts:
 		if err := e.opts.checkChunkBudget(d.Chunk, a.DType.Size); err != nil {
-			return arrayErr(k, err)
+			return nil, arrayErr(k, err)
 		}
 		if _, err := e.partOut(); err != nil {
-			return err
+			return nil, err
 		}
 		env.keep = 1 // the chunks cut from a unit
 		touched, grid := touchedChunks(a, d.Chunk), chunkGrid(a.Shape, d.Chunk)
@@ -419,7 +489,8 @@ func (e *engine) group(ctx context.Context, di int, us []*Unit, whole bool) erro
 	last := time.Now()
 	var rowsDone int64 // rows of dimension 0 written whole
 	i := 0
-	sum, err := streamArrayEnv(ctx, env, e.src, a, boxes, e.opts.jobs(), prep, func(slab catalog.Box, buf []byte, o unitOut) error {
+	ps.part = &jointPart{a: a, slabs: boxes, keep: env.keep, noDigest: env.noDigest, prepWrites: env.prepWrites, prep: prep}
+	ps.part.sink = func(slab catalog.Box, buf []byte, o unitOut) error {
 		u := us[i]
 		i++
 		rec := JournalRecord{Unit: u.ID, SHA256: o.sum}
@@ -491,13 +562,22 @@ func (e *engine) group(ctx context.Context, di int, us []*Unit, whole bool) erro
 		rec.Nanos, last = int64(now.Sub(last)), now
 		e.st.Bytes += int64(len(buf))
 		return e.log.Add(rec)
-	})
-	if err != nil {
-		return arrayErr(k, err)
 	}
-	if !digest {
-		return nil
+	ps.finish = func(sum string) error {
+		if !digest {
+			return nil
+		}
+		return e.finishDigest(ctx, di, a, rowMajor, back, sum)
 	}
+	return ps, nil
+}
+
+// finishDigest records dataset di's digest once its units are written:
+// sum from the pipeline (row-major units), the file read back (back), or a
+// read-only pass over the input.
+func (e *engine) finishDigest(ctx context.Context, di int, a *catalog.Array, rowMajor bool, back *readbackHash, sum string) error {
+	k := e.job.Datasets[di].key()
+	var err error
 	switch {
 	case rowMajor:
 	case back != nil:

@@ -1,7 +1,10 @@
 package rewriter
 
 import (
+	"cmp"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 
 	"relayout/catalog"
@@ -105,4 +108,137 @@ func TestReadCost(t *testing.T) {
 			t.Errorf("readCost(%d reads, limit %d) = %d, want %d", len(tc.reads), tc.limit, got, tc.want)
 		}
 	}
+}
+
+// TestJointItems: two arrays of the same shape whose blocks alternate in
+// one file (a float64 and a float32 variable written block by block, as
+// ADIOS2's aggregators store them) are cut into items that hold both
+// arrays' units of a region: each part's units keep their order, every
+// unit is in exactly one item, each item's buffers fit the limit, and the
+// items (each read as the union of its units' blocks) read the file once
+// where the arrays written one after the other read it twice.
+func TestJointItems(t *testing.T) {
+	const n = 16 * 4 * 4
+	// Blocks in order: small items read the file once. Scattered: only
+	// an item of every unit does (smaller ones still read less).
+	t.Run("ordered", func(t *testing.T) { testJointItems(t, identity(n)) })
+	t.Run("scattered", func(t *testing.T) { testJointItems(t, rand.New(rand.NewPCG(3, 4)).Perm(n)) })
+}
+
+func testJointItems(t *testing.T, perm []int) {
+	n := len(perm)
+	f8 := tinyBlocks(perm)
+	f4 := tinyBlocks(perm)
+	f4.Var, f4.DType = "w", catalog.DType{Kind: catalog.Float, Size: 4}
+	for i := range f8.Blocks { // slot s: the f8 block, then the f4 one
+		s := f8.Blocks[i].Offset - 4096
+		f8.Blocks[i].Offset = 4096 + s/512*768
+		f4.Blocks[i].Offset, f4.Blocks[i].Length = f8.Blocks[i].Offset+512, 256
+	}
+	stored := int64(n * 768)
+	units8 := planner.Slabs(f8.Shape, planner.Layout{Kind: planner.Contiguous}, 8, 16<<10) // 8 rows
+	units4 := planner.Slabs(f4.Shape, planner.Layout{Kind: planner.Contiguous}, 4, 16<<10) // 16 rows
+	parts := []*jointPart{{a: f8, slabs: units8}, {a: f4, slabs: units4}}
+	var separate int64
+	for _, p := range parts {
+		p.reads = newSlabReads(nil, p.a, p.slabs)
+		for s := range p.slabs {
+			separate += readCost(p.reads.of(s), 1<<20)
+		}
+	}
+	if 10*separate < 19*stored {
+		t.Fatalf("separate passes read %d bytes of %d: the test needs interleaved arrays", separate, stored)
+	}
+	for _, limit := range []int64{1 << 30, 96 << 10} {
+		items := jointItems(parts, limit)
+		next := []int{0, 0}
+		var joint int64
+		for _, it := range items {
+			var lists [][]*catalog.Block
+			var bytes int64
+			for _, r := range it {
+				if r.slab != next[r.part] {
+					t.Fatalf("limit %d: items %v: part %d unit %d out of order", limit, items, r.part, r.slab)
+				}
+				next[r.part]++
+				p := parts[r.part]
+				lists = append(lists, p.reads.of(r.slab))
+				bytes += p.slabs[r.slab].Elements() * int64(p.a.DType.Size)
+			}
+			cost := unionRunBytes(lists, 1<<20)
+			if len(it) > 1 && bytes > limit {
+				t.Errorf("limit %d: item %v holds %d bytes", limit, it, bytes)
+			}
+			joint += cost
+		}
+		if next[0] != len(units8) || next[1] != len(units4) {
+			t.Fatalf("limit %d: items %v miss units", limit, items)
+		}
+		t.Logf("limit %d: %d items read %d bytes (separately %d) of %d stored", limit, len(items), joint, separate, stored)
+		if (limit == 1<<30 || perm[1] == 1) && joint != stored {
+			t.Errorf("limit %d: %d items read %d bytes, want the %d stored", limit, len(items), joint, stored)
+		}
+		if joint >= separate && perm[1] == 1 {
+			t.Errorf("limit %d: items read %d bytes, no fewer than %d separately", limit, joint, separate)
+		}
+	}
+	// One part: one unit per item, in order.
+	if items := jointItems(parts[:1], 1<<30); len(items) != len(units8) || items[3][0] != (jointRef{0, 3}) {
+		t.Errorf("one part: items %v", items)
+	}
+}
+
+// span is a byte range [start, end) of one file.
+type span struct {
+	file       string
+	start, end int64
+}
+
+// runSpans is the coalesced runs of reads (sorted by file and offset, runs
+// of at most limit bytes) as spans.
+func runSpans(reads []*catalog.Block, limit int64) []span {
+	var spans []span
+	catalog.Runs(reads, limit, func(i, _ int, start, end int64) error {
+		if end > start {
+			spans = append(spans, span{reads[i].File, start, end})
+		}
+		return nil
+	})
+	return spans
+}
+
+// mergeSpans sorts spans and joins those that overlap or touch; it returns
+// them and the bytes they cover.
+func mergeSpans(spans []span) ([]span, int64) {
+	slices.SortFunc(spans, func(x, y span) int {
+		if c := strings.Compare(x.file, y.file); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.start, y.start)
+	})
+	out := spans[:0]
+	var total int64
+	for i := 0; i < len(spans); {
+		s := spans[i]
+		j := i + 1
+		for ; j < len(spans) && spans[j].file == s.file && spans[j].start <= s.end; j++ {
+			s.end = max(s.end, spans[j].end)
+		}
+		out = append(out, s)
+		total += s.end - s.start
+		i = j
+	}
+	return out, total
+}
+
+// unionRunBytes (an oracle of these tests) is the bytes of the union of the coalesced runs of every
+// list of reads (each sorted by file and offset, runs of at most limit
+// bytes): the most a run cache shared by their reads holds.
+func unionRunBytes(lists [][]*catalog.Block, limit int64) int64 {
+	var spans []span
+	for _, reads := range lists {
+		spans = append(spans, runSpans(reads, limit)...)
+	}
+	_, total := mergeSpans(spans)
+	return total
 }

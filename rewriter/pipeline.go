@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"hash"
 	"sync/atomic"
 	"time"
 
 	"github.com/sourcegraph/conc/stream"
+	"golang.org/x/sync/errgroup"
 
 	"relayout/catalog"
 )
@@ -285,4 +287,299 @@ func streamArrayEnv[T any](ctx context.Context, env pipeEnv, src catalog.Source,
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// jointPart is one dataset's share of a joint pipeline (streamJoint): its
+// array, its units in order, and what the engine does with each of them.
+type jointPart struct {
+	a     *catalog.Array
+	slabs []catalog.Box
+	// keep: slab bytes kept beyond the buffer per slab (1: the encoded
+	// chunks cut from it); noDigest: no digest of the slabs in order;
+	// prepWrites: prep writes the slab (not counted as encoding).
+	keep       int64
+	noDigest   bool
+	prepWrites bool
+	prep       func(slab catalog.Box, buf []byte) (unitOut, error)
+	sink       func(slab catalog.Box, buf []byte, v unitOut) error
+
+	reads *slabReads
+	fill  []byte
+	h     hash.Hash
+}
+
+// jointRef is unit slab of part part.
+type jointRef struct{ part, slab int }
+
+// streamJoint is the engine's ordered pipeline over the units of several
+// datasets at once: items[i] lists units of parts (each part's units in
+// order over the items) that are admitted, assembled, prepped, written and
+// hashed together. An item of several units reads its blocks in one
+// pass over the union of their reads in file order (assembleJoint, when the
+// source reads blocks of several arrays at once: catalog.MixedBatchSource):
+// where the datasets' blocks interleave in the input, each byte is read
+// once. Every buffer and the item's reads are
+// charged to env.mem before they exist; at most pipelineDepth(jobs) items
+// are alive at once, and at most jobs units or files (of any items) are
+// being read and assembled at once. It returns each part's digest ("" when noDigest).
+func streamJoint(ctx context.Context, env pipeEnv, src catalog.Source, parts []*jointPart, items [][]jointRef, jobs int) ([]string, error) {
+	if env.readLimit > 0 {
+		ctx = catalog.WithReadLimit(ctx, env.readLimit)
+	}
+	_, batch := src.(catalog.BatchSource)
+	mixed, _ := src.(catalog.MixedBatchSource)
+	for _, p := range parts {
+		if p.reads == nil {
+			p.reads = newSlabReads(src, p.a, p.slabs)
+		}
+		p.fill = leFill(p.a)
+		p.h = sha256.New()
+	}
+	// Flat state per unit: ref k of item i is unit base[i]+k.
+	base := make([]int, len(items)+1)
+	for i, it := range items {
+		base[i+1] = base[i] + len(it)
+	}
+	n := base[len(items)]
+	keep := make([]int64, n)
+	bufs := make([][]byte, n)
+	transient := make([]int64, len(items))
+	depth := make(chan struct{}, pipelineDepth(jobs))
+	asm := make(chan struct{}, max(jobs, 1)) // units being assembled, over all items
+	var admit func(context.Context, int) error
+	if env.mem != nil {
+		admit = func(ctx context.Context, i int) error {
+			select {
+			case depth <- struct{}{}:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			// The item's reads: what its largest unit's reads need at
+			// once, and with several units one more run (the union's runs
+			// mix the datasets' blocks), for each unit or file read at once.
+			files := map[string]bool{}
+			for _, r := range items[i] {
+				p := parts[r.part]
+				p.reads.admit(ctx, r.slab)
+				transient[i] = max(transient[i], readNeed(p.reads.of(r.slab), p.a.DType, max(env.readLimit, 1), batch))
+				for _, b := range p.reads.of(r.slab) {
+					files[b.File] = true
+				}
+			}
+			if n := len(items[i]); n > 1 {
+				if batch {
+					transient[i] += max(env.readLimit, 1)
+				}
+				transient[i] *= int64(min(max(n, len(files)), max(jobs, 1)))
+			}
+			for k, r := range items[i] {
+				p := parts[r.part]
+				u := base[i] + k
+				sz := p.slabs[r.slab].Elements() * int64(p.a.DType.Size)
+				keep[u] = sz * (1 + p.keep)
+				extra := keep[u] - sz
+				if k == 0 {
+					extra += transient[i]
+				}
+				b, err := env.mem.acquireBuf(ctx, sz, extra)
+				if err != nil {
+					for j := base[i]; j < u; j++ {
+						releaseUnitBuf(env.mem, bufs[j], keep[j])
+						bufs[j], keep[j] = nil, 0
+					}
+					if k > 0 {
+						env.mem.release(transient[i])
+					}
+					transient[i] = 0
+					<-depth // not admitted: release is not called for it
+					return err
+				}
+				if b != nil { // a kept buffer, charged for its cap
+					bufs[u] = b
+					keep[u] += int64(cap(b)) - sz
+				}
+			}
+			return nil
+		}
+	}
+	type hashJob struct {
+		h    hash.Hash
+		buf  []byte
+		done func()
+	}
+	hashq := make(chan hashJob, n)
+	hashed := make(chan struct{})
+	go func() {
+		defer close(hashed)
+		for j := range hashq {
+			if j.h != nil {
+				j.h.Write(j.buf)
+			}
+			j.done()
+		}
+	}()
+	refs := make([]atomic.Int32, n)
+	left := make([]atomic.Int32, len(items)) // units of item i not yet freed
+	for i, it := range items {
+		left[i].Store(int32(len(it)))
+	}
+	free := func(i, u int) { // the last of write and hash to finish with unit u of item i
+		if refs[u].Add(-1) != 0 {
+			return
+		}
+		if env.mem != nil {
+			releaseUnitBuf(env.mem, bufs[u], keep[u])
+			keep[u] = 0
+		}
+		bufs[u] = nil
+		if left[i].Add(-1) == 0 && env.mem != nil {
+			<-depth
+		}
+	}
+	type out struct {
+		bufs [][]byte
+		v    []unitOut
+	}
+	// unitBuf is unit k of item i's buffer: its kept one, or a new one.
+	unitBuf := func(i, k int) (buf []byte, dirty bool, err error) {
+		r, u := items[i][k], base[i]+k
+		if bufs[u] != nil {
+			return bufs[u], true, nil
+		}
+		sz := parts[r.part].slabs[r.slab].Elements() * int64(parts[r.part].a.DType.Size)
+		if env.mem == nil {
+			buf = make([]byte, sz)
+		} else if buf, err = newBuf(sz); err != nil {
+			return nil, false, err
+		}
+		bufs[u] = buf
+		return buf, false, nil
+	}
+	// assembleEach assembles item i's units one by one, each reading its
+	// own blocks, in parallel (at most jobs units at once, over all items).
+	assembleEach := func(ctx context.Context, i int, out [][]byte) error {
+		var g errgroup.Group
+		for k, r := range items[i] {
+			g.Go(func() error {
+				select {
+				case asm <- struct{}{}:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+				defer func() { <-asm }()
+				p := parts[r.part]
+				buf, dirty, err := unitBuf(i, k)
+				if err != nil {
+					return err
+				}
+				out[k] = buf
+				err = assembleInto(ctx, env.mon, src, p.a, p.slabs[r.slab], p.reads.of(r.slab), p.fill, buf, dirty, p.reads.blocks.disjoint)
+				p.reads.drop(r.slab)
+				return err
+			})
+		}
+		return g.Wait()
+	}
+	// assembleItem assembles item i's units with one pass over the union
+	// of their reads (assembleJoint).
+	assembleItem := func(ctx context.Context, i int, out [][]byte) error {
+		us := make([]jointUnit, len(items[i]))
+		for k, r := range items[i] {
+			p := parts[r.part]
+			buf, dirty, err := unitBuf(i, k)
+			if err != nil {
+				return err
+			}
+			out[k] = buf
+			us[k] = jointUnit{a: p.a, slab: p.slabs[r.slab], reads: p.reads.of(r.slab), fill: p.fill, buf: buf, dirty: dirty, disjoint: p.reads.blocks.disjoint}
+		}
+		err := assembleJoint(ctx, env.mon, mixed, us, asm)
+		for _, r := range items[i] {
+			parts[r.part].reads.drop(r.slab)
+		}
+		return err
+	}
+	err := orderedAdmit(ctx, jobs, len(items), admit, func(i int) {
+		for k := range items[i] {
+			u := base[i] + k
+			if refs[u].Load() == 0 { // never reached the sink: nothing hashing it
+				refs[u].Store(1)
+			}
+			free(i, u)
+		}
+	}, func(ctx context.Context, i int) (o out, err error) {
+		it := items[i]
+		o.bufs, o.v = make([][]byte, len(it)), make([]unitOut, len(it))
+		if mixed != nil && len(it) > 1 {
+			err = assembleItem(ctx, i, o.bufs)
+		} else {
+			err = assembleEach(ctx, i, o.bufs)
+		}
+		if env.mem != nil { // the reads are done with
+			env.mem.release(transient[i])
+			transient[i] = 0
+		}
+		if err != nil {
+			return o, err
+		}
+		for k, r := range it {
+			p := parts[r.part]
+			if p.prep == nil {
+				continue
+			}
+			t := time.Now()
+			o.v[k], err = p.prep(p.slabs[r.slab], o.bufs[k])
+			if env.mon != nil && !p.prepWrites {
+				env.mon.since(stageEncode, t)
+			}
+			if err != nil {
+				return o, err
+			}
+		}
+		return o, nil
+	}, func(i int, o out) error {
+		for k, r := range items[i] {
+			p, u := parts[r.part], base[i]+k
+			refs[u].Store(2) // the hasher and the release after this callback
+			var h hash.Hash
+			if !p.noDigest {
+				h = p.h
+			}
+			hashq <- hashJob{h, o.bufs[k], func() { free(i, u) }}
+			if p.sink == nil {
+				continue
+			}
+			if err := p.sink(p.slabs[r.slab], o.bufs[k], o.v[k]); err != nil {
+				return err
+			}
+			if env.mon != nil {
+				env.mon.done.Add(int64(len(o.bufs[k])))
+			}
+		}
+		return nil
+	})
+	close(hashq)
+	<-hashed
+	if err != nil {
+		return nil, err
+	}
+	sums := make([]string, len(parts))
+	for pi, p := range parts {
+		if !p.noDigest {
+			sums[pi] = hex.EncodeToString(p.h.Sum(nil))
+		}
+	}
+	return sums, nil
+}
+
+// releaseUnitBuf gives back a unit's charge of keep bytes, keeping its
+// buffer b (charged for its cap) for reuse when it fits.
+func releaseUnitBuf(m *memBudget, b []byte, keep int64) {
+	if b != nil && int64(cap(b)) <= keep {
+		m.release(keep - int64(cap(b)))
+		m.keepBuf(b) // still charged
+		return
+	}
+	m.release(keep)
+	freeBuf(b)
 }

@@ -668,23 +668,19 @@ func RewriteShard(ctx context.Context, store *catalog.Store, src catalog.Source,
 		}
 		return e.st, err
 	}
-	gi := 0
-	for vi, mv := range job.Manifest.Variables {
-		start := time.Now()
-		for ; gi < len(mine) && job.Datasets[mine[gi][0].Dataset].VarIndex == vi; gi++ {
-			group := mine[gi]
-			if mon != nil {
-				mon.setVariable(job.Datasets[group[0].Dataset].Var)
-			}
-			if err := e.group(ctx, group[0].Dataset, group, whole[gi]); err != nil {
-				return fail(err)
-			}
-		}
-		if e.syncEach {
-			continue
-		}
+	// The groups of joinable datasets (one step, level and shape: the
+	// variables interleaved in the sub-files) go through one pipeline
+	// each (interleave.go). An in-memory job syncs a variable's file once,
+	// when the last set holding one of its datasets is written.
+	left := make([]int, len(job.Manifest.Variables))
+	for _, g := range mine {
+		left[job.Datasets[g[0].Dataset].VarIndex]++
+	}
+	began := make([]time.Time, len(job.Manifest.Variables))
+	finish := func(vi int) error {
+		mv := job.Manifest.Variables[vi]
 		if err := e.finishFile(mv.File); err != nil {
-			return fail(fmt.Errorf("rewriter: %s: %w", mv.Name, err))
+			return fmt.Errorf("rewriter: %s: %w", mv.Name, err)
 		}
 		if p := opts.Progress; p != nil {
 			vs := job.mem.stats[vi]
@@ -692,12 +688,43 @@ func RewriteShard(ctx context.Context, store *catalog.Store, src catalog.Source,
 			if mv.Storage != nil && mv.Storage.Striped {
 				striped = fmt.Sprintf(", %d stripes of %s", mv.Storage.StripeCount, fsinfo.Size(mv.Storage.StripeSize))
 			}
+			took := 0.0
+			if !began[vi].IsZero() {
+				took = time.Since(began[vi]).Seconds()
+			}
 			fmt.Fprintf(p, "%s: %d arrays, %.1f MiB, %.2f s%s\n",
-				mv.Name, vs.arrays, float64(vs.bytes)/(1<<20), time.Since(start).Seconds(), striped)
+				mv.Name, vs.arrays, float64(vs.bytes)/(1<<20), took, striped)
+		}
+		return nil
+	}
+	for _, gs := range joinGroups(job, mine, whole) {
+		if mon != nil {
+			mon.setVariable(e.groupVars(gs))
+		}
+		now := time.Now()
+		for _, g := range gs {
+			if vi := job.Datasets[g.di].VarIndex; began[vi].IsZero() {
+				began[vi] = now
+			}
+		}
+		if err := e.groups(ctx, gs); err != nil {
+			return fail(err)
+		}
+		for _, g := range gs {
+			vi := job.Datasets[g.di].VarIndex
+			if left[vi]--; left[vi] == 0 && !e.syncEach {
+				if err := finish(vi); err != nil {
+					return fail(err)
+				}
+			}
 		}
 	}
-	if gi != len(mine) {
-		return fail(catalog.Corrupt("relayout", filepath.Join(work, JobFile), -1, "units out of the datasets' order"))
+	for vi := range job.Manifest.Variables {
+		if began[vi].IsZero() && !e.syncEach { // no dataset written now (constants only)
+			if err := finish(vi); err != nil {
+				return fail(err)
+			}
+		}
 	}
 	e.st.Units, e.st.Skipped = st.Units, st.Skipped
 	if m := job.mem; m != nil {

@@ -2,6 +2,7 @@ package blockio
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
 	"relayout/catalog"
@@ -21,13 +22,26 @@ const maxRun = 16 << 20
 // A read limit in ctx (catalog.WithReadLimit) lowers the run size below
 // maxRun, so that a caller's memory budget bounds every run.
 func (s *Source) ReadBlocks(ctx context.Context, blocks []*catalog.Block, dt catalog.DType, fn func(i int, data []byte) error) error {
+	return s.readBlocks(ctx, blocks, func(int) catalog.DType { return dt }, fn)
+}
+
+// ReadBlocksMixed implements catalog.MixedBatchSource: ReadBlocks for
+// blocks of several arrays, blocks[i] of element type dts[i].
+func (s *Source) ReadBlocksMixed(ctx context.Context, blocks []*catalog.Block, dts []catalog.DType, fn func(i int, data []byte) error) error {
+	if len(dts) != len(blocks) {
+		return fmt.Errorf("blockio: %d element types for %d blocks", len(dts), len(blocks))
+	}
+	return s.readBlocks(ctx, blocks, func(i int) catalog.DType { return dts[i] }, fn)
+}
+
+func (s *Source) readBlocks(ctx context.Context, blocks []*catalog.Block, dt func(i int) catalog.DType, fn func(i int, data []byte) error) error {
 	limit := int64(maxRun)
 	if l := catalog.ReadLimit(ctx); l > 0 {
 		limit = min(limit, l)
 	}
 	return catalog.Runs(blocks, limit, func(i, j int, start, end int64) error {
 		if start == end { // inline bytes or no extent
-			data, err := s.ReadBlock(ctx, blocks[i], dt)
+			data, err := s.ReadBlock(ctx, blocks[i], dt(i))
 			if err == nil {
 				err = fn(i, data)
 			}
@@ -41,7 +55,7 @@ func (s *Source) ReadBlocks(ctx context.Context, blocks []*catalog.Block, dt cat
 			return err
 		}
 		for k := i; k < j; k++ {
-			data, err := s.decode(blocks[k], dt, run[blocks[k].Offset-start:blocks[k].Offset-start+blocks[k].Length])
+			data, err := s.decode(blocks[k], dt(k), run[blocks[k].Offset-start:blocks[k].Offset-start+blocks[k].Length])
 			if err == nil {
 				err = fn(k, data)
 			}

@@ -189,6 +189,19 @@ func (d *Dataset) ReadBlock(ctx context.Context, b *catalog.Block, dt catalog.DT
 // ReadBlocks implements catalog.BatchSource: library blocks are read one by
 // one through HDF5, the rest coalesced by the native path.
 func (d *Dataset) ReadBlocks(ctx context.Context, blocks []*catalog.Block, dt catalog.DType, fn func(i int, data []byte) error) error {
+	dts := make([]catalog.DType, len(blocks))
+	for i := range dts {
+		dts[i] = dt
+	}
+	return d.ReadBlocksMixed(ctx, blocks, dts, fn)
+}
+
+// ReadBlocksMixed implements catalog.MixedBatchSource like ReadBlocks:
+// blocks[i] is of element type dts[i].
+func (d *Dataset) ReadBlocksMixed(ctx context.Context, blocks []*catalog.Block, dts []catalog.DType, fn func(i int, data []byte) error) error {
+	if len(dts) != len(blocks) {
+		return fmt.Errorf("h5: %d element types for %d blocks", len(dts), len(blocks))
+	}
 	var rest []*catalog.Block
 	var idx []int // rest[k] is blocks[idx[k]]
 	for i, b := range blocks {
@@ -204,7 +217,7 @@ func (d *Dataset) ReadBlocks(ctx context.Context, blocks []*catalog.Block, dt ca
 				idx[k] = k
 			}
 		}
-		data, err := d.lib.read(ctx, b, dt)
+		data, err := d.lib.read(ctx, b, dts[i])
 		if err == nil {
 			err = fn(i, data)
 		}
@@ -213,12 +226,16 @@ func (d *Dataset) ReadBlocks(ctx context.Context, blocks []*catalog.Block, dt ca
 		}
 	}
 	if idx == nil {
-		return d.source.ReadBlocks(ctx, blocks, dt, fn)
+		return d.source.ReadBlocksMixed(ctx, blocks, dts, fn)
 	}
 	if len(rest) == 0 {
 		return nil
 	}
-	return d.source.ReadBlocks(ctx, rest, dt, func(k int, data []byte) error { return fn(idx[k], data) })
+	restTypes := make([]catalog.DType, len(rest))
+	for k, i := range idx {
+		restTypes[k] = dts[i]
+	}
+	return d.source.ReadBlocksMixed(ctx, rest, restTypes, func(k int, data []byte) error { return fn(idx[k], data) })
 }
 
 // IOStats implements catalog.IOStats: the native path's preads and the
