@@ -13,10 +13,11 @@ import (
 )
 
 // bpGen writes a BP4 or BP5 dataset with ../shared/peers/bp_gen.py under
-// mpirun (4 writer ranks, 2 aggregators): n^3 arrays in b^3 blocks after a
-// load-balancing shuffle, fine/Ez partly covered. It skips (fails under
+// mpirun (ranks writer ranks, aggregators sub-files): n^3 arrays in b^3
+// blocks after a load-balancing shuffle, the variables interleaved block by
+// block in the sub-files, fine/Ez partly covered. It skips (fails under
 // CI) without the peers or mpirun.
-func bpGen(t *testing.T, engine, out string, n, b int) {
+func bpGen(t *testing.T, engine, out string, n, b, ranks, aggregators int) {
 	t.Helper()
 	dir, env := testkit.PeersEnv(t)
 	mpirun, err := exec.LookPath("mpirun")
@@ -26,9 +27,9 @@ func bpGen(t *testing.T, engine, out string, n, b int) {
 		}
 		t.Skipf("skipping: mpirun not found (apt-get install openmpi-bin): %v", err)
 	}
-	cmd := exec.Command(mpirun, "-np", "4", "--oversubscribe", "--mca", "btl", "self,vader",
+	cmd := exec.Command(mpirun, "-np", strconv.Itoa(ranks), "--oversubscribe", "--mca", "btl", "self,vader",
 		"--mca", "btl_vader_single_copy_mechanism", "none",
-		python, filepath.Join(dir, "bp_gen.py"), engine, out, strconv.Itoa(n), strconv.Itoa(b), "--aggregators", "2")
+		python, filepath.Join(dir, "bp_gen.py"), engine, out, strconv.Itoa(n), strconv.Itoa(b), "--aggregators", strconv.Itoa(aggregators))
 	cmd.Env = append(env, "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("bp_gen.py %s: %v\n%s", engine, err, b)
@@ -56,7 +57,7 @@ type holesCheck struct {
 func TestHolesCostNothing(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "bp4")
-	bpGen(t, "BP4", in, 48, 8)
+	bpGen(t, "BP4", in, 48, 8, 4, 2)
 	const n, elem = 48, 8
 	for _, c := range []struct {
 		name   string
