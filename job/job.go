@@ -587,6 +587,9 @@ func commitJob(ctx context.Context, out string, job *rewriter.Job, env Env, ds r
 	if spec, err := ParseSignature(job.Signature); err == nil {
 		noDigest = spec.NoDigest
 	}
+	if err := job.CheckBudget(env.MaxMem); err != nil {
+		return err
+	}
 	ok := true
 	checks := map[string]string{}
 	var verified string

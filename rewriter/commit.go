@@ -262,6 +262,26 @@ func CheckUnits(ctx context.Context, job *Job, recs map[int]JournalRecord, out *
 	return result, ok, nil
 }
 
+// CheckBudget refuses a commit budget of maxMem bytes (<= 0: the default)
+// that cannot hold the job's largest unit with its read, as the shards'
+// rewrite does (checkUnitBudget): commit reads the output back within the
+// same one budget, whichever check it runs.
+func (j *Job) CheckBudget(maxMem int64) error {
+	opts := Options{MaxMem: maxMem}
+	byDS := map[int][]*Unit{}
+	for i := range j.Units {
+		byDS[j.Units[i].Dataset] = append(byDS[j.Units[i].Dataset], &j.Units[i])
+	}
+	for di := range j.Datasets {
+		if us := byDS[di]; len(us) == 0 {
+			continue
+		} else if err := checkUnitBudget(opts, j.largestUnit(us), false); err != nil {
+			return arrayErr(j.Datasets[di].key(), err)
+		}
+	}
+	return nil
+}
+
 func checkDataset(ctx context.Context, job *Job, d *JobDataset, us []*Unit, recs map[int]JournalRecord,
 	out *catalog.Store, outSrc catalog.Source, jobs int, maxMem int64, mem *memBudget) (string, error) {
 	k := d.key()
