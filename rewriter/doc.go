@@ -169,8 +169,8 @@
 // Every input byte is read once also where datasets interleave: the
 // datasets of one step, level and shape (ADIOS2's aggregators store every
 // variable of a step block by block in the same sub-file regions) go
-// through one pipeline (engine.groups; Run joins such variables, a shard
-// its groups). Their units are merged in array order into items whose
+// through one pipeline (engine.groups; every shard, in memory or journaled,
+// joins its groups: joinGroups). Their units are merged in array order into items whose
 // buffers hold at most half the budget (jointItems); an item is admitted,
 // assembled and released as one: one pass over the union of its units'
 // blocks in file order (catalog.MixedBatchSource: runs coalesced across
@@ -187,8 +187,8 @@
 // pass reads 123 MB in 8 calls (BP4: 307 MB in 20 calls for 307 MB
 // stored). The price is memory where blocks are scattered over the
 // sub-files (load balancing): an item then holds a unit of every joined
-// dataset, up to half the budget, before it is written. Contiguous and merged units are
-// pwritten at the addresses Prepare recorded. Raw chunked arrays that their
+// dataset, up to half the budget, before it is written. Contiguous and
+// merged units are pwritten at the addresses Prepare recorded. Raw chunked arrays that their
 // blocks cover have every chunk allocated when the dataset is created; the
 // workers pwritev each chunk of a unit straight from its buffer (no copy, no
 // HDF5 call), and a digest that units smaller than a chunk row cannot give
