@@ -330,8 +330,20 @@ func (r *run) band(ctx context.Context, a *catalog.Array, band catalog.Box, bloc
 	out []byte, mem *membudget.Budget, cache *blockCache) (*mismatch, error) {
 	var mu sync.Mutex
 	var first *mismatch
+	keep := func(m *mismatch) {
+		mu.Lock()
+		if first == nil || before(m.index, first.index) {
+			first = m
+		}
+		mu.Unlock()
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(r.opts.Jobs)
+	if bs, ok := r.src.(catalog.BatchSource); ok {
+		var batch []batched
+		batch, blocks = r.batchable(a, band, blocks, span)
+		r.batches(gctx, g, bs, a, band, batch, out, mem, keep)
+	}
 	for _, i := range blocks {
 		g.Go(func() error {
 			// --jobs bounds the blocks in work over every array in flight.
@@ -345,11 +357,7 @@ func (r *run) band(ctx context.Context, a *catalog.Array, band catalog.Box, bloc
 			if err != nil || m == nil {
 				return err
 			}
-			mu.Lock()
-			if first == nil || before(m.index, first.index) {
-				first = m
-			}
-			mu.Unlock()
+			keep(m)
 			return nil
 		})
 	}

@@ -14,7 +14,10 @@
 //     virtual (merged, partly covered) data and unwritten chunks;
 //   - input side: every block of the array is fetched from the reader
 //     (catalog.Source.ReadBlock: its decoded stored bytes) and each element
-//     is placed by an index computation of this package (place.go): the
+//     is placed by an index computation of this package (place.go; a
+//     catalog.BatchSource gets the blocks of a band read whole or by rows
+//     in file order, a few lists of neighbours per band, so that many
+//     small blocks cost few coalesced reads: batch.go): the
 //     stored shape, the valid region's corner inside it (ghost cells,
 //     partial edge chunks), row- or column-major storage and the byte order
 //     of the input type;

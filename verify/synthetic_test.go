@@ -28,6 +28,23 @@ func (s fileSource) ReadBlock(_ context.Context, b *catalog.Block, dt catalog.DT
 	return buf, err
 }
 
+// batchSource is a catalog.BatchSource over fileSource: every block read
+// on its own, handed to fn in reverse order (the order is unspecified).
+type batchSource struct{ fileSource }
+
+func (s batchSource) ReadBlocks(ctx context.Context, blocks []*catalog.Block, dt catalog.DType, fn func(i int, data []byte) error) error {
+	for i := len(blocks) - 1; i >= 0; i-- {
+		data, err := s.ReadBlock(ctx, blocks[i], dt)
+		if err == nil {
+			err = fn(i, data)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // synthetic is an input written here (blocks encoded by the reference
 // encoder: big-endian, column-major, ghost cells, padded edges, a hole)
 // and an output written by h5py alone from the expected array: verify
@@ -36,7 +53,7 @@ func (s fileSource) ReadBlock(_ context.Context, b *catalog.Block, dt catalog.DT
 type synthetic struct {
 	dir   string
 	store *catalog.Store
-	src   fileSource
+	src   catalog.Source
 	a     *catalog.Array
 	want  []byte // the expected output, row-major little-endian
 }
@@ -212,24 +229,33 @@ func TestSynthetic(t *testing.T) {
 		{name: "overlap-disagrees", overlap: true, outFill: nan, want: `^DIFF E/x step 3 level 0 at \[2,2,2\]: in=\S+ out=\S+$`},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			s := newSynthetic(t, c.fill, c.overlap)
-			data := s.want
-			if c.data != nil {
-				data = c.data(data)
+		for _, batch := range []bool{false, true} {
+			name := c.name
+			if batch {
+				name += "-batch"
 			}
-			out := s.writeOutput(t, data, c.outFill, c.chunked)
-			ok, log := s.verify(t, out)
-			if c.want == "" {
-				if !ok {
-					t.Fatalf("want OK:\n%s", log)
+			t.Run(name, func(t *testing.T) {
+				s := newSynthetic(t, c.fill, c.overlap)
+				if batch {
+					s.src = batchSource{fileSource{s.dir}}
 				}
-				return
-			}
-			line := strings.SplitN(log, "\n", 2)[0]
-			if ok || !regexp.MustCompile(c.want).MatchString(line) {
-				t.Fatalf("ok %v, want %s, got:\n%s", ok, c.want, log)
-			}
-		})
+				data := s.want
+				if c.data != nil {
+					data = c.data(data)
+				}
+				out := s.writeOutput(t, data, c.outFill, c.chunked)
+				ok, log := s.verify(t, out)
+				if c.want == "" {
+					if !ok {
+						t.Fatalf("want OK:\n%s", log)
+					}
+					return
+				}
+				line := strings.SplitN(log, "\n", 2)[0]
+				if ok || !regexp.MustCompile(c.want).MatchString(line) {
+					t.Fatalf("ok %v, want %s, got:\n%s", ok, c.want, log)
+				}
+			})
+		}
 	}
 }
