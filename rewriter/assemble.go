@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"relayout/catalog"
@@ -343,7 +344,7 @@ func fillBuf(buf, elem []byte) {
 // returns slab's row-major little-endian bytes; places no block covers hold
 // fill (LE, or nil for zeros). The array must have passed checkArray.
 func assembleSlab(ctx context.Context, src catalog.Source, x *blockIndex, slab catalog.Box, fill []byte) ([]byte, error) {
-	return assembleReads(ctx, nil, src, x.a, slab, x.reads(slab), fill, x.disjoint)
+	return assembleReads(ctx, nil, src, x.a, slab, x.reads(slab), fill, x.disjoint())
 }
 
 // blockIndex finds the blocks of an array that a unit overlaps without
@@ -362,9 +363,10 @@ type blockIndex struct {
 	// names, equal numbers), so reads orders by file without comparing
 	// strings.
 	file []int32
-	// disjoint: no two blocks overlap (planner.Disjoint, once per array),
-	// so a unit's coverage is the sum of its blocks' parts.
-	disjoint bool
+	// disjoint: no two blocks overlap (planner.Disjoint, once per array,
+	// on first use: mergeInterleaved's index never asks), so a unit's
+	// coverage is the sum of its blocks' parts.
+	disjoint func() bool
 }
 
 func indexBlocks(a *catalog.Array) *blockIndex {
@@ -384,11 +386,14 @@ func indexBlocks(a *catalog.Array) *blockIndex {
 		}
 	}
 	x.numberFiles()
-	boxes := make([]catalog.Box, n)
-	for i := range a.Blocks {
-		boxes[i] = a.Blocks[i].Box
-	}
-	_, _, x.disjoint = planner.Disjoint(boxes)
+	x.disjoint = sync.OnceValue(func() bool {
+		boxes := make([]catalog.Box, n)
+		for i := range a.Blocks {
+			boxes[i] = a.Blocks[i].Box
+		}
+		_, _, d := planner.Disjoint(boxes)
+		return d
+	})
 	return x
 }
 
