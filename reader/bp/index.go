@@ -290,7 +290,8 @@ func parseSet(c *cursor, typeID uint8, size int) charSet {
 				sc.fail("%d dimensions in %d bytes", nd, sc.remaining())
 				return s
 			}
-			s.Count, s.Shape, s.Start = make([]uint64, nd), make([]uint64, nd), make([]uint64, nd)
+			dims := make([]uint64, 3*nd) // one allocation, three capped slices
+			s.Count, s.Shape, s.Start = dims[:nd:nd], dims[nd:2*nd:2*nd], dims[2*nd:]
 			for d := 0; d < nd; d++ {
 				s.Count[d], s.Shape[d], s.Start[d] = sc.u64(), sc.u64(), sc.u64()
 				if s.Shape[d] == joinedDim {
