@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"relayout/catalog"
@@ -342,7 +344,7 @@ func fillBuf(buf, elem []byte) {
 // returns slab's row-major little-endian bytes; places no block covers hold
 // fill (LE, or nil for zeros). The array must have passed checkArray.
 func assembleSlab(ctx context.Context, src catalog.Source, x *blockIndex, slab catalog.Box, fill []byte) ([]byte, error) {
-	return assembleReads(ctx, nil, src, x.a, slab, x.reads(slab), fill, x.disjoint)
+	return assembleReads(ctx, nil, src, x.a, slab, x.reads(slab), fill, x.disjoint())
 }
 
 // blockIndex finds the blocks of an array that a unit overlaps without
@@ -354,15 +356,22 @@ func assembleSlab(ctx context.Context, src catalog.Source, x *blockIndex, slab c
 // height above it. Build one per array and query it per unit.
 type blockIndex struct {
 	a     *catalog.Array
-	order []int // block indices by Box.Lower[0]
-	reach int64 // the largest Box.Count[0]
-	// disjoint: no two blocks overlap (planner.Disjoint, once per array),
-	// so a unit's coverage is the sum of its blocks' parts.
-	disjoint bool
+	order []int   // block indices by Box.Lower[0] (ties in catalog order)
+	low   []int64 // low[k] = Box.Lower[0] of block order[k], for the search
+	reach int64   // the largest Box.Count[0]
+	// file numbers each block's File by the names' sorted order (equal
+	// names, equal numbers), so reads orders by file without comparing
+	// strings.
+	file []int32
+	// disjoint: no two blocks overlap (planner.Disjoint, once per array,
+	// on first use: mergeInterleaved's index never asks), so a unit's
+	// coverage is the sum of its blocks' parts.
+	disjoint func() bool
 }
 
 func indexBlocks(a *catalog.Array) *blockIndex {
-	x := &blockIndex{a: a, order: make([]int, len(a.Blocks))}
+	n := len(a.Blocks)
+	x := &blockIndex{a: a, order: make([]int, n)}
 	for i := range x.order {
 		x.order[i] = i
 		if b := &a.Blocks[i].Box; len(b.Count) > 0 {
@@ -370,16 +379,89 @@ func indexBlocks(a *catalog.Array) *blockIndex {
 		}
 	}
 	if len(a.Shape) > 0 {
-		slices.SortStableFunc(x.order, func(i, j int) int {
-			return cmp.Compare(a.Blocks[i].Box.Lower[0], a.Blocks[j].Box.Lower[0])
-		})
+		x.sortByLower()
+		x.low = make([]int64, n)
+		for k, i := range x.order {
+			x.low[k] = a.Blocks[i].Box.Lower[0]
+		}
 	}
-	boxes := make([]catalog.Box, len(a.Blocks))
-	for i := range a.Blocks {
-		boxes[i] = a.Blocks[i].Box
-	}
-	_, _, x.disjoint = planner.Disjoint(boxes)
+	x.numberFiles()
+	x.disjoint = sync.OnceValue(func() bool {
+		boxes := make([]catalog.Box, n)
+		for i := range a.Blocks {
+			boxes[i] = a.Blocks[i].Box
+		}
+		_, _, d := planner.Disjoint(boxes)
+		return d
+	})
 	return x
+}
+
+// sortByLower orders x.order stably by Box.Lower[0]. When the span of the
+// first indices and the block count fit one uint64 together, it sorts
+// packed keys (first index above, block index below: stable by
+// construction) without a comparison closure reaching into the blocks.
+func (x *blockIndex) sortByLower() {
+	blocks := x.a.Blocks
+	if len(blocks) == 0 {
+		return
+	}
+	lo, hi := blocks[0].Box.Lower[0], blocks[0].Box.Lower[0]
+	for i := range blocks {
+		v := blocks[i].Box.Lower[0]
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	ibits := bits.Len64(uint64(len(blocks) - 1))
+	span := uint64(hi) - uint64(lo) // exact: hi >= lo, the span < 2⁶⁴
+	if bits.Len64(span)+ibits > 64 {
+		slices.SortStableFunc(x.order, func(i, j int) int {
+			return cmp.Compare(blocks[i].Box.Lower[0], blocks[j].Box.Lower[0])
+		})
+		return
+	}
+	keys := make([]uint64, len(blocks))
+	for i := range blocks {
+		keys[i] = (uint64(blocks[i].Box.Lower[0])-uint64(lo))<<ibits | uint64(i)
+	}
+	slices.Sort(keys)
+	mask := uint64(1)<<ibits - 1
+	for k, key := range keys {
+		x.order[k] = int(key & mask)
+	}
+}
+
+// numberFiles sets x.file: the rank of each block's File among the
+// array's distinct file names, sorted.
+func (x *blockIndex) numberFiles() {
+	blocks := x.a.Blocks
+	x.file = make([]int32, len(blocks))
+	id := map[string]int32{}
+	var names []string
+	for i := range blocks {
+		f := blocks[i].File
+		k, ok := id[f]
+		if !ok {
+			k = int32(len(names))
+			id[f] = k
+			names = append(names, f)
+		}
+		x.file[i] = k
+	}
+	if len(names) < 2 {
+		return
+	}
+	rank := make([]int32, len(names))
+	sorted := make([]int32, len(names))
+	for k := range sorted {
+		sorted[k] = int32(k)
+	}
+	slices.SortFunc(sorted, func(p, q int32) int { return strings.Compare(names[p], names[q]) })
+	for r, k := range sorted {
+		rank[k] = int32(r)
+	}
+	for i, k := range x.file {
+		x.file[i] = rank[k]
+	}
 }
 
 // each calls fn with the index of every block overlapping slab, in the
@@ -387,12 +469,11 @@ func indexBlocks(a *catalog.Array) *blockIndex {
 func (x *blockIndex) each(slab catalog.Box, fn func(i int)) {
 	a, cand := x.a, x.order
 	if len(a.Shape) > 0 && len(slab.Lower) > 0 {
-		lower := func(k int) int64 { return a.Blocks[cand[k]].Box.Lower[0] }
 		// A block overlapping slab starts after slab.Lower[0]-reach (it is
 		// at most reach tall) and before the slab's end.
 		from, to := slab.Lower[0]-x.reach, slab.Lower[0]+slab.Count[0]
-		first := sort.Search(len(cand), func(k int) bool { return lower(k) > from })
-		last := first + sort.Search(len(cand)-first, func(k int) bool { return lower(first+k) >= to })
+		first := sort.Search(len(cand), func(k int) bool { return x.low[k] > from })
+		last := first + sort.Search(len(cand)-first, func(k int) bool { return x.low[first+k] >= to })
 		cand = slices.Sorted(slices.Values(cand[first:last]))
 	}
 	for _, i := range cand {
@@ -403,22 +484,35 @@ func (x *blockIndex) each(slab catalog.Box, fn func(i int)) {
 	}
 }
 
+// readKey orders a unit's reads: file (x.file), offset, catalog order.
+type readKey struct {
+	file int32
+	off  int64
+	i    int
+}
+
 // reads lists the blocks (trimmed to what slab needs) to read for slab, in
 // file and offset order: blocks written in scattered order are then read
 // with ascending offsets, which the disk and the kernel's read-ahead reward.
 func (x *blockIndex) reads(slab catalog.Box) []*catalog.Block {
 	a := x.a
-	var idx []int
-	x.each(slab, func(i int) { idx = append(idx, i) })
-	slices.SortStableFunc(idx, func(i, j int) int {
-		if c := strings.Compare(a.Blocks[i].File, a.Blocks[j].File); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Blocks[i].Offset, a.Blocks[j].Offset)
+	var keys []readKey
+	x.each(slab, func(i int) {
+		keys = append(keys, readKey{file: x.file[i], i: i, off: a.Blocks[i].Offset})
 	})
-	reads := make([]*catalog.Block, len(idx))
-	for k, i := range idx {
-		reads[k] = trimBlock(&a.Blocks[i], slab, a.DType.Size)
+	// The block index breaks ties: the stable order of before, unstably.
+	slices.SortFunc(keys, func(p, q readKey) int {
+		if p.file != q.file {
+			return cmp.Compare(p.file, q.file)
+		}
+		if p.off != q.off {
+			return cmp.Compare(p.off, q.off)
+		}
+		return cmp.Compare(p.i, q.i)
+	})
+	reads := make([]*catalog.Block, len(keys))
+	for k, key := range keys {
+		reads[k] = trimBlock(&a.Blocks[key.i], slab, a.DType.Size)
 	}
 	return reads
 }

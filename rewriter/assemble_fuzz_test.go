@@ -301,7 +301,7 @@ func FuzzAssemble(f *testing.F) {
 			if fill != nil && bytes.Count(fill, []byte{0}) == len(fill) {
 				fill = nil
 			}
-			if err := assembleInto(context.Background(), nil, c.src, c.a, c.slab, x.reads(c.slab), fill, buf, dirty, x.disjoint); err != nil {
+			if err := assembleInto(context.Background(), nil, c.src, c.a, c.slab, x.reads(c.slab), fill, buf, dirty, x.disjoint()); err != nil {
 				t.Fatalf("assembleInto: %v", err)
 			}
 			if !bytes.Equal(buf, want) {

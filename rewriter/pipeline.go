@@ -251,7 +251,7 @@ func streamArrayEnv[T any](ctx context.Context, env pipeEnv, src catalog.Source,
 			}
 			dirty, bufs[i] = false, buf
 		}
-		err = assembleInto(ctx, env.mon, src, a, slabs[i], reads.of(i), fill, buf, dirty, reads.blocks.disjoint)
+		err = assembleInto(ctx, env.mon, src, a, slabs[i], reads.of(i), fill, buf, dirty, reads.blocks.disjoint())
 		reads.drop(i)
 		if env.mem != nil {
 			env.mem.release(transient[i])
@@ -473,7 +473,7 @@ func streamJoint(ctx context.Context, env pipeEnv, src catalog.Source, parts []*
 					return err
 				}
 				out[k] = buf
-				err = assembleInto(ctx, env.mon, src, p.a, p.slabs[r.slab], p.reads.of(r.slab), p.fill, buf, dirty, p.reads.blocks.disjoint)
+				err = assembleInto(ctx, env.mon, src, p.a, p.slabs[r.slab], p.reads.of(r.slab), p.fill, buf, dirty, p.reads.blocks.disjoint())
 				p.reads.drop(r.slab)
 				return err
 			})
@@ -491,7 +491,7 @@ func streamJoint(ctx context.Context, env pipeEnv, src catalog.Source, parts []*
 				return err
 			}
 			out[k] = buf
-			us[k] = jointUnit{a: p.a, slab: p.slabs[r.slab], reads: p.reads.of(r.slab), fill: p.fill, buf: buf, dirty: dirty, disjoint: p.reads.blocks.disjoint}
+			us[k] = jointUnit{a: p.a, slab: p.slabs[r.slab], reads: p.reads.of(r.slab), fill: p.fill, buf: buf, dirty: dirty, disjoint: p.reads.blocks.disjoint()}
 		}
 		err := assembleJoint(ctx, env.mon, mixed, us, asm)
 		for _, r := range items[i] {

@@ -253,7 +253,9 @@ func (d *Dataset) parseEntrySets(raw []byte, e *entry) ([]charSet, error) {
 		return nil, catalog.Corrupt(d.pfx, d.meta, e.off, "variable index: entry %q changed since Open", h.Name)
 	}
 	_, size, _, _ := typeInfo(h.TypeID, false)
-	var sets []charSet
+	// NSets is checked against the entry's length (readEntry): one
+	// allocation, not a growing copy of ~200-byte sets per block.
+	sets := make([]charSet, 0, h.NSets)
 	for ec.remaining() > 0 {
 		s := parseSet(ec, h.TypeID, size)
 		if ec.err != nil {
