@@ -583,8 +583,9 @@ func commitJob(ctx context.Context, out string, job *rewriter.Job, env Env, ds r
 	}
 	// --digest none as the user asked it (an in-memory job with
 	// verification leaves the digests to the verifier).
+	spec, specErr := ParseSignature(job.Signature)
 	noDigest := job.NoDigest
-	if spec, err := ParseSignature(job.Signature); err == nil {
+	if specErr == nil {
 		noDigest = spec.NoDigest
 	}
 	if err := job.CheckBudget(env.MaxMem); err != nil {
@@ -642,7 +643,7 @@ func commitJob(ctx context.Context, out string, job *rewriter.Job, env Env, ds r
 		return fmt.Errorf("%w: output left in %s, nothing committed to %s", ErrVerifyFailed, stage, out)
 	}
 	job.Manifest.Schema = catalog.ManifestSchema
-	if spec, err := ParseSignature(job.Signature); err == nil {
+	if specErr == nil {
 		job.Manifest.Options = manifestOptions(spec, env.MaxMem, env.Jobs)
 	}
 	job.Manifest.Started, job.Manifest.Finished = utcSecond(started), utcSecond(time.Now())

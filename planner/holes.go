@@ -136,7 +136,7 @@ func coveredElements(shape []int64, boxes []catalog.Box) int64 {
 // touchedChunkCount is the number of chunks of the grid of shape cut in
 // chunk that some box overlaps.
 func touchedChunkCount(shape, chunk []int64, boxes []catalog.Box) int64 {
-	return int64(len(touchedChunks(shape, chunk, boxes)))
+	return int64(len(TouchedChunks(shape, chunk, boxes)))
 }
 
 // SparseChunkedStorage is the array stored in chunks of the given shape of
@@ -148,7 +148,7 @@ func SparseChunkedStorage(shape, chunk []int64, boxes []catalog.Box) Storage {
 	for d := range rank {
 		grid[d] = (shape[d] + chunk[d] - 1) / chunk[d]
 	}
-	keys := touchedChunks(shape, chunk, boxes)
+	keys := TouchedChunks(shape, chunk, boxes)
 	cs := make([]catalog.Box, 0, len(keys))
 	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		b := catalog.Box{Lower: make([]int64, rank), Count: make([]int64, rank)}
@@ -162,16 +162,17 @@ func SparseChunkedStorage(shape, chunk []int64, boxes []catalog.Box) Storage {
 	return PiecesStorage(Chunked+" "+dimsString(chunk)+" (touched chunks)", shape, cs, true)
 }
 
-// touchedChunks is the set of row-major indices of the chunks of the grid
-// of shape cut in chunk that some box overlaps.
-func touchedChunks(shape, chunk []int64, boxes []catalog.Box) map[int64]struct{} {
+// TouchedChunks is the set of row-major indices of the chunks of the grid
+// of shape cut in chunk that some box overlaps (parts outside the array
+// ignored).
+func TouchedChunks(shape, chunk []int64, boxes []catalog.Box) map[int64]struct{} {
 	rank := len(shape)
 	grid := make([]int64, rank)
 	for d := range rank {
 		grid[d] = (shape[d] + chunk[d] - 1) / chunk[d]
 	}
 	seen := map[int64]struct{}{}
-	lo, hi, at := make([]int64, rank), make([]int64, rank), make([]int64, rank)
+	lo, hi := make([]int64, rank), make([]int64, rank)
 boxes:
 	for _, b := range boxes {
 		for d := range rank {
@@ -181,26 +182,32 @@ boxes:
 				continue boxes
 			}
 		}
-		copy(at, lo)
-		for {
-			var k int64
-			for d := range rank {
-				k = k*grid[d] + at[d]
-			}
-			seen[k] = struct{}{}
-			d := rank - 1
-			for ; d >= 0; d-- {
-				if at[d]++; at[d] <= hi[d] {
-					break
-				}
-				at[d] = lo[d]
-			}
-			if d < 0 {
-				break
-			}
-		}
+		eachCell(lo, hi, grid, func(k int64) { seen[k] = struct{}{} })
 	}
 	return seen
+}
+
+// eachCell calls fn with the row-major index in grid of every cell of the
+// box of cells [lo, hi] (inclusive), in row-major order.
+func eachCell(lo, hi, grid []int64, fn func(k int64)) {
+	at := slices.Clone(lo)
+	for {
+		var k int64
+		for d := range at {
+			k = k*grid[d] + at[d]
+		}
+		fn(k)
+		d := len(at) - 1
+		for ; d >= 0; d-- {
+			if at[d]++; at[d] <= hi[d] {
+				break
+			}
+			at[d] = lo[d]
+		}
+		if d < 0 {
+			return
+		}
+	}
 }
 
 // byteSize is n bytes for a note: "24.5 MB".
@@ -262,7 +269,7 @@ func coveredCells(shape []int64, boxes []catalog.Box) (n int64, ok bool) {
 	bits := make([]uint64, (cells+63)/64)
 	budget := 4*cells + int64(len(boxes))
 	var set int64
-	lo, hi, at := make([]int64, rank), make([]int64, rank), make([]int64, rank)
+	lo, hi := make([]int64, rank), make([]int64, rank)
 boxes:
 	for _, b := range boxes {
 		vol := int64(1)
@@ -276,27 +283,12 @@ boxes:
 		if budget -= vol; budget < 0 {
 			return 0, false
 		}
-		copy(at, lo)
-		for {
-			var k int64
-			for d := range rank {
-				k = k*grid[d] + at[d]
-			}
+		eachCell(lo, hi, grid, func(k int64) {
 			if w, m := k/64, uint64(1)<<(k%64); bits[w]&m == 0 {
 				bits[w] |= m
 				set++
 			}
-			d := rank - 1
-			for ; d >= 0; d-- {
-				if at[d]++; at[d] <= hi[d] {
-					break
-				}
-				at[d] = lo[d]
-			}
-			if d < 0 {
-				break
-			}
-		}
+		})
 	}
 	return set * product(g), true
 }

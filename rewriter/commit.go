@@ -84,10 +84,7 @@ func joinParts(ctx context.Context, work, stage string, job *Job, recs map[int]J
 			f.Close()
 		}
 	}()
-	byDS := map[int][]*Unit{}
-	for i := range job.Units {
-		byDS[job.Units[i].Dataset] = append(byDS[job.Units[i].Dataset], &job.Units[i])
-	}
+	byDS := job.unitsByDataset()
 	for vi, mv := range job.Manifest.Variables {
 		final := filepath.Join(stage, mv.File)
 		if _, err := os.Stat(final); err == nil {
@@ -217,10 +214,7 @@ func StageManifest(work string, job *Job) error {
 // no digest.
 func CheckUnits(ctx context.Context, job *Job, recs map[int]JournalRecord, out *catalog.Store, outSrc catalog.Source,
 	jobs int, maxMem int64, w io.Writer) (map[string]string, bool, error) {
-	byDS := map[int][]*Unit{}
-	for i := range job.Units {
-		byDS[job.Units[i].Dataset] = append(byDS[job.Units[i].Dataset], &job.Units[i])
-	}
+	byDS := job.unitsByDataset()
 	result := map[string]string{}
 	ok := true
 	mem := newMemBudget(Options{MaxMem: maxMem}.maxMem())
@@ -262,16 +256,22 @@ func CheckUnits(ctx context.Context, job *Job, recs map[int]JournalRecord, out *
 	return result, ok, nil
 }
 
+// unitsByDataset is the job's units of each dataset, in job order.
+func (j *Job) unitsByDataset() map[int][]*Unit {
+	byDS := map[int][]*Unit{}
+	for i := range j.Units {
+		byDS[j.Units[i].Dataset] = append(byDS[j.Units[i].Dataset], &j.Units[i])
+	}
+	return byDS
+}
+
 // CheckBudget refuses a commit budget of maxMem bytes (<= 0: the default)
 // that cannot hold the job's largest unit with its read, as the shards'
 // rewrite does (checkUnitBudget): commit reads the output back within the
 // same one budget, whichever check it runs.
 func (j *Job) CheckBudget(maxMem int64) error {
 	opts := Options{MaxMem: maxMem}
-	byDS := map[int][]*Unit{}
-	for i := range j.Units {
-		byDS[j.Units[i].Dataset] = append(byDS[j.Units[i].Dataset], &j.Units[i])
-	}
+	byDS := j.unitsByDataset()
 	for di := range j.Datasets {
 		if us := byDS[di]; len(us) == 0 {
 			continue

@@ -464,7 +464,7 @@ func (e *engine) setupPass(ctx context.Context, di int, us []*Unit, whole bool) 
 				return o, fmt.Errorf("unit %v not aligned to chunk %v", slab, d.Chunk) // planner bug
 			}
 			err := cutChunks(buf, slab, a.Shape, d.Chunk, a.DType.Size, func(off []int64, data []byte) error {
-				if touched != nil && !touched[chunkIndex(off, d.Chunk, grid)] {
+				if _, ok := touched[chunkIndex(off, d.Chunk, grid)]; touched != nil && !ok {
 					return nil
 				}
 				enc, err := encodeChunk(data, a.DType.Size, d.Deflate)

@@ -233,43 +233,15 @@ func chunkIndex(off, chunk, grid []int64) int64 {
 
 // touchedChunks is the set of chunks that some block overlaps, or nil when
 // the blocks cover the whole array (every chunk is then written).
-func touchedChunks(a *catalog.Array, chunk []int64) map[int64]bool {
+func touchedChunks(a *catalog.Array, chunk []int64) map[int64]struct{} {
 	if planner.FullyCovered(a) {
 		return nil
 	}
-	grid := chunkGrid(a.Shape, chunk)
-	touched := map[int64]bool{}
-	rank := len(a.Shape)
+	boxes := make([]catalog.Box, len(a.Blocks))
 	for i := range a.Blocks {
-		b := a.Blocks[i].Box
-		if b.Elements() == 0 {
-			continue
-		}
-		lo, hi := make([]int64, rank), make([]int64, rank)
-		for d := range rank {
-			lo[d] = b.Lower[d] / chunk[d]
-			hi[d] = (b.Lower[d] + b.Count[d] - 1) / chunk[d]
-		}
-		c := append([]int64(nil), lo...)
-		for {
-			var idx int64
-			for d := range rank {
-				idx = idx*grid[d] + c[d]
-			}
-			touched[idx] = true
-			d := rank - 1
-			for ; d >= 0; d-- {
-				if c[d]++; c[d] <= hi[d] {
-					break
-				}
-				c[d] = lo[d]
-			}
-			if d < 0 {
-				break
-			}
-		}
+		boxes[i] = a.Blocks[i].Box
 	}
-	return touched
+	return planner.TouchedChunks(a.Shape, chunk, boxes)
 }
 
 // writeBoxes writes a's AMR box list (at boxesPath) as int64
