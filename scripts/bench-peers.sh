@@ -20,7 +20,8 @@
 #
 #   BENCH_N (mesh edge, default 384), BENCH_B (block edge, default 8: 110,592 blocks per
 #   variable at N=384), BENCH_W (writer ranks, default 8), BENCH_AGG (default 4), BENCH_RUNS
-#   (default 3), BENCH_DIR, BENCH_RESULTS (default bench/RESULTS.md; empty: do not record),
+#   (default 3), BENCH_INPUTS (which of bp4 bp5 openpmd h5 to write and time, default all; h5
+#   needs openpmd; the issue's own table: BENCH_N=448 BENCH_B=32 BENCH_AGG=2 BENCH_INPUTS=bp4), BENCH_DIR, BENCH_RESULTS (default bench/RESULTS.md; empty: do not record),
 #   BENCH_NOTE (a sentence recorded beside the figures, e.g. what else ran on the machine),
 #   PEERS (default ../shared/peers), BENCH_READ=0 (skip the read benchmark), READBENCH_N (its
 #   input's mesh edge, default 192; its other knobs READBENCH_* are listed in scripts/bench-read.sh). Without the peers it says so and exits 0 (1
@@ -52,13 +53,18 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # The inputs, each written by its real writer. The MPI build of openPMD-api has other
 # libraries and Python paths: it is sourced in a subshell of its own.
 t0=$(date +%s.%N)
-(. "$PEERS/env.sh"; "${MPIRUN[@]}" /usr/bin/python3 "$PEERS/bp_gen.py" BP4 "$DIR/bp4" "$N" "$B" --aggregators "$AGG" >/dev/null)
-(. "$PEERS/env.sh"; "${MPIRUN[@]}" /usr/bin/python3 "$PEERS/bp_gen.py" BP5 "$DIR/bp5" "$N" "$B" --aggregators "$AGG" >/dev/null)
-(export PEERS_MPI=1; . "$PEERS/env.sh"; "${MPIRUN[@]}" /usr/bin/python3 scripts/bench_openpmd.py "$DIR/openpmd" "$N" "$B" --aggregators "$AGG" >/dev/null)
+read -r -a INPUTS <<<"${BENCH_INPUTS:-bp4 bp5 openpmd h5}"
+want() { [[ " ${INPUTS[*]} " == *" $1 "* ]]; }
+for k in "${INPUTS[@]}"; do
+  case $k in bp4|bp5|openpmd) ;; h5) want openpmd || { echo "bench-peers: BENCH_INPUTS: h5 needs openpmd" >&2; exit 2; } ;;
+    *) echo "bench-peers: BENCH_INPUTS: unknown input $k (bp4 bp5 openpmd h5)" >&2; exit 2 ;; esac
+done
+if want bp4; then (. "$PEERS/env.sh"; "${MPIRUN[@]}" /usr/bin/python3 "$PEERS/bp_gen.py" BP4 "$DIR/bp4" "$N" "$B" --aggregators "$AGG" >/dev/null); fi
+if want bp5; then (. "$PEERS/env.sh"; "${MPIRUN[@]}" /usr/bin/python3 "$PEERS/bp_gen.py" BP5 "$DIR/bp5" "$N" "$B" --aggregators "$AGG" >/dev/null); fi
+if want openpmd; then (export PEERS_MPI=1; . "$PEERS/env.sh"; "${MPIRUN[@]}" /usr/bin/python3 scripts/bench_openpmd.py "$DIR/openpmd" "$N" "$B" --aggregators "$AGG" >/dev/null); fi
 . "$PEERS/env.sh"
-openpmd-pipe --infile "$DIR/openpmd/bench_%06T.bp" --outfile "$DIR/h5/bench_%06T.h5" >/dev/null
+if want h5; then openpmd-pipe --infile "$DIR/openpmd/bench_%06T.bp" --outfile "$DIR/h5/bench_%06T.h5" >/dev/null; fi
 say "inputs: ${N}^3 meshes in ${B}^3 blocks from $W writer ranks after a load-balancing shuffle, $AGG aggregators; generated in $(elapsed "$t0")s"
-INPUTS=(bp4 bp5 openpmd h5)
 declare -A IN_BYTES BLOCKS STORED
 for k in "${INPUTS[@]}"; do
   IN_BYTES[$k]=$(du -sb "$DIR/$k" | cut -f1)
@@ -67,10 +73,10 @@ import json, sys
 vs = json.load(sys.stdin)["variables"]
 print(sum(v["blocks"] for v in vs), sum(v["stored_bytes"] for v in vs))')
 done
-say "- bp4: ADIOS2 BP4 (bp_gen.py), ${IN_BYTES[bp4]} bytes, ${BLOCKS[bp4]} blocks"
-say "- bp5: ADIOS2 BP5 (bp_gen.py), ${IN_BYTES[bp5]} bytes, ${BLOCKS[bp5]} blocks"
-say "- openpmd: openPMD-api file-based BP4 series (scripts/bench_openpmd.py), ${IN_BYTES[openpmd]} bytes, ${BLOCKS[openpmd]} blocks"
-say "- h5: the openpmd series converted by openpmd-pipe (openPMD-HDF5, openPMD-api's chunks), ${IN_BYTES[h5]} bytes, ${BLOCKS[h5]} chunks"
+want bp4 && say "- bp4: ADIOS2 BP4 (bp_gen.py), ${IN_BYTES[bp4]} bytes, ${BLOCKS[bp4]} blocks"
+want bp5 && say "- bp5: ADIOS2 BP5 (bp_gen.py), ${IN_BYTES[bp5]} bytes, ${BLOCKS[bp5]} blocks"
+want openpmd && say "- openpmd: openPMD-api file-based BP4 series (scripts/bench_openpmd.py), ${IN_BYTES[openpmd]} bytes, ${BLOCKS[openpmd]} blocks"
+want h5 && say "- h5: the openpmd series converted by openpmd-pipe (openPMD-HDF5, openPMD-api's chunks), ${IN_BYTES[h5]} bytes, ${BLOCKS[h5]} chunks"
 cpu=$(lscpu | awk -F: '/Model name/{gsub(/^ +/,"",$2); print $2; exit}')
 say "machine: $(nproc) cores ($cpu), $(free -g | awk '/Mem:/{print $2}') GiB, Linux $(uname -r), $(df -T "$DIR" | awk 'NR==2{print $2}') at $DIR; load average before the timings: $(cut -d' ' -f1-3 /proc/loadavg)"
 say "peers: adios2_reorganize (ADIOS2 $(bpls --version 2>&1 | grep -o '[0-9][0-9]*\.[0-9][0-9.]*' | head -1)) and openpmd-pipe from $PEERS (openPMD-api $(/usr/bin/python3 -c 'import openpmd_api; print(openpmd_api.__version__)')), $(h5repack --version 2>&1 | head -1)"
@@ -95,7 +101,7 @@ repack() { mkdir -p "$DIR/out" && for f in "$DIR"/h5/*.h5; do h5repack -l CONTI 
 export -f cpsync reorg pipe repack; export DIR
 RL="$BIN run -q"
 CMDS=()
-for k in bp4 bp5 openpmd h5; do
+for k in "${INPUTS[@]}"; do
   CMDS+=("$k:cp+sync|cpsync $k")
   case $k in
     bp4|bp5) CMDS+=("$k:adios2_reorganize+sync|reorg $k") ;;
@@ -181,7 +187,7 @@ if [ "${BENCH_READ:-1}" != 0 ]; then
   say ""
   # On a BP5 input of its own, READBENCH_N^3 (default 192: a few minutes), unless that is N.
   RN=${READBENCH_N:-192}; RIN=$DIR/bp5
-  if [ "$RN" != "$N" ]; then
+  if [ "$RN" != "$N" ] || ! want bp5; then
     RIN=$DIR/read-in.bp
     (. "$PEERS/env.sh"; "${MPIRUN[@]}" /usr/bin/python3 "$PEERS/bp_gen.py" BP5 "$RIN" "$RN" "$B" --aggregators "$AGG" >/dev/null)
   fi
