@@ -171,11 +171,13 @@
 // variable of a step block by block in the same sub-file regions) go
 // through one pipeline (engine.groups; every shard, in memory or journaled,
 // joins its groups: joinGroups). Their units are merged in array order into items whose
-// buffers hold at most half the budget (jointItems); an item is admitted,
+// buffers hold at most a sixteenth of the budget (jointItems, itemLimit); an item is admitted,
 // assembled and released as one: one pass over the union of its units'
 // blocks in file order (catalog.MixedBatchSource: runs coalesced across
 // the datasets, each block decoded with its own element type and copied
-// into its own unit; the sub-files read in parallel), and each unit is
+// into its own unit; the sub-files read in parallel, each in segments
+// whose gaps are at most 1/32 of their bytes, gapSegment, so that the
+// other items' blocks between are skipped), and each unit is
 // then written, hashed and journaled as its own dataset's, in that
 // dataset's order. Chosen by measurement on BP5 output of 4 variables of
 // 192^3 in 351,536 blocks of 4^3 (8 writers, 4 sub-files, 123 MB of data):
@@ -185,9 +187,12 @@
 // unit's runs read 123 MB in 86-330 calls but held every gap byte too,
 // which capped items and left BP4 256^3 in 8^3 blocks at 1.47x; the joint
 // pass reads 123 MB in 8 calls (BP4: 307 MB in 20 calls for 307 MB
-// stored). The price is memory where blocks are scattered over the
-// sub-files (load balancing): an item then holds a unit of every joined
-// dataset, up to half the budget, before it is written. Contiguous and
+// stored). Items of half the budget held a whole scattered region (load
+// balancing) at once: 548 MB peak RSS on that BP4 input, and 1.9x the
+// stored bytes at --max-mem 256MiB, where the region did not fit; with
+// gap-bounded segments a sixteenth reads it once at 241 MB (in ~91,000
+// calls where blocks of other items lie between: the price is a call per
+// run of the item's own blocks). Contiguous and
 // merged units are pwritten at the addresses Prepare recorded. Raw chunked arrays that their
 // blocks cover have every chunk allocated when the dataset is created; the
 // workers pwritev each chunk of a unit straight from its buffer (no copy, no

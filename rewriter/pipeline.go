@@ -510,7 +510,7 @@ func streamJoint(ctx context.Context, env pipeEnv, src catalog.Source, parts []*
 	}, func(ctx context.Context, i int) (o out, err error) {
 		it := items[i]
 		o.bufs, o.v = make([][]byte, len(it)), make([]unitOut, len(it))
-		if mixed != nil && len(it) > 1 {
+		if mixed != nil && (len(it) > 1 || len(parts) > 1) {
 			err = assembleItem(ctx, i, o.bufs)
 		} else {
 			err = assembleEach(ctx, i, o.bufs)
