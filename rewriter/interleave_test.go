@@ -242,3 +242,36 @@ func unionRunBytes(lists [][]*catalog.Block, limit int64) int64 {
 	_, total := mergeSpans(spans)
 	return total
 }
+
+func TestGapSegment(t *testing.T) {
+	blk := func(off, n int64) *catalog.Block { return &catalog.Block{File: "f", Offset: off, Length: n} }
+	cases := []struct {
+		name   string
+		blocks []*catalog.Block
+		want   int
+	}{
+		{"adjacent", []*catalog.Block{blk(0, 100), blk(100, 100), blk(200, 100)}, 3},
+		// 100 gap bytes need 3200 wanted: the third block brings 3190.
+		{"small gaps", []*catalog.Block{blk(0, 3100), blk(3150, 50), blk(3250, 40)}, 2},
+		{"large gap", []*catalog.Block{blk(0, 4096), blk(8192, 4096)}, 1},
+		{"overlap", []*catalog.Block{blk(0, 100), blk(50, 100), blk(150, 10)}, 3},
+		{"inline", []*catalog.Block{blk(0, 100), {Inline: []byte{1}}}, 1},
+		{"inline first", []*catalog.Block{{Inline: []byte{1}}, blk(0, 100)}, 1},
+	}
+	for _, c := range cases {
+		n := gapSegment(len(c.blocks), func(i int) *catalog.Block { return c.blocks[i] })
+		if n != c.want {
+			t.Errorf("%s: segment of %d blocks, want %d", c.name, n, c.want)
+		}
+		var gaps, want int64
+		end := c.blocks[0].Offset
+		for _, b := range c.blocks[:n] {
+			gaps += max(b.Offset-end, 0)
+			end = max(end, b.Offset+b.Length)
+			want += b.Length
+		}
+		if gapShare*gaps > want {
+			t.Errorf("%s: %d gap bytes for %d wanted", c.name, gaps, want)
+		}
+	}
+}
