@@ -277,7 +277,7 @@ func (e *engine) groups(ctx context.Context, gs []unitGroup) error {
 		parts[i] = p.part
 		p.part.reads = newSlabReads(e.src, p.part.a, p.part.slabs)
 	}
-	items := jointItems(parts, e.opts.itemLimit())
+	items := jointItems(parts, e.opts.itemLimit(), e.opts.readLimit(), minItemRead)
 	sums, err := streamJoint(ctx, e.opts.env(), e.src, parts, items, e.opts.jobs())
 	if err != nil {
 		if len(gs) == 1 {
