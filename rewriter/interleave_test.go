@@ -544,3 +544,59 @@ func segmentRuns(reads []*catalog.Block, limit int64) (calls, bytes int64) {
 	}
 	return calls, bytes
 }
+
+// TestJointItemsRandom: whatever the parts' cuts (bands of any heights,
+// some parts only partly there, as a shard's) and the blocks' order, every
+// unit is in exactly one item, each part's in order, and an item over the
+// limit is a single unit.
+func TestJointItemsRandom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	const n0 = 64
+	for trial := range 300 {
+		var parts []*jointPart
+		for p := range 2 + rng.IntN(3) {
+			size := []int{4, 8}[rng.IntN(2)]
+			a := &catalog.Array{Var: fmt.Sprint("v", p), DType: catalog.DType{Kind: catalog.Float, Size: size}, Shape: []int64{n0, 4, 4}}
+			for x := int64(0); x < n0; x += 4 {
+				a.Blocks = append(a.Blocks, catalog.Block{Box: catalog.Box{Lower: []int64{x, 0, 0}, Count: []int64{4, 4, 4}},
+					File: fmt.Sprint("data.", rng.IntN(2)), Offset: rng.Int64N(1 << 20), Length: int64(64 * size)})
+			}
+			lo, hi := int64(0), int64(n0)
+			if rng.IntN(3) == 0 {
+				lo, hi = 4*rng.Int64N(8), n0-4*rng.Int64N(8)
+			}
+			var slabs []catalog.Box
+			for r := lo; r < hi; {
+				h := min(1+rng.Int64N(24), hi-r)
+				slabs = append(slabs, catalog.Box{Lower: []int64{r, 0, 0}, Count: []int64{h, 4, 4}})
+				r += h
+			}
+			parts = append(parts, &jointPart{a: a, slabs: slabs, keep: int64(rng.IntN(2))})
+		}
+		for _, p := range parts {
+			p.reads = newSlabReads(nil, p.a, p.slabs)
+		}
+		limit := int64(1+rng.IntN(64)) << 10
+		items := jointItems(parts, limit, 1<<20, int64(rng.IntN(4))<<10)
+		next := make([]int, len(parts))
+		for _, it := range items {
+			var bytes int64
+			for _, r := range it {
+				if r.slab != next[r.part] {
+					t.Fatalf("trial %d: items %v: part %d unit %d out of order", trial, items, r.part, r.slab)
+				}
+				next[r.part]++
+				p := parts[r.part]
+				bytes += p.slabs[r.slab].Elements() * int64(p.a.DType.Size) * (1 + p.keep)
+			}
+			if len(it) == 0 || len(it) > 1 && bytes > limit {
+				t.Fatalf("trial %d: item %v of %d bytes, limit %d", trial, it, bytes, limit)
+			}
+		}
+		for pi, p := range parts {
+			if next[pi] != len(p.slabs) {
+				t.Fatalf("trial %d: part %d: %d of %d units in items", trial, pi, next[pi], len(p.slabs))
+			}
+		}
+	}
+}
