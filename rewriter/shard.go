@@ -36,7 +36,8 @@ import (
 // A work unit is a box of one dataset of at most UnitBytes: a run of whole
 // rows (dimension 0), whole chunk rows when chunked, or where those do not
 // fit, block-aligned tiles, boxes of whole chunks, pieces of a merged
-// cuboid (datasetUnits). Shards write contiguous,
+// cuboid; the same row bands for the datasets of one step, level and shape
+// (datasetUnits, jointGrain). Shards write contiguous,
 // merged and raw chunked units (of arrays their blocks cover: chunks
 // allocated by plan) with pwrite straight into the prepared file (disjoint
 // byte ranges, no HDF5 call; engine.go), and compressed or sparse chunked
@@ -407,7 +408,9 @@ func prepare(ctx context.Context, store *catalog.Store, src catalog.Source, work
 
 // datasetUnits cuts array a (with its blocks), prepared as d, into work
 // units: for a merged array also each unit's cuboid; split reports units
-// smaller than a row (a chunk row when chunked).
+// smaller than a row (a chunk row when chunked). A contiguous or encoded
+// chunked array joinable with others (g: the grain of their group) is cut
+// in the group's row bands where they fit.
 func datasetUnits(a *catalog.Array, d *JobDataset, t contigTarget, g jointGrain, opts Options) (boxes []catalog.Box, cuboid []int, split bool, err error) {
 	size := a.DType.Size
 	switch d.kind() {
