@@ -181,8 +181,8 @@
 // blocks in file order (catalog.MixedBatchSource: runs coalesced across
 // the datasets, each block decoded with its own element type and copied
 // into its own unit; the sub-files read in parallel, each in segments
-// whose gaps are at most 1/32 of their bytes besides block headers,
-// gapSegment, so that the other items' blocks between are skipped), and
+// whose gaps holding other items' blocks are at most 1/32 of their bytes,
+// gapSegment and jointIndex, so that those blocks are skipped), and
 // each unit is then written, hashed and journaled as its own dataset's,
 // in that dataset's order. Chosen by measurement on BP5 output of 4 variables of
 // 192^3 in 351,536 blocks of 4^3 (8 writers, 4 sub-files, 123 MB of data):
@@ -199,8 +199,8 @@
 // read it once at 241 MB but in 90,785 calls: sized in bytes (a float32
 // dataset's units twice the rows of a float64 one's), an item held some
 // datasets' units of a band and the others' blocks left gaps, and BP4's
-// block headers, counted as gaps, made each block a call of its own
-// (headerGap). Items of whole 32-row bands read
+// block headers, counted as gaps, made each block a call of its own (only
+// gaps holding other items' blocks count now). Items of whole 32-row bands read
 // that input once in 1,024 calls at 256 MB peak RSS, at both budgets (the
 // writers' Morton order puts a band's blocks in runs that lengthen
 // eightfold with each doubling of its rows; 64-row items read in 128

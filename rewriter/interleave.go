@@ -296,17 +296,17 @@ const minItemRead = 256 << 10
 // (predicted by itemReads, as assembleJoint reads them) at least minRead
 // bytes per request (minItemRead), else the largest whose items fit limit. A region
 // over limit is cut by position (byPosition). One part: one unit per item.
-func jointItems(parts []*jointPart, limit, readLimit, minRead int64) [][]jointRef {
+func jointItems(parts []*jointPart, limit, readLimit, minRead int64) ([][]jointRef, *jointIndex) {
 	if len(parts) == 1 {
 		items := make([][]jointRef, len(parts[0].slabs))
 		for i := range items {
 			items[i] = []jointRef{{0, i}}
 		}
-		return items
+		return items, nil
 	}
 	regions := jointRegions(parts)
 	if regions == nil {
-		return byPosition(parts, nil, limit)
+		return byPosition(parts, nil, limit), nil
 	}
 	bytes := make([]int64, len(regions))
 	for r, rg := range regions {
@@ -338,7 +338,7 @@ func jointItems(parts []*jointPart, limit, readLimit, minRead int64) [][]jointRe
 			}
 		}
 	}
-	reads := newItemReads(parts, regions, lows)
+	reads, files := newItemReads(parts, regions, lows)
 	k := 1
 	for next := 1; next <= 2*len(regions) && (next == 1 || fits(next)); next *= 2 {
 		k = next
@@ -347,6 +347,7 @@ func jointItems(parts []*jointPart, limit, readLimit, minRead int64) [][]jointRe
 		}
 	}
 	var items [][]jointRef
+	x := &jointIndex{files: files, ext: reads, k: k}
 	for r := 0; r < len(regions); r += k {
 		group := regions[r:min(r+k, len(regions))]
 		var n int64
@@ -358,7 +359,11 @@ func jointItems(parts []*jointPart, limit, readLimit, minRead int64) [][]jointRe
 			spans[pi] = [2]int{group[0][pi][0], group[len(group)-1][pi][1]}
 		}
 		if n > limit { // one region over the limit
-			items = append(items, byPosition(parts, spans, limit)...)
+			cut := byPosition(parts, spans, limit)
+			items = append(items, cut...)
+			for range cut {
+				x.group = append(x.group, r/k)
+			}
 			continue
 		}
 		var it []jointRef
@@ -368,8 +373,9 @@ func jointItems(parts []*jointPart, limit, readLimit, minRead int64) [][]jointRe
 			}
 		}
 		items = append(items, it)
+		x.group = append(x.group, r/k)
 	}
-	return items
+	return items, x
 }
 
 // jointRegions cuts the units of parts (each part's in order) into
@@ -506,7 +512,7 @@ type extentRef struct {
 // newItemReads lists the blocks of parts by region (regions: jointRegions;
 // lows[r]: the first row of region r): a block is in every region its rows
 // meet where its part has units.
-func newItemReads(parts []*jointPart, regions [][][2]int, lows []int64) itemReads {
+func newItemReads(parts []*jointPart, regions [][][2]int, lows []int64) (itemReads, map[string]int32) {
 	n := 0
 	for _, p := range parts {
 		n += len(p.a.Blocks)
@@ -554,8 +560,44 @@ func newItemReads(parts []*jointPart, regions [][][2]int, lows []int64) itemRead
 	for i := range refs {
 		refs[i].file = rank[refs[i].file]
 	}
+	for n, f := range files {
+		files[n] = rank[f]
+	}
 	sortExtents(refs)
-	return refs
+	return refs, files
+}
+
+// jointIndex locates the blocks of a set of parts' items in the files,
+// for assembleJoint to tell the gaps that hold other items' blocks.
+type jointIndex struct {
+	files map[string]int32 // name -> rank, as in ext
+	ext   itemReads
+	k     int   // regions per item: an extent's group is its region / k
+	group []int // items[i]'s group (an item cut from an over-limit region shares it)
+}
+
+// foreign reports whether bytes [from, to) of file hold (or a block
+// covering from is) a block of another group than item's.
+func (x *jointIndex) foreign(item int, file string, from, to int64) bool {
+	f, ok := x.files[file]
+	if !ok {
+		return true
+	}
+	g := x.group[item]
+	other := func(e extentRef) bool { return int(e.region)/x.k != g }
+	i := sort.Search(len(x.ext), func(i int) bool {
+		e := x.ext[i]
+		return e.file > f || e.file == f && e.off >= from
+	})
+	if i > 0 && x.ext[i-1].file == f && x.ext[i-1].off+x.ext[i-1].len > from && other(x.ext[i-1]) {
+		return true
+	}
+	for ; i < len(x.ext) && x.ext[i].file == f && x.ext[i].off < to; i++ {
+		if other(x.ext[i]) {
+			return true
+		}
+	}
+	return false
 }
 
 // sortExtents orders refs by file and offset, refs of one extent in the
@@ -604,27 +646,29 @@ func sortExtents(refs itemReads) {
 
 // predict is the read requests and bytes of items of k consecutive regions
 // (of n): each item's extents, per file, in gap-bounded segments
-// (gapSegment) of coalesced runs of at most readLimit bytes (catalog.Runs),
-// as assembleJoint and a BatchSource read them. The refs of an item are
-// in its own file and offset order within the whole list, so one walk with
-// a state per item follows every item at once (TestPredictReads checks
-// it against gapSegment and catalog.Runs).
+// (gapSegment; a gap is foreign where extents of other items lie between)
+// of coalesced runs of at most readLimit bytes (catalog.Runs), as
+// assembleJoint and a BatchSource read them. The refs of an item are in
+// its own file and offset order within the whole list, so one walk with a
+// state per item follows every item at once (TestPredictReads checks it
+// against gapSegment and catalog.Runs).
 func (ir itemReads) predict(n, k int, readLimit int64) (calls, bytes int64) {
 	if readLimit <= 0 {
 		readLimit = maxReadLimit
 	}
 	type state struct {
 		file             int32
+		last             int   // the index of the item's last extent
 		end, want, gaps  int64 // the segment's
 		runStart, runEnd int64
 		open             bool
 	}
 	st := make([]state, (n+k-1)/k)
-	for _, e := range ir {
+	for j, e := range ir {
 		s := &st[int(e.region)/k]
 		seg := s.open && s.file == e.file
 		if seg {
-			if g := e.off - s.end; g > headerGap {
+			if g := e.off - s.end; g > 0 && j-s.last > 1 {
 				if gapShare*(s.gaps+g) > s.want+e.len {
 					seg = false
 				} else {
@@ -636,10 +680,11 @@ func (ir itemReads) predict(n, k int, readLimit int64) (calls, bytes int64) {
 			if s.open {
 				bytes += s.runEnd - s.runStart
 			}
-			*s = state{file: e.file, end: e.off + e.len, want: e.len, runStart: e.off, runEnd: e.off + e.len, open: true}
+			*s = state{file: e.file, last: j, end: e.off + e.len, want: e.len, runStart: e.off, runEnd: e.off + e.len, open: true}
 			calls++
 			continue
 		}
+		s.last = j
 		s.end = max(s.end, e.off+e.len)
 		s.want += e.len
 		if e.off < s.runEnd || e.off-s.runEnd > catalog.CoalesceGap || e.off+e.len-s.runStart > readLimit {
@@ -705,7 +750,9 @@ type jointUnit struct {
 // across the datasets' blocks), each block's bytes copied into its own
 // unit. Files are read in parallel, at most cap(tokens) at once, when no
 // two blocks of a unit overlap (each byte of a buffer then has one writer).
-func assembleJoint(ctx context.Context, mon *Monitor, src catalog.MixedBatchSource, units []jointUnit, tokens chan struct{}) error {
+// foreign(file, from, to) reports that bytes [from, to) of file hold blocks
+// of other items (jointIndex.foreign); nil: every gap may.
+func assembleJoint(ctx context.Context, mon *Monitor, src catalog.MixedBatchSource, units []jointUnit, tokens chan struct{}, foreign func(file string, from, to int64) bool) error {
 	// Stage times summed over the readers: copying (and filling) is
 	// assembly, the rest of each reader's time fetching.
 	var copying, fetching atomic.Int64
@@ -773,10 +820,15 @@ func assembleJoint(ctx context.Context, mon *Monitor, src catalog.MixedBatchSour
 		})
 	}
 	// Each file's refs are read in segments through which coalescing
-	// drops at most 1/gapShare of gap bytes (the other items' blocks).
+	// drops at most 1/gapShare of gap bytes holding other items' blocks.
 	readFile := func(refs []ref) error {
 		for len(refs) > 0 {
-			n := gapSegment(len(refs), func(i int) *catalog.Block { return refs[i].b })
+			n := gapSegment(len(refs), func(i int) *catalog.Block { return refs[i].b }, func(i int) bool {
+				// From the end of the blocks before (sorted by offset: the
+				// last ends furthest but where blocks overlap).
+				from := refs[i-1].b.Offset + refs[i-1].b.Length
+				return foreign == nil || foreign(refs[i].b.File, from, refs[i].b.Offset)
+			})
 			if err := read(refs[:n]); err != nil {
 				return err
 			}
@@ -810,29 +862,26 @@ func assembleJoint(ctx context.Context, mon *Monitor, src catalog.MixedBatchSour
 	return g.Wait()
 }
 
-// gapShare bounds the gap bytes an item's pass reads: a segment's gaps
-// (between blocks it wants, in one file) sum to at most 1/gapShare of the
-// bytes it wants, not counting gaps of at most headerGap bytes.
+// gapShare bounds the gap bytes an item's pass reads where other items'
+// blocks lie: a segment's gaps that hold some (between blocks it wants, in
+// one file) sum to at most 1/gapShare of the bytes it wants. Other gaps
+// (block headers, HDF5's B-tree nodes, other datasets' bytes) are left to
+// the BatchSource's coalescing, as when a dataset is read alone: counted,
+// BP4's block headers (~115 bytes before each 8^3 block of 4 bytes, 4%)
+// made every block a request of its own (65,536 instead of 1,024), and
+// HDF5's B-tree nodes between 4^3 chunks 367 requests instead of 28.
 const gapShare = 32
 
-// headerGap is the largest gap read through whatever the gaps before it: a
-// block's header. BP4 writes a variable's characteristics (about 115 bytes
-// for bp_gen.py's 3-D blocks) before each block's data; counted, they are 4%
-// of the bytes of 8^3 blocks of 4 bytes, over 1/gapShare, and every block
-// was read alone (BP4 256^3 in 8^3 blocks: 65,536 requests instead of
-// 1,024 for items of 32 rows). A gap this small holds no block of another
-// item but the smallest.
-const headerGap = 512
-
 // gapSegment is the length of the first segment of n blocks (of one file,
-// sorted by offset; block(i) is the i-th): blocks are added while the gap
-// bytes before them (gaps over headerGap), summed, stay within 1/gapShare
-// of the bytes wanted, so that a BatchSource, coalescing through the gaps,
-// reads the item's blocks with at most that much more. Where an item's
+// sorted by offset; block(i) is the i-th; foreign(i): the gap before block
+// i holds blocks of other items): blocks are added while the foreign gap
+// bytes before them, summed, stay within 1/gapShare of the bytes wanted,
+// so that a BatchSource, coalescing through the gaps, reads the item's
+// blocks with at most that much of other items' bytes. Where an item's
 // blocks are sparse in the file (the blocks between belong to other
 // items), each of its runs is read alone: a call per run, and no other
 // item's bytes.
-func gapSegment(n int, block func(int) *catalog.Block) int {
+func gapSegment(n int, block func(int) *catalog.Block, foreign func(int) bool) int {
 	b := block(0)
 	if b.Inline != nil || b.Length <= 0 {
 		return 1
@@ -844,7 +893,7 @@ func gapSegment(n int, block func(int) *catalog.Block) int {
 		if b.Inline != nil || b.Length <= 0 {
 			break
 		}
-		if g := b.Offset - end; g > headerGap {
+		if g := b.Offset - end; g > 0 && foreign(i) {
 			if gapShare*(gaps+g) > want+b.Length {
 				break
 			}

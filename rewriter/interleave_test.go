@@ -151,7 +151,7 @@ func testJointItems(t *testing.T, perm []int) {
 		t.Fatalf("separate passes read %d bytes of %d: the test needs interleaved arrays", separate, stored)
 	}
 	for _, limit := range []int64{1 << 30, 96 << 10} {
-		items := jointItems(parts, limit, 1<<20, minItemRead)
+		items, _ := jointItems(parts, limit, 1<<20, minItemRead)
 		next := []int{0, 0}
 		var joint int64
 		for _, it := range items {
@@ -184,7 +184,7 @@ func testJointItems(t *testing.T, perm []int) {
 		}
 	}
 	// One part: one unit per item, in order.
-	if items := jointItems(parts[:1], 1<<30, 1<<20, minItemRead); len(items) != len(units8) || items[3][0] != (jointRef{0, 3}) {
+	if items, _ := jointItems(parts[:1], 1<<30, 1<<20, minItemRead); len(items) != len(units8) || items[3][0] != (jointRef{0, 3}) {
 		t.Errorf("one part: items %v", items)
 	}
 }
@@ -247,37 +247,40 @@ func unionRunBytes(lists [][]*catalog.Block, limit int64) int64 {
 func TestGapSegment(t *testing.T) {
 	blk := func(off, n int64) *catalog.Block { return &catalog.Block{File: "f", Offset: off, Length: n} }
 	cases := []struct {
-		name   string
-		blocks []*catalog.Block
-		want   int
+		name    string
+		blocks  []*catalog.Block
+		foreign []bool // of the gap before each block; nil: every gap
+		want    int
 	}{
-		{"adjacent", []*catalog.Block{blk(0, 100), blk(100, 100), blk(200, 100)}, 3},
-		// 1200 gap bytes need 38,400 wanted: the third block brings 31,900.
-		{"small gaps", []*catalog.Block{blk(0, 31000), blk(31600, 500), blk(32700, 400)}, 2},
-		{"large gap", []*catalog.Block{blk(0, 4096), blk(8192, 4096)}, 1},
-		// BP4's block headers: 115 bytes before each 2 KiB block (5%).
-		{"headers", []*catalog.Block{blk(115, 2048), blk(2278, 2048), blk(4441, 2048), blk(6604, 2048)}, 4},
-		{"header then gap", []*catalog.Block{blk(0, 2048), blk(2048+headerGap, 2048), blk(4096+2*headerGap+1, 2048)}, 2},
-		{"overlap", []*catalog.Block{blk(0, 100), blk(50, 100), blk(150, 10)}, 3},
-		{"inline", []*catalog.Block{blk(0, 100), {Inline: []byte{1}}}, 1},
-		{"inline first", []*catalog.Block{{Inline: []byte{1}}, blk(0, 100)}, 1},
+		{"adjacent", []*catalog.Block{blk(0, 100), blk(100, 100), blk(200, 100)}, nil, 3},
+		// 100 gap bytes need 3200 wanted: the third block brings 3190.
+		{"small gaps", []*catalog.Block{blk(0, 3100), blk(3150, 50), blk(3250, 40)}, nil, 2},
+		{"large gap", []*catalog.Block{blk(0, 4096), blk(8192, 4096)}, nil, 1},
+		// BP4's block headers: 115 bytes before each 2 KiB block (5%),
+		// no other item's block between.
+		{"headers", []*catalog.Block{blk(115, 2048), blk(2278, 2048), blk(4441, 2048), blk(6604, 2048)}, []bool{false, false, false, false}, 4},
+		{"headers, then another item's block", []*catalog.Block{blk(115, 2048), blk(2278, 2048), blk(6604, 2048)}, []bool{false, false, true}, 2},
+		{"overlap", []*catalog.Block{blk(0, 100), blk(50, 100), blk(150, 10)}, nil, 3},
+		{"inline", []*catalog.Block{blk(0, 100), {Inline: []byte{1}}}, nil, 1},
+		{"inline first", []*catalog.Block{{Inline: []byte{1}}, blk(0, 100)}, nil, 1},
 	}
 	for _, c := range cases {
-		n := gapSegment(len(c.blocks), func(i int) *catalog.Block { return c.blocks[i] })
+		foreign := func(i int) bool { return c.foreign == nil || c.foreign[i] }
+		n := gapSegment(len(c.blocks), func(i int) *catalog.Block { return c.blocks[i] }, foreign)
 		if n != c.want {
 			t.Errorf("%s: segment of %d blocks, want %d", c.name, n, c.want)
 		}
 		var gaps, want int64
 		end := c.blocks[0].Offset
-		for _, b := range c.blocks[:n] {
-			if g := b.Offset - end; g > headerGap {
+		for i, b := range c.blocks[:n] {
+			if g := b.Offset - end; g > 0 && foreign(i) {
 				gaps += g
 			}
 			end = max(end, b.Offset+b.Length)
 			want += b.Length
 		}
 		if gapShare*gaps > want {
-			t.Errorf("%s: %d gap bytes for %d wanted", c.name, gaps, want)
+			t.Errorf("%s: %d foreign gap bytes for %d wanted", c.name, gaps, want)
 		}
 	}
 }
@@ -299,7 +302,7 @@ func TestPredictReads(t *testing.T) {
 			off := base + rng.Int64N(1<<20)
 			if rng.IntN(4) == 0 && len(refs) > 0 { // right after another extent, or a header apart
 				p := refs[rng.IntN(len(refs))]
-				off = p.off + p.len + rng.Int64N(2)*rng.Int64N(2*headerGap)
+				off = p.off + p.len + rng.Int64N(2)*rng.Int64N(1024)
 			}
 			refs = append(refs, extentRef{file: int32(rng.IntN(3)), region: int32(rng.IntN(n)), off: off, len: 1 + rng.Int64N(16<<10)})
 		}
@@ -314,15 +317,19 @@ func TestPredictReads(t *testing.T) {
 		limit := int64(1+rng.IntN(64)) << 10
 		for _, k := range []int{1, 2, 3, 8} {
 			calls, bytes := refs.predict(n, k, limit)
+			// A gap is foreign where other items' extents lie between.
+			pos := map[*catalog.Block]int{}
 			var wantCalls, wantBytes int64
 			for it := 0; it*k < n; it++ {
 				var bs []*catalog.Block
-				for _, e := range refs {
+				for j, e := range refs {
 					if int(e.region)/k == it {
-						bs = append(bs, &catalog.Block{File: fmt.Sprint("f", e.file), Offset: e.off, Length: e.len})
+						b := &catalog.Block{File: fmt.Sprint("f", e.file), Offset: e.off, Length: e.len}
+						pos[b] = j
+						bs = append(bs, b)
 					}
 				}
-				c, b := segmentRuns(bs, limit)
+				c, b := segmentRuns(bs, limit, func(prev, cur *catalog.Block) bool { return pos[cur]-pos[prev] > 1 })
 				wantCalls += c
 				wantBytes += b
 			}
@@ -492,7 +499,7 @@ func TestJointItemsMorton(t *testing.T) {
 		{1 << 30, 1 << 30, 64},    // never long enough: the largest that fits
 		{4 * region, 1 << 30, 32}, // the largest that fits
 	} {
-		items := jointItems(parts, c.limit, 16<<20, c.minRead)
+		items, _ := jointItems(parts, c.limit, 16<<20, c.minRead)
 		if want := int(n / c.rows); len(items) != want {
 			t.Errorf("limit %d, minRead %d: %d items, want %d of %d rows", c.limit, c.minRead, len(items), want, c.rows)
 			continue
@@ -510,7 +517,7 @@ func TestJointItemsMorton(t *testing.T) {
 			if len(it) != 2*int(c.rows/8) {
 				t.Fatalf("limit %d, minRead %d: item %d holds %d units", c.limit, c.minRead, i, len(it))
 			}
-			_, b := segmentRuns(slices.Concat(lists...), 16<<20)
+			_, b := segmentRuns(slices.Concat(lists...), 16<<20, func(_, _ *catalog.Block) bool { return true })
 			read += b
 		}
 		if c.rows < n && read != stored {
@@ -521,8 +528,9 @@ func TestJointItemsMorton(t *testing.T) {
 
 // segmentRuns is the requests and bytes assembleJoint reads for reads:
 // sorted by file and offset, each file in gap-bounded segments
-// (gapSegment) of coalesced runs of at most limit bytes (catalog.Runs).
-func segmentRuns(reads []*catalog.Block, limit int64) (calls, bytes int64) {
+// (gapSegment; foreign(prev, cur): the gap between holds other items'
+// blocks) of coalesced runs of at most limit bytes (catalog.Runs).
+func segmentRuns(reads []*catalog.Block, limit int64, foreign func(prev, cur *catalog.Block) bool) (calls, bytes int64) {
 	reads = slices.Clone(reads)
 	slices.SortStableFunc(reads, byFileOffset)
 	for len(reads) > 0 {
@@ -532,7 +540,7 @@ func segmentRuns(reads []*catalog.Block, limit int64) (calls, bytes int64) {
 		}
 		file := reads[:f]
 		for len(file) > 0 {
-			m := gapSegment(len(file), func(i int) *catalog.Block { return file[i] })
+			m := gapSegment(len(file), func(i int) *catalog.Block { return file[i] }, func(i int) bool { return foreign(file[i-1], file[i]) })
 			catalog.Runs(file[:m], limit, func(_, _ int, s, e int64) error {
 				calls++
 				bytes += e - s
@@ -545,58 +553,36 @@ func segmentRuns(reads []*catalog.Block, limit int64) (calls, bytes int64) {
 	return calls, bytes
 }
 
-// TestJointItemsRandom: whatever the parts' cuts (bands of any heights,
-// some parts only partly there, as a shard's) and the blocks' order, every
-// unit is in exactly one item, each part's in order, and an item over the
-// limit is a single unit.
-func TestJointItemsRandom(t *testing.T) {
-	rng := rand.New(rand.NewPCG(7, 8))
-	const n0 = 64
-	for trial := range 300 {
-		var parts []*jointPart
-		for p := range 2 + rng.IntN(3) {
-			size := []int{4, 8}[rng.IntN(2)]
-			a := &catalog.Array{Var: fmt.Sprint("v", p), DType: catalog.DType{Kind: catalog.Float, Size: size}, Shape: []int64{n0, 4, 4}}
-			for x := int64(0); x < n0; x += 4 {
-				a.Blocks = append(a.Blocks, catalog.Block{Box: catalog.Box{Lower: []int64{x, 0, 0}, Count: []int64{4, 4, 4}},
-					File: fmt.Sprint("data.", rng.IntN(2)), Offset: rng.Int64N(1 << 20), Length: int64(64 * size)})
-			}
-			lo, hi := int64(0), int64(n0)
-			if rng.IntN(3) == 0 {
-				lo, hi = 4*rng.Int64N(8), n0-4*rng.Int64N(8)
-			}
-			var slabs []catalog.Box
-			for r := lo; r < hi; {
-				h := min(1+rng.Int64N(24), hi-r)
-				slabs = append(slabs, catalog.Box{Lower: []int64{r, 0, 0}, Count: []int64{h, 4, 4}})
-				r += h
-			}
-			parts = append(parts, &jointPart{a: a, slabs: slabs, keep: int64(rng.IntN(2))})
-		}
-		for _, p := range parts {
-			p.reads = newSlabReads(nil, p.a, p.slabs)
-		}
-		limit := int64(1+rng.IntN(64)) << 10
-		items := jointItems(parts, limit, 1<<20, int64(rng.IntN(4))<<10)
-		next := make([]int, len(parts))
-		for _, it := range items {
-			var bytes int64
-			for _, r := range it {
-				if r.slab != next[r.part] {
-					t.Fatalf("trial %d: items %v: part %d unit %d out of order", trial, items, r.part, r.slab)
-				}
-				next[r.part]++
-				p := parts[r.part]
-				bytes += p.slabs[r.slab].Elements() * int64(p.a.DType.Size) * (1 + p.keep)
-			}
-			if len(it) == 0 || len(it) > 1 && bytes > limit {
-				t.Fatalf("trial %d: item %v of %d bytes, limit %d", trial, it, bytes, limit)
-			}
-		}
-		for pi, p := range parts {
-			if next[pi] != len(p.slabs) {
-				t.Fatalf("trial %d: part %d: %d of %d units in items", trial, pi, next[pi], len(p.slabs))
-			}
+// TestJointIndexForeign: a gap is foreign where a block of another group
+// of regions lies in it or covers its start; block headers (no block) and
+// the item's own group's blocks are not.
+func TestJointIndexForeign(t *testing.T) {
+	ext := itemReads{ // file 0: regions 0, 0, 1, 2 (groups of k = 2: 0, 0, 0, 1); file 1: region 3
+		{file: 0, region: 0, off: 100, len: 100},
+		{file: 0, region: 0, off: 215, len: 100},
+		{file: 0, region: 1, off: 400, len: 100},
+		{file: 0, region: 2, off: 600, len: 100},
+		{file: 1, region: 3, off: 0, len: 100},
+	}
+	x := &jointIndex{files: map[string]int32{"a": 0, "b": 1}, ext: ext, k: 2, group: []int{0, 1}}
+	for _, c := range []struct {
+		item     int
+		file     string
+		from, to int64
+		want     bool
+	}{
+		{0, "a", 200, 215, false}, // a header
+		{0, "a", 315, 400, false}, // up to the group's next block
+		{0, "a", 500, 600, false},
+		{0, "a", 500, 650, true}, // region 2's block
+		{0, "a", 650, 800, true}, // covered by it
+		{1, "a", 150, 400, true}, // covered by group 0's block
+		{1, "a", 700, 900, false},
+		{0, "b", 50, 60, true},
+		{0, "c", 0, 10, true}, // a file it does not know
+	} {
+		if got := x.foreign(c.item, c.file, c.from, c.to); got != c.want {
+			t.Errorf("item %d %s [%d, %d): foreign %v, want %v", c.item, c.file, c.from, c.to, got, c.want)
 		}
 	}
 }
