@@ -170,14 +170,21 @@
 // datasets of one step, level and shape (ADIOS2's aggregators store every
 // variable of a step block by block in the same sub-file regions) go
 // through one pipeline (engine.groups; every shard, in memory or journaled,
-// joins its groups: joinGroups). Their units are merged in array order into items whose
-// buffers hold at most half the budget (jointItems); an item is admitted,
+// joins its groups: joinGroups). Prepare cuts their units in a common
+// grain (jointGrain: the same row bands for every dataset of the group,
+// whatever its element size, on the chunk rows of the chunked ones and
+// between block edges), and items are whole bands of every dataset
+// (jointItems, jointRegions): k bands, the fewest whose predicted reads
+// average at least 256 KiB a request (minItemRead), within a quarter of
+// the budget (itemLimit). An item is admitted,
 // assembled and released as one: one pass over the union of its units'
 // blocks in file order (catalog.MixedBatchSource: runs coalesced across
 // the datasets, each block decoded with its own element type and copied
-// into its own unit; the sub-files read in parallel), and each unit is
-// then written, hashed and journaled as its own dataset's, in that
-// dataset's order. Chosen by measurement on BP5 output of 4 variables of
+// into its own unit; the sub-files read in parallel, each in segments
+// whose gaps holding other items' blocks are at most 1/32 of their bytes,
+// gapSegment and jointIndex, so that those blocks are skipped), and
+// each unit is then written, hashed and journaled as its own dataset's,
+// in that dataset's order. Chosen by measurement on BP5 output of 4 variables of
 // 192^3 in 351,536 blocks of 4^3 (8 writers, 4 sub-files, 123 MB of data):
 // one pass per dataset read 425 MB in 519 calls; reading only each
 // dataset's own extents (no coalescing through others' blocks) read 123 MB
@@ -185,9 +192,19 @@
 // unit's runs read 123 MB in 86-330 calls but held every gap byte too,
 // which capped items and left BP4 256^3 in 8^3 blocks at 1.47x; the joint
 // pass reads 123 MB in 8 calls (BP4: 307 MB in 20 calls for 307 MB
-// stored). The price is memory where blocks are scattered over the
-// sub-files (load balancing): an item then holds a unit of every joined
-// dataset, up to half the budget, before it is written. Contiguous and
+// stored). Items of half the budget held a whole scattered region (load
+// balancing) at once: 527 MB peak RSS on bp_gen.py BP4 256^3 in 8^3
+// blocks, and 1.9x the stored bytes at --max-mem 256MiB, where the region
+// did not fit. Items of a sixteenth of the budget in gap-bounded segments
+// read it once at 241 MB but in 90,785 calls: sized in bytes (a float32
+// dataset's units twice the rows of a float64 one's), an item held some
+// datasets' units of a band and the others' blocks left gaps, and BP4's
+// block headers, counted as gaps, made each block a call of its own (only
+// gaps holding other items' blocks count now). Items of whole 32-row bands read
+// that input once in 1,024 calls at 256 MB peak RSS, at both budgets (the
+// writers' Morton order puts a band's blocks in runs that lengthen
+// eightfold with each doubling of its rows; 64-row items read in 128
+// calls but peak at 423 MB). Contiguous and
 // merged units are pwritten at the addresses Prepare recorded. Raw chunked arrays that their
 // blocks cover have every chunk allocated when the dataset is created; the
 // workers pwritev each chunk of a unit straight from its buffer (no copy, no

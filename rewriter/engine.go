@@ -277,8 +277,8 @@ func (e *engine) groups(ctx context.Context, gs []unitGroup) error {
 		parts[i] = p.part
 		p.part.reads = newSlabReads(e.src, p.part.a, p.part.slabs)
 	}
-	items := jointItems(parts, e.opts.itemLimit())
-	sums, err := streamJoint(ctx, e.opts.env(), e.src, parts, items, e.opts.jobs())
+	items, gaps := jointItems(parts, e.opts.itemLimit(), e.opts.readLimit(), minItemRead)
+	sums, err := streamJoint(ctx, e.opts.env(), e.src, parts, items, gaps, e.opts.jobs())
 	if err != nil {
 		if len(gs) == 1 {
 			k := e.job.Datasets[gs[0].di].key()

@@ -2,6 +2,7 @@ package rewriter
 
 import (
 	"cmp"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -150,7 +151,7 @@ func testJointItems(t *testing.T, perm []int) {
 		t.Fatalf("separate passes read %d bytes of %d: the test needs interleaved arrays", separate, stored)
 	}
 	for _, limit := range []int64{1 << 30, 96 << 10} {
-		items := jointItems(parts, limit)
+		items, _ := jointItems(parts, limit, 1<<20, minItemRead)
 		next := []int{0, 0}
 		var joint int64
 		for _, it := range items {
@@ -183,7 +184,7 @@ func testJointItems(t *testing.T, perm []int) {
 		}
 	}
 	// One part: one unit per item, in order.
-	if items := jointItems(parts[:1], 1<<30); len(items) != len(units8) || items[3][0] != (jointRef{0, 3}) {
+	if items, _ := jointItems(parts[:1], 1<<30, 1<<20, minItemRead); len(items) != len(units8) || items[3][0] != (jointRef{0, 3}) {
 		t.Errorf("one part: items %v", items)
 	}
 }
@@ -241,4 +242,347 @@ func unionRunBytes(lists [][]*catalog.Block, limit int64) int64 {
 	}
 	_, total := mergeSpans(spans)
 	return total
+}
+
+func TestGapSegment(t *testing.T) {
+	blk := func(off, n int64) *catalog.Block { return &catalog.Block{File: "f", Offset: off, Length: n} }
+	cases := []struct {
+		name    string
+		blocks  []*catalog.Block
+		foreign []bool // of the gap before each block; nil: every gap
+		want    int
+	}{
+		{"adjacent", []*catalog.Block{blk(0, 100), blk(100, 100), blk(200, 100)}, nil, 3},
+		// 100 gap bytes need 3200 wanted: the third block brings 3190.
+		{"small gaps", []*catalog.Block{blk(0, 3100), blk(3150, 50), blk(3250, 40)}, nil, 2},
+		{"large gap", []*catalog.Block{blk(0, 4096), blk(8192, 4096)}, nil, 1},
+		// BP4's block headers: 115 bytes before each 2 KiB block (5%),
+		// no other item's block between.
+		{"headers", []*catalog.Block{blk(115, 2048), blk(2278, 2048), blk(4441, 2048), blk(6604, 2048)}, []bool{false, false, false, false}, 4},
+		{"headers, then another item's block", []*catalog.Block{blk(115, 2048), blk(2278, 2048), blk(6604, 2048)}, []bool{false, false, true}, 2},
+		{"overlap", []*catalog.Block{blk(0, 100), blk(50, 100), blk(150, 10)}, nil, 3},
+		{"inline", []*catalog.Block{blk(0, 100), {Inline: []byte{1}}}, nil, 1},
+		{"inline first", []*catalog.Block{{Inline: []byte{1}}, blk(0, 100)}, nil, 1},
+	}
+	for _, c := range cases {
+		foreign := func(i int) bool { return c.foreign == nil || c.foreign[i] }
+		n := gapSegment(len(c.blocks), func(i int) *catalog.Block { return c.blocks[i] }, foreign)
+		if n != c.want {
+			t.Errorf("%s: segment of %d blocks, want %d", c.name, n, c.want)
+		}
+		var gaps, want int64
+		end := c.blocks[0].Offset
+		for i, b := range c.blocks[:n] {
+			if g := b.Offset - end; g > 0 && foreign(i) {
+				gaps += g
+			}
+			end = max(end, b.Offset+b.Length)
+			want += b.Length
+		}
+		if gapShare*gaps > want {
+			t.Errorf("%s: %d foreign gap bytes for %d wanted", c.name, gaps, want)
+		}
+	}
+}
+
+// TestPredictReads: itemReads.predict, one walk over every item's extents,
+// counts the requests and bytes that reading each item alone in
+// gap-bounded segments (gapSegment) of coalesced runs (catalog.Runs) gives;
+// sortExtents orders extents as a stable sort by file and offset does.
+func TestPredictReads(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for trial := range 200 {
+		n := 1 + rng.IntN(9)
+		var refs itemReads
+		base := int64(0)
+		if trial%10 == 9 {
+			base = 1 << 50 // past the radix sort's packed key
+		}
+		for range rng.IntN(300) {
+			off := base + rng.Int64N(1<<20)
+			if rng.IntN(4) == 0 && len(refs) > 0 { // right after another extent, or a header apart
+				p := refs[rng.IntN(len(refs))]
+				off = p.off + p.len + rng.Int64N(2)*rng.Int64N(1024)
+			}
+			refs = append(refs, extentRef{file: int32(rng.IntN(3)), region: int32(rng.IntN(n)), off: off, len: 1 + rng.Int64N(16<<10)})
+		}
+		want := slices.Clone(refs)
+		slices.SortStableFunc(want, func(x, y extentRef) int {
+			return cmp.Or(cmp.Compare(x.file, y.file), cmp.Compare(x.off, y.off))
+		})
+		sortExtents(refs)
+		if !slices.Equal(refs, want) {
+			t.Fatalf("trial %d: sortExtents differs from a stable sort", trial)
+		}
+		limit := int64(1+rng.IntN(64)) << 10
+		for _, k := range []int{1, 2, 3, 8} {
+			calls, bytes := refs.predict(n, k, limit)
+			// A gap is foreign where other items' extents lie between.
+			pos := map[*catalog.Block]int{}
+			var wantCalls, wantBytes int64
+			for it := 0; it*k < n; it++ {
+				var bs []*catalog.Block
+				for j, e := range refs {
+					if int(e.region)/k == it {
+						b := &catalog.Block{File: fmt.Sprint("f", e.file), Offset: e.off, Length: e.len}
+						pos[b] = j
+						bs = append(bs, b)
+					}
+				}
+				c, b := segmentRuns(bs, limit, func(prev, cur *catalog.Block) bool { return pos[cur]-pos[prev] > 1 })
+				wantCalls += c
+				wantBytes += b
+			}
+			if calls != wantCalls || bytes != wantBytes {
+				t.Fatalf("trial %d, k %d: predicted %d calls, %d bytes; reading each item gives %d, %d", trial, k, calls, bytes, wantCalls, wantBytes)
+			}
+		}
+	}
+}
+
+// rowBands is units of rows rows of an array of (_, w, w) from row lo to hi.
+func rowBands(lo, hi, rows, w int64) []catalog.Box {
+	var out []catalog.Box
+	for r := lo; r < hi; r += rows {
+		out = append(out, catalog.Box{Lower: []int64{r, 0, 0}, Count: []int64{min(rows, hi-r), w, w}})
+	}
+	return out
+}
+
+// TestJointRegions: regions are the row bands no part's unit crosses, each
+// part's units in order; a part that cuts elsewhere, or whose units go
+// back (a merged array's cuboids), widens them.
+func TestJointRegions(t *testing.T) {
+	part := func(slabs ...[]catalog.Box) *jointPart { return &jointPart{slabs: slices.Concat(slabs...)} }
+	cases := []struct {
+		name  string
+		parts []*jointPart
+		want  [][][2]int
+	}{
+		{"8 and 16 rows", []*jointPart{part(rowBands(0, 64, 8, 4)), part(rowBands(0, 64, 16, 4))},
+			[][][2]int{{{0, 2}, {0, 1}}, {{2, 4}, {1, 2}}, {{4, 6}, {2, 3}}, {{6, 8}, {3, 4}}}},
+		{"a cut at 24", []*jointPart{part(rowBands(0, 64, 8, 4)), part(rowBands(0, 64, 16, 4)), part(rowBands(0, 24, 24, 4), rowBands(24, 64, 40, 4))},
+			[][][2]int{{{0, 8}, {0, 4}, {0, 2}}}},
+		{"a cut at 48", []*jointPart{part(rowBands(0, 64, 16, 4)), part(rowBands(0, 48, 48, 4), rowBands(48, 64, 16, 4))},
+			[][][2]int{{{0, 3}, {0, 1}}, {{3, 4}, {1, 2}}}},
+		{"going back", []*jointPart{part(rowBands(0, 64, 16, 4)), part(rowBands(0, 32, 16, 4), rowBands(0, 16, 16, 4), rowBands(32, 64, 32, 4))},
+			[][][2]int{{{0, 2}, {0, 3}}, {{2, 4}, {3, 4}}}},
+		// A shard's units of one part: rows 16-48 only.
+		{"some units", []*jointPart{part(rowBands(16, 48, 16, 4)), part(rowBands(0, 64, 16, 4))},
+			[][][2]int{{{0, 0}, {0, 1}}, {{0, 1}, {1, 2}}, {{1, 2}, {2, 3}}, {{2, 2}, {3, 4}}}},
+		{"scalar", []*jointPart{part([]catalog.Box{{}}), part(rowBands(0, 64, 16, 4))}, nil},
+	}
+	for _, c := range cases {
+		got := jointRegions(c.parts)
+		if !slices.EqualFunc(got, c.want, func(x, y [][2]int) bool { return slices.Equal(x, y) }) {
+			t.Errorf("%s: regions %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestJointGrain: joinable datasets are cut in the same bands, a multiple
+// of every chunked one's chunk rows, that no block crosses, grown to
+// about a tile of the group; no grain where no band fits.
+func TestJointGrain(t *testing.T) {
+	ds := []JobDataset{
+		{Var: "a", Step: 0, Shape: []int64{64, 16, 16}, ElemSize: 8, Kind: KindContiguous},
+		{Var: "b", Step: 0, Shape: []int64{64, 16, 16}, ElemSize: 4, Kind: KindContiguous},
+		{Var: "c", Step: 0, Shape: []int64{64, 16, 16}, ElemSize: 8, Kind: KindParts, Chunk: []int64{16, 16, 16}},
+		{Var: "m", Step: 0, Shape: []int64{64, 16, 16}, ElemSize: 8, Kind: KindMerged},
+		{Var: "a", Step: 1, Shape: []int64{64, 16, 16}, ElemSize: 8, Kind: KindContiguous},
+		{Var: "b", Step: 1, Shape: []int64{64, 16, 16}, ElemSize: 4, Kind: KindContiguous},
+		{Var: "d", Step: 1, Shape: []int64{64, 16}, ElemSize: 4, Kind: KindContiguous},
+	}
+	grains := jointGrains(ds)
+	if g := grains[jointKey(&ds[0])]; g != (jointGrain{step: 16, rowBytes: 256 * (8 + 4 + 16)}) {
+		t.Errorf("step 0: grain %+v", g)
+	}
+	if g := grains[jointKey(&ds[4])]; g != (jointGrain{step: 1, rowBytes: 256 * (8 + 4)}) {
+		t.Errorf("step 1: grain %+v", g)
+	}
+	if _, ok := grains[jointKey(&ds[6])]; ok || len(grains) != 2 {
+		t.Errorf("grains %v: want the two groups of two or more", grains)
+	}
+
+	array := func(size int, rows ...int64) *catalog.Array { // blocks: bands of these heights, in 4 columns
+		a := &catalog.Array{DType: catalog.DType{Kind: catalog.Float, Size: size}, Shape: []int64{64, 16, 16}}
+		lo := int64(0)
+		for _, h := range rows {
+			for y := int64(0); y < 16; y += 4 {
+				a.Blocks = append(a.Blocks, catalog.Block{Box: catalog.Box{Lower: []int64{lo, y, 0}, Count: []int64{h, 4, 16}}})
+			}
+			lo += h
+		}
+		return a
+	}
+	repeat := func(h int64, n int) []int64 { return slices.Repeat([]int64{h}, n) }
+	opts := Options{}
+	opts.tiles.target = 8 * 256 * 12 // 8 rows of the step-1 group
+	cases := []struct {
+		name string
+		g    jointGrain
+		a    *catalog.Array
+		opts Options
+		rows int64 // 0: no grain
+	}{
+		{"4-row blocks", jointGrain{step: 1, rowBytes: 256 * 12}, array(8, repeat(4, 16)...), opts, 8},
+		{"the float32 one", jointGrain{step: 1, rowBytes: 256 * 12}, array(4, repeat(4, 16)...), opts, 8},
+		{"12-row blocks", jointGrain{step: 1, rowBytes: 256 * 12}, array(8, 12, 12, 12, 12, 12, 4), opts, 12},
+		{"chunk rows", jointGrain{step: 16, rowBytes: 256 * 28}, array(8, repeat(4, 16)...), opts, 16},
+		{"chunk rows, 12-row blocks", jointGrain{step: 16, rowBytes: 256 * 28}, array(8, 12, 12, 12, 12, 12, 4), opts, 48},
+		{"one band over an item", jointGrain{step: 1, rowBytes: 256 * 12}, array(8, 40, 24), Options{MaxMem: 64 * 256 * 12}, 0},
+		{"no grain", jointGrain{}, array(8, repeat(4, 16)...), opts, 0},
+	}
+	for _, c := range cases {
+		got := c.g.units(c.a, 1<<30, c.opts)
+		if c.rows == 0 {
+			if got != nil {
+				t.Errorf("%s: units %v, want none", c.name, got)
+			}
+			continue
+		}
+		if want := rowBands(0, 64, c.rows, 16); !slices.EqualFunc(got, want, func(x, y catalog.Box) bool {
+			return slices.Equal(x.Lower, y.Lower) && slices.Equal(x.Count, y.Count)
+		}) {
+			t.Errorf("%s: units %v, want bands of %d rows", c.name, got, c.rows)
+		}
+	}
+}
+
+// morton3 interleaves the bits of x, y and z (x highest), as bp_gen.py
+// orders its writers' blocks.
+func morton3(x, y, z int64) int64 {
+	var m int64
+	for b := range 10 {
+		m |= (x>>b&1)<<(3*b+2) | (y>>b&1)<<(3*b+1) | (z>>b&1)<<(3*b)
+	}
+	return m
+}
+
+// TestJointItemsMorton: a float64 and a float32 array of 64^3 in 4^3
+// blocks stored block by block (float64, then float32) in Morton order:
+// a band of 2^b block rows lies in runs of 4*8^b blocks, so items of one
+// 8-row region read 24 KiB runs and items of two 192 KiB ones. jointItems
+// takes the fewest regions whose reads reach minRead (two for 100 KiB),
+// fewer where the limit says so, every item whole regions, and the items
+// read every stored byte once.
+func TestJointItemsMorton(t *testing.T) {
+	const n, b = 64, 4
+	f8 := &catalog.Array{Var: "v", DType: catalog.DType{Kind: catalog.Float, Size: 8}, Shape: []int64{n, n, n}}
+	f4 := &catalog.Array{Var: "w", DType: catalog.DType{Kind: catalog.Float, Size: 4}, Shape: []int64{n, n, n}}
+	for x := int64(0); x < n; x += b {
+		for y := int64(0); y < n; y += b {
+			for z := int64(0); z < n; z += b {
+				box := catalog.Box{Lower: []int64{x, y, z}, Count: []int64{b, b, b}}
+				off := morton3(x/b, y/b, z/b) * 768
+				f8.Blocks = append(f8.Blocks, catalog.Block{Box: box, File: "data.0", Offset: off, Length: 512})
+				f4.Blocks = append(f4.Blocks, catalog.Block{Box: box, File: "data.0", Offset: off + 512, Length: 256})
+			}
+		}
+	}
+	stored := int64(len(f8.Blocks)) * 768
+	parts := []*jointPart{
+		{a: f8, slabs: rowBands(0, n, 8, n)},
+		{a: f4, slabs: rowBands(0, n, 8, n)},
+	}
+	for _, p := range parts {
+		p.reads = newSlabReads(nil, p.a, p.slabs)
+	}
+	region := int64(8 * n * n * 12) // 8 rows of both
+	for _, c := range []struct {
+		limit, minRead int64
+		rows           int64 // of each item
+	}{
+		{1 << 30, 100 << 10, 16},
+		{1 << 30, 1 << 10, 8},
+		{region, 100 << 10, 8},    // two regions do not fit
+		{1 << 30, 1 << 30, 64},    // never long enough: the largest that fits
+		{4 * region, 1 << 30, 32}, // the largest that fits
+	} {
+		items, _ := jointItems(parts, c.limit, 16<<20, c.minRead)
+		if want := int(n / c.rows); len(items) != want {
+			t.Errorf("limit %d, minRead %d: %d items, want %d of %d rows", c.limit, c.minRead, len(items), want, c.rows)
+			continue
+		}
+		var read int64
+		for i, it := range items {
+			var lists [][]*catalog.Block
+			for _, r := range it {
+				u := parts[r.part].slabs[r.slab]
+				if u.Lower[0]/c.rows != int64(i) {
+					t.Fatalf("limit %d, minRead %d: item %d holds unit %v", c.limit, c.minRead, i, u)
+				}
+				lists = append(lists, parts[r.part].reads.of(r.slab))
+			}
+			if len(it) != 2*int(c.rows/8) {
+				t.Fatalf("limit %d, minRead %d: item %d holds %d units", c.limit, c.minRead, i, len(it))
+			}
+			_, b := segmentRuns(slices.Concat(lists...), 16<<20, func(_, _ *catalog.Block) bool { return true })
+			read += b
+		}
+		if c.rows < n && read != stored {
+			t.Errorf("limit %d, minRead %d: items read %d bytes of %d stored", c.limit, c.minRead, read, stored)
+		}
+	}
+}
+
+// segmentRuns is the requests and bytes assembleJoint reads for reads:
+// sorted by file and offset, each file in gap-bounded segments
+// (gapSegment; foreign(prev, cur): the gap between holds other items'
+// blocks) of coalesced runs of at most limit bytes (catalog.Runs).
+func segmentRuns(reads []*catalog.Block, limit int64, foreign func(prev, cur *catalog.Block) bool) (calls, bytes int64) {
+	reads = slices.Clone(reads)
+	slices.SortStableFunc(reads, byFileOffset)
+	for len(reads) > 0 {
+		f := 1
+		for f < len(reads) && reads[f].File == reads[0].File {
+			f++
+		}
+		file := reads[:f]
+		for len(file) > 0 {
+			m := gapSegment(len(file), func(i int) *catalog.Block { return file[i] }, func(i int) bool { return foreign(file[i-1], file[i]) })
+			catalog.Runs(file[:m], limit, func(_, _ int, s, e int64) error {
+				calls++
+				bytes += e - s
+				return nil
+			})
+			file = file[m:]
+		}
+		reads = reads[f:]
+	}
+	return calls, bytes
+}
+
+// TestJointIndexForeign: a gap is foreign where a block of another group
+// of regions lies in it or covers its start; block headers (no block) and
+// the item's own group's blocks are not.
+func TestJointIndexForeign(t *testing.T) {
+	ext := itemReads{ // file 0: regions 0, 0, 1, 2 (groups of k = 2: 0, 0, 0, 1); file 1: region 3
+		{file: 0, region: 0, off: 100, len: 100},
+		{file: 0, region: 0, off: 215, len: 100},
+		{file: 0, region: 1, off: 400, len: 100},
+		{file: 0, region: 2, off: 600, len: 100},
+		{file: 1, region: 3, off: 0, len: 100},
+	}
+	x := &jointIndex{files: map[string]int32{"a": 0, "b": 1}, ext: ext, k: 2, group: []int{0, 1}}
+	for _, c := range []struct {
+		item     int
+		file     string
+		from, to int64
+		want     bool
+	}{
+		{0, "a", 200, 215, false}, // a header
+		{0, "a", 315, 400, false}, // up to the group's next block
+		{0, "a", 500, 600, false},
+		{0, "a", 500, 650, true}, // region 2's block
+		{0, "a", 650, 800, true}, // covered by it
+		{1, "a", 150, 400, true}, // covered by group 0's block
+		{1, "a", 700, 900, false},
+		{0, "b", 50, 60, true},
+		{0, "c", 0, 10, true}, // a file it does not know
+	} {
+		if got := x.foreign(c.item, c.file, c.from, c.to); got != c.want {
+			t.Errorf("item %d %s [%d, %d): foreign %v, want %v", c.item, c.file, c.from, c.to, got, c.want)
+		}
+	}
 }

@@ -321,8 +321,9 @@ type jointRef struct{ part, slab int }
 // once. Every buffer and the item's reads are
 // charged to env.mem before they exist; at most pipelineDepth(jobs) items
 // are alive at once, and at most jobs units or files (of any items) are
-// being read and assembled at once. It returns each part's digest ("" when noDigest).
-func streamJoint(ctx context.Context, env pipeEnv, src catalog.Source, parts []*jointPart, items [][]jointRef, jobs int) ([]string, error) {
+// being read and assembled at once. gaps (nil: none) tells an item's pass
+// which gaps hold other items' blocks. It returns each part's digest ("" when noDigest).
+func streamJoint(ctx context.Context, env pipeEnv, src catalog.Source, parts []*jointPart, items [][]jointRef, gaps *jointIndex, jobs int) ([]string, error) {
 	if env.readLimit > 0 {
 		ctx = catalog.WithReadLimit(ctx, env.readLimit)
 	}
@@ -493,7 +494,11 @@ func streamJoint(ctx context.Context, env pipeEnv, src catalog.Source, parts []*
 			out[k] = buf
 			us[k] = jointUnit{a: p.a, slab: p.slabs[r.slab], reads: p.reads.of(r.slab), fill: p.fill, buf: buf, dirty: dirty, disjoint: p.reads.blocks.disjoint()}
 		}
-		err := assembleJoint(ctx, env.mon, mixed, us, asm)
+		var foreign func(file string, from, to int64) bool
+		if gaps != nil {
+			foreign = func(file string, from, to int64) bool { return gaps.foreign(i, file, from, to) }
+		}
+		err := assembleJoint(ctx, env.mon, mixed, us, asm, foreign)
 		for _, r := range items[i] {
 			parts[r.part].reads.drop(r.slab)
 		}
@@ -510,7 +515,7 @@ func streamJoint(ctx context.Context, env pipeEnv, src catalog.Source, parts []*
 	}, func(ctx context.Context, i int) (o out, err error) {
 		it := items[i]
 		o.bufs, o.v = make([][]byte, len(it)), make([]unitOut, len(it))
-		if mixed != nil && len(it) > 1 {
+		if mixed != nil && (len(it) > 1 || len(parts) > 1) {
 			err = assembleItem(ctx, i, o.bufs)
 		} else {
 			err = assembleEach(ctx, i, o.bufs)

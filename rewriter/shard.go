@@ -36,7 +36,8 @@ import (
 // A work unit is a box of one dataset of at most UnitBytes: a run of whole
 // rows (dimension 0), whole chunk rows when chunked, or where those do not
 // fit, block-aligned tiles, boxes of whole chunks, pieces of a merged
-// cuboid (datasetUnits). Shards write contiguous,
+// cuboid; the same row bands for the datasets of one step, level and shape
+// (datasetUnits, jointGrain). Shards write contiguous,
 // merged and raw chunked units (of arrays their blocks cover: chunks
 // allocated by plan) with pwrite straight into the prepared file (disjoint
 // byte ranges, no HDF5 call; engine.go), and compressed or sparse chunked
@@ -281,6 +282,10 @@ func prepare(ctx context.Context, store *catalog.Store, src catalog.Source, work
 	fc := newFileConfig(info, vars, opts)
 	links := make([][]seriesLink, len(vars))
 	stats := make([]varStats, len(vars))
+	// Every variable's structure first (the datasets' kinds), then the
+	// units: those of joinable datasets are cut in a common grain.
+	varTargets := make([]map[catalog.Key]contigTarget, len(vars))
+	varKeys := make([]map[catalog.Key]int, len(vars))
 	for i, v := range vars {
 		dec := FileLayout(opts.FS, v.Bytes, opts.Storage)
 		mv, st, targets, err := prepareVariable(ctx, store, src, stage, files[i], v, fc, dec, opts)
@@ -319,6 +324,11 @@ func prepare(ctx context.Context, store *catalog.Store, src catalog.Source, work
 			job.Datasets = append(job.Datasets, d)
 		}
 		job.Manifest.Variables = append(job.Manifest.Variables, mv)
+		varTargets[i], varKeys[i] = targets, byKey
+	}
+	grains := jointGrains(job.Datasets)
+	for i, v := range vars {
+		targets, byKey := varTargets[i], varKeys[i]
 		err = store.EachArray(ctx, v.Name, func(a *catalog.Array) error {
 			if a.Constant {
 				return nil // attributes only, written by prepareVariable
@@ -335,7 +345,7 @@ func prepare(ctx context.Context, store *catalog.Store, src catalog.Source, work
 			if err := checkArray(a); err != nil {
 				return arrayErr(a.Key(), err)
 			}
-			boxes, cuboid, split, err := datasetUnits(a, d, targets[a.Key()], opts)
+			boxes, cuboid, split, err := datasetUnits(a, d, targets[a.Key()], grains[jointKey(d)], opts)
 			if err != nil {
 				return arrayErr(a.Key(), err)
 			}
@@ -398,11 +408,16 @@ func prepare(ctx context.Context, store *catalog.Store, src catalog.Source, work
 
 // datasetUnits cuts array a (with its blocks), prepared as d, into work
 // units: for a merged array also each unit's cuboid; split reports units
-// smaller than a row (a chunk row when chunked).
-func datasetUnits(a *catalog.Array, d *JobDataset, t contigTarget, opts Options) (boxes []catalog.Box, cuboid []int, split bool, err error) {
+// smaller than a row (a chunk row when chunked). A contiguous or encoded
+// chunked array joinable with others (g: the grain of their group) is cut
+// in the group's row bands where they fit.
+func datasetUnits(a *catalog.Array, d *JobDataset, t contigTarget, g jointGrain, opts Options) (boxes []catalog.Box, cuboid []int, split bool, err error) {
 	size := a.DType.Size
 	switch d.kind() {
 	case KindContiguous:
+		if boxes := g.units(a, min(opts.unitLimit(), opts.tileLimit()), opts); boxes != nil {
+			return boxes, nil, false, nil
+		}
 		boxes, _, err = opts.writeUnits(a)
 		split = len(boxes) > 0 && len(a.Shape) > 1 && boxes[0].Count[0] == 1 && boxes[0].Count[1] < a.Shape[1]
 		return boxes, nil, split, err
@@ -419,6 +434,10 @@ func datasetUnits(a *catalog.Array, d *JobDataset, t contigTarget, opts Options)
 	case KindParts:
 		if err := opts.checkChunkBudget(d.Chunk, size); err != nil {
 			return nil, nil, false, err
+		}
+		// a chunked unit is charged twice: its buffer and the chunks cut from it
+		if boxes := g.units(a, opts.unitLimit()/2, opts); boxes != nil {
+			return boxes, nil, false, nil
 		}
 		boxes, split, err = opts.arrayUnits(a, planner.Layout{Kind: planner.Chunked, Chunk: d.Chunk})
 		return boxes, nil, split, err
