@@ -454,6 +454,11 @@ func readNeed(reads []*catalog.Block, dt catalog.DType, limit int64, batch bool)
 	return run + maxDec
 }
 
+// bandAllowance is what the band buffers of one pipeline's digests
+// (bandDigest) may hold: what three quarters of the budget leave beside
+// its largest item, so that an item and its reads still fit beside them.
+func (o Options) bandAllowance() int64 { return max(0, o.maxMem()*3/4-o.itemLimit()) }
+
 // env is the pipeline environment of a run: an in-memory Prepare sets Options.Monitor and
 // the budget; callers that leave them unset get an unlimited budget.
 func (o Options) env() pipeEnv {

@@ -162,8 +162,9 @@
 // sit on the source blocks' edges, so that each block is read once, whole
 // (planner.AlignedSlabs); where a band of block rows exceeds 16 MiB (or
 // what a unit may hold), contiguous output is written in cache-sized
-// (8 MiB) block-aligned tiles (planner.AlignedTiles) and the digest is read
-// back from the file band by band. Units whose blocks interleave in the
+// (8 MiB) block-aligned tiles (planner.AlignedTiles) and the digest is
+// gathered from the tiles band by band in a buffer charged to the budget
+// (banddigest.go; read back from the file where bands do not fit). Units whose blocks interleave in the
 // input file are joined (interleave.go).
 //
 // Every input byte is read once also where datasets interleave: the

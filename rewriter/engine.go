@@ -34,9 +34,11 @@ import (
 // Only compressed and sparse (partly covered: unwritten chunks take no
 // bytes) chunked datasets go through part files. The digest of a dataset
 // (sha256 of the logical array, row-major little-endian) is taken by the
-// pipeline when the units are row-major runs of the array, else read back
-// from the file band by band (contiguous tiles, chunk rows), else (encoded
-// chunks, cuboids) from a read-only pass over the input. An in-memory job asks
+// pipeline when the units are row-major runs of the array, or gathered band
+// by band from the units in memory when they come band by band (tiles,
+// boxes of chunks; banddigest.go) and the band buffers fit the budget, else
+// read back from the file band by band (contiguous tiles, chunk rows), else
+// (encoded chunks, cuboids) from a read-only pass over the input. An in-memory job asks
 // for it (one shard holds every unit); sharded jobs journal each unit's sha256
 // instead and commit (CheckUnits) hashes the joined output.
 
@@ -102,6 +104,9 @@ type engine struct {
 	sums     map[int]string  // dataset -> digest (digests)
 	synced   map[string]bool // files synced by finishFile
 	st       ShardStatus
+	// bandLeft: what the band buffers of the pipeline being set up may
+	// still hold (Options.bandAllowance).
+	bandLeft int64
 }
 
 func (e *engine) close() {
@@ -268,6 +273,7 @@ func (e *engine) groups(ctx context.Context, gs []unitGroup) error {
 		}
 	}()
 	parts := make([]*jointPart, len(gs))
+	e.bandLeft = e.opts.bandAllowance()
 	for i, g := range gs {
 		p, err := e.setupPass(ctx, g.di, g.us, g.whole)
 		if err != nil {
@@ -343,8 +349,15 @@ func (e *engine) setupPass(ctx context.Context, di int, us []*Unit, whole bool) 
 	}
 	digest := e.digests && whole && !e.opts.NoDigest
 	rowMajor := rowMajorRun(a.Shape, boxes)
+	var bands *bandDigest // the digest gathered band by band (banddigest.go)
+	if digest && !rowMajor {
+		if bd := newBandDigest(a.Shape, a.DType.Size, boxes); bd != nil && bd.bytes <= e.bandLeft {
+			bands, e.bandLeft = bd, e.bandLeft-bd.bytes
+		}
+	}
+	inPipeline := rowMajor || bands != nil // the pipeline takes the digest
 	env := e.opts.env()
-	env.noDigest = !(digest && rowMajor)
+	env.noDigest = !(digest && inPipeline)
 	if d.Split && mon != nil {
 		mon.splits.Add(1)
 	}
@@ -375,7 +388,7 @@ func (e *engine) setupPass(ctx context.Context, di int, us []*Unit, whole bool) 
 		if err := outside(d.Addr, product(a.Shape)*size); err != nil {
 			return nil, err
 		}
-		if digest && !rowMajor {
+		if digest && !inPipeline {
 			if back, err = startReadbackHash(ctx, f, env.mem, e.opts.readLimit(), readBytes(f)); err != nil {
 				return nil, arrayErr(k, err)
 			}
@@ -404,7 +417,7 @@ func (e *engine) setupPass(ctx context.Context, di int, us []*Unit, whole bool) 
 		if err != nil {
 			return nil, arrayErr(k, err)
 		}
-		if digest && !rowMajor {
+		if digest && !inPipeline {
 			read := func(h hash.Hash, buf []byte, lo, hi int64) error {
 				return hashChunkRows(f, h, buf, a.Shape, chunk, size, addrs, lo, hi)
 			}
@@ -489,7 +502,7 @@ func (e *engine) setupPass(ctx context.Context, di int, us []*Unit, whole bool) 
 	last := time.Now()
 	var rowsDone int64 // rows of dimension 0 written whole
 	i := 0
-	ps.part = &jointPart{a: a, slabs: boxes, keep: env.keep, noDigest: env.noDigest, prepWrites: env.prepWrites, prep: prep}
+	ps.part = &jointPart{a: a, slabs: boxes, keep: env.keep, noDigest: env.noDigest, prepWrites: env.prepWrites, prep: prep, bands: bands}
 	ps.part.sink = func(slab catalog.Box, buf []byte, o unitOut) error {
 		u := us[i]
 		i++
@@ -567,7 +580,7 @@ func (e *engine) setupPass(ctx context.Context, di int, us []*Unit, whole bool) 
 		if !digest {
 			return nil
 		}
-		return e.finishDigest(ctx, di, a, rowMajor, back, sum)
+		return e.finishDigest(ctx, di, a, inPipeline, back, sum)
 	}
 	return ps, nil
 }

@@ -303,6 +303,10 @@ type jointPart struct {
 	prep       func(slab catalog.Box, buf []byte) (unitOut, error)
 	sink       func(slab catalog.Box, buf []byte, v unitOut) error
 
+	// bands: the digest is gathered band by band (units not row-major
+	// runs of the array); nil: each unit is hashed as it comes.
+	bands *bandDigest
+
 	reads *slabReads
 	fill  []byte
 	h     hash.Hash
@@ -402,8 +406,37 @@ func streamJoint(ctx context.Context, env pipeEnv, src catalog.Source, parts []*
 			return nil
 		}
 	}
+	// The band buffers of parts whose digest is gathered band by band,
+	// charged for the pipeline's length.
+	for _, p := range parts {
+		if p.bands == nil || p.noDigest {
+			continue
+		}
+		if env.mem != nil {
+			if err := env.mem.acquire(ctx, p.bands.bytes); err != nil {
+				return nil, err
+			}
+		}
+		b, err := newBuf(p.bands.bytes)
+		if err != nil {
+			if env.mem != nil {
+				env.mem.release(p.bands.bytes)
+			}
+			return nil, err
+		}
+		p.bands.buf = b
+		defer func() {
+			freeBuf(b)
+			p.bands.buf = nil
+			if env.mem != nil {
+				env.mem.release(p.bands.bytes)
+			}
+		}()
+	}
 	type hashJob struct {
 		h    hash.Hash
+		part *jointPart
+		slab int
 		buf  []byte
 		done func()
 	}
@@ -412,7 +445,11 @@ func streamJoint(ctx context.Context, env pipeEnv, src catalog.Source, parts []*
 	go func() {
 		defer close(hashed)
 		for j := range hashq {
-			if j.h != nil {
+			switch {
+			case j.h == nil:
+			case j.part.bands != nil:
+				j.part.bands.add(j.h, j.slab, j.part.slabs[j.slab], j.buf)
+			default:
 				j.h.Write(j.buf)
 			}
 			j.done()
@@ -545,7 +582,7 @@ func streamJoint(ctx context.Context, env pipeEnv, src catalog.Source, parts []*
 			if !p.noDigest {
 				h = p.h
 			}
-			hashq <- hashJob{h, o.bufs[k], func() { free(i, u) }}
+			hashq <- hashJob{h, p, r.slab, o.bufs[k], func() { free(i, u) }}
 			if p.sink == nil {
 				continue
 			}
