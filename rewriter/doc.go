@@ -154,7 +154,7 @@
 // dataset. Within a dataset, up to Options.Jobs goroutines assemble units
 // (reading blocks through the catalog.Source, which is safe for concurrent
 // use); a single goroutine takes the units in order to write them, and
-// another hashes them in the same order. Every unit is charged to the one
+// one per dataset of the pipeline hashes that dataset's in the same order. Every unit is charged to the one
 // MaxMem budget (memBudget) before its buffers exist (an anonymous mapping
 // outside the Go heap, reused by later units), and at most Jobs+1 units
 // are alive at once, however large the budget; commit's check charges the

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"hash"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -433,28 +434,33 @@ func streamJoint(ctx context.Context, env pipeEnv, src catalog.Source, parts []*
 			}
 		}()
 	}
+	// One hasher per part, fed in the part's unit order: the datasets'
+	// digests (and band copies) proceed in parallel, and a unit's buffer is
+	// freed once written and hashed.
 	type hashJob struct {
 		h    hash.Hash
-		part *jointPart
 		slab int
 		buf  []byte
 		done func()
 	}
-	hashq := make(chan hashJob, n)
-	hashed := make(chan struct{})
-	go func() {
-		defer close(hashed)
-		for j := range hashq {
-			switch {
-			case j.h == nil:
-			case j.part.bands != nil:
-				j.part.bands.add(j.h, j.slab, j.part.slabs[j.slab], j.buf)
-			default:
-				j.h.Write(j.buf)
+	hashqs := make([]chan hashJob, len(parts))
+	var hashers sync.WaitGroup
+	for pi, p := range parts {
+		q := make(chan hashJob, len(p.slabs))
+		hashqs[pi] = q
+		hashers.Go(func() {
+			for j := range q {
+				switch {
+				case j.h == nil:
+				case p.bands != nil:
+					p.bands.add(j.h, j.slab, p.slabs[j.slab], j.buf)
+				default:
+					j.h.Write(j.buf)
+				}
+				j.done()
 			}
-			j.done()
-		}
-	}()
+		})
+	}
 	refs := make([]atomic.Int32, n)
 	left := make([]atomic.Int32, len(items)) // units of item i not yet freed
 	for i, it := range items {
@@ -582,7 +588,7 @@ func streamJoint(ctx context.Context, env pipeEnv, src catalog.Source, parts []*
 			if !p.noDigest {
 				h = p.h
 			}
-			hashq <- hashJob{h, p, r.slab, o.bufs[k], func() { free(i, u) }}
+			hashqs[r.part] <- hashJob{h, r.slab, o.bufs[k], func() { free(i, u) }}
 			if p.sink == nil {
 				continue
 			}
@@ -595,8 +601,10 @@ func streamJoint(ctx context.Context, env pipeEnv, src catalog.Source, parts []*
 		}
 		return nil
 	})
-	close(hashq)
-	<-hashed
+	for _, q := range hashqs {
+		close(q)
+	}
+	hashers.Wait()
 	if err != nil {
 		return nil, err
 	}
