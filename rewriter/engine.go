@@ -487,6 +487,17 @@ func (e *engine) setupPass(ctx context.Context, di int, us []*Unit, whole bool) 
 			return o, err
 		}
 	}
+	if kind == KindContiguous {
+		// Written by the worker that assembled the unit (its place in the
+		// file is fixed), the units of an item in parallel: the ordered
+		// sink only records them, so that writing does not wait its turn.
+		env.prepWrites = true
+		prep = func(slab catalog.Box, buf []byte) (unitOut, error) {
+			var o unitOut
+			sumOf(buf, &o)
+			return o, writeBox(f, d.Addr, a.Shape, slab, buf, a.DType.Size, mon)
+		}
+	}
 	if prep == nil {
 		env.prepWrites = true // a unit sha256 at most: not encoding
 		prep = func(_ catalog.Box, buf []byte) (unitOut, error) {
@@ -515,8 +526,6 @@ func (e *engine) setupPass(ctx context.Context, di int, us []*Unit, whole bool) 
 		}
 		var err error
 		switch kind {
-		case KindContiguous:
-			err = writeBox(f, d.Addr, a.Shape, slab, buf, a.DType.Size, mon)
 		case KindMerged:
 			if d.Cuboids == nil {
 				err = writeBox(f, d.Addr, a.Shape, slab, buf, a.DType.Size, mon)

@@ -565,21 +565,29 @@ func streamJoint(ctx context.Context, env pipeEnv, src catalog.Source, parts []*
 		if err != nil {
 			return o, err
 		}
+		// The units' preps (encoding, writes at fixed places) in
+		// parallel, at most jobs at once.
+		var g errgroup.Group
+		g.SetLimit(max(jobs, 1))
 		for k, r := range it {
 			p := parts[r.part]
 			if p.prep == nil {
 				continue
 			}
-			t := time.Now()
-			o.v[k], err = p.prep(p.slabs[r.slab], o.bufs[k])
-			if env.mon != nil && !p.prepWrites {
-				env.mon.since(stageEncode, t)
-			}
-			if err != nil {
-				return o, err
-			}
+			g.Go(func() error {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				t := time.Now()
+				v, err := p.prep(p.slabs[r.slab], o.bufs[k])
+				o.v[k] = v
+				if env.mon != nil && !p.prepWrites {
+					env.mon.since(stageEncode, t)
+				}
+				return err
+			})
 		}
-		return o, nil
+		return o, g.Wait()
 	}, func(i int, o out) error {
 		for k, r := range items[i] {
 			p, u := parts[r.part], base[i]+k
