@@ -188,8 +188,10 @@
 // pass reads 123 MB in 8 calls (BP4: 307 MB in 20 calls for 307 MB
 // stored). The price is memory where blocks are scattered over the
 // sub-files (load balancing): an item then holds a unit of every joined
-// dataset, up to half the budget, before it is written. Contiguous and
-// merged units are pwritten at the addresses Prepare recorded. Raw chunked arrays that their
+// dataset, up to half the budget, before it is written. Contiguous units
+// are pwritten at the addresses Prepare recorded by the workers that
+// assembled them (an item's units in parallel), merged ones by the
+// ordered sink. Raw chunked arrays that their
 // blocks cover have every chunk allocated when the dataset is created; the
 // workers pwritev each chunk of a unit straight from its buffer (no copy, no
 // HDF5 call), and a digest that units smaller than a chunk row cannot give

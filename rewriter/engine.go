@@ -24,7 +24,7 @@ import (
 // then written, hashed and journaled in order:
 //
 //	kind        worker (after assembly)        ordered sink            nothing else
-//	contiguous  (unit sha256)                  pwrite at Addr          -
+//	contiguous  (unit sha256), pwrite at Addr  -                       -
 //	chunks      pwrite(v) each chunk at the    -                       -
 //	            address the chunk index lists
 //	parts       cut and encode chunks          append to the part file JoinParts: H5Dwrite_chunk
