@@ -153,10 +153,11 @@
 // cuts every dataset into work units; a shard runs its units dataset after
 // dataset. Within a dataset, up to Options.Jobs goroutines assemble units
 // (reading blocks through the catalog.Source, which is safe for concurrent
-// use); a single goroutine takes the units in order to write them, and
-// one per dataset of the pipeline hashes that dataset's in the same order. Every unit is charged to the one
-// MaxMem budget (memBudget) before its buffers exist (an anonymous mapping
-// outside the Go heap, reused by later units), and at most Jobs+1 units
+// use); a single goroutine takes the units in order to record them, and
+// one per dataset of the pipeline hashes that dataset's units in the same
+// order. Every unit is charged to the one MaxMem budget (memBudget) before
+// its buffers exist (an anonymous mapping outside the Go heap, reused by
+// later units), and at most Jobs+1 units
 // are alive at once, however large the budget; commit's check charges the
 // same budget type. Units are whole rows along dimension 0 whose boundaries
 // sit on the source blocks' edges, so that each block is read once, whole
