@@ -455,9 +455,28 @@ func readNeed(reads []*catalog.Block, dt catalog.DType, limit int64, batch bool)
 }
 
 // bandAllowance is what the band buffers of one pipeline's digests
-// (bandDigest) may hold: what three quarters of the budget leave beside
-// its largest item, so that an item and its reads still fit beside them.
-func (o Options) bandAllowance() int64 { return max(0, o.maxMem()*3/4-o.itemLimit()) }
+// (bandDigest) may hold, at most a quarter of the budget: what it leaves
+// beside its largest item and the coalesced reads of jobs units, so that
+// an item and its reads still fit beside them (each array's setup also
+// sets aside its blocks' own reads, bandReserve).
+func (o Options) bandAllowance() int64 {
+	return max(0, min(o.maxMem()/4, o.maxMem()-o.itemLimit()-2*int64(o.jobs())*o.readLimit()))
+}
+
+// bandReserve is what the reads of a's blocks may hold beyond the
+// coalesced runs that bandAllowance sets aside: its largest stored block
+// and its largest decoded one, for each of jobs units read at once.
+func (o Options) bandReserve(a *catalog.Array) int64 {
+	var maxLen, maxDec int64
+	for i := range a.Blocks {
+		b := &a.Blocks[i]
+		maxLen = max(maxLen, b.Length)
+		if len(b.Codecs) > 0 {
+			maxDec = max(maxDec, product(b.StoredShape())*int64(a.DType.Size))
+		}
+	}
+	return int64(o.jobs()) * (maxLen + maxDec)
+}
 
 // env is the pipeline environment of a run: an in-memory Prepare sets Options.Monitor and
 // the budget; callers that leave them unset get an unlimited budget.

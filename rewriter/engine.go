@@ -351,6 +351,7 @@ func (e *engine) setupPass(ctx context.Context, di int, us []*Unit, whole bool) 
 	rowMajor := rowMajorRun(a.Shape, boxes)
 	var bands *bandDigest // the digest gathered band by band (banddigest.go)
 	if digest && !rowMajor {
+		e.bandLeft = max(0, e.bandLeft-e.opts.bandReserve(a))
 		if bd := newBandDigest(a.Shape, a.DType.Size, boxes); bd != nil && bd.bytes <= e.bandLeft {
 			bands, e.bandLeft = bd, e.bandLeft-bd.bytes
 		}
