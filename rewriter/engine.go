@@ -273,16 +273,32 @@ func (e *engine) groups(ctx context.Context, gs []unitGroup) error {
 		}
 	}()
 	parts := make([]*jointPart, len(gs))
+	byPart := make([]*pass, len(gs))
 	e.bandLeft = e.opts.bandAllowance()
-	for i, g := range gs {
+	// Datasets whose digest would otherwise need a second pass over the
+	// input (encoded chunks, cuboids) are set up first: their band digests
+	// come before those that could read the file back instead.
+	order := make([]int, 0, len(gs))
+	for round := range 2 {
+		for i, g := range gs {
+			k := e.job.Datasets[g.di].kind()
+			if (k == KindParts || k == KindMerged) == (round == 0) {
+				order = append(order, i)
+			}
+		}
+	}
+	for _, i := range order {
+		g := gs[i]
 		p, err := e.setupPass(ctx, g.di, g.us, g.whole)
 		if err != nil {
 			return err
 		}
 		passes = append(passes, p)
+		byPart[i] = p
 		parts[i] = p.part
 		p.part.reads = newSlabReads(e.src, p.part.a, p.part.slabs)
 	}
+	passes = byPart // in part order, for the digests below
 	items := jointItems(parts, e.opts.itemLimit())
 	sums, err := streamJoint(ctx, e.opts.env(), e.src, parts, items, e.opts.jobs())
 	if err != nil {
