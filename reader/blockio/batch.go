@@ -131,13 +131,3 @@ func putRun(b []byte) {
 		runs.bytes += c
 	}
 }
-
-// DropIdleRuns empties the free list of run buffers (a phase that reads no
-// more blocks through ReadBlocks, e.g. the rewrite before verification,
-// gives their memory back); later runs allocate anew.
-func DropIdleRuns() {
-	runs.Lock()
-	clear(runs.free)
-	runs.free, runs.bytes = runs.free[:0], 0
-	runs.Unlock()
-}

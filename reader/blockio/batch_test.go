@@ -128,20 +128,3 @@ func TestRunBuffersSurviveGC(t *testing.T) {
 		t.Fatalf("free list holds %d bytes (counted %d), limit %d", sum, kept, keptRunBytes)
 	}
 }
-
-// TestDropIdleRuns: the free list is emptied (its memory given back) and
-// runs allocate anew after.
-func TestDropIdleRuns(t *testing.T) {
-	b := getRun(1<<20, 16<<20)
-	putRun(b)
-	DropIdleRuns()
-	runs.Lock()
-	n, kept := len(runs.free), runs.bytes
-	runs.Unlock()
-	if n != 0 || kept != 0 {
-		t.Fatalf("after DropIdleRuns: %d buffers, %d bytes kept", n, kept)
-	}
-	if c := getRun(1<<20, 16<<20); &c[0] == &b[0] {
-		t.Fatal("a dropped run buffer was reused")
-	}
-}
