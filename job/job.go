@@ -156,6 +156,11 @@ func runJob(ctx context.Context, out string, spec Spec, env Env, need *int64) er
 		}
 	}
 	disp.Set("bytes", mon.Progress().Done)
+	if !journaled {
+		// The rewrite is done with its buffers: the verifier's bands and
+		// blocks get the same --max-mem, not what is left beside them.
+		releaseRewrite(job)
+	}
 	started := job.Created // of a resumed job, the run that prepared it
 	if !journaled {
 		started = start

@@ -153,17 +153,19 @@
 // cuts every dataset into work units; a shard runs its units dataset after
 // dataset. Within a dataset, up to Options.Jobs goroutines assemble units
 // (reading blocks through the catalog.Source, which is safe for concurrent
-// use); a single goroutine takes the units in order to write them, and
-// another hashes them in the same order. Every unit is charged to the one
-// MaxMem budget (memBudget) before its buffers exist (an anonymous mapping
-// outside the Go heap, reused by later units), and at most Jobs+1 units
+// use); a single goroutine takes the units in order to record them, and
+// one per dataset of the pipeline hashes that dataset's units in the same
+// order. Every unit is charged to the one MaxMem budget (memBudget) before
+// its buffers exist (an anonymous mapping outside the Go heap, reused by
+// later units), and at most Jobs+1 units
 // are alive at once, however large the budget; commit's check charges the
 // same budget type. Units are whole rows along dimension 0 whose boundaries
 // sit on the source blocks' edges, so that each block is read once, whole
 // (planner.AlignedSlabs); where a band of block rows exceeds 16 MiB (or
 // what a unit may hold), contiguous output is written in cache-sized
-// (8 MiB) block-aligned tiles (planner.AlignedTiles) and the digest is read
-// back from the file band by band. Units whose blocks interleave in the
+// (8 MiB) block-aligned tiles (planner.AlignedTiles) and the digest is
+// gathered from the tiles band by band in a buffer charged to the budget
+// (banddigest.go; read back from the file where bands do not fit). Units whose blocks interleave in the
 // input file are joined (interleave.go).
 //
 // Every input byte is read once also where datasets interleave: the
@@ -204,8 +206,9 @@
 // that input once in 1,024 calls at 256 MB peak RSS, at both budgets (the
 // writers' Morton order puts a band's blocks in runs that lengthen
 // eightfold with each doubling of its rows; 64-row items read in 128
-// calls but peak at 423 MB). Contiguous and
-// merged units are pwritten at the addresses Prepare recorded. Raw chunked arrays that their
+// calls but peak at 423 MB). Contiguous units are pwritten at the
+// addresses Prepare recorded by the workers that assembled them (an
+// item's units in parallel), merged ones by the ordered sink. Raw chunked arrays that their
 // blocks cover have every chunk allocated when the dataset is created; the
 // workers pwritev each chunk of a unit straight from its buffer (no copy, no
 // HDF5 call), and a digest that units smaller than a chunk row cannot give

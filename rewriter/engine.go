@@ -24,7 +24,7 @@ import (
 // then written, hashed and journaled in order:
 //
 //	kind        worker (after assembly)        ordered sink            nothing else
-//	contiguous  (unit sha256)                  pwrite at Addr          -
+//	contiguous  (unit sha256), pwrite at Addr  -                       -
 //	chunks      pwrite(v) each chunk at the    -                       -
 //	            address the chunk index lists
 //	parts       cut and encode chunks          append to the part file JoinParts: H5Dwrite_chunk
@@ -34,9 +34,11 @@ import (
 // Only compressed and sparse (partly covered: unwritten chunks take no
 // bytes) chunked datasets go through part files. The digest of a dataset
 // (sha256 of the logical array, row-major little-endian) is taken by the
-// pipeline when the units are row-major runs of the array, else read back
-// from the file band by band (contiguous tiles, chunk rows), else (encoded
-// chunks, cuboids) from a read-only pass over the input. An in-memory job asks
+// pipeline when the units are row-major runs of the array, or gathered band
+// by band from the units in memory when they come band by band (tiles,
+// boxes of chunks; banddigest.go) and the band buffers fit the budget, else
+// read back from the file band by band (contiguous tiles, chunk rows), else
+// (encoded chunks, cuboids) from a read-only pass over the input. An in-memory job asks
 // for it (one shard holds every unit); sharded jobs journal each unit's sha256
 // instead and commit (CheckUnits) hashes the joined output.
 
@@ -102,6 +104,9 @@ type engine struct {
 	sums     map[int]string  // dataset -> digest (digests)
 	synced   map[string]bool // files synced by finishFile
 	st       ShardStatus
+	// bandLeft: what the band buffers of the pipeline being set up may
+	// still hold (Options.bandAllowance).
+	bandLeft int64
 }
 
 func (e *engine) close() {
@@ -268,15 +273,32 @@ func (e *engine) groups(ctx context.Context, gs []unitGroup) error {
 		}
 	}()
 	parts := make([]*jointPart, len(gs))
-	for i, g := range gs {
+	byPart := make([]*pass, len(gs))
+	e.bandLeft = e.opts.bandAllowance()
+	// Datasets whose digest would otherwise need a second pass over the
+	// input (encoded chunks, cuboids) are set up first: their band digests
+	// come before those that could read the file back instead.
+	order := make([]int, 0, len(gs))
+	for round := range 2 {
+		for i, g := range gs {
+			k := e.job.Datasets[g.di].kind()
+			if (k == KindParts || k == KindMerged) == (round == 0) {
+				order = append(order, i)
+			}
+		}
+	}
+	for _, i := range order {
+		g := gs[i]
 		p, err := e.setupPass(ctx, g.di, g.us, g.whole)
 		if err != nil {
 			return err
 		}
 		passes = append(passes, p)
+		byPart[i] = p
 		parts[i] = p.part
 		p.part.reads = newSlabReads(e.src, p.part.a, p.part.slabs)
 	}
+	passes = byPart // in part order, for the digests below
 	items, gaps := jointItems(parts, e.opts.itemLimit(), e.opts.readLimit(), minItemRead)
 	sums, err := streamJoint(ctx, e.opts.env(), e.src, parts, items, gaps, e.opts.jobs())
 	if err != nil {
@@ -343,8 +365,16 @@ func (e *engine) setupPass(ctx context.Context, di int, us []*Unit, whole bool) 
 	}
 	digest := e.digests && whole && !e.opts.NoDigest
 	rowMajor := rowMajorRun(a.Shape, boxes)
+	var bands *bandDigest // the digest gathered band by band (banddigest.go)
+	if digest && !rowMajor {
+		e.bandLeft = max(0, e.bandLeft-e.opts.bandReserve(a))
+		if bd := newBandDigest(a.Shape, a.DType.Size, boxes); bd != nil && bd.bytes <= e.bandLeft {
+			bands, e.bandLeft = bd, e.bandLeft-bd.bytes
+		}
+	}
+	inPipeline := rowMajor || bands != nil // the pipeline takes the digest
 	env := e.opts.env()
-	env.noDigest = !(digest && rowMajor)
+	env.noDigest = !(digest && inPipeline)
 	if d.Split && mon != nil {
 		mon.splits.Add(1)
 	}
@@ -375,7 +405,7 @@ func (e *engine) setupPass(ctx context.Context, di int, us []*Unit, whole bool) 
 		if err := outside(d.Addr, product(a.Shape)*size); err != nil {
 			return nil, err
 		}
-		if digest && !rowMajor {
+		if digest && !inPipeline {
 			if back, err = startReadbackHash(ctx, f, env.mem, e.opts.readLimit(), readBytes(f)); err != nil {
 				return nil, arrayErr(k, err)
 			}
@@ -404,7 +434,7 @@ func (e *engine) setupPass(ctx context.Context, di int, us []*Unit, whole bool) 
 		if err != nil {
 			return nil, arrayErr(k, err)
 		}
-		if digest && !rowMajor {
+		if digest && !inPipeline {
 			read := func(h hash.Hash, buf []byte, lo, hi int64) error {
 				return hashChunkRows(f, h, buf, a.Shape, chunk, size, addrs, lo, hi)
 			}
@@ -474,6 +504,17 @@ func (e *engine) setupPass(ctx context.Context, di int, us []*Unit, whole bool) 
 			return o, err
 		}
 	}
+	if kind == KindContiguous {
+		// Written by the worker that assembled the unit (its place in the
+		// file is fixed), the units of an item in parallel: the ordered
+		// sink only records them, so that writing does not wait its turn.
+		env.prepWrites = true
+		prep = func(slab catalog.Box, buf []byte) (unitOut, error) {
+			var o unitOut
+			sumOf(buf, &o)
+			return o, writeBox(f, d.Addr, a.Shape, slab, buf, a.DType.Size, mon)
+		}
+	}
 	if prep == nil {
 		env.prepWrites = true // a unit sha256 at most: not encoding
 		prep = func(_ catalog.Box, buf []byte) (unitOut, error) {
@@ -489,7 +530,7 @@ func (e *engine) setupPass(ctx context.Context, di int, us []*Unit, whole bool) 
 	last := time.Now()
 	var rowsDone int64 // rows of dimension 0 written whole
 	i := 0
-	ps.part = &jointPart{a: a, slabs: boxes, keep: env.keep, noDigest: env.noDigest, prepWrites: env.prepWrites, prep: prep}
+	ps.part = &jointPart{a: a, slabs: boxes, keep: env.keep, noDigest: env.noDigest, prepWrites: env.prepWrites, prep: prep, bands: bands}
 	ps.part.sink = func(slab catalog.Box, buf []byte, o unitOut) error {
 		u := us[i]
 		i++
@@ -502,8 +543,6 @@ func (e *engine) setupPass(ctx context.Context, di int, us []*Unit, whole bool) 
 		}
 		var err error
 		switch kind {
-		case KindContiguous:
-			err = writeBox(f, d.Addr, a.Shape, slab, buf, a.DType.Size, mon)
 		case KindMerged:
 			if d.Cuboids == nil {
 				err = writeBox(f, d.Addr, a.Shape, slab, buf, a.DType.Size, mon)
@@ -567,7 +606,7 @@ func (e *engine) setupPass(ctx context.Context, di int, us []*Unit, whole bool) 
 		if !digest {
 			return nil
 		}
-		return e.finishDigest(ctx, di, a, rowMajor, back, sum)
+		return e.finishDigest(ctx, di, a, inPipeline, back, sum)
 	}
 	return ps, nil
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"hash"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -303,6 +304,10 @@ type jointPart struct {
 	prep       func(slab catalog.Box, buf []byte) (unitOut, error)
 	sink       func(slab catalog.Box, buf []byte, v unitOut) error
 
+	// bands: the digest is gathered band by band (units not row-major
+	// runs of the array); nil: each unit is hashed as it comes.
+	bands *bandDigest
+
 	reads *slabReads
 	fill  []byte
 	h     hash.Hash
@@ -403,22 +408,60 @@ func streamJoint(ctx context.Context, env pipeEnv, src catalog.Source, parts []*
 			return nil
 		}
 	}
+	// The band buffers of parts whose digest is gathered band by band,
+	// charged for the pipeline's length.
+	for _, p := range parts {
+		if p.bands == nil || p.noDigest {
+			continue
+		}
+		if env.mem != nil {
+			if err := env.mem.acquire(ctx, p.bands.bytes); err != nil {
+				return nil, err
+			}
+		}
+		b, err := newBuf(p.bands.bytes)
+		if err != nil {
+			if env.mem != nil {
+				env.mem.release(p.bands.bytes)
+			}
+			return nil, err
+		}
+		p.bands.buf = b
+		defer func() {
+			freeBuf(b)
+			p.bands.buf = nil
+			if env.mem != nil {
+				env.mem.release(p.bands.bytes)
+			}
+		}()
+	}
+	// One hasher per part, fed in the part's unit order: the datasets'
+	// digests (and band copies) proceed in parallel, and a unit's buffer is
+	// freed once written and hashed.
 	type hashJob struct {
 		h    hash.Hash
+		slab int
 		buf  []byte
 		done func()
 	}
-	hashq := make(chan hashJob, n)
-	hashed := make(chan struct{})
-	go func() {
-		defer close(hashed)
-		for j := range hashq {
-			if j.h != nil {
-				j.h.Write(j.buf)
+	hashqs := make([]chan hashJob, len(parts))
+	var hashers sync.WaitGroup
+	for pi, p := range parts {
+		q := make(chan hashJob, len(p.slabs))
+		hashqs[pi] = q
+		hashers.Go(func() {
+			for j := range q {
+				switch {
+				case j.h == nil:
+				case p.bands != nil:
+					p.bands.add(j.h, j.slab, p.slabs[j.slab], j.buf)
+				default:
+					j.h.Write(j.buf)
+				}
+				j.done()
 			}
-			j.done()
-		}
-	}()
+		})
+	}
 	refs := make([]atomic.Int32, n)
 	left := make([]atomic.Int32, len(items)) // units of item i not yet freed
 	for i, it := range items {
@@ -527,21 +570,29 @@ func streamJoint(ctx context.Context, env pipeEnv, src catalog.Source, parts []*
 		if err != nil {
 			return o, err
 		}
+		// The units' preps (encoding, writes at fixed places) in
+		// parallel, at most jobs at once.
+		var g errgroup.Group
+		g.SetLimit(max(jobs, 1))
 		for k, r := range it {
 			p := parts[r.part]
 			if p.prep == nil {
 				continue
 			}
-			t := time.Now()
-			o.v[k], err = p.prep(p.slabs[r.slab], o.bufs[k])
-			if env.mon != nil && !p.prepWrites {
-				env.mon.since(stageEncode, t)
-			}
-			if err != nil {
-				return o, err
-			}
+			g.Go(func() error {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				t := time.Now()
+				v, err := p.prep(p.slabs[r.slab], o.bufs[k])
+				o.v[k] = v
+				if env.mon != nil && !p.prepWrites {
+					env.mon.since(stageEncode, t)
+				}
+				return err
+			})
 		}
-		return o, nil
+		return o, g.Wait()
 	}, func(i int, o out) error {
 		for k, r := range items[i] {
 			p, u := parts[r.part], base[i]+k
@@ -550,7 +601,7 @@ func streamJoint(ctx context.Context, env pipeEnv, src catalog.Source, parts []*
 			if !p.noDigest {
 				h = p.h
 			}
-			hashq <- hashJob{h, o.bufs[k], func() { free(i, u) }}
+			hashqs[r.part] <- hashJob{h, r.slab, o.bufs[k], func() { free(i, u) }}
 			if p.sink == nil {
 				continue
 			}
@@ -563,8 +614,10 @@ func streamJoint(ctx context.Context, env pipeEnv, src catalog.Source, parts []*
 		}
 		return nil
 	})
-	close(hashq)
-	<-hashed
+	for _, q := range hashqs {
+		close(q)
+	}
+	hashers.Wait()
 	if err != nil {
 		return nil, err
 	}
