@@ -296,6 +296,13 @@ func printPlan(w io.Writer, doc planDoc) {
 			}
 			fmt.Fprintf(w, ", global %d\n", l.Cuboids.Global)
 			fmt.Fprintf(w, "    layout: %s — %s\n", l.After.Name, l.Layout.Reason)
+			if r := l.Layout.Ranking; len(r) > 0 {
+				parts := make([]string, len(r))
+				for i, c := range r {
+					parts[i] = fmt.Sprintf("%s %.3g s", c.Name, c.Seconds)
+				}
+				fmt.Fprintf(w, "    auto ranking (%d readers, predicted): %s\n", o.Readers, strings.Join(parts, ", "))
+			}
 			if len(l.Costs) > 0 {
 				tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', 0)
 				fmt.Fprintf(tw, "    pattern\tbefore: %s (%d)\tmerged: %s (%d)\tafter: %s (%d)\t\n",

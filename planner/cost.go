@@ -48,12 +48,16 @@ type CostParams struct {
 
 	// The readers' library (libcost.go; zero: the paper's model). A
 	// calibrated model sets them: HDF5's buffers as h5py leaves them and
-	// what `relayout calibrate` measures.
-	SieveBuf   int64   // HDF5's data sieve buffer (contiguous data); replaces Sieve
-	ChunkCache int64   // chunks up to this size are read whole; larger ones run by run
-	Page       int64   // a read starting within this many bytes of the previous one's end streams
-	CallCost   float64 // seconds per read (system call and library work)
-	RandomBW   float64 // bytes per second of a read that starts a stream (0: ReaderBW)
+	// what `relayout calibrate` measures. Omitted when zero, so a job
+	// spec's signature without them is what it was.
+	SieveBuf   int64   `json:",omitempty"` // HDF5's data sieve buffer (contiguous data); replaces Sieve
+	ChunkCache int64   `json:",omitempty"` // chunks up to this size are read whole; larger ones run by run
+	Page       int64   `json:",omitempty"` // a read starting within this many bytes of the previous one's end streams
+	CallCost   float64 `json:",omitempty"` // seconds per read (system call and library work)
+	RandomBW   float64 `json:",omitempty"` // bytes per second of a read that starts a stream (0: ReaderBW)
+	CopyBW     float64 `json:",omitempty"` // bytes per second copied out of the sieve buffer or chunk cache (0: free)
+	ChunkCost  float64 `json:",omitempty"` // seconds of library work per chunk touched (index lookup, cache)
+	Cores      float64 `json:",omitempty"` // the readers share this many cores (0: each its own)
 }
 
 // DefaultCostParams are plausible for a parallel file system seen from one
@@ -326,6 +330,7 @@ func predictPiecesNaive(st Storage, elemSize int, p Pattern, grid []int64, c Cos
 	sharing := make([]int, len(st.pieces))
 	var slowest float64
 	lib := cp.Library()
+	var tot libTotals
 	forEachPart(p.Region, grid, func(part catalog.Box) {
 		if IsEmpty(part) {
 			return
@@ -351,6 +356,7 @@ func predictPiecesNaive(st Storage, elemSize int, p Pattern, grid []int64, c Cos
 				req += r.requests
 				bytes += r.bytes
 				secs += r.seconds
+				tot.add(r)
 				return
 			}
 			r, b := runs(sp.Box, in, int64(elemSize), cp.Sieve)
@@ -369,6 +375,9 @@ func predictPiecesNaive(st Storage, elemSize int, p Pattern, grid []int64, c Cos
 		c.MaxSharing = max(c.MaxSharing, sharing[i])
 	}
 	c.Seconds = max(slowest, float64(c.Bytes)/cp.AggBW)
+	if lib {
+		c.Seconds = max(c.Seconds, tot.bound(cp))
+	}
 	return c
 }
 
@@ -399,6 +408,7 @@ func predictPieces(st Storage, elemSize int, p Pattern, grid []int64, c Cost, cp
 	active := make([]bool, nparts)
 	lib := cp.Library()
 	var secs []float64 // library model: each part's time
+	var tot libTotals
 	var memLo, memCnt [MaxDims]int64
 	mem := catalog.Box{Lower: memLo[:dims:dims], Count: memCnt[:dims:dims]}
 	if lib {
@@ -493,6 +503,7 @@ func predictPieces(st Storage, elemSize int, p Pattern, grid []int64, c Cost, cp
 					req[k] += r.requests
 					bytes[k] += r.bytes
 					secs[k] += r.seconds
+					tot.add(r)
 				} else {
 					r, b := runs(sp.Box, in, elem, cp.Sieve)
 					req[k] += r
@@ -527,6 +538,9 @@ func predictPieces(st Storage, elemSize int, p Pattern, grid []int64, c Cost, cp
 		slowest = max(slowest, float64(req[k])*cp.Latency+float64(bytes[k])/cp.ReaderBW)
 	}
 	c.Seconds = max(slowest, float64(c.Bytes)/cp.AggBW)
+	if lib {
+		c.Seconds = max(c.Seconds, tot.bound(cp))
+	}
 	return c
 }
 

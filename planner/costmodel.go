@@ -25,6 +25,12 @@ func (c CostParams) Check() error {
 		return fmt.Errorf("planner: cost model call cost %g s, want >= 0", c.CallCost)
 	case c.RandomBW < 0 || math.IsInf(c.RandomBW, 0) || math.IsNaN(c.RandomBW):
 		return fmt.Errorf("planner: cost model random-read bandwidth %g B/s, want >= 0", c.RandomBW)
+	case c.Cores < 0 || math.IsInf(c.Cores, 0) || math.IsNaN(c.Cores):
+		return fmt.Errorf("planner: cost model cores %g, want >= 0", c.Cores)
+	case c.ChunkCost < 0 || math.IsInf(c.ChunkCost, 0) || math.IsNaN(c.ChunkCost):
+		return fmt.Errorf("planner: cost model chunk cost %g s, want >= 0", c.ChunkCost)
+	case c.CopyBW < 0 || math.IsInf(c.CopyBW, 0) || math.IsNaN(c.CopyBW):
+		return fmt.Errorf("planner: cost model copy bandwidth %g B/s, want >= 0", c.CopyBW)
 	}
 	return nil
 }

@@ -36,7 +36,11 @@ import (
 // work); reads whose start is within Page bytes of the previous read's end
 // form a stream (the kernel reads ahead). A stream costs Latency, its first
 // read (at most rampBytes) at RandomBW, the rest of its span (gaps of at most
-// a page included) at ReaderBW.
+// a page included) at ReaderBW. Bytes delivered from the sieve buffer or the
+// chunk cache are copied once more, at CopyBW; every chunk touched costs
+// ChunkCost of library work besides its reads. Readers read at once: the
+// slowest sets the time, unless their storage time summed and sped up at
+// most AggBW/ReaderBW times, or their work summed over Cores, is longer.
 
 // rampBytes is how much of a stream is read at the random-read rate before
 // read-ahead streams it (the kernel's first windows).
@@ -50,6 +54,14 @@ const btreeFanout = 64
 // buffer and chunk cache) instead of the paper's sieve window.
 func (cp CostParams) Library() bool { return cp.SieveBuf > 0 || cp.ChunkCache > 0 }
 
+// copySeconds is the time to copy b bytes out of a library buffer.
+func (cp CostParams) copySeconds(b int64) float64 {
+	if cp.CopyBW <= 0 {
+		return 0
+	}
+	return float64(b) / cp.CopyBW
+}
+
 func (cp CostParams) randomBW() float64 {
 	if cp.RandomBW > 0 {
 		return cp.RandomBW
@@ -62,6 +74,7 @@ type libRead struct {
 	requests, bytes int64 // reads and the bytes they deliver
 	disk            int64 // bytes the storage reads (gaps streamed through included)
 	seconds         float64
+	cpu             float64 // of seconds, the library's and the system's work (the rest waits for storage)
 }
 
 func (a *libRead) add(b libRead, times int64) {
@@ -69,16 +82,40 @@ func (a *libRead) add(b libRead, times int64) {
 	a.bytes += b.bytes * times
 	a.disk += b.disk * times
 	a.seconds += b.seconds * float64(times)
+	a.cpu += b.cpu * float64(times)
 }
 
-// libSeconds is the time of n reads of q bytes each forming s streams over
-// disk bytes.
-func libSeconds(n, q, s, disk int64, cp CostParams) float64 {
+// addCPU adds work that waits for no storage.
+func (a *libRead) addCPU(s float64) {
+	a.seconds += s
+	a.cpu += s
+}
+
+// newRead is n reads of q bytes each forming s streams over disk bytes,
+// delivering bytes.
+func newRead(n, q, s, bytes, disk int64, cp CostParams) libRead {
 	first := min(q, rampBytes) * s
 	if first > disk {
 		first = disk
 	}
-	return float64(n)*cp.CallCost + float64(s)*cp.Latency + float64(first)/cp.randomBW() + float64(disk-first)/cp.ReaderBW
+	cpu := float64(n) * cp.CallCost
+	io := float64(s)*cp.Latency + float64(first)/cp.randomBW() + float64(disk-first)/cp.ReaderBW
+	return libRead{n, bytes, disk, io + cpu, cpu}
+}
+
+// libTotals sums the reads of every reader: the bound of storage shared by
+// the readers (their storage time, sped up at most AggBW/ReaderBW times by
+// reading at once) and of Cores shared by their work.
+type libTotals struct{ seconds, cpu float64 }
+
+func (t *libTotals) add(r libRead) { t.seconds += r.seconds; t.cpu += r.cpu }
+
+func (t libTotals) bound(cp CostParams) float64 {
+	b := (t.seconds - t.cpu) * cp.ReaderBW / cp.AggBW
+	if cp.Cores > 0 {
+		b = max(b, t.cpu/cp.Cores)
+	}
+	return b
 }
 
 // strides are the row-major element strides of a box of the given counts.
@@ -102,7 +139,7 @@ func strides(count []int64, buf *[MaxDims]int64) []int64 {
 func readStored(p, in, mem catalog.Box, elem, sieve int64, cp CostParams) libRead {
 	dims := len(p.Count)
 	if dims == 0 {
-		return libRead{1, elem, elem, libSeconds(1, elem, 1, elem, cp)}
+		return newRead(1, elem, 1, elem, elem, cp)
 	}
 	var sb [MaxDims]int64
 	stride := strides(p.Count, &sb)
@@ -172,7 +209,11 @@ func readStored(p, in, mem catalog.Box, elem, sieve int64, cp CostParams) libRea
 	}
 	disk := max(span, bytes)
 	streams = min(streams, n)
-	return libRead{n, bytes, disk, libSeconds(n, q, streams, disk, cp)}
+	r := newRead(n, q, streams, bytes, disk, cp)
+	if q == sieve && sieve > 0 {
+		r.addCPU(cp.copySeconds(in.Elements() * elem))
+	}
+	return r
 }
 
 // readSpan is an ADIOS2 read of sub-box in of block p: one request from the
@@ -186,7 +227,7 @@ func readSpan(p, in catalog.Box, elem int64, cp CostParams) libRead {
 		last += (in.Lower[d] + in.Count[d] - 1 - p.Lower[d]) * stride[d]
 	}
 	b := (last - first + 1) * elem
-	return libRead{1, b, b, libSeconds(1, b, 1, b, cp)}
+	return newRead(1, b, 1, b, b, cp)
 }
 
 // readPiece is the library cost of reading in of stored piece p (not whole)
@@ -227,6 +268,7 @@ func predictChunkedLib(st Storage, elemSize int, p Pattern, grid []int64, c Cost
 	in := catalog.Box{Lower: make([]int64, dims), Count: make([]int64, dims)}
 	var slowest float64
 	var requests, bytes, disk int64
+	var tot libTotals
 	forEachPart(p.Region, grid, func(part catalog.Box) {
 		if IsEmpty(part) {
 			return
@@ -262,8 +304,9 @@ func predictChunkedLib(st Storage, elemSize int, p Pattern, grid []int64, c Cost
 		if cached {
 			s, span := runs(gridBox, touched, chunkBytes, cp.Page)
 			idx := min((all+btreeFanout-1)/btreeFanout, (nchunks+btreeFanout-1)/btreeFanout) + depth - 1
-			r = libRead{all, all * chunkBytes, max(span, all*chunkBytes), libSeconds(all, chunkBytes, s, max(span, all*chunkBytes), cp)}
-			r.add(libRead{1, 4 << 10, 4 << 10, libSeconds(1, 4<<10, 1, 4<<10, cp)}, idx)
+			r = newRead(all, chunkBytes, s, all*chunkBytes, max(span, all*chunkBytes), cp)
+			r.add(newRead(1, 4<<10, 1, 4<<10, 4<<10, cp), idx)
+			r.addCPU(cp.copySeconds(part.Elements() * elem))
 		} else {
 			var pick [MaxDims]int
 			for {
@@ -287,13 +330,15 @@ func predictChunkedLib(st Storage, elemSize int, p Pattern, grid []int64, c Cost
 				}
 			}
 		}
+		r.addCPU(float64(all) * cp.ChunkCost)
+		tot.add(r)
 		requests += r.requests
 		bytes += r.bytes
 		disk += r.disk
 		slowest = max(slowest, r.seconds)
 	})
 	c.Requests, c.Bytes = requests, bytes
-	c.Seconds = max(slowest, float64(disk)/cp.AggBW)
+	c.Seconds = max(slowest, float64(disk)/cp.AggBW, tot.bound(cp))
 	return c
 }
 

@@ -56,6 +56,9 @@ type costFile struct {
 	Page       int64   `json:"page_bytes"`
 	CallCost   float64 `json:"call_s"`
 	RandomBW   float64 `json:"random_bytes_per_s"`
+	CopyBW     float64 `json:"copy_bytes_per_s"`
+	ChunkCost  float64 `json:"chunk_s"`
+	Cores      float64 `json:"cores"`
 }
 
 func main() {
@@ -77,7 +80,7 @@ func main() {
 		check(err)
 		check(json.Unmarshal(b, &f))
 		cp = planner.CostParams{Latency: f.Latency, ReaderBW: f.Reader, AggBW: f.Agg, Sieve: f.Sieve,
-			SieveBuf: f.SieveBuf, ChunkCache: f.ChunkCache, Page: f.Page, CallCost: f.CallCost, RandomBW: f.RandomBW}
+			SieveBuf: f.SieveBuf, ChunkCache: f.ChunkCache, Page: f.Page, CallCost: f.CallCost, RandomBW: f.RandomBW, CopyBW: f.CopyBW, ChunkCost: f.ChunkCost, Cores: f.Cores}
 		check(cp.Check())
 	}
 	storage := map[string]planner.Storage{}
@@ -110,8 +113,8 @@ func main() {
 	fmt.Printf("# cost model: %.3g s per request, %.3g MB/s per reader, %.3g MB/s aggregate, sieve %d B\n",
 		cp.Latency, cp.ReaderBW/1e6, cp.AggBW/1e6, cp.Sieve)
 	if cp.Library() {
-		fmt.Printf("# library model: sieve buffer %d B, chunk cache %d B, page %d B, %.3g s per call, %.3g MB/s random reads\n",
-			cp.SieveBuf, cp.ChunkCache, cp.Page, cp.CallCost, cp.RandomBW/1e6)
+		fmt.Printf("# library model: sieve buffer %d B, chunk cache %d B, page %d B, %.3g s per call, %.3g MB/s random reads, copies %.3g MB/s, %.3g s per chunk, %.3g cores\n",
+			cp.SieveBuf, cp.ChunkCache, cp.Page, cp.CallCost, cp.RandomBW/1e6, cp.CopyBW/1e6, cp.ChunkCost, cp.Cores)
 	}
 	fmt.Printf("%-8s %7s %-16s %10s %10s %7s\n", "pattern", "readers", "layout", "predicted", "measured", "÷")
 	type row struct {
