@@ -112,6 +112,21 @@ type costDocs struct {
 	ReaderBandwidth float64 `json:"reader_bytes_per_s"`
 	AggBandwidth    float64 `json:"aggregate_bytes_per_s"`
 	SieveBytes      int64   `json:"sieve_bytes"`
+	// The library read model (a calibrated --cost-model; planner/libcost.go).
+	SieveBufferBytes int64   `json:"sieve_buffer_bytes,omitempty"`
+	ChunkCacheBytes  int64   `json:"chunk_cache_bytes,omitempty"`
+	PageBytes        int64   `json:"page_bytes,omitempty"`
+	CallSeconds      float64 `json:"call_s,omitempty"`
+	RandomBandwidth  float64 `json:"random_bytes_per_s,omitempty"`
+	CopyBandwidth    float64 `json:"copy_bytes_per_s,omitempty"`
+	ChunkSeconds     float64 `json:"chunk_s,omitempty"`
+	Cores            float64 `json:"cores,omitempty"`
+}
+
+// costDocsOf is the cost model's document.
+func costDocsOf(cp planner.CostParams) costDocs {
+	return costDocs{cp.Latency, cp.ReaderBW, cp.AggBW, cp.Sieve, cp.SieveBuf, cp.ChunkCache, cp.Page,
+		cp.CallCost, cp.RandomBW, cp.CopyBW, cp.ChunkCost, cp.Cores}
 }
 
 type planTotals struct {
@@ -232,7 +247,7 @@ func showPlan(ctx context.Context, ds reader.Dataset, store *catalog.Store, opts
 		Input:  planInput{Path: info.Path, Format: info.Format},
 		Options: planOptionsDoc{Layout: opts.Layout, ChunkShape: opts.ChunkShape, Chunks: opts.Chunks, ChunkAuto: opts.AutoChunks,
 			Readers: opts.Readers, Scope: opts.Scope.String(), RanksPerNode: opts.RanksPerNode,
-			Cost: costDocs{cp.Latency, cp.ReaderBW, cp.AggBW, cp.Sieve}},
+			Cost: costDocsOf(cp)},
 		Variables: []planner.VariablePlan{},
 		Skipped:   info.Skipped,
 	}

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"math"
 	"testing"
 )
 
@@ -62,6 +63,89 @@ func TestLibRequestsMatchHDF5(t *testing.T) {
 		}
 		if b := c.Bytes - idx*4096; c.Requests-idx != tc.requests || b < tc.bytes || b > tc.bytes+tc.bytes/10000 {
 			t.Errorf("%s %s: %d reads of %d bytes (+%d index reads), HDF5 made %d of %d", tc.storage.Name, tc.pattern, c.Requests-idx, c.Bytes-idx*4096, idx, tc.requests, tc.bytes)
+		}
+	}
+}
+
+// TestAutoLibPicksPerPatternWinners: under a library model auto keeps
+// contiguous for whole-array reads and chunks for planes across the fastest
+// axis and lines along the slowest (where a contiguous layout reads 64 KiB
+// per element), never a chunk beyond the chunk cache, and ranks what it
+// weighed, fastest first.
+func TestAutoLibPicksPerPatternWinners(t *testing.T) {
+	shape := []int64{448, 448, 448}
+	cp := libParams()
+	cp.CopyBW, cp.ChunkCost, cp.Cores = 2e9, 13e-6, 2
+	pats := ReadPatterns(shape, 1)
+	byName := func(names ...string) []Pattern {
+		var ps []Pattern
+		for _, p := range pats {
+			for _, n := range names {
+				if p.Name == n {
+					ps = append(ps, p)
+				}
+			}
+		}
+		return ps
+	}
+	for _, tc := range []struct {
+		patterns []string
+		kind     string
+	}{
+		{[]string{"whole"}, Contiguous},
+		{[]string{"yz"}, Contiguous},
+		{[]string{"xy"}, Chunked},
+		{[]string{"line"}, Chunked},
+		{[]string{"xy", "xz", "line"}, Chunked},
+	} {
+		for _, readers := range []int{1, 8} {
+			l, why := AutoWith(shape, 8, readers, byName(tc.patterns...), cp)
+			if l.Kind != tc.kind {
+				t.Errorf("%v, %d readers: %+v (%s), want %s", tc.patterns, readers, l, why, tc.kind)
+			}
+			if l.Kind == Chunked && 8*product(l.Chunk) > cp.ChunkCache {
+				t.Errorf("%v, %d readers: chunk %v beyond the chunk cache", tc.patterns, readers, l.Chunk)
+			}
+		}
+	}
+	rank := AutoRanking(shape, 8, 1, nil, cp)
+	if len(rank) < 3 {
+		t.Fatalf("ranking %+v", rank)
+	}
+	l, _ := AutoWith(shape, 8, 1, nil, cp)
+	for i, c := range rank {
+		if i > 0 && c.Seconds < rank[i-1].Seconds {
+			t.Errorf("ranking out of order at %d: %+v", i, rank)
+		}
+	}
+	if rank[0].Layout.Kind != l.Kind || dimsString(rank[0].Layout.Chunk) != dimsString(l.Chunk) {
+		t.Errorf("ranking's first %+v, auto %+v", rank[0].Layout, l)
+	}
+	if len(rank[0].Costs) != len(ReadPatterns(shape, 1)) {
+		t.Errorf("%d costs, want one per read pattern", len(rank[0].Costs))
+	}
+}
+
+// TestCheckLibraryFields: the library fields are refused when negative or
+// not finite.
+func TestCheckLibraryFields(t *testing.T) {
+	if err := libParams().Check(); err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range []func(*CostParams){
+		func(c *CostParams) { c.SieveBuf = -1 },
+		func(c *CostParams) { c.ChunkCache = -1 },
+		func(c *CostParams) { c.Page = -1 },
+		func(c *CostParams) { c.CallCost = -1 },
+		func(c *CostParams) { c.RandomBW = math.Inf(1) },
+		func(c *CostParams) { c.CopyBW = math.NaN() },
+		func(c *CostParams) { c.ChunkCost = -1e-6 },
+		func(c *CostParams) { c.Cores = -2 },
+	} {
+		c := libParams()
+		f(&c)
+		if c.Check() == nil {
+			t.Errorf("case %d accepted: %+v", i, c)
 		}
 	}
 }
