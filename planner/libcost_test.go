@@ -2,7 +2,10 @@ package planner
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
+
+	"relayout/catalog"
 )
 
 // libParams is a library model with HDF5's default buffers.
@@ -146,6 +149,65 @@ func TestCheckLibraryFields(t *testing.T) {
 		f(&c)
 		if c.Check() == nil {
 			t.Errorf("case %d accepted: %+v", i, c)
+		}
+	}
+}
+
+// TestPredictPiecesMatchesNaiveLib: under the library model too, the
+// indexed prediction over pieces gives the naive path's figures (seconds to
+// rounding: the readers' sums run in another order), for HDF5-read pieces
+// and ADIOS2 span reads of blocks.
+func TestPredictPiecesMatchesNaiveLib(t *testing.T) {
+	cp := libParams()
+	cp.CopyBW, cp.ChunkCost, cp.Cores, cp.AggBW = 2e9, 13e-6, 2, 2*cp.ReaderBW
+	rng := rand.New(rand.NewPCG(7, 23))
+	for trial := range 200 {
+		dims := 1 + trial%MaxDims
+		shape := make([]int64, dims)
+		for d := range shape {
+			shape[d] = 1 + rng.Int64N(40)
+		}
+		var pieces []StoredPiece
+		for range rng.IntN(60) {
+			b := catalog.Box{Lower: make([]int64, dims), Count: make([]int64, dims)}
+			for d := range dims {
+				b.Lower[d] = rng.Int64N(shape[d]+4) - 2
+				b.Count[d] = rng.Int64N(shape[d]/2 + 2)
+			}
+			pieces = append(pieces, StoredPiece{Box: b, Whole: rng.IntN(4) == 0})
+		}
+		st := Storage{Name: "random", Shape: shape, pieces: pieces, span: trial%2 == 1}
+		for _, p := range StandardPatterns(shape) {
+			for _, n := range []int{1, 3, 8, 64} {
+				c := Cost{Pattern: p.Name, Readers: n, UsefulBytes: p.Region.Elements() * 8}
+				grid := ReaderGrid(p.Region, p.Split, n)
+				fast := predictPieces(st, 8, p, grid, c, cp)
+				slow := predictPiecesNaive(st, 8, p, grid, c, cp)
+				if d := math.Abs(fast.Seconds - slow.Seconds); d > 1e-9*max(slow.Seconds, 1e-12) {
+					t.Fatalf("trial %d %s, %d readers: %g s, naive %g s", trial, p.Name, n, fast.Seconds, slow.Seconds)
+				}
+				fast.Seconds = slow.Seconds
+				if fast != slow {
+					t.Fatalf("trial %d %s, %d readers: indexed %+v, naive %+v", trial, p.Name, n, fast, slow)
+				}
+			}
+		}
+	}
+}
+
+// TestLibHugeShape: hostile declared shapes are predicted under the library
+// model without work or memory proportional to them and with sane figures.
+func TestLibHugeShape(t *testing.T) {
+	cp := libParams()
+	huge := []int64{1 << 40, 32, 32}
+	for _, st := range []Storage{ChunkedStorage(huge, []int64{8, 8, 8}), ChunkedStorage(huge, []int64{1 << 20, 32, 32}), ContiguousStorage(huge)} {
+		for _, p := range ReadPatterns(huge, 1) {
+			for _, n := range []int{1, 64, MaxReaders} {
+				c := PredictRead(st, 8, p, n, cp)
+				if c.Requests <= 0 || c.Bytes <= 0 || !(c.Seconds > 0) || math.IsInf(c.Seconds, 0) {
+					t.Errorf("%s %s %d readers: %+v", st.Name, p.Name, n, c)
+				}
+			}
 		}
 	}
 }
