@@ -121,12 +121,13 @@ type costDocs struct {
 	CopyBandwidth    float64 `json:"copy_bytes_per_s,omitempty"`
 	ChunkSeconds     float64 `json:"chunk_s,omitempty"`
 	Cores            float64 `json:"cores,omitempty"`
+	CPUShare         float64 `json:"cpu_share,omitempty"`
 }
 
 // costDocsOf is the cost model's document.
 func costDocsOf(cp planner.CostParams) costDocs {
 	return costDocs{cp.Latency, cp.ReaderBW, cp.AggBW, cp.Sieve, cp.SieveBuf, cp.ChunkCache, cp.Page,
-		cp.CallCost, cp.RandomBW, cp.CopyBW, cp.ChunkCost, cp.Cores}
+		cp.CallCost, cp.RandomBW, cp.CopyBW, cp.ChunkCost, cp.Cores, cp.CPUShare}
 }
 
 type planTotals struct {

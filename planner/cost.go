@@ -58,6 +58,7 @@ type CostParams struct {
 	CopyBW     float64 `json:",omitempty"` // bytes per second copied out of the sieve buffer or chunk cache (0: free)
 	ChunkCost  float64 `json:",omitempty"` // seconds of library work per chunk touched (index lookup, cache)
 	Cores      float64 `json:",omitempty"` // the readers share this many cores (0: each its own)
+	CPUShare   float64 `json:",omitempty"` // of a core one reader gets on a loaded machine: its work takes 1/CPUShare longer (0: all)
 }
 
 // DefaultCostParams are plausible for a parallel file system seen from one

@@ -27,6 +27,8 @@ func (c CostParams) Check() error {
 		return fmt.Errorf("planner: cost model random-read bandwidth %g B/s, want >= 0", c.RandomBW)
 	case c.Cores < 0 || math.IsInf(c.Cores, 0) || math.IsNaN(c.Cores):
 		return fmt.Errorf("planner: cost model cores %g, want >= 0", c.Cores)
+	case c.CPUShare < 0 || c.CPUShare > 1 || math.IsNaN(c.CPUShare):
+		return fmt.Errorf("planner: cost model CPU share %g, want 0 to 1", c.CPUShare)
 	case c.ChunkCost < 0 || math.IsInf(c.ChunkCost, 0) || math.IsNaN(c.ChunkCost):
 		return fmt.Errorf("planner: cost model chunk cost %g s, want >= 0", c.ChunkCost)
 	case c.CopyBW < 0 || math.IsInf(c.CopyBW, 0) || math.IsNaN(c.CopyBW):

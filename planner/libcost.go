@@ -38,7 +38,8 @@ import (
 // read (at most rampBytes) at RandomBW, the rest of its span (gaps of at most
 // a page included) at ReaderBW. Bytes delivered from the sieve buffer or the
 // chunk cache are copied once more, at CopyBW; every chunk touched costs
-// ChunkCost of library work besides its reads. Readers read at once: the
+// ChunkCost of library work besides its reads; work measured on an idle
+// core takes 1/CPUShare longer on a machine where a reader gets less. Readers read at once: the
 // slowest sets the time, unless their storage time summed and sped up at
 // most AggBW/ReaderBW times, or their work summed over Cores, is longer.
 
@@ -59,7 +60,7 @@ func (cp CostParams) copySeconds(b int64) float64 {
 	if cp.CopyBW <= 0 {
 		return 0
 	}
-	return float64(b) / cp.CopyBW
+	return float64(b) / cp.CopyBW * cp.cpuScale()
 }
 
 func (cp CostParams) randomBW() float64 {
@@ -85,7 +86,15 @@ func (a *libRead) add(b libRead, times int64) {
 	a.cpu += b.cpu * float64(times)
 }
 
-// addCPU adds work that waits for no storage.
+// cpuScale is how much longer work takes than measured on an idle core.
+func (cp CostParams) cpuScale() float64 {
+	if cp.CPUShare > 0 && cp.CPUShare < 1 {
+		return 1 / cp.CPUShare
+	}
+	return 1
+}
+
+// addCPU adds work that waits for no storage (already scaled by cpuScale).
 func (a *libRead) addCPU(s float64) {
 	a.seconds += s
 	a.cpu += s
@@ -98,7 +107,7 @@ func newRead(n, q, s, bytes, disk int64, cp CostParams) libRead {
 	if first > disk {
 		first = disk
 	}
-	cpu := float64(n) * cp.CallCost
+	cpu := float64(n) * cp.CallCost * cp.cpuScale()
 	io := float64(s)*cp.Latency + float64(first)/cp.randomBW() + float64(disk-first)/cp.ReaderBW
 	return libRead{n, bytes, disk, io + cpu, cpu}
 }
@@ -330,7 +339,7 @@ func predictChunkedLib(st Storage, elemSize int, p Pattern, grid []int64, c Cost
 				}
 			}
 		}
-		r.addCPU(float64(all) * cp.ChunkCost)
+		r.addCPU(float64(all) * cp.ChunkCost * cp.cpuScale())
 		tot.add(r)
 		requests += r.requests
 		bytes += r.bytes

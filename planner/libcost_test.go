@@ -144,6 +144,7 @@ func TestCheckLibraryFields(t *testing.T) {
 		func(c *CostParams) { c.CopyBW = math.NaN() },
 		func(c *CostParams) { c.ChunkCost = -1e-6 },
 		func(c *CostParams) { c.Cores = -2 },
+		func(c *CostParams) { c.CPUShare = 1.5 },
 	} {
 		c := libParams()
 		f(&c)

@@ -41,6 +41,7 @@ type Result struct {
 	CopyBps       float64 `json:"copy_bytes_per_s"`   // memory copy in 512-byte rows
 	PageBytes     int64   `json:"page_bytes"`         // the system's page size
 	Cores         float64 `json:"cores"`              // CPU work of NumCPU workers at once ÷ one worker's
+	CPUShare      float64 `json:"cpu_share"`          // of a core a busy thread got (its CPU time ÷ wall time)
 }
 
 const (
@@ -204,6 +205,7 @@ func Measure(dir string, o Options) (res Result, err error) {
 	res.CopyBps = copyRate(buf)
 	res.PageBytes = int64(os.Getpagesize())
 	res.Cores = freeCores(buf[:1<<20])
+	res.CPUShare = cpuShare()
 	return res, nil
 }
 
@@ -254,4 +256,29 @@ func freeCores(b []byte) float64 {
 	one := work(1)
 	all := work(runtime.NumCPU())
 	return max(1, min(float64(runtime.NumCPU()), all/max(one, 1)))
+}
+
+// cpuShare is the share of a core a busy thread gets here now: its CPU time
+// over 100 ms of wall time, locked to one OS thread (1 on an idle machine,
+// less when other work competes for the cores).
+func cpuShare() float64 {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var a, b unix.Rusage
+	if unix.Getrusage(unix.RUSAGE_THREAD, &a) != nil {
+		return 1
+	}
+	t := time.Now()
+	x := uint64(1)
+	for time.Since(t) < 100*time.Millisecond {
+		for range 1000 {
+			x = x*6364136223846793005 + 1442695040888963407
+		}
+	}
+	wall := time.Since(t).Seconds()
+	if unix.Getrusage(unix.RUSAGE_THREAD, &b) != nil || x == 0 {
+		return 1
+	}
+	cpu := float64(b.Utime.Nano()+b.Stime.Nano()-a.Utime.Nano()-a.Stime.Nano()) / 1e9
+	return max(0.01, min(1, cpu/wall))
 }

@@ -20,7 +20,9 @@
 //     latency + size/bandwidth of a read that starts a stream; an 8-byte
 //     read from the page cache (the cost of one call, median); a memory copy
 //     in 512-byte rows (what a library pays copying out of its chunk cache
-//     or sieve buffer); the page size.
+//     or sieve buffer); the page size; how many cores several workers can
+//     use at once and the share of a core one busy thread gets (a loaded
+//     machine stretches a reader's work by its inverse).
 //
 // The scratch file is removed whatever happens.
 package calibrate
