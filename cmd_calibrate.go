@@ -17,13 +17,46 @@ const costModelSchema = "relayout-cost-model/1"
 
 // costModelFile is the --cost-model document.
 type costModelFile struct {
-	Schema          string            `json:"schema"`
-	LatencySeconds  float64           `json:"latency_s"`
-	ReaderBandwidth float64           `json:"reader_bytes_per_s"`
-	AggBandwidth    float64           `json:"aggregate_bytes_per_s"`
-	SieveBytes      int64             `json:"sieve_bytes"`
-	Measured        *calibrate.Result `json:"measured,omitempty"`
+	Schema          string  `json:"schema"`
+	LatencySeconds  float64 `json:"latency_s"`
+	ReaderBandwidth float64 `json:"reader_bytes_per_s"`
+	AggBandwidth    float64 `json:"aggregate_bytes_per_s"`
+	SieveBytes      int64   `json:"sieve_bytes"`
+	// The library read model (planner/libcost.go; absent: the paper's
+	// model): HDF5's buffers as h5py leaves them and measured figures.
+	SieveBufferBytes int64             `json:"sieve_buffer_bytes,omitempty"`
+	ChunkCacheBytes  int64             `json:"chunk_cache_bytes,omitempty"`
+	PageBytes        int64             `json:"page_bytes,omitempty"`
+	CallSeconds      float64           `json:"call_s,omitempty"`
+	RandomBandwidth  float64           `json:"random_bytes_per_s,omitempty"`
+	CopyBandwidth    float64           `json:"copy_bytes_per_s,omitempty"`
+	ChunkSeconds     float64           `json:"chunk_s,omitempty"`
+	Cores            float64           `json:"cores,omitempty"`
+	CPUShare         float64           `json:"cpu_share,omitempty"`
+	Measured         *calibrate.Result `json:"measured,omitempty"`
 }
+
+// HDF5's default data sieve buffer and chunk cache (H5Pset_sieve_buf_size,
+// H5Pset_cache: 64 KiB and 1 MiB), which h5py and most readers keep.
+const (
+	hdf5SieveBuffer = 64 << 10
+	hdf5ChunkCache  = 1 << 20
+)
+
+// hdf5ChunkSeconds is HDF5's work per chunk a read touches (B-tree lookup,
+// chunk cache entry), measured, not calibrated: h5py reading 192³ float64
+// from the page cache took 0.240 s in 13,824 chunks of 8³ against 0.056 s
+// contiguous (HDF5 1.10.8, this project's 2-core machine, under a load that
+// left a reader about a quarter of a core): 13 µs a chunk, 3.3 µs on an idle
+// core (the model stretches it by the measured CPU share).
+const hdf5ChunkSeconds = 3.3e-6
+
+// hdf5CallSeconds is HDF5's work per read beyond the system call, measured
+// likewise: whole reads of 448³ float64 in 64³ and 112³ chunks (above the
+// chunk cache: one read per 512- or 896-byte row, 1.4 and 0.8 million reads)
+// took 1.7 and 2.0 µs a read more than contiguous, the pread itself 1.2 µs:
+// 0.6 µs under the same load, 0.15 µs on an idle core.
+const hdf5CallSeconds = 0.15e-6
 
 // defaultCostModelPath is where calibrate writes by default:
 // $XDG_CONFIG_HOME/relayout/cost-model.json (~/.config/... on Linux). plan
@@ -52,7 +85,9 @@ func loadCostModel(path string) (*planner.CostParams, error) {
 	if f.Schema != costModelSchema {
 		return nil, usagef("--cost-model %s: schema %q, want %q", path, f.Schema, costModelSchema)
 	}
-	cp := planner.CostParams{Latency: f.LatencySeconds, ReaderBW: f.ReaderBandwidth, AggBW: f.AggBandwidth, Sieve: f.SieveBytes}
+	cp := planner.CostParams{Latency: f.LatencySeconds, ReaderBW: f.ReaderBandwidth, AggBW: f.AggBandwidth, Sieve: f.SieveBytes,
+		SieveBuf: f.SieveBufferBytes, ChunkCache: f.ChunkCacheBytes, Page: f.PageBytes, CallCost: f.CallSeconds,
+		RandomBW: f.RandomBandwidth, CopyBW: f.CopyBandwidth, ChunkCost: f.ChunkSeconds, Cores: f.Cores, CPUShare: f.CPUShare}
 	if err := cp.Check(); err != nil {
 		return nil, usagef("--cost-model %s: %v", path, err)
 	}
@@ -101,8 +136,10 @@ func runCalibrate(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	f := costModelFile{Schema: costModelSchema, LatencySeconds: r.LatencyS, ReaderBandwidth: r.ReaderBps,
-		AggBandwidth: r.AggregateBps, SieveBytes: planner.DefaultCostParams().Sieve, Measured: &r}
+	f := costModelFile{Schema: costModelSchema, LatencySeconds: r.StreamLatency, ReaderBandwidth: r.ReaderBps,
+		AggBandwidth: r.AggregateBps, SieveBytes: planner.DefaultCostParams().Sieve, ChunkSeconds: hdf5ChunkSeconds, Cores: r.Cores, CPUShare: r.CPUShare,
+		SieveBufferBytes: hdf5SieveBuffer, ChunkCacheBytes: hdf5ChunkCache, PageBytes: r.PageBytes,
+		CallSeconds: r.CallS + hdf5CallSeconds, RandomBandwidth: r.RandomBps, CopyBandwidth: r.CopyBps, Measured: &r}
 	b, err := jsonIndent(f)
 	if err != nil {
 		return err
@@ -123,6 +160,10 @@ func runCalibrate(ctx context.Context, args []string) error {
 	fmt.Printf("directory:  %s (%s scratch file, removed)%s\n", dir, humanBytes(r.FileBytes), note)
 	fmt.Printf("latency:    %.3g s per request (median of %d random 4 KiB reads)\n", r.LatencyS, r.Samples)
 	fmt.Printf("bandwidth:  %s/s one reader, %s/s with %d readers\n", humanBytes(int64(r.ReaderBps)), humanBytes(int64(r.AggregateBps)), r.Streams)
+	fmt.Printf("random:     %.3g s + size at %s/s per read starting a stream (4 KiB %.3g s, 256 KiB %.3g s, trimmed means)\n",
+		r.StreamLatency, humanBytes(int64(r.RandomBps)), r.Random4KS, r.Random256KS)
+	fmt.Printf("library:    %.3g s per call (+%.2g s HDF5), copies at %s/s, %.3g cores free, %.2g of a core per reader; HDF5 sieve buffer %s, chunk cache %s, %.3g s per chunk\n",
+		r.CallS, hdf5CallSeconds, humanBytes(int64(r.CopyBps)), r.Cores, r.CPUShare, humanBytes(hdf5SieveBuffer), humanBytes(hdf5ChunkCache), hdf5ChunkSeconds)
 	fmt.Printf("written:    %s (use: relayout plan IN --cost-model %s)\n", out, out)
 	return nil
 }

@@ -112,6 +112,22 @@ type costDocs struct {
 	ReaderBandwidth float64 `json:"reader_bytes_per_s"`
 	AggBandwidth    float64 `json:"aggregate_bytes_per_s"`
 	SieveBytes      int64   `json:"sieve_bytes"`
+	// The library read model (a calibrated --cost-model; planner/libcost.go).
+	SieveBufferBytes int64   `json:"sieve_buffer_bytes,omitempty"`
+	ChunkCacheBytes  int64   `json:"chunk_cache_bytes,omitempty"`
+	PageBytes        int64   `json:"page_bytes,omitempty"`
+	CallSeconds      float64 `json:"call_s,omitempty"`
+	RandomBandwidth  float64 `json:"random_bytes_per_s,omitempty"`
+	CopyBandwidth    float64 `json:"copy_bytes_per_s,omitempty"`
+	ChunkSeconds     float64 `json:"chunk_s,omitempty"`
+	Cores            float64 `json:"cores,omitempty"`
+	CPUShare         float64 `json:"cpu_share,omitempty"`
+}
+
+// costDocsOf is the cost model's document.
+func costDocsOf(cp planner.CostParams) costDocs {
+	return costDocs{cp.Latency, cp.ReaderBW, cp.AggBW, cp.Sieve, cp.SieveBuf, cp.ChunkCache, cp.Page,
+		cp.CallCost, cp.RandomBW, cp.CopyBW, cp.ChunkCost, cp.Cores, cp.CPUShare}
 }
 
 type planTotals struct {
@@ -232,7 +248,7 @@ func showPlan(ctx context.Context, ds reader.Dataset, store *catalog.Store, opts
 		Input:  planInput{Path: info.Path, Format: info.Format},
 		Options: planOptionsDoc{Layout: opts.Layout, ChunkShape: opts.ChunkShape, Chunks: opts.Chunks, ChunkAuto: opts.AutoChunks,
 			Readers: opts.Readers, Scope: opts.Scope.String(), RanksPerNode: opts.RanksPerNode,
-			Cost: costDocs{cp.Latency, cp.ReaderBW, cp.AggBW, cp.Sieve}},
+			Cost: costDocsOf(cp)},
 		Variables: []planner.VariablePlan{},
 		Skipped:   info.Skipped,
 	}
@@ -296,6 +312,13 @@ func printPlan(w io.Writer, doc planDoc) {
 			}
 			fmt.Fprintf(w, ", global %d\n", l.Cuboids.Global)
 			fmt.Fprintf(w, "    layout: %s — %s\n", l.After.Name, l.Layout.Reason)
+			if r := l.Layout.Ranking; len(r) > 0 {
+				parts := make([]string, len(r))
+				for i, c := range r {
+					parts[i] = fmt.Sprintf("%s %.3g s", c.Name, c.Seconds)
+				}
+				fmt.Fprintf(w, "    auto ranking (%d readers, predicted): %s\n", o.Readers, strings.Join(parts, ", "))
+			}
 			if len(l.Costs) > 0 {
 				tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', 0)
 				fmt.Fprintf(tw, "    pattern\tbefore: %s (%d)\tmerged: %s (%d)\tafter: %s (%d)\t\n",

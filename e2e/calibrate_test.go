@@ -30,12 +30,22 @@ func TestCalibrate(t *testing.T) {
 		Latency   float64 `json:"latency_s"`
 		Reader    float64 `json:"reader_bytes_per_s"`
 		Aggregate float64 `json:"aggregate_bytes_per_s"`
+		// the library read model (issue 19)
+		SieveBuf   int64   `json:"sieve_buffer_bytes"`
+		ChunkCache int64   `json:"chunk_cache_bytes"`
+		Page       int64   `json:"page_bytes"`
+		Call       float64 `json:"call_s"`
+		Random     float64 `json:"random_bytes_per_s"`
+		Cores      float64 `json:"cores"`
 	}
 	if err := json.Unmarshal(b, &cm); err != nil {
 		t.Fatal(err)
 	}
 	if cm.Schema != "relayout-cost-model/1" || cm.Latency <= 0 || cm.Latency > 1 || cm.Reader < 1e6 || cm.Reader > 1e12 || cm.Aggregate < cm.Reader {
 		t.Errorf("cost model %+v", cm)
+	}
+	if cm.SieveBuf != 64<<10 || cm.ChunkCache != 1<<20 || cm.Page < 512 || cm.Call <= 0 || cm.Call > 1e-3 || cm.Random <= 0 || cm.Random > cm.Reader || cm.Cores < 1 {
+		t.Errorf("library model %+v", cm)
 	}
 	in := filepath.Join(dir, "sample")
 	mustRun(t, "generate", in, "--shape", "16,16,16", "--chunk", "8,8,8", "--steps", "0")
@@ -44,13 +54,14 @@ func TestCalibrate(t *testing.T) {
 			Cost struct {
 				Latency float64 `json:"latency_s"`
 				Reader  float64 `json:"reader_bytes_per_s"`
+				Call    float64 `json:"call_s"`
 			} `json:"cost_model"`
 		}
 	}
 	if err := json.Unmarshal([]byte(mustRun(t, "plan", in, "--json", "--cost-model", model).stdout), &p); err != nil {
 		t.Fatal(err)
 	}
-	if p.Options.Cost.Latency != cm.Latency || p.Options.Cost.Reader != cm.Reader {
+	if p.Options.Cost.Latency != cm.Latency || p.Options.Cost.Reader != cm.Reader || p.Options.Cost.Call != cm.Call {
 		t.Errorf("plan uses %+v, file says %+v", p.Options.Cost, cm)
 	}
 	mustRun(t, "run", in, "-o", filepath.Join(dir, "out"), "--layout", "auto", "--cost-model", model, "-q")

@@ -7,7 +7,7 @@ import (
 
 // Check refuses cost parameters the model cannot use: latency must be
 // positive and finite, bandwidths positive and finite, the sieve window
-// non-negative.
+// non-negative, and the library fields (libcost.go) non-negative and finite.
 func (c CostParams) Check() error {
 	ok := func(v float64) bool { return v > 0 && !math.IsInf(v, 0) && !math.IsNaN(v) }
 	switch {
@@ -19,6 +19,20 @@ func (c CostParams) Check() error {
 		return fmt.Errorf("planner: cost model aggregate bandwidth %g B/s, want > 0", c.AggBW)
 	case c.Sieve < 0:
 		return fmt.Errorf("planner: cost model sieve window %d bytes, want >= 0", c.Sieve)
+	case c.SieveBuf < 0 || c.ChunkCache < 0 || c.Page < 0:
+		return fmt.Errorf("planner: cost model sieve buffer %d, chunk cache %d, page %d bytes, want >= 0", c.SieveBuf, c.ChunkCache, c.Page)
+	case c.CallCost < 0 || math.IsInf(c.CallCost, 0) || math.IsNaN(c.CallCost):
+		return fmt.Errorf("planner: cost model call cost %g s, want >= 0", c.CallCost)
+	case c.RandomBW < 0 || math.IsInf(c.RandomBW, 0) || math.IsNaN(c.RandomBW):
+		return fmt.Errorf("planner: cost model random-read bandwidth %g B/s, want >= 0", c.RandomBW)
+	case c.Cores < 0 || math.IsInf(c.Cores, 0) || math.IsNaN(c.Cores):
+		return fmt.Errorf("planner: cost model cores %g, want >= 0", c.Cores)
+	case c.CPUShare < 0 || c.CPUShare > 1 || math.IsNaN(c.CPUShare):
+		return fmt.Errorf("planner: cost model CPU share %g, want 0 to 1", c.CPUShare)
+	case c.ChunkCost < 0 || math.IsInf(c.ChunkCost, 0) || math.IsNaN(c.ChunkCost):
+		return fmt.Errorf("planner: cost model chunk cost %g s, want >= 0", c.ChunkCost)
+	case c.CopyBW < 0 || math.IsInf(c.CopyBW, 0) || math.IsNaN(c.CopyBW):
+		return fmt.Errorf("planner: cost model copy bandwidth %g B/s, want >= 0", c.CopyBW)
 	}
 	return nil
 }

@@ -91,6 +91,16 @@ type ChosenLayout struct {
 	Kind   string  `json:"kind"`
 	Chunk  []int64 `json:"chunk,omitempty"`
 	Reason string  `json:"reason"`
+	// Ranking is every layout auto weighed, fastest predicted first
+	// (AutoRanking), when auto chose the layout; printed by `relayout plan`,
+	// not part of the JSON plan (whose digests are pinned).
+	Ranking []RankedLayout `json:"-"`
+}
+
+// RankedLayout is one candidate of auto with its predicted total.
+type RankedLayout struct {
+	Name    string  // the stored layout, e.g. "chunked 32x32x32"
+	Seconds float64 // summed over auto's patterns for the plan's readers
 }
 
 // StorageInfo names a stored layout and counts its pieces.
@@ -449,6 +459,11 @@ func planGeometry(a *catalog.Array, opts PlanOptions, merges map[string]*scopeMe
 		return plan, err
 	}
 	plan.Layout = ChosenLayout{Kind: layout.Kind, Chunk: layout.Chunk, Reason: reason}
+	if opts.Layout == AutoLayout && layout.Note == "" {
+		for _, c := range AutoRanking(a.Shape, a.DType.Size, max(opts.Readers, 1), nil, opts.CostParams()) {
+			plan.Layout.Ranking = append(plan.Layout.Ranking, RankedLayout{c.Storage.Name, c.Seconds})
+		}
+	}
 
 	shape := a.Shape
 	before := BlocksStorage(shape, a.Blocks)

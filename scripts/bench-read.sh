@@ -14,7 +14,11 @@
 #   the auto runs, default 1,8), READBENCH_CHUNKS (chunk shapes besides the input's block shape and
 #   --chunks 4x4x4, e.g. "16,16,16 32,32,32"; default none), READBENCH_PATTERNS (default all of
 #   readbench.py's), READBENCH_CHECK=1 (compare every layout's values with the original's, untimed),
-#   READBENCH_OWN=0 (skip the same layouts through relayout's own readers, bench/readbench).
+#   READBENCH_OWN=0 (skip the same layouts through relayout's own readers, bench/readbench),
+#   READBENCH_REUSE=1 (keep the layouts already in WORKDIR but the auto ones, and its cost model:
+#   to compare a changed model on the same files), READBENCH_LAYOUTS (the layouts besides the
+#   original and auto, default "contiguous merged blocks 4x4x4 extra": blocks is the READBENCH_BLOCK
+#   chunks, extra the READBENCH_CHUNKS ones).
 # Time at N=256 (128 MiB a variable), default knobs, 2-core machine: about 3 minutes.
 set -euo pipefail
 IN=$1; W=$2
@@ -25,7 +29,12 @@ BIN=${BIN:-bin/relayout}
 PEERS=${PEERS:-../shared/peers}
 go build -o bin/readpredict ./bench/readpredict
 mkdir -p "$W"
-"$BIN" calibrate "$W" -o "$W/cost-model.json" | sed 's/^/    /'
+REUSE=${READBENCH_REUSE:-0}
+if [ "$REUSE" = 1 ] && [ -f "$W/cost-model.json" ]; then
+  echo "    (cost model kept from an earlier run: $W/cost-model.json)"
+else
+  "$BIN" calibrate "$W" -o "$W/cost-model.json" | sed 's/^/    /'
+fi
 RL=("$BIN" run "$IN" --var "$V" -q --no-verify)
 # The element size from the catalog; READBENCH_BLOCK (the input's block shape, e.g. 8,8,8: the
 # chunks that keep its granularity) is given by the caller, who wrote the input.
@@ -36,18 +45,26 @@ print([v for v in json.load(sys.stdin)["variables"] if v["name"] == sys.argv[1]]
 LAYOUTS=("original=$IN")
 add() { # name, run flags...
   local n=$1; shift
-  rm -rf "${W:?}/$n"
-  "${RL[@]}" -o "$W/$n" "$@"
+  if [ "$REUSE" != 1 ] || [ ! -f "$W/$n/relayout.json" ] || [[ $n == auto-* ]]; then
+    rm -rf "${W:?}/$n"
+    "${RL[@]}" -o "$W/$n" "$@"
+  fi
   LAYOUTS+=("$n=$W/$n")
 }
-add contiguous
-add merged --layout merged
-if [ -n "$blk" ]; then add "chunks-$(tr , x <<<"$blk")" --layout chunked --chunk-shape "$blk"; fi
-add chunks-4x4x4 --layout chunked --chunks 4x4x4
-for c in $EXTRA; do add "chunks-$(tr , x <<<"$c")" --layout chunked --chunk-shape "$c"; done
+for l in ${READBENCH_LAYOUTS:-contiguous merged blocks 4x4x4 extra}; do
+  case $l in
+  contiguous) add contiguous ;;
+  merged) add merged --layout merged ;;
+  blocks) if [ -n "$blk" ]; then add "chunks-$(tr , x <<<"$blk")" --layout chunked --chunk-shape "$blk"; fi ;;
+  4x4x4) add chunks-4x4x4 --layout chunked --chunks 4x4x4 ;;
+  extra) for c in $EXTRA; do add "chunks-$(tr , x <<<"$c")" --layout chunked --chunk-shape "$c"; done ;;
+  esac
+done
 for r in ${AUTO//,/ }; do
   add "auto-R$r" --layout auto --readers "$r" --cost-model "$W/cost-model.json"
-  echo "- \`--layout auto --readers $r --cost-model\` chose: $("$BIN" plan "$IN" --var "$V" --layout auto --readers "$r" --cost-model "$W/cost-model.json" | grep -m1 'layout:' | sed 's/^ *layout: //')"
+  p=$("$BIN" plan "$IN" --var "$V" --layout auto --readers "$r" --cost-model "$W/cost-model.json")
+  echo "- \`--layout auto --readers $r --cost-model\` chose: $(grep -m1 'layout:' <<<"$p" | sed 's/^ *layout: //')"
+  echo "  - $(grep -m1 'auto ranking' <<<"$p" | sed 's/^ *//')"
 done
 echo
 echo '```'

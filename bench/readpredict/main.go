@@ -50,6 +50,16 @@ type costFile struct {
 	Reader  float64 `json:"reader_bytes_per_s"`
 	Agg     float64 `json:"aggregate_bytes_per_s"`
 	Sieve   int64   `json:"sieve_bytes"`
+	// The library model (planner/libcost.go), written by calibrate since issue 19.
+	SieveBuf   int64   `json:"sieve_buffer_bytes"`
+	ChunkCache int64   `json:"chunk_cache_bytes"`
+	Page       int64   `json:"page_bytes"`
+	CallCost   float64 `json:"call_s"`
+	RandomBW   float64 `json:"random_bytes_per_s"`
+	CopyBW     float64 `json:"copy_bytes_per_s"`
+	ChunkCost  float64 `json:"chunk_s"`
+	Cores      float64 `json:"cores"`
+	CPUShare   float64 `json:"cpu_share"`
 }
 
 func main() {
@@ -70,7 +80,8 @@ func main() {
 		b, err := os.ReadFile(*cm)
 		check(err)
 		check(json.Unmarshal(b, &f))
-		cp = planner.CostParams{Latency: f.Latency, ReaderBW: f.Reader, AggBW: f.Agg, Sieve: f.Sieve}
+		cp = planner.CostParams{Latency: f.Latency, ReaderBW: f.Reader, AggBW: f.Agg, Sieve: f.Sieve,
+			SieveBuf: f.SieveBuf, ChunkCache: f.ChunkCache, Page: f.Page, CallCost: f.CallCost, RandomBW: f.RandomBW, CopyBW: f.CopyBW, ChunkCost: f.ChunkCost, Cores: f.Cores, CPUShare: f.CPUShare}
 		check(cp.Check())
 	}
 	storage := map[string]planner.Storage{}
@@ -102,6 +113,10 @@ func main() {
 	}
 	fmt.Printf("# cost model: %.3g s per request, %.3g MB/s per reader, %.3g MB/s aggregate, sieve %d B\n",
 		cp.Latency, cp.ReaderBW/1e6, cp.AggBW/1e6, cp.Sieve)
+	if cp.Library() {
+		fmt.Printf("# library model: sieve buffer %d B, chunk cache %d B, page %d B, %.3g s per call, %.3g MB/s random reads, copies %.3g MB/s, %.3g s per chunk, %.3g cores, CPU share %.2g\n",
+			cp.SieveBuf, cp.ChunkCache, cp.Page, cp.CallCost, cp.RandomBW/1e6, cp.CopyBW/1e6, cp.ChunkCost, cp.Cores, cp.CPUShare)
+	}
 	fmt.Printf("%-8s %7s %-16s %10s %10s %7s\n", "pattern", "readers", "layout", "predicted", "measured", "÷")
 	type row struct {
 		layout          string

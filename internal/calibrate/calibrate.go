@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -30,12 +31,39 @@ type Result struct {
 	Streams      int     `json:"streams"`
 	Samples      int     `json:"samples"`
 	CacheDropped bool    `json:"cache_dropped"` // posix_fadvise DONTNEED succeeded
+
+	// The library read model's figures (planner/libcost.go, issue 19).
+	Random4KS     float64 `json:"random_4k_s"`        // random 4 KiB pread, trimmed mean
+	Random256KS   float64 `json:"random_256k_s"`      // random 256 KiB pread, trimmed mean
+	StreamLatency float64 `json:"stream_latency_s"`   // fitted: t(size) = latency + size/random bandwidth
+	RandomBps     float64 `json:"random_bytes_per_s"` // fitted random-read bandwidth
+	CallS         float64 `json:"call_s"`             // an 8-byte pread from the page cache, median
+	CopyBps       float64 `json:"copy_bytes_per_s"`   // memory copy in 512-byte rows
+	PageBytes     int64   `json:"page_bytes"`         // the system's page size
+	Cores         float64 `json:"cores"`              // CPU work of NumCPU workers at once ÷ one worker's
+	CPUShare      float64 `json:"cpu_share"`          // of a core a busy thread got (its CPU time ÷ wall time)
 }
 
 const (
 	smallRead = 4 << 10
+	midRead   = 256 << 10
 	bigRead   = 8 << 20
 )
+
+// trimmedMean is the mean of v without its lowest and highest tenth: a sum
+// of many reads is what the model predicts (so not the median), without
+// the worst outliers of a shared machine.
+func trimmedMean(v []float64) float64 {
+	v = slices.Clone(v)
+	slices.Sort(v)
+	cut := len(v) / 10
+	v = v[cut : len(v)-cut]
+	var s float64
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
+}
 
 // Measure runs the measurement in dir.
 func Measure(dir string, o Options) (res Result, err error) {
@@ -96,8 +124,24 @@ func Measure(dir string, o Options) (res Result, err error) {
 		}
 		lat[i] = time.Since(t).Seconds()
 	}
+	res.Random4KS = max(trimmedMean(lat), 1e-9)
 	slices.Sort(lat)
 	res.LatencyS = max(lat[len(lat)/2], 1e-9)
+
+	// Random reads of 256 KiB (a chunk, a block): with the 4 KiB ones, the
+	// latency and bandwidth of a read that starts a stream.
+	drop()
+	mid := make([]byte, midRead)
+	mids := make([]float64, o.Samples)
+	for i := range mids {
+		off := rng.Int64N(max(1, (o.Size-midRead)/smallRead)) * smallRead
+		t := time.Now()
+		if _, err := f.ReadAt(mid, off); err != nil {
+			return res, fmt.Errorf("calibrate: %w", err)
+		}
+		mids[i] = time.Since(t).Seconds()
+	}
+	res.Random256KS = max(trimmedMean(mids), 1e-9)
 
 	// One sequential reader.
 	drop()
@@ -135,5 +179,106 @@ func Measure(dir string, o Options) (res Result, err error) {
 		return res, fmt.Errorf("calibrate: %w", err)
 	}
 	res.AggregateBps = max(float64(o.Size)/max(time.Since(t).Seconds(), 1e-9), res.ReaderBps)
+
+	res.RandomBps = res.ReaderBps
+	if d := res.Random256KS - res.Random4KS; d > 0 {
+		res.RandomBps = min(float64(midRead-smallRead)/d, res.ReaderBps)
+	}
+	res.StreamLatency = max(res.Random4KS-smallRead/res.RandomBps, 1e-7)
+
+	// A small read from the page cache: the cost of one call.
+	if _, err := f.ReadAt(mid, 0); err != nil {
+		return res, fmt.Errorf("calibrate: %w", err)
+	}
+	calls := make([]float64, 1024)
+	tiny := make([]byte, 8)
+	for i := range calls {
+		off := rng.Int64N(midRead - 8)
+		t := time.Now()
+		if _, err := f.ReadAt(tiny, off); err != nil {
+			return res, fmt.Errorf("calibrate: %w", err)
+		}
+		calls[i] = time.Since(t).Seconds()
+	}
+	slices.Sort(calls)
+	res.CallS = max(calls[len(calls)/2], 1e-9)
+	res.CopyBps = copyRate(buf)
+	res.PageBytes = int64(os.Getpagesize())
+	res.Cores = freeCores(buf[:1<<20])
+	res.CPUShare = cpuShare()
 	return res, nil
+}
+
+// copyRate is the bytes per second of copying src in 512-byte rows to a
+// buffer at a row stride of 4 KiB (a chunk's rows into a larger array, the
+// way a library copies out of its chunk cache), best of three passes.
+func copyRate(src []byte) float64 {
+	const row, stride = 512, 4 << 10
+	rows := len(src) / row
+	dst := make([]byte, rows*stride/8+stride)
+	best := 0.0
+	for range 3 {
+		t := time.Now()
+		for i := range rows {
+			o := (i * stride) % (len(dst) - row)
+			copy(dst[o:o+row], src[i*row:(i+1)*row])
+		}
+		best = max(best, float64(rows*row)/max(time.Since(t).Seconds(), 1e-9))
+	}
+	return best
+}
+
+// freeCores is how many cores readers on this machine can use at once: the
+// work NumCPU workers do together in a fixed time over what one does alone
+// (other load on a shared machine lowers it), at least 1.
+func freeCores(b []byte) float64 {
+	work := func(workers int) float64 {
+		const span = 60 * time.Millisecond
+		var wg sync.WaitGroup
+		done := make([]int, workers)
+		for w := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				dst := make([]byte, len(b))
+				for t := time.Now(); time.Since(t) < span; done[w]++ {
+					copy(dst, b)
+				}
+			}()
+		}
+		wg.Wait()
+		n := 0
+		for _, d := range done {
+			n += d
+		}
+		return float64(n)
+	}
+	one := work(1)
+	all := work(runtime.NumCPU())
+	return max(1, min(float64(runtime.NumCPU()), all/max(one, 1)))
+}
+
+// cpuShare is the share of a core a busy thread gets here now: its CPU time
+// over 100 ms of wall time, locked to one OS thread (1 on an idle machine,
+// less when other work competes for the cores).
+func cpuShare() float64 {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var a, b unix.Rusage
+	if unix.Getrusage(unix.RUSAGE_THREAD, &a) != nil {
+		return 1
+	}
+	t := time.Now()
+	x := uint64(1)
+	for time.Since(t) < 100*time.Millisecond {
+		for range 1000 {
+			x = x*6364136223846793005 + 1442695040888963407
+		}
+	}
+	wall := time.Since(t).Seconds()
+	if unix.Getrusage(unix.RUSAGE_THREAD, &b) != nil || x == 0 {
+		return 1
+	}
+	cpu := float64(b.Utime.Nano()+b.Stime.Nano()-a.Utime.Nano()-a.Stime.Nano()) / 1e9
+	return max(0.01, min(1, cpu/wall))
 }

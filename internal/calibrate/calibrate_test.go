@@ -21,6 +21,14 @@ func TestMeasure(t *testing.T) {
 			t.Errorf("bandwidth %g B/s", bw)
 		}
 	}
+	for _, v := range []float64{r.Random4KS, r.Random256KS, r.StreamLatency, r.CallS} {
+		if v <= 0 || v > 1 {
+			t.Errorf("library figure %g s: %+v", v, r)
+		}
+	}
+	if r.RandomBps <= 0 || r.RandomBps > r.ReaderBps || r.CopyBps < 1e6 || r.PageBytes < 512 || r.Cores < 1 || r.CPUShare <= 0 || r.CPUShare > 1 {
+		t.Errorf("%+v", r)
+	}
 	if r.AggregateBps < r.ReaderBps || r.FileBytes != 8<<20 {
 		t.Errorf("%+v", r)
 	}

@@ -14,7 +14,15 @@
 //   - aggregate bandwidth: Options.Streams readers each reading its own
 //     contiguous part at once (cache dropped again first), total bytes over
 //     wall time. From one node this is what one node can pull, a lower
-//     bound of a parallel file system's aggregate.
+//     bound of a parallel file system's aggregate;
+//   - for the library read model (planner/libcost.go): random reads of 4 KiB
+//     and of 256 KiB (trimmed means: the model sums many), fitted as
+//     latency + size/bandwidth of a read that starts a stream; an 8-byte
+//     read from the page cache (the cost of one call, median); a memory copy
+//     in 512-byte rows (what a library pays copying out of its chunk cache
+//     or sieve buffer); the page size; how many cores several workers can
+//     use at once and the share of a core one busy thread gets (a loaded
+//     machine stretches a reader's work by its inverse).
 //
 // The scratch file is removed whatever happens.
 package calibrate
