@@ -75,9 +75,15 @@ func (r *run) batches(ctx context.Context, g *errgroup.Group, bs catalog.BatchSo
 	}
 	parts := min(r.opts.Jobs, len(batch))
 	per := max(total/int64(parts), 1)
+	// Small blocks: by window of the band, each part within one window
+	// and at most stageBytes (order.go).
+	window := windowed(batch, band, a.DType)
+	if window != nil {
+		per = min(per, stageBytes)
+	}
 	for lo := 0; lo < len(batch); {
 		hi, n := lo, int64(0)
-		for hi < len(batch) && (hi == lo || n < per) {
+		for hi < len(batch) && (hi == lo || n < per && (window == nil || window[hi] == window[lo])) {
 			n += batch[hi].b.Length
 			hi++
 		}
@@ -111,11 +117,23 @@ func (r *run) part(ctx context.Context, bs catalog.BatchSource, a *catalog.Array
 	for _, b := range blocks {
 		limit = max(limit, b.Length) // a run holds at least one block
 	}
-	n := limit + decoded
+	// Small blocks are placed in a stage in output order as they arrive
+	// and compared once all are in (order.go).
+	sp := planStage(part, band, a.DType)
+	var staged int64
+	if sp != nil {
+		staged = sp.bytes
+	}
+	n := limit + decoded + staged
 	if err := mem.Acquire(ctx, n); err != nil {
 		return err
 	}
 	defer mem.Release(n)
+	var stage []byte
+	if sp != nil {
+		stage = getStage(staged)
+		defer putStage(stage)
+	}
 	var compareNs int64
 	t0 := time.Now()
 	err := bs.ReadBlocks(catalog.WithReadLimit(ctx, limit), blocks, a.DType, func(k int, data []byte) error {
@@ -126,13 +144,21 @@ func (r *run) part(ctx context.Context, bs catalog.BatchSource, a *catalog.Array
 			return catalog.Corrupt("", b.File, b.Offset, "block %v: decoded %d bytes, want %d for stored shape %v of %v",
 				b.Box, len(data), want, b.StoredShape(), a.DType)
 		}
-		if m := p.compare(data, part[k].region, band, out); m != nil {
+		if sp != nil && sp.at[k] >= 0 {
+			sp.place(sp.at[k], data, stage)
+		} else if m := p.compare(data, part[k].region, band, out); m != nil {
 			keep(m)
 		}
 		compareNs += int64(time.Since(t1))
 		return nil
 	})
 	r.stats.fetchNs.Add(int64(time.Since(t0)) - compareNs)
+	if err == nil && sp != nil {
+		t1 := time.Now()
+		r.stats.ordered.Add(int64(len(sp.segs)))
+		sp.compare(stage, out, keep)
+		compareNs += int64(time.Since(t1))
+	}
 	r.stats.compareNs.Add(compareNs)
 	return err
 }
