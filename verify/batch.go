@@ -139,7 +139,12 @@ func (r *run) part(ctx context.Context, bs catalog.BatchSource, a *catalog.Array
 	err := bs.ReadBlocks(catalog.WithReadLimit(ctx, limit), blocks, a.DType, func(k int, data []byte) error {
 		t1 := time.Now()
 		b := part[k].b
-		p := newPlacement(b, a.DType)
+		var p placement
+		if sp != nil && sp.at[k] >= 0 {
+			p = sp.segs[sp.at[k]].p
+		} else {
+			p = newPlacement(b, a.DType)
+		}
 		if want := p.storedBytes(); int64(len(data)) != want {
 			return catalog.Corrupt("", b.File, b.Offset, "block %v: decoded %d bytes, want %d for stored shape %v of %v",
 				b.Box, len(data), want, b.StoredShape(), a.DType)

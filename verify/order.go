@@ -136,20 +136,19 @@ func planStage(part []batched, band catalog.Box, dt catalog.DType) *stagePlan {
 	}
 	last := rank - 1
 	var cand []int
+	ps := make([]placement, len(part))
 	for k, e := range part {
-		if stageable(e.region, newPlacement(e.b, dt).storedBytes()) {
+		ps[k] = newPlacement(e.b, dt)
+		if stageable(e.region, ps[k].storedBytes()) {
 			cand = append(cand, k)
 		}
 	}
 	if len(cand) < 2 {
 		return nil
 	}
-	slices.SortFunc(cand, func(x, y int) int {
-		a, b := part[x].region, part[y].region
-		return cmp.Or(slices.Compare(a.Lower[:last], b.Lower[:last]), slices.Compare(a.Count[:last], b.Count[:last]),
-			cmp.Compare(a.Lower[last], b.Lower[last]))
-	})
-	sp := &stagePlan{band: band, size: int64(dt.Size), bandStride: make([]int64, rank), at: make([]int, len(part)), g: make([]int64, rank)}
+	slices.SortFunc(cand, func(x, y int) int { return regionOrder(part[x].region, part[y].region) })
+	sp := &stagePlan{band: band, size: int64(dt.Size), bandStride: make([]int64, rank), at: make([]int, len(part)),
+		g: make([]int64, rank), segs: make([]stageSeg, 0, len(cand))}
 	n := int64(1)
 	for d := last; d >= 0; d-- {
 		sp.bandStride[d] = n
@@ -161,8 +160,7 @@ func planStage(part []batched, band catalog.Box, dt catalog.DType) *stagePlan {
 	for _, k := range cand {
 		reg := part[k].region
 		gi := len(sp.groups) - 1
-		if gi < 0 || !slices.Equal(sp.groups[gi].region.Lower[:last], reg.Lower[:last]) ||
-			!slices.Equal(sp.groups[gi].region.Count[:last], reg.Count[:last]) {
+		if gi < 0 || !sameRows(sp.groups[gi].region, reg) {
 			sp.groups = append(sp.groups, stageGroup{region: reg, adjacent: true})
 			gi++
 		}
@@ -175,7 +173,7 @@ func planStage(part []batched, band catalog.Box, dt catalog.DType) *stagePlan {
 		}
 		sp.at[k] = len(sp.segs)
 		gr.segs = append(gr.segs, len(sp.segs))
-		sp.segs = append(sp.segs, stageSeg{group: gi, off: gr.rowLen, p: newPlacement(part[k].b, dt), region: reg})
+		sp.segs = append(sp.segs, stageSeg{group: gi, off: gr.rowLen, p: ps[k], region: reg})
 		gr.rowLen += reg.Count[last]
 	}
 	for i := range sp.groups {
@@ -188,6 +186,35 @@ func planStage(part []batched, band catalog.Box, dt catalog.DType) *stagePlan {
 		sp.bytes += rows * gr.rowLen * sp.size
 	}
 	return sp
+}
+
+// regionOrder orders regions by their rows (lower, then count, of
+// dimensions 0..r-2), then by their lower in the last dimension.
+func regionOrder(a, b catalog.Box) int {
+	last := len(a.Lower) - 1
+	for d := range last {
+		if c := cmp.Compare(a.Lower[d], b.Lower[d]); c != 0 {
+			return c
+		}
+	}
+	for d := range last {
+		if c := cmp.Compare(a.Count[d], b.Count[d]); c != 0 {
+			return c
+		}
+	}
+	return cmp.Compare(a.Lower[last], b.Lower[last])
+}
+
+// sameRows reports whether regions a and b have the same rows (lower and
+// count of dimensions 0..r-2).
+func sameRows(a, b catalog.Box) bool {
+	last := len(a.Lower) - 1
+	for d := range last {
+		if a.Lower[d] != b.Lower[d] || a.Count[d] != b.Count[d] {
+			return false
+		}
+	}
+	return true
 }
 
 // next advances g over the rows (dimensions 0..r-2) of region; false after
@@ -317,7 +344,8 @@ func (sp *stagePlan) rowMismatch(gr *stageGroup, g []int64, src, row int64, stag
 }
 
 // Stage buffers are reused (like blockio's run buffers, on a free list a
-// collection does not empty): at most keptStageBytes kept.
+// collection does not empty: fresh ones cost a page fault and a zeroing
+// per page): at most keptStageBytes kept.
 const keptStageBytes = 64 << 20
 
 var stages struct {
@@ -326,26 +354,28 @@ var stages struct {
 	bytes int64
 }
 
-// getStage returns a buffer of n bytes: a kept one of capacity n to 2n, or
-// a new one.
+// getStage returns a buffer of n bytes: the smallest kept one that holds
+// n, or a new one of at least stageBytes+stageBlock (what a part of small
+// raw blocks stages at most), so that every part's stage can reuse it.
 func getStage(n int64) []byte {
 	stages.Lock()
+	best := -1
 	for i, b := range stages.free {
-		if c := int64(cap(b)); c >= n && c <= 2*n {
-			last := len(stages.free) - 1
-			stages.free[i] = stages.free[last]
-			stages.free = stages.free[:last]
-			stages.bytes -= c
-			stages.Unlock()
-			return b[:n]
+		if c := int64(cap(b)); c >= n && (best < 0 || c < int64(cap(stages.free[best]))) {
+			best = i
 		}
 	}
-	stages.Unlock()
-	c := int64(1)
-	for c < n {
-		c <<= 1
+	if best >= 0 {
+		b := stages.free[best]
+		last := len(stages.free) - 1
+		stages.free[best] = stages.free[last]
+		stages.free = stages.free[:last]
+		stages.bytes -= int64(cap(b))
+		stages.Unlock()
+		return b[:n]
 	}
-	return make([]byte, n, c)
+	stages.Unlock()
+	return make([]byte, n, max(n, stageBytes+stageBlock))
 }
 
 // putStage keeps b for reuse while the kept buffers hold less than
