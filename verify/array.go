@@ -339,10 +339,16 @@ func (r *run) band(ctx context.Context, a *catalog.Array, band catalog.Box, bloc
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(r.opts.Jobs)
+	var st *staging
 	if bs, ok := r.src.(catalog.BatchSource); ok {
 		var batch []batched
 		batch, blocks = r.batchable(a, band, blocks, span)
-		r.batches(gctx, g, bs, a, band, batch, out, mem, keep)
+		var err error
+		if st, err = r.newStaging(ctx, batch, band, a.DType, mem); err != nil {
+			return nil, err
+		}
+		defer st.drop(mem)
+		r.batches(gctx, g, bs, a, band, batch, st, out, mem, keep)
 	}
 	for _, i := range blocks {
 		g.Go(func() error {
@@ -362,6 +368,10 @@ func (r *run) band(ctx context.Context, a *catalog.Array, band catalog.Box, bloc
 		})
 	}
 	err := g.Wait()
+	if err == nil && st != nil {
+		// Every small block is in the stage: compare it with the band.
+		err = r.compareStage(ctx, st, out, keep)
+	}
 	return first, err
 }
 

@@ -63,9 +63,10 @@ func (r *run) batchable(a *catalog.Array, band catalog.Box, blocks []int, span [
 }
 
 // batches starts on g the reads and comparisons of batch, cut into at most
-// Jobs parts of neighbouring blocks; each mismatch goes to keep.
+// Jobs parts of neighbouring blocks; each mismatch goes to keep. Blocks st
+// stages are placed there instead of compared.
 func (r *run) batches(ctx context.Context, g *errgroup.Group, bs catalog.BatchSource, a *catalog.Array, band catalog.Box,
-	batch []batched, out []byte, mem *membudget.Budget, keep func(*mismatch)) {
+	batch []batched, st *staging, out []byte, mem *membudget.Budget, keep func(*mismatch)) {
 	if len(batch) == 0 {
 		return
 	}
@@ -75,27 +76,22 @@ func (r *run) batches(ctx context.Context, g *errgroup.Group, bs catalog.BatchSo
 	}
 	parts := min(r.opts.Jobs, len(batch))
 	per := max(total/int64(parts), 1)
-	// Small blocks: by window of the band, each part within one window
-	// and at most stageBytes (order.go).
-	window := windowed(batch, band, a.DType)
-	if window != nil {
-		per = min(per, stageBytes)
-	}
 	for lo := 0; lo < len(batch); {
 		hi, n := lo, int64(0)
-		for hi < len(batch) && (hi == lo || n < per && (window == nil || window[hi] == window[lo])) {
+		for hi < len(batch) && (hi == lo || n < per) {
 			n += batch[hi].b.Length
 			hi++
 		}
-		part := batch[lo:hi]
+		part, first := batch[lo:hi], lo
 		lo = hi
-		g.Go(func() error { return r.part(ctx, bs, a, band, part, out, mem, keep) })
+		g.Go(func() error { return r.part(ctx, bs, a, band, part, first, st, out, mem, keep) })
 	}
 }
 
-// part reads the blocks of part with one ReadBlocks call and compares each.
+// part reads the blocks of part (batch[first:first+len(part)]) with one
+// ReadBlocks call and compares each, or places it in st.
 func (r *run) part(ctx context.Context, bs catalog.BatchSource, a *catalog.Array, band catalog.Box,
-	part []batched, out []byte, mem *membudget.Budget, keep func(*mismatch)) error {
+	part []batched, first int, st *staging, out []byte, mem *membudget.Budget, keep func(*mismatch)) error {
 	select {
 	case r.workers <- struct{}{}:
 	case <-ctx.Done():
@@ -117,31 +113,27 @@ func (r *run) part(ctx context.Context, bs catalog.BatchSource, a *catalog.Array
 	for _, b := range blocks {
 		limit = max(limit, b.Length) // a run holds at least one block
 	}
-	// Small blocks are placed in a stage in output order as they arrive
-	// and compared once all are in (order.go).
-	sp := planStage(part, band, a.DType)
-	var staged int64
-	if sp != nil {
-		staged = sp.bytes
-	}
-	n := limit + decoded + staged
+	n := limit + decoded
 	if err := mem.Acquire(ctx, n); err != nil {
 		return err
 	}
 	defer mem.Release(n)
-	var stage []byte
-	if sp != nil {
-		stage = getStage(staged)
-		defer putStage(stage)
+	var g []int64 // the stage's scratch index
+	if st != nil {
+		g = make([]int64, len(band.Lower))
 	}
 	var compareNs int64
 	t0 := time.Now()
 	err := bs.ReadBlocks(catalog.WithReadLimit(ctx, limit), blocks, a.DType, func(k int, data []byte) error {
 		t1 := time.Now()
 		b := part[k].b
+		seg := -1
+		if st != nil {
+			seg = st.plan.at[first+k]
+		}
 		var p placement
-		if sp != nil && sp.at[k] >= 0 {
-			p = sp.segs[sp.at[k]].p
+		if seg >= 0 {
+			p = st.plan.segs[seg].p
 		} else {
 			p = newPlacement(b, a.DType)
 		}
@@ -149,8 +141,8 @@ func (r *run) part(ctx context.Context, bs catalog.BatchSource, a *catalog.Array
 			return catalog.Corrupt("", b.File, b.Offset, "block %v: decoded %d bytes, want %d for stored shape %v of %v",
 				b.Box, len(data), want, b.StoredShape(), a.DType)
 		}
-		if sp != nil && sp.at[k] >= 0 {
-			sp.place(sp.at[k], data, stage)
+		if seg >= 0 {
+			st.plan.place(seg, data, st.buf, g)
 		} else if m := p.compare(data, part[k].region, band, out); m != nil {
 			keep(m)
 		}
@@ -158,12 +150,6 @@ func (r *run) part(ctx context.Context, bs catalog.BatchSource, a *catalog.Array
 		return nil
 	})
 	r.stats.fetchNs.Add(int64(time.Since(t0)) - compareNs)
-	if err == nil && sp != nil {
-		t1 := time.Now()
-		r.stats.ordered.Add(int64(len(sp.segs)))
-		sp.compare(stage, out, keep)
-		compareNs += int64(time.Since(t1))
-	}
 	r.stats.compareNs.Add(compareNs)
 	return err
 }

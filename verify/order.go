@@ -3,10 +3,15 @@ package verify
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"slices"
 	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"relayout/catalog"
+	"relayout/internal/membudget"
 )
 
 // Comparing many small blocks in output order. A band's small blocks
@@ -40,44 +45,8 @@ import (
 // difference is its smallest index; groups go to keep (the band's
 // smallest wins), overlapping segments of a row each searched.
 
-const (
-	// stageBlock: blocks of at most this many decoded bytes are staged.
-	stageBlock = 256 << 10
-	// windowBytes is the output bytes of a window of a band.
-	windowBytes = 8 << 20
-	// stageBytes caps the staged bytes of one part (one more block may
-	// overshoot it).
-	stageBytes = 8 << 20
-)
-
-// windowed reorders batch (in file order) by window of the band (stable:
-// file order within a window) when its blocks are small, and returns the
-// window of each entry (nil: not windowed).
-func windowed(batch []batched, band catalog.Box, dt catalog.DType) []int64 {
-	rank := len(band.Lower)
-	if rank == 0 || len(batch) < 2 {
-		return nil
-	}
-	var total int64
-	for _, e := range batch {
-		total += e.b.Length
-	}
-	if total/int64(len(batch)) > stageBlock {
-		return nil
-	}
-	row := int64(dt.Size)
-	for _, c := range band.Count[1:] {
-		row *= c
-	}
-	rows := max(windowBytes/max(row, 1), 1)
-	key := func(e batched) int64 { return (e.region.Lower[0] - band.Lower[0]) / rows }
-	slices.SortStableFunc(batch, func(x, y batched) int { return cmp.Compare(key(x), key(y)) })
-	w := make([]int64, len(batch))
-	for i, e := range batch {
-		w[i] = key(e)
-	}
-	return w
-}
+// stageBlock: blocks of at most this many decoded bytes are staged.
+const stageBlock = 256 << 10
 
 // stageable reports whether a block of n decoded bytes compared over region
 // is staged.
@@ -108,7 +77,6 @@ type stagePlan struct {
 	segs       []stageSeg
 	at         []int // entry of the part -> its segment, or -1
 	bytes      int64 // of the stage
-	g          []int64
 }
 
 // stageGroup is one group: rows of rowLen elements from byte base.
@@ -128,7 +96,8 @@ type stageSeg struct {
 	region catalog.Box
 }
 
-// planStage plans the stage of part's small blocks (none: nil).
+// planStage plans the stage of the small blocks of part (a band's batch;
+// none: nil).
 func planStage(part []batched, band catalog.Box, dt catalog.DType) *stagePlan {
 	rank := len(band.Lower)
 	if rank == 0 || len(part) < 2 {
@@ -148,7 +117,7 @@ func planStage(part []batched, band catalog.Box, dt catalog.DType) *stagePlan {
 	}
 	slices.SortFunc(cand, func(x, y int) int { return regionOrder(part[x].region, part[y].region) })
 	sp := &stagePlan{band: band, size: int64(dt.Size), bandStride: make([]int64, rank), at: make([]int, len(part)),
-		g: make([]int64, rank), segs: make([]stageSeg, 0, len(cand))}
+		segs: make([]stageSeg, 0, len(cand))}
 	n := int64(1)
 	for d := last; d >= 0; d-- {
 		sp.bandStride[d] = n
@@ -229,16 +198,17 @@ func next(g []int64, region catalog.Box) bool {
 	return false
 }
 
-// place copies the decoded bytes of segment i's block into the stage.
-func (sp *stagePlan) place(i int, data, stage []byte) {
+// place copies the decoded bytes of segment i's block into the stage (g:
+// scratch of the band's rank). Blocks are placed at once from several
+// goroutines: their bytes in the stage are disjoint.
+func (sp *stagePlan) place(i int, data, stage []byte, g []int64) {
 	s := &sp.segs[i]
 	gr := &sp.groups[s.group]
 	size := sp.size
-	last := len(sp.g) - 1
+	last := len(g) - 1
 	n := s.region.Count[last]
 	step := s.p.strides[last]
 	rowBytes := gr.rowLen * size
-	g := sp.g
 	copy(g, s.region.Lower)
 	in0 := s.p.offset(g)
 	for dst := gr.base + s.off*size; ; dst += rowBytes {
@@ -276,14 +246,13 @@ func (sp *stagePlan) place(i int, data, stage []byte) {
 	}
 }
 
-// compare compares the staged blocks with out, the band's row-major
-// little-endian bytes, group by group; each group's first difference (in
-// row-major order) goes to keep.
-func (sp *stagePlan) compare(stage, out []byte, keep func(*mismatch)) {
+// compare compares groups [from, to) of the stage with out, the band's
+// row-major little-endian bytes, group by group (g: scratch of the band's
+// rank); each group's first difference (in row-major order) goes to keep.
+func (sp *stagePlan) compare(stage, out []byte, from, to int, g []int64, keep func(*mismatch)) {
 	size := sp.size
-	last := len(sp.g) - 1
-	g := sp.g
-	for gi := range sp.groups {
+	last := len(g) - 1
+	for gi := from; gi < to; gi++ {
 		gr := &sp.groups[gi]
 		rowBytes := gr.rowLen * size
 		copy(g, gr.region.Lower)
@@ -346,7 +315,7 @@ func (sp *stagePlan) rowMismatch(gr *stageGroup, g []int64, src, row int64, stag
 // Stage buffers are reused (like blockio's run buffers, on a free list a
 // collection does not empty: fresh ones cost a page fault and a zeroing
 // per page): at most keptStageBytes kept.
-const keptStageBytes = 64 << 20
+const keptStageBytes = 256 << 20
 
 var stages struct {
 	sync.Mutex
@@ -355,8 +324,7 @@ var stages struct {
 }
 
 // getStage returns a buffer of n bytes: the smallest kept one that holds
-// n, or a new one of at least stageBytes+stageBlock (what a part of small
-// raw blocks stages at most), so that every part's stage can reuse it.
+// n, or a new one.
 func getStage(n int64) []byte {
 	stages.Lock()
 	best := -1
@@ -375,7 +343,7 @@ func getStage(n int64) []byte {
 		return b[:n]
 	}
 	stages.Unlock()
-	return make([]byte, n, max(n, stageBytes+stageBlock))
+	return make([]byte, n)
 }
 
 // putStage keeps b for reuse while the kept buffers hold less than
@@ -391,4 +359,66 @@ func putStage(b []byte) {
 		stages.free = append(stages.free, b[:0])
 		stages.bytes += c
 	}
+}
+
+// staging is a band's stage: its plan and buffer, charged to the array's
+// budget (pinned: the parts that fill it ask for more while it is held).
+type staging struct {
+	plan *stagePlan
+	buf  []byte
+}
+
+// newStaging plans and allocates the stage of batch's small blocks; nil
+// when there are none or the stage would not fit the array's budget.
+func (r *run) newStaging(ctx context.Context, batch []batched, band catalog.Box, dt catalog.DType, mem *membudget.Budget) (*staging, error) {
+	sp := planStage(batch, band, dt)
+	if sp == nil || sp.bytes > mem.Capacity() {
+		return nil, nil
+	}
+	if err := mem.Acquire(ctx, sp.bytes); err != nil {
+		return nil, err
+	}
+	mem.Pin(sp.bytes)
+	return &staging{plan: sp, buf: getStage(sp.bytes)}, nil
+}
+
+// drop frees the stage (nil: nothing).
+func (st *staging) drop(mem *membudget.Budget) {
+	if st == nil || st.buf == nil {
+		return
+	}
+	putStage(st.buf)
+	st.buf = nil
+	mem.Unpin(st.plan.bytes)
+}
+
+// compareStage compares the filled stage with out, its groups cut into at
+// most Jobs runs of about equal bytes compared at once.
+func (r *run) compareStage(ctx context.Context, st *staging, out []byte, keep func(*mismatch)) error {
+	sp := st.plan
+	r.stats.ordered.Add(int64(len(sp.segs)))
+	parts := min(r.opts.Jobs, len(sp.groups))
+	per := max(sp.bytes/int64(parts), 1)
+	g, gctx := errgroup.WithContext(ctx)
+	for lo := 0; lo < len(sp.groups); {
+		hi := lo + 1
+		for hi < len(sp.groups) && sp.groups[hi].base-sp.groups[lo].base < per {
+			hi++
+		}
+		from, to := lo, hi
+		lo = hi
+		g.Go(func() error {
+			select {
+			case r.workers <- struct{}{}:
+			case <-gctx.Done():
+				return gctx.Err()
+			}
+			defer func() { <-r.workers }()
+			t0 := time.Now()
+			sp.compare(st.buf, out, from, to, make([]int64, len(sp.band.Lower)), keep)
+			r.stats.compareNs.Add(int64(time.Since(t0)))
+			return nil
+		})
+	}
+	return g.Wait()
 }

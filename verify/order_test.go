@@ -258,7 +258,7 @@ func TestStagePlanRandom(t *testing.T) {
 		stage := make([]byte, sp.bytes)
 		for k := range part {
 			if sp.at[k] >= 0 {
-				sp.place(sp.at[k], datas[k], stage)
+				sp.place(sp.at[k], datas[k], stage, make([]int64, rank))
 			}
 		}
 		var got *mismatch
@@ -267,7 +267,7 @@ func TestStagePlanRandom(t *testing.T) {
 				got = m
 			}
 		}
-		sp.compare(stage, out, keep)
+		sp.compare(stage, out, 0, len(sp.groups), make([]int64, rank), keep)
 		if got != nil {
 			t.Fatalf("case %d: equal output reported different at %v", it, got.index)
 		}
@@ -285,7 +285,7 @@ func TestStagePlanRandom(t *testing.T) {
 		bad := bytes.Clone(out)
 		bad[e*size] ^= 0x40
 		got = nil
-		sp.compare(stage, bad, keep)
+		sp.compare(stage, bad, 0, len(sp.groups), make([]int64, rank), keep)
 		if got == nil || !slices.Equal(got.index, g) || !bytes.Equal(got.in, out[e*size:(e+1)*size]) || !bytes.Equal(got.out, bad[e*size:(e+1)*size]) {
 			t.Fatalf("case %d: element %v changed, got %+v", it, g, got)
 		}
