@@ -18,9 +18,9 @@
 //     catalog.BatchSource gets the blocks of a band read whole or by rows
 //     in file order, a few lists of neighbours per band, so that many
 //     small blocks cost few coalesced reads: batch.go; their small
-//     blocks are placed, as they arrive, into a stage laid out in output
-//     order and compared with the output front to back, windows of a
-//     band at a time: order.go): the stored shape, the valid region's corner inside it (ghost cells,
+//     blocks are placed, as they arrive, into the band's stage laid out
+//     in output order, compared with the output front to back once all
+//     are in: order.go): the stored shape, the valid region's corner inside it (ghost cells,
 //     partial edge chunks), row- or column-major storage and the byte order
 //     of the input type;
 //   - every element of every block equals the output element at its global
@@ -53,7 +53,7 @@
 // (see Concurrency), each getting an equal share for its two output band
 // buffers (one compared, one hashed) and the one read ahead, the band's
 // coverage bitmap, the chunk cache of chunked outputs and the input blocks
-// alive at once (a part's stage of small blocks counted with its reads);
+// alive at once (and a band's stage of small blocks, order.go);
 // raw row-major blocks are read only for the rows of the band, other
 // blocks that span several bands are kept from their first band to their
 // last.

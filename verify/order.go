@@ -18,11 +18,11 @@ import (
 // arrive in file order, scattered over the band: an 8x8x8 float64 block is
 // 64 rows of 64 bytes, each somewhere else in a band of tens of MiB, and
 // comparing each block where it lands costs a cache (and TLB) miss per
-// row. Instead, each small block of a part is placed, as it arrives, into
+// row. Instead, each small block of a band is placed, as it arrives, into
 // a stage laid out in the order of the output, and the stage is compared
 // with the output once all are in, both read front to back:
 //
-//	band (row-major, one window)     stage: group after group, row after row
+//	band (row-major)                 stage: group after group, row after row
 //	+------+------+------+------+    +-----------------------------------+
 //	|  b0  |  b1  |  b2  |  b3  |    | g0 row 0: b0 seg | b1 seg | b2 ...|
 //	+------+------+------+------+    | g0 row 1: b0 seg | b1 seg | b2 ...|
@@ -35,11 +35,12 @@ import (
 //	ghost cells left out). Adjacent segments are one span of the output
 //	row: one bytes.Equal per group row.
 //
-// Parts are made spatially coherent: a band's small blocks are cut into
-// windows of dimension-0 rows (windowBytes of output each), each window's
-// blocks read in file order as parts of at most stageBytes, so that a
-// part's groups are whole block-rows and the output it is compared with a
-// few MiB, not a whole band.
+// One stage per band: the parts read the band's blocks in file order as
+// before (few coalesced reads) and place their small blocks at disjoint
+// places of the stage at once; when all are in, the stage is compared with
+// the band in Jobs runs of groups. The stage (the bytes of the band's small
+// blocks, ghost cells left out) is pinned in the array's budget; a band
+// whose stage would not fit the budget compares its blocks where they land.
 //
 // Each group's rows are compared in row-major order, so a group's first
 // difference is its smallest index; groups go to keep (the band's
@@ -215,7 +216,15 @@ func (sp *stagePlan) place(i int, data, stage []byte, g []int64) {
 		d := stage[dst : dst+n*size]
 		switch {
 		case step == 1 && !s.p.swap:
-			copy(d, data[in0*size:(in0+n)*size])
+			src := data[in0*size : (in0+n)*size]
+			switch len(d) { // rows of 8-wide blocks of 8- and 4-byte elements: no call
+			case 64:
+				*(*[64]byte)(d) = *(*[64]byte)(src)
+			case 32:
+				*(*[32]byte)(d) = *(*[32]byte)(src)
+			default:
+				copy(d, src)
+			}
 		case !s.p.swap:
 			for k := range n {
 				i := (in0 + k*step) * size
