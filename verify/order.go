@@ -324,7 +324,7 @@ func (sp *stagePlan) rowMismatch(gr *stageGroup, g []int64, src, row int64, stag
 // Stage buffers are reused (like blockio's run buffers, on a free list a
 // collection does not empty: fresh ones cost a page fault and a zeroing
 // per page): at most keptStageBytes kept.
-const keptStageBytes = 256 << 20
+const keptStageBytes = 64 << 20
 
 var stages struct {
 	sync.Mutex
@@ -333,7 +333,8 @@ var stages struct {
 }
 
 // getStage returns a buffer of n bytes: the smallest kept one that holds
-// n, or a new one.
+// n, or a new one of n rounded up to a MiB (the stages of an array's bands
+// differ by a few rows).
 func getStage(n int64) []byte {
 	stages.Lock()
 	best := -1
@@ -352,7 +353,7 @@ func getStage(n int64) []byte {
 		return b[:n]
 	}
 	stages.Unlock()
-	return make([]byte, n)
+	return make([]byte, n, (n+1<<20-1)&^(1<<20-1))
 }
 
 // putStage keeps b for reuse while the kept buffers hold less than
