@@ -25,6 +25,12 @@ import (
 // small enough to stay in cache-friendly sizes.
 const maxBand = 64 << 20
 
+// smallBand caps the band of an array of small blocks (at most stageBlock
+// bytes per block on average): its stage and output band stay a few MiB
+// (on 8^3 blocks of float64, 8 MiB bands compared 0.3 s faster than 51
+// MiB ones, in half the memory, and read no more bytes of the input).
+const smallBand = 8 << 20
+
 // array verifies one array (with its blocks) against its output dataset,
 // within maxMem bytes.
 func (r *run) array(ctx context.Context, a *catalog.Array, ref outRef, f *h5.File, maxMem int64) error {
@@ -104,6 +110,11 @@ func (r *run) data(ctx context.Context, a *catalog.Array, ref outRef, f *h5.File
 		}
 	}
 	bandBytes := min(max(maxMem/10, rowBytes), max(maxBand, rowBytes))
+	if len(a.Blocks) > 0 && a.Elements()*size/int64(len(a.Blocks)) <= stageBlock {
+		// Many small blocks: smaller bands keep the band's stage
+		// (order.go) and its output in a few MiB.
+		bandBytes = min(bandBytes, max(smallBand, rowBytes))
+	}
 	perBand := max(bandBytes/rowBytes, 1)
 	capacity := maxMem - 3*perBand*rowBytes - perBand*rowBytes/size/8
 	var cacheBytes int64
@@ -339,10 +350,16 @@ func (r *run) band(ctx context.Context, a *catalog.Array, band catalog.Box, bloc
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(r.opts.Jobs)
+	var st *staging
 	if bs, ok := r.src.(catalog.BatchSource); ok {
 		var batch []batched
 		batch, blocks = r.batchable(a, band, blocks, span)
-		r.batches(gctx, g, bs, a, band, batch, out, mem, keep)
+		var err error
+		if st, err = r.newStaging(ctx, batch, band, a.DType, mem); err != nil {
+			return nil, err
+		}
+		defer st.drop(mem)
+		r.batches(gctx, g, bs, a, band, batch, st, out, mem, keep)
 	}
 	for _, i := range blocks {
 		g.Go(func() error {
@@ -362,6 +379,10 @@ func (r *run) band(ctx context.Context, a *catalog.Array, band catalog.Box, bloc
 		})
 	}
 	err := g.Wait()
+	if err == nil && st != nil {
+		// Every small block is in the stage: compare it with the band.
+		err = r.compareStage(ctx, st, out, keep)
+	}
 	return first, err
 }
 

@@ -63,9 +63,10 @@ func (r *run) batchable(a *catalog.Array, band catalog.Box, blocks []int, span [
 }
 
 // batches starts on g the reads and comparisons of batch, cut into at most
-// Jobs parts of neighbouring blocks; each mismatch goes to keep.
+// Jobs parts of neighbouring blocks; each mismatch goes to keep. Blocks st
+// stages are placed there instead of compared.
 func (r *run) batches(ctx context.Context, g *errgroup.Group, bs catalog.BatchSource, a *catalog.Array, band catalog.Box,
-	batch []batched, out []byte, mem *membudget.Budget, keep func(*mismatch)) {
+	batch []batched, st *staging, out []byte, mem *membudget.Budget, keep func(*mismatch)) {
 	if len(batch) == 0 {
 		return
 	}
@@ -81,15 +82,16 @@ func (r *run) batches(ctx context.Context, g *errgroup.Group, bs catalog.BatchSo
 			n += batch[hi].b.Length
 			hi++
 		}
-		part := batch[lo:hi]
+		part, first := batch[lo:hi], lo
 		lo = hi
-		g.Go(func() error { return r.part(ctx, bs, a, band, part, out, mem, keep) })
+		g.Go(func() error { return r.part(ctx, bs, a, band, part, first, st, out, mem, keep) })
 	}
 }
 
-// part reads the blocks of part with one ReadBlocks call and compares each.
+// part reads the blocks of part (batch[first:first+len(part)]) with one
+// ReadBlocks call and compares each, or places it in st.
 func (r *run) part(ctx context.Context, bs catalog.BatchSource, a *catalog.Array, band catalog.Box,
-	part []batched, out []byte, mem *membudget.Budget, keep func(*mismatch)) error {
+	part []batched, first int, st *staging, out []byte, mem *membudget.Budget, keep func(*mismatch)) error {
 	select {
 	case r.workers <- struct{}{}:
 	case <-ctx.Done():
@@ -116,17 +118,32 @@ func (r *run) part(ctx context.Context, bs catalog.BatchSource, a *catalog.Array
 		return err
 	}
 	defer mem.Release(n)
+	var g []int64 // the stage's scratch index
+	if st != nil {
+		g = make([]int64, len(band.Lower))
+	}
 	var compareNs int64
 	t0 := time.Now()
 	err := bs.ReadBlocks(catalog.WithReadLimit(ctx, limit), blocks, a.DType, func(k int, data []byte) error {
 		t1 := time.Now()
 		b := part[k].b
-		p := newPlacement(b, a.DType)
+		seg := -1
+		if st != nil {
+			seg = st.plan.at[first+k]
+		}
+		var p placement
+		if seg >= 0 {
+			p = st.plan.segs[seg].p
+		} else {
+			p = newPlacement(b, a.DType)
+		}
 		if want := p.storedBytes(); int64(len(data)) != want {
 			return catalog.Corrupt("", b.File, b.Offset, "block %v: decoded %d bytes, want %d for stored shape %v of %v",
 				b.Box, len(data), want, b.StoredShape(), a.DType)
 		}
-		if m := p.compare(data, part[k].region, band, out); m != nil {
+		if seg >= 0 {
+			st.plan.place(seg, data, st.buf, g)
+		} else if m := p.compare(data, part[k].region, band, out); m != nil {
 			keep(m)
 		}
 		compareNs += int64(time.Since(t1))

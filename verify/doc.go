@@ -17,8 +17,10 @@
 //     is placed by an index computation of this package (place.go; a
 //     catalog.BatchSource gets the blocks of a band read whole or by rows
 //     in file order, a few lists of neighbours per band, so that many
-//     small blocks cost few coalesced reads: batch.go): the
-//     stored shape, the valid region's corner inside it (ghost cells,
+//     small blocks cost few coalesced reads: batch.go; their small
+//     blocks are placed, as they arrive, into the band's stage laid out
+//     in output order, compared with the output front to back once all
+//     are in: order.go): the stored shape, the valid region's corner inside it (ghost cells,
 //     partial edge chunks), row- or column-major storage and the byte order
 //     of the input type;
 //   - every element of every block equals the output element at its global
@@ -51,9 +53,10 @@
 // (see Concurrency), each getting an equal share for its two output band
 // buffers (one compared, one hashed) and the one read ahead, the band's
 // coverage bitmap, the chunk cache of chunked outputs and the input blocks
-// alive at once; raw row-major blocks are read only for the rows of the
-// band, other blocks that span several bands are kept from their first
-// band to their last.
+// alive at once (and a band's stage of small blocks, order.go);
+// raw row-major blocks are read only for the rows of the band, other
+// blocks that span several bands are kept from their first band to their
+// last.
 //
 // Concurrency: up to min(Options.Jobs, 4) arrays are verified at once (of
 // one variable or the next ones; fewer when a share would fall below

@@ -31,48 +31,87 @@ func (r *run) holes(a *catalog.Array, band catalog.Box, blocks []int, out []byte
 		stride[d] = s
 		s *= band.Count[d]
 	}
+	// The blocks' regions by rows (order.go's regionOrder): the segments of
+	// one row of a group are merged, so a row of many small blocks side by
+	// side sets one run of bits.
+	regs := make([]catalog.Box, 0, len(blocks))
 	for _, i := range blocks {
-		reg, ok := a.Blocks[i].Box.Intersect(band)
-		if !ok {
-			continue
+		if reg, ok := a.Blocks[i].Box.Intersect(band); ok {
+			regs = append(regs, reg)
 		}
-		g := slices.Clone(reg.Lower)
-		last := rank - 1
-		for {
-			var off int64
-			for d := range rank {
-				off += (g[d] - band.Lower[d]) * stride[d]
+	}
+	slices.SortFunc(regs, regionOrder)
+	last := rank - 1
+	var runs [][2]int64 // merged [lo, hi) of the last dimension, band-relative
+	g := make([]int64, rank)
+	for lo := 0; lo < len(regs); {
+		hi := lo + 1
+		for hi < len(regs) && sameRows(regs[hi], regs[lo]) {
+			hi++
+		}
+		runs = runs[:0]
+		for _, reg := range regs[lo:hi] {
+			a, b := reg.Lower[last]-band.Lower[last], reg.Lower[last]-band.Lower[last]+reg.Count[last]
+			if n := len(runs); n > 0 && a <= runs[n-1][1] {
+				runs[n-1][1] = max(runs[n-1][1], b)
+				continue
 			}
-			setBits(covered, off, off+reg.Count[last])
+			runs = append(runs, [2]int64{a, b})
+		}
+		r0 := regs[lo]
+		lo = hi
+		copy(g, r0.Lower)
+		var off int64 // of (g[:last], band's first) in the band
+		for d := range last {
+			off += (g[d] - band.Lower[d]) * stride[d]
+		}
+		for {
+			for _, run := range runs {
+				setBits(covered, off+run[0], off+run[1])
+			}
 			d := last - 1
 			for ; d >= 0; d-- {
-				if g[d]++; g[d] < reg.Lower[d]+reg.Count[d] {
+				off += stride[d]
+				if g[d]++; g[d] < r0.Lower[d]+r0.Count[d] {
 					break
 				}
-				g[d] = reg.Lower[d]
+				g[d] = r0.Lower[d]
+				off -= r0.Count[d] * stride[d]
 			}
 			if d < 0 {
 				break
 			}
 		}
 	}
-	// 64 fill values in a row: a word of holes is compared at once.
-	var fill64 []byte
+	// fillWords words of fill values in a row: a run of words of holes is
+	// compared in spans of that length.
+	const fillWords = 32
+	var fillSpan []byte
 	if fill != nil {
-		fill64 = bytes.Repeat(fill, 64)
+		fillSpan = bytes.Repeat(fill, 64*fillWords)
 	}
 	var holes int64
 	defer func() { r.stats.holes.Add(holes) }()
-	for w, word := range covered {
+	for w := 0; w < len(covered); w++ {
+		word := covered[w]
 		full := ^uint64(0)
 		if rem := n - int64(w)*64; rem < 64 {
 			full = 1<<rem - 1
 		}
 		missing := ^word & full
-		holes += int64(bits.OnesCount64(missing))
-		if missing == ^uint64(0) && fill64 != nil && bytes.Equal(out[int64(w)*64*size:int64(w+1)*64*size], fill64) {
-			continue
+		if missing == ^uint64(0) && fillSpan != nil {
+			// A run of whole words of holes, [w, e), in spans.
+			e := w + 1
+			for e < len(covered) && e-w < fillWords && covered[e] == 0 && n-int64(e)*64 >= 64 {
+				e++
+			}
+			if bytes.Equal(out[int64(w)*64*size:int64(e)*64*size], fillSpan[:int64(e-w)*64*size]) {
+				holes += int64(e-w) * 64
+				w = e - 1
+				continue
+			}
 		}
+		holes += int64(bits.OnesCount64(missing))
 		for ; missing != 0; missing &= missing - 1 {
 			e := int64(w)*64 + int64(bits.TrailingZeros64(missing))
 			o := out[e*size : (e+1)*size]

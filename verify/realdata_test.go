@@ -13,8 +13,8 @@ func TestRealData(t *testing.T) {
 		layouts    [][]string
 		paths      string // the paths of verify each must take (stats counters > 0)
 	}{
-		{"bp4-lb", "bp4/generated-lb", [][]string{{"--layout", "contiguous"}, {"--layout", "merged"}, {"--layout", "chunked", "--chunks", "2x2x2", "--compress", "deflate:1"}}, "holes"},
-		{"bp5-lb", "bp5/generated-lb", [][]string{{"--layout", "chunked", "--chunk-shape", "5,7,32"}}, "trimmed holes"},
+		{"bp4-lb", "bp4/generated-lb", [][]string{{"--layout", "contiguous"}, {"--layout", "merged"}, {"--layout", "chunked", "--chunks", "2x2x2", "--compress", "deflate:1"}}, "holes ordered"},
+		{"bp5-lb", "bp5/generated-lb", [][]string{{"--layout", "chunked", "--chunk-shape", "5,7,32"}}, "trimmed holes ordered"},
 		{"amrex-2d", "amrex/pelelmex-2d", [][]string{{"--layout", "contiguous"}, {"--layout", "merged"}}, "col-major holes box-tables grid-offsets"},
 		{"openpmd-femm", "hdf5/openpmd-femm/example-femm-3d.h5", [][]string{{"--layout", "contiguous"}, {"--layout", "chunked", "--chunks", "2x2x2"}}, "trimmed partial constants"},
 		{"openpmd-thetamode", "hdf5/openpmd-femm/example-femm-thetaMode.h5", [][]string{{"--layout", "auto", "--compress", "deflate:1"}}, "partial constants"},
