@@ -156,8 +156,14 @@ func OpenStore(path string) (*Store, error) {
 	return s, nil
 }
 
+// openDB opens the database with SQLite's rollback journal (the default;
+// a catalog written in WAL mode by an earlier version stays in it): a
+// catalog is written once, in one transaction per array, then only read,
+// and the block lists of a fresh catalog are appended pages, written once
+// into the database file. In WAL mode every page was written twice, into
+// the log and again at the checkpoint (a tenth of catalog's CPU).
 func openDB(path string) (*Store, error) {
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=synchronous(OFF)&_pragma=busy_timeout(5000)")
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=synchronous(OFF)&_pragma=busy_timeout(5000)")
 	if err != nil {
 		return nil, fmt.Errorf("catalog: %s: %w", path, err)
 	}
