@@ -129,6 +129,7 @@ func runPlan(ctx context.Context, args []string) (err error) {
 	var out, unitSize string
 	var shards int
 	var force bool
+	var cpuProfile string
 	fs := newFlags("plan", "relayout plan IN [flags]",
 		"relayout plan diags/ --readers 64 --layout auto --json")
 	addPlanFlags(fs, &pf)
@@ -145,9 +146,15 @@ func runPlan(ctx context.Context, args []string) (err error) {
 	fs.StringVar(&unitSize, "unit-size", "", "with -o: largest work unit (default 16MiB, smaller when shards would not balance)")
 	fs.BoolVar(&force, "force", false, "with -o: plan again over an existing job (its progress is lost), or into a non-empty OUT")
 	quiet := fs.BoolP("quiet", "q", false, "no notes on stderr (the plan is still printed on stdout)")
+	fs.StringVar(&cpuProfile, "cpuprofile", "", "write a Go CPU profile to this file (for developers)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	stopProfile, err := startCPUProfile("plan", cpuProfile)
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
 	logw := io.Writer(os.Stderr)
 	if *quiet {
 		logw = io.Discard
