@@ -251,11 +251,11 @@ func fromJSON(s string, v any) error {
 func (s *Store) SetInfo(info DatasetInfo) error {
 	tx, err := s.db.Begin()
 	if err != nil {
-		return err
+		return fmt.Errorf("catalog: %s: %w", s.path, err)
 	}
 	defer tx.Rollback()
 	if _, err := tx.Exec(`DELETE FROM dataset`); err != nil {
-		return err
+		return fmt.Errorf("catalog: %s: %w", s.path, err)
 	}
 	if info.Attrs == nil {
 		info.Attrs = []Attr{}
@@ -267,7 +267,10 @@ func (s *Store) SetInfo(info DatasetInfo) error {
 		info.Path, info.Root, info.Format, mustJSON(info.Attrs), mustJSON(info.Skipped)); err != nil {
 		return fmt.Errorf("catalog: %s: %w", s.path, err)
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("catalog: %s: %w", s.path, err)
+	}
+	return nil
 }
 
 // Info returns the dataset description.
@@ -295,7 +298,7 @@ func (s *Store) Put(a *Array) error {
 	}
 	tx, err := s.db.Begin()
 	if err != nil {
-		return err
+		return fmt.Errorf("catalog: %s: %w", s.path, err)
 	}
 	defer tx.Rollback()
 	var boxes any
@@ -334,7 +337,12 @@ func (s *Store) Put(a *Array) error {
 			}
 		}
 	}
-	return tx.Commit()
+	// With the rollback journal the pages reach the file here (a full
+	// disk shows at the commit): name the catalog.
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("catalog: %s: array %s step %d level %d: %w", s.path, a.Var, a.Step, a.Level, err)
+	}
+	return nil
 }
 
 func nonNil(v []int64) []int64 {
