@@ -18,6 +18,7 @@ func runCatalog(ctx context.Context, args []string) error {
 	var dbPath string
 	var vars []string
 	var asJSON, strict bool
+	var cpuProfile string
 	fs := newFlags("catalog", "relayout catalog IN [flags]",
 		"relayout catalog diags/ --catalog diags.db && sqlite3 diags.db 'SELECT var, count(*) FROM blocks JOIN arrays ON id = array_id GROUP BY var'")
 	fs.StringVar(&dbPath, "catalog", "", "keep the catalog database at this path (default: a temporary file, removed)")
@@ -25,9 +26,15 @@ func runCatalog(ctx context.Context, args []string) error {
 	fs.BoolVar(&asJSON, "json", false, "print the summary as JSON")
 	fs.BoolVar(&strict, "strict", false, "refuse an incomplete input (steps written but not indexed) instead of listing what is left out")
 	fs.BoolP("quiet", "q", false, "accepted on every verb; catalog prints its listing (stdout) and errors only")
+	fs.StringVar(&cpuProfile, "cpuprofile", "", "write a Go CPU profile to this file (for developers)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	stopProfile, err := startCPUProfile("catalog", cpuProfile)
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
 	if fs.NArg() != 1 {
 		return usagef("catalog: want exactly one input, got %d%s", fs.NArg(), singleDash(fs, args))
 	}

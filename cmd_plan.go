@@ -64,6 +64,12 @@ func (pf planFlags) options(cmd string) (planner.PlanOptions, error) {
 // openCatalog builds the catalog of in at dbPath, or in a temporary directory
 // removed by the returned cleanup when dbPath is empty.
 func openCatalog(ctx context.Context, in, dbPath string, vars []string, strict bool) (reader.Dataset, *catalog.Store, func(), error) {
+	return openCatalogEach(ctx, in, dbPath, vars, strict, nil)
+}
+
+// openCatalogEach is openCatalog that hands each array to each as it is
+// stored (job.BuildCatalogEach).
+func openCatalogEach(ctx context.Context, in, dbPath string, vars []string, strict bool, each func(*catalog.Array) error) (reader.Dataset, *catalog.Store, func(), error) {
 	cleanup := func() {}
 	if dbPath == "" {
 		tmp, err := os.MkdirTemp("", "relayout-plan-")
@@ -73,7 +79,7 @@ func openCatalog(ctx context.Context, in, dbPath string, vars []string, strict b
 		cleanup = func() { os.RemoveAll(tmp) }
 		dbPath = filepath.Join(tmp, "catalog.db")
 	}
-	ds, store, err := job.BuildCatalog(ctx, in, dbPath, reader.Options{Vars: vars, Strict: strict})
+	ds, store, err := job.BuildCatalogEach(ctx, in, dbPath, reader.Options{Vars: vars, Strict: strict}, each)
 	if err != nil {
 		cleanup()
 		return nil, nil, nil, err
@@ -145,6 +151,7 @@ func runPlan(ctx context.Context, args []string) (err error) {
 	var out, unitSize string
 	var shards int
 	var force bool
+	var cpuProfile string
 	fs := newFlags("plan", "relayout plan IN [flags]",
 		"relayout plan diags/ --readers 64 --layout auto --json")
 	addPlanFlags(fs, &pf)
@@ -161,9 +168,15 @@ func runPlan(ctx context.Context, args []string) (err error) {
 	fs.StringVar(&unitSize, "unit-size", "", "with -o: largest work unit (default 16MiB, smaller when shards would not balance)")
 	fs.BoolVar(&force, "force", false, "with -o: plan again over an existing job (its progress is lost), or into a non-empty OUT")
 	quiet := fs.BoolP("quiet", "q", false, "no notes on stderr (the plan is still printed on stdout)")
+	fs.StringVar(&cpuProfile, "cpuprofile", "", "write a Go CPU profile to this file (for developers)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	stopProfile, err := startCPUProfile("plan", cpuProfile)
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
 	logw := io.Writer(os.Stderr)
 	if *quiet {
 		logw = io.Discard
@@ -217,7 +230,13 @@ func runPlan(ctx context.Context, args []string) (err error) {
 		_, err := job.Prepare(ctx, out, spec, env)
 		return err
 	}
-	ds, store, done, err := openCatalog(ctx, in, dbPath, spec.Vars, spec.Strict)
+	// The arrays are planned as the catalog is built (the plan of the
+	// catalog, without reading its block lists back).
+	pc, err := newPlanCollector(opts)
+	if err != nil {
+		return err
+	}
+	ds, store, done, err := openCatalogEach(ctx, in, dbPath, spec.Vars, spec.Strict, pc.add)
 	if err != nil {
 		return err
 	}
@@ -227,20 +246,77 @@ func runPlan(ctx context.Context, args []string) (err error) {
 			return err
 		}
 	}
-	return show(ds, store)
+	if pc.err != nil {
+		return pc.err
+	}
+	summary, err := store.Variables()
+	if err != nil {
+		return err
+	}
+	return pc.print(ds, summary, asJSON)
 }
 
 // showPlan prints the plan of the catalog under opts (JSON or text) on
 // stdout.
 func showPlan(ctx context.Context, ds reader.Dataset, store *catalog.Store, opts planner.PlanOptions, asJSON bool) error {
+	pc, err := newPlanCollector(opts)
+	if err != nil {
+		return err
+	}
 	summary, err := store.Variables()
 	if err != nil {
 		return err
 	}
+	for _, v := range summary {
+		if err := store.EachArray(ctx, v.Name, pc.add); err != nil {
+			return err
+		}
+		if pc.err != nil {
+			return pc.err
+		}
+	}
+	return pc.print(ds, summary, asJSON)
+}
+
+// planCollector plans arrays as they come (each variable's in catalog
+// order: step, then level), from the store (showPlan) or while the catalog
+// is built (relayout plan without -o: no block list is read back). The
+// first planning error is kept in err and ends the planning; the caller
+// reports it where showPlan would.
+type planCollector struct {
+	opts planner.PlanOptions
+	p    *planner.Planner
+	vars map[string]*planner.VariablePlanner
+	err  error
+}
+
+func newPlanCollector(opts planner.PlanOptions) (*planCollector, error) {
 	p, err := planner.NewPlanner(opts)
 	if err != nil {
-		return usagef("plan: %v", err)
+		return nil, usagef("plan: %v", err)
 	}
+	return &planCollector{opts: opts, p: p, vars: map[string]*planner.VariablePlanner{}}, nil
+}
+
+func (pc *planCollector) add(a *catalog.Array) error {
+	if pc.err != nil {
+		return nil
+	}
+	vp := pc.vars[a.Var]
+	if vp == nil {
+		vp = pc.p.Variable(a.Var, a.DType)
+		pc.vars[a.Var] = vp
+	}
+	if err := vp.Add(a); err != nil {
+		pc.err = fmt.Errorf("plan: %w: %w", err, catalog.ErrUnsupported)
+	}
+	return nil
+}
+
+// print prints the plan of the variables of summary (the catalog's, in its
+// order) on stdout.
+func (pc *planCollector) print(ds reader.Dataset, summary []catalog.VarSummary, asJSON bool) error {
+	opts := pc.opts
 	info := ds.Info()
 	cp := opts.CostParams()
 	doc := planDoc{
@@ -256,15 +332,9 @@ func showPlan(ctx context.Context, ds reader.Dataset, store *catalog.Store, opts
 		doc.Skipped = []string{}
 	}
 	for _, v := range summary {
-		vp := p.Variable(v.Name, v.DType)
-		err := store.EachArray(ctx, v.Name, func(a *catalog.Array) error {
-			if err := vp.Add(a); err != nil {
-				return fmt.Errorf("plan: %w: %w", err, catalog.ErrUnsupported)
-			}
-			return nil
-		})
-		if err != nil {
-			return err
+		vp := pc.vars[v.Name]
+		if vp == nil {
+			vp = pc.p.Variable(v.Name, v.DType) // no arrays: as EachArray over none
 		}
 		plan := vp.Plan()
 		doc.Variables = append(doc.Variables, plan)
@@ -273,7 +343,7 @@ func showPlan(ctx context.Context, ds reader.Dataset, store *catalog.Store, opts
 		doc.Totals.ReadBytes += plan.ReadBytes
 	}
 	doc.Totals.Variables = len(doc.Variables)
-	doc.Totals.Geometries = doc.Totals.Arrays - p.Hits
+	doc.Totals.Geometries = doc.Totals.Arrays - pc.p.Hits
 	if asJSON {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")

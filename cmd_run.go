@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"runtime/pprof"
 	"time"
 
 	"relayout/job"
@@ -73,17 +72,11 @@ func runRun(ctx context.Context, args []string) (err error) {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if o.cpuProfile != "" {
-		f, err := os.Create(o.cpuProfile)
-		if err != nil {
-			return usagef("run: --cpuprofile: %v", err)
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+	stopProfile, err := startCPUProfile("run", o.cpuProfile)
+	if err != nil {
+		return err
 	}
+	defer stopProfile()
 	if o.memProfile != "" {
 		stop := peakHeapProfile(o.memProfile)
 		defer stop()

@@ -44,3 +44,21 @@ func peakHeapProfile(path string) (stop func() error) {
 		return os.WriteFile(path, <-finished, 0o644)
 	}
 }
+
+// startCPUProfile writes a Go CPU profile of the rest of the verb to path
+// (--cpuprofile of run, catalog and plan); stop ends it. An empty path
+// profiles nothing.
+func startCPUProfile(verb, path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, usagef("%s: --cpuprofile: %v", verb, err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}

@@ -32,6 +32,7 @@ func encodeBlocks(blocks []Block) (list string, files []string, stored int64) {
 	b = append(b, '[')
 	var lastCodecs []Codec
 	lastCodecsJSON := "[]"
+	lastFile := 0
 	for i := range blocks {
 		k := &blocks[i]
 		if i > 0 {
@@ -44,11 +45,15 @@ func encodeBlocks(blocks []Block) (list string, files []string, stored int64) {
 		b = append(b, ',')
 		b = appendIntsOrNull(b, k.Stored)
 		b = append(b, ',')
-		f, ok := fileIdx[k.File]
-		if !ok {
-			f = len(files)
-			fileIdx[k.File] = f
-			files = append(files, k.File)
+		f := lastFile
+		if i == 0 || k.File != files[f] { // blocks come in runs of one file
+			var ok bool
+			if f, ok = fileIdx[k.File]; !ok {
+				f = len(files)
+				fileIdx[k.File] = f
+				files = append(files, k.File)
+			}
+			lastFile = f
 		}
 		b = strconv.AppendInt(b, int64(f), 10)
 		b = append(b, ',')

@@ -156,8 +156,14 @@ func OpenStore(path string) (*Store, error) {
 	return s, nil
 }
 
+// openDB opens the database with SQLite's rollback journal (the default;
+// a catalog written in WAL mode by an earlier version stays in it): a
+// catalog is written once, in one transaction per array, then only read,
+// and the block lists of a fresh catalog are appended pages, written once
+// into the database file. In WAL mode every page was written twice, into
+// the log and again at the checkpoint (a tenth of catalog's CPU).
 func openDB(path string) (*Store, error) {
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=synchronous(OFF)&_pragma=busy_timeout(5000)")
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=synchronous(OFF)&_pragma=busy_timeout(5000)")
 	if err != nil {
 		return nil, fmt.Errorf("catalog: %s: %w", path, err)
 	}
@@ -245,11 +251,11 @@ func fromJSON(s string, v any) error {
 func (s *Store) SetInfo(info DatasetInfo) error {
 	tx, err := s.db.Begin()
 	if err != nil {
-		return err
+		return fmt.Errorf("catalog: %s: %w", s.path, err)
 	}
 	defer tx.Rollback()
 	if _, err := tx.Exec(`DELETE FROM dataset`); err != nil {
-		return err
+		return fmt.Errorf("catalog: %s: %w", s.path, err)
 	}
 	if info.Attrs == nil {
 		info.Attrs = []Attr{}
@@ -261,7 +267,10 @@ func (s *Store) SetInfo(info DatasetInfo) error {
 		info.Path, info.Root, info.Format, mustJSON(info.Attrs), mustJSON(info.Skipped)); err != nil {
 		return fmt.Errorf("catalog: %s: %w", s.path, err)
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("catalog: %s: %w", s.path, err)
+	}
+	return nil
 }
 
 // Info returns the dataset description.
@@ -289,7 +298,7 @@ func (s *Store) Put(a *Array) error {
 	}
 	tx, err := s.db.Begin()
 	if err != nil {
-		return err
+		return fmt.Errorf("catalog: %s: %w", s.path, err)
 	}
 	defer tx.Rollback()
 	var boxes any
@@ -328,7 +337,12 @@ func (s *Store) Put(a *Array) error {
 			}
 		}
 	}
-	return tx.Commit()
+	// With the rollback journal the pages reach the file here (a full
+	// disk shows at the commit): name the catalog.
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("catalog: %s: array %s step %d level %d: %w", s.path, a.Var, a.Step, a.Level, err)
+	}
+	return nil
 }
 
 func nonNil(v []int64) []int64 {

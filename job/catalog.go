@@ -19,6 +19,15 @@ import (
 // reader's *reader.NoMatchError (main turns it into a usage error with
 // suggestions).
 func BuildCatalog(ctx context.Context, path, dbPath string, opts reader.Options) (reader.Dataset, *catalog.Store, error) {
+	return BuildCatalogEach(ctx, path, dbPath, opts, nil)
+}
+
+// BuildCatalogEach is BuildCatalog that also hands each array, once it is
+// stored, to each (when not nil), in the catalog's order (variable, step,
+// level: the order of Store.EachArray): what `relayout plan` plans as the
+// catalog is built instead of reading every block list back. An error of
+// each stops the build and is returned.
+func BuildCatalogEach(ctx context.Context, path, dbPath string, opts reader.Options, each func(*catalog.Array) error) (reader.Dataset, *catalog.Store, error) {
 	ds, err := reader.Open(path, opts)
 	if err != nil {
 		return nil, nil, err
@@ -32,7 +41,16 @@ func BuildCatalog(ctx context.Context, path, dbPath string, opts reader.Options)
 		ds.Close()
 		return nil, nil, err
 	}
-	err = ds.Scan(ctx, store.Put)
+	emit := store.Put
+	if each != nil {
+		emit = func(a *catalog.Array) error {
+			if err := store.Put(a); err != nil {
+				return err
+			}
+			return each(a)
+		}
+	}
+	err = ds.Scan(ctx, emit)
 	if err == nil {
 		err = checkIncomplete(path, ds.Info(), opts.Strict)
 	}

@@ -255,8 +255,7 @@ func (c *clusterer) length(p *piece, d int) int64 {
 
 // process accepts the cuboid holding ps or queues its two halves.
 func (c *clusterer) process(ps []piece) {
-	bb := c.bbox(ps)
-	vol := c.lengths(ps)
+	bb, vol := c.lengths(ps)
 	if len(ps) == 1 || vol == c.volume(&bb) {
 		c.accept(bb, ps)
 		return
@@ -328,16 +327,19 @@ func (c *clusterer) bbox(ps []piece) piece {
 // lengths fills c.lens with the cross-section of every piece of ps across
 // every axis (c.lens[i*MaxDims+a]: the product of its extents along the other
 // axes), which the histograms of ps read instead of looking the boundaries up
-// again for each axis, and returns the pieces' total volume.
-func (c *clusterer) lengths(ps []piece) int64 {
+// again for each axis, and returns the pieces' bounding box (bbox, in the
+// same pass) and total volume.
+func (c *clusterer) lengths(ps []piece) (bb piece, vol int64) {
 	lens := slices.Grow(c.lens[:0], MaxDims*len(ps))[:MaxDims*len(ps)]
 	dims := c.dims
-	var vol int64
+	bb = ps[0]
 	for i := range ps {
 		var l [MaxDims]int64
 		for d := 0; d < dims; d++ {
 			x := c.axis[d]
-			l[d] = x[ps[i].rhi[d]] - x[ps[i].rlo[d]]
+			lo, hi := ps[i].rlo[d], ps[i].rhi[d]
+			bb.rlo[d], bb.rhi[d] = min(bb.rlo[d], lo), max(bb.rhi[d], hi)
+			l[d] = x[hi] - x[lo]
 		}
 		sec := (*[MaxDims]int64)(lens[i*MaxDims : i*MaxDims+MaxDims])
 		// sec[a] = Π_{d<a} l[d] · Π_{d>a} l[d], by prefix and suffix products.
@@ -354,7 +356,7 @@ func (c *clusterer) lengths(ps []piece) int64 {
 		vol += pre
 	}
 	c.lens = lens
-	return vol
+	return bb, vol
 }
 
 func (c *clusterer) volume(p *piece) int64 {

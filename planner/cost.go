@@ -466,10 +466,21 @@ func predictPieces(st Storage, elemSize int, p Pattern, grid []int64, c Cost, cp
 				empty = true // outside the pattern's region
 				break
 			}
-			lo[d], hi[d] = partOf(b, grid[d], pl), partOf(b, grid[d], ph-1)+1
+			l := partOf(b, grid[d], pl)
+			h := l + 1
+			if ph-1 >= b[l+1] { // the piece reaches past part l: search its last part
+				h = partOf(b, grid[d], ph-1) + 1
+			}
+			lo[d], hi[d] = l, h
 		}
 		if empty {
 			continue
+		}
+		// A part holding the whole piece reads it in one run (what runs
+		// returns for in = the piece, computed once).
+		vol := int64(1)
+		for d := 0; d < dims; d++ {
+			vol *= sp.Box.Count[d]
 		}
 		var pieceBytes int64
 		var term float64
@@ -482,13 +493,17 @@ func predictPieces(st Storage, elemSize int, p Pattern, grid []int64, c Cost, cp
 		idx = lo
 		for {
 			k := 0
-			meets := true
+			meets, inside := true, true
 			for d := 0; d < dims; d++ {
 				k += int(idx[d]) * stride[d]
 				plo, phi := bounds[d][idx[d]], bounds[d][idx[d]+1]
-				l, h := max(sp.Box.Lower[d], plo), min(sp.Box.Lower[d]+sp.Box.Count[d], phi)
+				pl, ph := sp.Box.Lower[d], sp.Box.Lower[d]+sp.Box.Count[d]
+				l, h := max(pl, plo), min(ph, phi)
 				if h <= l {
 					meets = false // an empty part along d
+				}
+				if l != pl || h != ph {
+					inside = false
 				}
 				inLo[d], inCnt[d] = l, h-l
 				memLo[d], memCnt[d] = plo, phi-plo
@@ -505,6 +520,9 @@ func predictPieces(st Storage, elemSize int, p Pattern, grid []int64, c Cost, cp
 					bytes[k] += r.bytes
 					secs[k] += r.seconds
 					tot.add(r)
+				} else if inside {
+					req[k]++
+					bytes[k] += vol * elem
 				} else {
 					r, b := runs(sp.Box, in, elem, cp.Sieve)
 					req[k] += r

@@ -190,7 +190,12 @@ boxes:
 // eachCell calls fn with the row-major index in grid of every cell of the
 // box of cells [lo, hi] (inclusive), in row-major order.
 func eachCell(lo, hi, grid []int64, fn func(k int64)) {
-	at := slices.Clone(lo)
+	var buf [MaxDims]int64 // the common ranks walk without an allocation per box
+	at := buf[:0]
+	if len(lo) > MaxDims {
+		at = make([]int64, 0, len(lo))
+	}
+	at = append(at, lo...)
 	for {
 		var k int64
 		for d := range at {

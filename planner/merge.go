@@ -172,7 +172,7 @@ func (r *rankedBlocks) merge(scope Scope, ranksPerNode int, cuboids bool) ([]Gro
 		g := Group{Key: keys[spans[gi].lo], Blocks: members}
 		ok := false
 		if r.ranked {
-			c.cur = c.cur[:0]
+			c.cur = slices.Grow(c.cur[:0], len(members))
 			for k, i := range members {
 				p := r.all[i]
 				p.blk = int32(k)

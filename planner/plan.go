@@ -442,14 +442,23 @@ func planGeometry(a *catalog.Array, opts PlanOptions, merges map[string]*scopeMe
 	}
 	chosen := map[Scope][]Group{ScopeRank: byRank, ScopeNode: byNode, ScopeGlobal: global}[opts.Scope]
 	plan.MergeGroups = chosen
-	var cuboids []catalog.Box
+	n := 0
 	for _, g := range chosen {
-		gp := GroupPlan{Key: g.Key, Blocks: len(g.Blocks), Cuboids: []catalog.Box{}}
+		n += len(g.Cuboids)
+	}
+	var cuboids []catalog.Box
+	if n > 0 {
+		cuboids = make([]catalog.Box, 0, n)
+	}
+	for _, g := range chosen {
 		for _, c := range g.Cuboids {
 			cuboids = append(cuboids, c.Box)
-			gp.Cuboids = append(gp.Cuboids, c.Box)
 		}
 		if opts.WithCuboids {
+			gp := GroupPlan{Key: g.Key, Blocks: len(g.Blocks), Cuboids: make([]catalog.Box, 0, len(g.Cuboids))}
+			for _, c := range g.Cuboids {
+				gp.Cuboids = append(gp.Cuboids, c.Box)
+			}
 			plan.Groups = append(plan.Groups, gp)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"relayout/catalog"
 	"relayout/internal/testkit"
 	"relayout/job"
 	"relayout/planner"
@@ -85,6 +86,34 @@ func TestPlansUnchanged(t *testing.T) {
 		}
 		store.Close()
 		ds.Close()
+		// relayout plan plans each array as the catalog is built
+		// (job.BuildCatalogEach), not read back: the same plans.
+		for _, pc := range planCases {
+			p, err := planner.NewPlanner(pc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			vps := map[string]*planner.VariablePlanner{}
+			ds, store, err := job.BuildCatalogEach(context.Background(), path, filepath.Join(dir, "each-"+pc.name+".db"), reader.Options{},
+				func(a *catalog.Array) error {
+					if vps[a.Var] == nil {
+						vps[a.Var] = p.Variable(a.Var, a.DType)
+					}
+					return vps[a.Var].Add(a)
+				})
+			if err != nil {
+				t.Fatalf("%s %s: %v", in, pc.name, err)
+			}
+			var plans []planner.VariablePlan
+			for _, v := range vars {
+				plans = append(plans, vps[v.Name].Plan())
+			}
+			if d := digest(t, plans); d != got[in+" "+pc.name] {
+				t.Errorf("%s %s: planned while cataloguing: digest %s, from the catalog %s", in, pc.name, d, got[in+" "+pc.name])
+			}
+			store.Close()
+			ds.Close()
+		}
 	}
 	a := blocks100k()
 	for _, pc := range planCases {

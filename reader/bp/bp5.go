@@ -533,6 +533,46 @@ func (d *Dataset) writerBlock(ctx context.Context, off, n uint64, cache bool) ([
 	return b, nil
 }
 
+// blocks5 is the number of blocks the writers of e declare at its step (a
+// capacity hint: each writer's count is bounded by its metadata's size;
+// what a damaged record says is left to buildArray5 to report).
+func (d *Dataset) blocks5(ctx context.Context, e *entry, t *bp5StepInfo) int {
+	n := 0
+	for _, run := range e.runs {
+		for r := int(run.lo); r <= int(run.hi); r++ {
+			if r >= len(t.mdOff) || t.mdLen[r] == 0 {
+				return n
+			}
+			blk, err := d.writerBlock(ctx, t.mdOff[r], t.mdLen[r], true)
+			if err != nil {
+				return n
+			}
+			v, err := d.b5.formats.decodeRecord(blk, "md.0", int64(t.mdOff[r]))
+			if err != nil {
+				return n
+			}
+			l, err := layout5(v.f)
+			if err != nil {
+				return n
+			}
+			vi, ok := l.byName[e.name]
+			if !ok || !l.written(v, l.vars[vi].ctl) {
+				return n
+			}
+			m, ok := v.inner(l.vars[vi].fi)
+			if !ok {
+				return n
+			}
+			nb := m.int(l.vars[vi].aBlocks)
+			if v.b.err != nil || nb > uint64(len(blk)) {
+				return n
+			}
+			n += int(nb)
+		}
+	}
+	return n
+}
+
 // bp5Var is one variable field of a metadata format.
 type bp5Var struct {
 	fi                                                             int // field index in the top format
@@ -949,6 +989,13 @@ func (d *Dataset) buildArray5(ctx context.Context, e *entry) (*catalog.Array, er
 	var joined int64
 	joinedDim := -1
 	nblock := 0
+	if e.kind != globalValue && e.kind != localValue {
+		// Every writer's blocks in one allocation: growing the list writer
+		// by writer copied (and cleared) it about twice over.
+		if n := d.blocks5(ctx, e, t); n > 0 {
+			a.Blocks = make([]catalog.Block, 0, n)
+		}
+	}
 	for _, run := range e.runs {
 		for r := int(run.lo); r <= int(run.hi); r++ {
 			if r >= w || t.mdLen[r] == 0 {
@@ -1032,7 +1079,6 @@ func (d *Dataset) buildArray5(ctx context.Context, e *entry) (*catalog.Array, er
 			coords := make([]int64, 2*nd*int(nb))
 			shape := make([]int64, nd)
 			file, fsize := "", int64(-1)
-			a.Blocks = slices.Grow(a.Blocks, int(nb))
 			for b := 0; b < int(nb); b++ {
 				lower := coords[2*nd*b : 2*nd*b+nd : 2*nd*b+nd]
 				count := coords[2*nd*b+nd : 2*nd*(b+1) : 2*nd*(b+1)]

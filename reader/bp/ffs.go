@@ -479,6 +479,23 @@ func (v ffsView) uints(i int) []uint64 {
 		return nil
 	}
 	out := make([]uint64, n)
+	if size == 8 && start >= 0 && start <= len(v.b.data) && uint64(len(v.b.data)-start)/8 >= n {
+		// The common case (BP5 counts, offsets, locations): in bounds as a
+		// whole, decoded without a check and an interface call per value.
+		p := v.b.data[start : start+8*int(n)]
+		switch v.f.bo {
+		case binary.ByteOrder(binary.LittleEndian):
+			for k := range out {
+				out[k] = binary.LittleEndian.Uint64(p[8*k:])
+			}
+			return out
+		case binary.ByteOrder(binary.BigEndian):
+			for k := range out {
+				out[k] = binary.BigEndian.Uint64(p[8*k:])
+			}
+			return out
+		}
+	}
 	for k := range out {
 		out[k] = v.b.uint(v.f.bo, start+k*size, size)
 	}

@@ -17,6 +17,7 @@ type cursor struct {
 	pos  int   // position in b
 	base int64 // file offset of b[0]
 	bo   binary.ByteOrder
+	le   bool   // bo is little-endian (read without an interface call)
 	pfx  string // "bp4" or "bp3"
 	file string
 	what string // "variable index", "characteristics", ...
@@ -61,6 +62,9 @@ func (c *cursor) u8() uint8 {
 
 func (c *cursor) u16() uint16 {
 	if p := c.take(2); p != nil {
+		if c.le {
+			return binary.LittleEndian.Uint16(p)
+		}
 		return c.bo.Uint16(p)
 	}
 	return 0
@@ -68,6 +72,9 @@ func (c *cursor) u16() uint16 {
 
 func (c *cursor) u32() uint32 {
 	if p := c.take(4); p != nil {
+		if c.le {
+			return binary.LittleEndian.Uint32(p)
+		}
 		return c.bo.Uint32(p)
 	}
 	return 0
@@ -75,6 +82,9 @@ func (c *cursor) u32() uint32 {
 
 func (c *cursor) u64() uint64 {
 	if p := c.take(8); p != nil {
+		if c.le {
+			return binary.LittleEndian.Uint64(p)
+		}
 		return c.bo.Uint64(p)
 	}
 	return 0
@@ -95,9 +105,9 @@ func (c *cursor) subValue(n int, what string) cursor {
 	start := c.pos
 	p := c.take(n)
 	if p == nil {
-		return cursor{bo: c.bo, pfx: c.pfx, file: c.file, what: what, err: c.err}
+		return cursor{bo: c.bo, le: c.le, pfx: c.pfx, file: c.file, what: what, err: c.err}
 	}
-	return cursor{b: p, base: c.base + int64(start), bo: c.bo, pfx: c.pfx, file: c.file, what: what}
+	return cursor{b: p, base: c.base + int64(start), bo: c.bo, le: c.le, pfx: c.pfx, file: c.file, what: what}
 }
 
 // ADIOS type ids (the same in BP3 and BP4).

@@ -50,7 +50,13 @@ type Dataset struct {
 	// Scan caches: one parsed BP3 index entry, and per-step writer tables.
 	cacheOff  int64
 	cacheSets []charSet
-	pgCache   map[int]*pgTable
+	// entryBuf holds the bytes of the index entry read last (entrySets):
+	// the next entry is read into it when it fits, rather than into a
+	// fresh, cleared buffer per variable. The sets parsed from it copy what
+	// outlives the next read (values, strings); the BP3 cache above is
+	// replaced whenever another entry is read.
+	entryBuf []byte
+	pgCache  map[int]*pgTable
 
 	b5 *bp5State // BP5 only (bp5.go)
 }
@@ -222,7 +228,16 @@ func (d *Dataset) entrySets(ctx context.Context, e *entry) ([]charSet, error) {
 	if d.bp3 && d.cacheOff == e.off && d.cacheSets != nil {
 		return d.cacheSets, nil
 	}
-	raw, err := d.files.ReadAt(ctx, d.meta, e.off, int64(e.length))
+	var raw []byte
+	var err error
+	if e.length >= 0 && e.length <= cap(d.entryBuf) {
+		d.cacheSets = nil // it may point into entryBuf
+		raw = d.entryBuf[:e.length]
+		err = d.files.ReadAtInto(ctx, d.meta, e.off, raw)
+	} else {
+		raw, err = d.files.ReadAt(ctx, d.meta, e.off, int64(e.length)) // checked against the file size first
+		d.entryBuf = raw
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -240,7 +255,7 @@ func (d *Dataset) entrySets(ctx context.Context, e *entry) ([]charSet, error) {
 
 // parseEntrySets parses the index entry of e from its bytes.
 func (d *Dataset) parseEntrySets(raw []byte, e *entry) ([]charSet, error) {
-	c := &cursor{b: raw, base: e.off, bo: d.bo, pfx: d.pfx, file: d.meta, what: "variable index"}
+	c := &cursor{b: raw, base: e.off, bo: d.bo, le: d.bo == binary.ByteOrder(binary.LittleEndian), pfx: d.pfx, file: d.meta, what: "variable index"}
 	h, ec := readEntry(c, d.bp3)
 	if c.err != nil {
 		return nil, c.err
