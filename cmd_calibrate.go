@@ -17,23 +17,9 @@ const costModelSchema = "relayout-cost-model/1"
 
 // costModelFile is the --cost-model document.
 type costModelFile struct {
-	Schema          string  `json:"schema"`
-	LatencySeconds  float64 `json:"latency_s"`
-	ReaderBandwidth float64 `json:"reader_bytes_per_s"`
-	AggBandwidth    float64 `json:"aggregate_bytes_per_s"`
-	SieveBytes      int64   `json:"sieve_bytes"`
-	// The library read model (planner/libcost.go; absent: the paper's
-	// model): HDF5's buffers as h5py leaves them and measured figures.
-	SieveBufferBytes int64             `json:"sieve_buffer_bytes,omitempty"`
-	ChunkCacheBytes  int64             `json:"chunk_cache_bytes,omitempty"`
-	PageBytes        int64             `json:"page_bytes,omitempty"`
-	CallSeconds      float64           `json:"call_s,omitempty"`
-	RandomBandwidth  float64           `json:"random_bytes_per_s,omitempty"`
-	CopyBandwidth    float64           `json:"copy_bytes_per_s,omitempty"`
-	ChunkSeconds     float64           `json:"chunk_s,omitempty"`
-	Cores            float64           `json:"cores,omitempty"`
-	CPUShare         float64           `json:"cpu_share,omitempty"`
-	Measured         *calibrate.Result `json:"measured,omitempty"`
+	Schema string `json:"schema"`
+	costDocs
+	Measured *calibrate.Result `json:"measured,omitempty"`
 }
 
 // HDF5's default data sieve buffer and chunk cache (H5Pset_sieve_buf_size,
@@ -85,9 +71,7 @@ func loadCostModel(path string) (*planner.CostParams, error) {
 	if f.Schema != costModelSchema {
 		return nil, usagef("--cost-model %s: schema %q, want %q", path, f.Schema, costModelSchema)
 	}
-	cp := planner.CostParams{Latency: f.LatencySeconds, ReaderBW: f.ReaderBandwidth, AggBW: f.AggBandwidth, Sieve: f.SieveBytes,
-		SieveBuf: f.SieveBufferBytes, ChunkCache: f.ChunkCacheBytes, Page: f.PageBytes, CallCost: f.CallSeconds,
-		RandomBW: f.RandomBandwidth, CopyBW: f.CopyBandwidth, ChunkCost: f.ChunkSeconds, Cores: f.Cores, CPUShare: f.CPUShare}
+	cp := f.params()
 	if err := cp.Check(); err != nil {
 		return nil, usagef("--cost-model %s: %v", path, err)
 	}
@@ -136,10 +120,10 @@ func runCalibrate(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	f := costModelFile{Schema: costModelSchema, LatencySeconds: r.StreamLatency, ReaderBandwidth: r.ReaderBps,
+	f := costModelFile{Schema: costModelSchema, Measured: &r, costDocs: costDocs{LatencySeconds: r.StreamLatency, ReaderBandwidth: r.ReaderBps,
 		AggBandwidth: r.AggregateBps, SieveBytes: planner.DefaultCostParams().Sieve, ChunkSeconds: hdf5ChunkSeconds, Cores: r.Cores, CPUShare: r.CPUShare,
 		SieveBufferBytes: hdf5SieveBuffer, ChunkCacheBytes: hdf5ChunkCache, PageBytes: r.PageBytes,
-		CallSeconds: r.CallS + hdf5CallSeconds, RandomBandwidth: r.RandomBps, CopyBandwidth: r.CopyBps, Measured: &r}
+		CallSeconds: r.CallS + hdf5CallSeconds, RandomBandwidth: r.RandomBps, CopyBandwidth: r.CopyBps}}
 	b, err := jsonIndent(f)
 	if err != nil {
 		return err

@@ -113,6 +113,8 @@ type planOptionsDoc struct {
 	Cost         costDocs `json:"cost_model"`
 }
 
+// costDocs is a cost model as the --cost-model file and plan --json's
+// cost_model write it.
 type costDocs struct {
 	LatencySeconds  float64 `json:"latency_s"`
 	ReaderBandwidth float64 `json:"reader_bytes_per_s"`
@@ -128,6 +130,13 @@ type costDocs struct {
 	ChunkSeconds     float64 `json:"chunk_s,omitempty"`
 	Cores            float64 `json:"cores,omitempty"`
 	CPUShare         float64 `json:"cpu_share,omitempty"`
+}
+
+// params is the cost model a document describes.
+func (d costDocs) params() planner.CostParams {
+	return planner.CostParams{Latency: d.LatencySeconds, ReaderBW: d.ReaderBandwidth, AggBW: d.AggBandwidth, Sieve: d.SieveBytes,
+		SieveBuf: d.SieveBufferBytes, ChunkCache: d.ChunkCacheBytes, Page: d.PageBytes, CallCost: d.CallSeconds,
+		RandomBW: d.RandomBandwidth, CopyBW: d.CopyBandwidth, ChunkCost: d.ChunkSeconds, Cores: d.Cores, CPUShare: d.CPUShare}
 }
 
 // costDocsOf is the cost model's document.
