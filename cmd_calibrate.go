@@ -18,7 +18,7 @@ const costModelSchema = "relayout-cost-model/1"
 // costModelFile is the --cost-model document.
 type costModelFile struct {
 	Schema string `json:"schema"`
-	costDocs
+	planner.CostDoc
 	Measured *calibrate.Result `json:"measured,omitempty"`
 }
 
@@ -71,7 +71,7 @@ func loadCostModel(path string) (*planner.CostParams, error) {
 	if f.Schema != costModelSchema {
 		return nil, usagef("--cost-model %s: schema %q, want %q", path, f.Schema, costModelSchema)
 	}
-	cp := f.params()
+	cp := f.Params()
 	if err := cp.Check(); err != nil {
 		return nil, usagef("--cost-model %s: %v", path, err)
 	}
@@ -120,7 +120,7 @@ func runCalibrate(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	f := costModelFile{Schema: costModelSchema, Measured: &r, costDocs: costDocs{LatencySeconds: r.StreamLatency, ReaderBandwidth: r.ReaderBps,
+	f := costModelFile{Schema: costModelSchema, Measured: &r, CostDoc: planner.CostDoc{LatencySeconds: r.StreamLatency, ReaderBandwidth: r.ReaderBps,
 		AggBandwidth: r.AggregateBps, SieveBytes: planner.DefaultCostParams().Sieve, ChunkSeconds: hdf5ChunkSeconds, Cores: r.Cores, CPUShare: r.CPUShare,
 		SieveBufferBytes: hdf5SieveBuffer, ChunkCacheBytes: hdf5ChunkCache, PageBytes: r.PageBytes,
 		CallSeconds: r.CallS + hdf5CallSeconds, RandomBandwidth: r.RandomBps, CopyBandwidth: r.CopyBps}}

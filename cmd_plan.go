@@ -103,46 +103,14 @@ type planInput struct {
 }
 
 type planOptionsDoc struct {
-	Layout       string   `json:"layout"`
-	ChunkShape   []int64  `json:"chunk_shape"`
-	Chunks       []int64  `json:"chunks"`
-	ChunkAuto    bool     `json:"chunk_auto,omitempty"` // chunked, the chunk shape chosen per array (--compress alone)
-	Readers      int      `json:"readers"`
-	Scope        string   `json:"scope"`
-	RanksPerNode int      `json:"ranks_per_node"`
-	Cost         costDocs `json:"cost_model"`
-}
-
-// costDocs is a cost model as the --cost-model file and plan --json's
-// cost_model write it.
-type costDocs struct {
-	LatencySeconds  float64 `json:"latency_s"`
-	ReaderBandwidth float64 `json:"reader_bytes_per_s"`
-	AggBandwidth    float64 `json:"aggregate_bytes_per_s"`
-	SieveBytes      int64   `json:"sieve_bytes"`
-	// The library read model (a calibrated --cost-model; planner/libcost.go).
-	SieveBufferBytes int64   `json:"sieve_buffer_bytes,omitempty"`
-	ChunkCacheBytes  int64   `json:"chunk_cache_bytes,omitempty"`
-	PageBytes        int64   `json:"page_bytes,omitempty"`
-	CallSeconds      float64 `json:"call_s,omitempty"`
-	RandomBandwidth  float64 `json:"random_bytes_per_s,omitempty"`
-	CopyBandwidth    float64 `json:"copy_bytes_per_s,omitempty"`
-	ChunkSeconds     float64 `json:"chunk_s,omitempty"`
-	Cores            float64 `json:"cores,omitempty"`
-	CPUShare         float64 `json:"cpu_share,omitempty"`
-}
-
-// params is the cost model a document describes.
-func (d costDocs) params() planner.CostParams {
-	return planner.CostParams{Latency: d.LatencySeconds, ReaderBW: d.ReaderBandwidth, AggBW: d.AggBandwidth, Sieve: d.SieveBytes,
-		SieveBuf: d.SieveBufferBytes, ChunkCache: d.ChunkCacheBytes, Page: d.PageBytes, CallCost: d.CallSeconds,
-		RandomBW: d.RandomBandwidth, CopyBW: d.CopyBandwidth, ChunkCost: d.ChunkSeconds, Cores: d.Cores, CPUShare: d.CPUShare}
-}
-
-// costDocsOf is the cost model's document.
-func costDocsOf(cp planner.CostParams) costDocs {
-	return costDocs{cp.Latency, cp.ReaderBW, cp.AggBW, cp.Sieve, cp.SieveBuf, cp.ChunkCache, cp.Page,
-		cp.CallCost, cp.RandomBW, cp.CopyBW, cp.ChunkCost, cp.Cores, cp.CPUShare}
+	Layout       string          `json:"layout"`
+	ChunkShape   []int64         `json:"chunk_shape"`
+	Chunks       []int64         `json:"chunks"`
+	ChunkAuto    bool            `json:"chunk_auto,omitempty"` // chunked, the chunk shape chosen per array (--compress alone)
+	Readers      int             `json:"readers"`
+	Scope        string          `json:"scope"`
+	RanksPerNode int             `json:"ranks_per_node"`
+	Cost         planner.CostDoc `json:"cost_model"`
 }
 
 type planTotals struct {
@@ -333,7 +301,7 @@ func (pc *planCollector) print(ds reader.Dataset, summary []catalog.VarSummary, 
 		Input:  planInput{Path: info.Path, Format: info.Format},
 		Options: planOptionsDoc{Layout: opts.Layout, ChunkShape: opts.ChunkShape, Chunks: opts.Chunks, ChunkAuto: opts.AutoChunks,
 			Readers: opts.Readers, Scope: opts.Scope.String(), RanksPerNode: opts.RanksPerNode,
-			Cost: costDocsOf(cp)},
+			Cost: cp.Doc()},
 		Variables: []planner.VariablePlan{},
 		Skipped:   info.Skipped,
 	}

@@ -36,3 +36,36 @@ func (c CostParams) Check() error {
 	}
 	return nil
 }
+
+// CostDoc is a cost model as a document: the --cost-model file that
+// relayout calibrate writes and plan --json's cost_model. The library
+// fields are absent under the paper's model.
+type CostDoc struct {
+	LatencySeconds  float64 `json:"latency_s"`
+	ReaderBandwidth float64 `json:"reader_bytes_per_s"`
+	AggBandwidth    float64 `json:"aggregate_bytes_per_s"`
+	SieveBytes      int64   `json:"sieve_bytes"`
+	// The library read model (a calibrated --cost-model; libcost.go).
+	SieveBufferBytes int64   `json:"sieve_buffer_bytes,omitempty"`
+	ChunkCacheBytes  int64   `json:"chunk_cache_bytes,omitempty"`
+	PageBytes        int64   `json:"page_bytes,omitempty"`
+	CallSeconds      float64 `json:"call_s,omitempty"`
+	RandomBandwidth  float64 `json:"random_bytes_per_s,omitempty"`
+	CopyBandwidth    float64 `json:"copy_bytes_per_s,omitempty"`
+	ChunkSeconds     float64 `json:"chunk_s,omitempty"`
+	Cores            float64 `json:"cores,omitempty"`
+	CPUShare         float64 `json:"cpu_share,omitempty"`
+}
+
+// Params is the cost model the document describes (unchecked: see Check).
+func (d CostDoc) Params() CostParams {
+	return CostParams{Latency: d.LatencySeconds, ReaderBW: d.ReaderBandwidth, AggBW: d.AggBandwidth, Sieve: d.SieveBytes,
+		SieveBuf: d.SieveBufferBytes, ChunkCache: d.ChunkCacheBytes, Page: d.PageBytes, CallCost: d.CallSeconds,
+		RandomBW: d.RandomBandwidth, CopyBW: d.CopyBandwidth, ChunkCost: d.ChunkSeconds, Cores: d.Cores, CPUShare: d.CPUShare}
+}
+
+// Doc is the cost model's document.
+func (c CostParams) Doc() CostDoc {
+	return CostDoc{c.Latency, c.ReaderBW, c.AggBW, c.Sieve, c.SieveBuf, c.ChunkCache, c.Page,
+		c.CallCost, c.RandomBW, c.CopyBW, c.ChunkCost, c.Cores, c.CPUShare}
+}

@@ -44,24 +44,6 @@ type benchFile struct {
 	} `json:"results"`
 }
 
-type costFile struct {
-	Schema  string  `json:"schema"`
-	Latency float64 `json:"latency_s"`
-	Reader  float64 `json:"reader_bytes_per_s"`
-	Agg     float64 `json:"aggregate_bytes_per_s"`
-	Sieve   int64   `json:"sieve_bytes"`
-	// The library model (planner/libcost.go), written by calibrate since issue 19.
-	SieveBuf   int64   `json:"sieve_buffer_bytes"`
-	ChunkCache int64   `json:"chunk_cache_bytes"`
-	Page       int64   `json:"page_bytes"`
-	CallCost   float64 `json:"call_s"`
-	RandomBW   float64 `json:"random_bytes_per_s"`
-	CopyBW     float64 `json:"copy_bytes_per_s"`
-	ChunkCost  float64 `json:"chunk_s"`
-	Cores      float64 `json:"cores"`
-	CPUShare   float64 `json:"cpu_share"`
-}
-
 func main() {
 	cm := flag.String("cost-model", "", "cost-model file written by relayout calibrate (default: the model's defaults)")
 	elem := flag.Int("elem", 8, "element size in bytes")
@@ -76,12 +58,11 @@ func main() {
 	check(json.Unmarshal(b, &bf))
 	cp := planner.DefaultCostParams()
 	if *cm != "" {
-		var f costFile
+		var f planner.CostDoc
 		b, err := os.ReadFile(*cm)
 		check(err)
 		check(json.Unmarshal(b, &f))
-		cp = planner.CostParams{Latency: f.Latency, ReaderBW: f.Reader, AggBW: f.Agg, Sieve: f.Sieve,
-			SieveBuf: f.SieveBuf, ChunkCache: f.ChunkCache, Page: f.Page, CallCost: f.CallCost, RandomBW: f.RandomBW, CopyBW: f.CopyBW, ChunkCost: f.ChunkCost, Cores: f.Cores, CPUShare: f.CPUShare}
+		cp = f.Params()
 		check(cp.Check())
 	}
 	storage := map[string]planner.Storage{}
