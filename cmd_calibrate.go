@@ -142,7 +142,7 @@ func runCalibrate(ctx context.Context, args []string) error {
 		note = " (page cache could not be dropped: figures may be the cache's)"
 	}
 	fmt.Printf("directory:  %s (%s scratch file, removed)%s\n", dir, humanBytes(r.FileBytes), note)
-	fmt.Printf("latency:    %.3g s per request (median of %d random 4 KiB reads)\n", r.LatencyS, r.Samples)
+	fmt.Printf("latency:    %.3g s per request (median of %d random 4 KiB reads; the model takes the fitted latency below)\n", r.LatencyS, r.Samples)
 	fmt.Printf("bandwidth:  %s/s one reader, %s/s with %d readers\n", humanBytes(int64(r.ReaderBps)), humanBytes(int64(r.AggregateBps)), r.Streams)
 	fmt.Printf("random:     %.3g s + size at %s/s per read starting a stream (4 KiB %.3g s, 256 KiB %.3g s, trimmed means)\n",
 		r.StreamLatency, humanBytes(int64(r.RandomBps)), r.Random4KS, r.Random256KS)

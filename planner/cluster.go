@@ -313,22 +313,11 @@ func (c *clusterer) accept(bb piece, ps []piece) {
 	c.outPieces = append(c.outPieces, ps...)
 }
 
-func (c *clusterer) bbox(ps []piece) piece {
-	bb := ps[0]
-	for i := 1; i < len(ps); i++ {
-		for d := 0; d < c.dims; d++ {
-			bb.rlo[d] = min(bb.rlo[d], ps[i].rlo[d])
-			bb.rhi[d] = max(bb.rhi[d], ps[i].rhi[d])
-		}
-	}
-	return bb
-}
-
 // lengths fills c.lens with the cross-section of every piece of ps across
 // every axis (c.lens[i*MaxDims+a]: the product of its extents along the other
 // axes), which the histograms of ps read instead of looking the boundaries up
-// again for each axis, and returns the pieces' bounding box (bbox, in the
-// same pass) and total volume.
+// again for each axis, and returns the pieces' bounding box (in the same
+// pass) and total volume.
 func (c *clusterer) lengths(ps []piece) (bb piece, vol int64) {
 	lens := slices.Grow(c.lens[:0], MaxDims*len(ps))[:MaxDims*len(ps)]
 	dims := c.dims

@@ -96,11 +96,10 @@ func TestPaperFig8(t *testing.T) {
 		}
 		ps = append(ps, p)
 	}
-	bb := c.bbox(ps)
+	bb, _ := c.lengths(ps)
 	if c.volume(&bb) != 512*512*512 {
 		t.Fatalf("bounding box %v is not the domain", bb)
 	}
-	c.lengths(ps)
 	c.histogram(ps, 0, &bb)
 	h := c.hist[0]
 	section := int64(512 * 512)

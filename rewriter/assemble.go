@@ -430,6 +430,21 @@ func (x *blockIndex) sortByLower() {
 	}
 }
 
+// nameRanks is the rank of each of names (distinct, numbered in the order
+// first seen) in name order, the order byFileOffset sorts files in.
+func nameRanks(names []string) []int32 {
+	order := make([]int32, len(names))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(x, y int32) int { return strings.Compare(names[x], names[y]) })
+	rank := make([]int32, len(names))
+	for r, f := range order {
+		rank[f] = int32(r)
+	}
+	return rank
+}
+
 // numberFiles sets x.file: the rank of each block's File among the
 // array's distinct file names, sorted.
 func (x *blockIndex) numberFiles() {
@@ -450,15 +465,7 @@ func (x *blockIndex) numberFiles() {
 	if len(names) < 2 {
 		return
 	}
-	rank := make([]int32, len(names))
-	sorted := make([]int32, len(names))
-	for k := range sorted {
-		sorted[k] = int32(k)
-	}
-	slices.SortFunc(sorted, func(p, q int32) int { return strings.Compare(names[p], names[q]) })
-	for r, k := range sorted {
-		rank[k] = int32(r)
-	}
+	rank := nameRanks(names)
 	for i, k := range x.file {
 		x.file[i] = rank[k]
 	}

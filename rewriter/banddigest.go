@@ -28,8 +28,7 @@ import (
 type bandDigest struct {
 	size  int
 	bands []catalog.Box // in row order
-	of    []int         // band of each unit
-	last  []bool        // unit i completes its band
+	of    []int         // band of each unit; unit i completes its band when the next is of another
 	bytes int64         // of the largest band: the buffer
 	buf   []byte
 }
@@ -41,7 +40,7 @@ func newBandDigest(shape []int64, size int, units []catalog.Box) *bandDigest {
 	if rank < 2 || len(units) == 0 {
 		return nil
 	}
-	bd := &bandDigest{size: size, of: make([]int, len(units)), last: make([]bool, len(units))}
+	bd := &bandDigest{size: size, of: make([]int, len(units))}
 	var next, have int64 // the row the next band starts at; elements of the current band so far
 	for i, u := range units {
 		if len(u.Lower) != rank || len(u.Count) != rank {
@@ -70,14 +69,10 @@ func newBandDigest(shape []int64, size int, units []catalog.Box) *bandDigest {
 			return nil // units overlap
 		}
 		bd.of[i] = n - 1
-		if i > 0 && bd.of[i-1] != n-1 {
-			bd.last[i-1] = true
-		}
 	}
 	if have != bd.bands[len(bd.bands)-1].Elements() || next != shape[0] {
 		return nil
 	}
-	bd.last[len(units)-1] = true
 	return bd
 }
 
@@ -87,7 +82,7 @@ func (bd *bandDigest) add(h hash.Hash, i int, box catalog.Box, data []byte) {
 	band := bd.bands[bd.of[i]]
 	n := band.Elements() * int64(bd.size)
 	copyRegion(bd.buf[:n], view{band.Lower, rowMajorStrides(band.Count)}, data, view{box.Lower, rowMajorStrides(box.Count)}, box, bd.size, false)
-	if bd.last[i] {
+	if i == len(bd.of)-1 || bd.of[i+1] != bd.of[i] {
 		h.Write(bd.buf[:n])
 	}
 }

@@ -457,8 +457,8 @@ func readNeed(reads []*catalog.Block, dt catalog.DType, limit int64, batch bool)
 // bandAllowance is what the band buffers of one pipeline's digests
 // (bandDigest) may hold: what the budget leaves beside its largest item
 // and the coalesced reads of jobs units, so that an item and its reads
-// still fit beside them (each array's setup also sets aside its blocks'
-// own reads, bandReserve), and at most an eighth of the budget: a band
+// still fit beside them (the pipeline's setup also sets aside the largest
+// of its arrays' block reads, bandReserve), and at most an eighth of the budget: a band
 // buffer is resident while the reads charged beside it often are not
 // (with a quarter, peak RSS of --chunks 4x4x4 on issue 19's BP4 input rose
 // by 70 MB to 1,076 MiB for --max-mem 1GiB).

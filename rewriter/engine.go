@@ -105,8 +105,10 @@ type engine struct {
 	synced   map[string]bool // files synced by finishFile
 	st       ShardStatus
 	// bandLeft: what the band buffers of the pipeline being set up may
-	// still hold (Options.bandAllowance).
-	bandLeft int64
+	// still hold (Options.bandAllowance, less the largest bandReserve of
+	// its arrays so far: bandReserved; the reads of jobs units at once,
+	// whichever arrays they are of).
+	bandLeft, bandReserved int64
 }
 
 func (e *engine) close() {
@@ -274,7 +276,7 @@ func (e *engine) groups(ctx context.Context, gs []unitGroup) error {
 	}()
 	parts := make([]*jointPart, len(gs))
 	byPart := make([]*pass, len(gs))
-	e.bandLeft = e.opts.bandAllowance()
+	e.bandLeft, e.bandReserved = e.opts.bandAllowance(), 0
 	// Datasets whose digest would otherwise need a second pass over the
 	// input (encoded chunks, cuboids) are set up first: their band digests
 	// come before those that could read the file back instead.
@@ -365,9 +367,11 @@ func (e *engine) setupPass(ctx context.Context, di int, us []*Unit, whole bool) 
 	}
 	digest := e.digests && whole && !e.opts.NoDigest
 	rowMajor := rowMajorRun(a.Shape, boxes)
+	if r := e.opts.bandReserve(a); r > e.bandReserved {
+		e.bandLeft, e.bandReserved = max(0, e.bandLeft-(r-e.bandReserved)), r
+	}
 	var bands *bandDigest // the digest gathered band by band (banddigest.go)
 	if digest && !rowMajor {
-		e.bandLeft = max(0, e.bandLeft-e.opts.bandReserve(a))
 		if bd := newBandDigest(a.Shape, a.DType.Size, boxes); bd != nil && bd.bytes <= e.bandLeft {
 			bands, e.bandLeft = bd, e.bandLeft-bd.bytes
 		}
@@ -410,6 +414,15 @@ func (e *engine) setupPass(ctx context.Context, di int, us []*Unit, whole bool) 
 				return nil, arrayErr(k, err)
 			}
 			ps.cleanup = append(ps.cleanup, back.abort)
+		}
+		// Written by the worker that assembled the unit (its place in the
+		// file is fixed), the units of an item in parallel: the ordered
+		// sink only records them, so that writing does not wait its turn.
+		env.prepWrites = true
+		prep = func(slab catalog.Box, buf []byte) (unitOut, error) {
+			var o unitOut
+			sumOf(buf, &o)
+			return o, writeBox(f, d.Addr, a.Shape, slab, buf, a.DType.Size, mon)
 		}
 	case KindMerged:
 		if d.Cuboids == nil {
@@ -502,17 +515,6 @@ func (e *engine) setupPass(ctx context.Context, di int, us []*Unit, whole bool) 
 				return err
 			})
 			return o, err
-		}
-	}
-	if kind == KindContiguous {
-		// Written by the worker that assembled the unit (its place in the
-		// file is fixed), the units of an item in parallel: the ordered
-		// sink only records them, so that writing does not wait its turn.
-		env.prepWrites = true
-		prep = func(slab catalog.Box, buf []byte) (unitOut, error) {
-			var o unitOut
-			sumOf(buf, &o)
-			return o, writeBox(f, d.Addr, a.Shape, slab, buf, a.DType.Size, mon)
 		}
 	}
 	if prep == nil {

@@ -548,15 +548,7 @@ func newItemReads(parts []*jointPart, regions [][][2]int, lows []int64) (itemRea
 	for n, f := range files {
 		names[f] = n
 	}
-	order := make([]int32, len(names))
-	for i := range order {
-		order[i] = int32(i)
-	}
-	slices.SortFunc(order, func(x, y int32) int { return strings.Compare(names[x], names[y]) })
-	rank := make([]int32, len(names))
-	for r, f := range order {
-		rank[f] = int32(r)
-	}
+	rank := nameRanks(names)
 	for i := range refs {
 		refs[i].file = rank[refs[i].file]
 	}

@@ -351,7 +351,8 @@ func streamJoint(ctx context.Context, env pipeEnv, src catalog.Source, parts []*
 	bufs := make([][]byte, n)
 	transient := make([]int64, len(items))
 	depth := make(chan struct{}, pipelineDepth(jobs))
-	asm := make(chan struct{}, max(jobs, 1)) // units being assembled, over all items
+	asm := make(chan struct{}, max(jobs, 1))   // units being assembled, over all items
+	preps := make(chan struct{}, max(jobs, 1)) // units being encoded or written, over all items
 	var admit func(context.Context, int) error
 	if env.mem != nil {
 		admit = func(ctx context.Context, i int) error {
@@ -571,18 +572,20 @@ func streamJoint(ctx context.Context, env pipeEnv, src catalog.Source, parts []*
 			return o, err
 		}
 		// The units' preps (encoding, writes at fixed places) in
-		// parallel, at most jobs at once.
+		// parallel, at most jobs at once over all the items in flight.
 		var g errgroup.Group
-		g.SetLimit(max(jobs, 1))
 		for k, r := range it {
 			p := parts[r.part]
 			if p.prep == nil {
 				continue
 			}
 			g.Go(func() error {
-				if ctx.Err() != nil {
+				select {
+				case preps <- struct{}{}:
+				case <-ctx.Done():
 					return ctx.Err()
 				}
+				defer func() { <-preps }()
 				t := time.Now()
 				v, err := p.prep(p.slabs[r.slab], o.bufs[k])
 				o.v[k] = v

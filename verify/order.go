@@ -46,24 +46,11 @@ import (
 // difference is its smallest index; groups go to keep (the band's
 // smallest wins), overlapping segments of a row each searched.
 
-// stageBlock: blocks of at most this many decoded bytes are staged.
-const stageBlock = 256 << 10
+// stageBlock: blocks of at most this many decoded bytes are staged (a
+// variable: tests lower it to mix staged and unstaged blocks in a band).
+var stageBlock int64 = 256 << 10
 
-// stageable reports whether a block of n decoded bytes compared over region
-// is staged.
-func stageable(region catalog.Box, n int64) bool {
-	if len(region.Lower) == 0 || n > stageBlock {
-		return false
-	}
-	for _, c := range region.Count {
-		if c == 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// stagePlan lays out a part's small blocks in the stage in the order of
+// stagePlan lays out the small blocks of a band's batch in the stage in the order of
 // the output: group after group (blocks whose regions share lower and
 // count in dimensions 0..r-2, by their lower in the last), each group's
 // rows one after the other, a row holding each block's segment of it in
@@ -97,7 +84,7 @@ type stageSeg struct {
 	region catalog.Box
 }
 
-// planStage plans the stage of the small blocks of part (a band's batch;
+// planStage plans the stage of the small blocks of a band's batch (part;
 // none: nil).
 func planStage(part []batched, band catalog.Box, dt catalog.DType) *stagePlan {
 	rank := len(band.Lower)
@@ -109,7 +96,7 @@ func planStage(part []batched, band catalog.Box, dt catalog.DType) *stagePlan {
 	ps := make([]placement, len(part))
 	for k, e := range part {
 		ps[k] = newPlacement(e.b, dt)
-		if stageable(e.region, ps[k].storedBytes()) {
+		if ps[k].storedBytes() <= stageBlock { // regions are non-empty (Box.Intersect)
 			cand = append(cand, k)
 		}
 	}
@@ -321,53 +308,53 @@ func (sp *stagePlan) rowMismatch(gr *stageGroup, g []int64, src, row int64, stag
 	return first
 }
 
-// Stage buffers are reused (like blockio's run buffers, on a free list a
-// collection does not empty: fresh ones cost a page fault and a zeroing
-// per page): at most keptStageBytes kept.
+// Stage buffers are reused within a run (like its band buffers, spare:
+// fresh ones cost a page fault and a zeroing per page): at most
+// keptStageBytes kept, given back with the run.
 const keptStageBytes = 64 << 20
 
-var stages struct {
+type stagePool struct {
 	sync.Mutex
 	free  [][]byte
 	bytes int64
 }
 
-// getStage returns a buffer of n bytes: the smallest kept one that holds
-// n, or a new one of n rounded up to a MiB (the stages of an array's bands
+// get returns a buffer of n bytes: the smallest kept one that holds n, or
+// a new one of n rounded up to a MiB (the stages of an array's bands
 // differ by a few rows).
-func getStage(n int64) []byte {
-	stages.Lock()
+func (p *stagePool) get(n int64) []byte {
+	p.Lock()
 	best := -1
-	for i, b := range stages.free {
-		if c := int64(cap(b)); c >= n && (best < 0 || c < int64(cap(stages.free[best]))) {
+	for i, b := range p.free {
+		if c := int64(cap(b)); c >= n && (best < 0 || c < int64(cap(p.free[best]))) {
 			best = i
 		}
 	}
 	if best >= 0 {
-		b := stages.free[best]
-		last := len(stages.free) - 1
-		stages.free[best] = stages.free[last]
-		stages.free = stages.free[:last]
-		stages.bytes -= int64(cap(b))
-		stages.Unlock()
+		b := p.free[best]
+		last := len(p.free) - 1
+		p.free[best] = p.free[last]
+		p.free = p.free[:last]
+		p.bytes -= int64(cap(b))
+		p.Unlock()
 		return b[:n]
 	}
-	stages.Unlock()
+	p.Unlock()
 	return make([]byte, n, (n+1<<20-1)&^(1<<20-1))
 }
 
-// putStage keeps b for reuse while the kept buffers hold less than
+// put keeps b for reuse while the kept buffers hold less than
 // keptStageBytes.
-func putStage(b []byte) {
+func (p *stagePool) put(b []byte) {
 	c := int64(cap(b))
 	if c == 0 {
 		return
 	}
-	stages.Lock()
-	defer stages.Unlock()
-	if stages.bytes+c <= keptStageBytes {
-		stages.free = append(stages.free, b[:0])
-		stages.bytes += c
+	p.Lock()
+	defer p.Unlock()
+	if p.bytes+c <= keptStageBytes {
+		p.free = append(p.free, b[:0])
+		p.bytes += c
 	}
 }
 
@@ -376,6 +363,7 @@ func putStage(b []byte) {
 type staging struct {
 	plan *stagePlan
 	buf  []byte
+	pool *stagePool
 }
 
 // newStaging plans and allocates the stage of batch's small blocks; nil
@@ -389,7 +377,7 @@ func (r *run) newStaging(ctx context.Context, batch []batched, band catalog.Box,
 		return nil, err
 	}
 	mem.Pin(sp.bytes)
-	return &staging{plan: sp, buf: getStage(sp.bytes)}, nil
+	return &staging{plan: sp, buf: r.stages.get(sp.bytes), pool: &r.stages}, nil
 }
 
 // drop frees the stage (nil: nothing).
@@ -397,7 +385,7 @@ func (st *staging) drop(mem *membudget.Budget) {
 	if st == nil || st.buf == nil {
 		return
 	}
-	putStage(st.buf)
+	st.pool.put(st.buf)
 	st.buf = nil
 	mem.Unpin(st.plan.bytes)
 }

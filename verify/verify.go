@@ -177,6 +177,8 @@ type run struct {
 	digests map[catalog.Key]string // of the arrays verified whole
 	// spare are band buffers of arrays done, reused by the next ones.
 	spare [][]byte
+	// stages are the stage buffers of bands done (order.go).
+	stages stagePool
 }
 
 // setDigest records the digest of array k, verified whole.
