@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"relayout/catalog"
 	"relayout/internal/fsinfo"
 	"relayout/job"
 	"relayout/reader"
@@ -21,7 +22,8 @@ type layoutFlags struct {
 	readers, rpn                                           int
 	vars                                                   []string
 	netcdf, strict                                         bool
-	fill                                                   bool // --fill
+	fill                                                   bool   // --fill
+	digest                                                 string // --digest sha256|xxh64|none
 }
 
 // spec parses the flags into a job spec of input in (not yet validated:
@@ -53,6 +55,11 @@ func (lf *layoutFlags) spec(fs *pflag.FlagSet, verb, in string, onlyAuto bool) (
 	}
 	if s.Cost, err = loadCostModel(lf.costModel); err != nil {
 		return s, err
+	}
+	if lf.digest != "" {
+		if s.Digest, err = catalog.ParseDigest(lf.digest); err != nil {
+			return s, usagef("%s: --%v", verb, err)
+		}
 	}
 	return s, nil
 }

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"time"
 
+	"relayout/catalog"
 	"relayout/job"
 )
 
@@ -18,7 +19,6 @@ type runOptions struct {
 	catalog    string
 	force      bool
 	noVerify   bool
-	digest     string // --digest sha256|none
 	quiet      bool
 	cpuProfile string
 	memProfile string
@@ -57,7 +57,7 @@ func runRun(ctx context.Context, args []string) (err error) {
 	fs.StringVar(&o.maxMem, "max-mem", "1GiB", "memory budget for data buffers")
 	fs.StringVar(&o.catalog, "catalog", "", "catalog database path (default OUT/.relayout/catalog.db)")
 	fs.BoolVar(&o.force, "force", false, "write into a non-empty OUT, replacing files of the same name")
-	fs.StringVar(&o.digest, "digest", "sha256", "digest recorded per dataset in the manifest: sha256 (of the logical array, row-major little-endian; checkable with hashlib), or none (saves a core's worth of hashing; verify still compares every element)")
+	fs.StringVar(&lf.digest, "digest", catalog.SHA256.String(), "digest recorded per dataset in the manifest (and per unit in the journals of --resume), of the logical array as row-major little-endian bytes: sha256 (checkable with hashlib or sha256sum), xxh64 (XXH64 seed 0, a fraction of the CPU; checkable with python3-xxhash or xxhsum -H64), or none (verify still compares every element); see README: Digests")
 	fs.BoolVar(&lf.fill, "fill", false, "write partly covered arrays dense when contiguous, holes as the fill value (NaN, 0 or the input's), instead of chunked with the holes unallocated (they read as the fill value either way; see README: How big and how long)")
 	fs.BoolVar(&lf.netcdf, "netcdf", false, "give every dimension a coordinate (HDF5 dimension scale) for netCDF-4, ncdump and xarray; openPMD-api 0.16 then cannot read the record components (see README)")
 	fs.BoolVar(&o.noVerify, "no-verify", false, "skip re-reading the output and comparing it with the input before commit")
@@ -109,10 +109,6 @@ func runRun(ctx context.Context, args []string) (err error) {
 	if spec.Storage, err = parseStorage(o.stripeCnt, o.stripeSize, o.noStripe, o.align); err != nil {
 		return err
 	}
-	if o.digest != "sha256" && o.digest != "none" {
-		return usagef("run: --digest %q: want sha256 or none", o.digest)
-	}
-	spec.NoDigest = o.digest == "none"
 	if o.resume {
 		spec.Shards = 1
 		if o.unitSize != "" {

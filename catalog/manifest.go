@@ -61,7 +61,7 @@ type ManifestOptions struct {
 	Vars       []string `json:"vars,omitempty"`        // --var selection
 	// Compression is "deflate:N" (with shuffle), or "none".
 	Compression  string `json:"compression"`
-	Digest       string `json:"digest"` // sha256 or none
+	Digest       string `json:"digest"` // sha256, xxh64 or none (Digest's names; Manifest.DigestKind)
 	NetCDF       bool   `json:"netcdf"`
 	Readers      int    `json:"readers,omitempty"` // --layout auto
 	Scope        string `json:"scope,omitempty"`   // --layout merged
@@ -135,7 +135,12 @@ type ManifestDataset struct {
 	// datasets behind its virtual dataset.
 	Cuboids int     `json:"cuboids,omitempty"`
 	Chunk   []int64 `json:"chunk,omitempty"`
-	SHA256  string  `json:"sha256"` // of the logical array as row-major little-endian bytes
+	// The digest of the logical array as row-major little-endian bytes,
+	// under the name of the manifest's algorithm (options.digest): SHA256
+	// with sha256 (the field every manifest has, empty with another
+	// algorithm), XXH64 with xxh64. Sum and SetSum pick the field.
+	SHA256 string `json:"sha256"`
+	XXH64  string `json:"xxh64,omitempty"`
 	// Compression is the HDF5 filter pipeline of a chunked dataset, e.g.
 	// "shuffle+deflate:4"; empty when stored raw.
 	Compression string `json:"compression,omitempty"`
@@ -147,6 +152,37 @@ type ManifestDataset struct {
 	// level is always chunked (planner.LevelLayout), and so is a partly
 	// covered array asked contiguous, unless --fill (planner.HoleLayout).
 	Note string `json:"note,omitempty"`
+}
+
+// DigestKind is the algorithm of the manifest's digests: options.digest,
+// or SHA256 for a manifest without options (one of an older version, or a
+// stage's before commit writes them).
+func (m *Manifest) DigestKind() (Digest, error) {
+	if m.Options == nil || m.Options.Digest == "" {
+		return SHA256, nil
+	}
+	return ParseDigest(m.Options.Digest)
+}
+
+// Sum is the dataset's digest of algorithm k ("" when not recorded).
+func (d *ManifestDataset) Sum(k Digest) string {
+	switch k {
+	case SHA256:
+		return d.SHA256
+	case XXH64:
+		return d.XXH64
+	}
+	return ""
+}
+
+// SetSum records the dataset's digest of algorithm k (NoDigest: nothing).
+func (d *ManifestDataset) SetSum(k Digest, sum string) {
+	switch k {
+	case SHA256:
+		d.SHA256 = sum
+	case XXH64:
+		d.XXH64 = sum
+	}
 }
 
 // ReadManifest reads and checks OUT/relayout.json.
@@ -165,6 +201,9 @@ func ReadManifest(path string) (*Manifest, error) {
 	}
 	if m.Tool != "relayout" {
 		return nil, Corrupt("relayout", path, -1, "manifest: not written by relayout")
+	}
+	if _, err := m.DigestKind(); err != nil {
+		return nil, Corrupt("relayout", path, -1, "manifest: options: %v", err)
 	}
 	return &m, nil
 }

@@ -104,13 +104,17 @@ func VerifyOutput(ctx context.Context, in *catalog.Store, inSrc catalog.Source, 
 	if err != nil || !res.OK || !opts.FillDigests {
 		return res.OK, err
 	}
+	kind, err := m.DigestKind() // the algorithm of res.Digests
+	if err != nil {
+		return false, err
+	}
 	for i := range m.Variables {
 		mv := &m.Variables[i]
 		for _, ds := range [][]catalog.ManifestDataset{mv.Datasets, mv.Constants} {
 			for j := range ds {
 				d := &ds[j]
-				if d.SHA256 == "" {
-					d.SHA256 = res.Digests[catalog.Key{Var: mv.Name, Step: d.Step, Level: d.Level}]
+				if d.Sum(kind) == "" {
+					d.SetSum(kind, res.Digests[catalog.Key{Var: mv.Name, Step: d.Step, Level: d.Level}])
 				}
 			}
 		}

@@ -39,7 +39,7 @@
 //	  lock.shard-I-of-N    flock: one process per shard
 //	  catalog.db           the input's catalog (SQLite), built by run/plan -o
 //	  job.json             the prepared job (rewriter.Job): units, datasets, Signature
-//	  journal/shard-*.log  each shard's finished units with their sha256
+//	  journal/shard-*.log  each shard's finished units with their digest (--digest)
 //	  parts/shard-*.part   compressed or sparse chunks a shard appended, joined at commit
 //	  stage/               the output under its final names, manifest included
 //	  verify.db            the output's catalog while commit checks the units against the journal (removed)

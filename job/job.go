@@ -246,7 +246,9 @@ func prepareRun(ctx context.Context, out string, spec Spec, env Env, need *int64
 		// with verification the verifier computes the digests from what
 		// it compares, and the pipeline takes none.
 		ropts.Jobs, ropts.MaxMem = env.Jobs, env.MaxMem
-		ropts.NoDigest = spec.NoDigest || env.Verify
+		if env.Verify {
+			ropts.Digest = catalog.NoDigest
+		}
 	}
 	inputs, err := rewriter.InputFiles(spec.Input)
 	if err != nil {
@@ -272,7 +274,7 @@ func prepareRun(ctx context.Context, out string, spec Spec, env Env, need *int64
 // rewriterOptions are the rewriter's options of spec's layout (both
 // engines): the layouts decided per array go through layoutFor.
 func rewriterOptions(spec Spec, env Env, outFS fsinfo.Info, logw io.Writer) rewriter.Options {
-	ropts := rewriter.Options{Layout: string(spec.Layout), ChunkShape: spec.ChunkShape, Chunks: spec.Chunks, NoDigest: spec.NoDigest,
+	ropts := rewriter.Options{Layout: string(spec.Layout), ChunkShape: spec.ChunkShape, Chunks: spec.Chunks, Digest: spec.Digest,
 		Deflate: spec.Deflate, Version: env.Version, FS: outFS, Storage: spec.Storage, NetCDF: spec.NetCDF,
 		Fill: spec.Fill}
 	if f := layoutFor(spec, logw); f != nil {
@@ -586,12 +588,15 @@ func commitJob(ctx context.Context, out string, job *rewriter.Job, env Env, ds r
 	if err := rewriter.StageManifest(work, job); err != nil {
 		return err
 	}
-	// --digest none as the user asked it (an in-memory job with
-	// verification leaves the digests to the verifier).
+	// --digest as the user asked it (an in-memory job with verification
+	// leaves the digests to the verifier: its Digest is none). The
+	// manifest's options say it before the verifier reads them
+	// (Manifest.DigestKind: the algorithm it checks and fills).
 	spec, specErr := ParseSignature(job.Signature)
-	noDigest := job.NoDigest
+	digest := job.Digest
 	if specErr == nil {
-		noDigest = spec.NoDigest
+		digest = spec.Digest
+		job.Manifest.Options = manifestOptions(spec, env.MaxMem, env.Jobs)
 	}
 	if err := job.CheckBudget(env.MaxMem); err != nil {
 		return err
@@ -606,7 +611,7 @@ func commitJob(ctx context.Context, out string, job *rewriter.Job, env Env, ds r
 		// journal pass (CheckUnits reads the whole output again to hash
 		// the units) adds nothing.
 		disp.Phase("verify")
-		if ok, err = VerifyOutput(ctx, store, ds, stage, &job.Manifest, logw, env.MaxMem, env.Jobs, disp.Monitor(), !noDigest); err != nil {
+		if ok, err = VerifyOutput(ctx, store, ds, stage, &job.Manifest, logw, env.MaxMem, env.Jobs, disp.Monitor(), digest != catalog.NoDigest); err != nil {
 			return err
 		}
 		verified = "every element equals the input"
@@ -624,13 +629,13 @@ func commitJob(ctx context.Context, out string, job *rewriter.Job, env Env, ds r
 		if checks, ok, err = journalCheck(ctx, out, job, recs, env); err != nil {
 			return err
 		}
-		verified = "every unit's sha256 equals its journal record"
-		if job.NoDigest {
-			verified = "every unit present (--digest none: no unit sha256)"
+		verified = fmt.Sprintf("every unit's %v equals its journal record", job.Digest)
+		if job.Digest == catalog.NoDigest {
+			verified = "every unit present (--digest none: no unit digest)"
 		}
 	}
-	if noDigest && ok {
-		fmt.Fprintf(logw, "digests: none recorded (--digest none): the sha256 of every dataset in %s stays empty\n", catalog.ManifestName)
+	if digest == catalog.NoDigest && ok {
+		fmt.Fprintf(logw, "digests: none recorded (--digest none): the digest of every dataset in %s stays empty\n", catalog.ManifestName)
 	}
 	if !ok {
 		verified = "FAILED"
@@ -648,9 +653,6 @@ func commitJob(ctx context.Context, out string, job *rewriter.Job, env Env, ds r
 		return fmt.Errorf("%w: output left in %s, nothing committed to %s", ErrVerifyFailed, stage, out)
 	}
 	job.Manifest.Schema = catalog.ManifestSchema
-	if specErr == nil {
-		job.Manifest.Options = manifestOptions(spec, env.MaxMem, env.Jobs)
-	}
 	job.Manifest.Started, job.Manifest.Finished = utcSecond(started), utcSecond(time.Now())
 	v := env.Verify
 	job.Manifest.Verified = &v

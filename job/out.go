@@ -95,12 +95,12 @@ func existingJob(out string, spec Spec, force bool) (*rewriter.Job, error) {
 		}
 		return nil, err
 	}
-	if !sameJob(job.Signature, spec.Signature()) {
+	if d := jobDiff(job.Signature, spec.Signature()); d != "" {
 		if force {
 			return nil, nil
 		}
 		return nil, Usagef("%s holds a job planned with other options or input (%s); rerun with the same options, or use --force to plan it again",
-			out, job.Signature)
+			out, d)
 	}
 	return job, nil
 }

@@ -67,7 +67,12 @@ type Spec struct {
 	// Scope and RanksPerNode of Merged.
 	Scope        string `json:"scope,omitempty"`
 	RanksPerNode int    `json:"ranks_per_node,omitempty"`
-	NoDigest     bool   `json:"no_digest,omitempty"`
+	// Digest is the algorithm of the manifest's and the journals' digests
+	// (run --digest). The zero value, SHA256, is left out of the JSON, so
+	// that signatures written before the choice (sha256, or
+	// "no_digest":true for none: allFields reads it as "digest":"none")
+	// decide the same output; a resume with another digest is refused.
+	Digest catalog.Digest `json:"digest,omitempty"`
 	// Fill (--fill) writes a partly covered array dense when contiguous,
 	// holes as explicit fill values; without it the array is chunked and
 	// its holes cost no bytes (planner.HoleLayout).
@@ -111,6 +116,12 @@ func ParseSignature(sig string) (Spec, error) {
 	if err := json.Unmarshal([]byte(sig), &s); err != nil {
 		return s, err
 	}
+	var legacy struct {
+		NoDigest bool `json:"no_digest"` // --digest none before Digest
+	}
+	if json.Unmarshal([]byte(sig), &legacy) == nil && legacy.NoDigest {
+		s.Digest = catalog.NoDigest
+	}
 	if s.Schema == "" {
 		s.Schema = SpecSchema
 	}
@@ -142,6 +153,10 @@ func allFields(sig string) (map[string]any, error) {
 	if _, ok := m["spec"]; !ok {
 		m["spec"] = SpecSchema
 	}
+	if m["no_digest"] == true { // --digest none before Spec.Digest
+		m["digest"] = catalog.NoDigest.String()
+	}
+	delete(m, "no_digest")
 	return m, nil
 }
 
@@ -156,13 +171,20 @@ func SignatureDiff(was, now string) string {
 	return fieldsDiff(a, b)
 }
 
-// sameJob reports whether two signatures plan the same job: the same
-// output cut the same way.
-func sameJob(was, now string) bool {
+// jobDiff names the options in which two signatures plan different jobs
+// (the output, or how it is cut: shards, unit size); "" for the same job.
+func jobDiff(was, now string) string {
 	a, err1 := allFields(was)
 	b, err2 := allFields(now)
-	return err1 == nil && err2 == nil && fieldsDiff(a, b) == ""
+	if err1 != nil || err2 != nil {
+		return fmt.Sprintf("recorded options %s", was)
+	}
+	return fieldsDiff(a, b)
 }
+
+// sameJob reports whether two signatures plan the same job: the same
+// output cut the same way.
+func sameJob(was, now string) bool { return jobDiff(was, now) == "" }
 
 func fieldsDiff(a, b map[string]any) string {
 	keys := map[string]bool{}
@@ -279,13 +301,10 @@ const DefaultReaders = 8
 // maxMem and jobs of a plain run (0 for a sharded job: each shard had its own).
 func manifestOptions(spec Spec, maxMem int64, jobs int) *catalog.ManifestOptions {
 	o := &catalog.ManifestOptions{Layout: string(spec.Layout), ChunkShape: spec.ChunkShape, Chunks: spec.Chunks,
-		Vars: spec.Vars, Compression: "none", Digest: "sha256", NetCDF: spec.NetCDF, Readers: spec.Readers,
+		Vars: spec.Vars, Compression: "none", Digest: spec.Digest.String(), NetCDF: spec.NetCDF, Readers: spec.Readers,
 		Scope: spec.Scope, RanksPerNode: spec.RanksPerNode, MaxMem: maxMem, Jobs: jobs, Fill: spec.Fill}
 	if spec.Deflate > 0 {
 		o.Compression = fmt.Sprintf("deflate:%d", spec.Deflate)
-	}
-	if spec.NoDigest {
-		o.Digest = "none"
 	}
 	if spec.Shards > 0 {
 		o.Shards, o.MaxMem, o.Jobs = spec.Shards, 0, 0

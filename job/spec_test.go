@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"relayout/catalog"
 	"relayout/planner"
 )
 
@@ -19,7 +20,8 @@ func TestSignatureRoundTrip(t *testing.T) {
 		{Input: "/data/in", Vars: []string{"E/*"}, Layout: Chunked, Chunks: []int64{2, 2, 2}, Deflate: 3, Shards: 4, UnitBytes: 1 << 20, NetCDF: true, Strict: true},
 		{Input: "/data/in", Layout: Auto, Readers: 64, Cost: &cost},
 		{Input: "/data/in", Layout: Chunked, ChunkAuto: true, Readers: 8, Deflate: 4},
-		{Input: "/data/in", Layout: Merged, Scope: "node", RanksPerNode: 4, NoDigest: true},
+		{Input: "/data/in", Layout: Merged, Scope: "node", RanksPerNode: 4, Digest: catalog.NoDigest},
+		{Input: "/data/in", Layout: Contiguous, Digest: catalog.XXH64},
 	} {
 		sig := s.Signature()
 		if !strings.HasPrefix(sig, `{"spec":"`+SpecSchema+`",`) {
@@ -46,6 +48,25 @@ func TestSignatureRoundTrip(t *testing.T) {
 	}
 	if s, err := ParseSignature(old); err != nil || s.Schema != SpecSchema || s.Layout != Contiguous {
 		t.Errorf("untagged signature: %+v %v", s, err)
+	}
+	// --digest none before Spec.Digest: "no_digest":true reads as
+	// Digest NoDigest and decides the same output; another digest differs.
+	oldNone := `{"input":"/data/in","layout":"contiguous","storage":{"StripeCount":0,"StripeSize":0,"NoStripe":false,"Align":0,"AlignThreshold":0},"shards":1,"no_digest":true}`
+	none := Spec{Input: "/data/in", Layout: Contiguous, Shards: 1, Digest: catalog.NoDigest}
+	if d := SignatureDiff(oldNone, none.Signature()); d != "" || !sameJob(oldNone, none.Signature()) {
+		t.Errorf("an old --digest none signature differs from Digest none: %s", d)
+	}
+	if s, err := ParseSignature(oldNone); err != nil || s.Digest != catalog.NoDigest {
+		t.Errorf("old --digest none signature: %+v %v", s, err)
+	}
+	xxh := none
+	xxh.Digest = catalog.XXH64
+	if d := SignatureDiff(oldNone, xxh.Signature()); d != `digest was "none", now "xxh64"` {
+		t.Errorf("none -> xxh64: diff %q", d)
+	}
+	xxh.Digest = catalog.SHA256
+	if d := SignatureDiff(xxh.Signature(), none.Signature()); d != `digest was null, now "none"` {
+		t.Errorf("sha256 -> none: diff %q", d)
 	}
 	if _, err := ParseSignature(`{"spec":"relayout-job-spec/99"}`); err == nil {
 		t.Error("a signature of an unknown version accepted")
@@ -101,7 +122,7 @@ func TestValidate(t *testing.T) {
 		{"scope without merged", Spec{Given: Given{Scope: true}}, "run: --scope and --ranks-per-node need --layout merged"},
 		{"bad scope", Spec{Layout: Merged, Scope: "galaxy"}, "run: --scope:"},
 		{"node scope", Spec{Layout: Merged, Scope: "node"}, "run: --scope node needs --ranks-per-node >= 1"},
-		{"resume digest none", Spec{Shards: 1, NoDigest: true}, ""}, // journals without unit sha256
+		{"resume digest none", Spec{Shards: 1, Digest: catalog.NoDigest}, ""}, // journals without unit sha256
 		{"unit size", Spec{UnitBytes: 1 << 20}, "run: --unit-size needs --resume"},
 		{"auto", Spec{Layout: Auto, Readers: 64, Given: Given{Layout: true, Readers: true}}, ""},
 		{"compress alone", Spec{Deflate: 4, Readers: 8}, ""},

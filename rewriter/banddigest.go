@@ -8,9 +8,9 @@ import (
 
 // Digests gathered band by band.
 //
-// A dataset's digest is the sha256 of its logical array in row-major order,
-// taken in the pipeline from each unit as it is written when the units are
-// row-major runs of the array. Tiles (planner.AlignedTiles) and boxes of
+// A dataset's digest (sha256 or xxh64: Job.Digest) is that of its logical
+// array in row-major order, taken in the pipeline from each unit as it is
+// written when the units are row-major runs of the array. Tiles (planner.AlignedTiles) and boxes of
 // chunks split below a chunk row (units) are not, but they come band by
 // band: consecutive units spanning the same rows of dimension 0 that
 // together hold the band's every other index, the bands in row order.

@@ -484,7 +484,7 @@ func (o Options) bandReserve(a *catalog.Array) int64 {
 // env is the pipeline environment of a run: an in-memory Prepare sets Options.Monitor and
 // the budget; callers that leave them unset get an unlimited budget.
 func (o Options) env() pipeEnv {
-	return pipeEnv{mem: o.mem, readLimit: o.readLimit(), mon: o.Monitor, noDigest: o.NoDigest}
+	return pipeEnv{mem: o.mem, readLimit: o.readLimit(), mon: o.Monitor, digest: o.Digest}
 }
 
 // withPipeline readies o for a run over src writing vars: a Monitor (the

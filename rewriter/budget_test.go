@@ -186,17 +186,19 @@ func TestRunCancelNoLeaks(t *testing.T) {
 	}
 }
 
-// TestRunNoDigest: with NoDigest no dataset gets a sha256, chunked units split
-// to fit the budget take no second (hashing) pass over the input, and the
-// output still equals the input element by element.
+// TestRunNoDigest: with NoDigest no dataset gets a digest, chunked units
+// split to fit the budget take no second (hashing) pass over the input, and
+// the output still equals the input element by element; with XXH64 every
+// dataset has its xxh64 and no sha256.
 func TestRunNoDigest(t *testing.T) {
 	all := inputVars()
-	var reads [2]int64
-	for i, noDigest := range []bool{false, true} {
+	var reads [3]int64
+	for i, digest := range []catalog.Digest{catalog.SHA256, catalog.NoDigest, catalog.XXH64} {
+		noDigest := digest == catalog.NoDigest
 		dir := t.TempDir()
 		in, inSrc := buildInput(t, dir, all[:3])
 		stage := filepath.Join(dir, "stage")
-		opts := Options{Layout: "chunked", ChunkShape: []int64{3, 2, 4}, Jobs: 2, MaxMem: 9000, Version: "test-1", NoDigest: noDigest}
+		opts := Options{Layout: "chunked", ChunkShape: []int64{3, 2, 4}, Jobs: 2, MaxMem: 9000, Version: "test-1", Digest: digest}
 		src := &countingSource{Source: inSrc}
 		m, err := Run(context.Background(), in, src, stage, opts)
 		if err != nil {
@@ -208,8 +210,11 @@ func TestRunNoDigest(t *testing.T) {
 		reads[i] = src.n.Load()
 		for _, v := range m.Variables {
 			for _, d := range v.Datasets {
-				if (d.SHA256 == "") != noDigest {
-					t.Errorf("NoDigest %v: %s %s sha256 %q", noDigest, v.Name, d.Path, d.SHA256)
+				if (d.Sum(digest) == "") != noDigest || (d.SHA256 != "") != (digest == catalog.SHA256) || (d.XXH64 != "") != (digest == catalog.XXH64) {
+					t.Errorf("digest %v: %s %s sha256 %q xxh64 %q", digest, v.Name, d.Path, d.SHA256, d.XXH64)
+				}
+				if digest == catalog.XXH64 && len(d.XXH64) != 16 {
+					t.Errorf("%s %s: xxh64 %q: want 16 hex digits", v.Name, d.Path, d.XXH64)
 				}
 			}
 		}

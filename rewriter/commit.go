@@ -2,7 +2,6 @@ package rewriter
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -200,17 +199,18 @@ func StageManifest(work string, job *Job) error {
 }
 
 // CheckUnits reads every dataset of the joined stage back (out, through its
-// reader), unit by unit: each unit's sha256 must equal the one its shard
-// journaled (damage between the shard's write and the commit). It is not
-// the check against the input: that is package verify's, which shares no
-// code with this one. The dataset digests (sha256 is not combinable, so
+// reader), unit by unit: each unit's digest (Job.Digest) must equal the one
+// its shard journaled (damage between the shard's write and the commit). It
+// is not the check against the input: that is package verify's, which
+// shares no code with this one. The dataset digests (neither sha256 nor
+// xxh64 is combinable, so
 // they are computed from this pass, or a second read-only one in row-major
 // order where the units are tiles, boxes of chunks or cuboids) go into
 // job.Manifest. One line per variable goes to w; ok is false when something
 // differs. At most jobs units are read at once, each charged with its copy
 // and its largest read to one memory budget of maxMem bytes (memBudget, as
-// the shards are). A job of --digest none (Job.NoDigest) journaled no
-// sha256: its datasets are only checked for presence and shape, and get
+// the shards are). A job of --digest none (Job.Digest NoDigest) journaled
+// no digest: its datasets are only checked for presence and shape, and get
 // no digest.
 func CheckUnits(ctx context.Context, job *Job, recs map[int]JournalRecord, out *catalog.Store, outSrc catalog.Source,
 	jobs int, maxMem int64, w io.Writer) (map[string]string, bool, error) {
@@ -236,15 +236,15 @@ func CheckUnits(ctx context.Context, job *Job, recs map[int]JournalRecord, out *
 			if err != nil {
 				return nil, false, err
 			}
-			job.Manifest.Variables[vi].Datasets[d.Entry].SHA256 = sum
+			job.Manifest.Variables[vi].Datasets[d.Entry].SetSum(job.Digest, sum)
 			elements += product(d.Shape)
 		}
-		if line == "" && job.NoDigest {
-			line = fmt.Sprintf("OK  %s  %d elements  every dataset present (--digest none: no unit sha256 to check)", mv.Name, elements)
+		if line == "" && job.Digest == catalog.NoDigest {
+			line = fmt.Sprintf("OK  %s  %d elements  every dataset present (--digest none: no unit digest to check)", mv.Name, elements)
 			result[mv.Name] = "shape ok"
 		} else if line == "" {
-			line = fmt.Sprintf("OK  %s  %d elements  sha256 of every unit equals the journal", mv.Name, elements)
-			result[mv.Name] = "sha256 ok"
+			line = fmt.Sprintf("OK  %s  %d elements  %v of every unit equals the journal", mv.Name, elements, job.Digest)
+			result[mv.Name] = job.Digest.String() + " ok"
 		} else {
 			ok = false
 			result[mv.Name] = line
@@ -303,10 +303,10 @@ func checkDataset(ctx context.Context, job *Job, d *JobDataset, us []*Unit, recs
 	if !slices.Equal(o.Shape, d.Shape) {
 		return "", &difference{fmt.Sprintf("%s: shape out=%v planned %v", where(k), o.Shape, d.Shape)}
 	}
-	if job.NoDigest {
-		return "", nil // no unit sha256 journaled, no digest wanted
+	h := job.Digest.New()
+	if h == nil {
+		return "", nil // no unit digest journaled, no digest wanted
 	}
-	h := sha256.New()
 	outBlocks := indexBlocks(o)
 	// Every unit is charged to the budget, with its largest read, before
 	// its buffers exist.
@@ -326,10 +326,9 @@ func checkDataset(ctx context.Context, job *Job, d *JobDataset, us []*Unit, recs
 		return assembleSlab(ctx, outSrc, outBlocks, job.box(us[i]), leFill(o))
 	}, func(i int, ob []byte) error {
 		u := us[i]
-		s := sha256.Sum256(ob)
-		if got, want := hex.EncodeToString(s[:]), recs[u.ID].SHA256; got != want {
-			return &difference{fmt.Sprintf("%s rows %d+%d (unit %d of %s): sha256 of output %s, journal says %s",
-				where(k), u.Lo, u.Rows, u.ID, ShardName(u.Shard, job.Shards), got, want)}
+		if got, want := job.Digest.Hex(ob), recs[u.ID].Sum; got != want {
+			return &difference{fmt.Sprintf("%s rows %d+%d (unit %d of %s): %v of output %s, journal says %s",
+				where(k), u.Lo, u.Rows, u.ID, ShardName(u.Shard, job.Shards), job.Digest, got, want)}
 		}
 		if rowMajor {
 			h.Write(ob)
@@ -352,7 +351,7 @@ func checkDataset(ctx context.Context, job *Job, d *JobDataset, us []*Unit, recs
 	if err != nil {
 		return "", arrayErr(k, err)
 	}
-	sum, err := streamArrayEnv[struct{}](ctx, pipeEnv{mem: mem, readLimit: opts.readLimit()}, outSrc, o, hashUnits, opts.jobs(), nil, nil)
+	sum, err := streamArrayEnv[struct{}](ctx, pipeEnv{mem: mem, readLimit: opts.readLimit(), digest: job.Digest}, outSrc, o, hashUnits, opts.jobs(), nil, nil)
 	if err != nil {
 		return "", arrayErr(k, err)
 	}

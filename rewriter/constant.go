@@ -1,7 +1,6 @@
 package rewriter
 
 import (
-	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"math"
@@ -63,15 +62,16 @@ func leInt(p []byte) int64 {
 
 // maxConstantDigest bounds the logical size whose digest is computed for a
 // constant array (hashing runs at about 1.4 GB/s): larger constants record
-// no sha256 (verify then says "sha256 not recorded" and still compares
+// no digest (verify then says "sha256 not recorded" and still compares
 // every element), so that a declared shape cannot make a run hash for hours.
 const maxConstantDigest = 4 << 30
 
-// constantDigest is the manifest sha256 of constant array a: its value
+// constantDigest is the manifest digest of constant array a: its value
 // repeated over the shape, row-major little-endian, as for any array.
-func constantDigest(a *catalog.Array) string {
+func constantDigest(a *catalog.Array, digest catalog.Digest) string {
 	n := a.Bytes()
-	if n > maxConstantDigest {
+	h := digest.New()
+	if n > maxConstantDigest || h == nil {
 		return ""
 	}
 	v := constantValue(a)
@@ -79,7 +79,6 @@ func constantDigest(a *catalog.Array) string {
 	for len(buf)+len(v) <= cap(buf) {
 		buf = append(buf, v...)
 	}
-	h := sha256.New()
 	for n > 0 {
 		k := min(n, int64(len(buf)))
 		h.Write(buf[:k])

@@ -14,8 +14,9 @@
 // taken by an earlier variable (in sorted order), or "series.h5", gets "-2",
 // "-3", ... before ".h5". Data is little-endian, row-major, contiguous or
 // chunked (planner.ChooseLayout), raw or shuffled and deflated.
-// relayout.json (the manifest) lists every dataset with the sha256 of its
-// row-major little-endian bytes, its filters ("compression") and each file's
+// relayout.json (the manifest) lists every dataset with the digest of its
+// row-major little-endian bytes (Options.Digest, catalog.Digest: sha256 by
+// default under "sha256", xxh64 under "xxh64", or none), its filters ("compression") and each file's
 // storage decision.
 //
 // # openPMD structure

@@ -2,8 +2,6 @@ package rewriter
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"hash"
 	"os"
@@ -24,22 +22,22 @@ import (
 // then written, hashed and journaled in order:
 //
 //	kind        worker (after assembly)        ordered sink            nothing else
-//	contiguous  (unit sha256), pwrite at Addr  -                       -
+//	contiguous  (unit digest), pwrite at Addr  -                       -
 //	chunks      pwrite(v) each chunk at the    -                       -
 //	            address the chunk index lists
 //	parts       cut and encode chunks          append to the part file JoinParts: H5Dwrite_chunk
-//	merged      (unit sha256)                  pwrite at Addr, or at
+//	merged      (unit digest)                  pwrite at Addr, or at
 //	            the cuboid dataset's address
 //
 // Only compressed and sparse (partly covered: unwritten chunks take no
 // bytes) chunked datasets go through part files. The digest of a dataset
-// (sha256 of the logical array, row-major little-endian) is taken by the
+// (Job.Digest of the logical array, row-major little-endian) is taken by the
 // pipeline when the units are row-major runs of the array, or gathered band
 // by band from the units in memory when they come band by band (tiles,
 // boxes of chunks; banddigest.go) and the band buffers fit the budget, else
 // read back from the file band by band (contiguous tiles, chunk rows), else
 // (encoded chunks, cuboids) from a read-only pass over the input. An in-memory job asks
-// for it (one shard holds every unit); sharded jobs journal each unit's sha256
+// for it (one shard holds every unit); sharded jobs journal each unit's digest
 // instead and commit (CheckUnits) hashes the joined output.
 
 // Dataset kinds (JobDataset.Kind).
@@ -90,7 +88,7 @@ type engine struct {
 	part  string // the shard's part file
 	opts  Options
 	log   unitLog
-	// unitSums: journal each unit's sha256 (commit checks the output
+	// unitSums: journal each unit's digest (commit checks the output
 	// against them). digests: take each dataset's digest (in memory).
 	unitSums, digests bool
 	// syncEach: sync the journal's data before its records (a sharded
@@ -365,7 +363,7 @@ func (e *engine) setupPass(ctx context.Context, di int, us []*Unit, whole bool) 
 	if err := checkUnitBudget(e.opts, job.largestUnit(us), kind == KindParts); err != nil {
 		return nil, arrayErr(k, err)
 	}
-	digest := e.digests && whole && !e.opts.NoDigest
+	digest := e.digests && whole && e.job.Digest != catalog.NoDigest
 	rowMajor := rowMajorRun(a.Shape, boxes)
 	if r := e.opts.bandReserve(a); r > e.bandReserved {
 		e.bandLeft, e.bandReserved = max(0, e.bandLeft-(r-e.bandReserved)), r
@@ -378,7 +376,9 @@ func (e *engine) setupPass(ctx context.Context, di int, us []*Unit, whole bool) 
 	}
 	inPipeline := rowMajor || bands != nil // the pipeline takes the digest
 	env := e.opts.env()
-	env.noDigest = !(digest && inPipeline)
+	if !(digest && inPipeline) {
+		env.digest = catalog.NoDigest
+	}
 	if d.Split && mon != nil {
 		mon.splits.Add(1)
 	}
@@ -400,8 +400,7 @@ func (e *engine) setupPass(ctx context.Context, di int, us []*Unit, whole bool) 
 	var prep func(catalog.Box, []byte) (unitOut, error)
 	sumOf := func(buf []byte, o *unitOut) {
 		if e.unitSums {
-			s := sha256.Sum256(buf)
-			o.sum = hex.EncodeToString(s[:])
+			o.sum = e.job.Digest.Hex(buf)
 		}
 	}
 	switch kind {
@@ -410,7 +409,7 @@ func (e *engine) setupPass(ctx context.Context, di int, us []*Unit, whole bool) 
 			return nil, err
 		}
 		if digest && !inPipeline {
-			if back, err = startReadbackHash(ctx, f, env.mem, e.opts.readLimit(), readBytes(f)); err != nil {
+			if back, err = startReadbackHash(ctx, f, env.mem, e.opts.readLimit(), e.job.Digest, readBytes(f)); err != nil {
 				return nil, arrayErr(k, err)
 			}
 			ps.cleanup = append(ps.cleanup, back.abort)
@@ -451,7 +450,7 @@ func (e *engine) setupPass(ctx context.Context, di int, us []*Unit, whole bool) 
 			read := func(h hash.Hash, buf []byte, lo, hi int64) error {
 				return hashChunkRows(f, h, buf, a.Shape, chunk, size, addrs, lo, hi)
 			}
-			if back, err = startReadbackHash(ctx, f, env.mem, e.opts.readLimit(), read); err != nil {
+			if back, err = startReadbackHash(ctx, f, env.mem, e.opts.readLimit(), e.job.Digest, read); err != nil {
 				return nil, arrayErr(k, err)
 			}
 			ps.cleanup = append(ps.cleanup, back.abort)
@@ -518,7 +517,7 @@ func (e *engine) setupPass(ctx context.Context, di int, us []*Unit, whole bool) 
 		}
 	}
 	if prep == nil {
-		env.prepWrites = true // a unit sha256 at most: not encoding
+		env.prepWrites = true // a unit digest at most: not encoding
 		prep = func(_ catalog.Box, buf []byte) (unitOut, error) {
 			var o unitOut
 			sumOf(buf, &o)
@@ -532,11 +531,11 @@ func (e *engine) setupPass(ctx context.Context, di int, us []*Unit, whole bool) 
 	last := time.Now()
 	var rowsDone int64 // rows of dimension 0 written whole
 	i := 0
-	ps.part = &jointPart{a: a, slabs: boxes, keep: env.keep, noDigest: env.noDigest, prepWrites: env.prepWrites, prep: prep, bands: bands}
+	ps.part = &jointPart{a: a, slabs: boxes, keep: env.keep, digest: env.digest, prepWrites: env.prepWrites, prep: prep, bands: bands}
 	ps.part.sink = func(slab catalog.Box, buf []byte, o unitOut) error {
 		u := us[i]
 		i++
-		rec := JournalRecord{Unit: u.ID, SHA256: o.sum}
+		rec := JournalRecord{Unit: u.ID, Sum: o.sum}
 		if x != nil {
 			x.each(slab, func(b int) {
 				rec.BlocksIn++

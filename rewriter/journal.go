@@ -41,7 +41,7 @@ type ChunkRef struct {
 type JournalRecord struct {
 	Job       string     `json:"job,omitempty"` // header record only
 	Unit      int        `json:"u"`
-	SHA256    string     `json:"sha,omitempty"` // of the unit's logical bytes (row-major little-endian)
+	Sum       string     `json:"sha,omitempty"` // digest (Job.Digest) of the unit's logical bytes (row-major little-endian)
 	Chunks    []ChunkRef `json:"c,omitempty"`
 	PartEnd   int64      `json:"pe,omitempty"` // part file length after this unit
 	Nanos     int64      `json:"ns,omitempty"`

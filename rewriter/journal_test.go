@@ -13,7 +13,7 @@ func TestJournalReplayTruncatedLastRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	for u := range 5 {
-		if err := j.Add(JournalRecord{Unit: u, SHA256: "ab"}); err != nil {
+		if err := j.Add(JournalRecord{Unit: u, Sum: "ab"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -37,12 +37,12 @@ func TestJournalReplayTruncatedLastRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := j.Add(JournalRecord{Unit: 4, SHA256: "cd"}); err != nil {
+	if err := j.Add(JournalRecord{Unit: 4, Sum: "cd"}); err != nil {
 		t.Fatal(err)
 	}
 	j.Close()
 	recs, _ = ReplayJournal(path, "job1")
-	if len(recs) != 5 || recs[4].SHA256 != "cd" {
+	if len(recs) != 5 || recs[4].Sum != "cd" {
 		t.Fatalf("after resume: %+v", recs)
 	}
 	// A corrupted byte in the middle stops replay at that record.

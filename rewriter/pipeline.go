@@ -2,7 +2,6 @@ package rewriter
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
 	"hash"
 	"sync"
@@ -86,14 +85,15 @@ func streamArray(ctx context.Context, src catalog.Source, a *catalog.Array, slab
 // pipeEnv is what the pipeline charges and reports to: the memory budget
 // (nil: unlimited), the largest coalesced read, the slab bytes kept per slab
 // beyond its buffer (keep: 1 for the encoded chunks cut from it, 0 else),
-// the Monitor (nil: none), whether to skip the digest (noDigest: the
-// pipeline returns ""), and whether prep is the write.
+// the Monitor (nil: none), the digest of the slabs in order (the zero
+// value sha256; NoDigest: none, the pipeline returns ""), and whether prep
+// is the write.
 type pipeEnv struct {
 	mem       *memBudget
 	readLimit int64
 	keep      int64
 	mon       *Monitor
-	noDigest  bool
+	digest    catalog.Digest
 	// prepWrites: prep writes the slab (and times its writes itself); it
 	// is not counted as encoding.
 	prepWrites bool
@@ -153,7 +153,7 @@ func (r *slabReads) admit(ctx context.Context, i int) {
 
 // streamArrayEnv is streamArray with a per-slab step, prep, that runs on the
 // workers in parallel after assembly (cutting and encoding chunks, writing
-// raw chunks, a unit's sha256), whose result reaches sink with the slab, in
+// raw chunks, a unit's digest), whose result reaches sink with the slab, in
 // slab order; charging env.mem before each slab's buffers exist and timing
 // the stages on env.mon.
 func streamArrayEnv[T any](ctx context.Context, env pipeEnv, src catalog.Source, a *catalog.Array, slabs []catalog.Box, jobs int,
@@ -202,7 +202,7 @@ func streamArrayEnv[T any](ctx context.Context, env pipeEnv, src catalog.Source,
 	// goes on writing, and assembly of later slabs proceeds meanwhile. A
 	// slab's memory is released (and its buffer kept for reuse) once both
 	// its write and its hashing are done.
-	h := sha256.New()
+	h := env.digest.New() // nil: no digest
 	type hashJob struct {
 		buf  []byte
 		done func()
@@ -212,7 +212,7 @@ func streamArrayEnv[T any](ctx context.Context, env pipeEnv, src catalog.Source,
 	go func() {
 		defer close(hashed)
 		for j := range hashq {
-			if !env.noDigest {
+			if h != nil {
 				h.Write(j.buf)
 			}
 			j.done()
@@ -284,7 +284,7 @@ func streamArrayEnv[T any](ctx context.Context, env pipeEnv, src catalog.Source,
 	})
 	close(hashq)
 	<-hashed
-	if err != nil || env.noDigest {
+	if err != nil || h == nil {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
@@ -296,10 +296,10 @@ type jointPart struct {
 	a     *catalog.Array
 	slabs []catalog.Box
 	// keep: slab bytes kept beyond the buffer per slab (1: the encoded
-	// chunks cut from it); noDigest: no digest of the slabs in order;
+	// chunks cut from it); digest: of the slabs in order (NoDigest: none);
 	// prepWrites: prep writes the slab (not counted as encoding).
 	keep       int64
-	noDigest   bool
+	digest     catalog.Digest
 	prepWrites bool
 	prep       func(slab catalog.Box, buf []byte) (unitOut, error)
 	sink       func(slab catalog.Box, buf []byte, v unitOut) error
@@ -327,7 +327,7 @@ type jointRef struct{ part, slab int }
 // charged to env.mem before they exist; at most pipelineDepth(jobs) items
 // are alive at once, and at most jobs units or files (of any items) are
 // being read and assembled at once. gaps (nil: none) tells an item's pass
-// which gaps hold other items' blocks. It returns each part's digest ("" when noDigest).
+// which gaps hold other items' blocks. It returns each part's digest ("" with NoDigest).
 func streamJoint(ctx context.Context, env pipeEnv, src catalog.Source, parts []*jointPart, items [][]jointRef, gaps *jointIndex, jobs int) ([]string, error) {
 	if env.readLimit > 0 {
 		ctx = catalog.WithReadLimit(ctx, env.readLimit)
@@ -339,7 +339,7 @@ func streamJoint(ctx context.Context, env pipeEnv, src catalog.Source, parts []*
 			p.reads = newSlabReads(src, p.a, p.slabs)
 		}
 		p.fill = leFill(p.a)
-		p.h = sha256.New()
+		p.h = p.digest.New() // nil: no digest
 	}
 	// Flat state per unit: ref k of item i is unit base[i]+k.
 	base := make([]int, len(items)+1)
@@ -412,7 +412,7 @@ func streamJoint(ctx context.Context, env pipeEnv, src catalog.Source, parts []*
 	// The band buffers of parts whose digest is gathered band by band,
 	// charged for the pipeline's length.
 	for _, p := range parts {
-		if p.bands == nil || p.noDigest {
+		if p.bands == nil || p.h == nil {
 			continue
 		}
 		if env.mem != nil {
@@ -600,11 +600,7 @@ func streamJoint(ctx context.Context, env pipeEnv, src catalog.Source, parts []*
 		for k, r := range items[i] {
 			p, u := parts[r.part], base[i]+k
 			refs[u].Store(2) // the hasher and the release after this callback
-			var h hash.Hash
-			if !p.noDigest {
-				h = p.h
-			}
-			hashqs[r.part] <- hashJob{h, r.slab, o.bufs[k], func() { free(i, u) }}
+			hashqs[r.part] <- hashJob{p.h, r.slab, o.bufs[k], func() { free(i, u) }}
 			if p.sink == nil {
 				continue
 			}
@@ -626,7 +622,7 @@ func streamJoint(ctx context.Context, env pipeEnv, src catalog.Source, parts []*
 	}
 	sums := make([]string, len(parts))
 	for pi, p := range parts {
-		if !p.noDigest {
+		if p.h != nil {
 			sums[pi] = hex.EncodeToString(p.h.Sum(nil))
 		}
 	}

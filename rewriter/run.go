@@ -22,10 +22,11 @@ type Options struct {
 	Jobs       int     // slab workers per array; <= 0 means GOMAXPROCS
 	MaxMem     int64   // bytes of slab buffers alive at once; <= 0 means DefaultMaxMem
 	Version    string  // relayout version, recorded in files and manifest
-	// NoDigest: leave every dataset's sha256 in the manifest empty instead
-	// of hashing the arrays (a core's worth of work at disk speed); the
-	// verify step still compares every element.
-	NoDigest bool
+	// Digest is the algorithm of the manifest's digests (the zero value:
+	// sha256) and, in a journaled job, of its units' digests; NoDigest
+	// leaves them empty instead of hashing the arrays (the verify step still
+	// compares every element).
+	Digest catalog.Digest
 	// NetCDF: give every dimension a coordinate variable (an HDF5 dimension
 	// scale) so that netCDF-4 readers and xarray see named dimensions. Off
 	// by default: an attached scale writes a DIMENSION_LIST attribute of

@@ -3,7 +3,6 @@ package rewriter
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -74,10 +73,16 @@ type Job struct {
 	Created   time.Time        `json:"created"`
 	Datasets  []JobDataset     `json:"datasets"`
 	Units     []Unit           `json:"units"`
-	Manifest  catalog.Manifest `json:"manifest"` // sha256 and report filled at commit
-	// NoDigest (--digest none): no unit sha256 in the journals, no dataset
-	// sha256 in the manifest; commit checks the units' presence and shape.
-	NoDigest bool `json:"no_digest,omitempty"`
+	Manifest  catalog.Manifest `json:"manifest"` // digests and report filled at commit
+	// Digest is the algorithm of the units' digests in the journals and of
+	// the datasets' in the manifest (Options.Digest; the zero value,
+	// sha256, is left out). NoDigest (--digest none, or an in-memory job
+	// whose verifier takes them): none; commit checks the units' presence
+	// and shape.
+	Digest catalog.Digest `json:"digest,omitempty"`
+	// LegacyNoDigest is the NoDigest of a job.json written before Digest
+	// (LoadJob reads it as Digest NoDigest).
+	LegacyNoDigest bool `json:"no_digest,omitempty"`
 	// Inputs are the input files as planned (sizes, modification times),
 	// recorded by the commit so that a rerun can tell the output is current.
 	Inputs []InputFile `json:"inputs,omitempty"`
@@ -126,10 +131,9 @@ func (j *Job) PipelineDigests() bool {
 		d := &j.Datasets[di]
 		md := &m.Variables[d.VarIndex].Datasets[d.Entry]
 		if s, ok := j.mem.sums[di]; ok {
-			md.SHA256 = s
-		} else if !j.NoDigest && product(d.Shape) == 0 {
-			s := sha256.Sum256(nil) // no units: the digest of no bytes
-			md.SHA256 = hex.EncodeToString(s[:])
+			md.SetSum(j.Digest, s)
+		} else if product(d.Shape) == 0 {
+			md.SetSum(j.Digest, j.Digest.Hex(nil)) // no units: the digest of no bytes
 		}
 	}
 	m.IO = j.mem.opts.Monitor.profile(j.mem.opts.mem)
@@ -262,7 +266,7 @@ func prepare(ctx context.Context, store *catalog.Store, src catalog.Source, work
 	rand.Read(id[:])
 	job = &Job{Schema: JobSchema, ID: hex.EncodeToString(id[:]), Input: p.Input, Vars: p.Vars,
 		Signature: p.Signature, Shards: p.Shards, Inputs: p.Inputs, Created: time.Now().UTC().Truncate(time.Second),
-		NoDigest: opts.NoDigest}
+		Digest: opts.Digest}
 	if p.InMemory {
 		// One budget and Monitor for the whole run (Release closes it).
 		opts = opts.withPipeline(src, vars)
@@ -536,6 +540,9 @@ func LoadJob(work string) (*Job, error) {
 	if err := json.Unmarshal(b, &j); err != nil || j.Schema != JobSchema {
 		return nil, fmt.Errorf("rewriter: %s: not a %s job: %w", filepath.Join(work, JobFile), JobSchema, catalog.ErrCorrupt)
 	}
+	if j.LegacyNoDigest {
+		j.Digest, j.LegacyNoDigest = catalog.NoDigest, false
+	}
 	for i, u := range j.Units {
 		if u.ID != i || u.Dataset < 0 || u.Dataset >= len(j.Datasets) || u.Shard < 0 || u.Shard >= j.Shards {
 			return nil, fmt.Errorf("rewriter: %s: unit %d (id %d, dataset %d, shard %d) does not fit the job: %w",
@@ -671,10 +678,10 @@ func RewriteShard(ctx context.Context, store *catalog.Store, src catalog.Source,
 	mon = opts.Monitor
 	e := newEngine(store, src, job, stage, partPath(work, shard, job.Shards), opts, log)
 	// In memory: the dataset digests, files synced once. Journaled: each
-	// unit's sha256 (unless --digest none), the data synced before the
+	// unit's digest (unless --digest none), the data synced before the
 	// journal records naming it.
 	e.partEnd, e.digests, e.syncEach = partEnd, job.mem != nil, job.mem == nil
-	e.unitSums = job.mem == nil && !job.NoDigest
+	e.unitSums = job.mem == nil && job.Digest != catalog.NoDigest
 	defer e.close()
 	if jr != nil {
 		jr.Sync = e.syncDirty

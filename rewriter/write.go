@@ -2,7 +2,6 @@ package rewriter
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
@@ -92,9 +91,7 @@ func writeStructure(ctx context.Context, w *h5.Writer, store *catalog.Store, src
 			// and shape attributes (set below) stand for the data.
 			entry = catalog.ManifestDataset{Step: a.Step, Level: a.Level, Path: path,
 				Shape: nonNil(a.Shape), Offset: nonNil(a.Offset), Layout: catalog.ConstantLayout}
-			if !opts.NoDigest {
-				entry.SHA256 = constantDigest(a)
-			}
+			entry.SetSum(opts.Digest, constantDigest(a, opts.Digest))
 		} else {
 			layout, err := arrayLayout(a, opts, store)
 			if err != nil {
@@ -296,7 +293,7 @@ func startWriteback(f *os.File, off, n int64) {
 	unix.SyncFileRange(int(f.Fd()), off, n, unix.SYNC_FILE_RANGE_WRITE)
 }
 
-// readbackHash is the sha256 of parts of a file read back in order, on a
+// readbackHash is the digest of parts of a file read back in order, on a
 // goroutine of its own, through one buffer charged to the memory budget.
 // What a part is belongs to read: a byte range (readBytes) or rows of a
 // chunked array (hashChunkRows).
@@ -311,7 +308,7 @@ type readbackHash struct {
 	quit   atomic.Bool // abort: stop reading
 }
 
-func startReadbackHash(ctx context.Context, f *os.File, mem *memBudget, bufBytes int64,
+func startReadbackHash(ctx context.Context, f *os.File, mem *memBudget, bufBytes int64, digest catalog.Digest,
 	read func(h hash.Hash, buf []byte, a, b int64) error) (*readbackHash, error) {
 	r := &readbackHash{ranges: make(chan [2]int64, 1024), done: make(chan struct{}), mem: mem}
 	if mem != nil {
@@ -329,7 +326,7 @@ func startReadbackHash(ctx context.Context, f *os.File, mem *memBudget, bufBytes
 	r.buf = buf
 	go func() {
 		defer close(r.done)
-		h := sha256.New()
+		h := digest.New()
 		for rg := range r.ranges {
 			if r.err == nil && !r.quit.Load() {
 				r.err = read(h, buf, rg[0], rg[1])

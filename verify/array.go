@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -97,7 +96,7 @@ func (r *run) data(ctx context.Context, a *catalog.Array, ref outRef, f *h5.File
 
 	rank := len(a.Shape)
 	n := a.Elements()
-	h := sha256.New()
+	h := r.digestKind.New() // nil: --digest none, nothing hashed
 	if n == 0 {
 		return r.digest(k, ref, h)
 	}
@@ -231,9 +230,11 @@ func (r *run) data(ctx context.Context, a *catalog.Array, ref outRef, f *h5.File
 	go func() {
 		defer wg.Done()
 		for b := range hashq {
-			t0 := time.Now()
-			h.Write(b)
-			r.stats.hashNs.Add(int64(time.Since(t0)))
+			if h != nil {
+				t0 := time.Now()
+				h.Write(b)
+				r.stats.hashNs.Add(int64(time.Since(t0)))
+			}
 			bufs <- b
 		}
 	}()
@@ -318,13 +319,17 @@ func (r *run) data(ctx context.Context, a *catalog.Array, ref outRef, f *h5.File
 	return r.digest(k, ref, h)
 }
 
-// digest checks the sha256 of the output bytes against the manifest and
-// records it as the array's (every element was compared equal).
+// digest checks the digest (of the manifest's algorithm) of the output
+// bytes against the manifest and records it as the array's (every element
+// was compared equal); h nil (--digest none) checks nothing.
 func (r *run) digest(k catalog.Key, ref outRef, h hash.Hash) error {
+	if h == nil {
+		return nil
+	}
 	sum := h.Sum(nil)
-	if ref.d.SHA256 != "" { // empty: run --digest none, or the caller fills it
-		if got := hex.EncodeToString(sum); got != ref.d.SHA256 {
-			return difff("%s: sha256 of output %s, manifest says %s", where(k), got, ref.d.SHA256)
+	if want := ref.d.Sum(r.digestKind); want != "" { // empty: the caller fills it
+		if got := hex.EncodeToString(sum); got != want {
+			return difff("%s: %v of output %s, manifest says %s", where(k), r.digestKind, got, want)
 		}
 	}
 	r.setDigest(k, sum)

@@ -108,36 +108,41 @@ func TestMissing(t *testing.T) {
 	in := shared(t, "bp4/generated-lb")
 	ds, store := input(t, in)
 	cases := []struct {
-		name string
-		harm func(out string, m map[string]any)
-		want string
+		name  string
+		harm  func(out string, m map[string]any)
+		want  string
+		flags []string // of the run that wrote the output
 	}{
 		{"dataset", func(out string, m map[string]any) {
 			python(t, `import sys, h5py; f = h5py.File(sys.argv[1], "r+"); del f["/data/1/meshes/fields/rho"]; f.close()`, filepath.Join(out, "fields.rho.h5"))
-		}, `^DIFF fields/rho step 1 level 0: dataset /data/1/meshes/fields/rho missing from fields.rho.h5$`},
+		}, `^DIFF fields/rho step 1 level 0: dataset /data/1/meshes/fields/rho missing from fields.rho.h5$`, nil},
 		{"file", func(out string, m map[string]any) {
 			os.Remove(filepath.Join(out, "fields.Bx.h5"))
-		}, `^DIFF fields/Bx: output file .*fields.Bx.h5 is missing$`},
+		}, `^DIFF fields/Bx: output file .*fields.Bx.h5 is missing$`, nil},
 		{"manifest", func(out string, m map[string]any) {
 			vars := m["variables"].([]any)
 			v := vars[0].(map[string]any)
 			v["datasets"] = v["datasets"].([]any)[1:]
-		}, `^DIFF fields/Bx step 0 level 0: missing from output \(not in the manifest\)$`},
+		}, `^DIFF fields/Bx step 0 level 0: missing from output \(not in the manifest\)$`, nil},
 		{"shape", func(out string, m map[string]any) {
 			d := m["variables"].([]any)[1].(map[string]any)["datasets"].([]any)[2].(map[string]any)
 			d["shape"] = []int{32, 32, 31}
-		}, `^DIFF fields/id step 2 level 0: shape in=\[32 32 32\] out=\[32 32 31\]$`},
+		}, `^DIFF fields/id step 2 level 0: shape in=\[32 32 32\] out=\[32 32 31\]$`, nil},
 		{"digest", func(out string, m map[string]any) {
 			d := m["variables"].([]any)[2].(map[string]any)["datasets"].([]any)[0].(map[string]any)
 			d["sha256"] = strings.Repeat("0", 64)
-		}, `^DIFF fields/rho step 0 level 0: sha256 of output [0-9a-f]{64}, manifest says 0{64}$`},
+		}, `^DIFF fields/rho step 0 level 0: sha256 of output [0-9a-f]{64}, manifest says 0{64}$`, nil},
+		{"xxh64", func(out string, m map[string]any) {
+			d := m["variables"].([]any)[2].(map[string]any)["datasets"].([]any)[1].(map[string]any)
+			d["xxh64"] = strings.Repeat("0", 16)
+		}, `^DIFF fields/rho step 1 level 0: xxh64 of output [0-9a-f]{16}, manifest says 0{16}$`, []string{"--digest", "xxh64"}},
 		{"series", func(out string, m map[string]any) {
 			os.Remove(filepath.Join(out, "time.h5"))
-		}, `^DIFF series.h5: series.h5 needs time.h5, which is missing$`},
+		}, `^DIFF series.h5: series.h5 needs time.h5, which is missing$`, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			out := rewrite(t, in)
+			out := rewrite(t, in, c.flags...)
 			mp := filepath.Join(out, catalog.ManifestName)
 			b, err := os.ReadFile(mp)
 			if err != nil {
@@ -167,14 +172,14 @@ func TestMissing(t *testing.T) {
 	}
 }
 
-// run --digest none: every element is still compared; the lines say the
-// digest is not recorded.
+// run --digest none: every element is still compared; the lines say no
+// digest was asked for.
 func TestDigestNone(t *testing.T) {
 	in := shared(t, "bp4/generated-lb")
 	ds, store := input(t, in)
 	out := rewrite(t, in, "--digest", "none")
 	ok, log := check(t, ds, store, out, Options{})
-	if !ok || !strings.Contains(log, "OK  fields/Bx  3 steps  98304 elements  sha256 not recorded") {
+	if !ok || !strings.Contains(log, "OK  fields/Bx  3 steps  98304 elements  no digest (--digest none)") {
 		t.Fatalf("ok %v:\n%s", ok, log)
 	}
 	python(t, damagePy, out, "fields/Bx", "/data/2/meshes/fields/Bx", "flip")

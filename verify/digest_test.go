@@ -5,39 +5,43 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"relayout/catalog"
 )
 
-// h5Digests computes, with h5py and hashlib (not relayout), the sha256 of
-// the row-major little-endian bytes of every dataset and constant record
-// the manifest of out lists: "var step level" -> hex.
+// h5Digests computes, with h5py, hashlib and python3-xxhash (not
+// relayout), the sha256 and the XXH64 (seed 0) of the row-major
+// little-endian bytes of every dataset and constant record the manifest of
+// out lists: "var step level" -> {"sha256": hex, "xxh64": hex}.
 const h5DigestsPy = `
 import sys, json, hashlib, os
-import numpy as np, h5py
+import numpy as np, h5py, xxhash
 out = sys.argv[1]
 m = json.load(open(os.path.join(out, "relayout.json")))
 res = {}
+def sums(b):
+    return {"sha256": hashlib.sha256(b).hexdigest(), "xxh64": xxhash.xxh64(b).hexdigest()}
 for v in m["variables"]:
     with h5py.File(os.path.join(out, v["file"]), "r") as f:
         for d in v.get("datasets") or []:
             a = f[d["path"]][...]
             a = np.ascontiguousarray(a.astype(a.dtype.newbyteorder("<")))
-            res["%s %d %d" % (v["name"], d["step"], d.get("level", 0))] = hashlib.sha256(a.tobytes()).hexdigest()
+            res["%s %d %d" % (v["name"], d["step"], d.get("level", 0))] = sums(a.tobytes())
         for d in v.get("constants") or []:
             g = f[d["path"]]
             val = np.asarray(g.attrs["value"]).reshape(1)
             val = val.astype(val.dtype.newbyteorder("<"))
             n = int(np.prod(g.attrs["shape"]))
-            res["%s %d %d" % (v["name"], d["step"], d.get("level", 0))] = hashlib.sha256(np.repeat(val, n).tobytes()).hexdigest()
+            res["%s %d %d" % (v["name"], d["step"], d.get("level", 0))] = sums(np.repeat(val, n).tobytes())
 print(json.dumps(res))
 `
 
-func h5Digests(t *testing.T, out string) map[string]string {
+func h5Digests(t *testing.T, out string) map[string]map[string]string {
 	t.Helper()
-	var res map[string]string
+	var res map[string]map[string]string
 	if err := json.Unmarshal([]byte(python(t, h5DigestsPy, out)), &res); err != nil {
 		t.Fatal(err)
 	}
@@ -46,28 +50,51 @@ func h5Digests(t *testing.T, out string) map[string]string {
 
 func keyString(k catalog.Key) string { return fmt.Sprintf("%s %d %d", k.Var, k.Step, k.Level) }
 
+// staged is the manifest of out (written by run --digest none) as commit
+// hands it to the verifier of a run whose digests the verifier takes: no
+// digest recorded, options.digest the algorithm asked for.
+func staged(t *testing.T, out string, kind catalog.Digest) *catalog.Manifest {
+	t.Helper()
+	m, err := catalog.ReadManifest(filepath.Join(out, catalog.ManifestName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Options.Digest = kind.String()
+	return m
+}
+
 // Check returns the digest of every dataset and constant record it
-// verified, equal to the sha256 h5py's bytes give; with --digest none and
-// FillDigests the constant records' digests are computed too and the lines
-// say so.
+// verified, of the manifest's algorithm, equal to what hashlib or xxhash
+// compute from h5py's bytes; recorded digests are checked (sha256, xxh64);
+// with FillDigests and a manifest that records none (as commit stages it)
+// the constant records' digests are computed too and the lines say so.
 func TestDigests(t *testing.T) {
 	for _, c := range []struct {
 		data  string
 		flags []string
+		fill  catalog.Digest // with --digest none: the algorithm the caller fills
+		kind  catalog.Digest // of the digests returned
 	}{
-		{"bp4/generated-lb", []string{"--layout", "chunked", "--chunks", "2x2x2"}},
-		{"bp4/generated-lb", []string{"--digest", "none"}},
-		{"hdf5/openpmd-femm/example-femm-3d.h5", []string{"--digest", "none"}},
-		{"hdf5/fbpic", []string{"--layout", "merged"}},
+		{"bp4/generated-lb", []string{"--layout", "chunked", "--chunks", "2x2x2"}, 0, catalog.SHA256},
+		{"bp4/generated-lb", []string{"--digest", "xxh64", "--layout", "chunked", "--chunks", "2x2x2"}, 0, catalog.XXH64},
+		{"bp4/generated-lb", []string{"--digest", "none"}, catalog.SHA256, catalog.SHA256},
+		{"bp4/generated-lb", []string{"--digest", "none"}, catalog.XXH64, catalog.XXH64},
+		{"hdf5/openpmd-femm/example-femm-3d.h5", []string{"--digest", "none"}, catalog.XXH64, catalog.XXH64},
+		{"hdf5/fbpic", []string{"--layout", "merged", "--digest", "xxh64"}, 0, catalog.XXH64},
+		{"hdf5/fbpic", []string{"--layout", "merged"}, 0, catalog.SHA256},
 	} {
-		t.Run(filepath.Base(c.data)+strings.Join(c.flags, ""), func(t *testing.T) {
+		t.Run(filepath.Base(c.data)+strings.Join(c.flags, "")+c.kind.String(), func(t *testing.T) {
 			in := shared(t, c.data)
 			ds, store := input(t, in)
 			out := rewrite(t, in, c.flags...)
 			want := h5Digests(t, out)
 			var log strings.Builder
-			none := len(c.flags) > 0 && c.flags[0] == "--digest"
-			res, err := Check(context.Background(), store, ds, out, nil, Options{Log: &log, FillDigests: none})
+			none := slices.Contains(c.flags, "none")
+			var m *catalog.Manifest // nil: Check reads out's
+			if none {
+				m = staged(t, out, c.fill)
+			}
+			res, err := Check(context.Background(), store, ds, out, m, Options{Log: &log, FillDigests: none})
 			if err != nil || !res.OK {
 				t.Fatalf("ok %v err %v\n%s", res.OK, err, log.String())
 			}
@@ -75,12 +102,18 @@ func TestDigests(t *testing.T) {
 				t.Errorf("%d digests returned, h5py computed %d", len(res.Digests), len(want))
 			}
 			for k, sum := range res.Digests {
-				if w := want[keyString(k)]; sum != w {
-					t.Errorf("%s: digest %s, h5py %s", keyString(k), sum, w)
+				if w := want[keyString(k)][c.kind.String()]; sum != w {
+					t.Errorf("%s: %v %s, h5py %s", keyString(k), c.kind, sum, w)
 				}
 			}
-			if none && (strings.Contains(log.String(), "not recorded") || !strings.Contains(log.String(), "sha256 computed")) {
-				t.Errorf("--digest none with FillDigests:\n%s", log.String())
+			word := c.kind.String() + " ok"
+			if none {
+				word = c.kind.String() + " computed"
+			}
+			for _, l := range strings.Split(strings.TrimSpace(log.String()), "\n") {
+				if !strings.HasPrefix(l, "OK  series.h5") && !strings.HasSuffix(l, "  "+word) {
+					t.Errorf("line %q does not end in %q", l, word)
+				}
 			}
 		})
 	}
@@ -89,7 +122,7 @@ func TestDigests(t *testing.T) {
 	ds, store := input(t, in)
 	out := rewrite(t, in, "--digest", "none")
 	python(t, damagePy, out, "fields/Bx", "/data/2/meshes/fields/Bx", "flip")
-	res, err := Check(context.Background(), store, ds, out, nil, Options{FillDigests: true})
+	res, err := Check(context.Background(), store, ds, out, staged(t, out, catalog.SHA256), Options{FillDigests: true})
 	if err != nil || res.OK {
 		t.Fatalf("flipped byte: ok %v err %v", res.OK, err)
 	}

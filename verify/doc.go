@@ -29,8 +29,9 @@
 //   - holes (output elements no block covers) hold the fill value recorded
 //     in the output dataset, and that fill value is the input's own (or a
 //     NaN / zero when the input declares none);
-//   - the sha256 of the output's row-major little-endian bytes, as read
-//     through the library, equals the manifest's digest;
+//   - the digest of the output's row-major little-endian bytes, as read
+//     through the library, equals the manifest's (of its options.digest,
+//     catalog.Manifest.DigestKind: sha256, xxh64; none: nothing hashed);
 //   - constant records: the group's value and shape attributes are the
 //     input's, and the digest is that of the value repeated;
 //   - AMR levels: the box table named by the manifest lists the input
@@ -62,7 +63,7 @@
 // one variable or the next ones; fewer when a share would fall below
 // 32 MiB), so that the HDF5 reads of one array (one call at a time in the
 // process: the library's global lock) overlap the input reads,
-// comparisons and sha256 of the others, and several arrays hash on
+// comparisons and hashing of the others, and several arrays hash on
 // several cores. Within an array, bands are read, compared and hashed as a
 // pipeline (HDF5 reading band i+1 while band i is compared and band i-1
 // hashed); Options.Jobs blocks are fetched and compared at once over all
@@ -70,7 +71,8 @@
 // difference that of its first array (step, level order) that differs.
 // Progress is reported after every band.
 //
-// Digests: Check returns the sha256 of every dataset verified whole,
+// Digests: Check returns the digest (the manifest's algorithm) of every
+// dataset verified whole,
 // computed from the bytes read through the library (the one hash pass of
 // a verified run: the writer then computes none, and commit skips its
 // journal re-read).

@@ -114,12 +114,14 @@ func (r *run) variables(ctx context.Context, vars []catalog.VarSummary, log io.W
 			var diff *difference
 			switch {
 			case v.diff == nil:
-				sha := "sha256 ok"
-				if v.unrecorded {
-					sha = "sha256 not recorded"
-					if r.opts.FillDigests {
-						sha = "sha256 computed"
-					}
+				sha := r.digestKind.String() + " ok"
+				switch {
+				case r.digestKind == catalog.NoDigest:
+					sha = "no digest (--digest none)"
+				case v.unrecorded && r.opts.FillDigests:
+					sha = r.digestKind.String() + " computed"
+				case v.unrecorded:
+					sha = r.digestKind.String() + " not recorded"
 				}
 				line = fmt.Sprintf("OK  %s  %d steps  %d elements  %s", v.name, len(v.steps), v.elements, sha)
 			case errors.As(v.diff, &diff):
@@ -201,7 +203,7 @@ func (r *run) arrayOf(ctx context.Context, v *varRun, a *catalog.Array, ref outR
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if ref.d.SHA256 == "" {
+	if ref.d.Sum(r.digestKind) == "" {
 		v.unrecorded = true
 	}
 	v.steps[a.Step] = true

@@ -3,7 +3,6 @@ package verify
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -66,11 +65,10 @@ func (r *run) constant(ctx context.Context, a *catalog.Array, ref outRef, f *h5.
 		return difff("%s: constant shape in=%v out=%v", where(k), a.Shape, dims)
 	}
 	n := a.Bytes()
-	if ref.d.SHA256 != "" || r.opts.FillDigests && n <= maxConstantHash {
+	if h := r.digestKind.New(); h != nil && (ref.d.Sum(r.digestKind) != "" || r.opts.FillDigests && n <= maxConstantHash) {
 		if n > maxConstantHash {
-			return difff("%s: the manifest records a sha256 of a constant of %d bytes", where(k), n)
+			return difff("%s: the manifest records a %v of a constant of %d bytes", where(k), r.digestKind, n)
 		}
-		h := sha256.New()
 		rep := bytes.Repeat(got, max(1, (64<<10)/len(got)))
 		for left := n; left > 0; {
 			if err := ctx.Err(); err != nil {

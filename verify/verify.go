@@ -38,13 +38,15 @@ type Options struct {
 	// bytes of every input array) and the variable being verified, from
 	// one goroutine at a time.
 	Progress func(Progress)
-	// Log receives one line per variable ("OK  B/x  2 steps  ... sha256 ok"
-	// or "DIFF ...") and one for series.h5; nil discards them.
+	// Log receives one line per variable ("OK  B/x  2 steps  ... sha256 ok",
+	// "xxh64 ok" when the manifest's options.digest is xxh64, or "DIFF
+	// ...") and one for series.h5; nil discards them.
 	Log io.Writer
 	// FillDigests says the caller records Result.Digests in the manifest
 	// (the writer computed none): the digests of constant records are
 	// computed even when the manifest records none, and the OK lines say
-	// "sha256 computed" instead of "sha256 not recorded".
+	// "sha256 computed" instead of "sha256 not recorded" (or xxh64: the
+	// algorithm is the manifest's options.digest).
 	FillDigests bool
 }
 
@@ -53,9 +55,9 @@ type Result struct {
 	// OK is false on any difference.
 	OK bool
 	// Digests holds, for every output dataset (and constant record) whose
-	// every element was compared equal to the input, the sha256 (hex) of
-	// its logical array, row-major little-endian (what the manifest's
-	// sha256 means), computed from the bytes read through the HDF5
+	// every element was compared equal to the input, the digest (hex, of
+	// the manifest's algorithm: Manifest.DigestKind) of its logical array,
+	// row-major little-endian (what the manifest's digest means), computed from the bytes read through the HDF5
 	// library (a constant record: its value repeated over its shape).
 	Digests map[catalog.Key]string
 }
@@ -111,8 +113,12 @@ func Check(ctx context.Context, in *catalog.Store, inSrc catalog.Source, outDir 
 	if err != nil {
 		return Result{}, fmt.Errorf("verify: %w", err)
 	}
+	kind, err := m.DigestKind()
+	if err != nil {
+		return Result{}, fmt.Errorf("verify: manifest: %w", err)
+	}
 	r := &run{in: in, src: inSrc, dir: outDir, opts: opts, out: map[catalog.Key]outRef{}, digests: map[catalog.Key]string{},
-		workers: make(chan struct{}, opts.Jobs)}
+		workers: make(chan struct{}, opts.Jobs), digestKind: kind}
 	for _, v := range vars {
 		r.total += v.Bytes
 	}
@@ -165,6 +171,9 @@ type run struct {
 	opts  Options
 	out   map[catalog.Key]outRef
 	total int64
+	// digestKind is the manifest's algorithm (Manifest.DigestKind): of the
+	// digests checked and of Result.Digests.
+	digestKind catalog.Digest
 
 	progressMu sync.Mutex
 	done       int64
