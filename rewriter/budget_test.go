@@ -242,7 +242,8 @@ func (s *countingSource) ReadBlock(ctx context.Context, b *catalog.Block, dt cat
 // (the 4 GiB bench case under --max-mem 256MiB, in miniature) is written in
 // block-aligned tiles: every block is read once, whole, and the digest, taken
 // from the written file band by band, is that of the array in row-major order
-// (checked, with every value, by h5py against the rule).
+// (checked, with every value, by h5py against the rule), sha256 and xxh64
+// alike.
 func TestRunTiles(t *testing.T) {
 	for _, src := range []struct {
 		name  string
@@ -269,12 +270,16 @@ func testRunTiles(t *testing.T, dt catalog.DType, order catalog.Order) {
 		}
 	}
 	sums := map[string]string{}
-	for _, mode := range []string{"bands", "budget tiles", "cache tiles"} {
+	for _, run := range []string{"bands", "budget tiles", "cache tiles", "bands xxh64", "budget tiles xxh64", "cache tiles xxh64"} {
+		mode, xxh := strings.CutSuffix(run, " xxh64")
 		tiled := mode != "bands"
 		dir := t.TempDir()
 		in, inSrc := buildInput(t, dir, []testVar{v})
 		stage := filepath.Join(dir, "stage")
 		opts := Options{Layout: "contiguous", Jobs: 2, Version: "test-1"}
+		if xxh {
+			opts.Digest = catalog.XXH64
+		}
 		switch mode {
 		case "budget tiles":
 			// share 512 KiB: units aim at 384 KiB and may grow to 896 KiB; a
@@ -306,10 +311,13 @@ func testRunTiles(t *testing.T, dt catalog.DType, order catalog.Order) {
 			t.Errorf("%s: %d write calls: tiles without need", mode, m.IO.WriteCalls)
 		}
 		checkOutput(t, stage, m, []testVar{v}, func([]int64) []int64 { return nil })
-		sums[mode] = findDataset(findVar(m, "T"), v.a.Key()).SHA256
+		d := findDataset(findVar(m, "T"), v.a.Key())
+		sums[run] = d.SHA256 + d.XXH64
 		verifyOutput(t, in, inSrc, stage, m, 0)
 	}
-	if sums["budget tiles"] != sums["bands"] || sums["cache tiles"] != sums["bands"] || sums["bands"] == "" {
-		t.Errorf("digests differ: %v", sums)
+	for _, k := range []string{"bands", "bands xxh64"} {
+		if sums["budget tiles"+k[5:]] != sums[k] || sums["cache tiles"+k[5:]] != sums[k] || sums[k] == "" {
+			t.Errorf("digests differ: %v", sums)
+		}
 	}
 }

@@ -1,0 +1,199 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// xxh64CheckPy checks, with h5py and python3-xxhash (not relayout), that
+// the manifest of OUT says options.digest "xxh64", records no sha256, and
+// records for every dataset and constant record the XXH64 (seed 0) of its
+// logical array as row-major little-endian bytes, as h5py reads it (a
+// constant record: its value repeated over its shape). It prints the
+// number of digests checked and exits 1 naming the first that differs.
+const xxh64CheckPy = `
+import sys, json, os
+import numpy as np, h5py, xxhash
+out = sys.argv[1]
+m = json.load(open(os.path.join(out, "relayout.json")))
+if m["options"]["digest"] != "xxh64":
+    sys.exit("options.digest %r, want xxh64" % m["options"]["digest"])
+n = 0
+for v in m["variables"]:
+    with h5py.File(os.path.join(out, v["file"]), "r") as f:
+        for kind in ("datasets", "constants"):
+            for d in v.get(kind) or []:
+                if kind == "datasets":
+                    a = f[d["path"]][...]
+                else:
+                    g = f[d["path"]]
+                    val = np.asarray(g.attrs["value"]).reshape(1)
+                    a = np.repeat(val, int(np.prod(g.attrs["shape"])))
+                a = np.ascontiguousarray(a.astype(a.dtype.newbyteorder("<")))
+                got = xxhash.xxh64(a.tobytes()).hexdigest()
+                where = "%s step %d level %d (%s)" % (v["name"], d["step"], d.get("level", 0), d["path"])
+                if d.get("sha256"):
+                    sys.exit("%s: sha256 %r recorded with --digest xxh64" % (where, d["sha256"]))
+                if d.get("xxh64") != got:
+                    sys.exit("%s: manifest xxh64 %r, python3-xxhash of h5py's bytes %s" % (where, d.get("xxh64"), got))
+                n += 1
+print(n)
+`
+
+// checkXXH64 runs xxh64CheckPy on out and returns how many digests it
+// checked.
+func checkXXH64(t *testing.T, out string) int {
+	t.Helper()
+	b, err := exec.Command(python, "-c", xxh64CheckPy, out).CombinedOutput()
+	if err != nil {
+		t.Fatalf("xxh64 check (h5py + python3-xxhash) of %s: %v\n%s", out, err, b)
+	}
+	var n int
+	if _, err := fmt.Sscan(string(b), &n); err != nil {
+		t.Fatalf("xxh64 check: %q", b)
+	}
+	return n
+}
+
+// TestDigestXXH64: run --digest xxh64 records every dataset's XXH64 of its
+// logical bytes, as python3-xxhash computes it from what h5py reads, on
+// real inputs (partly covered arrays, particles with constant records, AMR
+// levels) and on every path that takes the digest: the verifier's (the
+// default), the writer's pipeline (--no-verify: row-major units, chunk
+// boxes band by band, encoded chunks from a second pass over the input,
+// merged cuboids); the values are the input's (the h5py oracle, for the
+// HDF5 input; the others were verified by the run or are by other tests).
+func TestDigestXXH64(t *testing.T) {
+	for _, in := range []string{"bp4/generated-lb/lb-bp4.bp", "hdf5/fbpic", "amrex/pelelmex-3d"} {
+		for _, flags := range [][]string{
+			nil,
+			{"--no-verify"},
+			{"--no-verify", "--layout", "chunked", "--chunks", "2x2x2"},
+			{"--no-verify", "--compress", "deflate:1"},
+			{"--no-verify", "--layout", "merged"},
+		} {
+			t.Run(filepath.Base(in)+strings.Join(flags, ""), func(t *testing.T) {
+				path := sharedData(t, in)
+				out := filepath.Join(t.TempDir(), "out")
+				mustRun(t, append([]string{"run", path, "-o", out, "-q", "--digest", "xxh64"}, flags...)...)
+				if n := checkXXH64(t, out); n == 0 {
+					t.Fatal("no digest checked")
+				}
+				if strings.HasPrefix(in, "hdf5/") && len(flags) < 2 {
+					oracle(t, path, out) // an HDF5 input: h5py reads both sides
+				}
+			})
+		}
+	}
+}
+
+// TestDigestXXH64Verify: relayout verify checks the manifest's xxh64: a
+// wrong one is a difference (exit 1) on a line naming the dataset, the
+// algorithm and both digests; the output is otherwise intact (the digest is
+// the only thing changed).
+func TestDigestXXH64Verify(t *testing.T) {
+	in := sharedData(t, "bp4/generated-lb/lb-bp4.bp")
+	out := filepath.Join(t.TempDir(), "out")
+	mustRun(t, "run", in, "-o", out, "-q", "--digest", "xxh64")
+	if r := mustRun(t, "verify", in, out); !strings.Contains(r.stdout, "OK  fields/rho  3 steps  98304 elements  xxh64 ok") {
+		t.Errorf("verify of an xxh64 output does not say xxh64 ok:\n%s", r.stdout)
+	}
+	m := readManifestMap(t, out)
+	d := m["variables"].([]any)[2].(map[string]any)["datasets"].([]any)[1].(map[string]any)
+	good := d["xxh64"].(string)
+	d["xxh64"] = "0123456789abcdef"
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(out, "relayout.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := relayout(t, "verify", in, out)
+	want := regexp.MustCompile(`(?m)^DIFF fields/rho step 1 level 0: xxh64 of output ` + good + `, manifest says 0123456789abcdef$`)
+	if r.code != 1 || !want.MatchString(r.stdout) {
+		t.Errorf("verify with a wrong xxh64: exit %d, want 1 and a line matching %s\n%s\n%s", r.code, want, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "OK  fields/Bx  3 steps  98304 elements  xxh64 ok") {
+		t.Errorf("the other variables' digests are not checked:\n%s", r.stdout)
+	}
+}
+
+// TestDigestXXH64Journaled: a journaled job of --digest xxh64 journals each
+// unit's xxh64 and commit checks them: plan -o --shards 2 --digest xxh64,
+// one shard rewritten, then a plan or run --resume of another digest is
+// refused naming it (the journal's units are xxh64), the other shard
+// rewritten, commit --no-verify (the units read back against the journal)
+// commits; run --resume --digest xxh64 killed before its commit's first
+// rename resumes and commits. The manifests' xxh64 are python3-xxhash's of
+// h5py's bytes, and relayout verify checks them with every element.
+func TestDigestXXH64Journaled(t *testing.T) {
+	in := sharedData(t, "bp4/generated-lb/lb-bp4.bp")
+	dir := t.TempDir()
+	out := filepath.Join(dir, "sharded")
+	mustRun(t, "plan", in, "-o", out, "--shards", "2", "--unit-size", "64KiB", "--digest", "xxh64", "-q")
+	mustRun(t, "rewrite", out, "--shard", "0/2", "-q")
+	for _, args := range [][]string{
+		{"plan", in, "-o", out, "--shards", "2", "--unit-size", "64KiB", "-q"},
+		{"plan", in, "-o", out, "--shards", "2", "--unit-size", "64KiB", "--digest", "sha256", "-q"},
+		{"plan", in, "-o", out, "--shards", "2", "--unit-size", "64KiB", "--digest", "none", "-q"},
+	} {
+		r := relayout(t, args...)
+		if r.code != 2 || !strings.Contains(r.stderr, `digest was "xxh64", now `) {
+			t.Errorf("%v over an xxh64 job: exit %d, want 2 naming the digest\n%s", args, r.code, r.stderr)
+		}
+	}
+	if r := relayout(t, "commit", out, "-q"); r.code != 1 {
+		t.Errorf("commit with shard 1 unfinished: exit %d, want 1\n%s", r.code, r.stderr)
+	}
+	mustRun(t, "rewrite", out, "--shard", "1/2", "-q")
+	r := mustRun(t, "commit", out, "--no-verify")
+	if !strings.Contains(r.stdout+r.stderr, "OK  fields/Bx  98304 elements  xxh64 of every unit equals the journal") {
+		t.Errorf("commit --no-verify does not check the units' xxh64:\n%s\n%s", r.stdout, r.stderr)
+	}
+	if n := checkXXH64(t, out); n != 15 {
+		t.Errorf("%d digests checked, want 15", n)
+	}
+	if r := mustRun(t, "verify", in, out); strings.Count(r.stdout, "  xxh64 ok\n") != 5 {
+		t.Errorf("verify of the sharded xxh64 output: want 5 variables xxh64 ok:\n%s", r.stdout)
+	}
+
+	resumed := filepath.Join(dir, "resumed")
+	args := []string{"run", in, "-o", resumed, "-q", "--resume", "--unit-size", "64KiB", "--digest", "xxh64"}
+	killed(t, []string{"RELAYOUT_TEST_KILL_AT=rename:0"}, args...)
+	if _, err := os.Stat(filepath.Join(resumed, "relayout.json")); err == nil {
+		t.Fatal("a manifest before the commit's first rename")
+	}
+	if r := relayout(t, "run", in, "-o", resumed, "-q", "--resume", "--unit-size", "64KiB"); r.code != 2 || !strings.Contains(r.stderr, `digest was "xxh64", now null`) {
+		t.Errorf("run --resume (sha256) over a killed xxh64 job: exit %d, want 2 naming the digest\n%s", r.code, r.stderr)
+	}
+	mustRun(t, args...)
+	if n := checkXXH64(t, resumed); n != 15 {
+		t.Errorf("resumed: %d digests checked, want 15", n)
+	}
+	if v := readManifestMap(t, resumed)["verified"]; v != true {
+		t.Errorf("resumed: verified %v", v)
+	}
+	// The same digests as the sharded job's (same bytes, same algorithm).
+	if a, b := digestsOf(readManifestMap(t, out)), digestsOf(readManifestMap(t, resumed)); fmt.Sprint(a) != fmt.Sprint(b) {
+		t.Errorf("sharded and resumed xxh64 differ:\n%v\n%v", a, b)
+	}
+}
+
+// digestsOf lists a manifest's (as a map) dataset paths with their xxh64.
+func digestsOf(m map[string]any) []string {
+	var s []string
+	for _, v := range m["variables"].([]any) {
+		for _, d := range v.(map[string]any)["datasets"].([]any) {
+			d := d.(map[string]any)
+			s = append(s, fmt.Sprintf("%s=%v", d["path"], d["xxh64"]))
+		}
+	}
+	return s
+}
