@@ -4,59 +4,46 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"relayout/internal/testkit"
 )
 
-// xxh64CheckPy checks, with h5py and python3-xxhash (not relayout), that
-// the manifest of OUT says options.digest "xxh64", records no sha256, and
-// records for every dataset and constant record the XXH64 (seed 0) of its
-// logical array as row-major little-endian bytes, as h5py reads it (a
-// constant record: its value repeated over its shape). It prints the
-// number of digests checked and exits 1 naming the first that differs.
-const xxh64CheckPy = `
-import sys, json, os
-import numpy as np, h5py, xxhash
-out = sys.argv[1]
-m = json.load(open(os.path.join(out, "relayout.json")))
-if m["options"]["digest"] != "xxh64":
-    sys.exit("options.digest %r, want xxh64" % m["options"]["digest"])
-n = 0
-for v in m["variables"]:
-    with h5py.File(os.path.join(out, v["file"]), "r") as f:
-        for kind in ("datasets", "constants"):
-            for d in v.get(kind) or []:
-                if kind == "datasets":
-                    a = f[d["path"]][...]
-                else:
-                    g = f[d["path"]]
-                    val = np.asarray(g.attrs["value"]).reshape(1)
-                    a = np.repeat(val, int(np.prod(g.attrs["shape"])))
-                a = np.ascontiguousarray(a.astype(a.dtype.newbyteorder("<")))
-                got = xxhash.xxh64(a.tobytes()).hexdigest()
-                where = "%s step %d level %d (%s)" % (v["name"], d["step"], d.get("level", 0), d["path"])
-                if d.get("sha256"):
-                    sys.exit("%s: sha256 %r recorded with --digest xxh64" % (where, d["sha256"]))
-                if d.get("xxh64") != got:
-                    sys.exit("%s: manifest xxh64 %r, python3-xxhash of h5py's bytes %s" % (where, d.get("xxh64"), got))
-                n += 1
-print(n)
-`
-
-// checkXXH64 runs xxh64CheckPy on out and returns how many digests it
-// checked.
+// checkXXH64 checks, with h5py and python3-xxhash (testkit.H5Digests, not
+// relayout), that the manifest of out says options.digest "xxh64", records
+// no sha256, and records for every dataset and constant record the XXH64
+// (seed 0) of its logical array as row-major little-endian bytes as h5py
+// reads it. It returns how many digests it checked.
 func checkXXH64(t *testing.T, out string) int {
 	t.Helper()
-	b, err := exec.Command(python, "-c", xxh64CheckPy, out).CombinedOutput()
-	if err != nil {
-		t.Fatalf("xxh64 check (h5py + python3-xxhash) of %s: %v\n%s", out, err, b)
+	want := testkit.H5Digests(t, out)
+	m := readManifestMap(t, out)
+	if d := m["options"].(map[string]any)["digest"]; d != "xxh64" {
+		t.Errorf("options.digest %v, want xxh64", d)
 	}
-	var n int
-	if _, err := fmt.Sscan(string(b), &n); err != nil {
-		t.Fatalf("xxh64 check: %q", b)
+	n := 0
+	for _, v := range m["variables"].([]any) {
+		v := v.(map[string]any)
+		for _, kind := range []string{"datasets", "constants"} {
+			ds, _ := v[kind].([]any)
+			for _, d := range ds {
+				d := d.(map[string]any)
+				key := fmt.Sprintf("%s %v %v", v["name"], d["step"], d["level"])
+				if d["sha256"] != "" {
+					t.Errorf("%s: sha256 %v recorded with --digest xxh64", key, d["sha256"])
+				}
+				if got := want[key]["xxh64"]; d["xxh64"] != got || got == "" {
+					t.Errorf("%s: manifest xxh64 %v, python3-xxhash of h5py's bytes %q", key, d["xxh64"], got)
+				}
+				n++
+			}
+		}
+	}
+	if n != len(want) {
+		t.Errorf("%d digests in the manifest, h5py read %d", n, len(want))
 	}
 	return n
 }

@@ -2,7 +2,6 @@ package verify
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -10,43 +9,8 @@ import (
 	"testing"
 
 	"relayout/catalog"
+	"relayout/internal/testkit"
 )
-
-// h5Digests computes, with h5py, hashlib and python3-xxhash (not
-// relayout), the sha256 and the XXH64 (seed 0) of the row-major
-// little-endian bytes of every dataset and constant record the manifest of
-// out lists: "var step level" -> {"sha256": hex, "xxh64": hex}.
-const h5DigestsPy = `
-import sys, json, hashlib, os
-import numpy as np, h5py, xxhash
-out = sys.argv[1]
-m = json.load(open(os.path.join(out, "relayout.json")))
-res = {}
-def sums(b):
-    return {"sha256": hashlib.sha256(b).hexdigest(), "xxh64": xxhash.xxh64(b).hexdigest()}
-for v in m["variables"]:
-    with h5py.File(os.path.join(out, v["file"]), "r") as f:
-        for d in v.get("datasets") or []:
-            a = f[d["path"]][...]
-            a = np.ascontiguousarray(a.astype(a.dtype.newbyteorder("<")))
-            res["%s %d %d" % (v["name"], d["step"], d.get("level", 0))] = sums(a.tobytes())
-        for d in v.get("constants") or []:
-            g = f[d["path"]]
-            val = np.asarray(g.attrs["value"]).reshape(1)
-            val = val.astype(val.dtype.newbyteorder("<"))
-            n = int(np.prod(g.attrs["shape"]))
-            res["%s %d %d" % (v["name"], d["step"], d.get("level", 0))] = sums(np.repeat(val, n).tobytes())
-print(json.dumps(res))
-`
-
-func h5Digests(t *testing.T, out string) map[string]map[string]string {
-	t.Helper()
-	var res map[string]map[string]string
-	if err := json.Unmarshal([]byte(python(t, h5DigestsPy, out)), &res); err != nil {
-		t.Fatal(err)
-	}
-	return res
-}
 
 func keyString(k catalog.Key) string { return fmt.Sprintf("%s %d %d", k.Var, k.Step, k.Level) }
 
@@ -87,7 +51,7 @@ func TestDigests(t *testing.T) {
 			in := shared(t, c.data)
 			ds, store := input(t, in)
 			out := rewrite(t, in, c.flags...)
-			want := h5Digests(t, out)
+			want := testkit.H5Digests(t, out)
 			var log strings.Builder
 			none := slices.Contains(c.flags, "none")
 			var m *catalog.Manifest // nil: Check reads out's
