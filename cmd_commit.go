@@ -17,7 +17,7 @@ func runCommit(ctx context.Context, args []string) (err error) {
 	fs := newFlags("commit", "relayout commit OUT [flags]",
 		"relayout commit reorganized/ --report report.json")
 	fs.StringVar(&report, "report", "", "write the job report (JSON, schema relayout-report/1) to this file")
-	fs.BoolVar(&noVerify, "no-verify", false, "check each unit's sha256 against the shards' journals only, not every element against the input")
+	fs.BoolVar(&noVerify, "no-verify", false, "check each unit's digest (the job's --digest) against the shards' journals only, not every element against the input")
 	fs.IntVar(&jobs, "jobs", runtime.NumCPU(), "parallel readers while checking")
 	fs.StringVar(&maxMemS, "max-mem", "1GiB", "memory budget for the units read back (fewer in flight when they would not fit)")
 	fs.BoolVarP(&quiet, "quiet", "q", false, "print nothing but errors")

@@ -230,14 +230,14 @@ type stats struct {
 	peakMem                             atomic.Int64 // most block bytes held at once
 	// Time spent (summed over goroutines, for profiling): HDF5 reads of
 	// the output (H5Dread, under the library's lock), input fetches,
-	// comparisons, sha256.
+	// comparisons, hashing (the manifest's digest).
 	readNs, fetchNs, compareNs, hashNs atomic.Int64
 }
 
 // times is where the time went (summed over goroutines).
 func (s *stats) times() string {
 	f := func(v *atomic.Int64) float64 { return float64(v.Load()) / 1e9 }
-	return fmt.Sprintf("HDF5 read %.2fs, input fetch %.2fs, compare %.2fs, sha256 %.2fs", f(&s.readNs), f(&s.fetchNs), f(&s.compareNs), f(&s.hashNs))
+	return fmt.Sprintf("HDF5 read %.2fs, input fetch %.2fs, compare %.2fs, hash %.2fs", f(&s.readNs), f(&s.fetchNs), f(&s.compareNs), f(&s.hashNs))
 }
 
 func (s *stats) String() string {
