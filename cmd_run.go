@@ -57,7 +57,7 @@ func runRun(ctx context.Context, args []string) (err error) {
 	fs.StringVar(&o.maxMem, "max-mem", "1GiB", "memory budget for data buffers")
 	fs.StringVar(&o.catalog, "catalog", "", "catalog database path (default OUT/.relayout/catalog.db)")
 	fs.BoolVar(&o.force, "force", false, "write into a non-empty OUT, replacing files of the same name")
-	fs.StringVar(&lf.digest, "digest", catalog.SHA256.String(), "digest recorded per dataset in the manifest (and per unit in the journals of --resume), of the logical array as row-major little-endian bytes: sha256 (checkable with hashlib or sha256sum), xxh64 (XXH64 seed 0, a fraction of the CPU; checkable with python3-xxhash or xxhsum), or none (verify still compares every element); see README: Digests")
+	fs.StringVar(&lf.digest, "digest", catalog.SHA256.String(), "digest recorded per dataset in the manifest (and per unit in the journals of --resume), of the logical array as row-major little-endian bytes: sha256 (checkable with hashlib or sha256sum), xxh64 (XXH64 seed 0, not cryptographic, about 5x less CPU; checkable with python3-xxhash or xxhsum), or none (verify still compares every element); see README: Digests")
 	fs.BoolVar(&lf.fill, "fill", false, "write partly covered arrays dense when contiguous, holes as the fill value (NaN, 0 or the input's), instead of chunked with the holes unallocated (they read as the fill value either way; see README: How big and how long)")
 	fs.BoolVar(&lf.netcdf, "netcdf", false, "give every dimension a coordinate (HDF5 dimension scale) for netCDF-4, ncdump and xarray; openPMD-api 0.16 then cannot read the record components (see README)")
 	fs.BoolVar(&o.noVerify, "no-verify", false, "skip re-reading the output and comparing it with the input before commit")
