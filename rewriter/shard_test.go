@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"relayout/catalog"
@@ -87,5 +88,41 @@ func TestDamagedJobUnits(t *testing.T) {
 		if err := j.checkUnit(&u, j.Datasets[u.Dataset].Shape); err != nil {
 			t.Errorf("%+v: %v", u, err)
 		}
+	}
+}
+
+// TestJobDigest: job.json names the digest of its units ("digest", left
+// out for sha256, so that jobs written before the choice read as sha256);
+// the "no_digest" of a job written before reads as none.
+func TestJobDigest(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		json string // the job's fields after the schema
+		want catalog.Digest
+	}{
+		{``, catalog.SHA256},
+		{`,"digest":"xxh64"`, catalog.XXH64},
+		{`,"digest":"none"`, catalog.NoDigest},
+		{`,"no_digest":true`, catalog.NoDigest},
+	} {
+		js := `{"schema":"` + JobSchema + `","id":"x","shards":1,"datasets":[],"units":[]` + c.json + `}`
+		if err := os.WriteFile(filepath.Join(dir, JobFile), []byte(js), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		j, err := LoadJob(dir)
+		if err != nil || j.Digest != c.want {
+			t.Errorf("%s: digest %v, %v; want %v", js, j.Digest, err, c.want)
+			continue
+		}
+		b, _ := json.Marshal(j)
+		if strings.Contains(string(b), "no_digest") || strings.Contains(string(b), `"digest"`) != (c.want != catalog.SHA256) {
+			t.Errorf("%s written back as %s", js, b)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, JobFile), []byte(`{"schema":"`+JobSchema+`","id":"x","shards":1,"digest":"md5"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadJob(dir); !errors.Is(err, catalog.ErrCorrupt) {
+		t.Errorf("digest md5: %v, want ErrCorrupt", err)
 	}
 }
