@@ -1,7 +1,8 @@
 // Package catalog is relayout's shared, format-neutral vocabulary: datasets,
 // arrays (one variable at one step and level), blocks (a stored piece of an
-// array in a source file), element types, attributes, the output manifest and
-// the SQLite catalog store.
+// array in a source file), element types, attributes, the output manifest,
+// the digest algorithms of manifests and journals (Digest: sha256, xxh64,
+// none) and the SQLite catalog store.
 //
 // It must not import any other relayout package and does no data I/O other than
 // the catalog database itself. Types are plain values; a Store is safe for use
