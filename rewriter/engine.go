@@ -363,7 +363,7 @@ func (e *engine) setupPass(ctx context.Context, di int, us []*Unit, whole bool) 
 	if err := checkUnitBudget(e.opts, job.largestUnit(us), kind == KindParts); err != nil {
 		return nil, arrayErr(k, err)
 	}
-	digest := e.digests && whole && e.job.Digest != catalog.NoDigest
+	digest := e.digests && whole && e.opts.Digest != catalog.NoDigest
 	rowMajor := rowMajorRun(a.Shape, boxes)
 	if r := e.opts.bandReserve(a); r > e.bandReserved {
 		e.bandLeft, e.bandReserved = max(0, e.bandLeft-(r-e.bandReserved)), r
@@ -400,7 +400,7 @@ func (e *engine) setupPass(ctx context.Context, di int, us []*Unit, whole bool) 
 	var prep func(catalog.Box, []byte) (unitOut, error)
 	sumOf := func(buf []byte, o *unitOut) {
 		if e.unitSums {
-			o.sum = e.job.Digest.Hex(buf)
+			o.sum = e.opts.Digest.Hex(buf)
 		}
 	}
 	switch kind {
@@ -409,7 +409,7 @@ func (e *engine) setupPass(ctx context.Context, di int, us []*Unit, whole bool) 
 			return nil, err
 		}
 		if digest && !inPipeline {
-			if back, err = startReadbackHash(ctx, f, env.mem, e.opts.readLimit(), e.job.Digest, readBytes(f)); err != nil {
+			if back, err = startReadbackHash(ctx, f, env.mem, e.opts.readLimit(), e.opts.Digest, readBytes(f)); err != nil {
 				return nil, arrayErr(k, err)
 			}
 			ps.cleanup = append(ps.cleanup, back.abort)
@@ -450,7 +450,7 @@ func (e *engine) setupPass(ctx context.Context, di int, us []*Unit, whole bool) 
 			read := func(h hash.Hash, buf []byte, lo, hi int64) error {
 				return hashChunkRows(f, h, buf, a.Shape, chunk, size, addrs, lo, hi)
 			}
-			if back, err = startReadbackHash(ctx, f, env.mem, e.opts.readLimit(), e.job.Digest, read); err != nil {
+			if back, err = startReadbackHash(ctx, f, env.mem, e.opts.readLimit(), e.opts.Digest, read); err != nil {
 				return nil, arrayErr(k, err)
 			}
 			ps.cleanup = append(ps.cleanup, back.abort)

@@ -769,6 +769,7 @@ func RewriteShard(ctx context.Context, store *catalog.Store, src catalog.Source,
 }
 
 func newEngine(store *catalog.Store, src catalog.Source, job *Job, stage, part string, opts Options, log unitLog) *engine {
+	opts.Digest = job.Digest // the job's, in every pipeline and digest pass (a shard's opts carry only its budget)
 	return &engine{store: store, src: src, job: job, stage: stage, part: part, opts: opts, log: log,
 		files: map[string]*os.File{}, dirty: map[*os.File]bool{}, sums: map[int]string{}, synced: map[string]bool{}}
 }
