@@ -15,7 +15,8 @@
 #   h5        the same series as openPMD-HDF5 (openPMD-api's chunking), written by openpmd-pipe
 # Commands: cp -r --reflink=never + sync (the floor), adios2_reorganize BP -> BP4 + sync,
 #   openpmd-pipe BP -> HDF5 + sync, h5repack -l CONTI + sync (each file), relayout run default
-#   (verifies), --no-verify, --layout chunked --chunks 4x4x4, --layout auto. The peers get a sync
+#   (verifies), --no-verify, both again with --digest xxh64, --layout chunked --chunks 4x4x4,
+#   --layout auto. The peers get a sync
 #   after them because relayout syncs its output before it returns.
 #
 #   BENCH_N (mesh edge, default 384), BENCH_B (block edge, default 8: 110,592 blocks per
@@ -108,7 +109,9 @@ for k in "${INPUTS[@]}"; do
     openpmd) CMDS+=("$k:openpmd-pipe+sync|pipe") ;;
     h5) CMDS+=("$k:h5repack+sync|repack") ;;
   esac
-  CMDS+=("$k:relayout|$RL $DIR/$k -o $DIR/out" "$k:relayout --no-verify|$RL $DIR/$k -o $DIR/out --no-verify")
+  CMDS+=("$k:relayout|$RL $DIR/$k -o $DIR/out" "$k:relayout --no-verify|$RL $DIR/$k -o $DIR/out --no-verify"
+    "$k:relayout --digest xxh64|$RL $DIR/$k -o $DIR/out --digest xxh64"
+    "$k:relayout --no-verify --digest xxh64|$RL $DIR/$k -o $DIR/out --no-verify --digest xxh64")
   if [ "$k" != h5 ]; then
     CMDS+=("$k:relayout --layout chunked --chunks 4x4x4|$RL $DIR/$k -o $DIR/out --layout chunked --chunks 4x4x4"
       "$k:relayout --layout auto|$RL $DIR/$k -o $DIR/out --layout auto")
@@ -166,6 +169,16 @@ for k in "${INPUTS[@]}"; do
   case $k in bp4|bp5) peer="$k:adios2_reorganize+sync" ;; openpmd) peer="$k:openpmd-pipe+sync" ;; h5) peer="$k:h5repack+sync" ;; esac
   d=$(med "$k:relayout"); nv=$(med "$k:relayout --no-verify"); f=$(med "$k:cp+sync"); p=$(med "$peer")
   say "| $k (vs ${peer#*:}) | $(div "$d" "$f") | $(div "$nv" "$f") | $(div "$p" "$d") | $(div "$p" "$nv") | $(div "$(rss "$k:relayout")" "$(rss "$peer")") |"
+done
+say ""
+say "The same with --digest xxh64 (XXH64 instead of sha256 per dataset in the manifest):"
+say ""
+say "| input | default ÷ cp+sync (≤ 1.3) | --no-verify ÷ cp+sync (≤ 1.1) | peer ÷ default (≥ 2) | peer ÷ --no-verify (≥ 2.5) |"
+say "|---|---|---|---|---|"
+for k in "${INPUTS[@]}"; do
+  case $k in bp4|bp5) peer="$k:adios2_reorganize+sync" ;; openpmd) peer="$k:openpmd-pipe+sync" ;; h5) peer="$k:h5repack+sync" ;; esac
+  d=$(med "$k:relayout --digest xxh64"); nv=$(med "$k:relayout --no-verify --digest xxh64"); f=$(med "$k:cp+sync"); p=$(med "$peer")
+  say "| $k (vs ${peer#*:}) | $(div "$d" "$f") | $(div "$nv" "$f") | $(div "$p" "$d") | $(div "$p" "$nv") |"
 done
 say ""
 say "Bytes read against bytes stored (one relayout run --no-verify per input, its manifest's io; target ≤ 1.05),"
