@@ -476,13 +476,9 @@ func readNeed(reads []*catalog.Block, dt catalog.DType, limit int64, batch bool)
 // of its arrays' block reads, bandReserve), and at most an eighth of the budget: a band
 // buffer is resident while the reads charged beside it often are not
 // (with a quarter, peak RSS of --chunks 4x4x4 on issue 19's BP4 input rose
-// by 70 MB to 1,076 MiB for --max-mem 1GiB), and at most maxItemBytes,
-// whatever the budget: the arrays left without a band read their digest
-// back from the written file (from the page cache), in the same CPU time
-// on issue 19's BP4 input at --max-mem 1GiB --no-verify and 20 MB less
-// peak RSS (the encoded fine/Ez, set up first, keeps its band).
+// by 70 MB to 1,076 MiB for --max-mem 1GiB).
 func (o Options) bandAllowance() int64 {
-	return max(0, min(o.maxMem()/8, maxItemBytes, o.maxMem()-o.itemLimit()-2*int64(o.jobs())*o.readLimit()))
+	return max(0, min(o.maxMem()/8, o.maxMem()-o.itemLimit()-2*int64(o.jobs())*o.readLimit()))
 }
 
 // bandReserve is what the reads of a's blocks may hold beyond the

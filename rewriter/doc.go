@@ -164,8 +164,10 @@
 // (planner.AlignedSlabs); where a band of block rows exceeds 16 MiB (or
 // what a unit may hold), contiguous output is written in cache-sized
 // (8 MiB) block-aligned tiles (planner.AlignedTiles) and the digest is
-// gathered from the tiles band by band in a buffer charged to the budget
-// (banddigest.go; read back from the file where bands do not fit). Units whose blocks interleave in the
+// read back from the written file (the page cache) band by band through a
+// 1 MiB buffer (readbackBytes); units of encoded chunks or cuboids that
+// are not row-major runs have theirs gathered band by band in a buffer
+// charged to the budget (banddigest.go). Units whose blocks interleave in the
 // input file are joined (interleave.go).
 //
 // Every input byte is read once also where datasets interleave: the
