@@ -96,7 +96,6 @@ func checkIncomplete(path string, info catalog.DatasetInfo, strict bool) error {
 // then not needed.
 func VerifyOutput(ctx context.Context, in *catalog.Store, inSrc catalog.Source, outDir string, m *catalog.Manifest,
 	w io.Writer, maxMem int64, jobs int, mon *rewriter.Monitor, fill bool) (bool, error) {
-	limitGoMemory(maxMem)
 	opts := verify.Options{MaxMem: maxMem, Jobs: jobs, Log: w, FillDigests: fill && m != nil}
 	if mon != nil {
 		opts.Progress = func(p verify.Progress) { mon.Track(p.Done, p.Total, p.Variable) }

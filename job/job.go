@@ -83,7 +83,6 @@ func (e Env) display() Display {
 // (rewriter.PrepareOptions.InMemory: the pipeline takes the digests, the
 // manifest gets the run's I/O profile) and starts again when rerun.
 func Run(ctx context.Context, out string, spec Spec, env Env) error {
-	limitGoMemory(env.MaxMem)
 	journaled := spec.Shards > 0
 	var need int64
 	err := runJob(ctx, out, spec, env, &need)
@@ -449,7 +448,6 @@ type Shard struct {
 // under OUT's shared lock and the shard's own (two processes never run the
 // same shard), skipping the units its journal has finished.
 func RewriteShard(ctx context.Context, out string, shard Shard, env Env) error {
-	limitGoMemory(env.MaxMem)
 	err := rewriteVerb(ctx, out, shard, env)
 	return WithDiskHint(err, out, 0, "rerun the same command (the shard's journal keeps its finished units)")
 }
@@ -522,7 +520,6 @@ func rewriteShard(ctx context.Context, out string, job *rewriter.Job, shard int,
 // unit (and with Env.Verify every element), writes the manifest and moves
 // the files to their final names, journaled. A committed OUT is done.
 func Commit(ctx context.Context, out string, env Env) error {
-	limitGoMemory(env.MaxMem)
 	err := commitVerb(ctx, out, env)
 	return WithDiskHint(err, out, 0, "rerun relayout commit")
 }
