@@ -10,8 +10,8 @@ import (
 //
 // A dataset's digest (sha256 or xxh64: Job.Digest) is that of its logical
 // array in row-major order, taken in the pipeline from each unit as it is
-// written when the units are row-major runs of the array. Tiles (planner.AlignedTiles) and boxes of
-// chunks split below a chunk row (units) are not, but they come band by
+// written when the units are row-major runs of the array. Boxes of chunks
+// split below a chunk row (units) and cuboids' pieces are not, but they come band by
 // band: consecutive units spanning the same rows of dimension 0 that
 // together hold the band's every other index, the bands in row order.
 //
@@ -20,11 +20,13 @@ import (
 //
 // The hasher copies each unit into one band buffer at its place and hashes
 // the band once its last unit is in. That costs a copy of the array's
-// bytes from memory, where reading the written file back cost a pread of
-// them from the page cache (tiles) or a second pass over the input that
-// read, decoded and assembled it again (chunk boxes); the buffer, the
-// largest band, is charged to the memory budget for the pipeline's length
-// (engine.bandLeft bounds what a pipeline's bands may hold).
+// bytes from memory, where their digest would otherwise need a second pass
+// over the input that read, decoded and assembled them again; the buffer,
+// the largest band, is charged to the memory budget for the pipeline's
+// length (engine.bandLeft bounds what a pipeline's bands may hold).
+// Contiguous tiles (planner.AlignedTiles) are read back from the written
+// file instead (readbackBytes): a pread from the page cache costs what the
+// copy does, and a band of 448^3 float64 is 51 MB.
 type bandDigest struct {
 	size  int
 	bands []catalog.Box // in row order

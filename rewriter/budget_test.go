@@ -321,3 +321,58 @@ func testRunTiles(t *testing.T, dt catalog.DType, order catalog.Order) {
 		}
 	}
 }
+
+// TestKeptBuffersDroppedAsNeeded: when the budget is full of kept buffers
+// of other sizes, a request drops only as many of them (the largest first)
+// as it needs, and the others stay kept for reuse (dropping them all made
+// a 256MiB run map 1.6 GB of buffers for 1.5 GB of input).
+func TestKeptBuffersDroppedAsNeeded(t *testing.T) {
+	ctx := context.Background()
+	const k = 1 << 10
+	m := newMemBudget(100 * k)
+	defer m.close()
+	keep := func(sizes ...int64) {
+		for _, n := range sizes {
+			b, err := m.acquireBuf(ctx, n, 0)
+			if err != nil || b != nil {
+				t.Fatalf("acquireBuf(%d): %v, kept %v", n, err, b != nil)
+			}
+			if b, err = newBuf(n); err != nil {
+				t.Fatal(err)
+			}
+			m.keepBuf(b)
+		}
+	}
+	kept := func() (n int, bytes int64) {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		for _, b := range m.kept {
+			n, bytes = n+1, bytes+int64(cap(b))
+		}
+		return n, bytes
+	}
+	keep(20*k, 30*k, 16*k, 24*k) // 90 KiB kept, no two of a size
+	b, err := m.acquireBuf(ctx, 40*k, 0)
+	if err != nil || b != nil {
+		t.Fatalf("acquireBuf(40 KiB): %v, a kept buffer %v", err, b != nil)
+	}
+	if n, bytes := kept(); n != 3 || bytes != 60*k {
+		t.Errorf("after a 40 KiB buffer: %d kept buffers of %d bytes, want 3 of %d (the 30 KiB one dropped)", n, bytes, 60*k)
+	}
+	m.release(40 * k)
+	if err := m.acquire(ctx, 70*k); err != nil {
+		t.Fatal(err)
+	}
+	if n, bytes := kept(); n != 1 || bytes != 16*k {
+		t.Errorf("after 70 KiB: %d kept buffers of %d bytes, want 1 of %d (the 24 and 20 KiB ones dropped)", n, bytes, 16*k)
+	}
+	// A kept buffer of the size asked for is taken, not dropped.
+	if b, err = m.acquireBuf(ctx, 16*k, 10*k); err != nil || cap(b) != 16*k {
+		t.Fatalf("acquireBuf(16 KiB): %v, cap %d", err, cap(b))
+	}
+	m.drop(b)
+	m.release(80 * k)
+	if used := m.sem.Used(); used != 0 {
+		t.Errorf("%d bytes still charged", used)
+	}
+}

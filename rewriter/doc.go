@@ -165,8 +165,10 @@
 // (planner.AlignedSlabs); where a band of block rows exceeds 16 MiB (or
 // what a unit may hold), contiguous output is written in cache-sized
 // (8 MiB) block-aligned tiles (planner.AlignedTiles) and the digest is
-// gathered from the tiles band by band in a buffer charged to the budget
-// (banddigest.go; read back from the file where bands do not fit). Units whose blocks interleave in the
+// read back from the written file (the page cache) band by band through a
+// 1 MiB buffer (readbackBytes); units of encoded chunks or cuboids that
+// are not row-major runs have theirs gathered band by band in a buffer
+// charged to the budget (banddigest.go). Units whose blocks interleave in the
 // input file are joined (interleave.go).
 //
 // Every input byte is read once also where datasets interleave: the
@@ -179,7 +181,7 @@
 // between block edges), and items are whole bands of every dataset
 // (jointItems, jointRegions): k bands, the fewest whose predicted reads
 // average at least 256 KiB a request (minItemRead), within a quarter of
-// the budget (itemLimit). An item is admitted,
+// the budget and 64 MiB (itemLimit). An item is admitted,
 // assembled and released as one: one pass over the union of its units'
 // blocks in file order (catalog.MixedBatchSource: runs coalesced across
 // the datasets, each block decoded with its own element type and copied

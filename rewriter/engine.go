@@ -369,7 +369,9 @@ func (e *engine) setupPass(ctx context.Context, di int, us []*Unit, whole bool) 
 		e.bandLeft, e.bandReserved = max(0, e.bandLeft-(r-e.bandReserved)), r
 	}
 	var bands *bandDigest // the digest gathered band by band (banddigest.go)
-	if digest && !rowMajor {
+	// Contiguous tiles are read back from the file instead (readbackBytes):
+	// the same CPU time as a band's copy, without the band's memory.
+	if digest && !rowMajor && kind != KindContiguous {
 		if bd := newBandDigest(a.Shape, a.DType.Size, boxes); bd != nil && bd.bytes <= e.bandLeft {
 			bands, e.bandLeft = bd, e.bandLeft-bd.bytes
 		}
@@ -409,7 +411,7 @@ func (e *engine) setupPass(ctx context.Context, di int, us []*Unit, whole bool) 
 			return nil, err
 		}
 		if digest && !inPipeline {
-			if back, err = startReadbackHash(ctx, f, env.mem, e.opts.readLimit(), e.opts.Digest, readBytes(f)); err != nil {
+			if back, err = startReadbackHash(ctx, f, env.mem, min(e.opts.readLimit(), readbackBytes), e.opts.Digest, readBytes(f)); err != nil {
 				return nil, arrayErr(k, err)
 			}
 			ps.cleanup = append(ps.cleanup, back.abort)

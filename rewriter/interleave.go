@@ -268,13 +268,24 @@ func (g jointGrain) units(a *catalog.Array, limit int64, opts Options) []catalog
 	return out
 }
 
-// itemLimit caps the buffers of an item: a quarter of the budget (or the
-// slab target, if more), so that the pipeline's items (pipelineDepth) and
-// their reads fit the budget together. jointItems takes items smaller than
-// that where their reads are long enough (minItemRead). Items are not the
-// journal's granularity (units are), so a sharded job's unit size does not
-// cap them.
-func (o Options) itemLimit() int64 { return max(o.budget(), o.maxMem()/4) }
+// itemLimit caps the buffers of an item: a quarter of the budget, at most
+// maxItemBytes (or the slab target, if more), so that the pipeline's items
+// (pipelineDepth) and their reads fit the budget together. jointItems takes
+// items smaller than that where their reads are long enough (minItemRead).
+// Items are not the journal's granularity (units are), so a sharded job's
+// unit size does not cap them.
+func (o Options) itemLimit() int64 { return max(o.budget(), min(o.maxMem()/4, maxItemBytes)) }
+
+// maxItemBytes caps an item whatever the budget: larger items only
+// lengthen read requests already past minItemRead, and hold more memory.
+// Measured on issue 19's BP4 input (4 variables of 448^3 in 32^3 blocks,
+// one 32-row band of the four is 205 MB, cut by position) at --max-mem
+// 1GiB, --no-verify: items of a quarter of the budget peaked at 672 MB RSS
+// (1,659 reads of 944 KiB), of 64 MiB at 362-380 MB (3,411 reads of 459
+// KiB) in the same CPU time; 32 MiB ones cut bp_gen.py's BP4 256^3 in 8^3
+// blocks (a band of 32 rows is ~50 MB) below its bands: 7,237 reads of 42
+// KiB instead of 1,024 of 293 KiB.
+const maxItemBytes = 64 << 20
 
 // minItemRead is the mean read request an item is grown to reach: on the
 // planner's built-in cost model (50 us a request, 1 GiB/s) the requests'

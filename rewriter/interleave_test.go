@@ -586,3 +586,56 @@ func TestJointIndexForeign(t *testing.T) {
 		}
 	}
 }
+
+// TestItemLimitFlat: items stop growing at maxItemBytes whatever the
+// budget. Two interleaved arrays of 512x256x256 (float64 and float32, in
+// 32x8x8 blocks in a shuffled order, so that no item's reads reach
+// minItemRead and items grow to the limit): a quarter of the budget held
+// items of 192 MiB at 1 GiB, the whole 384 MiB at 8 GiB; now every budget
+// from 256 MiB to 8 GiB cuts the same items of at most 64 MiB.
+func TestItemLimitFlat(t *testing.T) {
+	const n0, n, b0, b = 512, 256, 32, 8
+	f8 := &catalog.Array{Var: "v", DType: catalog.DType{Kind: catalog.Float, Size: 8}, Shape: []int64{n0, n, n}}
+	f4 := &catalog.Array{Var: "w", DType: catalog.DType{Kind: catalog.Float, Size: 4}, Shape: []int64{n0, n, n}}
+	const l8, l4 = b0 * b * b * 8, b0 * b * b * 4
+	nb := (n0 / b0) * (n / b) * (n / b)
+	perm := rand.New(rand.NewPCG(5, 6)).Perm(nb)
+	i := 0
+	for x := int64(0); x < n0; x += b0 {
+		for y := int64(0); y < n; y += b {
+			for z := int64(0); z < n; z += b {
+				box := catalog.Box{Lower: []int64{x, y, z}, Count: []int64{b0, b, b}}
+				off := int64(perm[i]) * (l8 + l4)
+				f8.Blocks = append(f8.Blocks, catalog.Block{Box: box, File: "data.0", Offset: off, Length: l8})
+				f4.Blocks = append(f4.Blocks, catalog.Block{Box: box, File: "data.0", Offset: off + l8, Length: l4})
+				i++
+			}
+		}
+	}
+	var prev [][]jointRef
+	for _, mem := range []int64{256 << 20, 1 << 30, 8 << 30} {
+		opts := Options{MaxMem: mem, Jobs: 2}
+		parts := []*jointPart{{a: f8, slabs: rowBands(0, n0, b0, n)}, {a: f4, slabs: rowBands(0, n0, b0, n)}}
+		for _, p := range parts {
+			p.reads = newSlabReads(nil, p.a, p.slabs)
+		}
+		items, _ := jointItems(parts, opts.itemLimit(), opts.readLimit(), minItemRead)
+		var most int64
+		for _, it := range items {
+			var bytes int64
+			for _, r := range it {
+				p := parts[r.part]
+				bytes += p.slabs[r.slab].Elements() * int64(p.a.DType.Size)
+			}
+			most = max(most, bytes)
+		}
+		t.Logf("--max-mem %d MiB: %d items, the largest %d MiB", mem>>20, len(items), most>>20)
+		if most > maxItemBytes || most < maxItemBytes/2 {
+			t.Errorf("--max-mem %d MiB: largest item %d bytes, want (%d, %d]", mem>>20, most, maxItemBytes/2, maxItemBytes)
+		}
+		if prev != nil && !slices.EqualFunc(items, prev, slices.Equal) {
+			t.Errorf("--max-mem %d MiB: other items than at 256 MiB", mem>>20)
+		}
+		prev = items
+	}
+}
