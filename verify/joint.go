@@ -204,6 +204,9 @@ func lcm(a, b int64) int64 { return a / gcd(a, b) * b }
 // within share bytes; done receives each member's outcome once (nil, a
 // difference, or an error). An error stops them all.
 func (r *run) jointData(ctx context.Context, ms []*member, share int64, done func(*member, error)) error {
+	if len(ms) > 1 {
+		r.stats.joint.Add(int64(len(ms)))
+	}
 	perBand, cacheBytes := r.jointRows(ms, share)
 	capacity := share
 	for i, m := range ms {
