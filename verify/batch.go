@@ -71,12 +71,10 @@ func (r *run) batches(ctx context.Context, eg *errgroup.Group, g *group, band ca
 // part reads the blocks of part, segment by segment (see split), and
 // compares each with its member's band, or places it in its stage.
 func (r *run) part(ctx context.Context, g *group, band catalog.Box, part []batched, stages []*staging, mem *membudget.Budget) error {
-	select {
-	case r.workers <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
+	if err := r.work(ctx); err != nil {
+		return err
 	}
-	defer func() { <-r.workers }()
+	defer r.rest()
 	// The budget: the largest coalesced read and the largest decoded block
 	// of a codec (raw blocks are slices of the read).
 	var raw, decoded int64

@@ -342,12 +342,10 @@ func (r *run) jointBand(ctx context.Context, g *group, bi int, mem *membudget.Bu
 		for _, i := range rest {
 			eg.Go(func() error {
 				// --jobs bounds the blocks in work over every array in flight.
-				select {
-				case r.workers <- struct{}{}:
-				case <-gctx.Done():
-					return gctx.Err()
+				if err := r.work(gctx); err != nil {
+					return err
 				}
-				defer func() { <-r.workers }()
+				defer r.rest()
 				mm, err := r.block(gctx, m, i, band, mem)
 				if err != nil {
 					return g.inputErr(mi, err)

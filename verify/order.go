@@ -404,12 +404,10 @@ func (r *run) compareStage(ctx context.Context, st *staging, out []byte, keep fu
 		from, to := lo, hi
 		lo = hi
 		g.Go(func() error {
-			select {
-			case r.workers <- struct{}{}:
-			case <-gctx.Done():
-				return gctx.Err()
+			if err := r.work(gctx); err != nil {
+				return err
 			}
-			defer func() { <-r.workers }()
+			defer r.rest()
 			t0 := time.Now()
 			sp.compare(st.buf, out, from, to, make([]int64, len(sp.band.Lower)), keep)
 			r.stats.compareNs.Add(int64(time.Since(t0)))

@@ -181,6 +181,19 @@ type run struct {
 	stages stagePool
 }
 
+// work takes one of the Jobs tokens (blocks fetched and compared at once
+// over every array in flight); rest gives it back.
+func (r *run) work(ctx context.Context) error {
+	select {
+	case r.workers <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (r *run) rest() { <-r.workers }
+
 // setDigest records the digest of array k, verified whole.
 func (r *run) setDigest(k catalog.Key, sum []byte) {
 	r.mu.Lock()
