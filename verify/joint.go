@@ -315,7 +315,13 @@ func (r *run) jointBand(ctx context.Context, g *group, bi int, mem *membudget.Bu
 			st.drop(mem)
 		}
 	}()
-	var batch []batched
+	n := 0
+	for _, m := range g.members {
+		if !m.over {
+			n += len(m.byBand[bi])
+		}
+	}
+	batch := make([]batched, 0, n)
 	var band catalog.Box
 	for mi, m := range g.members {
 		if m.over {
@@ -323,7 +329,7 @@ func (r *run) jointBand(ctx context.Context, g *group, bi int, mem *membudget.Bu
 		}
 		band = m.bandOf(bi)
 		var rest []int
-		var own []batched
+		lo := len(batch) // the member's entries: batch[lo:] until sorted
 		for _, i := range m.byBand[bi] {
 			c := r.cut(m.a, i, band, m.span[i])
 			switch {
@@ -331,14 +337,13 @@ func (r *run) jointBand(ctx context.Context, g *group, bi int, mem *membudget.Bu
 			case c.cache || g.batch == nil:
 				rest = append(rest, i)
 			default:
-				own = append(own, batched{b: c.b, region: c.region, p: newPlacement(c.b, m.a.DType), m: mi, k: len(own)})
+				batch = append(batch, batched{b: c.b, region: c.region, p: newPlacement(c.b, m.a.DType), m: mi, k: len(batch) - lo})
 			}
 		}
 		var err error
-		if stages[mi], err = r.newStaging(ctx, own, band, m.a.DType, mem); err != nil {
+		if stages[mi], err = r.newStaging(ctx, batch[lo:], band, m.a.DType, mem); err != nil {
 			return err
 		}
-		batch = append(batch, own...)
 		for _, i := range rest {
 			eg.Go(func() error {
 				// --jobs bounds the blocks in work over every array in flight.
