@@ -87,9 +87,13 @@ type member struct {
 	sr         *h5.SlabReader
 	cache      *blockCache
 
-	// The band pipeline (start): three band buffers circulate, one read
+	// The band pipeline (start): nbuf band buffers circulate, one read
 	// ahead from the output (HDF5, one goroutine), one compared, one
-	// hashed (in order, one goroutine).
+	// hashed (in order, one goroutine). Members of a joint group have two:
+	// the next band is read once the last is hashed, while the group's
+	// other members keep the cores and the library busy (and their bands
+	// are larger: three cost bp4's group of four 60 MB of RSS).
+	nbuf       int
 	bufs       chan []byte
 	readq      chan readBand
 	hashq      chan []byte
@@ -141,7 +145,7 @@ func (r *run) openMember(a *catalog.Array, ref outRef, f *h5.File) (*member, err
 		return nil, difff("%s: fill value in=%s out=%s", where(k), formatElem(fill, dt), formatElem(recorded, dt))
 	}
 	m := &member{a: a, ref: ref, k: k, dt: dt, size: int64(dt.Size), rank: len(a.Shape), f: f, info: info, recorded: recorded,
-		h: sha256.New(), rows: 1, rowBytes: int64(dt.Size)}
+		h: sha256.New(), rows: 1, rowBytes: int64(dt.Size), nbuf: 3}
 	if a.Elements() == 0 {
 		return nil, r.digest(k, ref, m.h)
 	}
@@ -175,10 +179,10 @@ func (m *member) chunkRows() (c0, chunkRow int64) {
 	return c0, chunkRow
 }
 
-// bandMem is what m's bands of perBand rows hold: three band buffers and
+// bandMem is what m's bands of perBand rows hold: its band buffers and
 // the band's coverage bitmap.
 func (m *member) bandMem(perBand int64) int64 {
-	return 3*perBand*m.rowBytes + perBand*m.rowBytes/m.size/8
+	return int64(m.nbuf)*perBand*m.rowBytes + perBand*m.rowBytes/m.size/8
 }
 
 // bandOf is band i of m: perBand rows along dimension 0.
@@ -231,9 +235,9 @@ func (r *run) start(ctx context.Context, m *member, perBand, cacheBytes int64) e
 	r.stats.arrays.Add(1)
 	m.cache = &blockCache{entries: map[int]*cached{}}
 
-	m.bufs = make(chan []byte, 3)
-	spare := r.takeSpare(3)
-	for i := range 3 {
+	m.bufs = make(chan []byte, m.nbuf)
+	spare := r.takeSpare(m.nbuf)
+	for i := range m.nbuf {
 		var b []byte
 		if i < len(spare) {
 			b = spare[i]

@@ -55,8 +55,10 @@
 //
 // Memory: one budget (Options.MaxMem) is shared by the arrays in flight
 // (see Concurrency), each (each member of a joint group, whose bands may
-// grow to a quarter of the group's shares) getting an equal share for its two output band
-// buffers (one compared, one hashed) and the one read ahead, the band's
+// grow to a quarter of the group's shares) getting an equal share for its
+// two output band buffers (one compared, one hashed) and the one read
+// ahead (a joint group's members: two, the next band read once the last
+// is hashed), the band's
 // coverage bitmap, the chunk cache of chunked outputs and the input blocks
 // alive at once (and a band's stage of small blocks, order.go);
 // raw row-major blocks are read only for the rows of the band, other

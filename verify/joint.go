@@ -120,7 +120,7 @@ func (r *run) jointRows(ms []*member, share int64) (perBand int64, cacheBytes []
 // no block then spans two bands) and of their chunk rows (chunks), and
 // doubles it while the group's reads would average less than minRead and
 // its bands of perBand rows (output buffers and stages) hold at most limit
-// bytes. Bands smaller than the grain are cut to a divisor of it.
+// bytes. Bands smaller than the grain grow to the next divisor of it.
 func grow(ms []*member, perBand, chunks, limit int64) int64 {
 	var grain int64
 	var all []*catalog.Block
@@ -147,12 +147,12 @@ func grow(ms []*member, perBand, chunks, limit int64) int64 {
 	if perBand >= grain {
 		perBand = perBand / grain * grain
 	} else {
-		// Bands inside a row of blocks: the largest divisor of the grain
-		// that fits, so that each block is cut into whole pieces (a piece
-		// a read: blocks cut by rows are read apart).
-		d := grain
-		for d > 1 && (grain%d != 0 || mem(d) > limit) {
-			d--
+		// Bands inside a row of blocks: the next divisor of the grain, so
+		// that each block is cut into whole pieces (a read each: blocks
+		// cut by rows are read apart), fewer of them.
+		d := perBand
+		for grain%d != 0 {
+			d++
 		}
 		if mem(d) > limit {
 			return perBand
@@ -206,6 +206,9 @@ func lcm(a, b int64) int64 { return a / gcd(a, b) * b }
 func (r *run) jointData(ctx context.Context, ms []*member, share int64, done func(*member, error)) error {
 	if len(ms) > 1 {
 		r.stats.joint.Add(int64(len(ms)))
+		for _, m := range ms {
+			m.nbuf = 2
+		}
 	}
 	perBand, cacheBytes := r.jointRows(ms, share)
 	capacity := share
