@@ -144,8 +144,9 @@ func (r *run) part(ctx context.Context, g *group, band catalog.Box, part []batch
 	return nil
 }
 
-// extent is the bytes [start, end) of a block in its file.
-type extent struct{ start, end int64 }
+// extent is the bytes [start, end) of a block in its file, and the first
+// index of its box along dimension 0.
+type extent struct{ start, end, row int64 }
 
 // split reports whether a segment ends between x and y (neighbours in
 // file order): another file, the element type changes for a source that

@@ -79,7 +79,8 @@ func (g *group) inputErr(i int, err error) error {
 // several, rounded to the blocks' common row grain and doubled while
 // their reads average less than minRead and the bands stay within a
 // quarter of the share.
-func (r *run) jointRows(ms []*member, share int64) (perBand int64, cacheBytes []int64) {
+func (r *run) jointRows(g *group, share int64) (perBand int64, cacheBytes []int64) {
+	ms := g.members
 	n := int64(len(ms))
 	var rowBytes int64
 	small := false
@@ -104,7 +105,7 @@ func (r *run) jointRows(ms []*member, share int64) (perBand int64, cacheBytes []
 		perBand = perBand / chunks * chunks // whole chunk rows: each chunk decoded once
 	}
 	if n > 1 {
-		perBand = grow(ms, perBand, chunks, share/4)
+		perBand = g.grow(perBand, chunks, share/4)
 	}
 	cacheBytes = make([]int64, len(ms))
 	for i, m := range ms {
@@ -121,19 +122,17 @@ func (r *run) jointRows(ms []*member, share int64) (perBand int64, cacheBytes []
 // doubles it while the group's reads would average less than minRead and
 // its bands of perBand rows (output buffers and stages) hold at most limit
 // bytes. Bands smaller than the grain grow to the next divisor of it.
-func grow(ms []*member, perBand, chunks, limit int64) int64 {
+func (g *group) grow(perBand, chunks, limit int64) int64 {
+	ms := g.members
 	var grain int64
-	var all []*catalog.Block
 	for _, m := range ms {
 		for i := range m.a.Blocks {
-			b := &m.a.Blocks[i]
-			if b.Box.Elements() > 0 {
+			if b := &m.a.Blocks[i]; b.Box.Elements() > 0 {
 				grain = gcd(gcd(grain, b.Box.Lower[0]), b.Box.Count[0])
-				all = append(all, b)
 			}
 		}
 	}
-	if grain <= 0 || len(all) == 0 || grain > ms[0].rows {
+	if grain <= 0 || grain > ms[0].rows {
 		return perBand
 	}
 	grain = lcm(grain, chunks)
@@ -161,32 +160,31 @@ func grow(ms []*member, perBand, chunks, limit int64) int64 {
 			return perBand
 		}
 	}
-	slices.SortFunc(all, func(x, y *catalog.Block) int {
-		return cmp.Or(cmp.Compare(x.File, y.File), cmp.Compare(x.Offset, y.Offset))
-	})
 	rows := ms[0].rows
-	for perBand < rows && mem(2*perBand) <= limit && meanRead(all, perBand) < minRead {
+	for perBand < rows && mem(2*perBand) <= limit && g.meanRead(perBand) < minRead {
 		perBand *= 2
 	}
 	return perBand
 }
 
-// meanRead is the mean read of blocks (sorted by file and offset, none
-// spanning two bands of perBand rows) read band by band: a read ends where
-// the next block in the file is of another band (split), more than
+// meanRead is the mean read of the group's blocks (none spanning two
+// bands of perBand rows) read band by band: a read ends where the next
+// block in the file is of another band (split), more than
 // catalog.CoalesceGap away, or batchRead on.
-func meanRead(blocks []*catalog.Block, perBand int64) int64 {
-	var bytes, calls, start, end int64
-	prev := -1
-	var file string
-	for _, b := range blocks {
-		band := int(b.Box.Lower[0] / perBand)
-		if band != prev || b.File != file || b.Offset-end > catalog.CoalesceGap || b.Offset+b.Length-start > batchRead {
-			calls++
-			start = b.Offset
+func (g *group) meanRead(perBand int64) int64 {
+	var bytes, calls int64
+	for _, ext := range g.extents {
+		var start, end int64
+		prev := int64(-1)
+		for _, e := range ext {
+			band := e.row / perBand
+			if band != prev || e.start-end > catalog.CoalesceGap || e.end-start > batchRead {
+				calls++
+				start = e.start
+			}
+			bytes += e.end - e.start
+			prev, end = band, e.end
 		}
-		bytes += b.Length
-		prev, file, end = band, b.File, b.Offset+b.Length
 	}
 	return bytes / max(calls, 1)
 }
@@ -210,11 +208,6 @@ func (r *run) jointData(ctx context.Context, ms []*member, share int64, done fun
 			m.nbuf = 2
 		}
 	}
-	perBand, cacheBytes := r.jointRows(ms, share)
-	capacity := share
-	for i, m := range ms {
-		capacity -= m.bandMem(perBand) + cacheBytes[i]
-	}
 	g := &group{members: ms, extents: map[string][]extent{}}
 	g.batch, _ = r.src.(catalog.BatchSource)
 	g.mixed, _ = r.src.(catalog.MixedBatchSource)
@@ -224,13 +217,22 @@ func (r *run) jointData(ctx context.Context, ms []*member, share int64, done fun
 	for _, m := range ms {
 		for i := range m.a.Blocks {
 			if b := &m.a.Blocks[i]; b.Inline == nil && b.Length > 0 {
-				g.extents[b.File] = append(g.extents[b.File], extent{b.Offset, b.Offset + b.Length})
+				e := extent{start: b.Offset, end: b.Offset + b.Length}
+				if m.rank > 0 {
+					e.row = b.Box.Lower[0]
+				}
+				g.extents[b.File] = append(g.extents[b.File], e)
 			}
 		}
 	}
 	for f, ext := range g.extents {
 		slices.SortFunc(ext, func(x, y extent) int { return cmp.Compare(x.start, y.start) })
 		g.extents[f] = ext
+	}
+	perBand, cacheBytes := r.jointRows(g, share)
+	capacity := share
+	for i, m := range ms {
+		capacity -= m.bandMem(perBand) + cacheBytes[i]
 	}
 	mem := membudget.Overcommit(capacity)
 	defer func() { peak(&r.stats.peakMem, mem.Peak()) }()
@@ -325,6 +327,7 @@ func (r *run) jointBand(ctx context.Context, g *group, bi int, mem *membudget.Bu
 		}
 	}
 	batch := make([]batched, 0, n)
+	var starts []int // where each member's entries start in batch
 	var band catalog.Box
 	for mi, m := range g.members {
 		if m.over {
@@ -332,7 +335,8 @@ func (r *run) jointBand(ctx context.Context, g *group, bi int, mem *membudget.Bu
 		}
 		band = m.bandOf(bi)
 		var rest []int
-		lo := len(batch) // the member's entries: batch[lo:] until sorted
+		lo := len(batch) // the member's entries: batch[lo:] until merged
+		starts = append(starts, lo)
 		for _, i := range m.byBand[bi] {
 			c := r.cut(m.a, i, band, m.span[i])
 			switch {
@@ -366,10 +370,7 @@ func (r *run) jointBand(ctx context.Context, g *group, bi int, mem *membudget.Bu
 		}
 	}
 	// One pass over the band's blocks of every member, in file order.
-	slices.SortStableFunc(batch, func(x, y batched) int {
-		return cmp.Or(cmp.Compare(x.b.File, y.b.File), cmp.Compare(x.b.Offset, y.b.Offset))
-	})
-	r.batches(gctx, eg, g, band, batch, stages, mem)
+	r.batches(gctx, eg, g, band, mergeRuns(batch, starts), stages, mem)
 	if err := eg.Wait(); err != nil {
 		return err
 	}
@@ -383,4 +384,43 @@ func (r *run) jointBand(ctx context.Context, g *group, bi int, mem *membudget.Bu
 		}
 	}
 	return nil
+}
+
+// mergeRuns merges the runs of batch starting at starts, each in file
+// order (its member's blocks), into one list in file order; a block of an
+// earlier run goes first on a tie. (A merge, not a sort: a band holds tens
+// of thousands of entries of a few members.)
+func mergeRuns(batch []batched, starts []int) []batched {
+	if len(starts) < 2 {
+		return batch
+	}
+	heads := slices.Clone(starts)
+	end := func(i int) int {
+		if i+1 < len(starts) {
+			return starts[i+1]
+		}
+		return len(batch)
+	}
+	out := make([]batched, 0, len(batch))
+	for {
+		best := -1
+		for i, h := range heads {
+			if h == end(i) {
+				continue
+			}
+			if best < 0 || fileOrder(batch[h].b, batch[heads[best]].b) < 0 {
+				best = i
+			}
+		}
+		if best < 0 {
+			return out
+		}
+		out = append(out, batch[heads[best]])
+		heads[best]++
+	}
+}
+
+// fileOrder orders blocks by file, then offset.
+func fileOrder(x, y *catalog.Block) int {
+	return cmp.Or(cmp.Compare(x.File, y.File), cmp.Compare(x.Offset, y.Offset))
 }
