@@ -23,9 +23,9 @@ import (
 //	      stage or placement.compare
 //
 // A part is read in segments cut where the bytes between two of its
-// blocks hold another band's (the group's blocks, or the rows of a block
-// the band leaves out): coalescing through them would read those bytes
-// again with their own band. Blocks spanning several bands that cannot be
+// blocks hold more than a few KiB of another band's (the group's blocks,
+// or the rows of a block the band leaves out): coalescing through them
+// would read those bytes again with their own band. Blocks spanning several bands that cannot be
 // cut by rows keep the per-block path (the block cache).
 
 // batchRead caps one coalesced read of a part (bytes).
