@@ -73,7 +73,8 @@
 // comparisons and sha256 of the others, and several arrays hash on
 // several cores. Within an array, bands are read, compared and hashed as a
 // pipeline (HDF5 reading band i+1 while band i is compared and band i-1
-// hashed); Options.Jobs blocks are fetched and compared at once over all
+// hashed; a joint group's members read band i+1 once band i-1 is hashed,
+// joint.go); Options.Jobs blocks are fetched and compared at once over all
 // arrays. Lines are printed in catalog order, each variable's first
 // difference that of its first array (step, level order) that differs.
 // Progress is reported after every band.
