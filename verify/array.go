@@ -13,8 +13,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
 	"relayout/catalog"
 	"relayout/internal/h5"
 	"relayout/internal/membudget"
@@ -34,57 +32,109 @@ const maxBand = 16 << 20
 // MiB ones, in half the memory, and read no more bytes of the input).
 const smallBand = 8 << 20
 
-// array verifies one array (with its blocks) against its output dataset,
-// within maxMem bytes.
-func (r *run) array(ctx context.Context, a *catalog.Array, ref outRef, f *h5.File, maxMem int64) error {
+// checks checks what array a says of itself and of its output records
+// before its elements are compared: the manifest's header, the element
+// type, the blocks' geometry, constant records, box tables and grid
+// offsets. done is true when nothing is left to compare (a constant
+// record).
+func (r *run) checks(ctx context.Context, a *catalog.Array, ref outRef, f *h5.File) (done bool, err error) {
 	k := a.Key()
 	if err := header(a, ref); err != nil {
-		return err
+		return false, err
 	}
 	if !a.DType.Valid() {
-		return fmt.Errorf("verify: input %s: element type %v: %w", where(k), a.DType, catalog.ErrUnsupported)
+		return false, fmt.Errorf("verify: input %s: element type %v: %w", where(k), a.DType, catalog.ErrUnsupported)
 	}
 	if a.Fill != nil && len(a.Fill) != a.DType.Size {
-		return fmt.Errorf("verify: input %s: fill value of %d bytes for %v: %w", where(k), len(a.Fill), a.DType, catalog.ErrCorrupt)
+		return false, fmt.Errorf("verify: input %s: fill value of %d bytes for %v: %w", where(k), len(a.Fill), a.DType, catalog.ErrCorrupt)
 	}
 	for i := range a.Blocks {
 		if err := checkBlock(a, i); err != nil {
-			return fmt.Errorf("verify: input %s: %w", where(k), err)
+			return false, fmt.Errorf("verify: input %s: %w", where(k), err)
 		}
 	}
 	if a.Constant {
-		return r.constant(ctx, a, ref, f)
+		return true, r.constant(ctx, a, ref, f)
 	}
 	if err := r.boxTable(a, ref, f); err != nil {
-		return err
+		return false, err
 	}
-	if err := r.gridOffset(a, ref, f); err != nil {
-		return err
-	}
-	return r.data(ctx, a, ref, f, maxMem)
+	return false, r.gridOffset(a, ref, f)
 }
 
-// data compares the elements of a with its output dataset, band by band,
-// within maxMem bytes.
-func (r *run) data(ctx context.Context, a *catalog.Array, ref outRef, f *h5.File, maxMem int64) error {
+// member is one array whose elements are compared band by band, alone or
+// with the others of its joint group (joint.go): its output dataset read
+// ahead through the HDF5 library, its blocks by band, its digest.
+type member struct {
+	a        *catalog.Array
+	ref      outRef
+	v        *varRun
+	seq      int // in its variable's step, level order
+	k        catalog.Key
+	dt       catalog.DType // little-endian
+	size     int64
+	rank     int
+	rowBytes int64    // of one index of dimension 0 (the element for a scalar)
+	rows     int64    // along dimension 0 (1 for a scalar)
+	f        *h5.File // its output file
+	info     *h5.DatasetInfo
+	recorded []byte // the output's fill value (nil: none recorded)
+	h        hash.Hash
+
+	// Set by start: the bands and the blocks meeting each (file order).
+	perBand    int64
+	nb         int
+	byBand     [][]int
+	span       []int // bands each block meets
+	cacheBytes int64 // the chunk row cached by the slab reader
+	sr         *h5.SlabReader
+	cache      *blockCache
+
+	// The band pipeline (start): nbuf band buffers circulate, one read
+	// ahead from the output (HDF5, one goroutine), one compared, one
+	// hashed (in order, one goroutine). Members of a joint group have two:
+	// the next band is read once the last is hashed, while the group's
+	// other members keep the cores and the library busy (and their bands
+	// are larger: three cost bp4's group of four 60 MB of RSS).
+	nbuf       int
+	bufs       chan []byte
+	readq      chan readBand
+	hashq      chan []byte
+	stop       context.CancelFunc
+	wg         sync.WaitGroup
+	finishOnce sync.Once
+
+	out   []byte    // the band being compared
+	first firstDiff // its first difference
+	over  bool      // compared to the end, or stopped at a difference
+}
+
+type readBand struct {
+	buf []byte
+	err error
+}
+
+// openMember checks a's output dataset (type, shape, chunks, fill value)
+// in f; the member is nil when a has no element to compare (its digest is
+// then recorded).
+func (r *run) openMember(a *catalog.Array, ref outRef, f *h5.File) (*member, error) {
 	k := a.Key()
 	dt := a.DType.LittleEndian()
-	size := int64(dt.Size)
 	info, err := f.Dataset(ref.d.Path)
 	if errors.Is(err, catalog.ErrNotFound) {
-		return difff("%s: dataset %s missing from %s", where(k), ref.d.Path, ref.v.File)
+		return nil, difff("%s: dataset %s missing from %s", where(k), ref.d.Path, ref.v.File)
 	}
 	if err != nil {
-		return fmt.Errorf("verify: output %s: %w", where(k), err)
+		return nil, fmt.Errorf("verify: output %s: %w", where(k), err)
 	}
 	if !info.Numeric || info.DType != dt {
-		return difff("%s: %s:%s holds %s, want %s", where(k), ref.v.File, ref.d.Path, info.TypeDesc+" "+info.DType.NumPy(), dt.NumPy())
+		return nil, difff("%s: %s:%s holds %s, want %s", where(k), ref.v.File, ref.d.Path, info.TypeDesc+" "+info.DType.NumPy(), dt.NumPy())
 	}
 	if !equalInts(info.Shape, a.Shape) {
-		return difff("%s: shape in=%v out=%v (%s:%s)", where(k), a.Shape, info.Shape, ref.v.File, ref.d.Path)
+		return nil, difff("%s: shape in=%v out=%v (%s:%s)", where(k), a.Shape, info.Shape, ref.v.File, ref.d.Path)
 	}
 	if ref.d.Layout == "chunked" && (info.Layout != "chunked" || !equalInts(info.Chunk, ref.d.Chunk)) {
-		return difff("%s: manifest says chunked %v, %s:%s is %s %v", where(k), ref.d.Chunk, ref.v.File, ref.d.Path, info.Layout, info.Chunk)
+		return nil, difff("%s: manifest says chunked %v, %s:%s is %s %v", where(k), ref.d.Chunk, ref.v.File, ref.d.Path, info.Layout, info.Chunk)
 	}
 	fill, anyNaN := expectedFill(a)
 	recorded := info.Fill
@@ -93,63 +143,72 @@ func (r *run) data(ctx context.Context, a *catalog.Array, ref outRef, f *h5.File
 		// No fill value recorded: holes are checked against nothing and
 		// reported as such when there are any.
 	case anyNaN && !isNaN(recorded):
-		return difff("%s: fill value in=NaN (none declared) out=%s", where(k), formatElem(recorded, dt))
+		return nil, difff("%s: fill value in=NaN (none declared) out=%s", where(k), formatElem(recorded, dt))
 	case !anyNaN && !bytes.Equal(recorded, fill):
-		return difff("%s: fill value in=%s out=%s", where(k), formatElem(fill, dt), formatElem(recorded, dt))
+		return nil, difff("%s: fill value in=%s out=%s", where(k), formatElem(fill, dt), formatElem(recorded, dt))
 	}
-
-	rank := len(a.Shape)
-	n := a.Elements()
-	h := r.digestKind.New() // nil: --digest none, nothing hashed
-	if n == 0 {
-		return r.digest(k, ref, h)
+	m := &member{a: a, ref: ref, k: k, dt: dt, size: int64(dt.Size), rank: len(a.Shape), f: f, info: info, recorded: recorded,
+		h: r.digestKind.New(), rows: 1, rowBytes: int64(dt.Size), nbuf: 3} // h nil: --digest none, nothing hashed
+	if a.Elements() == 0 {
+		return nil, r.digest(k, ref, m.h)
 	}
-	// Bands along dimension 0.
-	rows, rowBytes := int64(1), size
-	if rank > 0 {
-		rows = a.Shape[0]
+	if m.rank > 0 {
+		m.rows = a.Shape[0]
 		for _, c := range a.Shape[1:] {
-			rowBytes *= c
+			m.rowBytes *= c
 		}
 	}
-	bandBytes := min(max(maxMem/10, rowBytes), max(maxBand, rowBytes))
-	if len(a.Blocks) > 0 && a.Elements()*size/int64(len(a.Blocks)) <= stageBlock {
-		// Many small blocks: smaller bands keep the band's stage
-		// (order.go) and its output in a few MiB.
-		bandBytes = min(bandBytes, max(smallBand, rowBytes))
-	}
-	perBand := max(bandBytes/rowBytes, 1)
-	capacity := maxMem - 3*perBand*rowBytes - perBand*rowBytes/size/8
-	var cacheBytes int64
-	if info.Layout == "chunked" && rank > 0 && len(info.Chunk) == rank {
-		c0 := info.Chunk[0]
-		chunkRow := c0 * size
-		for d := 1; d < rank; d++ {
-			chunkRow *= (a.Shape[d] + info.Chunk[d] - 1) / info.Chunk[d] * info.Chunk[d]
-		}
-		switch {
-		case perBand >= c0:
-			perBand = perBand / c0 * c0 // whole chunk rows: each chunk decoded once
-		case chunkRow <= maxMem/4:
-			cacheBytes = chunkRow // a band inside a chunk row: keep the row cached
-			capacity -= chunkRow
-		}
-	}
-	sr, err := f.OpenSlabReader(ref.d.Path, dt, cacheBytes)
-	if err != nil {
-		return fmt.Errorf("verify: output %s: %w", where(k), err)
-	}
-	defer sr.Close()
+	return m, nil
+}
 
-	nb := int((rows + perBand - 1) / perBand)
-	bandOf := func(i int) catalog.Box {
-		b := catalog.Box{Lower: make([]int64, rank), Count: slices.Clone(a.Shape)}
-		if rank > 0 {
-			b.Lower[0] = int64(i) * perBand
-			b.Count[0] = min(perBand, rows-b.Lower[0])
-		}
-		return b
+// small reports whether m's blocks are small on average (at most
+// stageBlock bytes): its bands are kept small (smallBand).
+func (m *member) small() bool {
+	return len(m.a.Blocks) > 0 && m.a.Elements()*m.size/int64(len(m.a.Blocks)) <= stageBlock
+}
+
+// chunkRows is the rows of one chunk of a chunked output (0: not
+// chunked) and the bytes of one row of chunks.
+func (m *member) chunkRows() (c0, chunkRow int64) {
+	info := m.info
+	if info.Layout != "chunked" || m.rank == 0 || len(info.Chunk) != m.rank {
+		return 0, 0
 	}
+	c0 = info.Chunk[0]
+	chunkRow = c0 * m.size
+	for d := 1; d < m.rank; d++ {
+		chunkRow *= (m.a.Shape[d] + info.Chunk[d] - 1) / info.Chunk[d] * info.Chunk[d]
+	}
+	return c0, chunkRow
+}
+
+// bandMem is what m's bands of perBand rows hold: its band buffers and
+// the band's coverage bitmap.
+func (m *member) bandMem(perBand int64) int64 {
+	return int64(m.nbuf)*perBand*m.rowBytes + perBand*m.rowBytes/m.size/8
+}
+
+// bandOf is band i of m: perBand rows along dimension 0.
+func (m *member) bandOf(i int) catalog.Box {
+	b := catalog.Box{Lower: make([]int64, m.rank), Count: slices.Clone(m.a.Shape)}
+	if m.rank > 0 {
+		b.Lower[0] = int64(i) * m.perBand
+		b.Count[0] = min(m.perBand, m.rows-b.Lower[0])
+	}
+	return b
+}
+
+// start cuts m into bands of perBand rows, opens its slab reader (caching
+// cacheBytes of chunks) and starts its output reads and its hashing.
+func (r *run) start(ctx context.Context, m *member, perBand, cacheBytes int64) error {
+	a := m.a
+	m.perBand, m.cacheBytes = perBand, cacheBytes
+	sr, err := m.openSlab()
+	if err != nil {
+		return fmt.Errorf("verify: output %s: %w", where(m.k), err)
+	}
+	m.sr = sr
+	m.nb = int((m.rows + perBand - 1) / perBand)
 	// Blocks by band, in file order within each band.
 	order := make([]int, len(a.Blocks))
 	for i := range order {
@@ -159,58 +218,49 @@ func (r *run) data(ctx context.Context, a *catalog.Array, ref outRef, f *h5.File
 		bx, by := &a.Blocks[x], &a.Blocks[y]
 		return cmp.Or(cmp.Compare(bx.File, by.File), cmp.Compare(bx.Offset, by.Offset))
 	})
-	byBand := make([][]int, nb)
-	span := make([]int, len(a.Blocks)) // bands each block meets
+	m.byBand = make([][]int, m.nb)
+	m.span = make([]int, len(a.Blocks))
 	for _, i := range order {
 		b := &a.Blocks[i]
 		if b.Box.Elements() == 0 {
 			continue
 		}
 		first, last := 0, 0
-		if rank > 0 {
+		if m.rank > 0 {
 			first = int(b.Box.Lower[0] / perBand)
 			last = int((b.Box.Lower[0] + b.Box.Count[0] - 1) / perBand)
 		}
 		for j := first; j <= last; j++ {
-			byBand[j] = append(byBand[j], i)
+			m.byBand[j] = append(m.byBand[j], i)
 		}
-		span[i] = last - first + 1
+		m.span[i] = last - first + 1
 	}
 	r.stats.arrays.Add(1)
-	mem := membudget.Overcommit(capacity)
-	defer func() { peak(&r.stats.peakMem, mem.Peak()) }()
-	cache := &blockCache{entries: map[int]*cached{}}
-	defer cache.drop(mem)
+	m.cache = &blockCache{entries: map[int]*cached{}}
 
-	// Three band buffers circulate: one read ahead from the output (HDF5,
-	// one goroutine), one compared, one hashed (in order, one goroutine).
-	bufs := make(chan []byte, 3)
-	spare := r.takeSpare(3)
-	for i := range 3 {
+	m.bufs = make(chan []byte, m.nbuf)
+	spare := r.takeSpare(m.nbuf)
+	for i := range m.nbuf {
 		var b []byte
 		if i < len(spare) {
 			b = spare[i]
 		}
-		bufs <- b
-	}
-	type readBand struct {
-		buf []byte
-		err error
+		m.bufs <- b
 	}
 	rctx, stop := context.WithCancel(ctx)
-	readq := make(chan readBand, 1)
-	hashq := make(chan []byte, 1)
-	var wg sync.WaitGroup
-	wg.Add(2)
+	m.stop = stop
+	m.readq = make(chan readBand, 1)
+	m.hashq = make(chan []byte, 1)
+	m.wg.Add(2)
 	go func() {
-		defer wg.Done()
-		defer close(readq)
-		for bi := range nb {
-			band := bandOf(bi)
-			need := band.Elements() * size
+		defer m.wg.Done()
+		defer close(m.readq)
+		for bi := range m.nb {
+			band := m.bandOf(bi)
+			need := band.Elements() * m.size
 			var buf []byte
 			select {
-			case buf = <-bufs:
+			case buf = <-m.bufs:
 			case <-rctx.Done():
 				return
 			}
@@ -219,10 +269,10 @@ func (r *run) data(ctx context.Context, a *catalog.Array, ref outRef, f *h5.File
 			}
 			buf = buf[:need]
 			t0 := time.Now()
-			err := sr.Read(band.Lower, band.Count, buf)
+			err := m.sr.Read(band.Lower, band.Count, buf)
 			r.stats.readNs.Add(int64(time.Since(t0)))
 			select {
-			case readq <- readBand{buf, err}:
+			case m.readq <- readBand{buf, err}:
 			case <-rctx.Done():
 				return
 			}
@@ -232,95 +282,102 @@ func (r *run) data(ctx context.Context, a *catalog.Array, ref outRef, f *h5.File
 		}
 	}()
 	go func() {
-		defer wg.Done()
-		for b := range hashq {
-			if h != nil {
+		defer m.wg.Done()
+		for b := range m.hashq {
+			if m.h != nil {
 				t0 := time.Now()
-				h.Write(b)
+				m.h.Write(b)
 				r.stats.hashNs.Add(int64(time.Since(t0)))
 			}
-			bufs <- b
+			m.bufs <- b
 		}
 	}()
-	var finishOnce sync.Once
-	finish := func() {
-		finishOnce.Do(func() {
-			stop()
-			close(hashq)
-			wg.Wait()
-			// Keep the band buffers for the next arrays.
-			var keep [][]byte
-			for len(bufs) > 0 {
-				keep = append(keep, <-bufs)
-			}
-			r.putSpare(keep)
-		})
-	}
-	defer finish()
-	pf, _ := r.src.(catalog.Prefetcher)
+	return nil
+}
 
-	for bi := range nb {
-		band := bandOf(bi)
-		need := band.Elements() * size
-		if pf != nil && bi+1 < nb {
-			// Announce the blocks the next band starts to the kernel.
-			var next []*catalog.Block
-			start := bandOf(bi + 1).Lower
-			for _, i := range byBand[bi+1] {
-				if b := &a.Blocks[i]; rank == 0 || b.Box.Lower[0] >= start[0] {
-					next = append(next, b)
-				}
-			}
-			pf.Prefetch(ctx, next)
-		}
-		var buf []byte
-		select {
-		case rb, ok := <-readq:
-			if !ok {
-				return ctx.Err()
-			}
-			if rb.err != nil {
-				return fmt.Errorf("verify: output %s: %w", where(k), rb.err)
-			}
-			buf = rb.buf
-		case <-ctx.Done():
+func (m *member) openSlab() (*h5.SlabReader, error) {
+	return m.f.OpenSlabReader(m.ref.d.Path, m.dt, m.cacheBytes)
+}
+
+// output waits for the output bytes of m's next band.
+func (m *member) output(ctx context.Context) error {
+	select {
+	case rb, ok := <-m.readq:
+		if !ok {
 			return ctx.Err()
 		}
-		r.stats.bands.Add(1)
-		first, err := r.band(ctx, a, band, byBand[bi], span, buf, mem, cache)
-		if err == nil && first == nil {
-			first, err = r.holes(a, band, byBand[bi], buf, recorded)
-		} else if err == nil {
-			// A hole before the first block difference comes first.
-			if hole, herr := r.holes(a, band, byBand[bi], buf, recorded); herr != nil {
-				err = herr
-			} else if hole != nil && before(hole.index, first.index) {
-				first = hole
-			}
+		if rb.err != nil {
+			return fmt.Errorf("verify: output %s: %w", where(m.k), rb.err)
 		}
-		if err != nil {
-			var diff *difference
-			if errors.As(err, &diff) {
-				return err
-			}
-			return fmt.Errorf("verify: input %s: %w", where(k), err)
-		}
-		if first != nil {
-			if first.in == nil {
-				return difff("%s at %s: hole (no input block), out=%s, but %s:%s records no fill value",
-					where(k), formatIndex(first.index), formatElem(first.out, dt), ref.v.File, ref.d.Path)
-			}
-			what := "in"
-			if first.hole {
-				what = "fill"
-			}
-			return difff("%s at %s: %s=%s out=%s", where(k), formatIndex(first.index), what, formatElem(first.in, dt), formatElem(first.out, dt))
-		}
-		hashq <- buf
-		r.progress(a.Var, need)
+		m.out = rb.buf
+		m.first = firstDiff{}
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
-	finish()
-	return r.digest(k, ref, h)
+}
+
+// finish stops m's pipeline and keeps its band buffers for later arrays.
+func (r *run) finish(m *member) {
+	m.finishOnce.Do(func() {
+		if m.stop == nil {
+			return
+		}
+		m.stop()
+		close(m.hashq)
+		m.wg.Wait()
+		var keep [][]byte
+		for len(m.bufs) > 0 {
+			keep = append(keep, <-m.bufs)
+		}
+		r.putSpare(keep)
+		m.sr.Close()
+	})
+}
+
+// bandDone ends the comparison of m's band bi: the holes (a hole before
+// the first block difference comes first), then the difference, or the
+// band goes to the hash and the progress.
+func (r *run) bandDone(m *member, bi int) error {
+	a, k, dt := m.a, m.k, m.dt
+	band := m.bandOf(bi)
+	first := m.first.m
+	hole, err := r.holes(a, band, m.byBand[bi], m.out, m.recorded)
+	if err != nil {
+		return fmt.Errorf("verify: input %s: %w", where(k), err)
+	}
+	if hole != nil && (first == nil || before(hole.index, first.index)) {
+		first = hole
+	}
+	if first != nil {
+		if first.in == nil {
+			return difff("%s at %s: hole (no input block), out=%s, but %s:%s records no fill value",
+				where(k), formatIndex(first.index), formatElem(first.out, dt), m.ref.v.File, m.ref.d.Path)
+		}
+		what := "in"
+		if first.hole {
+			what = "fill"
+		}
+		return difff("%s at %s: %s=%s out=%s", where(k), formatIndex(first.index), what, formatElem(first.in, dt), formatElem(first.out, dt))
+	}
+	m.hashq <- m.out
+	m.out = nil
+	r.progress(a.Var, band.Elements()*m.size)
+	return nil
+}
+
+// firstDiff keeps the first difference (row-major) of a band.
+type firstDiff struct {
+	mu sync.Mutex
+	m  *mismatch
+}
+
+func (f *firstDiff) keep(m *mismatch) {
+	f.mu.Lock()
+	if f.m == nil || before(m.index, f.m.index) {
+		f.m = m
+	}
+	f.mu.Unlock()
 }
 
 // digest checks the digest (of the manifest's algorithm) of the output
@@ -343,87 +400,60 @@ func (r *run) digest(k catalog.Key, ref outRef, h hash.Hash) error {
 // before reports whether index x precedes y in row-major order.
 func before(x, y []int64) bool { return slices.Compare(x, y) < 0 }
 
-// band compares every block meeting band (blocks, indices into a.Blocks)
-// with out, the band's output bytes; it returns the first difference in
-// row-major order, or nil.
-func (r *run) band(ctx context.Context, a *catalog.Array, band catalog.Box, blocks []int, span []int,
-	out []byte, mem *membudget.Budget, cache *blockCache) (*mismatch, error) {
-	var mu sync.Mutex
-	var first *mismatch
-	keep := func(m *mismatch) {
-		mu.Lock()
-		if first == nil || before(m.index, first.index) {
-			first = m
-		}
-		mu.Unlock()
-	}
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(r.opts.Jobs)
-	var st *staging
-	if bs, ok := r.src.(catalog.BatchSource); ok {
-		var batch []batched
-		batch, blocks = r.batchable(a, band, blocks, span)
-		var err error
-		if st, err = r.newStaging(ctx, batch, band, a.DType, mem); err != nil {
-			return nil, err
-		}
-		defer st.drop(mem)
-		r.batches(gctx, g, bs, a, band, batch, st, out, mem, keep)
-	}
-	for _, i := range blocks {
-		g.Go(func() error {
-			// --jobs bounds the blocks in work over every array in flight.
-			select {
-			case r.workers <- struct{}{}:
-			case <-gctx.Done():
-				return gctx.Err()
-			}
-			defer func() { <-r.workers }()
-			m, err := r.block(gctx, a, i, band, span[i], out, mem, cache)
-			if err != nil || m == nil {
-				return err
-			}
-			keep(m)
-			return nil
-		})
-	}
-	err := g.Wait()
-	if err == nil && st != nil {
-		// Every small block is in the stage: compare it with the band.
-		err = r.compareStage(ctx, st, out, keep)
-	}
-	return first, err
-}
-
-// block fetches block i (or the rows of it inside band) and compares it.
-func (r *run) block(ctx context.Context, a *catalog.Array, i int, band catalog.Box, span int, out []byte,
-	mem *membudget.Budget, cache *blockCache) (*mismatch, error) {
-	b := &a.Blocks[i]
-	region, ok := b.Box.Intersect(band)
-	if len(band.Lower) == 0 {
-		region, ok = catalog.Box{Lower: []int64{}, Count: []int64{}}, true
-	}
-	if !ok {
+// block fetches block i of m (or the rows of it inside band) and compares
+// it: the path of blocks no batch reads (see cut).
+func (r *run) block(ctx context.Context, m *member, i int, band catalog.Box, mem *membudget.Budget) (*mismatch, error) {
+	a := m.a
+	c := r.cut(a, i, band, m.span[i])
+	switch {
+	case c.b == nil && !c.cache:
 		return nil, nil
+	case !c.cache:
+		return r.fetchCompare(ctx, a, c.b, c.region, band, m.out, mem)
 	}
-	r.count(a, b)
-	if span == 1 || len(band.Lower) == 0 {
-		return r.fetchCompare(ctx, a, b, region, band, out, mem)
-	}
-	if t, ok := trimRows(b, a.DType, band.Lower[0], band.Lower[0]+band.Count[0]); ok {
-		r.stats.trimmed.Add(1)
-		return r.fetchCompare(ctx, a, t, region, band, out, mem)
-	}
-	r.stats.cached.Add(1)
 	// A block spanning several bands that cannot be read in part: fetched
 	// once, kept until its last band.
-	data, p, err := cache.get(ctx, r, a, i, span, mem)
+	data, p, err := m.cache.get(ctx, r, a, i, m.span[i], mem)
 	if err != nil {
 		return nil, err
 	}
-	m := p.compare(data, region, band, out)
-	cache.done(i, mem)
-	return m, nil
+	mm := p.compare(data, c.region, band, m.out)
+	m.cache.done(i, mem)
+	return mm, nil
+}
+
+// cutBlock is how block i of an array is read for a band: b whole or by
+// its rows of the band (b is then a block of its own), compared over
+// region; b nil when the block misses the band. cache: a block spanning
+// several bands that cannot be read in part (the block cache keeps it).
+type cutBlock struct {
+	b      *catalog.Block
+	region catalog.Box
+	cache  bool
+}
+
+// cut decides how block i (meeting span bands) is read for band, and
+// counts it in the stats.
+func (r *run) cut(a *catalog.Array, i int, band catalog.Box, span int) cutBlock {
+	b := &a.Blocks[i]
+	if len(band.Lower) == 0 {
+		r.count(a, b)
+		return cutBlock{b: b, region: catalog.Box{Lower: []int64{}, Count: []int64{}}}
+	}
+	region, ok := b.Box.Intersect(band)
+	if !ok {
+		return cutBlock{}
+	}
+	r.count(a, b)
+	if span == 1 {
+		return cutBlock{b: b, region: region}
+	}
+	if t, ok := trimRows(b, a.DType, band.Lower[0], band.Lower[0]+band.Count[0]); ok {
+		r.stats.trimmed.Add(1)
+		return cutBlock{b: t, region: region}
+	}
+	r.stats.cached.Add(1)
+	return cutBlock{b: b, region: region, cache: true}
 }
 
 // count records block b's placement features in the stats.

@@ -2,6 +2,7 @@ package verify
 
 import (
 	"context"
+	"sort"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -11,62 +12,41 @@ import (
 )
 
 // Batched fetches: the blocks of a band read whole (or by their rows of
-// the band) go to a catalog.BatchSource in file order, a few lists of
-// neighbours at once, so that many small blocks cost a few coalesced reads
-// and no goroutine, buffer or budget request each:
+// the band), of every array of its joint group (joint.go), go to a
+// catalog.BatchSource in file order, a few lists of neighbours at once, so
+// that many small blocks cost a few coalesced reads and no goroutine,
+// buffer or budget request each:
 //
 //	band's blocks (file order)  b0 b1 b2 b3 | b4 b5 b6 b7 | ...   (one part per job)
 //	part: one Acquire (run limit + largest decoded codec block),
-//	      ReadBlocks -> fn(block bytes) -> placement.compare
+//	      segments: ReadBlocksMixed -> fn(block bytes) -> its array's
+//	      stage or placement.compare
 //
-// Blocks spanning several bands that cannot be cut by rows keep the
-// per-block path (the block cache).
+// A part is read in segments cut where the bytes between two of its
+// blocks hold more than a few KiB of another band's (the group's blocks,
+// or the rows of a block the band leaves out): coalescing through them
+// would read those bytes again with their own band. Blocks spanning several bands that cannot be
+// cut by rows keep the per-block path (the block cache).
 
 // batchRead caps one coalesced read of a part (bytes).
 const batchRead = 4 << 20
 
-// batched is one block of a part: the block to read (b, or its rows of the
-// band) and the region of the band it is compared over.
+// batched is one block of a band's batch: the block to read (b, or its
+// rows of the band), the region of the band it is compared over, its
+// placement, its member in the group and its index in that member's
+// batch (the stage's numbering).
 type batched struct {
 	b      *catalog.Block
 	region catalog.Box
+	p      placement
+	m, k   int
 }
 
-// batchable splits the band's blocks into those read whole or by rows
-// (returned first, in the order of blocks: file order) and the rest.
-func (r *run) batchable(a *catalog.Array, band catalog.Box, blocks []int, span []int) (batch []batched, rest []int) {
-	for _, i := range blocks {
-		b := &a.Blocks[i]
-		if len(band.Lower) == 0 {
-			batch = append(batch, batched{b, catalog.Box{Lower: []int64{}, Count: []int64{}}})
-			r.count(a, b)
-			continue
-		}
-		region, ok := b.Box.Intersect(band)
-		if !ok {
-			continue
-		}
-		if span[i] == 1 {
-			batch = append(batch, batched{b, region})
-			r.count(a, b)
-			continue
-		}
-		if t, ok := trimRows(b, a.DType, band.Lower[0], band.Lower[0]+band.Count[0]); ok {
-			r.stats.trimmed.Add(1)
-			batch = append(batch, batched{t, region})
-			r.count(a, b)
-			continue
-		}
-		rest = append(rest, i)
-	}
-	return batch, rest
-}
-
-// batches starts on g the reads and comparisons of batch, cut into at most
-// Jobs parts of neighbouring blocks; each mismatch goes to keep. Blocks st
-// stages are placed there instead of compared.
-func (r *run) batches(ctx context.Context, g *errgroup.Group, bs catalog.BatchSource, a *catalog.Array, band catalog.Box,
-	batch []batched, st *staging, out []byte, mem *membudget.Budget, keep func(*mismatch)) {
+// batches starts on eg the reads and comparisons of batch (the band's
+// blocks of every member, in file order), cut into at most Jobs parts of
+// neighbouring blocks. Blocks a member's stage holds are placed there
+// instead of compared.
+func (r *run) batches(ctx context.Context, eg *errgroup.Group, g *group, band catalog.Box, batch []batched, stages []*staging, mem *membudget.Budget) {
 	if len(batch) == 0 {
 		return
 	}
@@ -82,74 +62,124 @@ func (r *run) batches(ctx context.Context, g *errgroup.Group, bs catalog.BatchSo
 			n += batch[hi].b.Length
 			hi++
 		}
-		part, first := batch[lo:hi], lo
+		part := batch[lo:hi]
 		lo = hi
-		g.Go(func() error { return r.part(ctx, bs, a, band, part, first, st, out, mem, keep) })
+		eg.Go(func() error { return r.part(ctx, g, band, part, stages, mem) })
 	}
 }
 
-// part reads the blocks of part (batch[first:first+len(part)]) with one
-// ReadBlocks call and compares each, or places it in st.
-func (r *run) part(ctx context.Context, bs catalog.BatchSource, a *catalog.Array, band catalog.Box,
-	part []batched, first int, st *staging, out []byte, mem *membudget.Budget, keep func(*mismatch)) error {
-	select {
-	case r.workers <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
+// part reads the blocks of part, segment by segment (see split), and
+// compares each with its member's band, or places it in its stage.
+func (r *run) part(ctx context.Context, g *group, band catalog.Box, part []batched, stages []*staging, mem *membudget.Budget) error {
+	if err := r.work(ctx); err != nil {
+		return err
 	}
-	defer func() { <-r.workers }()
+	defer r.rest()
 	// The budget: the largest coalesced read and the largest decoded block
 	// of a codec (raw blocks are slices of the read).
 	var raw, decoded int64
-	blocks := make([]*catalog.Block, len(part))
-	for k, e := range part {
-		blocks[k] = e.b
+	for _, e := range part {
 		raw += e.b.Length
 		if len(e.b.Codecs) != 0 || e.b.Inline != nil {
-			decoded = max(decoded, newPlacement(e.b, a.DType).storedBytes())
+			decoded = max(decoded, e.p.storedBytes())
 		}
 	}
 	limit := min(raw, batchRead)
-	for _, b := range blocks {
-		limit = max(limit, b.Length) // a run holds at least one block
+	for _, e := range part {
+		limit = max(limit, e.b.Length) // a run holds at least one block
 	}
 	n := limit + decoded
 	if err := mem.Acquire(ctx, n); err != nil {
 		return err
 	}
 	defer mem.Release(n)
-	var g []int64 // the stage's scratch index
-	if st != nil {
-		g = make([]int64, len(band.Lower))
-	}
+	scratch := make([]int64, len(band.Lower)) // the stages' index
+	rctx := catalog.WithReadLimit(ctx, limit)
+	blocks := make([]*catalog.Block, 0, len(part))
+	dts := make([]catalog.DType, 0, len(part))
 	var compareNs int64
 	t0 := time.Now()
-	err := bs.ReadBlocks(catalog.WithReadLimit(ctx, limit), blocks, a.DType, func(k int, data []byte) error {
-		t1 := time.Now()
-		b := part[k].b
-		seg := -1
-		if st != nil {
-			seg = st.plan.at[first+k]
+	for lo := 0; lo < len(part); {
+		hi := lo + 1
+		for hi < len(part) && !g.split(&part[hi-1], &part[hi]) {
+			hi++
 		}
-		var p placement
-		if seg >= 0 {
-			p = st.plan.segs[seg].p
+		seg := part[lo:hi]
+		lo = hi
+		blocks, dts = blocks[:0], dts[:0]
+		for _, e := range seg {
+			blocks = append(blocks, e.b)
+			dts = append(dts, g.members[e.m].a.DType)
+		}
+		last := -1 // the block read before an error: blocks arrive in order
+		fn := func(k int, data []byte) error {
+			t1 := time.Now()
+			last = k
+			e := &seg[k]
+			m := g.members[e.m]
+			if want := e.p.storedBytes(); int64(len(data)) != want {
+				return catalog.Corrupt("", e.b.File, e.b.Offset, "block %v: decoded %d bytes, want %d for stored shape %v of %v",
+					e.b.Box, len(data), want, e.b.StoredShape(), m.a.DType)
+			}
+			if st := stages[e.m]; st != nil && st.plan.at[e.k] >= 0 {
+				st.plan.place(st.plan.at[e.k], data, st.buf, scratch)
+			} else if mm := e.p.compare(data, e.region, band, m.out); mm != nil {
+				m.first.keep(mm)
+			}
+			compareNs += int64(time.Since(t1))
+			return nil
+		}
+		var err error
+		if g.mixed != nil {
+			err = g.mixed.ReadBlocksMixed(rctx, blocks, dts, fn)
 		} else {
-			p = newPlacement(b, a.DType)
+			err = g.batch.ReadBlocks(rctx, blocks, dts[0], fn)
 		}
-		if want := p.storedBytes(); int64(len(data)) != want {
-			return catalog.Corrupt("", b.File, b.Offset, "block %v: decoded %d bytes, want %d for stored shape %v of %v",
-				b.Box, len(data), want, b.StoredShape(), a.DType)
+		if err != nil {
+			return g.inputErr(seg[min(last+1, len(seg)-1)].m, err)
 		}
-		if seg >= 0 {
-			st.plan.place(seg, data, st.buf, g)
-		} else if m := p.compare(data, part[k].region, band, out); m != nil {
-			keep(m)
-		}
-		compareNs += int64(time.Since(t1))
-		return nil
-	})
+	}
 	r.stats.fetchNs.Add(int64(time.Since(t0)) - compareNs)
 	r.stats.compareNs.Add(compareNs)
-	return err
+	return nil
 }
+
+// extent is the bytes [start, end) of a block in its file, and the first
+// index of its box along dimension 0.
+type extent struct{ start, end, row int64 }
+
+// split reports whether a segment ends between x and y (neighbours in
+// file order): another file, the element type changes for a source that
+// reads one type at a time, or the bytes between them hold more than
+// maxForeign bytes of the group's blocks (whole: a block cut by rows
+// leaves its other rows there).
+func (g *group) split(x, y *batched) bool {
+	if x.b.File != y.b.File || x.b.Inline != nil || y.b.Inline != nil {
+		return true
+	}
+	if g.mixed == nil && g.members[x.m].a.DType != g.members[y.m].a.DType {
+		return true
+	}
+	lo, hi := x.b.Offset+x.b.Length, y.b.Offset
+	if hi <= lo {
+		return false
+	}
+	// The group's bytes in [lo, hi): the extents starting before hi
+	// (extents of one file are disjoint: they end in the same order),
+	// back to the first that ends by lo.
+	ext := g.extents[x.b.File]
+	var foreign int64
+	for i := sort.Search(len(ext), func(i int) bool { return ext[i].start >= hi }) - 1; i >= 0 && ext[i].end > lo; i-- {
+		if foreign += min(ext[i].end, hi) - max(ext[i].start, lo); foreign > maxForeign {
+			return true
+		}
+	}
+	return false
+}
+
+// maxForeign is the most bytes of the group's other bands a segment reads
+// through rather than ending (and its next costing a request): a block's
+// other rows when bands are thinner than blocks, a small block between
+// two. On bp4's 8^3 blocks in 4-row bands (--max-mem 64MiB), ending at
+// every such gap cost 208,424 reads of 1.4 KiB.
+const maxForeign = 8 << 10

@@ -1,9 +1,17 @@
 package verify
 
 import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+
+	"relayout/catalog"
 )
 
 // damage.py rewrites one dataset of a relayout output the way a wrong
@@ -21,6 +29,7 @@ import (
 //	gridoffset an AMR level's gridGlobalOffset moved by one cell
 //	constvalue a constant record's value attribute plus one
 //	constshape a constant record's shape attribute changed
+//	poke       the element at index argv[5] ("i,j,k") plus one
 const damagePy = `
 import sys, json, hashlib, os
 import numpy as np, h5py
@@ -74,6 +83,9 @@ else:
             b = a.ravel(order="F").reshape(a.shape)
         elif mode == "byteswap":
             b = a.byteswap()
+        elif mode == "poke":
+            b = a.copy(); i = tuple(int(x) for x in sys.argv[5].split(","))
+            b[i] = b[i] + 1
         elif mode == "hole":
             i = np.flatnonzero(np.isnan(a.ravel()))[0]
             b = a.copy(); b.ravel()[i] = 0
@@ -151,4 +163,112 @@ func TestDamage(t *testing.T) {
 			t.Logf("%s: %s", c.mode, diffs[0])
 		})
 	}
+}
+
+// Damage in arrays verified as a joint group (the variables of a step of
+// ADIOS2 output interleave block by block in its sub-files) is found in
+// the array it is in, at its index, and the group's other arrays still
+// verify: one element of one variable changed in the output (h5py, its
+// sha256 recorded anew), and one element of one input block changed in
+// the sub-file (a copy of the input, the output written from the
+// original).
+func TestDamageJoint(t *testing.T) {
+	lb := shared(t, "bp4/generated-lb")
+	out := rewrite(t, lb, "--layout", "contiguous")
+	lines := func(t *testing.T, log string) (diffs []string, oks map[string]bool) {
+		oks = map[string]bool{}
+		for _, l := range strings.Split(strings.TrimSpace(log), "\n") {
+			if strings.HasPrefix(l, "DIFF") {
+				diffs = append(diffs, l)
+			} else if f := strings.Fields(l); len(f) > 1 && f[0] == "OK" {
+				oks[f[1]] = true
+			}
+		}
+		return diffs, oks
+	}
+	verifyJoint := func(t *testing.T, in, out string) (diffs []string, oks map[string]bool) {
+		ds, store := input(t, in)
+		var st *stats
+		statsHook = func(s *stats) { st = s }
+		defer func() { statsHook = nil }()
+		ok, log := check(t, ds, store, out, Options{Jobs: 2})
+		if ok {
+			t.Fatalf("damage not found:\n%s", log)
+		}
+		if st.counter("joint") < 4 {
+			t.Fatalf("no joint group verified: %s", st)
+		}
+		return lines(t, log)
+	}
+	others := func(t *testing.T, oks map[string]bool, damaged string) {
+		for _, v := range []string{"fields/Bx", "fields/id", "fields/rho", "fine/Ez"} {
+			if v != damaged && !oks[v] {
+				t.Errorf("%s (in the damaged array's joint group) not verified OK: %v", v, oks)
+			}
+		}
+	}
+
+	t.Run("output", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "out")
+		if b, err := exec.Command("cp", "-r", out, dir).CombinedOutput(); err != nil {
+			t.Fatalf("cp: %v %s", err, b)
+		}
+		// fields/rho = (i*N*N + j*N + k)*0.25 + step, N = 32: 1330.75 at [5,6,7] of step 1.
+		python(t, damagePy, dir, "fields/rho", "/data/1/meshes/fields/rho", "poke", "5,6,7")
+		diffs, oks := verifyJoint(t, lb, dir)
+		want := regexp.MustCompile(`^DIFF fields/rho step 1 level 0 at \[5,6,7\]: in=1330.75 out=1331.75$`)
+		if len(diffs) != 1 || !want.MatchString(diffs[0]) {
+			t.Fatalf("want one line matching %s, got %q", want, diffs)
+		}
+		others(t, oks, "fields/rho")
+	})
+
+	t.Run("input", func(t *testing.T) {
+		in := filepath.Join(t.TempDir(), "in.bp")
+		if b, err := exec.Command("cp", "-r", lb, in).CombinedOutput(); err != nil {
+			t.Fatalf("cp: %v %s", err, b)
+		}
+		// One element of a block of fields/id (int32, raw, row-major) at
+		// step 2, plus one, in the copy's sub-file.
+		ds, store := input(t, in)
+		a, err := store.Array(catalog.Key{Var: "fields/id", Step: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := a.Blocks[len(a.Blocks)/2]
+		st := b.StoredShape()
+		if len(b.Codecs) != 0 || b.StoredLower != nil || len(st) != 3 || b.Length != 4*st[0]*st[1]*st[2] {
+			t.Fatalf("block %+v: not a raw block", b)
+		}
+		at := []int64{3, 4, 5}
+		off := b.Offset + 4*((at[0]*st[1]+at[1])*st[2]+at[2])
+		f, err := os.OpenFile(filepath.Join(ds.Info().Root, b.File), os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v [4]byte
+		if _, err := f.ReadAt(v[:], off); err != nil {
+			t.Fatal(err)
+		}
+		old := int32(binary.LittleEndian.Uint32(v[:]))
+		binary.LittleEndian.PutUint32(v[:], uint32(old+1))
+		if _, err := f.WriteAt(v[:], off); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		g := slices.Clone(b.Box.Lower)
+		for d := range g {
+			g[d] += at[d]
+		}
+		// fields/id = i*N*N + j*N + k + step*N^3: the output holds the original.
+		if lin := (g[0]*32+g[1])*32 + g[2] + 2*32768; int64(old) != lin {
+			t.Fatalf("block %v holds %d at %v, want %d", b.Box, old, g, lin)
+		}
+		diffs, oks := verifyJoint(t, in, out)
+		want := fmt.Sprintf("DIFF fields/id step 2 level 0 at [%d,%d,%d]: in=%d out=%d", g[0], g[1], g[2], old+1, old)
+		if len(diffs) != 1 || diffs[0] != want {
+			t.Fatalf("want %q, got %q", want, diffs)
+		}
+		others(t, oks, "fields/id")
+	})
 }

@@ -17,7 +17,11 @@
 //     is placed by an index computation of this package (place.go; a
 //     catalog.BatchSource gets the blocks of a band read whole or by rows
 //     in file order, a few lists of neighbours per band, so that many
-//     small blocks cost few coalesced reads: batch.go; their small
+//     small blocks cost few coalesced reads: batch.go; the arrays of one
+//     step, level and shape, whose blocks interleave in the same file
+//     regions, are verified as a joint group, the same band of every one
+//     read in one pass (catalog.MixedBatchSource, joint.go), no byte read
+//     through on behalf of another band; their small
 //     blocks are placed, as they arrive, into the band's stage laid out
 //     in output order, compared with the output front to back once all
 //     are in: order.go): the stored shape, the valid region's corner inside it (ghost cells,
@@ -51,8 +55,11 @@
 // blocks only through the catalog.Source it is given.
 //
 // Memory: one budget (Options.MaxMem) is shared by the arrays in flight
-// (see Concurrency), each getting an equal share for its two output band
-// buffers (one compared, one hashed) and the one read ahead, the band's
+// (see Concurrency), each (each member of a joint group, whose bands may
+// grow to a quarter of the group's shares) getting an equal share for its
+// two output band buffers (one compared, one hashed) and the one read
+// ahead (a joint group's members: two, the next band read once the last
+// is hashed), the band's
 // coverage bitmap, the chunk cache of chunked outputs and the input blocks
 // alive at once (and a band's stage of small blocks, order.go);
 // raw row-major blocks are read only for the rows of the band, other
@@ -61,12 +68,14 @@
 //
 // Concurrency: up to min(Options.Jobs, 4) arrays are verified at once (of
 // one variable or the next ones; fewer when a share would fall below
-// 32 MiB), so that the HDF5 reads of one array (one call at a time in the
+// 32 MiB; a joint group takes a slot and a share per member, at most all
+// of them), so that the HDF5 reads of one array (one call at a time in the
 // process: the library's global lock) overlap the input reads,
 // comparisons and hashing of the others, and several arrays hash on
 // several cores. Within an array, bands are read, compared and hashed as a
 // pipeline (HDF5 reading band i+1 while band i is compared and band i-1
-// hashed); Options.Jobs blocks are fetched and compared at once over all
+// hashed; a joint group's members read band i+1 once band i-1 is hashed,
+// joint.go); Options.Jobs blocks are fetched and compared at once over all
 // arrays. Lines are printed in catalog order, each variable's first
 // difference that of its first array (step, level order) that differs.
 // Progress is reported after every band.

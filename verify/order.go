@@ -93,10 +93,8 @@ func planStage(part []batched, band catalog.Box, dt catalog.DType) *stagePlan {
 	}
 	last := rank - 1
 	var cand []int
-	ps := make([]placement, len(part))
 	for k, e := range part {
-		ps[k] = newPlacement(e.b, dt)
-		if ps[k].storedBytes() <= stageBlock { // regions are non-empty (Box.Intersect)
+		if e.p.storedBytes() <= stageBlock { // regions are non-empty (Box.Intersect)
 			cand = append(cand, k)
 		}
 	}
@@ -130,7 +128,7 @@ func planStage(part []batched, band catalog.Box, dt catalog.DType) *stagePlan {
 		}
 		sp.at[k] = len(sp.segs)
 		gr.segs = append(gr.segs, len(sp.segs))
-		sp.segs = append(sp.segs, stageSeg{group: gi, off: gr.rowLen, p: ps[k], region: reg})
+		sp.segs = append(sp.segs, stageSeg{group: gi, off: gr.rowLen, p: part[k].p, region: reg})
 		gr.rowLen += reg.Count[last]
 	}
 	for i := range sp.groups {
@@ -406,12 +404,10 @@ func (r *run) compareStage(ctx context.Context, st *staging, out []byte, keep fu
 		from, to := lo, hi
 		lo = hi
 		g.Go(func() error {
-			select {
-			case r.workers <- struct{}{}:
-			case <-gctx.Done():
-				return gctx.Err()
+			if err := r.work(gctx); err != nil {
+				return err
 			}
-			defer func() { <-r.workers }()
+			defer r.rest()
 			t0 := time.Now()
 			sp.compare(st.buf, out, from, to, make([]int64, len(sp.band.Lower)), keep)
 			r.stats.compareNs.Add(int64(time.Since(t0)))

@@ -265,7 +265,7 @@ func TestStagePlanRandom(t *testing.T) {
 			if !ok {
 				continue
 			}
-			part = append(part, batched{b, region})
+			part = append(part, batched{b: b, region: region, p: newPlacement(b, dt)})
 			datas = append(datas, encode(b, dt, r))
 		}
 		sp := planStage(part, band, dt)

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -80,9 +81,6 @@ func (v *varRun) closeFiles() {
 	}
 }
 
-// errStop ends a variable's EachArray after a difference.
-var errStop = errors.New("stop")
-
 // variables verifies every array of vars, printing one line per variable
 // to log: ok is false on any difference.
 func (r *run) variables(ctx context.Context, vars []catalog.VarSummary, log io.Writer) (bool, error) {
@@ -137,52 +135,87 @@ func (r *run) variables(ctx context.Context, vars []catalog.VarSummary, log io.W
 		}
 	}()
 
-	for _, vs := range vars {
-		if ctx.Err() != nil {
+	// Every array's header first: an array's joint group (joint.go) holds
+	// the arrays of later variables with its step, level and shape.
+	runs := make([]*varRun, 0, len(vars))
+	hdrs := make([][]*catalog.Array, len(vars))
+	byKey := map[string][]pos{}
+	for vi, vs := range vars {
+		v := &varRun{name: vs.Name, done: make(chan struct{}), files: map[string]*h5.File{}, steps: map[int64]bool{}}
+		runs = append(runs, v)
+		queue <- v
+		if err := r.in.EachArrayHeader(ctx, vs.Name, func(a *catalog.Array) error {
+			if key := jointKey(a); key != "" {
+				byKey[key] = append(byKey[key], pos{vi, len(hdrs[vi])})
+			}
+			hdrs[vi] = append(hdrs[vi], a)
+			return nil
+		}); err != nil {
+			fail(err)
 			break
 		}
-		v := &varRun{name: vs.Name, done: make(chan struct{}), files: map[string]*h5.File{}, steps: map[int64]bool{}}
-		queue <- v
-		seq := 0
-		err := r.in.EachArray(ctx, vs.Name, func(a *catalog.Array) error {
+	}
+	taken := map[pos]bool{}
+launch:
+	for vi, v := range runs {
+		for seq, h := range hdrs[vi] {
+			if ctx.Err() != nil {
+				break launch
+			}
 			if v.failed.Load() {
-				return errStop
+				break // a difference: none of its later arrays
 			}
-			s := seq
-			seq++
-			k := a.Key()
-			ref, found := r.out[k]
-			if !found {
-				v.setDiff(s, difff("%s: missing from output (not in the manifest)", where(k)))
-				return errStop
+			if taken[pos{vi, seq}] {
+				continue
 			}
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				return context.Cause(ctx)
+			if _, found := r.out[h.Key()]; !found {
+				v.setDiff(seq, difff("%s: missing from output (not in the manifest)", where(h.Key())))
+				break
 			}
-			v.wg.Add(1)
+			group := []pos{{vi, seq}}
+			if key := jointKey(h); key != "" {
+				rows := rowBytes(h)
+				for _, p := range byKey[key] {
+					if len(group) == maxJoint {
+						break
+					}
+					o := hdrs[p.vi][p.seq]
+					if _, found := r.out[o.Key()]; p.vi <= vi || taken[p] || !found || runs[p.vi].failed.Load() {
+						continue
+					}
+					if 4*(rows+rowBytes(o)) > r.opts.MaxMem/10 {
+						break // one row of every member, its buffers and stage: a tenth of the budget
+					}
+					rows += rowBytes(o)
+					group = append(group, p)
+				}
+			}
+			// A group takes one slot per member, at most all: only this
+			// goroutine acquires slots, so groups cannot deadlock.
+			tokens := min(len(group), slots)
+			for range tokens {
+				select {
+				case sem <- struct{}{}:
+				case <-ctx.Done():
+					break launch
+				}
+			}
+			for _, p := range group {
+				taken[p] = true
+				runs[p.vi].wg.Add(1)
+			}
 			go func() {
-				defer v.wg.Done()
-				defer func() { <-sem }()
-				if v.failed.Load() {
-					return
-				}
-				err := r.arrayOf(ctx, v, a, ref, share)
-				var diff *difference
-				switch {
-				case errors.As(err, &diff):
-					v.setDiff(s, err)
-				case err != nil:
-					fail(err)
-				}
+				defer func() {
+					for range tokens {
+						<-sem
+					}
+				}()
+				r.group(ctx, runs, hdrs, group, share*int64(tokens), fail)
 			}()
-			return nil
-		})
-		go func() { v.wg.Wait(); close(v.done) }()
-		if err != nil && !errors.Is(err, errStop) {
-			fail(err)
 		}
+	}
+	for _, v := range runs {
+		go func() { v.wg.Wait(); close(v.done) }()
 	}
 	close(queue)
 	<-printed
@@ -192,23 +225,93 @@ func (r *run) variables(ctx context.Context, vars []catalog.VarSummary, log io.W
 	return ok, nil
 }
 
-// arrayOf verifies array a of variable v and records what the OK line says.
-func (r *run) arrayOf(ctx context.Context, v *varRun, a *catalog.Array, ref outRef, share int64) error {
+// pos is an array: the variable's index and the array's in it.
+type pos struct{ vi, seq int }
+
+// rowBytes is the bytes of one index of dimension 0 of array header a.
+func rowBytes(a *catalog.Array) int64 {
+	n := int64(a.DType.Size)
+	for _, c := range a.Shape[1:] {
+		n *= c
+	}
+	return n
+}
+
+// group verifies the arrays of a joint group (a single array: a group of
+// one) within share bytes; each array's outcome goes to its variable.
+func (r *run) group(ctx context.Context, runs []*varRun, hdrs [][]*catalog.Array, group []pos, share int64, fail func(error)) {
+	reported := map[*member]bool{}
+	outcome := func(v *varRun, seq int, a *catalog.Array, ref outRef, err error) {
+		defer v.wg.Done()
+		var diff *difference
+		switch {
+		case errors.As(err, &diff):
+			v.setDiff(seq, err)
+		case err != nil:
+			fail(err)
+		default:
+			v.record(a, ref, r.digestKind)
+		}
+	}
+	var ms []*member
+	for _, p := range group {
+		v := runs[p.vi]
+		k := hdrs[p.vi][p.seq].Key()
+		ref := r.out[k]
+		if v.failed.Load() {
+			v.wg.Done()
+			continue
+		}
+		a, err := r.in.Array(k)
+		if err != nil {
+			outcome(v, p.seq, nil, ref, fmt.Errorf("verify: %w", err))
+			continue
+		}
+		m, err := r.member(ctx, v, a, ref)
+		if m == nil || err != nil {
+			outcome(v, p.seq, a, ref, err)
+			continue
+		}
+		m.v, m.seq = v, p.seq
+		ms = append(ms, m)
+	}
+	if len(ms) == 0 {
+		return
+	}
+	err := r.jointData(ctx, ms, share, func(m *member, err error) {
+		reported[m] = true
+		outcome(m.v, m.seq, m.a, m.ref, err)
+	})
+	for _, m := range ms {
+		if !reported[m] {
+			outcome(m.v, m.seq, m.a, m.ref, cmp.Or(err, context.Canceled))
+		}
+	}
+}
+
+// member checks array a of variable v and opens its output dataset: nil
+// (and no error) when nothing is left to compare.
+func (r *run) member(ctx context.Context, v *varRun, a *catalog.Array, ref outRef) (*member, error) {
 	f, err := r.file(v, ref.v)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := r.array(ctx, a, ref, f, share); err != nil {
-		return err
+	if done, err := r.checks(ctx, a, ref, f); done || err != nil {
+		return nil, err
 	}
+	return r.openMember(a, ref, f)
+}
+
+// record counts array a, verified, in what its variable's OK line says
+// (kind: the run's digest, whose recorded value it looks for).
+func (v *varRun) record(a *catalog.Array, ref outRef, kind catalog.Digest) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if ref.d.Sum(r.digestKind) == "" {
+	if ref.d.Sum(kind) == "" {
 		v.unrecorded = true
 	}
 	v.steps[a.Step] = true
 	v.elements += a.Elements()
-	return nil
 }
 
 // file opens the output file of manifest variable mv once per variable.

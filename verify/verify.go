@@ -190,6 +190,19 @@ type run struct {
 	stages stagePool
 }
 
+// work takes one of the Jobs tokens (blocks fetched and compared at once
+// over every array in flight); rest gives it back.
+func (r *run) work(ctx context.Context) error {
+	select {
+	case r.workers <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (r *run) rest() { <-r.workers }
+
 // setDigest records the digest of array k, verified whole.
 func (r *run) setDigest(k catalog.Key, sum []byte) {
 	r.mu.Lock()
@@ -224,6 +237,7 @@ type stats struct {
 	arrays, bands, blocks               atomic.Int64
 	trimmed, cached                     atomic.Int64 // blocks read in part per band, kept across bands
 	ordered                             atomic.Int64 // small blocks staged and compared in output order
+	joint                               atomic.Int64 // arrays verified in a joint group of several
 	bigEndian, colMajor, ghost, partial atomic.Int64 // blocks by their placement features
 	holes                               atomic.Int64 // elements covered by no block, checked against the fill
 	constants, boxTables, gridOffsets   atomic.Int64
@@ -241,14 +255,14 @@ func (s *stats) times() string {
 }
 
 func (s *stats) String() string {
-	return fmt.Sprintf("arrays %d bands %d blocks %d (trimmed %d cached %d ordered %d; big-endian %d col-major %d ghost %d partial %d) holes %d constants %d box tables %d grid offsets %d peak block bytes %d",
-		s.arrays.Load(), s.bands.Load(), s.blocks.Load(), s.trimmed.Load(), s.cached.Load(), s.ordered.Load(), s.bigEndian.Load(), s.colMajor.Load(),
+	return fmt.Sprintf("arrays %d (joint %d) bands %d blocks %d (trimmed %d cached %d ordered %d; big-endian %d col-major %d ghost %d partial %d) holes %d constants %d box tables %d grid offsets %d peak block bytes %d",
+		s.arrays.Load(), s.joint.Load(), s.bands.Load(), s.blocks.Load(), s.trimmed.Load(), s.cached.Load(), s.ordered.Load(), s.bigEndian.Load(), s.colMajor.Load(),
 		s.ghost.Load(), s.partial.Load(), s.holes.Load(), s.constants.Load(), s.boxTables.Load(), s.gridOffsets.Load(), s.peakMem.Load())
 }
 
 // counter is the stats counter named as String names it ("col-major", "box-tables").
 func (s *stats) counter(name string) int64 {
-	return map[string]*atomic.Int64{"arrays": &s.arrays, "bands": &s.bands, "blocks": &s.blocks, "trimmed": &s.trimmed,
+	return map[string]*atomic.Int64{"arrays": &s.arrays, "joint": &s.joint, "bands": &s.bands, "blocks": &s.blocks, "trimmed": &s.trimmed,
 		"cached": &s.cached, "ordered": &s.ordered, "big-endian": &s.bigEndian, "col-major": &s.colMajor, "ghost": &s.ghost, "partial": &s.partial,
 		"holes": &s.holes, "constants": &s.constants, "box-tables": &s.boxTables, "grid-offsets": &s.gridOffsets}[name].Load()
 }

@@ -1,0 +1,426 @@
+package verify
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"golang.org/x/sync/errgroup"
+
+	"relayout/catalog"
+	"relayout/internal/membudget"
+)
+
+// Arrays whose blocks interleave in the input. ADIOS2 writers (BP4/BP5,
+// through aggregators) store every variable of a step block by block, rank
+// after rank, in the same sub-file regions:
+//
+//	data.0: |Bx rho id Ez|Bx rho id Ez|Bx rho id Ez|...
+//	Bx's band alone reads  |Bx.rho.id.Ez.Bx.rho...|   (gaps: the others' blocks)
+//	rho's band alone reads   |rho.id.Ez.Bx.rho.id...|  (the same bytes again)
+//
+// Verified one array at a time, each band's coalesced reads fetch the
+// other arrays' bytes too (3.5x the stored bytes on 4 variables of 256^3
+// in 8^3 blocks). So the arrays of one step, level and shape (the same
+// writers' regions) are verified together, as a joint group: the same
+// bands (rows along dimension 0) of every member at once, the band's
+// blocks of all members read in one pass in file order
+// (catalog.MixedBatchSource, batch.go), each block placed into its own
+// array's stage or compared with its own array's output band; each member
+// keeps its own output reads (HDF5), comparison, holes, hash and first
+// difference:
+//
+//	band 0:  Bx rows 0-31   rho rows 0-31   id rows 0-31   <- one read pass
+//	band 1:  Bx rows 32-63  rho rows 32-63  id rows 32-63  <- one read pass
+//
+// A member that differs stops; the others go on. A group holds up to
+// maxJoint members whose bands of one row fit its share of the budget; a
+// group takes one in-flight slot per member (at most all of them) and
+// their shares.
+
+// maxJoint bounds the members of a joint group.
+const maxJoint = 16
+
+// minRead is the mean read a joint group's bands are grown towards (see
+// jointRows): reads of a few blocks each cost a request per few KiB.
+const minRead = 256 << 10
+
+// jointKey names the joint group of an array header: its step, level and
+// shape ("" for arrays verified alone: scalars and constant records).
+func jointKey(a *catalog.Array) string {
+	if len(a.Shape) == 0 || a.Constant {
+		return ""
+	}
+	return fmt.Sprint(a.Step, " ", a.Level, " ", a.Shape)
+}
+
+// group is the members verified together, band after band.
+type group struct {
+	members []*member
+	mixed   catalog.MixedBatchSource // nil: the source reads one type per call
+	batch   catalog.BatchSource      // nil: blocks are read one by one
+	extents map[string][]extent      // every member's blocks by file, by start
+}
+
+// inputErr is err of an input read of member i.
+func (g *group) inputErr(i int, err error) error {
+	var diff *difference
+	if errors.As(err, &diff) {
+		return err
+	}
+	return fmt.Errorf("verify: input %s: %w", where(g.members[i].k), err)
+}
+
+// jointRows is the rows of the group's bands and the chunk row each member
+// caches, for share bytes. The bands are those one array would get, for
+// the group's rows together (a row of every member); then, for a group of
+// several, rounded to the blocks' common row grain and doubled while
+// their reads average less than minRead and the bands stay within a
+// quarter of the share.
+func (r *run) jointRows(g *group, share int64) (perBand int64, cacheBytes []int64) {
+	ms := g.members
+	n := int64(len(ms))
+	var rowBytes int64
+	small := false
+	for _, m := range ms {
+		rowBytes += m.rowBytes
+		small = small || m.small()
+	}
+	bandBytes := min(max(share/10, rowBytes), max(n*maxBand, rowBytes))
+	if small {
+		// Many small blocks: smaller bands keep the band's stage
+		// (order.go) and its output in a few MiB.
+		bandBytes = min(bandBytes, max(n*smallBand, rowBytes))
+	}
+	perBand = max(bandBytes/rowBytes, 1)
+	chunks := int64(1) // rows of whole chunks of every chunked member
+	for _, m := range ms {
+		if c0, _ := m.chunkRows(); c0 > 0 && chunks <= ms[0].rows {
+			chunks = lcm(chunks, c0)
+		}
+	}
+	if chunks > 1 && perBand >= chunks {
+		perBand = perBand / chunks * chunks // whole chunk rows: each chunk decoded once
+	}
+	if n > 1 {
+		perBand = g.grow(perBand, chunks, share/4)
+	}
+	cacheBytes = make([]int64, len(ms))
+	for i, m := range ms {
+		if c0, chunkRow := m.chunkRows(); c0 > 0 && perBand%c0 != 0 && chunkRow <= share/4 {
+			cacheBytes[i] = chunkRow // bands inside a chunk row: keep the row cached
+		}
+	}
+	return perBand, cacheBytes
+}
+
+// grow rounds perBand to the row grain of the members' blocks (the
+// greatest common divisor of their lowers and counts along dimension 0:
+// no block then spans two bands) and of their chunk rows (chunks), and
+// doubles it while the group's reads would average less than minRead and
+// its bands of perBand rows (output buffers and stages) hold at most limit
+// bytes. Bands smaller than the grain grow to the next divisor of it.
+func (g *group) grow(perBand, chunks, limit int64) int64 {
+	ms := g.members
+	var grain int64
+	for _, m := range ms {
+		for i := range m.a.Blocks {
+			if b := &m.a.Blocks[i]; b.Box.Elements() > 0 {
+				grain = gcd(gcd(grain, b.Box.Lower[0]), b.Box.Count[0])
+			}
+		}
+	}
+	if grain <= 0 || grain > ms[0].rows {
+		return perBand
+	}
+	grain = lcm(grain, chunks)
+	mem := func(rows int64) int64 {
+		var n int64
+		for _, m := range ms {
+			n += m.bandMem(rows) + rows*m.rowBytes // the stage at most
+		}
+		return n
+	}
+	if perBand >= grain {
+		perBand = perBand / grain * grain
+	} else {
+		// Bands inside a row of blocks: the next divisor of the grain, so
+		// that each block is cut into whole pieces (a read each: blocks
+		// cut by rows are read apart), fewer of them.
+		d := perBand
+		for grain%d != 0 {
+			d++
+		}
+		if mem(d) > limit {
+			return perBand
+		}
+		if perBand = d; d < grain {
+			return perBand
+		}
+	}
+	rows := ms[0].rows
+	for perBand < rows && mem(2*perBand) <= limit && g.meanRead(perBand) < minRead {
+		perBand *= 2
+	}
+	return perBand
+}
+
+// meanRead is the mean read of the group's blocks (none spanning two
+// bands of perBand rows) read band by band: a read ends where the next
+// block in the file is of another band (split), more than
+// catalog.CoalesceGap away, or batchRead on.
+func (g *group) meanRead(perBand int64) int64 {
+	var bytes, calls int64
+	for _, ext := range g.extents {
+		var start, end int64
+		prev := int64(-1)
+		for _, e := range ext {
+			band := e.row / perBand
+			if band != prev || e.start-end > catalog.CoalesceGap || e.end-start > batchRead {
+				calls++
+				start = e.start
+			}
+			bytes += e.end - e.start
+			prev, end = band, e.end
+		}
+	}
+	return bytes / max(calls, 1)
+}
+
+func gcd(a, b int64) int64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+func lcm(a, b int64) int64 { return a / gcd(a, b) * b }
+
+// jointData compares the elements of the group's members band by band
+// within share bytes; done receives each member's outcome once (nil, a
+// difference, or an error). An error stops them all.
+func (r *run) jointData(ctx context.Context, ms []*member, share int64, done func(*member, error)) error {
+	if len(ms) > 1 {
+		r.stats.joint.Add(int64(len(ms)))
+		for _, m := range ms {
+			m.nbuf = 2
+		}
+	}
+	g := &group{members: ms, extents: map[string][]extent{}}
+	g.batch, _ = r.src.(catalog.BatchSource)
+	g.mixed, _ = r.src.(catalog.MixedBatchSource)
+	if len(ms) == 1 {
+		g.mixed = nil // one element type: ReadBlocks
+	}
+	for _, m := range ms {
+		for i := range m.a.Blocks {
+			if b := &m.a.Blocks[i]; b.Inline == nil && b.Length > 0 {
+				e := extent{start: b.Offset, end: b.Offset + b.Length}
+				if m.rank > 0 {
+					e.row = b.Box.Lower[0]
+				}
+				g.extents[b.File] = append(g.extents[b.File], e)
+			}
+		}
+	}
+	for f, ext := range g.extents {
+		slices.SortFunc(ext, func(x, y extent) int { return cmp.Compare(x.start, y.start) })
+		g.extents[f] = ext
+	}
+	perBand, cacheBytes := r.jointRows(g, share)
+	capacity := share
+	for i, m := range ms {
+		capacity -= m.bandMem(perBand) + cacheBytes[i]
+	}
+	mem := membudget.Overcommit(capacity)
+	defer func() { peak(&r.stats.peakMem, mem.Peak()) }()
+	defer func() {
+		for _, m := range ms {
+			r.finish(m)
+			if m.cache != nil {
+				m.cache.drop(mem)
+			}
+		}
+	}()
+	for i, m := range ms {
+		if err := r.start(ctx, m, perBand, cacheBytes[i]); err != nil {
+			return err
+		}
+	}
+	pf, _ := r.src.(catalog.Prefetcher)
+	nb := ms[0].nb
+	for bi := range nb {
+		live := 0
+		for _, m := range ms {
+			if !m.over {
+				live++
+				if err := m.output(ctx); err != nil {
+					return err
+				}
+			}
+		}
+		if live == 0 {
+			break
+		}
+		if pf != nil && bi+1 < nb {
+			// Announce the blocks the next band starts to the kernel.
+			var next []*catalog.Block
+			for _, m := range ms {
+				if m.over {
+					continue
+				}
+				start := m.bandOf(bi + 1).Lower
+				for _, i := range m.byBand[bi+1] {
+					if b := &m.a.Blocks[i]; m.rank == 0 || b.Box.Lower[0] >= start[0] {
+						next = append(next, b)
+					}
+				}
+			}
+			pf.Prefetch(ctx, next)
+		}
+		r.stats.bands.Add(int64(live))
+		if err := r.jointBand(ctx, g, bi, mem); err != nil {
+			return err
+		}
+		for _, m := range ms {
+			if m.over {
+				continue
+			}
+			if err := r.bandDone(m, bi); err != nil {
+				var diff *difference
+				if !errors.As(err, &diff) {
+					return err
+				}
+				m.over = true
+				r.finish(m)
+				done(m, err)
+			}
+		}
+	}
+	for _, m := range ms {
+		if !m.over {
+			m.over = true
+			r.finish(m)
+			done(m, r.digest(m.k, m.ref, m.h))
+		}
+	}
+	return nil
+}
+
+// jointBand compares band bi of every live member of g with its output
+// band (m.out); each member's first difference goes to m.first.
+func (r *run) jointBand(ctx context.Context, g *group, bi int, mem *membudget.Budget) error {
+	eg, gctx := errgroup.WithContext(ctx)
+	eg.SetLimit(r.opts.Jobs)
+	stages := make([]*staging, len(g.members))
+	defer func() {
+		for _, st := range stages {
+			st.drop(mem)
+		}
+	}()
+	n := 0
+	for _, m := range g.members {
+		if !m.over {
+			n += len(m.byBand[bi])
+		}
+	}
+	batch := make([]batched, 0, n)
+	var starts []int // where each member's entries start in batch
+	var band catalog.Box
+	for mi, m := range g.members {
+		if m.over {
+			continue
+		}
+		band = m.bandOf(bi)
+		var rest []int
+		lo := len(batch) // the member's entries: batch[lo:] until merged
+		starts = append(starts, lo)
+		for _, i := range m.byBand[bi] {
+			c := r.cut(m.a, i, band, m.span[i])
+			switch {
+			case c.b == nil:
+			case c.cache || g.batch == nil:
+				rest = append(rest, i)
+			default:
+				batch = append(batch, batched{b: c.b, region: c.region, p: newPlacement(c.b, m.a.DType), m: mi, k: len(batch) - lo})
+			}
+		}
+		var err error
+		if stages[mi], err = r.newStaging(ctx, batch[lo:], band, m.a.DType, mem); err != nil {
+			return err
+		}
+		for _, i := range rest {
+			eg.Go(func() error {
+				// --jobs bounds the blocks in work over every array in flight.
+				if err := r.work(gctx); err != nil {
+					return err
+				}
+				defer r.rest()
+				mm, err := r.block(gctx, m, i, band, mem)
+				if err != nil {
+					return g.inputErr(mi, err)
+				}
+				if mm != nil {
+					m.first.keep(mm)
+				}
+				return nil
+			})
+		}
+	}
+	// One pass over the band's blocks of every member, in file order.
+	r.batches(gctx, eg, g, band, mergeRuns(batch, starts), stages, mem)
+	if err := eg.Wait(); err != nil {
+		return err
+	}
+	for mi, st := range stages {
+		if st != nil {
+			m := g.members[mi]
+			// Every small block is in the stage: compare it with the band.
+			if err := r.compareStage(ctx, st, m.out, m.first.keep); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// mergeRuns merges the runs of batch starting at starts, each in file
+// order (its member's blocks), into one list in file order; a block of an
+// earlier run goes first on a tie. (A merge, not a sort: a band holds tens
+// of thousands of entries of a few members.)
+func mergeRuns(batch []batched, starts []int) []batched {
+	if len(starts) < 2 {
+		return batch
+	}
+	heads := slices.Clone(starts)
+	end := func(i int) int {
+		if i+1 < len(starts) {
+			return starts[i+1]
+		}
+		return len(batch)
+	}
+	out := make([]batched, 0, len(batch))
+	for {
+		best := -1
+		for i, h := range heads {
+			if h == end(i) {
+				continue
+			}
+			if best < 0 || fileOrder(batch[h].b, batch[heads[best]].b) < 0 {
+				best = i
+			}
+		}
+		if best < 0 {
+			return out
+		}
+		out = append(out, batch[heads[best]])
+		heads[best]++
+	}
+}
+
+// fileOrder orders blocks by file, then offset.
+func fileOrder(x, y *catalog.Block) int {
+	return cmp.Or(cmp.Compare(x.File, y.File), cmp.Compare(x.Offset, y.Offset))
+}
