@@ -24,6 +24,12 @@ type cursor struct {
 	err  error
 }
 
+// newCursor reads b, found at file offset base of file, in byte order bo;
+// errors name the format pfx ("bp4", "bp3") and what is read.
+func newCursor(b []byte, base int64, bo binary.ByteOrder, pfx, file, what string) *cursor {
+	return &cursor{b: b, base: base, bo: bo, le: bo == binary.ByteOrder(binary.LittleEndian), pfx: pfx, file: file, what: what}
+}
+
 func (c *cursor) off() int64 { return c.base + int64(c.pos) }
 
 func (c *cursor) fail(format string, args ...any) {

@@ -255,7 +255,7 @@ func (d *Dataset) entrySets(ctx context.Context, e *entry) ([]charSet, error) {
 
 // parseEntrySets parses the index entry of e from its bytes.
 func (d *Dataset) parseEntrySets(raw []byte, e *entry) ([]charSet, error) {
-	c := &cursor{b: raw, base: e.off, bo: d.bo, le: d.bo == binary.ByteOrder(binary.LittleEndian), pfx: d.pfx, file: d.meta, what: "variable index"}
+	c := newCursor(raw, e.off, d.bo, d.pfx, d.meta, "variable index")
 	h, ec := readEntry(c, d.bp3)
 	if c.err != nil {
 		return nil, c.err
