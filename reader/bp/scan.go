@@ -195,6 +195,7 @@ func (d *Dataset) sortEntries() error {
 // so memory holds one index entry at a time.
 func (d *Dataset) Scan(ctx context.Context, emit func(*catalog.Array) error) error {
 	d.pgCache = map[int]*pgTable{}
+	defer d.dropScanCaches()
 	for i := range d.entries {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -208,6 +209,18 @@ func (d *Dataset) Scan(ctx context.Context, emit func(*catalog.Array) error) err
 		}
 	}
 	return nil
+}
+
+// dropScanCaches lets the metadata Scan kept for the next array go (up to
+// 32 MiB of BP5 writer records, a BP4 or BP3 index entry): the dataset
+// stays open for the rewrite, which reads payloads only, and a later Scan
+// reads them again.
+func (d *Dataset) dropScanCaches() {
+	d.cacheOff, d.cacheSets, d.entryBuf = 0, nil, nil
+	clear(d.pgCache)
+	if d.b5 != nil {
+		d.b5.blocks, d.b5.blockBytes, d.b5.stepInfo = nil, 0, nil
+	}
 }
 
 // entryArray is the array of entry e: its blocks from the index, or the
