@@ -508,12 +508,16 @@ func predictPieces(st Storage, elemSize int, p Pattern, grid []int64, c Cost, cp
 		if empty {
 			continue
 		}
+		one := true // the piece lies inside one part (the usual case of small blocks)
 		for d := 0; d < dims; d++ {
 			b := bounds[d]
 			pl, ph := lower[d], lower[d]+count[d]
 			if ph <= pl {
 				empty = true
 				break
+			}
+			if pl < regLo[d] || ph > regHi[d] {
+				one = false
 			}
 			pl, ph = max(pl, regLo[d]), min(ph, regHi[d])
 			if ph <= pl {
@@ -524,6 +528,7 @@ func predictPieces(st Storage, elemSize int, p Pattern, grid []int64, c Cost, cp
 			h := l + 1
 			if ph-1 >= b[l+1] { // the piece reaches past part l: search its last part
 				h = partOf(b, grid[d], ph-1) + 1
+				one = false
 			}
 			lo[d], hi[d] = l, h
 		}
@@ -542,6 +547,25 @@ func predictPieces(st Storage, elemSize int, p Pattern, grid []int64, c Cost, cp
 		if whole {
 			pieceBytes = box.Elements() * elem
 			term = cp.Latency + float64(pieceBytes)/cp.ReaderBW
+		}
+		if one && (whole || !lib) {
+			// What the loop below does for the one part meeting the piece,
+			// which holds it whole: one request (busy: one term).
+			k := 0
+			for d := 0; d < dims; d++ {
+				k += int(lo[d]) * stride[d]
+			}
+			if active[k] {
+				req[k]++
+				if whole {
+					bytes[k] += pieceBytes
+					slowest = max(slowest, term)
+					c.MaxSharing = max(c.MaxSharing, 1)
+				} else {
+					bytes[k] += vol * elem
+				}
+			}
+			continue
 		}
 		var busy float64
 		share := 0
