@@ -220,8 +220,9 @@ func (d *Dataset) indexEntry3(h entryHeader, ec *cursor, stepIdx map[uint32]int,
 	name := fullName(h)
 	byStep := map[uint32]*classifier{}
 	var order []uint32
+	var arena dimArena
 	for ec.err == nil && ec.remaining() > 0 {
-		s := parseSet(ec, h.TypeID, size)
+		s := parseSet(ec, h.TypeID, size, &arena)
 		if ec.err != nil {
 			break
 		}

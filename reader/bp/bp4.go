@@ -281,8 +281,9 @@ func (d *Dataset) parseStep4(buf []byte, s int, r stepRec, varNames map[string]b
 func (d *Dataset) indexEntry(h entryHeader, ec *cursor, step int64, colMaj bool) (entry, error) {
 	_, size, _, _ := typeInfo(h.TypeID, false)
 	var c classifier
+	var arena dimArena
 	for ec.err == nil && ec.remaining() > 0 {
-		s := parseSet(ec, h.TypeID, size)
+		s := parseSet(ec, h.TypeID, size, &arena)
 		if ec.err != nil {
 			break
 		}

@@ -186,7 +186,7 @@ func FuzzCharacteristics(f *testing.F) {
 		c := newCursor(b, 0, bo, "bp4", "fuzz", "characteristics")
 		_, size, _, _ := typeInfo(typeID, big)
 		for c.err == nil && c.remaining() > 0 {
-			s := parseSet(c, typeID, size)
+			s := parseSet(c, typeID, size, nil)
 			if c.err == nil {
 				s.kind()
 				attrValue("a", typeID, &s, bo)

@@ -284,8 +284,9 @@ func (d *Dataset) parseEntrySets(raw []byte, e *entry) ([]charSet, error) {
 	// NSets is checked against the entry's length (readEntry): one
 	// allocation, not a growing copy of ~200-byte sets per block.
 	sets := make([]charSet, 0, h.NSets)
+	var arena dimArena
 	for ec.remaining() > 0 {
-		s := parseSet(ec, h.TypeID, size)
+		s := parseSet(ec, h.TypeID, size, &arena)
 		if ec.err != nil {
 			return nil, ec.err
 		}
@@ -696,7 +697,7 @@ func (d *Dataset) parseAttrIndex(c *cursor) {
 			d.addSkipped(fmt.Sprintf("attribute %s: %s", h.Name, desc))
 			continue
 		}
-		s := parseSet(ec, h.TypeID, size)
+		s := parseSet(ec, h.TypeID, size, nil)
 		if ec.err != nil {
 			c.err = ec.err
 			return
