@@ -74,11 +74,73 @@ func DefaultCostParams() CostParams {
 
 // Storage is a stored layout of one array, described as pieces.
 type Storage struct {
-	Name   string
-	Shape  []int64
-	chunk  []int64       // chunked: chunk shape (pieces enumerated arithmetically)
-	pieces []StoredPiece // contiguous, merged or blocks
-	span   bool          // blocks read by ADIOS2: one read from a block's first to last byte needed
+	Name  string
+	Shape []int64
+	chunk []int64 // chunked: chunk shape (pieces enumerated arithmetically)
+	// pieces is the general form of contiguous, merged or blocks storage
+	// (pieces of mixed or zero rank, and the tests' hand-made storages);
+	// flat the usual one, which the constructors build instead.
+	pieces []StoredPiece
+	flat   flatPieces
+	span   bool // blocks read by ADIOS2: one read from a block's first to last byte needed
+}
+
+// flatPieces holds n pieces of one rank dims >= 1 with their corners side by
+// side, lower then count (coords[2·dims·i:][:dims] and [dims:2·dims]), so that
+// a cost prediction streams through one slice per storage instead of
+// following a box's two slices per piece into wherever they were allocated
+// (the 351,537-block case of issue 19 predicts about 14 patterns over each
+// storage of every geometry).
+type flatPieces struct {
+	dims   int
+	n      int
+	coords []int64
+	whole  []bool // nil: no piece is whole
+}
+
+// box is piece i's box, its slices in f.coords (not to be modified).
+func (f *flatPieces) box(i int) catalog.Box {
+	c := f.coords[2*f.dims*i : 2*f.dims*(i+1) : 2*f.dims*(i+1)]
+	return catalog.Box{Lower: c[:f.dims:f.dims], Count: c[f.dims:]}
+}
+
+func (f *flatPieces) isWhole(i int) bool { return f.whole != nil && f.whole[i] }
+
+// newStorage lays out n pieces, piece i being box(i) and read only entirely
+// when whole(i) (whole nil: never): flat when they share a rank of at least
+// 1, else as a list of StoredPiece.
+func newStorage(name string, shape []int64, n int, box func(int) catalog.Box, whole func(int) bool) Storage {
+	st := Storage{Name: name, Shape: shape}
+	dims := -1
+	for i := 0; i < n; i++ {
+		b := box(i)
+		if len(b.Lower) != len(b.Count) || (dims >= 0 && len(b.Lower) != dims) || len(b.Lower) == 0 {
+			dims = -1
+			break
+		}
+		dims = len(b.Lower)
+	}
+	if n > 0 && dims < 1 {
+		st.pieces = make([]StoredPiece, n)
+		for i := range st.pieces {
+			st.pieces[i] = StoredPiece{Box: box(i), Whole: whole != nil && whole(i)}
+		}
+		return st
+	}
+	f := flatPieces{dims: max(dims, 1), n: n, coords: make([]int64, 0, 2*max(dims, 1)*n)}
+	for i := 0; i < n; i++ {
+		b := box(i)
+		f.coords = append(f.coords, b.Lower...)
+		f.coords = append(f.coords, b.Count...)
+		if whole != nil && whole(i) {
+			if f.whole == nil {
+				f.whole = make([]bool, n)
+			}
+			f.whole[i] = true
+		}
+	}
+	st.flat = f
+	return st
 }
 
 // StoredPiece is one separately stored box. Whole means it can only be read
@@ -90,8 +152,8 @@ type StoredPiece struct {
 
 // ContiguousStorage is the array stored row-major in one extent.
 func ContiguousStorage(shape []int64) Storage {
-	return Storage{Name: Contiguous, Shape: shape,
-		pieces: []StoredPiece{{Box: catalog.Box{Lower: make([]int64, len(shape)), Count: slices.Clone(shape)}}}}
+	full := catalog.Box{Lower: make([]int64, len(shape)), Count: slices.Clone(shape)}
+	return newStorage(Contiguous, shape, 1, func(int) catalog.Box { return full }, nil)
 }
 
 // ChunkedStorage is the array stored in chunks of the given shape.
@@ -102,69 +164,55 @@ func ChunkedStorage(shape, chunk []int64) Storage {
 // PiecesStorage is the array stored as the given boxes (merged cuboids: name
 // "merged"), each readable in part unless whole.
 func PiecesStorage(name string, shape []int64, boxes []catalog.Box, whole bool) Storage {
-	ps := make([]StoredPiece, len(boxes))
-	arena := newBoxArena(boxes, func(i int) catalog.Box { return boxes[i] })
-	for i := range boxes {
-		ps[i] = StoredPiece{Box: arena.box(i, boxes[i]), Whole: whole}
+	var w func(int) bool
+	if whole {
+		w = func(int) bool { return true }
 	}
-	return Storage{Name: name, Shape: shape, pieces: ps}
+	return newStorage(name, shape, len(boxes), func(i int) catalog.Box { return boxes[i] }, w)
 }
 
 // BlocksStorage is the array as written: its source blocks, each read whole
 // when it is encoded (codecs) or stored larger than its box (edge chunks).
 func BlocksStorage(shape []int64, blocks []catalog.Block) Storage {
-	ps := make([]StoredPiece, 0, len(blocks))
-	arena := newBoxArena(blocks, func(i int) catalog.Box { return blocks[i].Box })
-	for i := range blocks {
-		b := &blocks[i]
-		ps = append(ps, StoredPiece{Box: arena.box(i, b.Box), Whole: len(b.Codecs) > 0 || b.Stored != nil})
-	}
-	return Storage{Name: "blocks", Shape: shape, pieces: ps, span: true}
+	st := newStorage("blocks", shape, len(blocks), func(i int) catalog.Box { return blocks[i].Box },
+		func(i int) bool { return len(blocks[i].Codecs) > 0 || blocks[i].Stored != nil })
+	st.span = true
+	return st
 }
 
-// boxArena holds copies of many boxes' corners side by side, so that a cost
-// prediction streams through them instead of following two pointers per piece
-// into wherever the catalog left them.
-type boxArena struct {
-	coords []int64
-	off    []int // coords[off[i]:off[i+1]]: lower then count of box i
+// npieces is the number of stored pieces of contiguous, merged or blocks
+// storage, piece(i) each.
+func (s Storage) npieces() int {
+	if s.pieces != nil {
+		return len(s.pieces)
+	}
+	return s.flat.n
 }
 
-func newBoxArena[T any](items []T, boxOf func(int) catalog.Box) boxArena {
-	n := 0
-	for i := range items {
-		b := boxOf(i)
-		n += len(b.Lower) + len(b.Count)
+func (s Storage) piece(i int) StoredPiece {
+	if s.pieces != nil {
+		return s.pieces[i]
 	}
-	a := boxArena{coords: make([]int64, 0, n), off: make([]int, 0, len(items)+1)}
-	for i := range items {
-		b := boxOf(i)
-		a.off = append(a.off, len(a.coords))
-		a.coords = append(a.coords, b.Lower...)
-		a.coords = append(a.coords, b.Count...)
-	}
-	a.off = append(a.off, len(a.coords))
-	return a
+	return StoredPiece{Box: s.flat.box(i), Whole: s.flat.isWhole(i)}
 }
 
-// box is the copy of box i (b, as given to newBoxArena); nil lists stay nil.
-func (a boxArena) box(i int, b catalog.Box) catalog.Box {
-	c := a.coords[a.off[i]:a.off[i+1]:a.off[i+1]]
-	l := len(b.Lower)
-	out := catalog.Box{Lower: c[:l:l], Count: c[l:]}
-	if b.Lower == nil {
-		out.Lower = nil
+// flatOf is the pieces of s in flat form for rank dims: s.flat, or built
+// from s.pieces (a hand-made storage).
+func (s Storage) flatOf(dims int) flatPieces {
+	if s.pieces == nil && s.flat.dims == dims {
+		return s.flat
 	}
-	if b.Count == nil {
-		out.Count = nil
-	}
-	return out
+	n := s.npieces()
+	return newStorage(s.Name, s.Shape, n, func(i int) catalog.Box {
+		b := s.piece(i).Box
+		return catalog.Box{Lower: b.Lower[:dims], Count: b.Count[:dims]}
+	}, func(i int) bool { return s.piece(i).Whole }).flat
 }
 
 // Pieces returns the number of stored pieces.
 func (s Storage) Pieces() int64 {
 	if s.chunk == nil {
-		return int64(len(s.pieces))
+		return int64(s.npieces())
 	}
 	n := int64(1)
 	for i, c := range s.chunk {
@@ -176,8 +224,8 @@ func (s Storage) Pieces() int64 {
 // each calls fn for every stored piece (by index) intersecting region
 // (contiguous, merged and blocks storage; chunks are handled arithmetically).
 func (s Storage) each(region catalog.Box, fn func(i int, p StoredPiece)) {
-	for i, p := range s.pieces {
-		if Overlaps(p.Box, region) {
+	for i := range s.npieces() {
+		if p := s.piece(i); Overlaps(p.Box, region) {
 			fn(i, p)
 		}
 	}
@@ -327,8 +375,8 @@ func PredictRead(st Storage, elemSize int, p Pattern, n int, cp CostParams) Cost
 // for every reader's part: O(readers · pieces). Kept for ranks above MaxDims
 // and as the reference the indexed predictPieces is tested against.
 func predictPiecesNaive(st Storage, elemSize int, p Pattern, grid []int64, c Cost, cp CostParams) Cost {
-	busy := make([]float64, len(st.pieces)) // whole pieces: time serving readers
-	sharing := make([]int, len(st.pieces))
+	busy := make([]float64, st.npieces()) // whole pieces: time serving readers
+	sharing := make([]int, st.npieces())
 	var slowest float64
 	lib := cp.Library()
 	var tot libTotals
@@ -441,11 +489,18 @@ func predictPieces(st Storage, elemSize int, p Pattern, grid []int64, c Cost, cp
 	var inLo, inCnt [MaxDims]int64
 	in := catalog.Box{Lower: inLo[:dims:dims], Count: inCnt[:dims:dims]}
 	elem := int64(elemSize)
-	for i := range st.pieces {
-		sp := &st.pieces[i]
+	var regLo, regHi [MaxDims]int64 // the pattern's region, bounds[d][0] and bounds[d][g]
+	for d := 0; d < dims; d++ {
+		regLo[d], regHi[d] = bounds[d][0], bounds[d][len(bounds[d])-1]
+	}
+	fp := st.flatOf(dims)
+	coords, step := fp.coords, 2*dims
+	for i, at := 0, 0; i < fp.n; i, at = i+1, at+step {
+		corners := coords[at : at+step : at+step]
+		lower, count := corners[:dims:dims], corners[dims:]
 		empty := false
 		for d := 0; d < dims; d++ { // most pieces miss a plane: reject them first
-			if b := bounds[d]; sp.Box.Lower[d] >= b[len(b)-1] || sp.Box.Lower[d]+sp.Box.Count[d] <= b[0] || sp.Box.Count[d] <= 0 {
+			if lower[d] >= regHi[d] || lower[d]+count[d] <= regLo[d] || count[d] <= 0 {
 				empty = true
 				break
 			}
@@ -453,15 +508,18 @@ func predictPieces(st Storage, elemSize int, p Pattern, grid []int64, c Cost, cp
 		if empty {
 			continue
 		}
+		one := true // the piece lies inside one part (the usual case of small blocks)
 		for d := 0; d < dims; d++ {
 			b := bounds[d]
-			pl, ph := sp.Box.Lower[d], sp.Box.Lower[d]+sp.Box.Count[d]
+			pl, ph := lower[d], lower[d]+count[d]
 			if ph <= pl {
 				empty = true
 				break
 			}
-			rl, rh := b[0], b[len(b)-1]
-			pl, ph = max(pl, rl), min(ph, rh)
+			if pl < regLo[d] || ph > regHi[d] {
+				one = false
+			}
+			pl, ph = max(pl, regLo[d]), min(ph, regHi[d])
 			if ph <= pl {
 				empty = true // outside the pattern's region
 				break
@@ -470,23 +528,44 @@ func predictPieces(st Storage, elemSize int, p Pattern, grid []int64, c Cost, cp
 			h := l + 1
 			if ph-1 >= b[l+1] { // the piece reaches past part l: search its last part
 				h = partOf(b, grid[d], ph-1) + 1
+				one = false
 			}
 			lo[d], hi[d] = l, h
 		}
 		if empty {
 			continue
 		}
+		box, whole := catalog.Box{Lower: lower, Count: count}, fp.isWhole(i)
 		// A part holding the whole piece reads it in one run (what runs
 		// returns for in = the piece, computed once).
 		vol := int64(1)
 		for d := 0; d < dims; d++ {
-			vol *= sp.Box.Count[d]
+			vol *= count[d]
 		}
 		var pieceBytes int64
 		var term float64
-		if sp.Whole {
-			pieceBytes = sp.Box.Elements() * elem
+		if whole {
+			pieceBytes = box.Elements() * elem
 			term = cp.Latency + float64(pieceBytes)/cp.ReaderBW
+		}
+		if one && (whole || !lib) {
+			// What the loop below does for the one part meeting the piece,
+			// which holds it whole: one request (busy: one term).
+			k := 0
+			for d := 0; d < dims; d++ {
+				k += int(lo[d]) * stride[d]
+			}
+			if active[k] {
+				req[k]++
+				if whole {
+					bytes[k] += pieceBytes
+					slowest = max(slowest, term)
+					c.MaxSharing = max(c.MaxSharing, 1)
+				} else {
+					bytes[k] += vol * elem
+				}
+			}
+			continue
 		}
 		var busy float64
 		share := 0
@@ -497,7 +576,7 @@ func predictPieces(st Storage, elemSize int, p Pattern, grid []int64, c Cost, cp
 			for d := 0; d < dims; d++ {
 				k += int(idx[d]) * stride[d]
 				plo, phi := bounds[d][idx[d]], bounds[d][idx[d]+1]
-				pl, ph := sp.Box.Lower[d], sp.Box.Lower[d]+sp.Box.Count[d]
+				pl, ph := lower[d], lower[d]+count[d]
 				l, h := max(pl, plo), min(ph, phi)
 				if h <= l {
 					meets = false // an empty part along d
@@ -509,13 +588,13 @@ func predictPieces(st Storage, elemSize int, p Pattern, grid []int64, c Cost, cp
 				memLo[d], memCnt[d] = plo, phi-plo
 			}
 			if meets && active[k] {
-				if sp.Whole {
+				if whole {
 					req[k]++
 					bytes[k] += pieceBytes
 					busy += term
 					share++
 				} else if lib {
-					r := st.readPiece(sp.Box, in, mem, elem, cp)
+					r := st.readPiece(box, in, mem, elem, cp)
 					req[k] += r.requests
 					bytes[k] += r.bytes
 					secs[k] += r.seconds
@@ -524,7 +603,7 @@ func predictPieces(st Storage, elemSize int, p Pattern, grid []int64, c Cost, cp
 					req[k]++
 					bytes[k] += vol * elem
 				} else {
-					r, b := runs(sp.Box, in, elem, cp.Sieve)
+					r, b := runs(box, in, elem, cp.Sieve)
 					req[k] += r
 					bytes[k] += b
 				}
@@ -566,10 +645,17 @@ func predictPieces(st Storage, elemSize int, p Pattern, grid []int64, c Cost, cp
 // partOf is the non-empty part holding coordinate x of the region whose
 // part bounds along one axis are b (g parts): the last part starting at or
 // before x. Part i starts at lo + n·i/g, so that is ((x−lo+1)·g − 1)/n,
-// searched instead when the product could overflow.
+// searched instead when the product could overflow, and the bounds scanned
+// when they are few.
 func partOf(b []int64, g, x int64) int64 {
-	if g == 1 {
-		return 0
+	if g <= 16 {
+		// Few parts (every axis of the standard patterns up to 256
+		// readers): a scan of the bounds costs less than the division.
+		i := int64(0)
+		for i+1 < g && b[i+1] <= x {
+			i++
+		}
+		return i
 	}
 	lo, n := b[0], b[len(b)-1]-b[0]
 	if t := x - lo; n < math.MaxInt64/(g+1) {

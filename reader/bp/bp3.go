@@ -159,7 +159,7 @@ func parseFooter(foot []byte, size int64, name string) (footer, error) {
 func (d *Dataset) parseIndex3(idx []byte, f footer) ([]entry, map[string]bool, error) {
 	end := f.pg + uint64(len(idx))
 	mk := func(from, to uint64, what string) *cursor {
-		return &cursor{b: idx[from-f.pg : to-f.pg], base: int64(from), bo: f.bo, le: f.bo == binary.ByteOrder(binary.LittleEndian), pfx: "bp3", file: d.meta, what: what}
+		return newCursor(idx[from-f.pg:to-f.pg], int64(from), f.bo, "bp3", d.meta, what)
 	}
 	// ADIOS 1.x index lengths are unreliable: bound each by the next offset.
 	pc := mk(f.pg, f.vars, "process group index")
@@ -220,8 +220,9 @@ func (d *Dataset) indexEntry3(h entryHeader, ec *cursor, stepIdx map[uint32]int,
 	name := fullName(h)
 	byStep := map[uint32]*classifier{}
 	var order []uint32
+	var arena dimArena
 	for ec.err == nil && ec.remaining() > 0 {
-		s := parseSet(ec, h.TypeID, size)
+		s := parseSet(ec, h.TypeID, size, &arena)
 		if ec.err != nil {
 			break
 		}

@@ -243,7 +243,7 @@ func (d *Dataset) indexStep4(ctx context.Context, s int, r stepRec, varNames map
 // parseStep4 indexes one step from its md.0 bytes buf = md.0[r.pg:r.end].
 func (d *Dataset) parseStep4(buf []byte, s int, r stepRec, varNames map[string]bool) ([]entry, error) {
 	mk := func(from, to uint64, what string) *cursor {
-		return &cursor{b: buf[from-r.pg : to-r.pg], base: int64(from), bo: d.bo, le: d.bo == binary.ByteOrder(binary.LittleEndian), pfx: "bp4", file: "md.0", what: what}
+		return newCursor(buf[from-r.pg:to-r.pg], int64(from), d.bo, "bp4", "md.0", what)
 	}
 	pc := mk(r.pg, r.vars, "process group index")
 	pgs := parsePGIndex(pc, int(r.vars-r.pg-16))
@@ -281,8 +281,9 @@ func (d *Dataset) parseStep4(buf []byte, s int, r stepRec, varNames map[string]b
 func (d *Dataset) indexEntry(h entryHeader, ec *cursor, step int64, colMaj bool) (entry, error) {
 	_, size, _, _ := typeInfo(h.TypeID, false)
 	var c classifier
+	var arena dimArena
 	for ec.err == nil && ec.remaining() > 0 {
-		s := parseSet(ec, h.TypeID, size)
+		s := parseSet(ec, h.TypeID, size, &arena)
 		if ec.err != nil {
 			break
 		}

@@ -69,7 +69,8 @@ package bp
 // the writer maps) and md.0 writer block by writer block; it keeps, per
 // (variable, step), the runs of writer ranks that wrote it. Scan re-reads the
 // writer blocks of one (variable, step) at a time through a small byte-bounded
-// cache, so at most one step's metadata is held.
+// cache, so at most one step's metadata is held, and of those writers their
+// block tables (counts, offsets, locations) until the block list is built.
 
 import (
 	"context"
@@ -533,46 +534,6 @@ func (d *Dataset) writerBlock(ctx context.Context, off, n uint64, cache bool) ([
 	return b, nil
 }
 
-// blocks5 is the number of blocks the writers of e declare at its step (a
-// capacity hint: each writer's count is bounded by its metadata's size;
-// what a damaged record says is left to buildArray5 to report).
-func (d *Dataset) blocks5(ctx context.Context, e *entry, t *bp5StepInfo) int {
-	n := 0
-	for _, run := range e.runs {
-		for r := int(run.lo); r <= int(run.hi); r++ {
-			if r >= len(t.mdOff) || t.mdLen[r] == 0 {
-				return n
-			}
-			blk, err := d.writerBlock(ctx, t.mdOff[r], t.mdLen[r], true)
-			if err != nil {
-				return n
-			}
-			v, err := d.b5.formats.decodeRecord(blk, "md.0", int64(t.mdOff[r]))
-			if err != nil {
-				return n
-			}
-			l, err := layout5(v.f)
-			if err != nil {
-				return n
-			}
-			vi, ok := l.byName[e.name]
-			if !ok || !l.written(v, l.vars[vi].ctl) {
-				return n
-			}
-			m, ok := v.inner(l.vars[vi].fi)
-			if !ok {
-				return n
-			}
-			nb := m.int(l.vars[vi].aBlocks)
-			if v.b.err != nil || nb > uint64(len(blk)) {
-				return n
-			}
-			n += int(nb)
-		}
-	}
-	return n
-}
-
 // bp5Var is one variable field of a metadata format.
 type bp5Var struct {
 	fi                                                             int // field index in the top format
@@ -986,26 +947,27 @@ func (d *Dataset) buildArray5(ctx context.Context, e *entry) (*catalog.Array, er
 	case localValue:
 		a.Shape, a.Offset = []int64{int64(w)}, []int64{0}
 	}
-	var joined int64
 	joinedDim := -1
 	nblock := 0
-	if e.kind != globalValue && e.kind != localValue {
-		// Every writer's blocks in one allocation: growing the list writer
-		// by writer copied (and cleared) it about twice over.
-		if n := d.blocks5(ctx, e, t); n > 0 {
-			a.Blocks = make([]catalog.Block, 0, n)
-		}
-	}
+	// The writers' records are decoded once, in a first pass that keeps
+	// each writer's block tables (a fraction of the blocks they describe)
+	// and counts the blocks, so that the list is allocated once: growing it
+	// writer by writer copied (and cleared) it about twice over, and
+	// counting in a pass of its own decoded every record twice, reading
+	// md.0 again when a step's metadata passed the block cache.
+	var tables []writer5
+	total := 0
 	for _, run := range e.runs {
 		for r := int(run.lo); r <= int(run.hi); r++ {
 			if r >= w || t.mdLen[r] == 0 {
 				return nil, catalog.Corrupt("bp5", "md.0", -1, "variable %q step %d: writer %d has no metadata now", e.name, e.Step, r)
 			}
+			mdOff := int64(t.mdOff[r])
 			blk, err := d.writerBlock(ctx, t.mdOff[r], t.mdLen[r], true)
 			if err != nil {
 				return nil, err
 			}
-			v, err := d.b5.formats.decodeRecord(blk, "md.0", int64(t.mdOff[r]))
+			v, err := d.b5.formats.decodeRecord(blk, "md.0", mdOff)
 			if err != nil {
 				return nil, err
 			}
@@ -1015,7 +977,7 @@ func (d *Dataset) buildArray5(ctx context.Context, e *entry) (*catalog.Array, er
 			}
 			vi, ok := l.byName[e.name]
 			if !ok || !l.written(v, l.vars[vi].ctl) {
-				return nil, catalog.Corrupt("bp5", "md.0", int64(t.mdOff[r]), "variable %q step %d: writer %d no longer writes it", e.name, e.Step, r)
+				return nil, catalog.Corrupt("bp5", "md.0", mdOff, "variable %q step %d: writer %d no longer writes it", e.name, e.Step, r)
 			}
 			fv := &l.vars[vi]
 			if e.kind == globalValue || e.kind == localValue {
@@ -1028,7 +990,7 @@ func (d *Dataset) buildArray5(ctx context.Context, e *entry) (*catalog.Array, er
 					return nil, v.b.err
 				}
 				if len(val) != int(size) {
-					return nil, catalog.Corrupt("bp5", "md.0", int64(t.mdOff[r]), "%s: value of %d bytes for %s", writerBlock(e.name, e.Step, r, 0), len(val), e.dt)
+					return nil, catalog.Corrupt("bp5", "md.0", mdOff, "%s: value of %d bytes for %s", writerBlock(e.name, e.Step, r, 0), len(val), e.dt)
 				}
 				b := catalog.Block{Inline: slices.Clone(val), Rank: r, Box: catalog.Box{Lower: []int64{}, Count: []int64{}}}
 				if e.kind == localValue {
@@ -1043,104 +1005,48 @@ func (d *Dataset) buildArray5(ctx context.Context, e *entry) (*catalog.Array, er
 				return nil, v.b.err
 			}
 			dims, nb, db := m.int(fv.aDims), m.int(fv.aBlocks), m.int(fv.aDB)
-			shp, cnt, offs, locs := m.uints(fv.aShape), m.uints(fv.aCount), m.uints(fv.aOffset), m.uints(fv.aLoc)
-			var sizes []uint64
+			wt := writer5{rank: r, mdOff: mdOff, op: fv.op, ptr: v.f.ptr,
+				shp: m.uints(fv.aShape), cnt: m.uints(fv.aCount), offs: m.uints(fv.aOffset), locs: m.uints(fv.aLoc)}
 			if fv.aSize >= 0 {
-				sizes = m.uints(fv.aSize)
+				wt.sizes = m.uints(fv.aSize)
 			}
 			if fv.aMM >= 0 {
 				if _, n, es := m.array(fv.aMM); m.b.err == nil && n*uint64(es) != nb*2*uint64(fv.elem) && n != 0 {
-					return nil, catalog.Corrupt("bp5", "md.0", int64(t.mdOff[r]), "%s: min/max of %d bytes for %d blocks of %d-byte elements", writerBlock(e.name, e.Step, r, 0), n*uint64(es), nb, fv.elem)
+					return nil, catalog.Corrupt("bp5", "md.0", mdOff, "%s: min/max of %d bytes for %d blocks of %d-byte elements", writerBlock(e.name, e.Step, r, 0), n*uint64(es), nb, fv.elem)
 				}
 			}
 			if v.b.err != nil {
 				return nil, v.b.err
 			}
-			if dims == 0 || dims > maxDims || nb > uint64(len(blk)) || db != dims*nb || uint64(len(cnt)) != db || uint64(len(locs)) != nb ||
-				(sizes != nil && uint64(len(sizes)) != nb) || (fv.op && sizes == nil && nb > 0) {
-				return nil, catalog.Corrupt("bp5", "md.0", int64(t.mdOff[r]), "%s: %d dimensions, %d blocks, %d counts, %d locations", writerBlock(e.name, e.Step, r, 0), dims, nb, len(cnt), len(locs))
+			if dims == 0 || dims > maxDims || nb > uint64(len(blk)) || db != dims*nb || uint64(len(wt.cnt)) != db || uint64(len(wt.locs)) != nb ||
+				(wt.sizes != nil && uint64(len(wt.sizes)) != nb) || (fv.op && wt.sizes == nil && nb > 0) {
+				return nil, catalog.Corrupt("bp5", "md.0", mdOff, "%s: %d dimensions, %d blocks, %d counts, %d locations", writerBlock(e.name, e.Step, r, 0), dims, nb, len(wt.cnt), len(wt.locs))
 			}
-			nd := int(dims)
-			if e.kind == globalArray && (uint64(len(shp)) != dims || uint64(len(offs)) != db) {
-				return nil, catalog.Corrupt("bp5", "md.0", int64(t.mdOff[r]), "%s: global array without shape or offsets", writerBlock(e.name, e.Step, r, 0))
+			if e.kind == globalArray && (uint64(len(wt.shp)) != dims || uint64(len(wt.offs)) != db) {
+				return nil, catalog.Corrupt("bp5", "md.0", mdOff, "%s: global array without shape or offsets", writerBlock(e.name, e.Step, r, 0))
 			}
 			if e.kind == joinedArray {
-				if uint64(len(shp)) != dims {
-					return nil, catalog.Corrupt("bp5", "md.0", int64(t.mdOff[r]), "%s: joined array without shape", writerBlock(e.name, e.Step, r, 0))
+				if uint64(len(wt.shp)) != dims {
+					return nil, catalog.Corrupt("bp5", "md.0", mdOff, "%s: joined array without shape", writerBlock(e.name, e.Step, r, 0))
 				}
-				jd := slices.Index(shp, joinedDim64)
+				jd := slices.Index(wt.shp, joinedDim64)
 				if jd < 0 || (joinedDim >= 0 && jd != joinedDim) {
-					return nil, catalog.Corrupt("bp5", "md.0", int64(t.mdOff[r]), "%s: joined dimension %d in shape %v", writerBlock(e.name, e.Step, r, 0), jd, shp)
+					return nil, catalog.Corrupt("bp5", "md.0", mdOff, "%s: joined dimension %d in shape %v", writerBlock(e.name, e.Step, r, 0), jd, wt.shp)
 				}
 				joinedDim = jd
 			}
-			// The boxes of this writer's blocks share one allocation, and
-			// its data file is named and sized once.
-			coords := make([]int64, 2*nd*int(nb))
-			shape := make([]int64, nd)
-			file, fsize := "", int64(-1)
-			for b := 0; b < int(nb); b++ {
-				lower := coords[2*nd*b : 2*nd*b+nd : 2*nd*b+nd]
-				count := coords[2*nd*b+nd : 2*nd*(b+1) : 2*nd*(b+1)]
-				for k := 0; k < nd; k++ {
-					ct, st, sh := cnt[b*nd+k], uint64(0), shp[k]
-					switch {
-					case k == joinedDim:
-						sh, st = math.MaxInt64/2, uint64(joined)
-					case e.kind == globalArray:
-						st = offs[b*nd+k]
-					}
-					if sh > math.MaxInt64/2 || ct > sh || st > sh-ct {
-						return nil, catalog.Corrupt("bp5", "md.0", int64(t.mdOff[r]), "%s: box start %v count %v outside shape %v", writerBlock(e.name, e.Step, r, b), offs, cnt[b*nd:(b+1)*nd], shp)
-					}
-					count[k], lower[k], shape[k] = int64(ct), int64(st), int64(sh)
-				}
-				if joinedDim >= 0 {
-					joined += count[joinedDim]
-				}
-				if a.Shape == nil {
-					a.Shape = slices.Clone(shape)
-				} else if !joinedEqual(a.Shape, shape, joinedDim) {
-					return nil, catalog.Corrupt("bp5", "md.0", int64(t.mdOff[r]), "%s: shape %v, first block says %v", writerBlock(e.name, e.Step, r, b), shape, a.Shape)
-				}
-				box := catalog.Box{Lower: lower, Count: count}
-				n := box.Elements()
-				if n == 0 {
-					continue
-				}
-				if n > math.MaxInt64/size {
-					return nil, catalog.Corrupt("bp5", "md.0", int64(t.mdOff[r]), "%s: block of %d elements", writerBlock(e.name, e.Step, r, b), n)
-				}
-				raw := n * size
-				stored := uint64(raw)
-				if sizes != nil {
-					stored = sizes[b]
-				}
-				if locs[b] == math.MaxUint64 {
-					return nil, fmt.Errorf("bp5: md.0: variable %q step %d writer %d block %d: no data location: %w", e.name, e.Step, r, b, catalog.ErrUnsupported)
-				}
-				off, ok := t.dataOffset(r, locs[b], stored)
-				if !ok || off > math.MaxInt64 || stored > math.MaxInt64 {
-					return nil, catalog.Corrupt("bp5", "md.0", int64(t.mdOff[r]), "%s: data location %d (%d bytes) outside the writer's data", writerBlock(e.name, e.Step, r, b), locs[b], stored)
-				}
-				if fsize < 0 {
-					file = d.subfile(d.b5.wmaps[d.b5.steps[e.step].wmap].subfile[r])
-					if fsize, err = d.files.Size(ctx, file); err != nil {
-						return nil, fmt.Errorf("bp5: %s: variable %q step %d writer %d block %d: %w", d.info.Path, e.name, e.Step, r, b, err)
-					}
-				}
-				blk := catalog.Block{Box: box, File: file, Offset: int64(off), Length: int64(stored), Order: order, Rank: r}
-				if blk.Offset > fsize || blk.Length > fsize-blk.Offset {
-					return nil, catalog.Corrupt("bp5", "md.0", int64(t.mdOff[r]), "%s: payload at offset %d length %d past the end of %s (size %d)", writerBlock(e.name, e.Step, r, b), blk.Offset, blk.Length, blk.File, fsize)
-				}
-				if fv.op {
-					if err := d.operate5(ctx, e, r, b, v.f.ptr, raw, &blk); err != nil {
-						return nil, err
-					}
-				}
-				a.Blocks = append(a.Blocks, blk)
-				nblock++
-			}
+			wt.nd, wt.nb = int(dims), int(nb)
+			tables = append(tables, wt)
+			total += int(nb) // each bounded by its record's length
+		}
+	}
+	if total > 0 {
+		a.Blocks = make([]catalog.Block, 0, total)
+	}
+	var joined int64
+	for i := range tables {
+		if err := d.writerBlocks5(ctx, e, t, &tables[i], a, order, joinedDim, &joined); err != nil {
+			return nil, err
 		}
 	}
 	if a.Shape == nil {
@@ -1156,6 +1062,94 @@ func (d *Dataset) buildArray5(ctx context.Context, e *entry) (*catalog.Array, er
 }
 
 const joinedDim64 = uint64(joinedDim)
+
+// writer5 is one writer's block table of an array variable at one step, as
+// its metadata record states it (checked for consistency, not yet against
+// the shape and the data files).
+type writer5 struct {
+	rank                        int
+	mdOff                       int64 // its metadata record in md.0
+	op                          bool  // operator-compressed blocks
+	ptr                         int   // the writer's pointer size
+	nd, nb                      int   // dimensions, blocks
+	shp, cnt, offs, locs, sizes []uint64
+}
+
+// writerBlocks5 appends the blocks of table wt to a (the second pass of
+// buildArray5): boxes checked against the shape, payloads against the data
+// file. joined sums the blocks along the joined dimension joinedDim.
+func (d *Dataset) writerBlocks5(ctx context.Context, e *entry, t *bp5StepInfo, wt *writer5, a *catalog.Array, order catalog.Order, joinedDim int, joined *int64) error {
+	r, nd, size := wt.rank, wt.nd, int64(e.dt.Size)
+	shp, cnt, offs, locs, sizes := wt.shp, wt.cnt, wt.offs, wt.locs, wt.sizes
+	// The boxes of this writer's blocks share one allocation, and its data
+	// file is named and sized once.
+	coords := make([]int64, 2*nd*wt.nb)
+	shape := make([]int64, nd)
+	file, fsize := "", int64(-1)
+	for b := 0; b < wt.nb; b++ {
+		lower := coords[2*nd*b : 2*nd*b+nd : 2*nd*b+nd]
+		count := coords[2*nd*b+nd : 2*nd*(b+1) : 2*nd*(b+1)]
+		for k := 0; k < nd; k++ {
+			ct, st, sh := cnt[b*nd+k], uint64(0), shp[k]
+			switch {
+			case k == joinedDim:
+				sh, st = math.MaxInt64/2, uint64(*joined)
+			case e.kind == globalArray:
+				st = offs[b*nd+k]
+			}
+			if sh > math.MaxInt64/2 || ct > sh || st > sh-ct {
+				return catalog.Corrupt("bp5", "md.0", wt.mdOff, "%s: box start %v count %v outside shape %v", writerBlock(e.name, e.Step, r, b), offs, cnt[b*nd:(b+1)*nd], shp)
+			}
+			count[k], lower[k], shape[k] = int64(ct), int64(st), int64(sh)
+		}
+		if joinedDim >= 0 {
+			*joined += count[joinedDim]
+		}
+		if a.Shape == nil {
+			a.Shape = slices.Clone(shape)
+		} else if !joinedEqual(a.Shape, shape, joinedDim) {
+			return catalog.Corrupt("bp5", "md.0", wt.mdOff, "%s: shape %v, first block says %v", writerBlock(e.name, e.Step, r, b), shape, a.Shape)
+		}
+		box := catalog.Box{Lower: lower, Count: count}
+		n := box.Elements()
+		if n == 0 {
+			continue
+		}
+		if n > math.MaxInt64/size {
+			return catalog.Corrupt("bp5", "md.0", wt.mdOff, "%s: block of %d elements", writerBlock(e.name, e.Step, r, b), n)
+		}
+		raw := n * size
+		stored := uint64(raw)
+		if sizes != nil {
+			stored = sizes[b]
+		}
+		if locs[b] == math.MaxUint64 {
+			return fmt.Errorf("bp5: md.0: variable %q step %d writer %d block %d: no data location: %w", e.name, e.Step, r, b, catalog.ErrUnsupported)
+		}
+		off, ok := t.dataOffset(r, locs[b], stored)
+		if !ok || off > math.MaxInt64 || stored > math.MaxInt64 {
+			return catalog.Corrupt("bp5", "md.0", wt.mdOff, "%s: data location %d (%d bytes) outside the writer's data", writerBlock(e.name, e.Step, r, b), locs[b], stored)
+		}
+		if fsize < 0 {
+			file = d.subfile(d.b5.wmaps[d.b5.steps[e.step].wmap].subfile[r])
+			var err error
+			if fsize, err = d.files.Size(ctx, file); err != nil {
+				return fmt.Errorf("bp5: %s: variable %q step %d writer %d block %d: %w", d.info.Path, e.name, e.Step, r, b, err)
+			}
+		}
+		blk := catalog.Block{Box: box, File: file, Offset: int64(off), Length: int64(stored), Order: order, Rank: r}
+		if blk.Offset > fsize || blk.Length > fsize-blk.Offset {
+			return catalog.Corrupt("bp5", "md.0", wt.mdOff, "%s: payload at offset %d length %d past the end of %s (size %d)", writerBlock(e.name, e.Step, r, b), blk.Offset, blk.Length, blk.File, fsize)
+		}
+		if wt.op {
+			if err := d.operate5(ctx, e, r, b, wt.ptr, raw, &blk); err != nil {
+				return err
+			}
+		}
+		a.Blocks = append(a.Blocks, blk)
+	}
+	return nil
+}
 
 // operate5 describes an operator-compressed block. BP5 metadata only says
 // that an operator was applied; the payload's common operator header names

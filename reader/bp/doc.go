@@ -47,7 +47,9 @@
 // index entry is (about 100 bytes), plus the attributes. Scan re-reads one
 // index entry per array, so it holds one entry's blocks at a time (BP3 caches
 // the entry of the variable being emitted, which covers all its steps; BP5
-// re-reads the writer blocks of the array's step through a 32 MiB cache).
+// re-reads the writer blocks of the array's step through a 32 MiB cache,
+// decoding each once per array). Scan drops these caches when it returns: the
+// dataset stays open for the rewrite, which reads payloads only.
 //
 // Concurrency: ReadBlock is safe for concurrent use; Open and Scan run on the
 // caller's goroutine and Scan must not run concurrently with itself.

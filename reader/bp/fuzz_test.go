@@ -165,7 +165,7 @@ func FuzzCharacteristics(f *testing.F) {
 		}
 		vars, attrs := binary.LittleEndian.Uint64(idx[64+24:]), binary.LittleEndian.Uint64(idx[64+32:])
 		if vars+12 < attrs && attrs <= uint64(len(md0)) {
-			c := &cursor{b: md0[vars+12 : attrs], bo: binary.LittleEndian, le: true, pfx: "bp4", file: "md.0", what: "variable index"}
+			c := newCursor(md0[vars+12:attrs], 0, binary.LittleEndian, "bp4", "md.0", "variable index")
 			for c.remaining() > 0 {
 				h, ec := readEntry(c, false)
 				if ec == nil {
@@ -183,10 +183,10 @@ func FuzzCharacteristics(f *testing.F) {
 		if big {
 			bo = binary.BigEndian
 		}
-		c := &cursor{b: b, bo: bo, le: bo == binary.ByteOrder(binary.LittleEndian), pfx: "bp4", file: "fuzz", what: "characteristics"}
+		c := newCursor(b, 0, bo, "bp4", "fuzz", "characteristics")
 		_, size, _, _ := typeInfo(typeID, big)
 		for c.err == nil && c.remaining() > 0 {
-			s := parseSet(c, typeID, size)
+			s := parseSet(c, typeID, size, nil)
 			if c.err == nil {
 				s.kind()
 				attrValue("a", typeID, &s, bo)

@@ -3,7 +3,6 @@ package bp
 import (
 	"cmp"
 	"context"
-	"encoding/binary"
 	"slices"
 	"sort"
 )
@@ -84,7 +83,7 @@ func (d *Dataset) stepPGs(ctx context.Context, step int) []pgEntry {
 	if err != nil {
 		return nil
 	}
-	c := &cursor{b: raw, base: int64(r.pg), bo: d.bo, le: d.bo == binary.ByteOrder(binary.LittleEndian), pfx: d.pfx, file: d.meta, what: "process group index"}
+	c := newCursor(raw, int64(r.pg), d.bo, d.pfx, d.meta, "process group index")
 	return parsePGIndex(c, len(raw)-16)
 }
 

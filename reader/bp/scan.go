@@ -195,6 +195,7 @@ func (d *Dataset) sortEntries() error {
 // so memory holds one index entry at a time.
 func (d *Dataset) Scan(ctx context.Context, emit func(*catalog.Array) error) error {
 	d.pgCache = map[int]*pgTable{}
+	defer d.dropScanCaches()
 	for i := range d.entries {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -208,6 +209,18 @@ func (d *Dataset) Scan(ctx context.Context, emit func(*catalog.Array) error) err
 		}
 	}
 	return nil
+}
+
+// dropScanCaches lets the metadata Scan kept for the next array go (up to
+// 32 MiB of BP5 writer records, a BP4 or BP3 index entry): the dataset
+// stays open for the rewrite, which reads payloads only, and a later Scan
+// reads them again.
+func (d *Dataset) dropScanCaches() {
+	d.cacheOff, d.cacheSets, d.entryBuf = 0, nil, nil
+	clear(d.pgCache)
+	if d.b5 != nil {
+		d.b5.blocks, d.b5.blockBytes, d.b5.stepInfo = nil, 0, nil
+	}
 }
 
 // entryArray is the array of entry e: its blocks from the index, or the
@@ -255,7 +268,7 @@ func (d *Dataset) entrySets(ctx context.Context, e *entry) ([]charSet, error) {
 
 // parseEntrySets parses the index entry of e from its bytes.
 func (d *Dataset) parseEntrySets(raw []byte, e *entry) ([]charSet, error) {
-	c := &cursor{b: raw, base: e.off, bo: d.bo, le: d.bo == binary.ByteOrder(binary.LittleEndian), pfx: d.pfx, file: d.meta, what: "variable index"}
+	c := newCursor(raw, e.off, d.bo, d.pfx, d.meta, "variable index")
 	h, ec := readEntry(c, d.bp3)
 	if c.err != nil {
 		return nil, c.err
@@ -271,8 +284,9 @@ func (d *Dataset) parseEntrySets(raw []byte, e *entry) ([]charSet, error) {
 	// NSets is checked against the entry's length (readEntry): one
 	// allocation, not a growing copy of ~200-byte sets per block.
 	sets := make([]charSet, 0, h.NSets)
+	var arena dimArena
 	for ec.remaining() > 0 {
-		s := parseSet(ec, h.TypeID, size)
+		s := parseSet(ec, h.TypeID, size, &arena)
 		if ec.err != nil {
 			return nil, ec.err
 		}
@@ -683,7 +697,7 @@ func (d *Dataset) parseAttrIndex(c *cursor) {
 			d.addSkipped(fmt.Sprintf("attribute %s: %s", h.Name, desc))
 			continue
 		}
-		s := parseSet(ec, h.TypeID, size)
+		s := parseSet(ec, h.TypeID, size, nil)
 		if ec.err != nil {
 			c.err = ec.err
 			return
