@@ -4,6 +4,20 @@ package h5
 #cgo pkg-config: hdf5
 #cgo LDFLAGS: -lhdf5_hl
 #include "h5q.h"
+#ifdef __GLIBC__
+#include <malloc.h>
+
+// One malloc arena for the process, set when the program is loaded, before
+// any thread exists (glibc fixes its arena limit the first time a second
+// arena is needed). glibc gives each thread that calls malloc an arena of
+// its own, each reserving 64 MiB of address space; the C code here is HDF5
+// and its filters, which run one call at a time in the process (the
+// thread-safe build's global lock), so more arenas buy no concurrency. A
+// run has 9 or more threads: their arenas were over 500 MiB of its 1.9 GB
+// peak virtual size, and a job under an address-space limit (ulimit -v;
+// prlimit --as=2GiB in the mutation tests) failed inside HDF5 at the limit.
+static void __attribute__((constructor)) h5q_one_arena(void) { mallopt(M_ARENA_MAX, 1); }
+#endif
 */
 import "C"
 
