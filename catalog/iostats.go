@@ -22,6 +22,24 @@ type IOStats interface {
 	IOStats() IOCounters
 }
 
+// ReadCounters is src's counters, or zero when it counts no reads.
+func ReadCounters(src Source) IOCounters {
+	if s, ok := src.(IOStats); ok {
+		return s.IOStats()
+	}
+	return IOCounters{}
+}
+
+// Since is what was counted between base (an earlier reading of the same
+// counters) and c.
+func (c IOCounters) Since(base IOCounters) IOCounters {
+	return IOCounters{
+		ReadCalls: c.ReadCalls - base.ReadCalls, ReadBytes: c.ReadBytes - base.ReadBytes,
+		LibraryBlocks: c.LibraryBlocks - base.LibraryBlocks, LibraryBytes: c.LibraryBytes - base.LibraryBytes,
+		LibraryNanos: c.LibraryNanos - base.LibraryNanos,
+	}
+}
+
 // ManifestIO is the I/O profile of a run (Manifest.IO), in the spirit of
 // Darshan: bytes and request counts, and the time each pipeline stage took,
 // summed over the workers (so stages that run in parallel can add up to more
@@ -49,6 +67,19 @@ type ManifestIO struct {
 	LibraryReadBlocks  int64   `json:"library_read_blocks,omitempty"`
 	LibraryReadBytes   int64   `json:"library_read_bytes,omitempty"`
 	LibraryReadSeconds float64 `json:"library_read_seconds,omitempty"`
+	// The verify phase (absent with --no-verify, for a journaled job
+	// checked against its journal, and in manifests of older versions):
+	// the bytes and read calls the input's Source counted while the
+	// verifier fetched every block (gap bytes of coalesced runs included,
+	// as ReadBytes), and the output bytes it read back through the HDF5
+	// library (H5Dread of every array's bands, decoded: the logical bytes
+	// of the arrays, not the compressed bytes the library read from disk)
+	// in VerifyOutputReads calls.
+	VerifyReadBytes   int64   `json:"verify_read_bytes,omitempty"`
+	VerifyReadCalls   int64   `json:"verify_read_calls,omitempty"`
+	VerifyOutputBytes int64   `json:"verify_output_bytes,omitempty"`
+	VerifyOutputReads int64   `json:"verify_output_reads,omitempty"`
+	VerifySeconds     float64 `json:"verify_seconds,omitempty"`
 }
 
 // CoalesceGap is the largest gap between neighbouring extents of one file
