@@ -57,7 +57,8 @@ func runVerify(ctx context.Context, args []string) error {
 	return nil
 }
 
-// dropOK passes whole lines to w except those starting "OK " (verify -q).
+// dropOK passes whole lines to w except those starting "OK " and the
+// "io: " summary (verify -q: the differences only).
 type dropOK struct {
 	w       io.Writer
 	partial []byte
@@ -71,7 +72,7 @@ func (d *dropOK) Write(p []byte) (int, error) {
 			return len(p), nil
 		}
 		line := d.partial[:i+1]
-		if !bytes.HasPrefix(line, []byte("OK ")) {
+		if !bytes.HasPrefix(line, []byte("OK ")) && !bytes.HasPrefix(line, []byte("io: ")) {
 			if _, err := d.w.Write(line); err != nil {
 				return 0, err
 			}

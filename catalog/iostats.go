@@ -22,33 +22,81 @@ type IOStats interface {
 	IOStats() IOCounters
 }
 
+// ReadCounters is src's counters, or zero when it counts no reads.
+func ReadCounters(src Source) IOCounters {
+	if s, ok := src.(IOStats); ok {
+		return s.IOStats()
+	}
+	return IOCounters{}
+}
+
+// Since is what was counted between base (an earlier reading of the same
+// counters) and c.
+func (c IOCounters) Since(base IOCounters) IOCounters {
+	return IOCounters{
+		ReadCalls: c.ReadCalls - base.ReadCalls, ReadBytes: c.ReadBytes - base.ReadBytes,
+		LibraryBlocks: c.LibraryBlocks - base.LibraryBlocks, LibraryBytes: c.LibraryBytes - base.LibraryBytes,
+		LibraryNanos: c.LibraryNanos - base.LibraryNanos,
+	}
+}
+
 // ManifestIO is the I/O profile of a run (Manifest.IO), in the spirit of
 // Darshan: bytes and request counts, and the time each pipeline stage took,
 // summed over the workers (so stages that run in parallel can add up to more
 // than the wall time).
+//
+// From says where the figures come from. Empty: the counters of the
+// process that ran the whole job (relayout run): every field is known.
+// "journal": a journaled job (run --resume; plan -o, rewrite, commit), whose
+// shards ran in other processes, maybe several times (a killed shard
+// resumed): the sums over its units' journal records, which know
+// logical_bytes, read_bytes (the stored bytes of the input blocks each unit
+// needed: a block that spans several units counts in each, and the gaps a
+// coalesced read reads through count in none), write_bytes (the array data
+// the shards wrote; commit's join of chunk parts into their files is not
+// counted) and unit_seconds; what they cannot know (wall_seconds, request
+// counts and their means, stage seconds, the memory budget) is left out.
 type ManifestIO struct {
-	WallSeconds     float64 `json:"wall_seconds"`
+	From            string  `json:"from,omitempty"`
+	WallSeconds     float64 `json:"wall_seconds,omitempty"`
 	LogicalBytes    int64   `json:"logical_bytes"` // bytes of the arrays rewritten
 	ReadBytes       int64   `json:"read_bytes"`
-	ReadCalls       int64   `json:"read_calls"`
+	ReadCalls       int64   `json:"read_calls,omitempty"`
 	WriteBytes      int64   `json:"write_bytes"` // array data; HDF5 metadata not counted
-	WriteCalls      int64   `json:"write_calls"`
-	MeanReadBytes   int64   `json:"mean_read_bytes"`
-	MeanWriteBytes  int64   `json:"mean_write_bytes"`
-	FetchSeconds    float64 `json:"fetch_seconds"`    // pread and decode of input blocks
-	AssembleSeconds float64 `json:"assemble_seconds"` // copy, byte swap, transpose into output units
-	EncodeSeconds   float64 `json:"encode_seconds"`   // cutting chunks, shuffle+deflate
-	WriteSeconds    float64 `json:"write_seconds"`    // pwrite and H5Dwrite_chunk
-	SyncSeconds     float64 `json:"sync_seconds"`     // fsync of each output file
-	MaxMem          int64   `json:"max_mem"`          // the memory budget
-	PeakMem         int64   `json:"peak_mem"`         // most of the budget charged at once
-	Splits          int64   `json:"splits,omitempty"` // output units split below one row / chunk row to fit the budget
+	WriteCalls      int64   `json:"write_calls,omitempty"`
+	MeanReadBytes   int64   `json:"mean_read_bytes,omitempty"`
+	MeanWriteBytes  int64   `json:"mean_write_bytes,omitempty"`
+	FetchSeconds    float64 `json:"fetch_seconds,omitempty"`    // pread and decode of input blocks
+	AssembleSeconds float64 `json:"assemble_seconds,omitempty"` // copy, byte swap, transpose into output units
+	EncodeSeconds   float64 `json:"encode_seconds,omitempty"`   // cutting chunks, shuffle+deflate
+	WriteSeconds    float64 `json:"write_seconds,omitempty"`    // pwrite and H5Dwrite_chunk
+	SyncSeconds     float64 `json:"sync_seconds,omitempty"`     // fsync of each output file
+	MaxMem          int64   `json:"max_mem,omitempty"`          // the memory budget
+	PeakMem         int64   `json:"peak_mem,omitempty"`         // most of the budget charged at once
+	Splits          int64   `json:"splits,omitempty"`           // output units split below one row / chunk row to fit the budget
+	// UnitSeconds (From "journal"): each unit's time since the previous
+	// unit of its array was journaled, summed over the units (arrays in
+	// flight and shards add up).
+	UnitSeconds float64 `json:"unit_seconds,omitempty"`
 	// Input blocks read through the HDF5 library (plugin filters relayout
 	// does not decode natively: the slow path, one H5Dread at a time), their
 	// decoded bytes and the seconds those reads took; part of FetchSeconds.
 	LibraryReadBlocks  int64   `json:"library_read_blocks,omitempty"`
 	LibraryReadBytes   int64   `json:"library_read_bytes,omitempty"`
 	LibraryReadSeconds float64 `json:"library_read_seconds,omitempty"`
+	// The verify phase (absent with --no-verify, for a journaled job
+	// checked against its journal, and in manifests of older versions):
+	// the bytes and read calls the input's Source counted while the
+	// verifier fetched every block (gap bytes of coalesced runs included,
+	// as ReadBytes), and the output bytes it read back through the HDF5
+	// library (H5Dread of every array's bands, decoded: the logical bytes
+	// of the arrays, not the compressed bytes the library read from disk)
+	// in VerifyOutputReads calls.
+	VerifyReadBytes   int64   `json:"verify_read_bytes,omitempty"`
+	VerifyReadCalls   int64   `json:"verify_read_calls,omitempty"`
+	VerifyOutputBytes int64   `json:"verify_output_bytes,omitempty"`
+	VerifyOutputReads int64   `json:"verify_output_reads,omitempty"`
+	VerifySeconds     float64 `json:"verify_seconds,omitempty"`
 }
 
 // CoalesceGap is the largest gap between neighbouring extents of one file

@@ -45,8 +45,9 @@ type Manifest struct {
 	// error, when one of them is missing, so verify checks them.
 	SeriesFiles []string `json:"series_files,omitempty"`
 	Skipped     []string `json:"skipped,omitempty"`
-	// IO is the run's I/O profile (bytes, request counts, time per stage);
-	// absent in manifests of older versions.
+	// IO is the run's I/O profile (bytes, request counts, time per stage;
+	// a journaled job's: what its journal records know, ManifestIO.From)
+	// and its verify phase's reads; absent in manifests of older versions.
 	IO *ManifestIO `json:"io,omitempty"`
 	// Report is the job's per-variable account (relayout commit and run
 	// --resume, see catalog.Report); absent for a plain relayout run.

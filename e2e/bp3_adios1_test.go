@@ -93,6 +93,7 @@ type catalogVar struct {
 	Steps       []int64
 	Blocks      int
 	Bytes       int64
+	StoredBytes int64 `json:"stored_bytes"`
 	Files       int
 }
 

@@ -255,3 +255,74 @@ func TestShardedCommitRollForward(t *testing.T) {
 		t.Fatalf("commit on a committed OUT: %s", r.stderr)
 	}
 }
+
+// TestJournaledIO: a journaled job's manifest has the io section its
+// units' journal records can give ("from": "journal"), the same figures
+// as relayout run's counters of the same input where both know them, and
+// none of those it cannot know. On ADIOS2's BP4 and BP5 output
+// (generated-lb: 4 variables of 32^3 in 8^3 blocks, fine/Ez partly
+// covered), contiguous and chunked, journaled by run --resume (with
+// --digest none too: the records count blocks without unit digests) and
+// by plan -o, rewrite of 2 shards, commit:
+//   - logical_bytes and write_bytes equal run's exactly: the same arrays,
+//     encoded the same way (deterministic deflate), written once; the
+//     journal counts each unit's bytes, run each pwrite's;
+//   - read_bytes equals the sum of catalog --json's stored_bytes (each
+//     array here is one unit, so no block counts twice), and run's
+//     read_bytes lies between it and 1.05x the data files: run counts the
+//     gaps its coalesced reads read through (BP4's block headers, 5% of
+//     these 4 KiB blocks), the journal counts the blocks' stored bytes;
+//   - wall_seconds, read_calls and the stage seconds are absent.
+func TestJournaledIO(t *testing.T) {
+	for _, in := range []string{"bp4/generated-lb/lb-bp4.bp", "bp5/generated-lb/lb-bp5.bp"} {
+		in := sharedData(t, in)
+		stored, files := storedBytes(t, in), dataFileBytes(t, in)
+		for _, layout := range [][]string{nil, {"--layout", "chunked", "--chunk-shape", "8,16,16"}} {
+			dir := t.TempDir()
+			ref := filepath.Join(dir, "run")
+			mustRun(t, append([]string{"run", in, "-o", ref, "-q"}, layout...)...)
+			want, _ := readManifestMap(t, ref)["io"].(map[string]any)
+			if r := want["read_bytes"].(float64); r < float64(stored) || r > 1.05*float64(files) {
+				t.Errorf("%s %q: run read %d bytes, want %d (stored) to 1.05x %d (data files)", in, layout, int64(r), stored, files)
+			}
+			jobs := map[string][][]string{
+				"resume":             {append([]string{"run", in, "-o", "OUT", "-q", "--resume"}, layout...)},
+				"resume digest none": {append([]string{"run", in, "-o", "OUT", "-q", "--resume", "--digest", "none"}, layout...)},
+				"plan rewrite commit": {
+					append([]string{"plan", in, "-o", "OUT", "--shards", "2", "-q"}, layout...),
+					{"rewrite", "OUT", "--shard", "0/2", "-q"}, {"rewrite", "OUT", "--shard", "1/2", "-q"}, {"commit", "OUT", "-q"},
+				},
+			}
+			for name, cmds := range jobs {
+				out := filepath.Join(dir, strings.ReplaceAll(name, " ", "-"))
+				for _, c := range cmds {
+					args := make([]string, len(c))
+					for i, a := range c {
+						if args[i] = a; a == "OUT" {
+							args[i] = out
+						}
+					}
+					mustRun(t, args...)
+				}
+				got, _ := readManifestMap(t, out)["io"].(map[string]any)
+				t.Logf("%s %q %s: io %v (run: %v)", in, layout, name, got, want)
+				if got["from"] != "journal" {
+					t.Errorf("%s %q %s: io.from %v, want journal", in, layout, name, got["from"])
+				}
+				for _, k := range []string{"logical_bytes", "write_bytes"} {
+					if got[k] != want[k] || got[k] == nil {
+						t.Errorf("%s %q %s: io.%s %v, run's %v", in, layout, name, k, got[k], want[k])
+					}
+				}
+				if got["read_bytes"] != float64(stored) {
+					t.Errorf("%s %q %s: io.read_bytes %v, want %d (catalog stored_bytes)", in, layout, name, got["read_bytes"], stored)
+				}
+				for _, k := range []string{"wall_seconds", "read_calls", "write_calls", "fetch_seconds", "peak_mem"} {
+					if v, ok := got[k]; ok {
+						t.Errorf("%s %q %s: io.%s %v, want it left out (the journal cannot know it)", in, layout, name, k, v)
+					}
+				}
+			}
+		}
+	}
+}

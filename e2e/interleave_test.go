@@ -1,65 +1,130 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
 
 // TestInterleavedReadOnce: on ADIOS2 BP4 and BP5 output whose four
 // variables are interleaved block by block in each sub-file (bp_gen.py,
-// 48^3 in 4^3 blocks), relayout reads at most 1.05x the stored bytes (the
-// manifest's io section; it read 3.4x before the datasets of one region
-// shared a pipeline), and every value equals ADIOS2's read of the input
-// (h5py on the output).
+// 48^3 in 4^3 blocks), a default (verified) run's rewrite and its verifier
+// each read every stored byte (catalog --json's stored_bytes) and at most
+// 1.05x the bytes of the data files (the manifest's io section: read_bytes
+// and verify_read_bytes; the rewrite read 3.4x before the datasets of one
+// region shared a pipeline, the verifier as much before it read a joint
+// group's band in one pass), relayout verify says as much on its io:
+// verify line, and every value equals ADIOS2's read of the input (h5py on
+// the output). The upper bound is on the data files, not stored_bytes:
+// BP4 writes a variable header before each block (~110 bytes here, before
+// 512-byte blocks of 4^3 float64), which coalesced reads read through, as
+// they should (one request instead of one per block); for BP5, whose data
+// files hold the blocks alone, the two are equal.
 func TestInterleavedReadOnce(t *testing.T) {
 	for _, engine := range []string{"BP5", "BP4"} {
 		t.Run(engine, func(t *testing.T) {
 			dir := t.TempDir()
 			in := filepath.Join(dir, strings.ToLower(engine))
 			bpGen(t, engine, in, 48, 4, 8, 4)
-			var stored int64
-			ents, err := os.ReadDir(in)
+			stored, files := storedBytes(t, in), dataFileBytes(t, in)
+			out := filepath.Join(dir, "out")
+			mustRun(t, "run", in, "-o", out, "-q")
+			io, _ := readManifestMap(t, out)["io"].(map[string]any)
+			for _, k := range []string{"read", "verify_read"} {
+				read, _ := io[k+"_bytes"].(float64)
+				calls, _ := io[k+"_calls"].(float64)
+				t.Logf("%s: %s %d bytes in %d calls, %d stored, %d in data files", engine, k, int64(read), int64(calls), stored, files)
+				checkReadOnce(t, k+"_bytes", read, stored, files)
+			}
+			// The verifier reads every array whole through HDF5: the
+			// logical bytes the rewrite wrote (holes included).
+			logical, _ := io["logical_bytes"].(float64)
+			if vo, _ := io["verify_output_bytes"].(float64); vo != logical || logical <= 0 {
+				t.Errorf("verify_output_bytes %d, want logical_bytes %d", int64(vo), int64(logical))
+			}
+			peerPython(t, "interleave_check.py", in, out)
+			verifyInterleaved(t, in, out, stored, files, int64(logical))
+		})
+	}
+}
+
+// storedBytes is the sum of catalog --json's stored_bytes of in's variables.
+func storedBytes(t *testing.T, in string) int64 {
+	t.Helper()
+	r := mustRun(t, "catalog", in, "--json")
+	var cat struct{ Variables []catalogVar }
+	if err := json.Unmarshal([]byte(r.stdout), &cat); err != nil {
+		t.Fatalf("catalog --json: %v\n%s", err, r.stdout)
+	}
+	var n int64
+	for _, v := range cat.Variables {
+		n += v.StoredBytes
+	}
+	if n <= 0 {
+		t.Fatalf("catalog --json: no stored bytes:\n%s", r.stdout)
+	}
+	return n
+}
+
+// dataFileBytes is the size of in's data.N files.
+func dataFileBytes(t *testing.T, in string) int64 {
+	t.Helper()
+	ents, err := os.ReadDir(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "data.") {
+			fi, err := e.Info()
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, e := range ents {
-				if strings.HasPrefix(e.Name(), "data.") {
-					fi, err := e.Info()
-					if err != nil {
-						t.Fatal(err)
-					}
-					stored += fi.Size()
-				}
-			}
-			out := filepath.Join(dir, "out")
-			mustRun(t, "run", in, "-o", out, "-q", "--no-verify")
-			io, _ := readManifestMap(t, out)["io"].(map[string]any)
-			read, _ := io["read_bytes"].(float64)
-			calls, _ := io["read_calls"].(float64)
-			t.Logf("%s: read %d bytes in %d calls, %d stored in data files", engine, int64(read), int64(calls), stored)
-			if read <= 0 || read > 1.05*float64(stored) {
-				t.Errorf("read %d bytes for %d stored (%.2fx), want at most 1.05x", int64(read), stored, read/float64(stored))
-			}
-			peerPython(t, "interleave_check.py", in, out)
-			verifyInterleaved(t, in, out)
-		})
+			n += fi.Size()
+		}
+	}
+	return n
+}
+
+// checkReadOnce fails unless read (bytes) is every stored byte at least
+// once (every block is fetched whole) and at most 1.05x the data files
+// (each file byte once, not again for another variable's band).
+func checkReadOnce(t *testing.T, what string, read float64, stored, files int64) {
+	t.Helper()
+	if read < float64(stored) || read > 1.05*float64(files) {
+		t.Errorf("%s: read %d bytes for %d stored in %d bytes of data files (%.2fx), want %d to 1.05x", what, int64(read), stored, files, read/float64(files), stored)
 	}
 }
 
 // verifyInterleaved: relayout verify (whose arrays of one step interleave
 // in the input: verified as a joint group) passes on the output, and after
 // h5py changes one element of fields/id it names that variable, step and
-// index alone, the three others of the group still OK.
-func verifyInterleaved(t *testing.T, in, out string) {
+// index alone, the three others of the group still OK. Its io: verify
+// line says it read the input once (stored bytes: see checkReadOnce) and
+// the output's logical bytes through HDF5.
+func verifyInterleaved(t *testing.T, in, out string, stored, files, logical int64) {
 	t.Helper()
 	r := mustRun(t, "verify", in, out)
 	if n := len(regexp.MustCompile(`(?m)^OK  `).FindAllString(r.stdout, -1)); n != 6 {
 		t.Fatalf("verify: want 6 OK lines (5 variables and series.h5), got:\n%s", r.stdout)
+	}
+	line := regexp.MustCompile(`(?m)^io: verify read ([0-9.]+) MiB of input in ([0-9]+) calls .*, ([0-9.]+) MiB of output through HDF5 in ([0-9]+) reads`).FindStringSubmatch(r.stdout)
+	if line == nil {
+		t.Fatalf("verify: no io: verify line:\n%s", r.stdout)
+	}
+	// The line rounds to 0.1 MiB: allow that much over the bounds.
+	mib, _ := strconv.ParseFloat(line[1], 64)
+	if lo, hi := float64(stored)/(1<<20)-0.05, 1.05*float64(files)/(1<<20)+0.05; mib < lo || mib > hi {
+		t.Errorf("verify: %s: read %.1f MiB of input, want %.2f to %.2f MiB", line[0], mib, lo, hi)
+	}
+	if outMiB, want := line[3], fmt.Sprintf("%.1f", float64(logical)/(1<<20)); outMiB != want {
+		t.Errorf("verify: %s: %s MiB of output through HDF5, want %s", line[0], outMiB, want)
 	}
 	var file, path string
 	for _, v := range readManifest(t, out).Variables {

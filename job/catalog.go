@@ -93,7 +93,9 @@ func checkIncomplete(path string, info catalog.DatasetInfo, strict bool) error {
 // the digests the manifest lacks are filled from what the verifier read
 // and compared equal to the input, once every element verified: the
 // writer's own pass over the data (digest, or commit's journal check) is
-// then not needed.
+// then not needed. What the verifier read (the input through inSrc, the
+// output through HDF5) is printed to w as an "io: verify" line and, when
+// m has an io section, recorded in it (catalog.ManifestIO's Verify fields).
 func VerifyOutput(ctx context.Context, in *catalog.Store, inSrc catalog.Source, outDir string, m *catalog.Manifest,
 	w io.Writer, maxMem int64, jobs int, mon *rewriter.Monitor, fill bool) (bool, error) {
 	opts := verify.Options{MaxMem: maxMem, Jobs: jobs, Log: w, FillDigests: fill && m != nil}
@@ -101,7 +103,17 @@ func VerifyOutput(ctx context.Context, in *catalog.Store, inSrc catalog.Source, 
 		opts.Progress = func(p verify.Progress) { mon.Track(p.Done, p.Total, p.Variable) }
 	}
 	res, err := verify.Check(ctx, in, inSrc, outDir, m, opts)
-	if err != nil || !res.OK || !opts.FillDigests {
+	if err != nil {
+		return false, err
+	}
+	vio := &catalog.ManifestIO{}
+	if m != nil && m.IO != nil {
+		vio = m.IO
+	}
+	vio.VerifyReadBytes, vio.VerifyReadCalls = res.IO.Input.ReadBytes, res.IO.Input.ReadCalls
+	vio.VerifyOutputBytes, vio.VerifyOutputReads, vio.VerifySeconds = res.IO.OutputBytes, res.IO.OutputReads, res.IO.Seconds
+	rewriter.WriteVerifyIOSummary(w, vio)
+	if !res.OK || !opts.FillDigests {
 		return res.OK, err
 	}
 	kind, err := m.DigestKind() // the algorithm of res.Digests

@@ -79,7 +79,8 @@ func (e Env) display() Display {
 // journaled renames). What differs between a plain run and run --resume is
 // data: a journaled spec (Shards > 0) keeps its job in OUT/.relayout
 // (job.json, one journal per shard) and each step skips what an earlier,
-// killed run finished; a plain one (Shards 0) keeps its job in memory
+// killed run finished (its manifest's io section: the sums of its units'
+// journal records, journalIO); a plain one (Shards 0) keeps its job in memory
 // (rewriter.PrepareOptions.InMemory: the pipeline takes the digests, the
 // manifest gets the run's I/O profile) and starts again when rerun.
 func Run(ctx context.Context, out string, spec Spec, env Env) error {
@@ -584,6 +585,8 @@ func commitJob(ctx context.Context, out string, job *rewriter.Job, env Env, ds r
 	pipeline := job.PipelineDigests()
 	if pipeline {
 		rewriter.WriteIOSummary(logw, job.Manifest.IO)
+	} else {
+		job.Manifest.IO = journalIO(job, recs)
 	}
 	if err := rewriter.StageManifest(work, job); err != nil {
 		return err
@@ -666,6 +669,26 @@ func commitJob(ctx context.Context, out string, job *rewriter.Job, env Env, ds r
 			len(job.Manifest.Variables), out, len(job.Units), job.Shards, time.Since(commitStart).Seconds())
 	}
 	return nil
+}
+
+// journalIO is the io section a journaled job's manifest can honestly
+// have (catalog.ManifestIO's From "journal"): sums over its units' journal
+// records (recs by unit), the logical bytes of the units they name.
+func journalIO(job *rewriter.Job, recs map[int]rewriter.JournalRecord) *catalog.ManifestIO {
+	p := &catalog.ManifestIO{From: "journal"}
+	var ns int64
+	for _, u := range job.Units {
+		rec, ok := recs[u.ID]
+		if !ok {
+			continue
+		}
+		p.LogicalBytes += u.Bytes
+		p.ReadBytes += rec.ReadBytes
+		p.WriteBytes += rec.Written
+		ns += rec.Nanos
+	}
+	p.UnitSeconds = time.Duration(ns).Seconds()
+	return p
 }
 
 // journalCheck is commit's check of a journaled job: the joined stage read

@@ -527,7 +527,10 @@ func (e *engine) setupPass(ctx context.Context, di int, us []*Unit, whole bool) 
 		}
 	}
 	var x *blockIndex
-	if e.unitSums {
+	if e.job.mem == nil {
+		// Journaled: each unit's record counts the input blocks it needs
+		// and their stored bytes (with --digest none too: the manifest's
+		// io section of a journaled job sums them).
 		x = indexBlocks(a)
 	}
 	last := time.Now()

@@ -49,14 +49,7 @@ func (m *Monitor) begin(src catalog.Source, total int64) {
 	m.start = time.Now()
 	m.total.Store(total)
 	m.src = src
-	m.readBase = readCounters(src)
-}
-
-func readCounters(src catalog.Source) catalog.IOCounters {
-	if s, ok := src.(catalog.IOStats); ok {
-		return s.IOStats()
-	}
-	return catalog.IOCounters{}
+	m.readBase = catalog.ReadCounters(src)
 }
 
 func (m *Monitor) setVariable(name string) { m.variable.Store(&name) }
@@ -110,19 +103,19 @@ func (m *Monitor) Progress() Progress {
 
 // profile is the run's I/O summary for the manifest.
 func (m *Monitor) profile(mem *memBudget) *catalog.ManifestIO {
-	r := readCounters(m.src)
+	r := catalog.ReadCounters(m.src).Since(m.readBase)
 	io := &catalog.ManifestIO{
 		WallSeconds:  time.Since(m.start).Seconds(),
 		LogicalBytes: m.done.Load(),
-		ReadBytes:    r.ReadBytes - m.readBase.ReadBytes,
-		ReadCalls:    r.ReadCalls - m.readBase.ReadCalls,
+		ReadBytes:    r.ReadBytes,
+		ReadCalls:    r.ReadCalls,
 		WriteBytes:   m.writeBytes.Load(),
 		WriteCalls:   m.writeCalls.Load(),
 		Splits:       m.splits.Load(),
 
-		LibraryReadBlocks:  r.LibraryBlocks - m.readBase.LibraryBlocks,
-		LibraryReadBytes:   r.LibraryBytes - m.readBase.LibraryBytes,
-		LibraryReadSeconds: time.Duration(r.LibraryNanos - m.readBase.LibraryNanos).Seconds(),
+		LibraryReadBlocks:  r.LibraryBlocks,
+		LibraryReadBytes:   r.LibraryBytes,
+		LibraryReadSeconds: time.Duration(r.LibraryNanos).Seconds(),
 	}
 	if io.ReadCalls > 0 {
 		io.MeanReadBytes = io.ReadBytes / io.ReadCalls
@@ -139,12 +132,14 @@ func (m *Monitor) profile(mem *memBudget) *catalog.ManifestIO {
 	return io
 }
 
-// WriteIOSummary prints a manifest's I/O profile, Darshan-like.
+func mb(n int64) float64 { return float64(n) / (1 << 20) }
+
+// WriteIOSummary prints a manifest's I/O profile, Darshan-like (the
+// rewrite's; WriteVerifyIOSummary prints the verify phase's).
 func WriteIOSummary(w io.Writer, p *catalog.ManifestIO) {
 	if p == nil {
 		return
 	}
-	mb := func(n int64) float64 { return float64(n) / (1 << 20) }
 	fmt.Fprintf(w, "io: %.1f MiB of arrays in %.2fs (%.0f MiB/s)\n", mb(p.LogicalBytes), p.WallSeconds, mb(p.LogicalBytes)/max(p.WallSeconds, 1e-9))
 	fmt.Fprintf(w, "io: read  %.1f MiB in %d calls (mean %.1f KiB)\n", mb(p.ReadBytes), p.ReadCalls, float64(p.MeanReadBytes)/1024)
 	if p.LibraryReadBlocks > 0 {
@@ -159,4 +154,16 @@ func WriteIOSummary(w io.Writer, p *catalog.ManifestIO) {
 		split = fmt.Sprintf(", %d arrays split below one row or chunk row", p.Splits)
 	}
 	fmt.Fprintf(w, "io: buffers peak %.1f MiB of --max-mem %.1f MiB%s\n", mb(p.PeakMem), mb(p.MaxMem), split)
+}
+
+// WriteVerifyIOSummary prints the verify phase of an I/O profile (its
+// Verify fields), in WriteIOSummary's style: what the verifier read of
+// the input and of the output.
+func WriteVerifyIOSummary(w io.Writer, p *catalog.ManifestIO) {
+	mean := 0.0
+	if p.VerifyReadCalls > 0 {
+		mean = float64(p.VerifyReadBytes) / float64(p.VerifyReadCalls) / 1024
+	}
+	fmt.Fprintf(w, "io: verify read %.1f MiB of input in %d calls (mean %.1f KiB), %.1f MiB of output through HDF5 in %d reads, in %.2fs\n",
+		mb(p.VerifyReadBytes), p.VerifyReadCalls, mean, mb(p.VerifyOutputBytes), p.VerifyOutputReads, p.VerifySeconds)
 }

@@ -271,6 +271,8 @@ func (r *run) start(ctx context.Context, m *member, perBand, cacheBytes int64) e
 			t0 := time.Now()
 			err := m.sr.Read(band.Lower, band.Count, buf)
 			r.stats.readNs.Add(int64(time.Since(t0)))
+			r.stats.outBytes.Add(need)
+			r.stats.outReads.Add(1)
 			select {
 			case m.readq <- readBand{buf, err}:
 			case <-rctx.Done():

@@ -84,5 +84,6 @@
 // dataset verified whole,
 // computed from the bytes read through the library (the one hash pass of
 // a verified run: the writer then computes none, and commit skips its
-// journal re-read).
+// journal re-read), and what it read (Result.IO: the input Source's read
+// counters over the check, the output bands' bytes and H5Dread calls).
 package verify

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"relayout/catalog"
 )
@@ -60,6 +61,23 @@ type Result struct {
 	// row-major little-endian (what the manifest's digest means), computed from the bytes read through the HDF5
 	// library (a constant record: its value repeated over its shape).
 	Digests map[catalog.Key]string
+	// IO is what the check read.
+	IO IO
+}
+
+// IO is what a Check read: the input through its Source, the output
+// through the HDF5 library.
+type IO struct {
+	// Input is the input Source's counters over the check (zero when it
+	// counts no reads: catalog.IOStats): the reads that fetched every
+	// block, coalesced as the Source coalesces them.
+	Input catalog.IOCounters
+	// OutputBytes are the bytes of array bands read through the HDF5
+	// library (H5Dread, decoded into memory) in OutputReads calls; the
+	// small reads of constant records, box tables and attributes are not
+	// counted.
+	OutputBytes, OutputReads int64
+	Seconds                  float64 // the check's wall time
 }
 
 // Progress is how far an Output call is.
@@ -117,6 +135,7 @@ func Check(ctx context.Context, in *catalog.Store, inSrc catalog.Source, outDir 
 	if err != nil {
 		return Result{}, fmt.Errorf("verify: manifest: %w", err)
 	}
+	start, base := time.Now(), catalog.ReadCounters(inSrc)
 	r := &run{in: in, src: inSrc, dir: outDir, opts: opts, out: map[catalog.Key]outRef{}, digests: map[catalog.Key]string{},
 		workers: make(chan struct{}, opts.Jobs), digestKind: kind}
 	for _, v := range vars {
@@ -141,7 +160,9 @@ func Check(ctx context.Context, in *catalog.Store, inSrc catalog.Source, outDir 
 		statsHook(&r.stats)
 	}
 	seriesOK, err := checkSeries(outDir, m, log)
-	return Result{OK: ok && seriesOK, Digests: r.digests}, err
+	rio := IO{Input: catalog.ReadCounters(inSrc).Since(base), OutputBytes: r.stats.outBytes.Load(), OutputReads: r.stats.outReads.Load(),
+		Seconds: time.Since(start).Seconds()}
+	return Result{OK: ok && seriesOK, Digests: r.digests, IO: rio}, err
 }
 
 // TotalBytes is the Progress total of Output for in: the logical bytes of
@@ -242,6 +263,7 @@ type stats struct {
 	holes                               atomic.Int64 // elements covered by no block, checked against the fill
 	constants, boxTables, gridOffsets   atomic.Int64
 	peakMem                             atomic.Int64 // most block bytes held at once
+	outBytes, outReads                  atomic.Int64 // bands read through the HDF5 library (Result.IO)
 	// Time spent (summed over goroutines, for profiling): HDF5 reads of
 	// the output (H5Dread, under the library's lock), input fetches,
 	// comparisons, hashing (the manifest's digest).
