@@ -1,6 +1,9 @@
 package catalog
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+)
 
 // IOCounters counts the read requests a Source issued to the file system.
 type IOCounters struct {
@@ -58,22 +61,22 @@ func (c IOCounters) Since(base IOCounters) IOCounters {
 // counts and their means, stage seconds, the memory budget) is left out.
 type ManifestIO struct {
 	From            string  `json:"from,omitempty"`
-	WallSeconds     float64 `json:"wall_seconds,omitempty"`
+	WallSeconds     float64 `json:"wall_seconds"`
 	LogicalBytes    int64   `json:"logical_bytes"` // bytes of the arrays rewritten
 	ReadBytes       int64   `json:"read_bytes"`
-	ReadCalls       int64   `json:"read_calls,omitempty"`
+	ReadCalls       int64   `json:"read_calls"`
 	WriteBytes      int64   `json:"write_bytes"` // array data; HDF5 metadata not counted
-	WriteCalls      int64   `json:"write_calls,omitempty"`
-	MeanReadBytes   int64   `json:"mean_read_bytes,omitempty"`
-	MeanWriteBytes  int64   `json:"mean_write_bytes,omitempty"`
-	FetchSeconds    float64 `json:"fetch_seconds,omitempty"`    // pread and decode of input blocks
-	AssembleSeconds float64 `json:"assemble_seconds,omitempty"` // copy, byte swap, transpose into output units
-	EncodeSeconds   float64 `json:"encode_seconds,omitempty"`   // cutting chunks, shuffle+deflate
-	WriteSeconds    float64 `json:"write_seconds,omitempty"`    // pwrite and H5Dwrite_chunk
-	SyncSeconds     float64 `json:"sync_seconds,omitempty"`     // fsync of each output file
-	MaxMem          int64   `json:"max_mem,omitempty"`          // the memory budget
-	PeakMem         int64   `json:"peak_mem,omitempty"`         // most of the budget charged at once
-	Splits          int64   `json:"splits,omitempty"`           // output units split below one row / chunk row to fit the budget
+	WriteCalls      int64   `json:"write_calls"`
+	MeanReadBytes   int64   `json:"mean_read_bytes"`
+	MeanWriteBytes  int64   `json:"mean_write_bytes"`
+	FetchSeconds    float64 `json:"fetch_seconds"`    // pread and decode of input blocks
+	AssembleSeconds float64 `json:"assemble_seconds"` // copy, byte swap, transpose into output units
+	EncodeSeconds   float64 `json:"encode_seconds"`   // cutting chunks, shuffle+deflate
+	WriteSeconds    float64 `json:"write_seconds"`    // pwrite and H5Dwrite_chunk
+	SyncSeconds     float64 `json:"sync_seconds"`     // fsync of each output file
+	MaxMem          int64   `json:"max_mem"`          // the memory budget
+	PeakMem         int64   `json:"peak_mem"`         // most of the budget charged at once
+	Splits          int64   `json:"splits,omitempty"` // output units split below one row / chunk row to fit the budget
 	// UnitSeconds (From "journal"): each unit's time since the previous
 	// unit of its array was journaled, summed over the units (arrays in
 	// flight and shards add up).
@@ -97,6 +100,29 @@ type ManifestIO struct {
 	VerifyOutputBytes int64   `json:"verify_output_bytes,omitempty"`
 	VerifyOutputReads int64   `json:"verify_output_reads,omitempty"`
 	VerifySeconds     float64 `json:"verify_seconds,omitempty"`
+}
+
+// journalUnknown are the keys of a ManifestIO that a journaled job cannot
+// know (From "journal"): left out of its JSON rather than written as 0.
+var journalUnknown = []string{"wall_seconds", "read_calls", "write_calls", "mean_read_bytes", "mean_write_bytes",
+	"fetch_seconds", "assemble_seconds", "encode_seconds", "write_seconds", "sync_seconds", "max_mem", "peak_mem"}
+
+// MarshalJSON writes every field of a run's profile (a 0 is a 0 measured),
+// and leaves out of a journaled job's what its journal cannot know.
+func (m ManifestIO) MarshalJSON() ([]byte, error) {
+	type plain ManifestIO // without this method
+	b, err := json.Marshal(plain(m))
+	if err != nil || m.From != "journal" {
+		return b, err
+	}
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(b, &keys); err != nil {
+		return nil, err
+	}
+	for _, k := range journalUnknown {
+		delete(keys, k)
+	}
+	return json.Marshal(keys)
 }
 
 // CoalesceGap is the largest gap between neighbouring extents of one file
