@@ -266,7 +266,6 @@ func (a *dimArena) take(n int) []uint64 {
 	if len(a.free) < n {
 		if a.next < len(a.chunks) && len(a.chunks[a.next]) >= n {
 			a.free = a.chunks[a.next]
-			clear(a.free)
 		} else {
 			a.free = make([]uint64, max(n, 4096))
 			a.chunks = slices.Insert(a.chunks, a.next, a.free)
@@ -275,6 +274,7 @@ func (a *dimArena) take(n int) []uint64 {
 	}
 	v := a.free[:n:n]
 	a.free = a.free[n:]
+	clear(v) // a rewound chunk holds old lists
 	return v
 }
 
