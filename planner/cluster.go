@@ -104,15 +104,11 @@ func ClusterPieces(blocks []catalog.Box) []Cuboid {
 // piece is the internal flat form: fixed-size corners avoid per-piece slices,
 // and the corners are ranks among the group's distinct boundaries per axis
 // (the lower corner is c.axis[d][rlo[d]]): every split plane is such a
-// boundary, so histograms count in rank space (see histogram). A piece
-// carries its volume and cross-sections (measure), which change only when a
-// split cuts it: recomputing them for every piece at every level of the tree
-// (looking its boundaries up again) was a third of the clustering's CPU.
+// boundary, so histograms count in rank space (see histogram), and a piece is
+// 36 bytes to copy from level to level.
 type piece struct {
 	rlo, rhi [MaxDims]int32
 	blk      int32
-	sec      [MaxDims]int64 // sec[a]: cross-section across axis a, the product of the other extents
-	vol      int64
 }
 
 type segment struct {
@@ -136,6 +132,7 @@ type clusterer struct {
 	axis       [MaxDims][]int64 // distinct piece boundaries per axis, ascending
 	hist       [MaxDims]hist    // per axis, of the cuboid being split
 	// histogram scratch
+	lens   []int64 // extents of the pieces being split, MaxDims per piece
 	keys   []uint64
 	events []sliceEvents // per rank of the cuboid's span (histogram's counting pass)
 	// accepted cuboids and their pieces, flat
@@ -198,29 +195,7 @@ func (c *clusterer) toPiece(b catalog.Box, blk int32) piece {
 		hi, _ := slices.BinarySearch(v[lo:], b.Lower[d]+b.Count[d])
 		p.rlo[d], p.rhi[d] = int32(lo), int32(lo+hi)
 	}
-	c.measure(&p)
 	return p
-}
-
-// measure sets p's volume and cross-sections from its corners.
-func (c *clusterer) measure(p *piece) {
-	dims := c.dims
-	var l [MaxDims]int64
-	for d := 0; d < dims; d++ {
-		l[d] = c.axis[d][p.rhi[d]] - c.axis[d][p.rlo[d]]
-	}
-	// sec[a] = Π_{d<a} l[d] · Π_{d>a} l[d], by prefix and suffix products.
-	pre := int64(1)
-	for d := 0; d < dims; d++ {
-		p.sec[d] = pre
-		pre *= l[d]
-	}
-	suf := int64(1)
-	for d := dims - 1; d >= 0; d-- {
-		p.sec[d] *= suf
-		suf *= l[d]
-	}
-	p.vol = pre
 }
 
 // cluster runs the FIFO over the pieces in c.cur (one per non-empty block,
@@ -280,12 +255,8 @@ func (c *clusterer) length(p *piece, d int) int64 {
 
 // process accepts the cuboid holding ps or queues its two halves.
 func (c *clusterer) process(ps []piece) {
-	if len(ps) == 1 {
-		c.accept(ps[0], ps) // a lone piece is its own bounding box
-		return
-	}
-	bb, vol := c.bounds(ps)
-	if vol == c.volume(&bb) {
+	bb, vol := c.lengths(ps)
+	if len(ps) == 1 || vol == c.volume(&bb) {
 		c.accept(bb, ps)
 		return
 	}
@@ -320,7 +291,6 @@ func (c *clusterer) process(ps []piece) {
 		if p.rlo[axis] < r {
 			if p.rhi[axis] > r {
 				p.rhi[axis] = r
-				c.measure(&p)
 			}
 			c.next = append(c.next, p)
 		}
@@ -330,7 +300,6 @@ func (c *clusterer) process(ps []piece) {
 		if p.rhi[axis] > r {
 			if p.rlo[axis] < r {
 				p.rlo[axis] = r
-				c.measure(&p)
 			}
 			c.next = append(c.next, p)
 		}
@@ -344,17 +313,38 @@ func (c *clusterer) accept(bb piece, ps []piece) {
 	c.outPieces = append(c.outPieces, ps...)
 }
 
-// bounds returns the bounding box of ps and their total volume.
-func (c *clusterer) bounds(ps []piece) (bb piece, vol int64) {
+// lengths fills c.lens with the cross-section of every piece of ps across
+// every axis (c.lens[i*MaxDims+a]: the product of its extents along the other
+// axes), which the histograms of ps read instead of looking the boundaries up
+// again for each axis, and returns the pieces' bounding box (in the same
+// pass) and total volume.
+func (c *clusterer) lengths(ps []piece) (bb piece, vol int64) {
+	lens := slices.Grow(c.lens[:0], MaxDims*len(ps))[:MaxDims*len(ps)]
 	dims := c.dims
 	bb = ps[0]
 	for i := range ps {
-		p := &ps[i]
+		var l [MaxDims]int64
 		for d := 0; d < dims; d++ {
-			bb.rlo[d], bb.rhi[d] = min(bb.rlo[d], p.rlo[d]), max(bb.rhi[d], p.rhi[d])
+			x := c.axis[d]
+			lo, hi := ps[i].rlo[d], ps[i].rhi[d]
+			bb.rlo[d], bb.rhi[d] = min(bb.rlo[d], lo), max(bb.rhi[d], hi)
+			l[d] = x[hi] - x[lo]
 		}
-		vol += p.vol
+		sec := (*[MaxDims]int64)(lens[i*MaxDims : i*MaxDims+MaxDims])
+		// sec[a] = Π_{d<a} l[d] · Π_{d>a} l[d], by prefix and suffix products.
+		pre := int64(1)
+		for d := 0; d < dims; d++ {
+			sec[d] = pre
+			pre *= l[d]
+		}
+		suf := int64(1)
+		for d := dims - 1; d >= 0; d-- {
+			sec[d] *= suf
+			suf *= l[d]
+		}
+		vol += pre
 	}
+	c.lens = lens
 	return bb, vol
 }
 
@@ -366,7 +356,7 @@ func (c *clusterer) volume(p *piece) int64 {
 	return v
 }
 
-// histogram fills c.hist[axis]: the m+1 distinct boundaries c_0..c_m (c_0 =
+// histogram fills c.hist[axis] (c.lengths(ps) must have been called): the m+1 distinct boundaries c_0..c_m (c_0 =
 // bb.lo, c_m = bb.hi) and their ranks, the m covered cross-section areas of
 // the slices [c_j, c_j+1), and cuts[j]: the pieces with lo < c_j < hi, which
 // a split at c_j would cut.
@@ -376,6 +366,7 @@ func (c *clusterer) volume(p *piece) int64 {
 // counting pass over the rank range (O(n + R)); otherwise one sort of 2n
 // packed integer keys (O(n log n), no comparison callback).
 func (c *clusterer) histogram(ps []piece, axis int, bb *piece) {
+	parea := c.lens[axis : MaxDims*len(ps)] // c.lengths(ps): parea[i*MaxDims] is piece i's cross-section
 	h := &c.hist[axis]
 	coords, pos, areas, cuts := h.coords[:0], h.pos[:0], h.areas[:0], h.cuts[:0]
 	xs := c.axis[axis]
@@ -390,7 +381,7 @@ func (c *clusterer) histogram(ps []piece, axis int, bb *piece) {
 		ev := c.events[:r+1]
 		for i := range ps {
 			i0, i1 := ps[i].rlo[axis]-base, ps[i].rhi[axis]-base
-			a := ps[i].sec[axis]
+			a := parea[i*MaxDims]
 			ev[i0].dArea += a
 			ev[i1].dArea -= a
 			ev[i0].starts++
@@ -425,10 +416,10 @@ func (c *clusterer) histogram(ps []piece, axis int, bb *piece) {
 			for ; k < len(keys) && int32(keys[k]>>32) == rank; k++ {
 				i := int(uint32(keys[k]) >> 1)
 				if keys[k]&1 == 1 {
-					run -= ps[i].sec[axis]
+					run -= parea[i*MaxDims]
 					ends++
 				} else {
-					run += ps[i].sec[axis]
+					run += parea[i*MaxDims]
 					starts++
 				}
 			}

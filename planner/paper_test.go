@@ -94,10 +94,9 @@ func TestPaperFig8(t *testing.T) {
 		for d := range 3 {
 			p.rlo[d], p.rhi[d] = int32(b.Lower[d]/paperBlock), int32((b.Lower[d]+b.Count[d])/paperBlock)
 		}
-		c.measure(&p)
 		ps = append(ps, p)
 	}
-	bb, _ := c.bounds(ps)
+	bb, _ := c.lengths(ps)
 	if c.volume(&bb) != 512*512*512 {
 		t.Fatalf("bounding box %v is not the domain", bb)
 	}
