@@ -161,9 +161,12 @@ func OpenStore(path string) (*Store, error) {
 // catalog is written once, in one transaction per array, then only read,
 // and the block lists of a fresh catalog are appended pages, written once
 // into the database file. In WAL mode every page was written twice, into
-// the log and again at the checkpoint (a tenth of catalog's CPU).
+// the log and again at the checkpoint (a tenth of catalog's CPU). A fresh
+// catalog gets 64 KiB pages: its block lists are overflow chains of a few
+// MB, written with one pwrite per page (4 KiB pages: 1,665 calls for bp4's
+// 104,209 blocks, 64 KiB: 247); page_size does nothing to an existing file.
 func openDB(path string) (*Store, error) {
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=synchronous(OFF)&_pragma=busy_timeout(5000)")
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=page_size(65536)&_pragma=synchronous(OFF)&_pragma=busy_timeout(5000)")
 	if err != nil {
 		return nil, fmt.Errorf("catalog: %s: %w", path, err)
 	}

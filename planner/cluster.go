@@ -255,8 +255,12 @@ func (c *clusterer) length(p *piece, d int) int64 {
 
 // process accepts the cuboid holding ps or queues its two halves.
 func (c *clusterer) process(ps []piece) {
+	if len(ps) == 1 {
+		c.accept(ps[0], ps) // a lone piece is its own bounding box: no lengths
+		return
+	}
 	bb, vol := c.lengths(ps)
-	if len(ps) == 1 || vol == c.volume(&bb) {
+	if vol == c.volume(&bb) {
 		c.accept(bb, ps)
 		return
 	}

@@ -524,7 +524,10 @@ func predictPieces(st Storage, elemSize int, p Pattern, grid []int64, c Cost, cp
 				empty = true // outside the pattern's region
 				break
 			}
-			l := partOf(b, grid[d], pl)
+			l := int64(0) // one part along d (most axes of the patterns): no search
+			if grid[d] > 1 {
+				l = partOf(b, grid[d], pl)
+			}
 			h := l + 1
 			if ph-1 >= b[l+1] { // the piece reaches past part l: search its last part
 				h = partOf(b, grid[d], ph-1) + 1

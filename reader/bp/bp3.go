@@ -238,6 +238,7 @@ func (d *Dataset) indexEntry3(h entryHeader, ec *cursor, stepIdx map[uint32]int,
 				name, s.Step)
 		}
 		d.classifySet(c, name, int64(si), &s)
+		arena.rewind() // s is not kept: the next set reuses its dimension lists
 	}
 	if ec.err != nil {
 		return nil, ec.err

@@ -288,6 +288,7 @@ func (d *Dataset) indexEntry(h entryHeader, ec *cursor, step int64, colMaj bool)
 			break
 		}
 		d.classifySet(&c, h.Name, step, &s)
+		arena.rewind() // s is not kept: the next set reuses its dimension lists
 	}
 	if ec.err != nil {
 		return entry{}, ec.err

@@ -45,7 +45,9 @@
 // Memory: Open walks the metadata step by step (BP4: one step's md.0 slice at
 // a time; BP5: one writer's metadata block at a time; BP3: its one index) and keeps, per (variable, step), only where its
 // index entry is (about 100 bytes), plus the attributes. Scan re-reads one
-// index entry per array, so it holds one entry's blocks at a time (BP3 caches
+// index entry per array, so it holds one entry's blocks at a time, parsed
+// into the memory of the previous entry's sets (the largest entry's sets stay
+// allocated until Scan returns: ~270 bytes per block of it; BP3 caches
 // the entry of the variable being emitted, which covers all its steps; BP5
 // re-reads the writer blocks of the array's step through a 32 MiB cache,
 // decoding each once per array). Scan drops these caches when it returns: the

@@ -248,8 +248,15 @@ const maxDims = 32
 // dimArena hands out the dimension lists of many characteristic sets from a
 // few large allocations: one per set was a sixth of a BP4 catalog's CPU (a
 // set per block, parsed at Open and again by Scan). The lists are never
-// appended to, so they share the chunks safely.
-type dimArena struct{ free []uint64 }
+// appended to, so they share the chunks safely. rewind hands the same
+// memory out again once no list taken from it is in use: Open discards each
+// set once classified, and Scan each entry's sets once its blocks are built
+// (they copy the dimensions), so neither allocates per entry.
+type dimArena struct {
+	free   []uint64
+	chunks [][]uint64 // every chunk handed out since the last rewind, in order
+	next   int        // chunks[next:] are not in use since the rewind
+}
 
 // take returns n zeroed values; a nil arena allocates them on their own.
 func (a *dimArena) take(n int) []uint64 {
@@ -257,11 +264,23 @@ func (a *dimArena) take(n int) []uint64 {
 		return make([]uint64, n)
 	}
 	if len(a.free) < n {
-		a.free = make([]uint64, max(n, 4096))
+		if a.next < len(a.chunks) && len(a.chunks[a.next]) >= n {
+			a.free = a.chunks[a.next]
+		} else {
+			a.free = make([]uint64, max(n, 4096))
+			a.chunks = slices.Insert(a.chunks, a.next, a.free)
+		}
+		a.next++
 	}
 	v := a.free[:n:n]
 	a.free = a.free[n:]
+	clear(v) // a rewound chunk holds old lists
 	return v
+}
+
+// rewind makes every list taken so far free again (see dimArena).
+func (a *dimArena) rewind() {
+	a.free, a.next = nil, 0
 }
 
 // parseSet reads one characteristic set at c: u8 count, u32 length, then
