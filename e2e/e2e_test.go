@@ -214,7 +214,8 @@ func TestVerifyDetectsDifference(t *testing.T) {
 // TestVerifyCompressedChunkRows: a deflated output whose chunk rows (16
 // rows of 16 chunks) are deeper than verify's bands, with the budget that
 // lets verify cache the chunk rows (512 KiB: joint groups of two, bands of
-// 4 rows, Bx's 128 KiB row and rho's 64 KiB within half the share) and
+// 4 rows, Bx's 128 KiB row and rho's 64 KiB fit with the bands in three
+// quarters of the share) and
 // with one that does not (128 KiB: bands of a row, each chunk decoded again
 // per band), verifies OK, and an element
 // changed with h5py in the second chunk row, inside a chunk, is named by
