@@ -3,7 +3,13 @@ package h5
 /*
 #cgo pkg-config: hdf5
 #cgo LDFLAGS: -lhdf5_hl
+#include <malloc.h>
 #include "h5q.h"
+
+// One malloc arena (see the comment above init in Go): set at load time,
+// before the Go runtime starts its threads, since glibc fixes its arena
+// limit at the first malloc of a thread without one.
+static void __attribute__((constructor)) h5q_one_arena(void) { mallopt(M_ARENA_MAX, 1); }
 */
 import "C"
 
@@ -21,6 +27,15 @@ import (
 // only needs to silence error printing per thread (see pin).
 var _ = hdf5.IsHDF5
 
+// The C heap is kept to one malloc arena (h5q_one_arena, at load time).
+// The only mallocs of the process are HDF5's (and its filters'), under the
+// library's global lock,
+// so more arenas buy no parallelism; but glibc gives each OS thread that
+// calls in (any of Go's threads, a goroutine's call landing on any of them)
+// an arena of its own, and each keeps the chunk buffers freed into it: on
+// issue 19's 448^3 float64 in deflated chunks, relayout verify peaked at
+// 582-660 MB RSS with a 180 MB (81 MB) chunk cache, 302-320 MB with one
+// arena, and spent less system time (0.8 s -> 0.4-0.6 s).
 func init() { C.h5q_quiet() }
 
 // pin locks the calling goroutine to its OS thread and silences HDF5's
