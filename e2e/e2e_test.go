@@ -211,6 +211,51 @@ func TestVerifyDetectsDifference(t *testing.T) {
 	}
 }
 
+// TestVerifyCompressedChunkRows: a deflated output whose chunk rows (16
+// rows of 16 chunks) are deeper than verify's bands, with the budget that
+// lets verify cache the chunk rows (512 KiB: joint groups of two, bands of
+// 4 rows, Bx's 128 KiB row and rho's 64 KiB fit with the bands in three
+// quarters of the share) and
+// with one that does not (128 KiB: bands of a row, each chunk decoded again
+// per band), verifies OK, and an element
+// changed with h5py in the second chunk row, inside a chunk, is named by
+// its index with its input and output values.
+func TestVerifyCompressedChunkRows(t *testing.T) {
+	in := sharedData(t, "bp4/generated-lb/lb-bp4.bp")
+	out := filepath.Join(t.TempDir(), "out")
+	mustRun(t, "run", in, "-o", out, "-q", "--layout", "chunked", "--chunk-shape", "16,8,8", "--compress", "deflate:1", "--no-verify")
+	mems := []string{"512KiB", "128KiB"}
+	for _, mem := range mems {
+		r := relayout(t, "verify", "--max-mem", mem, in, out)
+		if r.code != 0 || !strings.Contains(r.stdout, "OK  fields/Bx  3 steps") {
+			t.Fatalf("verify --max-mem %s: exit %d, want 0 and fields/Bx OK\n%s\n%s", mem, r.code, r.stdout, r.stderr)
+		}
+	}
+	m := readManifest(t, out)
+	var file, path string
+	for _, v := range m.Variables {
+		if v.Name == "fields/Bx" {
+			file, path = filepath.Join(out, v.File), v.Datasets[0].Path
+		}
+	}
+	if file == "" {
+		t.Fatalf("no fields/Bx in the manifest")
+	}
+	script := fmt.Sprintf("import h5py\nf = h5py.File(%q, 'r+')\nd = f[%q]\nassert d.chunks == (16, 8, 8) and d.compression == 'gzip', (d.chunks, d.compression)\n"+
+		"d[21, 13, 30] = d[21, 13, 30] + 1.0\nf.close()\n", file, path)
+	if b, err := exec.Command(python, "-c", script).CombinedOutput(); err != nil {
+		t.Fatalf("h5py edit: %v\n%s", err, b)
+	}
+	// fields/Bx at step 0 is ((0*32+i)*32+j)*32+k: 21*1024+13*32+30 = 21950.
+	want := "fields/Bx step 0 level 0 at [21,13,30]: in=21950 out=21951"
+	for _, mem := range mems {
+		r := relayout(t, "verify", "--max-mem", mem, in, out)
+		if r.code != 1 || !strings.Contains(r.stdout, want) {
+			t.Errorf("verify --max-mem %s after edit: exit %d, want 1 and %q\n%s\n%s", mem, r.code, want, r.stdout, r.stderr)
+		}
+	}
+}
+
 // TestDigestNone: run --digest none records no sha256, yet the verify step
 // (before commit, and relayout verify after) still compares every element:
 // an edited element is found by its index.

@@ -60,7 +60,11 @@
 // two output band buffers (one compared, one hashed) and the one read
 // ahead (a joint group's members: two, the next band read once the last
 // is hashed), the band's
-// coverage bitmap, the chunk cache of chunked outputs and the input blocks
+// coverage bitmap, the chunk cache of chunked outputs (a row of chunks
+// when bands lie inside one: compressed outputs' rows first, so that each
+// chunk is decoded once, while a quarter of the share is left to the
+// input blocks; joint.go's chunkCaches)
+// and the input blocks
 // alive at once (and a band's stage of small blocks, order.go);
 // raw row-major blocks are read only for the rows of the band, other
 // blocks that span several bands are kept from their first band to their

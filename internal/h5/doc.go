@@ -30,6 +30,9 @@
 // run without that mutex held. HDF5 keeps its error stack per OS thread, so
 // every call sequence runs with the goroutine locked to its thread (pin) to
 // report the library's own message and to keep HDF5 from printing to stderr.
+// Since only HDF5 mallocs, and one call at a time, the process's C heap is
+// kept to one malloc arena (set at load time, h5.go): per-thread arenas
+// only kept freed chunk buffers resident.
 //
 // Damage is a *catalog.CorruptError ("hdf5: <file>: [offset <n>: ]<object>:
 // <what> (<hdf5 message>): corrupt input"); other errors follow "h5: <file>:
