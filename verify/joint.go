@@ -359,6 +359,7 @@ func (r *run) jointBand(ctx context.Context, g *group, bi int, mem *membudget.Bu
 		}
 	}
 	batch := make([]batched, 0, n)
+	var ar intArena // the entries' regions and strides
 	var starts []int // where each member's entries start in batch
 	var band catalog.Box
 	for mi, m := range g.members {
@@ -370,13 +371,13 @@ func (r *run) jointBand(ctx context.Context, g *group, bi int, mem *membudget.Bu
 		lo := len(batch) // the member's entries: batch[lo:] until merged
 		starts = append(starts, lo)
 		for _, i := range m.byBand[bi] {
-			c := r.cut(m.a, i, band, m.span[i])
+			c := r.cut(m.a, i, band, m.span[i], &ar)
 			switch {
 			case c.b == nil:
 			case c.cache || g.batch == nil:
 				rest = append(rest, i)
 			default:
-				batch = append(batch, batched{b: c.b, region: c.region, p: newPlacement(c.b, m.a.DType), m: mi, k: len(batch) - lo})
+				batch = append(batch, batched{b: c.b, region: c.region, p: placementIn(c.b, m.a.DType, &ar), m: mi, k: len(batch) - lo})
 			}
 		}
 		var err error
