@@ -401,8 +401,7 @@ type staging struct {
 
 // newStaging plans and allocates the stage of batch's small blocks; nil
 // when there are none or the stage would not fit the array's budget.
-func (r *run) newStaging(ctx context.Context, batch []batched, band catalog.Box, dt catalog.DType, mem *membudget.Budget) (*staging, error) {
-	sp := planStage(batch, band, dt)
+func (r *run) newStaging(ctx context.Context, sp *stagePlan, mem *membudget.Budget) (*staging, error) {
 	if sp == nil || sp.bytes > mem.Capacity() {
 		return nil, nil
 	}
