@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"sort"
 	"strings"
@@ -74,13 +75,31 @@ func sortRefs[R any](refs []R, of func(R) (b *catalog.Block, u int)) {
 		keys[i] = key{file: lastID, u: int32(u), off: b.Offset, i: i}
 	}
 	rank := nameRanks(names)
+	var maxOff int64
 	for i := range keys {
 		keys[i].file = rank[keys[i].file]
+		maxOff = max(maxOff, keys[i].off)
+	}
+	sorted := make([]R, len(refs))
+	// refs come unit after unit, so the index orders ties as the unit does:
+	// (file, offset, index) packed in one word sorts without a comparison
+	// function when the three fit.
+	fb, ob, ib := bits.Len(uint(len(names))), bits.Len64(uint64(maxOff)), bits.Len(uint(len(refs)))
+	if fb+ob+ib <= 64 && maxOff >= 0 {
+		packed := make([]uint64, len(keys))
+		for n, k := range keys {
+			packed[n] = uint64(k.file)<<(ob+ib) | uint64(k.off)<<ib | uint64(k.i)
+		}
+		slices.Sort(packed)
+		for n, p := range packed {
+			sorted[n] = refs[p&(1<<ib-1)]
+		}
+		copy(refs, sorted)
+		return
 	}
 	slices.SortFunc(keys, func(x, y key) int {
 		return cmp.Or(cmp.Compare(x.file, y.file), cmp.Compare(x.off, y.off), cmp.Compare(x.u, y.u))
 	})
-	sorted := make([]R, len(refs))
 	for n, k := range keys {
 		sorted[n] = refs[k.i]
 	}

@@ -639,3 +639,42 @@ func TestItemLimitFlat(t *testing.T) {
 		prev = items
 	}
 }
+
+// sortRefs must order refs (built unit after unit) as a stable sort by
+// file name, offset and unit does, both on packed keys and, when offsets
+// are too large to pack, through the comparison.
+func TestSortRefs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	type ref struct {
+		b *catalog.Block
+		u int
+	}
+	for it := range 200 {
+		files := []string{"data.3", "data.0", "data.10", "data.2"}[:1+rng.IntN(4)]
+		span := int64(1 << 20)
+		if it%4 == 3 {
+			span = 1 << 62 // beyond what packs with the index
+		}
+		var refs []ref
+		for u := range 1 + rng.IntN(6) {
+			for range rng.IntN(50) {
+				b := &catalog.Block{File: files[rng.IntN(len(files))], Offset: rng.Int64N(span)}
+				if rng.IntN(4) == 0 && len(refs) > 0 {
+					b.Offset = refs[rng.IntN(len(refs))].b.Offset // ties
+				}
+				refs = append(refs, ref{b, u})
+			}
+		}
+		want := slices.Clone(refs)
+		slices.SortStableFunc(want, func(x, y ref) int {
+			return cmp.Or(strings.Compare(x.b.File, y.b.File), cmp.Compare(x.b.Offset, y.b.Offset), cmp.Compare(x.u, y.u))
+		})
+		sortRefs(refs, func(r ref) (*catalog.Block, int) { return r.b, r.u })
+		for i := range refs {
+			if refs[i].b.File != want[i].b.File || refs[i].b.Offset != want[i].b.Offset || refs[i].u != want[i].u {
+				t.Fatalf("case %d: at %d got %s@%d unit %d, want %s@%d unit %d", it, i,
+					refs[i].b.File, refs[i].b.Offset, refs[i].u, want[i].b.File, want[i].b.Offset, want[i].u)
+			}
+		}
+	}
+}
