@@ -648,17 +648,28 @@ func (x *jointIndex) foreign(item int, file string, from, to int64) bool {
 	if !ok {
 		return true
 	}
-	g := x.group[item]
-	other := func(e extentRef) bool { return int(e.region)/x.k != g }
-	i := sort.Search(len(x.ext), func(i int) bool {
-		e := x.ext[i]
+	return x.ext.foreignGap(x.k, x.group[item], f, from, to)
+}
+
+// foreignGap reports whether bytes [from, to) of file f hold an extent of
+// another group than g (groups of k regions), or such an extent covers
+// from: the bytes of other items that a read coalesced through the gap
+// would fetch. The one notion of a foreign gap, for the joint reader
+// (jointIndex.foreign) and for predict: where they differed (the same
+// block listed for two regions of different groups, at the offset that
+// ends the gap, or nested blocks), the prediction counted a foreign gap
+// that the reader read through.
+func (ir itemReads) foreignGap(k, g int, f int32, from, to int64) bool {
+	other := func(e extentRef) bool { return int(e.region)/k != g }
+	i := sort.Search(len(ir), func(i int) bool {
+		e := ir[i]
 		return e.file > f || e.file == f && e.off >= from
 	})
-	if i > 0 && x.ext[i-1].file == f && x.ext[i-1].off+x.ext[i-1].len > from && other(x.ext[i-1]) {
+	if i > 0 && ir[i-1].file == f && ir[i-1].off+ir[i-1].len > from && other(ir[i-1]) {
 		return true
 	}
-	for ; i < len(x.ext) && x.ext[i].file == f && x.ext[i].off < to; i++ {
-		if other(x.ext[i]) {
+	for ; i < len(ir) && ir[i].file == f && ir[i].off < to; i++ {
+		if other(ir[i]) {
 			return true
 		}
 	}
@@ -711,12 +722,14 @@ func sortExtents(refs itemReads) {
 
 // predict is the read requests and bytes of items of k consecutive regions
 // (of n): each item's extents, per file, in gap-bounded segments
-// (gapSegment; a gap is foreign where extents of other items lie between)
-// of coalesced runs of at most readLimit bytes (catalog.Runs), as
-// assembleJoint and a BatchSource read them. The refs of an item are in
-// its own file and offset order within the whole list, so one walk with a
-// state per item follows every item at once (TestPredictReads checks it
-// against gapSegment and catalog.Runs).
+// (gapSegment; a gap is foreign as the joint reader's index says:
+// foreignGap from the end of the item's extent before) of coalesced runs of
+// at most readLimit bytes (catalog.Runs), as assembleJoint and a
+// BatchSource read them. The refs of an item are in its own file and offset
+// order within the whole list, so one walk with a state per item follows
+// every item at once (TestPredictReads checks it against gapSegment and
+// catalog.Runs with jointIndex.foreign, TestPredictJointReads against the
+// reads assembleJoint makes).
 func (ir itemReads) predict(n, k int, readLimit int64) (calls, bytes int64) {
 	if readLimit <= 0 {
 		readLimit = maxReadLimit
@@ -730,14 +743,15 @@ func (ir itemReads) predict(n, k int, readLimit int64) (calls, bytes int64) {
 	}
 	st := make([]state, (n+k-1)/k)
 	for j, e := range ir {
-		s := &st[int(e.region)/k]
+		g := int(e.region) / k
+		s := &st[g]
 		seg := s.open && s.file == e.file
 		if seg {
-			if g := e.off - s.end; g > 0 && j-s.last > 1 {
-				if gapShare*(s.gaps+g) > s.want+e.len {
+			if gap := e.off - s.end; gap > 0 && ir.foreignGap(k, g, e.file, ir[s.last].off+ir[s.last].len, e.off) {
+				if gapShare*(s.gaps+gap) > s.want+e.len {
 					seg = false
 				} else {
-					s.gaps += g
+					s.gaps += gap
 				}
 			}
 		}

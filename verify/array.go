@@ -2,7 +2,6 @@ package verify
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/hex"
 	"errors"
@@ -214,10 +213,7 @@ func (r *run) start(ctx context.Context, m *member, perBand, cacheBytes int64) e
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortStableFunc(order, func(x, y int) int {
-		bx, by := &a.Blocks[x], &a.Blocks[y]
-		return cmp.Or(cmp.Compare(bx.File, by.File), cmp.Compare(bx.Offset, by.Offset))
-	})
+	slices.SortStableFunc(order, func(x, y int) int { return fileOrder(&a.Blocks[x], &a.Blocks[y]) })
 	m.byBand = make([][]int, m.nb)
 	m.span = make([]int, len(a.Blocks))
 	for _, i := range order {
