@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"relayout/catalog"
@@ -592,6 +593,13 @@ func commitJob(ctx context.Context, out string, job *rewriter.Job, env Env, ds r
 	if err := rewriter.JoinParts(ctx, work, job, recs); err != nil {
 		return err
 	}
+	// An in-memory job's files are synced beside the verification (the
+	// disk writes back what the verifier reads from the page cache) and
+	// before anything is committed.
+	synced := make(chan error, 1)
+	go func() { synced <- rewriter.SyncStage(work, job) }()
+	waitSynced := sync.OnceValue(func() error { return <-synced })
+	defer waitSynced()
 	pipeline := job.PipelineDigests()
 	if pipeline {
 		rewriter.WriteIOSummary(logw, job.Manifest.IO)
@@ -671,6 +679,9 @@ func commitJob(ctx context.Context, out string, job *rewriter.Job, env Env, ds r
 	job.Manifest.Verified = &v
 	disp.Phase("commit")
 	rec := rewriter.CommitRecord{Job: job.ID, Signature: job.Signature, Inputs: job.Inputs}
+	if err := waitSynced(); err != nil {
+		return err
+	}
 	if err := rewriter.CommitStage(work, out, &job.Manifest, rec); err != nil {
 		return err
 	}

@@ -62,21 +62,15 @@ func JobRecords(work string, job *Job) (map[int]JournalRecord, error) {
 // the copy with H5Dwrite_chunk, and the copy synced and renamed. A file
 // already under its stage name was joined by an earlier (killed) commit.
 // An in-memory job, which is redone whole after a crash, has its chunks
-// written into the prepared file itself instead of a copy, files the
-// engine synced are not synced again, and the directory is left to the
-// manifest's synced rename.
+// written into the prepared file itself instead of a copy, and its files
+// are left unsynced, for SyncStage, and the directory to the manifest's
+// synced rename.
 func JoinParts(ctx context.Context, work string, job *Job, recs map[int]JournalRecord) error {
-	var synced map[string]bool
-	if job.mem != nil {
-		synced = job.mem.synced
-	}
-	return joinParts(ctx, work, job.stageDir(work), job, recs, synced)
+	return joinParts(ctx, work, job.stageDir(work), job, recs, job.mem != nil)
 }
 
-// joinParts is JoinParts into stage; synced set: in place (an in-memory
-// job).
-func joinParts(ctx context.Context, work, stage string, job *Job, recs map[int]JournalRecord, synced map[string]bool) error {
-	inPlace := synced != nil
+// joinParts is JoinParts into stage, inPlace for an in-memory job.
+func joinParts(ctx context.Context, work, stage string, job *Job, recs map[int]JournalRecord, inPlace bool) error {
 	parts := map[int]*os.File{}
 	defer func() {
 		for _, f := range parts {
@@ -97,8 +91,8 @@ func joinParts(ctx context.Context, work, stage string, job *Job, recs map[int]J
 			}
 		}
 		if len(chunked) == 0 {
-			if synced[mv.File] {
-				// synced once its datasets were written
+			if inPlace {
+				// synced by SyncStage
 			} else if err := syncFile(tmp); err != nil {
 				return fmt.Errorf("rewriter: commit: %w", err)
 			}
@@ -159,7 +153,9 @@ func joinParts(ctx context.Context, work, stage string, job *Job, recs map[int]J
 		if err := w.Close(); err != nil {
 			return fmt.Errorf("rewriter: commit: %w", err)
 		}
-		if err := syncFile(join); err != nil {
+		if inPlace {
+			// synced by SyncStage
+		} else if err := syncFile(join); err != nil {
 			return fmt.Errorf("rewriter: commit: %w", err)
 		}
 		if err := os.Rename(join, final); err != nil {
@@ -171,6 +167,25 @@ func joinParts(ctx context.Context, work, stage string, job *Job, recs map[int]J
 		return nil
 	}
 	return syncDir(stage)
+}
+
+// SyncStage syncs the variable files of an in-memory job's stage (joined:
+// under their stage names), which its engine and JoinParts leave unsynced:
+// the caller runs it while the output is verified, the disk writing back
+// beside the verifier's reads from the page cache, and commits once it
+// returns. A journaled job's files were synced before their journal
+// records: nothing to do.
+func SyncStage(work string, job *Job) error {
+	if job.mem == nil {
+		return nil
+	}
+	stage := job.stageDir(work)
+	for _, mv := range job.Manifest.Variables {
+		if err := syncFile(filepath.Join(stage, mv.File)); err != nil {
+			return fmt.Errorf("rewriter: commit: %w", err)
+		}
+	}
+	return nil
 }
 
 // copyFile copies src to dst (copy_file_range: a reflink or an in-kernel

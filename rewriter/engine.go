@@ -101,9 +101,11 @@ type engine struct {
 	partEnd  int64
 	files    map[string]*os.File
 	dirty    map[*os.File]bool
-	sums     map[int]string  // dataset -> digest (digests)
-	synced   map[string]bool // files synced by finishFile
-	st       ShardStatus
+	sums     map[int]string // dataset -> digest (digests)
+	// deferSync: an in-memory job's files are closed unsynced, and synced
+	// by SyncStage while the output is verified.
+	deferSync bool
+	st        ShardStatus
 	// bandLeft: what the band buffers of the pipeline being set up may
 	// still hold (Options.bandAllowance, less the largest bandReserve of
 	// its arrays so far: bandReserved; the reads of jobs units at once,
@@ -144,17 +146,17 @@ func (e *engine) finishFile(name string) error {
 		return nil
 	}
 	delete(e.files, name)
-	t := time.Now()
-	err := f.Sync() // its data and the structure prepare wrote
-	if e.opts.Monitor != nil {
-		e.opts.Monitor.since(stageSync, t)
+	var err error
+	if !e.deferSync {
+		t := time.Now()
+		err = f.Sync() // its data and the structure prepare wrote
+		if e.opts.Monitor != nil {
+			e.opts.Monitor.since(stageSync, t)
+		}
 	}
 	delete(e.dirty, f)
 	if cerr := f.Close(); err == nil {
 		err = cerr
-	}
-	if err == nil {
-		e.synced[name] = true
 	}
 	return err
 }

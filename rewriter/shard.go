@@ -93,12 +93,11 @@ type Job struct {
 // memJob is what an in-memory job keeps between its steps instead of
 // job.json, journals and the stage's manifest.
 type memJob struct {
-	opts   Options // with the run's memory budget and Monitor
-	stage  string
-	log    *memLog
-	stats  []varStats      // by variable, for the per-variable lines
-	sums   map[int]string  // dataset -> digest taken by the pipeline
-	synced map[string]bool // files synced once their datasets were written
+	opts  Options // with the run's memory budget and Monitor
+	stage string
+	log   *memLog
+	stats []varStats     // by variable, for the per-variable lines
+	sums  map[int]string // dataset -> digest taken by the pipeline
 }
 
 // Release frees what an in-memory job holds (its memory budget's kept
@@ -208,8 +207,8 @@ type PrepareOptions struct {
 	// (relayout run): no job.json, units as large as the budget allows
 	// (not the journal's granularity), the finished units recorded in
 	// memory, each dataset's digest taken by the pipeline (no unit
-	// sha256), each file synced once when its datasets are written and
-	// the parts joined in place. The job holds the memory budget and the
+	// sha256), the parts joined in place and each file synced once, while
+	// the output is verified (SyncStage). The job holds the memory budget and the
 	// Monitor (Options) of the whole run, in force until Release.
 	InMemory bool
 }
@@ -397,7 +396,7 @@ func prepare(ctx context.Context, store *catalog.Store, src catalog.Source, work
 	}
 	if p.InMemory {
 		job.mem = &memJob{opts: opts, stage: stage, log: &memLog{recs: map[int]JournalRecord{}}, stats: stats,
-			sums: map[int]string{}, synced: map[string]bool{}}
+			sums: map[int]string{}}
 		return job, nil
 	}
 	b, err := json.Marshal(job)
@@ -677,10 +676,10 @@ func RewriteShard(ctx context.Context, store *catalog.Store, src catalog.Source,
 	}
 	mon = opts.Monitor
 	e := newEngine(store, src, job, stage, partPath(work, shard, job.Shards), opts, log)
-	// In memory: the dataset digests, files synced once. Journaled: each
+	// In memory: the dataset digests, files synced at commit. Journaled: each
 	// unit's digest (unless --digest none), the data synced before the
 	// journal records naming it.
-	e.partEnd, e.digests, e.syncEach = partEnd, job.mem != nil, job.mem == nil
+	e.partEnd, e.digests, e.syncEach, e.deferSync = partEnd, job.mem != nil, job.mem == nil, job.mem != nil
 	e.unitSums = job.mem == nil && job.Digest != catalog.NoDigest
 	defer e.close()
 	if jr != nil {
@@ -757,9 +756,6 @@ func RewriteShard(ctx context.Context, store *catalog.Store, src catalog.Source,
 		for di, s := range e.sums {
 			m.sums[di] = s
 		}
-		for f := range e.synced {
-			m.synced[f] = true
-		}
 		return e.st, nil
 	}
 	if err := jr.Add(JournalRecord{Done: true}); err != nil {
@@ -771,7 +767,7 @@ func RewriteShard(ctx context.Context, store *catalog.Store, src catalog.Source,
 func newEngine(store *catalog.Store, src catalog.Source, job *Job, stage, part string, opts Options, log unitLog) *engine {
 	opts.Digest = job.Digest // the job's, in every pipeline and digest pass (a shard's opts carry only its budget)
 	return &engine{store: store, src: src, job: job, stage: stage, part: part, opts: opts, log: log,
-		files: map[string]*os.File{}, dirty: map[*os.File]bool{}, sums: map[int]string{}, synced: map[string]bool{}}
+		files: map[string]*os.File{}, dirty: map[*os.File]bool{}, sums: map[int]string{}}
 }
 
 // shardGroups is shard's units not in done, grouped by dataset in job
