@@ -392,7 +392,7 @@ func (r *run) prepBand(g *group, bi int, live []bool) *bandPrep {
 		}
 	}
 	batch := make([]batched, 0, n)
-	var ar intArena // the entries' regions and strides
+	var ar intArena  // the entries' regions and strides
 	var starts []int // where each member's entries start in batch
 	for mi, m := range g.members {
 		if !live[mi] {

@@ -23,18 +23,21 @@ import (
 // a stage laid out in the order of the output, and the stage is compared
 // with the output once all are in, both read front to back:
 //
-//	band (row-major)                 stage: group after group, row after row
-//	+------+------+------+------+    +-----------------------------------+
-//	|  b0  |  b1  |  b2  |  b3  |    | g0 row 0: b0 seg | b1 seg | b2 ...|
-//	+------+------+------+------+    | g0 row 1: b0 seg | b1 seg | b2 ...|
-//	|  b4  |  b5  |  b6  |  b7  |    | ...                               |
-//	+------+------+------+------+    | g1 row 0: b4 seg | b5 seg | ...   |
-//	                                 +-----------------------------------+
+//	band (row-major)                 stage: group after group, block after block
+//	+------+------+------+------+    +-----------------------------------------+
+//	|  b0  |  b1  |  b2  |  b3  |    | g0: b0 rows 0..R-1 | b1 rows | b2 ...    |
+//	+------+------+------+------+    | g1: b4 rows 0..R-1 | b5 rows | ...       |
+//	|  b4  |  b5  |  b6  |  b7  |    +-----------------------------------------+
+//	+------+------+------+------+
 //	group: the blocks whose regions share lower and count in dimensions
-//	0..r-2 (a block-row), by their lower in the last; a row: one index of
-//	dimensions 0..r-2, holding each block's segment of it (little-endian,
-//	ghost cells left out). Adjacent segments are one span of the output
-//	row: one bytes.Equal per group row.
+//	0..r-2 (a block-row of R rows), by their lower in the last; each block's
+//	segment holds its R rows one after the other (little-endian, ghost
+//	cells left out): a block stored as its region is placed by one copy,
+//	its bytes on neighbouring cache lines (placed row by row into a stage
+//	laid out like the output, the 16 rows of a 4x4x4 block were 16 lines
+//	somewhere in tens of MiB, a miss each: half of verify's placing).
+//	The comparison walks a group's rows in output order, each row's
+//	segments from their blocks: a group is a few KiB, in cache.
 //
 // One stage per band: the parts read the band's blocks in file order as
 // before (few coalesced reads) and place their small blocks at disjoint
@@ -68,21 +71,41 @@ type stagePlan struct {
 	bytes      int64 // of the stage
 }
 
-// stageGroup is one group: rows of rowLen elements from byte base.
+// stageGroup is one group: rows rows of rowLen elements from byte base,
+// held segment after segment.
 type stageGroup struct {
-	region   catalog.Box // of its first segment (dimensions 0..r-2 shared)
-	base     int64
-	rowLen   int64
-	segs     []int // its segments, by last-dimension lower
-	adjacent bool  // each segment starts where the one before ends
+	region catalog.Box // of its first segment (dimensions 0..r-2 shared)
+	base   int64
+	rows   int64 // indexes of dimensions 0..r-2 (R)
+	rowLen int64
+	segs   []int // its segments, by last-dimension lower
 }
 
-// stageSeg is one block's part of its group's rows.
+// stageSeg is one block's part of its group's rows: its rows (of its
+// region's last extent) one after the other from byte base.
 type stageSeg struct {
 	group  int
 	off    int64 // element offset in a row of the group
+	base   int64
+	whole  bool // the block is stored as its region: placed by one copy
 	p      placement
 	region catalog.Box
+}
+
+// storedAsRegion reports whether the decoded bytes of p's block are those
+// of region in row-major order, native byte order, nothing around them.
+func storedAsRegion(p placement, region catalog.Box) bool {
+	if p.swap {
+		return false
+	}
+	n := int64(1)
+	for d := len(region.Count) - 1; d >= 0; d-- {
+		if p.strides[d] != n {
+			return false
+		}
+		n *= region.Count[d]
+	}
+	return p.offset(region.Lower) == 0 && n*int64(p.size) == p.storedBytes()
 }
 
 // planStage plans the stage of the small blocks of a band's batch (part;
@@ -94,9 +117,11 @@ func planStage(part []batched, band catalog.Box, dt catalog.DType) *stagePlan {
 	}
 	last := rank - 1
 	var cand []int
+	whole := make([]bool, len(part)) // asked here, in part's order: the blocks are read in it
 	for k, e := range part {
 		if e.p.storedBytes() <= stageBlock { // regions are non-empty (Box.Intersect)
 			cand = append(cand, k)
+			whole[k] = storedAsRegion(e.p, e.region)
 		}
 	}
 	if len(cand) < 2 {
@@ -117,29 +142,27 @@ func planStage(part []batched, band catalog.Box, dt catalog.DType) *stagePlan {
 		reg := part[k].region
 		gi := len(sp.groups) - 1
 		if gi < 0 || !sameRows(sp.groups[gi].region, reg) {
-			sp.groups = append(sp.groups, stageGroup{region: reg, adjacent: true})
+			sp.groups = append(sp.groups, stageGroup{region: reg})
 			gi++
 		}
 		gr := &sp.groups[gi]
-		if len(gr.segs) > 0 {
-			prev := sp.segs[gr.segs[len(gr.segs)-1]].region
-			if reg.Lower[last] != prev.Lower[last]+prev.Count[last] {
-				gr.adjacent = false
-			}
-		}
 		sp.at[k] = len(sp.segs)
 		gr.segs = append(gr.segs, len(sp.segs))
-		sp.segs = append(sp.segs, stageSeg{group: gi, off: gr.rowLen, p: part[k].p, region: reg})
+		sp.segs = append(sp.segs, stageSeg{group: gi, off: gr.rowLen, whole: whole[k], p: part[k].p, region: reg})
 		gr.rowLen += reg.Count[last]
 	}
 	for i := range sp.groups {
 		gr := &sp.groups[i]
 		gr.base = sp.bytes
-		rows := int64(1)
+		gr.rows = 1
 		for _, c := range gr.region.Count[:last] {
-			rows *= c
+			gr.rows *= c
 		}
-		sp.bytes += rows * gr.rowLen * sp.size
+		sp.bytes += gr.rows * gr.rowLen * sp.size
+	}
+	for i := range sp.segs {
+		sg := &sp.segs[i]
+		sg.base = sp.groups[sg.group].base + sg.off*sp.groups[sg.group].rows*sp.size
 	}
 	return sp
 }
@@ -224,27 +247,21 @@ func next(g []int64, region catalog.Box) bool {
 // goroutines: their bytes in the stage are disjoint.
 func (sp *stagePlan) place(i int, data, stage []byte, g []int64) {
 	s := &sp.segs[i]
-	gr := &sp.groups[s.group]
 	size := sp.size
 	last := len(g) - 1
 	n := s.region.Count[last]
+	if s.whole {
+		copy(stage[s.base:s.base+sp.groups[s.group].rows*n*size], data)
+		return
+	}
 	step := s.p.strides[last]
-	rowBytes := gr.rowLen * size
 	copy(g, s.region.Lower)
 	in0 := s.p.offset(g)
-	for dst := gr.base + s.off*size; ; dst += rowBytes {
+	for dst := s.base; ; dst += n * size {
 		d := stage[dst : dst+n*size]
 		switch {
 		case step == 1 && !s.p.swap:
-			src := data[in0*size : (in0+n)*size]
-			switch len(d) { // rows of 8-wide blocks of 8- and 4-byte elements: no call
-			case 64:
-				*(*[64]byte)(d) = *(*[64]byte)(src)
-			case 32:
-				*(*[32]byte)(d) = *(*[32]byte)(src)
-			default:
-				copy(d, src)
-			}
+			copy(d, data[in0*size:(in0+n)*size])
 		case !s.p.swap:
 			for k := range n {
 				i := (in0 + k*step) * size
@@ -283,30 +300,25 @@ func (sp *stagePlan) compare(stage, out []byte, from, to int, g []int64, keep fu
 	last := len(g) - 1
 	for gi := from; gi < to; gi++ {
 		gr := &sp.groups[gi]
-		rowBytes := gr.rowLen * size
 		copy(g, gr.region.Lower)
-		for src := gr.base; ; src += rowBytes {
+		for j := int64(0); ; j++ { // the group's row j
 			var row int64 // element offset in the band of (g[:last], band's first)
 			for d := range last {
 				row += (g[d] - sp.band.Lower[d]) * sp.bandStride[d]
 			}
 			row -= sp.band.Lower[last]
 			equal := true
-			if gr.adjacent {
-				o := (row + gr.region.Lower[last]) * size
-				equal = bytes.Equal(stage[src:src+rowBytes], out[o:o+rowBytes])
-			} else {
-				for _, i := range gr.segs {
-					s := &sp.segs[i]
-					a, o := src+s.off*size, (row+s.region.Lower[last])*size
-					if !bytes.Equal(stage[a:a+s.region.Count[last]*size], out[o:o+s.region.Count[last]*size]) {
-						equal = false
-						break
-					}
+			for _, i := range gr.segs {
+				s := &sp.segs[i]
+				n := s.region.Count[last]
+				a, o := s.base+j*n*size, (row+s.region.Lower[last])*size
+				if !bytes.Equal(stage[a:a+n*size], out[o:o+n*size]) {
+					equal = false
+					break
 				}
 			}
 			if !equal {
-				keep(sp.rowMismatch(gr, g, src, row, stage, out))
+				keep(sp.rowMismatch(gr, g, j, row, stage, out))
 				break // the group's first difference: its rows are in row-major order
 			}
 			if !next(g, gr.region) {
@@ -317,16 +329,17 @@ func (sp *stagePlan) compare(stage, out []byte, from, to int, g []int64, keep fu
 }
 
 // rowMismatch is the first difference in row-major order of a group's row
-// (at g, from src in the stage) that differs; overlapping segments are each
+// (row j of the group, at g) that differs; overlapping segments are each
 // searched.
-func (sp *stagePlan) rowMismatch(gr *stageGroup, g []int64, src, row int64, stage, out []byte) *mismatch {
+func (sp *stagePlan) rowMismatch(gr *stageGroup, g []int64, j, row int64, stage, out []byte) *mismatch {
 	size := sp.size
 	last := len(g) - 1
 	var first *mismatch
 	for _, i := range gr.segs {
 		s := &sp.segs[i]
-		for k := range s.region.Count[last] {
-			a, o := src+(s.off+k)*size, (row+s.region.Lower[last]+k)*size
+		n := s.region.Count[last]
+		for k := range n {
+			a, o := s.base+(j*n+k)*size, (row+s.region.Lower[last]+k)*size
 			if bytes.Equal(stage[a:a+size], out[o:o+size]) {
 				continue
 			}
