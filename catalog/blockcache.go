@@ -1,8 +1,14 @@
 package catalog
 
 import (
+	"cmp"
+	"context"
+	"fmt"
+	"runtime"
 	"sync"
 	"unsafe"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // blockCache keeps the most recently decoded block lists of a Store, up to
@@ -91,4 +97,55 @@ func blocksBytes(blocks []Block) int64 {
 		n += 8*int64(len(b.Box.Lower)+len(b.Box.Count)+len(b.Stored)+len(b.StoredLower)) + int64(len(b.Inline))
 	}
 	return n
+}
+
+// Preload decodes block lists into the kept ones (KeepBlocks), up to jobs
+// at once (0: GOMAXPROCS), array after array in catalog order while they
+// are not full, so that a run's first pass over its arrays (the layout
+// check, one array after the other) finds them decoded. Nothing without
+// KeepBlocks.
+func (s *Store) Preload(ctx context.Context, jobs int) error {
+	s.cache.mu.Lock()
+	limit := s.cache.limit
+	s.cache.mu.Unlock()
+	if limit <= 0 {
+		return nil
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT var, step, level FROM arrays ORDER BY var, step, level`)
+	if err != nil {
+		return fmt.Errorf("catalog: %s: %w", s.path, err)
+	}
+	var keys []Key
+	for rows.Next() {
+		var k Key
+		if err := rows.Scan(&k.Var, &k.Step, &k.Level); err != nil {
+			rows.Close()
+			return err
+		}
+		keys = append(keys, k)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	eg, gctx := errgroup.WithContext(ctx)
+	eg.SetLimit(cmp.Or(max(jobs, 0), runtime.GOMAXPROCS(0)))
+	full := func() bool {
+		s.cache.mu.Lock()
+		defer s.cache.mu.Unlock()
+		return s.cache.bytes >= limit
+	}
+	for _, k := range keys {
+		if full() || gctx.Err() != nil {
+			break
+		}
+		eg.Go(func() error {
+			if full() { // while this one waited for its turn
+				return nil
+			}
+			_, err := s.array(k, true)
+			return err
+		})
+	}
+	return eg.Wait()
 }

@@ -212,3 +212,37 @@ func TestStoreKeepBlocks(t *testing.T) {
 		t.Fatalf("%d lists kept larger than the limit", len(s.cache.entries))
 	}
 }
+
+// Preload fills the kept lists in catalog order until they are full, and
+// does nothing without KeepBlocks.
+func TestStorePreload(t *testing.T) {
+	s, err := CreateStore(filepath.Join(t.TempDir(), "catalog.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, step := range []int64{2, 0, 1} {
+		if err := s.Put(sampleArray(step)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	if err := s.Preload(ctx, 2); err != nil || len(s.cache.entries) != 0 {
+		t.Fatalf("without KeepBlocks: %d lists kept, %v", len(s.cache.entries), err)
+	}
+	s.KeepBlocks(blocksBytes(sampleArray(0).Blocks)) // one list
+	if err := s.Preload(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.cache.entries) != 1 || s.cache.entries[0].k != (Key{"B/x", 0, 0}) {
+		t.Fatalf("kept %+v, want step 0 alone", s.cache.entries)
+	}
+	s.KeepBlocks(1 << 20)
+	if err := s.Preload(ctx, 2); err != nil || len(s.cache.entries) != 3 {
+		t.Fatalf("%d lists kept of 3, %v", len(s.cache.entries), err)
+	}
+	a, err := s.Array(Key{"B/x", 2, 0})
+	if err != nil || !reflect.DeepEqual(a.Blocks, sampleArray(2).Blocks) {
+		t.Fatalf("step 2 after Preload: %+v %v", a, err)
+	}
+}

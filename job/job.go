@@ -206,6 +206,11 @@ func prepareRun(ctx context.Context, out string, spec Spec, env Env, need *int64
 		// read every array's blocks: kept decoded, within an eighth of
 		// the budget, they are decoded once.
 		store.KeepBlocks(min(env.MaxMem/8, keepBlocks))
+		if err := store.Preload(ctx, env.Jobs); err != nil {
+			store.Close()
+			ds.Close()
+			return nil, nil, nil, err
+		}
 	}
 	fail := func(err error) (reader.Dataset, *catalog.Store, *rewriter.Job, error) {
 		store.Close()
