@@ -160,7 +160,7 @@ func (c *clusterer) run(blocks []catalog.Box) []Cuboid {
 			c.cur = append(c.cur, c.toPiece(b, int32(i)))
 		}
 	}
-	if cs, ok := c.cluster(nonEmpty); ok {
+	if cs, ok := c.cluster(nonEmpty, true); ok {
 		return cs
 	}
 	return singletons(blocks)
@@ -199,14 +199,15 @@ func (c *clusterer) toPiece(b catalog.Box, blk int32) piece {
 }
 
 // cluster runs the FIFO over the pieces in c.cur (one per non-empty block,
-// blk indexing the caller's blocks) and returns the cuboids, or false when
+// blk indexing the caller's blocks) and returns the cuboids (with their
+// pieces when pieces is set), or false when
 // there would be more cuboids than the nonEmpty blocks (the caller then falls
 // back to singletons).
-func (c *clusterer) cluster(nonEmpty int) ([]Cuboid, bool) {
+func (c *clusterer) cluster(nonEmpty int, pieces bool) ([]Cuboid, bool) {
 	if !c.run1(nonEmpty) {
 		return nil, false
 	}
-	return c.result(), true
+	return c.result(pieces), true
 }
 
 // count is cluster that returns only the number of cuboids.
@@ -572,10 +573,14 @@ func absInt(v int64) int64 {
 }
 
 // result converts the flat output into Cuboids, carving every slice from a few
-// shared backing arrays.
-func (c *clusterer) result() []Cuboid {
+// shared backing arrays; without pieces, the Cuboids' Pieces stay nil (a
+// plan's cuboids are boxes: their pieces were two thirds of the memory).
+func (c *clusterer) result(withPieces bool) []Cuboid {
 	dims := c.dims
 	nc, np := len(c.outBox), len(c.outPieces)
+	if !withPieces {
+		np = 0
+	}
 	coords := make([]int64, 2*dims*(nc+np))
 	pieces := make([]Piece, np)
 	out := make([]Cuboid, nc)
@@ -588,15 +593,18 @@ func (c *clusterer) result() []Cuboid {
 		}
 		return catalog.Box{Lower: lo, Count: cnt}
 	}
-	for i := range c.outPieces {
+	for i := range pieces {
 		pieces[i] = Piece{Block: int(c.outPieces[i].blk), Box: mk(&c.outPieces[i])}
 	}
 	for i := range c.outBox {
-		end := int32(np)
-		if i+1 < nc {
-			end = c.outStart[i+1]
+		out[i].Box = mk(&c.outBox[i])
+		if withPieces {
+			end := int32(np)
+			if i+1 < nc {
+				end = c.outStart[i+1]
+			}
+			out[i].Pieces = pieces[c.outStart[i]:end:end]
 		}
-		out[i] = Cuboid{Box: mk(&c.outBox[i]), Pieces: pieces[c.outStart[i]:end:end]}
 	}
 	return out
 }

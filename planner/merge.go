@@ -61,8 +61,17 @@ func Merge(blocks []catalog.Block, scope Scope, ranksPerNode int) ([]Group, erro
 	if err != nil {
 		return nil, err
 	}
-	return r.merge(scope, ranksPerNode, true)
+	return r.merge(scope, ranksPerNode, withPieces)
 }
+
+// mergeOut is what a merge builds of each group's cuboids.
+type mergeOut int
+
+const (
+	countOnly  mergeOut = iota // their number only (Group.count; Cuboids nil)
+	boxesOnly                  // Cuboids without their Pieces
+	withPieces                 // Cuboids with their Pieces
+)
 
 // rankedBlocks are an array's blocks converted once to the rank space of the
 // clustering (see clusterer): the merges of every scope of one plan start
@@ -99,11 +108,12 @@ func rankBlocks(blocks []catalog.Block) (*rankedBlocks, error) {
 	return r, nil
 }
 
-// merge is Merge over the ranked blocks. Without cuboids, each group holds
-// only the number of its cuboids (Group.count; Cuboids nil): what the plan's
-// figures of the scopes it does not draw need, without building a box and
-// a piece list per cuboid.
-func (r *rankedBlocks) merge(scope Scope, ranksPerNode int, cuboids bool) ([]Group, error) {
+// merge is Merge over the ranked blocks, building out of each group's
+// cuboids: countOnly is what the plan's figures of the scopes it does not
+// draw need (no box and no piece list per cuboid), boxesOnly what the
+// plan's costs and pictures of its scope need.
+func (r *rankedBlocks) merge(scope Scope, ranksPerNode int, out mergeOut) ([]Group, error) {
+	cuboids := out != countOnly
 	blocks := r.blocks
 	key := func(b *catalog.Block) int { return 0 }
 	switch scope {
@@ -179,7 +189,7 @@ func (r *rankedBlocks) merge(scope Scope, ranksPerNode int, cuboids bool) ([]Gro
 				c.cur = append(c.cur, p)
 			}
 			if cuboids {
-				g.Cuboids, ok = c.cluster(len(members))
+				g.Cuboids, ok = c.cluster(len(members), out == withPieces)
 			} else {
 				g.count, ok = c.count(len(members))
 			}
