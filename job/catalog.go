@@ -66,15 +66,15 @@ func BuildCatalogEach(ctx context.Context, path, dbPath string, opts reader.Opti
 }
 
 // alongside returns the emit of a Scan that hands each array to each, on a
-// goroutine of its own and in order, then stores it with put, and the wait
+// goroutine of its own and in order, and stores it with put, and the wait
 // that ends that goroutine (always called, after the Scan) and returns the
 // first error of each. The plan of an array costs about what reading and
 // storing it do (351,537 BP5 blocks: 0.3 s of CPU each), so on two cores
 // they overlap: while each has array i, the reader and the store go on
-// with array i+1. An array is handed over before it is stored (each starts
-// at once; neither modifies it) and the hand-over waits for each to take
-// it, so at most two arrays are in memory (one in each, one being read or
-// stored). An error of each stops the Scan at its next array.
+// with array i+1. An array goes to each first when each is idle (neither
+// modifies it), else once it is stored; the hand-over waits for each to
+// take it, so at most two arrays are in memory (one in each, one being
+// read or stored). An error of each stops the Scan at its next array.
 func alongside(ctx context.Context, put, each func(*catalog.Array) error) (emit func(*catalog.Array) error, wait func() error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	arrays := make(chan *catalog.Array)
@@ -92,10 +92,18 @@ func alongside(ctx context.Context, put, each func(*catalog.Array) error) (emit 
 	emit = func(a *catalog.Array) error {
 		select {
 		case arrays <- a:
+			return put(a)
+		default:
+		}
+		if err := put(a); err != nil {
+			return err
+		}
+		select {
+		case arrays <- a:
+			return nil
 		case <-ctx.Done():
 			return context.Cause(ctx)
 		}
-		return put(a)
 	}
 	wait = func() error {
 		close(arrays)
