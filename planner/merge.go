@@ -79,29 +79,26 @@ const (
 // scope and group.
 type rankedBlocks struct {
 	blocks []catalog.Block
-	boxes  []catalog.Box
 	c      clusterer
 	ranked bool    // 1 to MaxDims dimensions: clustered in rank space
 	all    []piece // rank-space form of every block, in block order
 }
 
 func rankBlocks(blocks []catalog.Block) (*rankedBlocks, error) {
-	r := &rankedBlocks{blocks: blocks, boxes: make([]catalog.Box, len(blocks))}
-	for i := range blocks {
-		r.boxes[i] = blocks[i].Box
-	}
-	dims, _, err := blockRank(r.boxes)
+	r := &rankedBlocks{blocks: blocks}
+	boxOf := func(b *catalog.Block) *catalog.Box { return &b.Box }
+	dims, _, err := blockRankOf(blocks, boxOf)
 	if err != nil {
 		return nil, fmt.Errorf("planner: %w", err)
 	}
 	r.ranked = dims >= 1 && dims <= MaxDims
 	if r.ranked {
 		r.c.dims = dims
-		r.c.rankCoords(r.boxes)
+		rankCoordsOf(&r.c, blocks, boxOf)
 		r.all = make([]piece, len(blocks))
-		for i := range r.boxes {
-			if !IsEmpty(r.boxes[i]) {
-				r.all[i] = r.c.toPiece(r.boxes[i], 0)
+		for i := range blocks {
+			if !IsEmpty(blocks[i].Box) {
+				r.all[i] = r.c.toPiece(blocks[i].Box, 0)
 			}
 		}
 	}
@@ -199,7 +196,7 @@ func (r *rankedBlocks) merge(scope Scope, ranksPerNode int, out mergeOut) ([]Gro
 		} else if !ok {
 			gboxes := make([]catalog.Box, len(members))
 			for k, i := range members {
-				gboxes[k] = r.boxes[i]
+				gboxes[k] = r.blocks[i].Box
 			}
 			g.Cuboids = singletons(gboxes)
 		}
