@@ -493,6 +493,18 @@ func predictPieces(st Storage, elemSize int, p Pattern, grid []int64, c Cost, cp
 	for d := 0; d < dims; d++ {
 		regLo[d], regHi[d] = bounds[d][0], bounds[d][len(bounds[d])-1]
 	}
+	// partAt[d][x-regLo[d]] is partOf(bounds[d], grid[d], x), tabled over
+	// the region when it is not wide (a call per piece and axis otherwise).
+	var partAt [MaxDims][]int32
+	for d := 0; d < dims; d++ {
+		if n := regHi[d] - regLo[d]; grid[d] > 1 && n <= maxPartTable && n < 8*int64(st.npieces())+1024 {
+			t := make([]int32, n)
+			for x := range t {
+				t[x] = int32(partOf(bounds[d], grid[d], regLo[d]+int64(x)))
+			}
+			partAt[d] = t
+		}
+	}
 	fp := st.flatOf(dims)
 	coords, step := fp.coords, 2*dims
 	for i, at := 0, 0; i < fp.n; i, at = i+1, at+step {
@@ -525,12 +537,20 @@ func predictPieces(st Storage, elemSize int, p Pattern, grid []int64, c Cost, cp
 				break
 			}
 			l := int64(0) // one part along d (most axes of the patterns): no search
-			if grid[d] > 1 {
+			t := partAt[d]
+			switch {
+			case t != nil:
+				l = int64(t[pl-regLo[d]])
+			case grid[d] > 1:
 				l = partOf(b, grid[d], pl)
 			}
 			h := l + 1
 			if ph-1 >= b[l+1] { // the piece reaches past part l: search its last part
-				h = partOf(b, grid[d], ph-1) + 1
+				if t != nil {
+					h = int64(t[ph-1-regLo[d]]) + 1
+				} else {
+					h = partOf(b, grid[d], ph-1) + 1
+				}
 				one = false
 			}
 			lo[d], hi[d] = l, h
@@ -644,6 +664,9 @@ func predictPieces(st Storage, elemSize int, p Pattern, grid []int64, c Cost, cp
 	}
 	return c
 }
+
+// maxPartTable is the widest region axis whose parts predictPieces tables.
+const maxPartTable = 1 << 16
 
 // partOf is the non-empty part holding coordinate x of the region whose
 // part bounds along one axis are b (g parts): the last part starting at or
