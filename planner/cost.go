@@ -508,10 +508,20 @@ func predictPieces(st Storage, elemSize int, p Pattern, grid []int64, c Cost, cp
 	fp := st.flatOf(dims)
 	coords, step := fp.coords, 2*dims
 	for i, at := 0, 0; i < fp.n; i, at = i+1, at+step {
+		// Most pieces miss a plane: reject them first (3-D unrolled, on
+		// the flat corners).
+		if dims == 3 {
+			c := coords[at : at+6 : at+6]
+			if c[0] >= regHi[0] || c[0]+c[3] <= regLo[0] || c[3] <= 0 ||
+				c[1] >= regHi[1] || c[1]+c[4] <= regLo[1] || c[4] <= 0 ||
+				c[2] >= regHi[2] || c[2]+c[5] <= regLo[2] || c[5] <= 0 {
+				continue
+			}
+		}
 		corners := coords[at : at+step : at+step]
 		lower, count := corners[:dims:dims], corners[dims:]
 		empty := false
-		for d := 0; d < dims; d++ { // most pieces miss a plane: reject them first
+		for d := 0; d < dims && dims != 3; d++ {
 			if lower[d] >= regHi[d] || lower[d]+count[d] <= regLo[d] || count[d] <= 0 {
 				empty = true
 				break
