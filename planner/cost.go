@@ -511,10 +511,29 @@ func predictPieces(st Storage, elemSize int, p Pattern, grid []int64, c Cost, cp
 		// Most pieces miss a plane: reject them first (3-D unrolled, on
 		// the flat corners).
 		if dims == 3 {
-			c := coords[at : at+6 : at+6]
-			if c[0] >= regHi[0] || c[0]+c[3] <= regLo[0] || c[3] <= 0 ||
-				c[1] >= regHi[1] || c[1]+c[4] <= regLo[1] || c[4] <= 0 ||
-				c[2] >= regHi[2] || c[2]+c[5] <= regLo[2] || c[5] <= 0 {
+			q := coords[at : at+6 : at+6]
+			if q[0] >= regHi[0] || q[0]+q[3] <= regLo[0] || q[3] <= 0 ||
+				q[1] >= regHi[1] || q[1]+q[4] <= regLo[1] || q[4] <= 0 ||
+				q[2] >= regHi[2] || q[2]+q[5] <= regLo[2] || q[5] <= 0 {
+				continue
+			}
+			if !lib && onePart3(q, &regLo, &regHi, &bounds, &partAt, grid, &lo) {
+				// The loop below for a piece inside one part, without the
+				// general path's per-axis work: the usual case of small
+				// blocks.
+				k := int(lo[0])*stride[0] + int(lo[1])*stride[1] + int(lo[2])*stride[2]
+				if active[k] {
+					req[k]++
+					vol := q[3] * q[4] * q[5]
+					if fp.isWhole(i) {
+						pieceBytes := vol * elem
+						bytes[k] += pieceBytes
+						slowest = max(slowest, cp.Latency+float64(pieceBytes)/cp.ReaderBW)
+						c.MaxSharing = max(c.MaxSharing, 1)
+					} else {
+						bytes[k] += vol * elem
+					}
+				}
 				continue
 			}
 		}
@@ -673,6 +692,30 @@ func predictPieces(st Storage, elemSize int, p Pattern, grid []int64, c Cost, cp
 		c.Seconds = max(c.Seconds, tot.bound(cp))
 	}
 	return c
+}
+
+// onePart3 reports whether the 3-D piece q (lower corner, then count),
+// which meets the region [regLo, regHi), lies inside one readers' part,
+// and sets lo to that part's index per axis: predictPieces' per-axis
+// search for that case.
+func onePart3(q []int64, regLo, regHi *[MaxDims]int64, bounds *[MaxDims][]int64, partAt *[MaxDims][]int32, grid []int64, lo *[MaxDims]int64) bool {
+	for d := 0; d < 3; d++ {
+		pl, ph := q[d], q[d]+q[3+d]
+		if pl < regLo[d] || ph > regHi[d] {
+			return false
+		}
+		l := int64(0)
+		if t := partAt[d]; t != nil {
+			l = int64(t[pl-regLo[d]])
+		} else if grid[d] > 1 {
+			l = partOf(bounds[d], grid[d], pl)
+		}
+		if ph-1 >= bounds[d][l+1] {
+			return false
+		}
+		lo[d] = l
+	}
+	return true
 }
 
 // maxPartTable is the widest region axis whose parts predictPieces tables.
