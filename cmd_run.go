@@ -22,6 +22,7 @@ type runOptions struct {
 	quiet      bool
 	cpuProfile string
 	memProfile string
+	tracePath  string
 	resume     bool   // the journaled job (plan + rewrite + commit in one process)
 	report     string // --report FILE.json (with --resume)
 	unitSize   string
@@ -68,6 +69,7 @@ func runRun(ctx context.Context, args []string) (err error) {
 	fs.StringVar(&o.report, "report", "", "write the job report (JSON, schema relayout-report/1: per variable blocks, bytes, seconds, verification) to this file")
 	fs.StringVar(&o.unitSize, "unit-size", "", "with --resume: largest work unit (default 16MiB, smaller for small inputs)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile to this file (for developers)")
+	fs.StringVar(&o.tracePath, "trace", "", "write a Go execution trace to this file (for developers: go tool trace)")
 	fs.StringVar(&o.memProfile, "memprofile", "", "write a Go heap profile taken at the peak of the live heap to this file (for developers)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -77,6 +79,11 @@ func runRun(ctx context.Context, args []string) (err error) {
 		return err
 	}
 	defer stopProfile()
+	stopTrace, err := startTrace("run", o.tracePath)
+	if err != nil {
+		return err
+	}
+	defer stopTrace()
 	if o.memProfile != "" {
 		stop := peakHeapProfile(o.memProfile)
 		defer stop()

@@ -89,6 +89,7 @@ type Store struct {
 	// version lacks (constant, species): its arrays are never constant
 	// and hold no particles. nil for a catalog of this version.
 	missing map[string]bool
+	cache   blockCache // decoded block lists kept (KeepBlocks)
 }
 
 // laterColumns are the columns added to arrays after its first version.
@@ -299,6 +300,9 @@ func (s *Store) Put(a *Array) error {
 	if s.legacy {
 		return fmt.Errorf("catalog: %s: written by an earlier version of relayout: read-only: %w", s.path, ErrUnsupported)
 	}
+	s.cache.mu.Lock()
+	s.cache.drop(a.Key())
+	s.cache.mu.Unlock()
 	tx, err := s.db.Begin()
 	if err != nil {
 		return fmt.Errorf("catalog: %s: %w", s.path, err)
@@ -532,12 +536,12 @@ func (s *Store) eachArray(ctx context.Context, varName string, blocks bool, fn f
 // Array loads one array with its blocks; ErrNotFound if the catalog lacks it.
 func (s *Store) Array(k Key) (*Array, error) { return s.array(k, true) }
 
-func (s *Store) array(k Key, blocks bool) (*Array, error) {
+func (s *Store) array(k Key, blocks bool) (_ *Array, err error) {
 	a := &Array{Var: k.Var, Step: k.Step, Level: k.Level}
 	var id int64
 	var dtype, shape, offset, attrs, stepAttrs string
 	var boxes sql.NullString
-	err := s.db.QueryRow(`SELECT id, dtype, shape, offset, fill, attrs, step_attrs, source, boxes, `+s.col("constant", "0")+`, `+s.col("species", "''")+` FROM arrays
+	err = s.db.QueryRow(`SELECT id, dtype, shape, offset, fill, attrs, step_attrs, source, boxes, `+s.col("constant", "0")+`, `+s.col("species", "''")+` FROM arrays
 		WHERE var = ? AND step = ? AND level = ?`, k.Var, k.Step, k.Level).
 		Scan(&id, &dtype, &shape, &offset, &a.Fill, &attrs, &stepAttrs, &a.Source, &boxes, &a.Constant, &a.Species)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -564,6 +568,17 @@ func (s *Store) array(k Key, blocks bool) (*Array, error) {
 	}
 	if !blocks {
 		return a, nil
+	}
+	if b, ok := s.cache.get(k); ok {
+		a.Blocks = b
+		return a, nil
+	}
+	if s.cache.limit > 0 {
+		defer func() {
+			if err == nil {
+				s.cache.put(k, a.Blocks)
+			}
+		}()
 	}
 	if s.legacy {
 		a.Blocks, err = s.legacyBlocks(id)

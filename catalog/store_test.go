@@ -165,3 +165,50 @@ func TestStoreParticles(t *testing.T) {
 		t.Fatalf("Put into an earlier catalog: %v", err)
 	}
 }
+
+// KeepBlocks: a kept block list is what the database holds, read once
+// (the second Array shares it) until evicted by the least recently used
+// rule; a list larger than the limit is not kept.
+func TestStoreKeepBlocks(t *testing.T) {
+	s, err := CreateStore(filepath.Join(t.TempDir(), "catalog.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, step := range []int64{0, 1, 2} {
+		if err := s.Put(sampleArray(step)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	one := blocksBytes(sampleArray(0).Blocks)
+	s.KeepBlocks(2 * one) // two lists
+	read := func(step int64) []Block {
+		t.Helper()
+		a, err := s.Array(Key{"B/x", step, 0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(a.Blocks, sampleArray(step).Blocks) {
+			t.Fatalf("step %d: blocks %+v", step, a.Blocks)
+		}
+		return a.Blocks
+	}
+	same := func(x, y []Block) bool { return &x[0] == &y[0] }
+	b0 := read(0)
+	if !same(b0, read(0)) {
+		t.Fatal("a kept list was decoded again")
+	}
+	if cap(b0) != len(b0) {
+		t.Fatalf("kept list has capacity %d beyond its %d blocks: an append would write into it", cap(b0), len(b0))
+	}
+	b1 := read(1)
+	read(0)       // 0 used last: 1 is the least recently used
+	b2 := read(2) // evicts 1
+	if !same(b0, read(0)) || !same(b2, read(2)) || same(b1, read(1)) {
+		t.Fatal("least recently used list not the one evicted")
+	}
+	s.KeepBlocks(one - 1) // evicts both
+	if read(0); len(s.cache.entries) != 0 {
+		t.Fatalf("%d lists kept larger than the limit", len(s.cache.entries))
+	}
+}

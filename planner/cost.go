@@ -890,25 +890,49 @@ func Auto(shape []int64, elemSize int, readers int, patterns []Pattern) (Layout,
 // calibrate`). Under a library model (cp.Library()) the patterns default to
 // ReadPatterns (each distinct read once, as the read benchmark measures
 // them) and the candidates include cubes of 8 to 128 a side and the largest
-// one the chunk cache holds.
+// one the chunk cache holds. The choice is the first of AutoRanking
+// (autoPick), so that what plan ranks first is what run writes.
 func AutoWith(shape []int64, elemSize int, readers int, patterns []Pattern, cp CostParams) (Layout, string) {
+	return autoPick(AutoRanking(shape, elemSize, readers, patterns, cp), readers)
+}
+
+// AutoCandidate is one layout auto weighed: its predicted cost per pattern
+// and in total.
+type AutoCandidate struct {
+	Layout  Layout
+	Storage Storage
+	Costs   []Cost
+	Seconds float64 // sum over the patterns
+}
+
+// AutoRanking is every layout AutoWith weighs for the array, fastest
+// predicted total first (contiguous first among equals): what `relayout
+// plan --layout auto` prints. nil for a scalar or empty array.
+func AutoRanking(shape []int64, elemSize int, readers int, patterns []Pattern, cp CostParams) []AutoCandidate {
 	if len(shape) == 0 || isEmpty(shape) {
-		return Layout{Kind: Contiguous}, "scalar or empty array"
+		return nil
 	}
 	opts := autoOptions(shape, elemSize, readers, patterns, cp)
-	best := opts[0]
-	for _, o := range opts[1:] {
-		if o.Seconds < best.Seconds {
-			best = o
-		}
+	slices.SortStableFunc(opts, func(a, b AutoCandidate) int { return cmp.Compare(a.Seconds, b.Seconds) })
+	return opts
+}
+
+// autoPick is auto's choice from its ranking (AutoRanking, for readers):
+// the first candidate, contiguous where the ranking is empty, and the
+// reason: the winner's total against contiguous and the patterns it wins
+// or loses. The ranking is taken, not computed, so that `relayout plan`
+// weighs the candidates once for both its choice and its printed ranking.
+func autoPick(rank []AutoCandidate, readers int) (Layout, string) {
+	if len(rank) == 0 {
+		return Layout{Kind: Contiguous}, "scalar or empty array"
 	}
-	contig := opts[0]
+	best := rank[0]
 	var why strings.Builder
-	fmt.Fprintf(&why, "%d readers, %d patterns: %s predicted %.3g s in total", readers, len(contig.Costs), best.Storage.Name, best.Seconds)
+	fmt.Fprintf(&why, "%d readers, %d patterns: %s predicted %.3g s in total", readers, len(best.Costs), best.Storage.Name, best.Seconds)
 	if best.Layout.Kind == Contiguous {
 		var lost []string
 		for i, c := range best.Costs {
-			for _, o := range opts[1:] {
+			for _, o := range rank[1:] {
 				if o.Costs[i].Seconds < c.Seconds {
 					lost = append(lost, c.Pattern)
 					break
@@ -920,6 +944,8 @@ func AutoWith(shape []int64, elemSize int, readers int, patterns []Pattern, cp C
 		}
 		return best.Layout, why.String()
 	}
+	// Contiguous is always a candidate (autoOptions), and the only one.
+	contig := rank[slices.IndexFunc(rank, func(c AutoCandidate) bool { return c.Layout.Kind == Contiguous })]
 	var won, lost []string
 	for i, c := range best.Costs {
 		if c.Seconds < contig.Costs[i].Seconds {
@@ -934,27 +960,6 @@ func AutoWith(shape []int64, elemSize int, readers int, patterns []Pattern, cp C
 	}
 	why.WriteString(")")
 	return best.Layout, why.String()
-}
-
-// AutoCandidate is one layout auto weighed: its predicted cost per pattern
-// and in total.
-type AutoCandidate struct {
-	Layout  Layout
-	Storage Storage
-	Costs   []Cost
-	Seconds float64 // sum over the patterns
-}
-
-// AutoRanking is every layout AutoWith weighs for the array, fastest
-// predicted total first (contiguous first among equals): what `relayout
-// plan --layout auto` prints.
-func AutoRanking(shape []int64, elemSize int, readers int, patterns []Pattern, cp CostParams) []AutoCandidate {
-	if len(shape) == 0 || isEmpty(shape) {
-		return nil
-	}
-	opts := autoOptions(shape, elemSize, readers, patterns, cp)
-	slices.SortStableFunc(opts, func(a, b AutoCandidate) int { return cmp.Compare(a.Seconds, b.Seconds) })
-	return opts
 }
 
 // autoOptions evaluates contiguous (first) and the chunk candidates.

@@ -195,7 +195,7 @@ func eachOverlap(bs []catalog.Box, fn func(i, j int) bool) {
 			idx = append(idx, k)
 		}
 	}
-	if len(idx) < 2 {
+	if len(idx) < 2 || disjointOnGrid(bs, idx) {
 		return
 	}
 	overlapsIn(bs, idx, nil, nil, fn)

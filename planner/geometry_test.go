@@ -101,6 +101,78 @@ func TestDisjointLarge(t *testing.T) {
 	}
 }
 
+// TestDisjointOnGrid checks the cell-grid proof of disjointness that
+// Disjoint and OverlapPairs try first: on regular decompositions scaled to a
+// grain and moved to any origin (negative too), shuffled, it must apply and
+// say disjoint; whenever it says disjoint the pairwise definition must
+// agree, also for random tilings and for tilings with a box thrown in that
+// overlaps, crosses the grain or has another rank.
+func TestDisjointOnGrid(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for iter := 0; iter < 400; iter++ {
+		dims := 1 + rng.IntN(4)
+		regular := iter%8 < 4
+		var bs []catalog.Box
+		if regular {
+			edge := 1 + rng.Int64N(4)
+			per := 12 / edge
+			for k := range product(slices.Repeat([]int64{per}, dims)) {
+				b := catalog.Box{Lower: make([]int64, dims), Count: slices.Repeat([]int64{edge}, dims)}
+				for d := range dims {
+					b.Lower[d] = k % per * edge
+					k /= per
+				}
+				bs = append(bs, b)
+			}
+			rng.Shuffle(len(bs), func(i, j int) { bs[i], bs[j] = bs[j], bs[i] })
+		} else {
+			bs = randomPartition(rng, dims, 12, 1+rng.IntN(200))
+		}
+		grain, shift := 1+rng.Int64N(5), rng.Int64N(41)-20
+		for _, b := range bs {
+			for d := range dims {
+				b.Lower[d] = b.Lower[d]*grain + shift
+				b.Count[d] *= grain
+			}
+		}
+		extra := iter % 4
+		switch extra {
+		case 1: // a copy of a tile, shrunk off the grain
+			c := catalog.Box{Lower: slices.Clone(bs[0].Lower), Count: slices.Clone(bs[0].Count)}
+			c.Count[0] = max(1, c.Count[0]-1)
+			bs = append(bs, c)
+		case 2: // a random box, overlapping or not
+			r := randomBox(rng, dims, 12*grain)
+			for d := range dims {
+				r.Lower[d] += shift
+			}
+			bs = append(bs, r)
+		case 3: // a box of another rank
+			bs = append(bs, randomBox(rng, dims%4+1, 12))
+		}
+		idx := make([]int, len(bs))
+		for k := range idx {
+			idx[k] = k
+		}
+		want := true // the tiles are disjoint: does the extra box meet one?
+		if extra != 0 {
+			x := bs[len(bs)-1]
+			for _, b := range bs[:len(bs)-1] {
+				if len(b.Lower) == len(x.Lower) && Overlaps(b, x) {
+					want = false
+				}
+			}
+		}
+		got := disjointOnGrid(bs, idx)
+		if got && !want {
+			t.Fatalf("iter %d: disjointOnGrid true for overlapping boxes %v", iter, bs)
+		}
+		if regular && extra == 0 && !got {
+			t.Fatalf("iter %d: a regular tiling on grain %d from %d: disjointOnGrid false", iter, grain, shift)
+		}
+	}
+}
+
 // TestOverlapPairs compares the k-d pair listing with the pairwise
 // definition on random sets (tilings with extra boxes, and random boxes).
 func TestOverlapPairs(t *testing.T) {

@@ -228,14 +228,11 @@ func byteSize(n int64) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
-// maxCoverCells bounds coveredCells' bitmap (2 MiB).
+// maxCoverCells bounds a cellGrid's bitmap (2 MiB).
 const maxCoverCells = 1 << 24
 
 // coveredCells is the number of elements of the union of boxes inside an
-// array of shape, counted exactly on a grid of cells: along each axis the
-// greatest common divisor of the shape and every box corner and extent, so
-// that each box is a whole number of cells (blocks of a regular
-// decomposition, AMR boxes on a blocking factor). ok is false, and the
+// array of shape, counted exactly on their cellGrid. ok is false, and the
 // caller falls back on box geometry (Disjoint, UnionVolume), when a box
 // leaves the array, the grid would have more than maxCoverCells cells, or
 // the boxes overlap so much that marking them would cost more than four
@@ -245,57 +242,137 @@ func coveredCells(shape []int64, boxes []catalog.Box) (n int64, ok bool) {
 	if rank == 0 {
 		return 0, false
 	}
-	g := slices.Clone(shape)
 	for _, b := range boxes {
 		if len(b.Lower) != rank || len(b.Count) != rank {
 			return 0, false
 		}
-		for d := range rank {
-			if b.Count[d] <= 0 {
-				break // empty: covers nothing
+		if !IsEmpty(b) {
+			for d := range rank {
+				if b.Lower[d] < 0 || b.Lower[d]+b.Count[d] > shape[d] {
+					return 0, false
+				}
 			}
-			if b.Lower[d] < 0 || b.Lower[d]+b.Count[d] > shape[d] {
-				return 0, false
-			}
-			g[d] = gcd(gcd(g[d], b.Lower[d]), b.Count[d])
 		}
 	}
-	grid := make([]int64, rank)
-	cells := int64(1)
-	for d := range rank {
-		if g[d] <= 0 {
-			return 0, false
-		}
-		grid[d] = shape[d] / g[d]
-		if cells *= grid[d]; cells > maxCoverCells {
-			return 0, false
-		}
+	g, ok := newCellGrid(make([]int64, rank), shape, boxes)
+	if !ok {
+		return 0, false
 	}
-	bits := make([]uint64, (cells+63)/64)
-	budget := 4*cells + int64(len(boxes))
-	var set int64
-	lo, hi := make([]int64, rank), make([]int64, rank)
-boxes:
+	set, _, ok := g.mark(boxes, 4*g.cells+int64(len(boxes)), false)
+	if !ok {
+		return 0, false
+	}
+	return set * product(g.cell), true
+}
+
+// cellGrid is the coarsest regular grid over [origin, origin+extent) on
+// which each of a set of boxes is a whole number of cells: along each axis
+// the cell edge is the greatest common divisor of the extent and of every
+// box's corner (from origin) and count. Blocks of a regular decomposition,
+// AMR boxes on a blocking factor and load-balanced tiles have a grid of about
+// a cell per block, whatever their number: marking cells in a bitmap then
+// answers union and overlap questions in one pass over the blocks.
+type cellGrid struct {
+	origin, cell, dims []int64
+	cells              int64 // product of dims, at most maxCoverCells
+}
+
+// newCellGrid is the cellGrid of boxes, which must lie inside [origin,
+// origin+extent) (empty ones are ignored). ok is false when the grid would
+// have more than maxCoverCells cells.
+func newCellGrid(origin, extent []int64, boxes []catalog.Box) (g cellGrid, ok bool) {
+	rank := len(extent)
+	g = cellGrid{origin: origin, cell: slices.Clone(extent), dims: make([]int64, rank), cells: 1}
 	for _, b := range boxes {
+		if IsEmpty(b) {
+			continue
+		}
+		for d := range rank {
+			g.cell[d] = gcd(gcd(g.cell[d], b.Lower[d]-origin[d]), b.Count[d])
+		}
+	}
+	for d := range rank {
+		if g.cell[d] <= 0 {
+			return g, false
+		}
+		g.dims[d] = extent[d] / g.cell[d]
+		if g.cells *= g.dims[d]; g.cells > maxCoverCells {
+			return g, false
+		}
+	}
+	return g, true
+}
+
+// mark sets the cells of every non-empty box in a bitmap and returns how
+// many distinct cells it set and whether a box met a cell set before (two
+// boxes overlap). It visits at most budget cells (ok false beyond) and
+// stops at the first shared cell when stopShared is set.
+func (g cellGrid) mark(boxes []catalog.Box, budget int64, stopShared bool) (set int64, shared, ok bool) {
+	rank := len(g.dims)
+	bits := make([]uint64, (g.cells+63)/64)
+	var buf [2 * MaxDims]int64 // the common ranks mark without an allocation per box
+	lohi := buf[:0]
+	if rank > MaxDims {
+		lohi = make([]int64, 0, 2*rank)
+	}
+	lohi = lohi[:2*rank]
+	lo, hi := lohi[:rank], lohi[rank:]
+	for _, b := range boxes {
+		if IsEmpty(b) {
+			continue
+		}
 		vol := int64(1)
 		for d := range rank {
-			if b.Count[d] <= 0 {
-				continue boxes
-			}
-			lo[d], hi[d] = b.Lower[d]/g[d], (b.Lower[d]+b.Count[d])/g[d]-1
+			lo[d] = (b.Lower[d] - g.origin[d]) / g.cell[d]
+			hi[d] = (b.Lower[d]+b.Count[d]-g.origin[d])/g.cell[d] - 1
 			vol *= hi[d] - lo[d] + 1
 		}
 		if budget -= vol; budget < 0 {
-			return 0, false
+			return set, shared, false
 		}
-		eachCell(lo, hi, grid, func(k int64) {
+		eachCell(lo, hi, g.dims, func(k int64) {
 			if w, m := k/64, uint64(1)<<(k%64); bits[w]&m == 0 {
 				bits[w] |= m
 				set++
+			} else {
+				shared = true
 			}
 		})
+		if shared && stopShared {
+			return set, true, true
+		}
 	}
-	return set * product(g), true
+	return set, shared, true
+}
+
+// disjointOnGrid reports whether the cellGrid of bs proves them pairwise
+// disjoint: no cell marked twice. false means they overlap or the grid does
+// not apply (too fine for the number of boxes, mixed ranks); the k-d search
+// then decides. The grid is used only when it has at most 64 cells a box, so
+// that the answer costs time in proportion to the boxes, not to their volume.
+func disjointOnGrid(bs []catalog.Box, idx []int) bool {
+	rank := len(bs[idx[0]].Lower)
+	lo, hi := slices.Clone(bs[idx[0]].Lower), Upper(bs[idx[0]])
+	for _, k := range idx {
+		b := bs[k]
+		if len(b.Lower) != rank || len(b.Count) != rank {
+			return false
+		}
+		for d := range rank {
+			lo[d] = min(lo[d], b.Lower[d])
+			hi[d] = max(hi[d], b.Lower[d]+b.Count[d])
+		}
+	}
+	extent := make([]int64, rank)
+	for d := range rank {
+		extent[d] = hi[d] - lo[d]
+	}
+	g, ok := newCellGrid(lo, extent, bs)
+	if !ok || g.cells > 64*int64(len(idx)) {
+		return false
+	}
+	_, shared, ok := g.mark(bs, g.cells, true)
+	return ok && !shared
 }
 
 func gcd(a, b int64) int64 {

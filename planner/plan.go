@@ -477,15 +477,13 @@ func planGeometry(a *catalog.Array, opts PlanOptions, merges map[string]*scopeMe
 		}
 	}
 
-	layout, reason, err := chooseFor(a, opts)
+	layout, reason, rank, err := chooseFor(a, opts)
 	if err != nil {
 		return plan, err
 	}
 	plan.Layout = ChosenLayout{Kind: layout.Kind, Chunk: layout.Chunk, Reason: reason}
-	if opts.Layout == AutoLayout && layout.Note == "" {
-		for _, c := range AutoRanking(a.Shape, a.DType.Size, max(opts.Readers, 1), nil, opts.CostParams()) {
-			plan.Layout.Ranking = append(plan.Layout.Ranking, RankedLayout{c.Storage.Name, c.Seconds})
-		}
+	for _, c := range rank {
+		plan.Layout.Ranking = append(plan.Layout.Ranking, RankedLayout{c.Storage.Name, c.Seconds})
 	}
 
 	shape := a.Shape
@@ -585,17 +583,27 @@ func samePattern(earlier []Pattern, p Pattern, n int) int {
 // Auto's when opts.Layout is AutoLayout, the request otherwise. `relayout run`
 // calls it per array so that it writes what `relayout plan` predicts.
 func LayoutFor(shape []int64, elemSize int, opts PlanOptions) (Layout, string, error) {
+	l, why, _, err := layoutFor(shape, elemSize, opts)
+	return l, why, err
+}
+
+// layoutFor is LayoutFor with the ranking auto chose from (AutoRanking;
+// nil for the other layouts): relayout plan prints the ranking beside the
+// choice, from the one weighing of the candidates.
+func layoutFor(shape []int64, elemSize int, opts PlanOptions) (Layout, string, []AutoCandidate, error) {
 	if opts.Layout == AutoLayout {
-		l, why := AutoWith(shape, elemSize, max(opts.Readers, 1), nil, opts.CostParams())
-		return l, why, nil
+		readers := max(opts.Readers, 1)
+		rank := AutoRanking(shape, elemSize, readers, nil, opts.CostParams())
+		l, why := autoPick(rank, readers)
+		return l, why, rank, nil
 	}
 	if opts.Layout == Chunked && opts.AutoChunks && opts.ChunkShape == nil && opts.Chunks == nil {
 		l, why := AutoChunk(shape, elemSize, opts.Readers, opts.CostParams())
-		return l, why, nil
+		return l, why, nil, nil
 	}
 	l, err := ChooseLayout(shape, opts.Layout, opts.ChunkShape, opts.Chunks)
 	if err != nil {
-		return l, "", err
+		return l, "", nil, err
 	}
 	why := "requested"
 	switch {
@@ -606,27 +614,28 @@ func LayoutFor(shape []int64, elemSize int, opts PlanOptions) (Layout, string, e
 	case opts.ChunkShape != nil:
 		why = "requested: chunk shape " + dimsString(opts.ChunkShape) + " (clipped to the shape)"
 	}
-	return l, why, nil
+	return l, why, nil, nil
 }
 
 // chooseFor is LayoutFor for array a: its ArrayChunks request, a refined
 // AMR level chunked by LevelLayout whatever the layout asked, and a partly
 // covered array chunked by HoleLayout instead of contiguous (unless Fill).
-func chooseFor(a *catalog.Array, opts PlanOptions) (Layout, string, error) {
+// The ranking is auto's (layoutFor) where auto's choice stands, else nil.
+func chooseFor(a *catalog.Array, opts PlanOptions) (Layout, string, []AutoCandidate, error) {
 	opts.ChunkShape, opts.Chunks = ArrayChunks(a, opts.ChunkShape, opts.Chunks)
-	l, why, err := LayoutFor(a.Shape, a.DType.Size, opts)
+	l, why, rank, err := layoutFor(a.Shape, a.DType.Size, opts)
 	if err != nil {
-		return l, why, err
+		return l, why, nil, err
 	}
 	if ll := LevelLayout(a, l); ll.Note != "" {
-		return ll, ll.Note, nil
+		return ll, ll.Note, nil, nil
 	}
 	if !opts.Fill {
 		if hl := HoleLayout(a, l); hl.Note != "" {
-			return hl, hl.Note, nil
+			return hl, hl.Note, nil, nil
 		}
 	}
-	return l, why, nil
+	return l, why, rank, nil
 }
 
 // ArrayChunks is the --chunk-shape and --chunks request as it applies to

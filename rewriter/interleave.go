@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"sort"
 	"strings"
@@ -42,6 +43,67 @@ func readCost(reads []*catalog.Block, limit int64) int64 {
 		return nil
 	})
 	return total
+}
+
+// sortRefs sorts refs (each a block of unit u) by byFileOffset, then unit.
+// A joint pass holds every block of its units (351,537 blocks of 4^3 make
+// tens of thousands a pass): the blocks' files are ranked once and the
+// refs sorted on integer keys, without comparing names or reaching into
+// the blocks.
+func sortRefs[R any](refs []R, of func(R) (b *catalog.Block, u int)) {
+	type key struct {
+		file int32
+		u    int32
+		off  int64
+		i    int
+	}
+	files := map[string]int32{}
+	var names []string
+	keys := make([]key, len(refs))
+	last, lastID := "", int32(-1)
+	for i, r := range refs {
+		b, u := of(r)
+		if lastID < 0 || b.File != last {
+			id, ok := files[b.File]
+			if !ok {
+				id = int32(len(names))
+				files[b.File] = id
+				names = append(names, b.File)
+			}
+			last, lastID = b.File, id
+		}
+		keys[i] = key{file: lastID, u: int32(u), off: b.Offset, i: i}
+	}
+	rank := nameRanks(names)
+	var maxOff int64
+	for i := range keys {
+		keys[i].file = rank[keys[i].file]
+		maxOff = max(maxOff, keys[i].off)
+	}
+	sorted := make([]R, len(refs))
+	// refs come unit after unit, so the index orders ties as the unit does:
+	// (file, offset, index) packed in one word sorts without a comparison
+	// function when the three fit.
+	fb, ob, ib := bits.Len(uint(len(names))), bits.Len64(uint64(maxOff)), bits.Len(uint(len(refs)))
+	if fb+ob+ib <= 64 && maxOff >= 0 {
+		packed := make([]uint64, len(keys))
+		for n, k := range keys {
+			packed[n] = uint64(k.file)<<(ob+ib) | uint64(k.off)<<ib | uint64(k.i)
+		}
+		slices.Sort(packed)
+		for n, p := range packed {
+			sorted[n] = refs[p&(1<<ib-1)]
+		}
+		copy(refs, sorted)
+		return
+	}
+	slices.SortFunc(keys, func(x, y key) int {
+		return cmp.Or(cmp.Compare(x.file, y.file), cmp.Compare(x.off, y.off), cmp.Compare(x.u, y.u))
+	})
+	for n, k := range keys {
+		sorted[n] = refs[k.i]
+	}
+	copy(refs, sorted)
 }
 
 // byFileOffset orders reads as blockIndex.reads does: by file, then offset.
@@ -586,17 +648,28 @@ func (x *jointIndex) foreign(item int, file string, from, to int64) bool {
 	if !ok {
 		return true
 	}
-	g := x.group[item]
-	other := func(e extentRef) bool { return int(e.region)/x.k != g }
-	i := sort.Search(len(x.ext), func(i int) bool {
-		e := x.ext[i]
+	return x.ext.foreignGap(x.k, x.group[item], f, from, to)
+}
+
+// foreignGap reports whether bytes [from, to) of file f hold an extent of
+// another group than g (groups of k regions), or such an extent covers
+// from: the bytes of other items that a read coalesced through the gap
+// would fetch. The one notion of a foreign gap, for the joint reader
+// (jointIndex.foreign) and for predict: where they differed (the same
+// block listed for two regions of different groups, at the offset that
+// ends the gap, or nested blocks), the prediction counted a foreign gap
+// that the reader read through.
+func (ir itemReads) foreignGap(k, g int, f int32, from, to int64) bool {
+	other := func(e extentRef) bool { return int(e.region)/k != g }
+	i := sort.Search(len(ir), func(i int) bool {
+		e := ir[i]
 		return e.file > f || e.file == f && e.off >= from
 	})
-	if i > 0 && x.ext[i-1].file == f && x.ext[i-1].off+x.ext[i-1].len > from && other(x.ext[i-1]) {
+	if i > 0 && ir[i-1].file == f && ir[i-1].off+ir[i-1].len > from && other(ir[i-1]) {
 		return true
 	}
-	for ; i < len(x.ext) && x.ext[i].file == f && x.ext[i].off < to; i++ {
-		if other(x.ext[i]) {
+	for ; i < len(ir) && ir[i].file == f && ir[i].off < to; i++ {
+		if other(ir[i]) {
 			return true
 		}
 	}
@@ -649,12 +722,14 @@ func sortExtents(refs itemReads) {
 
 // predict is the read requests and bytes of items of k consecutive regions
 // (of n): each item's extents, per file, in gap-bounded segments
-// (gapSegment; a gap is foreign where extents of other items lie between)
-// of coalesced runs of at most readLimit bytes (catalog.Runs), as
-// assembleJoint and a BatchSource read them. The refs of an item are in
-// its own file and offset order within the whole list, so one walk with a
-// state per item follows every item at once (TestPredictReads checks it
-// against gapSegment and catalog.Runs).
+// (gapSegment; a gap is foreign as the joint reader's index says:
+// foreignGap from the end of the item's extent before) of coalesced runs of
+// at most readLimit bytes (catalog.Runs), as assembleJoint and a
+// BatchSource read them. The refs of an item are in its own file and offset
+// order within the whole list, so one walk with a state per item follows
+// every item at once (TestPredictReads checks it against gapSegment and
+// catalog.Runs with jointIndex.foreign, TestPredictJointReads against the
+// reads assembleJoint makes).
 func (ir itemReads) predict(n, k int, readLimit int64) (calls, bytes int64) {
 	if readLimit <= 0 {
 		readLimit = maxReadLimit
@@ -668,14 +743,15 @@ func (ir itemReads) predict(n, k int, readLimit int64) (calls, bytes int64) {
 	}
 	st := make([]state, (n+k-1)/k)
 	for j, e := range ir {
-		s := &st[int(e.region)/k]
+		g := int(e.region) / k
+		s := &st[g]
 		seg := s.open && s.file == e.file
 		if seg {
-			if g := e.off - s.end; g > 0 && j-s.last > 1 {
-				if gapShare*(s.gaps+g) > s.want+e.len {
+			if gap := e.off - s.end; gap > 0 && ir.foreignGap(k, g, e.file, ir[s.last].off+ir[s.last].len, e.off) {
+				if gapShare*(s.gaps+gap) > s.want+e.len {
 					seg = false
 				} else {
-					s.gaps += g
+					s.gaps += gap
 				}
 			}
 		}
@@ -787,12 +863,7 @@ func assembleJoint(ctx context.Context, mon *Monitor, src catalog.MixedBatchSour
 			all = append(all, ref{b, k})
 		}
 	}
-	slices.SortFunc(all, func(x, y ref) int {
-		if c := byFileOffset(x.b, y.b); c != 0 {
-			return c
-		}
-		return cmp.Compare(x.u, y.u)
-	})
+	sortRefs(all, func(r ref) (*catalog.Block, int) { return r.b, r.u })
 	read := func(refs []ref) error {
 		select {
 		case tokens <- struct{}{}:

@@ -2,10 +2,12 @@ package rewriter
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"relayout/catalog"
@@ -287,10 +289,16 @@ func TestGapSegment(t *testing.T) {
 
 // TestPredictReads: itemReads.predict, one walk over every item's extents,
 // counts the requests and bytes that reading each item alone in
-// gap-bounded segments (gapSegment) of coalesced runs (catalog.Runs) gives;
+// gap-bounded segments (gapSegment, a gap foreign where the joint reader's
+// index says: jointIndex.foreign) of coalesced runs (catalog.Runs) gives;
 // sortExtents orders extents as a stable sort by file and offset does.
+// Extents overlap, and some are listed for two regions (a block fetched
+// whole by both, as newItemReads lists a compressed block whose rows meet
+// two regions): where the prediction took any extent listed between an
+// item's two as foreign, it split segments that the reader reads as one.
 func TestPredictReads(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
+	files := map[string]int32{"f0": 0, "f1": 1, "f2": 2}
 	for trial := range 200 {
 		n := 1 + rng.IntN(9)
 		var refs itemReads
@@ -304,7 +312,12 @@ func TestPredictReads(t *testing.T) {
 				p := refs[rng.IntN(len(refs))]
 				off = p.off + p.len + rng.Int64N(2)*rng.Int64N(1024)
 			}
-			refs = append(refs, extentRef{file: int32(rng.IntN(3)), region: int32(rng.IntN(n)), off: off, len: 1 + rng.Int64N(16<<10)})
+			e := extentRef{file: int32(rng.IntN(3)), region: int32(rng.IntN(n)), off: off, len: 1 + rng.Int64N(16<<10)}
+			refs = append(refs, e)
+			if int(e.region)+1 < n && rng.IntN(6) == 0 { // in the next region too
+				e.region++
+				refs = append(refs, e)
+			}
 		}
 		want := slices.Clone(refs)
 		slices.SortStableFunc(want, func(x, y extentRef) int {
@@ -317,19 +330,21 @@ func TestPredictReads(t *testing.T) {
 		limit := int64(1+rng.IntN(64)) << 10
 		for _, k := range []int{1, 2, 3, 8} {
 			calls, bytes := refs.predict(n, k, limit)
-			// A gap is foreign where other items' extents lie between.
-			pos := map[*catalog.Block]int{}
-			var wantCalls, wantBytes int64
+			x := &jointIndex{files: files, ext: refs, k: k}
 			for it := 0; it*k < n; it++ {
+				x.group = append(x.group, it)
+			}
+			var wantCalls, wantBytes int64
+			for it := range x.group {
 				var bs []*catalog.Block
-				for j, e := range refs {
+				for _, e := range refs {
 					if int(e.region)/k == it {
-						b := &catalog.Block{File: fmt.Sprint("f", e.file), Offset: e.off, Length: e.len}
-						pos[b] = j
-						bs = append(bs, b)
+						bs = append(bs, &catalog.Block{File: fmt.Sprint("f", e.file), Offset: e.off, Length: e.len})
 					}
 				}
-				c, b := segmentRuns(bs, limit, func(prev, cur *catalog.Block) bool { return pos[cur]-pos[prev] > 1 })
+				c, b := segmentRuns(bs, limit, func(prev, cur *catalog.Block) bool {
+					return x.foreign(it, cur.File, prev.Offset+prev.Length, cur.Offset)
+				})
 				wantCalls += c
 				wantBytes += b
 			}
@@ -338,6 +353,153 @@ func TestPredictReads(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestPredictJointReads: on interleaved arrays (a float64, a float32 and
+// an int32 one of 64^3 stored block by block in one file, in a shuffled
+// Morton order with 64-byte headers before each block), the reads
+// jointItems predicted for the items it chose are the requests and bytes
+// assembleJoint makes reading the items through a source that coalesces as
+// reader/blockio does (catalog.Runs, counted as the manifest's io section
+// counts a run's reads). A column of the int32 array's blocks is 8 rows
+// tall and marked compressed (fetched whole), so each of them meets two
+// regions of 4 rows: listed in both, they made the prediction split
+// segments that the reader reads as one.
+func TestPredictJointReads(t *testing.T) {
+	const n, b = 64, 4
+	arrays := []*catalog.Array{
+		{Var: "f8", DType: catalog.DType{Kind: catalog.Float, Size: 8}, Shape: []int64{n, n, n}},
+		{Var: "f4", DType: catalog.DType{Kind: catalog.Float, Size: 4}, Shape: []int64{n, n, n}},
+		{Var: "i4", DType: catalog.DType{Kind: catalog.Int, Size: 4}, Shape: []int64{n, n, n}},
+	}
+	type slot struct {
+		a   int
+		box catalog.Box
+	}
+	var slots []slot
+	for x := int64(0); x < n; x += b {
+		for y := int64(0); y < n; y += b {
+			for z := int64(0); z < n; z += b {
+				box := catalog.Box{Lower: []int64{x, y, z}, Count: []int64{b, b, b}}
+				slots = append(slots, slot{0, box}, slot{1, box})
+				switch {
+				case y > 0:
+					slots = append(slots, slot{2, box})
+				case x%(2*b) == 0: // a column of blocks two regions tall
+					slots = append(slots, slot{2, catalog.Box{Lower: []int64{x, y, z}, Count: []int64{2 * b, b, b}}})
+				}
+			}
+		}
+	}
+	morton := func(s slot) int64 { return morton3(s.box.Lower[0]/b, s.box.Lower[1]/b, s.box.Lower[2]/b) }
+	slices.SortStableFunc(slots, func(p, q slot) int { return cmp.Compare(morton(p), morton(q)) })
+	rng := rand.New(rand.NewPCG(7, 8))
+	for i := range slots { // a writer's load-balancing shuffle: some blocks move a little
+		if j := i + rng.IntN(64); rng.IntN(3) == 0 && j < len(slots) {
+			slots[i], slots[j] = slots[j], slots[i]
+		}
+	}
+	file := make([]byte, 0, 1<<20)
+	for _, s := range slots {
+		a := arrays[s.a]
+		file = append(file, make([]byte, 64)...) // a block header
+		blk := catalog.Block{Box: s.box, File: "data.0", Offset: int64(len(file)), Length: s.box.Elements() * int64(a.DType.Size), Rank: -1}
+		if s.a == 2 {
+			blk.Codecs = []catalog.Codec{{Name: "test"}} // fetched whole: the fake bytes are raw
+		}
+		for i := range blk.Length {
+			file = append(file, byte(int64(s.a)+blk.Offset+i))
+		}
+		a.Blocks = append(a.Blocks, blk)
+	}
+	src := &runsSource{files: map[string][]byte{"data.0": file}}
+	var parts []*jointPart
+	for _, a := range arrays {
+		p := &jointPart{a: a, slabs: rowBands(0, n, b, n)}
+		p.reads = newSlabReads(nil, a, p.slabs)
+		parts = append(parts, p)
+	}
+	regions := len(jointRegions(parts))
+	for _, c := range []struct{ readLimit, minRead int64 }{{1 << 20, 1}, {1 << 20, 1 << 10}, {1 << 20, 8 << 10}, {1 << 20, 1 << 30}, {16 << 10, 32 << 10}} {
+		items, x := jointItems(parts, 1<<30, c.readLimit, c.minRead)
+		wantCalls, wantBytes := x.ext.predict(regions, x.k, c.readLimit)
+		ctx := catalog.WithReadLimit(context.Background(), c.readLimit)
+		base := src.IOStats()
+		for i, it := range items {
+			us := make([]jointUnit, len(it))
+			for k, r := range it {
+				p := parts[r.part]
+				slab := p.slabs[r.slab]
+				us[k] = jointUnit{a: p.a, slab: slab, reads: p.reads.of(r.slab), buf: make([]byte, slab.Elements()*int64(p.a.DType.Size)), disjoint: p.reads.blocks.disjoint()}
+			}
+			foreign := func(file string, from, to int64) bool { return x.foreign(i, file, from, to) }
+			if err := assembleJoint(ctx, nil, src, us, make(chan struct{}, 1), foreign); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got := src.IOStats().Since(base)
+		t.Logf("read limit %d, minRead %d: %d regions in items of %d: %d calls, %d bytes (%d in the file)", c.readLimit, c.minRead, regions, x.k, got.ReadCalls, got.ReadBytes, len(file))
+		if got.ReadCalls != wantCalls || got.ReadBytes != wantBytes {
+			t.Errorf("read limit %d, minRead %d, items of %d regions: predicted %d calls, %d bytes; assembleJoint read %d, %d",
+				c.readLimit, c.minRead, x.k, wantCalls, wantBytes, got.ReadCalls, got.ReadBytes)
+		}
+	}
+}
+
+// runsSource serves blocks from in-memory files as reader/blockio reads
+// them: a batch in coalesced runs of at most the context's read limit
+// (catalog.Runs), each run one counted read. Codecs are ignored (the bytes
+// are raw).
+type runsSource struct {
+	files map[string][]byte
+	mu    sync.Mutex
+	count catalog.IOCounters
+}
+
+func (s *runsSource) ReadBlock(ctx context.Context, b *catalog.Block, dt catalog.DType) ([]byte, error) {
+	var out []byte
+	err := s.ReadBlocksMixed(ctx, []*catalog.Block{b}, []catalog.DType{dt}, func(_ int, data []byte) error {
+		out = data
+		return nil
+	})
+	return out, err
+}
+
+func (s *runsSource) ReadBlocks(ctx context.Context, blocks []*catalog.Block, dt catalog.DType, fn func(i int, data []byte) error) error {
+	return s.ReadBlocksMixed(ctx, blocks, slices.Repeat([]catalog.DType{dt}, len(blocks)), fn)
+}
+
+func (s *runsSource) ReadBlocksMixed(ctx context.Context, blocks []*catalog.Block, _ []catalog.DType, fn func(i int, data []byte) error) error {
+	limit := int64(16 << 20)
+	if l := catalog.ReadLimit(ctx); l > 0 {
+		limit = min(limit, l)
+	}
+	return catalog.Runs(blocks, limit, func(i, j int, start, end int64) error {
+		if start == end {
+			return fn(i, slices.Clone(blocks[i].Inline))
+		}
+		f, ok := s.files[blocks[i].File]
+		if !ok || end > int64(len(f)) {
+			return fmt.Errorf("runs: %s [%d, %d): %w", blocks[i].File, start, end, catalog.ErrNotFound)
+		}
+		s.mu.Lock()
+		s.count.ReadCalls++
+		s.count.ReadBytes += end - start
+		s.mu.Unlock()
+		run := slices.Clone(f[start:end])
+		for k := i; k < j; k++ {
+			if err := fn(k, run[blocks[k].Offset-start:blocks[k].Offset-start+blocks[k].Length]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (s *runsSource) IOStats() catalog.IOCounters {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.count
 }
 
 // rowBands is units of rows rows of an array of (_, w, w) from row lo to hi.
@@ -637,5 +799,44 @@ func TestItemLimitFlat(t *testing.T) {
 			t.Errorf("--max-mem %d MiB: other items than at 256 MiB", mem>>20)
 		}
 		prev = items
+	}
+}
+
+// sortRefs must order refs (built unit after unit) as a stable sort by
+// file name, offset and unit does, both on packed keys and, when offsets
+// are too large to pack, through the comparison.
+func TestSortRefs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	type ref struct {
+		b *catalog.Block
+		u int
+	}
+	for it := range 200 {
+		files := []string{"data.3", "data.0", "data.10", "data.2"}[:1+rng.IntN(4)]
+		span := int64(1 << 20)
+		if it%4 == 3 {
+			span = 1 << 62 // beyond what packs with the index
+		}
+		var refs []ref
+		for u := range 1 + rng.IntN(6) {
+			for range rng.IntN(50) {
+				b := &catalog.Block{File: files[rng.IntN(len(files))], Offset: rng.Int64N(span)}
+				if rng.IntN(4) == 0 && len(refs) > 0 {
+					b.Offset = refs[rng.IntN(len(refs))].b.Offset // ties
+				}
+				refs = append(refs, ref{b, u})
+			}
+		}
+		want := slices.Clone(refs)
+		slices.SortStableFunc(want, func(x, y ref) int {
+			return cmp.Or(strings.Compare(x.b.File, y.b.File), cmp.Compare(x.b.Offset, y.b.Offset), cmp.Compare(x.u, y.u))
+		})
+		sortRefs(refs, func(r ref) (*catalog.Block, int) { return r.b, r.u })
+		for i := range refs {
+			if refs[i].b.File != want[i].b.File || refs[i].b.Offset != want[i].b.Offset || refs[i].u != want[i].u {
+				t.Fatalf("case %d: at %d got %s@%d unit %d, want %s@%d unit %d", it, i,
+					refs[i].b.File, refs[i].b.Offset, refs[i].u, want[i].b.File, want[i].b.Offset, want[i].u)
+			}
+		}
 	}
 }

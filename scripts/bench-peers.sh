@@ -101,14 +101,12 @@ pipe() { openpmd-pipe --infile "$DIR/openpmd/bench_%06T.bp" --outfile "$DIR/out/
 repack() { mkdir -p "$DIR/out" && for f in "$DIR"/h5/*.h5; do h5repack -l CONTI "$f" "$DIR/out/${f##*/}" || return 1; done && sync "$DIR"/out/*.h5; }
 export -f cpsync reorg pipe repack; export DIR
 RL="$BIN run -q"
+# Each input's peer: its name in the tables | its command line.
+declare -A PEER=([bp4]="adios2_reorganize+sync|reorg bp4" [bp5]="adios2_reorganize+sync|reorg bp5"
+  [openpmd]="openpmd-pipe+sync|pipe" [h5]="h5repack+sync|repack")
 CMDS=()
 for k in "${INPUTS[@]}"; do
-  CMDS+=("$k:cp+sync|cpsync $k")
-  case $k in
-    bp4|bp5) CMDS+=("$k:adios2_reorganize+sync|reorg $k") ;;
-    openpmd) CMDS+=("$k:openpmd-pipe+sync|pipe") ;;
-    h5) CMDS+=("$k:h5repack+sync|repack") ;;
-  esac
+  CMDS+=("$k:cp+sync|cpsync $k" "$k:${PEER[$k]}")
   CMDS+=("$k:relayout|$RL $DIR/$k -o $DIR/out" "$k:relayout --no-verify|$RL $DIR/$k -o $DIR/out --no-verify"
     "$k:relayout --digest xxh64|$RL $DIR/$k -o $DIR/out --digest xxh64"
     "$k:relayout --no-verify --digest xxh64|$RL $DIR/$k -o $DIR/out --no-verify --digest xxh64")
@@ -131,6 +129,15 @@ median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END{print a[in
 med() { echo "${WALL[$1]}" | median; }
 rss() { echo $(( $(echo "${RSS[$1]}" | median) / 1024 )); }
 div() { printf %.2f "$(echo "$1 / $2" | bc -l)"; }
+peer() { echo "$1:${PEER[$1]%%|*}"; } # the name of input $1's peer command
+# ratios K DEFAULT NOVERIFY: the table cells of issue 19's wall-time targets for input K and two
+# of its relayout commands (names after "K:"): DEFAULT ÷ cp+sync, NOVERIFY ÷ cp+sync, peer ÷
+# DEFAULT, peer ÷ NOVERIFY (medians); both target tables (sha256 and xxh64) are made of them.
+ratios() {
+  local f p d nv
+  f=$(med "$1:cp+sync"); p=$(med "$(peer "$1")"); d=$(med "$1:$2"); nv=$(med "$1:$3")
+  echo "| $(div "$d" "$f") | $(div "$nv" "$f") | $(div "$p" "$d") | $(div "$p" "$nv") |"
+}
 
 # The I/O profile of one default run per input (untimed): bytes read against bytes stored,
 # and the catalog and plan cost per block.
@@ -166,9 +173,8 @@ say ""
 say "| input | default ÷ cp+sync (≤ 1.3) | --no-verify ÷ cp+sync (≤ 1.1) | peer ÷ default (≥ 2) | peer ÷ --no-verify (≥ 2.5) | RSS default ÷ peer (≤ 0.1) |"
 say "|---|---|---|---|---|---|"
 for k in "${INPUTS[@]}"; do
-  case $k in bp4|bp5) peer="$k:adios2_reorganize+sync" ;; openpmd) peer="$k:openpmd-pipe+sync" ;; h5) peer="$k:h5repack+sync" ;; esac
-  d=$(med "$k:relayout"); nv=$(med "$k:relayout --no-verify"); f=$(med "$k:cp+sync"); p=$(med "$peer")
-  say "| $k (vs ${peer#*:}) | $(div "$d" "$f") | $(div "$nv" "$f") | $(div "$p" "$d") | $(div "$p" "$nv") | $(div "$(rss "$k:relayout")" "$(rss "$peer")") |"
+  p=$(peer "$k")
+  say "| $k (vs ${p#*:}) $(ratios "$k" relayout "relayout --no-verify") $(div "$(rss "$k:relayout")" "$(rss "$p")") |"
 done
 say ""
 say "The same with --digest xxh64 (XXH64 instead of sha256 per dataset in the manifest):"
@@ -176,9 +182,8 @@ say ""
 say "| input | default ÷ cp+sync (≤ 1.3) | --no-verify ÷ cp+sync (≤ 1.1) | peer ÷ default (≥ 2) | peer ÷ --no-verify (≥ 2.5) |"
 say "|---|---|---|---|---|"
 for k in "${INPUTS[@]}"; do
-  case $k in bp4|bp5) peer="$k:adios2_reorganize+sync" ;; openpmd) peer="$k:openpmd-pipe+sync" ;; h5) peer="$k:h5repack+sync" ;; esac
-  d=$(med "$k:relayout --digest xxh64"); nv=$(med "$k:relayout --no-verify --digest xxh64"); f=$(med "$k:cp+sync"); p=$(med "$peer")
-  say "| $k (vs ${peer#*:}) | $(div "$d" "$f") | $(div "$nv" "$f") | $(div "$p" "$d") | $(div "$p" "$nv") |"
+  p=$(peer "$k")
+  say "| $k (vs ${p#*:}) $(ratios "$k" "relayout --digest xxh64" "relayout --no-verify --digest xxh64")"
 done
 say ""
 say "Bytes read against bytes stored (one relayout run --no-verify per input, its manifest's io; target ≤ 1.05),"

@@ -2,7 +2,6 @@ package verify
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/hex"
 	"errors"
@@ -214,10 +213,7 @@ func (r *run) start(ctx context.Context, m *member, perBand, cacheBytes int64) e
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortStableFunc(order, func(x, y int) int {
-		bx, by := &a.Blocks[x], &a.Blocks[y]
-		return cmp.Or(cmp.Compare(bx.File, by.File), cmp.Compare(bx.Offset, by.Offset))
-	})
+	slices.SortStableFunc(order, func(x, y int) int { return fileOrder(&a.Blocks[x], &a.Blocks[y]) })
 	m.byBand = make([][]int, m.nb)
 	m.span = make([]int, len(a.Blocks))
 	for _, i := range order {
@@ -406,7 +402,7 @@ func before(x, y []int64) bool { return slices.Compare(x, y) < 0 }
 // it: the path of blocks no batch reads (see cut).
 func (r *run) block(ctx context.Context, m *member, i int, band catalog.Box, mem *membudget.Budget) (*mismatch, error) {
 	a := m.a
-	c := r.cut(a, i, band, m.span[i])
+	c := r.cut(a, i, band, m.span[i], nil)
 	switch {
 	case c.b == nil && !c.cache:
 		return nil, nil
@@ -436,15 +432,21 @@ type cutBlock struct {
 
 // cut decides how block i (meeting span bands) is read for band, and
 // counts it in the stats.
-func (r *run) cut(a *catalog.Array, i int, band catalog.Box, span int) cutBlock {
+func (r *run) cut(a *catalog.Array, i int, band catalog.Box, span int, ar *intArena) cutBlock {
 	b := &a.Blocks[i]
 	if len(band.Lower) == 0 {
 		r.count(a, b)
 		return cutBlock{b: b, region: catalog.Box{Lower: []int64{}, Count: []int64{}}}
 	}
-	region, ok := b.Box.Intersect(band)
-	if !ok {
-		return cutBlock{}
+	rank := len(band.Lower)
+	region := catalog.Box{Lower: ar.take(rank), Count: ar.take(rank)}
+	for d := range rank {
+		lo := max(b.Box.Lower[d], band.Lower[d])
+		hi := min(b.Box.Lower[d]+b.Box.Count[d], band.Lower[d]+band.Count[d])
+		if hi <= lo {
+			return cutBlock{}
+		}
+		region.Lower[d], region.Count[d] = lo, hi-lo
 	}
 	r.count(a, b)
 	if span == 1 {
@@ -456,6 +458,24 @@ func (r *run) cut(a *catalog.Array, i int, band catalog.Box, span int) cutBlock 
 	}
 	r.stats.cached.Add(1)
 	return cutBlock{b: b, region: region, cache: true}
+}
+
+// intArena hands out small int slices carved from larger chunks: a band
+// of many small blocks needs a region and strides for each of tens of
+// thousands of blocks, an allocation per chunk instead of three per block.
+// A nil arena allocates each slice.
+type intArena struct{ chunk []int64 }
+
+func (ar *intArena) take(n int) []int64 {
+	if ar == nil {
+		return make([]int64, n)
+	}
+	if len(ar.chunk) < n {
+		ar.chunk = make([]int64, max(n, 4096))
+	}
+	s := ar.chunk[:n:n]
+	ar.chunk = ar.chunk[n:]
+	return s
 }
 
 // count records block b's placement features in the stats.

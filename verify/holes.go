@@ -3,7 +3,6 @@ package verify
 import (
 	"bytes"
 	"math/bits"
-	"slices"
 
 	"relayout/catalog"
 )
@@ -31,52 +30,37 @@ func (r *run) holes(a *catalog.Array, band catalog.Box, blocks []int, out []byte
 		stride[d] = s
 		s *= band.Count[d]
 	}
-	// The blocks' regions by rows (order.go's regionOrder): the segments of
-	// one row of a group are merged, so a row of many small blocks side by
-	// side sets one run of bits.
-	regs := make([]catalog.Box, 0, len(blocks))
-	for _, i := range blocks {
-		if reg, ok := a.Blocks[i].Box.Intersect(band); ok {
-			regs = append(regs, reg)
-		}
-	}
-	slices.SortFunc(regs, regionOrder)
+	// Each block's part of the band sets its rows' runs of bits, in the
+	// blocks' order: no region is allocated or sorted (a band of many small
+	// blocks holds tens of thousands), a row costs one setBits.
 	last := rank - 1
-	var runs [][2]int64 // merged [lo, hi) of the last dimension, band-relative
-	g := make([]int64, rank)
-	for lo := 0; lo < len(regs); {
-		hi := lo + 1
-		for hi < len(regs) && sameRows(regs[hi], regs[lo]) {
-			hi++
-		}
-		runs = runs[:0]
-		for _, reg := range regs[lo:hi] {
-			a, b := reg.Lower[last]-band.Lower[last], reg.Lower[last]-band.Lower[last]+reg.Count[last]
-			if n := len(runs); n > 0 && a <= runs[n-1][1] {
-				runs[n-1][1] = max(runs[n-1][1], b)
-				continue
+	lo, hi, g := make([]int64, rank), make([]int64, rank), make([]int64, rank)
+blocks:
+	for _, i := range blocks {
+		b := &a.Blocks[i].Box
+		for d := range rank {
+			lo[d] = max(b.Lower[d], band.Lower[d])
+			hi[d] = min(b.Lower[d]+b.Count[d], band.Lower[d]+band.Count[d])
+			if hi[d] <= lo[d] {
+				continue blocks
 			}
-			runs = append(runs, [2]int64{a, b})
 		}
-		r0 := regs[lo]
-		lo = hi
-		copy(g, r0.Lower)
+		copy(g, lo)
 		var off int64 // of (g[:last], band's first) in the band
 		for d := range last {
 			off += (g[d] - band.Lower[d]) * stride[d]
 		}
+		r0, r1 := lo[last]-band.Lower[last], hi[last]-band.Lower[last]
 		for {
-			for _, run := range runs {
-				setBits(covered, off+run[0], off+run[1])
-			}
+			setBits(covered, off+r0, off+r1)
 			d := last - 1
 			for ; d >= 0; d-- {
 				off += stride[d]
-				if g[d]++; g[d] < r0.Lower[d]+r0.Count[d] {
+				if g[d]++; g[d] < hi[d] {
 					break
 				}
-				g[d] = r0.Lower[d]
-				off -= r0.Count[d] * stride[d]
+				g[d] = lo[d]
+				off -= (hi[d] - lo[d]) * stride[d]
 			}
 			if d < 0 {
 				break

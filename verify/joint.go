@@ -283,6 +283,25 @@ func (r *run) jointData(ctx context.Context, ms []*member, share int64, done fun
 	}
 	pf, _ := r.src.(catalog.Prefetcher)
 	nb := ms[0].nb
+	// The next band's prep, made beside this one's reads and comparisons.
+	prep := make(chan *bandPrep, 1)
+	pending := false
+	startPrep := func(bi int) {
+		live := make([]bool, len(ms))
+		for mi, m := range ms {
+			live[mi] = !m.over
+		}
+		pending = true
+		go func() { prep <- r.prepBand(g, bi, live) }()
+	}
+	defer func() {
+		if pending {
+			<-prep // not left running on members being finished
+		}
+	}()
+	if nb > 0 {
+		startPrep(0)
+	}
 	for bi := range nb {
 		live := 0
 		for _, m := range ms {
@@ -313,7 +332,12 @@ func (r *run) jointData(ctx context.Context, ms []*member, share int64, done fun
 			pf.Prefetch(ctx, next)
 		}
 		r.stats.bands.Add(int64(live))
-		if err := r.jointBand(ctx, g, bi, mem); err != nil {
+		bp := <-prep
+		pending = false
+		if bi+1 < nb {
+			startPrep(bi + 1)
+		}
+		if err := r.jointBand(ctx, g, bp, mem); err != nil {
 			return err
 		}
 		for _, m := range ms {
@@ -341,9 +365,61 @@ func (r *run) jointData(ctx context.Context, ms []*member, share int64, done fun
 	return nil
 }
 
-// jointBand compares band bi of every live member of g with its output
-// band (m.out); each member's first difference goes to m.first.
-func (r *run) jointBand(ctx context.Context, g *group, bi int, mem *membudget.Budget) error {
+// bandPrep is what a band needs before its blocks are read: each live
+// member's blocks cut to the band, those read in one pass (batch, merged
+// into file order) with their stage plans (order.go; nil: none), and
+// those read apart (rest). Preparing costs CPU per block (the cuts, the
+// plans' sorts, the merge), so jointData prepares the next band while the
+// current one is read and compared.
+type bandPrep struct {
+	band  catalog.Box
+	live  []bool // the members prepared
+	batch []batched
+	plans []*stagePlan
+	rest  [][]int
+}
+
+// prepBand prepares band bi of g's members that are live (a snapshot of
+// !over: a member that stops meanwhile is skipped by jointBand). It reads
+// only what start set (the members' blocks, bands and spans): safe beside
+// jointBand.
+func (r *run) prepBand(g *group, bi int, live []bool) *bandPrep {
+	bp := &bandPrep{live: live, plans: make([]*stagePlan, len(g.members)), rest: make([][]int, len(g.members))}
+	n := 0
+	for mi, m := range g.members {
+		if live[mi] {
+			n += len(m.byBand[bi])
+		}
+	}
+	batch := make([]batched, 0, n)
+	var ar intArena // the entries' regions and strides
+	var starts []int // where each member's entries start in batch
+	for mi, m := range g.members {
+		if !live[mi] {
+			continue
+		}
+		bp.band = m.bandOf(bi)
+		lo := len(batch) // the member's entries: batch[lo:] until merged
+		starts = append(starts, lo)
+		for _, i := range m.byBand[bi] {
+			c := r.cut(m.a, i, bp.band, m.span[i], &ar)
+			switch {
+			case c.b == nil:
+			case c.cache || g.batch == nil:
+				bp.rest[mi] = append(bp.rest[mi], i)
+			default:
+				batch = append(batch, batched{b: c.b, region: c.region, p: placementIn(c.b, m.a.DType, &ar), m: mi, k: len(batch) - lo})
+			}
+		}
+		bp.plans[mi] = planStage(batch[lo:], bp.band, m.a.DType)
+	}
+	bp.batch = mergeRuns(batch, starts)
+	return bp
+}
+
+// jointBand compares band bi (prepared: bp) of every live member of g with
+// its output band (m.out); each member's first difference goes to m.first.
+func (r *run) jointBand(ctx context.Context, g *group, bp *bandPrep, mem *membudget.Budget) error {
 	eg, gctx := errgroup.WithContext(ctx)
 	eg.SetLimit(r.opts.Jobs)
 	stages := make([]*staging, len(g.members))
@@ -352,38 +428,18 @@ func (r *run) jointBand(ctx context.Context, g *group, bi int, mem *membudget.Bu
 			st.drop(mem)
 		}
 	}()
-	n := 0
-	for _, m := range g.members {
-		if !m.over {
-			n += len(m.byBand[bi])
-		}
-	}
-	batch := make([]batched, 0, n)
-	var starts []int // where each member's entries start in batch
-	var band catalog.Box
+	band := bp.band
+	stopped := false // a member prepared live has stopped since
 	for mi, m := range g.members {
 		if m.over {
+			stopped = stopped || bp.live[mi]
 			continue
 		}
-		band = m.bandOf(bi)
-		var rest []int
-		lo := len(batch) // the member's entries: batch[lo:] until merged
-		starts = append(starts, lo)
-		for _, i := range m.byBand[bi] {
-			c := r.cut(m.a, i, band, m.span[i])
-			switch {
-			case c.b == nil:
-			case c.cache || g.batch == nil:
-				rest = append(rest, i)
-			default:
-				batch = append(batch, batched{b: c.b, region: c.region, p: newPlacement(c.b, m.a.DType), m: mi, k: len(batch) - lo})
-			}
-		}
 		var err error
-		if stages[mi], err = r.newStaging(ctx, batch[lo:], band, m.a.DType, mem); err != nil {
+		if stages[mi], err = r.newStaging(ctx, bp.plans[mi], mem); err != nil {
 			return err
 		}
-		for _, i := range rest {
+		for _, i := range bp.rest[mi] {
 			eg.Go(func() error {
 				// --jobs bounds the blocks in work over every array in flight.
 				if err := r.work(gctx); err != nil {
@@ -401,8 +457,12 @@ func (r *run) jointBand(ctx context.Context, g *group, bi int, mem *membudget.Bu
 			})
 		}
 	}
+	batch := bp.batch
+	if stopped {
+		batch = slices.DeleteFunc(slices.Clone(batch), func(e batched) bool { return g.members[e.m].over })
+	}
 	// One pass over the band's blocks of every member, in file order.
-	r.batches(gctx, eg, g, band, mergeRuns(batch, starts), stages, mem)
+	r.batches(gctx, eg, g, band, batch, stages, mem)
 	if err := eg.Wait(); err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -101,7 +102,6 @@ func planStage(part []batched, band catalog.Box, dt catalog.DType) *stagePlan {
 	if len(cand) < 2 {
 		return nil
 	}
-	slices.SortFunc(cand, func(x, y int) int { return regionOrder(part[x].region, part[y].region) })
 	sp := &stagePlan{band: band, size: int64(dt.Size), bandStride: make([]int64, rank), at: make([]int, len(part)),
 		segs: make([]stageSeg, 0, len(cand))}
 	n := int64(1)
@@ -109,6 +109,7 @@ func planStage(part []batched, band catalog.Box, dt catalog.DType) *stagePlan {
 		sp.bandStride[d] = n
 		n *= band.Count[d]
 	}
+	sortRegions(cand, part, band, sp.bandStride)
 	for k := range sp.at {
 		sp.at[k] = -1
 	}
@@ -141,6 +142,40 @@ func planStage(part []batched, band catalog.Box, dt catalog.DType) *stagePlan {
 		sp.bytes += rows * gr.rowLen * sp.size
 	}
 	return sp
+}
+
+// sortRegions sorts cand (entries of part) by regionOrder of their
+// regions. When the regions share the extent of their rows (dimensions
+// 0..r-2: blocks of one shape, the usual tiling), that order is the order
+// of their first elements in the band (stride: the band's), and packed keys
+// of that offset and the entry sort without a comparison reaching into the
+// boxes: a band of many small blocks holds tens of thousands.
+func sortRegions(cand []int, part []batched, band catalog.Box, stride []int64) {
+	last := len(band.Lower) - 1
+	rows := part[cand[0]].region.Count[:last]
+	n := uint64(len(cand))
+	uniform := uint64(band.Elements()) <= math.MaxUint64/n
+	for _, k := range cand {
+		uniform = uniform && slices.Equal(part[k].region.Count[:last], rows)
+	}
+	if !uniform {
+		slices.SortFunc(cand, func(x, y int) int { return regionOrder(part[x].region, part[y].region) })
+		return
+	}
+	keys := make([]uint64, len(cand))
+	for i, k := range cand {
+		var off int64
+		for d, l := range part[k].region.Lower {
+			off += (l - band.Lower[d]) * stride[d]
+		}
+		keys[i] = uint64(off)*n + uint64(i)
+	}
+	slices.Sort(keys)
+	sorted := make([]int, len(cand))
+	for i, key := range keys {
+		sorted[i] = cand[key%n]
+	}
+	copy(cand, sorted)
 }
 
 // regionOrder orders regions by their rows (lower, then count, of
@@ -366,8 +401,7 @@ type staging struct {
 
 // newStaging plans and allocates the stage of batch's small blocks; nil
 // when there are none or the stage would not fit the array's budget.
-func (r *run) newStaging(ctx context.Context, batch []batched, band catalog.Box, dt catalog.DType, mem *membudget.Budget) (*staging, error) {
-	sp := planStage(batch, band, dt)
+func (r *run) newStaging(ctx context.Context, sp *stagePlan, mem *membudget.Budget) (*staging, error) {
 	if sp == nil || sp.bytes > mem.Capacity() {
 		return nil, nil
 	}

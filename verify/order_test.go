@@ -326,3 +326,76 @@ func unflat(e int64, band catalog.Box) []int64 {
 	}
 	return g
 }
+
+// sortRegions must put a band's regions in regionOrder, by packed keys on
+// tilings of one block shape (shuffled, cut by the band) and by comparison
+// otherwise, and keep every entry once.
+func TestSortRegions(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for it := range 300 {
+		rank := 1 + r.IntN(3)
+		edge := make([]int64, rank)
+		shape := make([]int64, rank)
+		for d := range rank {
+			edge[d] = 1 + r.Int64N(4)
+			shape[d] = edge[d] * (1 + r.Int64N(6))
+		}
+		band := catalog.Box{Lower: make([]int64, rank), Count: slicesClone(shape)}
+		band.Lower[0] = r.Int64N(shape[0])
+		band.Count[0] = 1 + r.Int64N(shape[0]-band.Lower[0])
+		stride := make([]int64, rank)
+		n := int64(1)
+		for d := rank - 1; d >= 0; d-- {
+			stride[d] = n
+			n *= band.Count[d]
+		}
+		var part []batched
+		tiled := it%2 == 0
+		for k := range product(shape) / product(edge) {
+			box := catalog.Box{Lower: make([]int64, rank), Count: slicesClone(edge)}
+			for d := rank - 1; d >= 0; d-- {
+				per := shape[d] / edge[d]
+				box.Lower[d] = k % per * edge[d]
+				k /= per
+			}
+			if !tiled { // any shape, anywhere
+				for d := range rank {
+					box.Lower[d] = r.Int64N(shape[d])
+					box.Count[d] = 1 + r.Int64N(shape[d]-box.Lower[d])
+				}
+			}
+			if region, ok := box.Intersect(band); ok {
+				part = append(part, batched{region: region})
+			}
+		}
+		if len(part) == 0 {
+			continue
+		}
+		cand := make([]int, len(part))
+		for i := range cand {
+			cand[i] = i
+		}
+		r.Shuffle(len(cand), func(i, j int) { cand[i], cand[j] = cand[j], cand[i] })
+		sortRegions(cand, part, band, stride)
+		for i := 1; i < len(cand); i++ {
+			if regionOrder(part[cand[i-1]].region, part[cand[i]].region) > 0 {
+				t.Fatalf("case %d (tiled %v): %v before %v", it, tiled, part[cand[i-1]].region, part[cand[i]].region)
+			}
+		}
+		seen := slices.Clone(cand)
+		slices.Sort(seen)
+		for i, k := range seen {
+			if k != i {
+				t.Fatalf("case %d: entries %v are not each entry once", it, seen)
+			}
+		}
+	}
+}
+
+func product(v []int64) int64 {
+	n := int64(1)
+	for _, x := range v {
+		n *= x
+	}
+	return n
+}

@@ -57,10 +57,13 @@ func checkBlock(a *catalog.Array, i int) error {
 	return nil
 }
 
-func newPlacement(b *catalog.Block, dt catalog.DType) placement {
+func newPlacement(b *catalog.Block, dt catalog.DType) placement { return placementIn(b, dt, nil) }
+
+// placementIn is newPlacement with its strides from ar.
+func placementIn(b *catalog.Block, dt catalog.DType, ar *intArena) placement {
 	st := b.StoredShape()
 	rank := len(st)
-	p := placement{b: b, rank: rank, strides: make([]int64, rank), size: dt.Size, swap: dt.BigEndian && dt.Size > 1}
+	p := placement{b: b, rank: rank, strides: ar.take(rank), size: dt.Size, swap: dt.BigEndian && dt.Size > 1}
 	n := int64(1)
 	if b.Order == catalog.ColMajor {
 		for d := 0; d < rank; d++ {
