@@ -15,10 +15,9 @@ import (
 )
 
 // BuildCatalog opens path with its reader and streams every array into a
-// fresh catalog database at dbPath, each array stored on a goroutine of its
-// own while the reader goes on with the next (see alongside). A --var that
-// selects nothing is the reader's *reader.NoMatchError (main turns it into
-// a usage error with suggestions).
+// fresh catalog database at dbPath. A --var that selects nothing is the
+// reader's *reader.NoMatchError (main turns it into a usage error with
+// suggestions).
 func BuildCatalog(ctx context.Context, path, dbPath string, opts reader.Options) (reader.Dataset, *catalog.Store, error) {
 	return BuildCatalogEach(ctx, path, dbPath, opts, nil)
 }
@@ -44,11 +43,7 @@ func BuildCatalogEach(ctx context.Context, path, dbPath string, opts reader.Opti
 		ds.Close()
 		return nil, nil, err
 	}
-	// The reader goes on with the next array while the last one is stored
-	// or, with each, planned (the store then stays on the reader's
-	// goroutine: on two cores a third stage would only hold a third array
-	// in memory).
-	emit, wait := alongside(ctx, func(*catalog.Array) error { return nil }, store.Put)
+	emit, wait := store.Put, func() error { return nil }
 	if each != nil {
 		emit, wait = alongside(ctx, store.Put, each)
 	}
@@ -71,15 +66,15 @@ func BuildCatalogEach(ctx context.Context, path, dbPath string, opts reader.Opti
 }
 
 // alongside returns the emit of a Scan that hands each array to each, on a
-// goroutine of its own and in order, and passes it to put, and the wait
+// goroutine of its own and in order, and stores it with put, and the wait
 // that ends that goroutine (always called, after the Scan) and returns the
-// first error of each. Reading, storing and planning an array cost about
-// the same (351,537 BP5 blocks: 0.15-0.3 s of CPU each), so on two cores
-// they overlap: while each has array i, the reader (and put) go on with
-// array i+1. An array goes to each first when each is idle (neither
-// modifies it), else once put returns; the hand-over waits for each to
+// first error of each. The plan of an array costs about what reading and
+// storing it do (351,537 BP5 blocks: 0.3 s of CPU each), so on two cores
+// they overlap: while each has array i, the reader and the store go on
+// with array i+1. An array goes to each first when each is idle (neither
+// modifies it), else once it is stored; the hand-over waits for each to
 // take it, so at most two arrays are in memory (one in each, one being
-// read or put). An error of each stops the Scan at its next array.
+// read or stored). An error of each stops the Scan at its next array.
 func alongside(ctx context.Context, put, each func(*catalog.Array) error) (emit func(*catalog.Array) error, wait func() error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	arrays := make(chan *catalog.Array)

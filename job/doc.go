@@ -31,8 +31,7 @@
 // rewriter's internals (only its exported API), map errors to exit codes.
 // Every function takes the context of the command; none starts goroutines
 // of its own (the rewriter's pipelines do) but BuildCatalogEach, whose one
-// goroutine stores or plans each array beside the reader and ends before
-// it returns.
+// goroutine calls its each beside the store and ends before it returns.
 //
 // The work directory OUT/.relayout it owns (the rewriter writes inside it):
 //
