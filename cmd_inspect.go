@@ -50,6 +50,7 @@ func runInspect(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	opts.WithPieces = svgPath == "" // listBlocks names each block's cuboid
 	p, err := planner.NewPlanner(opts)
 	if err != nil {
 		return usagef("inspect: %v", err)

@@ -3,6 +3,8 @@ package catalog
 import (
 	"database/sql"
 	"errors"
+	"math"
+	"math/rand/v2"
 	"os/exec"
 	"path/filepath"
 	"reflect"
@@ -249,6 +251,23 @@ func TestListParserInt(t *testing.T) {
 		}
 		if err == nil && p.s[p.i] != ',' {
 			t.Errorf("%q: stopped at byte %d", s, p.i)
+		}
+	}
+}
+
+// appendInt writes what strconv does, at every length and sign.
+func TestAppendInt(t *testing.T) {
+	vs := []int64{0, 1, 9, 10, 99, 100, 101, 999, 1000, -1, -9, -10, -99, -100, math.MaxInt64, math.MinInt64, math.MaxInt64 - 1, math.MinInt64 + 1}
+	for p := int64(1); p > 0 && p <= math.MaxInt64/10; p *= 10 {
+		vs = append(vs, p-1, p, p+1, -p+1, -p, -p-1, 10*p-1)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 10000 {
+		vs = append(vs, int64(rng.Uint64()), rng.Int64N(1<<20)-1<<19)
+	}
+	for _, v := range vs {
+		if got, want := string(appendInt([]byte("x"), v)), "x"+strconv.FormatInt(v, 10); got != want {
+			t.Fatalf("%d: %q, want %q", v, got, want)
 		}
 	}
 }

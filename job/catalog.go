@@ -22,11 +22,13 @@ func BuildCatalog(ctx context.Context, path, dbPath string, opts reader.Options)
 	return BuildCatalogEach(ctx, path, dbPath, opts, nil)
 }
 
-// BuildCatalogEach is BuildCatalog that also hands each array, once it is
-// stored, to each (when not nil), in the catalog's order (variable, step,
-// level: the order of Store.EachArray): what `relayout plan` plans as the
-// catalog is built instead of reading every block list back. An error of
-// each stops the build and is returned.
+// BuildCatalogEach is BuildCatalog that also hands each array to each (when
+// not nil), in the catalog's order (variable, step, level: the order of
+// Store.EachArray): what `relayout plan` plans as the catalog is built
+// instead of reading every block list back. each runs on a goroutine of its
+// own beside the reader and the store (see alongside), one array at a time,
+// and has returned for every array when BuildCatalogEach returns. An error
+// of each stops the build and is returned.
 func BuildCatalogEach(ctx context.Context, path, dbPath string, opts reader.Options, each func(*catalog.Array) error) (reader.Dataset, *catalog.Store, error) {
 	ds, err := reader.Open(path, opts)
 	if err != nil {
@@ -41,16 +43,14 @@ func BuildCatalogEach(ctx context.Context, path, dbPath string, opts reader.Opti
 		ds.Close()
 		return nil, nil, err
 	}
-	emit := store.Put
+	emit, wait := store.Put, func() error { return nil }
 	if each != nil {
-		emit = func(a *catalog.Array) error {
-			if err := store.Put(a); err != nil {
-				return err
-			}
-			return each(a)
-		}
+		emit, wait = alongside(ctx, store.Put, each)
 	}
 	err = ds.Scan(ctx, emit)
+	if werr := wait(); err == nil {
+		err = werr
+	}
 	if err == nil {
 		err = checkIncomplete(path, ds.Info(), opts.Strict)
 	}
@@ -63,6 +63,55 @@ func BuildCatalogEach(ctx context.Context, path, dbPath string, opts reader.Opti
 		return nil, nil, err
 	}
 	return ds, store, nil
+}
+
+// alongside returns the emit of a Scan that hands each array to each, on a
+// goroutine of its own and in order, and stores it with put, and the wait
+// that ends that goroutine (always called, after the Scan) and returns the
+// first error of each. The plan of an array costs about what reading and
+// storing it do (351,537 BP5 blocks: 0.3 s of CPU each), so on two cores
+// they overlap: while each has array i, the reader and the store go on
+// with array i+1. An array goes to each first when each is idle (neither
+// modifies it), else once it is stored; the hand-over waits for each to
+// take it, so at most two arrays are in memory (one in each, one being
+// read or stored). An error of each stops the Scan at its next array.
+func alongside(ctx context.Context, put, each func(*catalog.Array) error) (emit func(*catalog.Array) error, wait func() error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	arrays := make(chan *catalog.Array)
+	done := make(chan error, 1)
+	go func() {
+		for a := range arrays {
+			if err := each(a); err != nil {
+				cancel(err) // the next emit returns it: nothing takes its array
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	emit = func(a *catalog.Array) error {
+		select {
+		case arrays <- a:
+			return put(a)
+		default:
+		}
+		if err := put(a); err != nil {
+			return err
+		}
+		select {
+		case arrays <- a:
+			return nil
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
+	wait = func() error {
+		close(arrays)
+		err := <-done
+		cancel(nil)
+		return err
+	}
+	return emit, wait
 }
 
 // checkIncomplete warns on stderr about each part of the input that was

@@ -30,7 +30,8 @@
 // What it must not do: parse flags or print usage (main), touch the
 // rewriter's internals (only its exported API), map errors to exit codes.
 // Every function takes the context of the command; none starts goroutines
-// of its own (the rewriter's pipelines do).
+// of its own (the rewriter's pipelines do) but BuildCatalogEach, whose one
+// goroutine calls its each beside the store and ends before it returns.
 //
 // The work directory OUT/.relayout it owns (the rewriter writes inside it):
 //

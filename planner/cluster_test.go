@@ -331,3 +331,60 @@ func TestMergeParallelMatchesSerial(t *testing.T) {
 		t.Fatalf("parallel plan differs from the serial one")
 	}
 }
+
+// rankCoords marks the boundaries in a table when they span few values and
+// sorts them otherwise: both give the sorted distinct boundaries of the
+// non-empty boxes, and toPiece the same ranks through the table as by
+// searching them.
+func TestRankCoordsTableMatchesSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 3))
+	for iter := 0; iter < 200; iter++ {
+		dims := 1 + iter%MaxDims
+		boxes := randomPartition(rng, dims, []int64{8, 30, 64}[iter%3], 2+rng.IntN(100))
+		if iter%4 == 1 {
+			boxes = append(boxes, catalog.Box{Lower: make([]int64, dims), Count: make([]int64, dims)}) // empty: no boundaries
+		}
+		shift := []int64{0, -5, 1 << 40, -1 << 50}[iter%4] // far from 0: a table over the span all the same
+		for i := range boxes {
+			b := catalog.Box{Lower: slices.Clone(boxes[i].Lower), Count: boxes[i].Count}
+			for d := range b.Lower {
+				b.Lower[d] += shift
+			}
+			boxes[i] = b
+		}
+		if iter%2 == 1 { // spread one axis far apart: sorted, not tabled
+			far := catalog.Box{Lower: slices.Repeat([]int64{shift}, dims), Count: slices.Repeat([]int64{1}, dims)}
+			far.Lower[0] += 1 << 45
+			boxes = append(boxes, far)
+		}
+		var c clusterer
+		c.dims = dims
+		c.rankCoords(boxes)
+		for d := 0; d < dims; d++ {
+			var want []int64
+			for _, b := range boxes {
+				if !IsEmpty(b) {
+					want = append(want, b.Lower[d], b.Lower[d]+b.Count[d])
+				}
+			}
+			slices.Sort(want)
+			want = slices.Compact(want)
+			if !slices.Equal(c.axis[d], want) {
+				t.Fatalf("iter %d axis %d: %v, want %v", iter, d, c.axis[d], want)
+			}
+			if tabled := c.rankAt[d] != nil; tabled != (iter%2 == 0 || d > 0) {
+				t.Fatalf("iter %d axis %d: tabled %v", iter, d, tabled)
+			}
+		}
+		searched := c
+		searched.rankAt = [MaxDims][]int32{}
+		for i, b := range boxes {
+			if IsEmpty(b) {
+				continue
+			}
+			if p, q := c.toPiece(b, int32(i)), searched.toPiece(b, int32(i)); p != q {
+				t.Fatalf("iter %d box %v: %+v through the table, %+v searched", iter, b, p, q)
+			}
+		}
+	}
+}

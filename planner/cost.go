@@ -493,13 +493,54 @@ func predictPieces(st Storage, elemSize int, p Pattern, grid []int64, c Cost, cp
 	for d := 0; d < dims; d++ {
 		regLo[d], regHi[d] = bounds[d][0], bounds[d][len(bounds[d])-1]
 	}
+	// partAt[d][x-regLo[d]] is partOf(bounds[d], grid[d], x), tabled over
+	// the region when it is not wide (a call per piece and axis otherwise).
+	var partAt [MaxDims][]int32
+	for d := 0; d < dims; d++ {
+		if n := regHi[d] - regLo[d]; grid[d] > 1 && n <= maxPartTable && n < 8*int64(st.npieces())+1024 {
+			t := make([]int32, n)
+			for x := range t {
+				t[x] = int32(partOf(bounds[d], grid[d], regLo[d]+int64(x)))
+			}
+			partAt[d] = t
+		}
+	}
 	fp := st.flatOf(dims)
 	coords, step := fp.coords, 2*dims
 	for i, at := 0, 0; i < fp.n; i, at = i+1, at+step {
+		// Most pieces miss a plane: reject them first (3-D unrolled, on
+		// the flat corners).
+		if dims == 3 {
+			q := coords[at : at+6 : at+6]
+			if q[0] >= regHi[0] || q[0]+q[3] <= regLo[0] || q[3] <= 0 ||
+				q[1] >= regHi[1] || q[1]+q[4] <= regLo[1] || q[4] <= 0 ||
+				q[2] >= regHi[2] || q[2]+q[5] <= regLo[2] || q[5] <= 0 {
+				continue
+			}
+			if !lib && onePart3(q, &regLo, &regHi, &bounds, &partAt, grid, &lo) {
+				// The loop below for a piece inside one part, without the
+				// general path's per-axis work: the usual case of small
+				// blocks.
+				k := int(lo[0])*stride[0] + int(lo[1])*stride[1] + int(lo[2])*stride[2]
+				if active[k] {
+					req[k]++
+					vol := q[3] * q[4] * q[5]
+					if fp.isWhole(i) {
+						pieceBytes := vol * elem
+						bytes[k] += pieceBytes
+						slowest = max(slowest, cp.Latency+float64(pieceBytes)/cp.ReaderBW)
+						c.MaxSharing = max(c.MaxSharing, 1)
+					} else {
+						bytes[k] += vol * elem
+					}
+				}
+				continue
+			}
+		}
 		corners := coords[at : at+step : at+step]
 		lower, count := corners[:dims:dims], corners[dims:]
 		empty := false
-		for d := 0; d < dims; d++ { // most pieces miss a plane: reject them first
+		for d := 0; d < dims && dims != 3; d++ {
 			if lower[d] >= regHi[d] || lower[d]+count[d] <= regLo[d] || count[d] <= 0 {
 				empty = true
 				break
@@ -525,12 +566,20 @@ func predictPieces(st Storage, elemSize int, p Pattern, grid []int64, c Cost, cp
 				break
 			}
 			l := int64(0) // one part along d (most axes of the patterns): no search
-			if grid[d] > 1 {
+			t := partAt[d]
+			switch {
+			case t != nil:
+				l = int64(t[pl-regLo[d]])
+			case grid[d] > 1:
 				l = partOf(b, grid[d], pl)
 			}
 			h := l + 1
 			if ph-1 >= b[l+1] { // the piece reaches past part l: search its last part
-				h = partOf(b, grid[d], ph-1) + 1
+				if t != nil {
+					h = int64(t[ph-1-regLo[d]]) + 1
+				} else {
+					h = partOf(b, grid[d], ph-1) + 1
+				}
 				one = false
 			}
 			lo[d], hi[d] = l, h
@@ -644,6 +693,33 @@ func predictPieces(st Storage, elemSize int, p Pattern, grid []int64, c Cost, cp
 	}
 	return c
 }
+
+// onePart3 reports whether the 3-D piece q (lower corner, then count),
+// which meets the region [regLo, regHi), lies inside one readers' part,
+// and sets lo to that part's index per axis: predictPieces' per-axis
+// search for that case.
+func onePart3(q []int64, regLo, regHi *[MaxDims]int64, bounds *[MaxDims][]int64, partAt *[MaxDims][]int32, grid []int64, lo *[MaxDims]int64) bool {
+	for d := 0; d < 3; d++ {
+		pl, ph := q[d], q[d]+q[3+d]
+		if pl < regLo[d] || ph > regHi[d] {
+			return false
+		}
+		l := int64(0)
+		if t := partAt[d]; t != nil {
+			l = int64(t[pl-regLo[d]])
+		} else if grid[d] > 1 {
+			l = partOf(bounds[d], grid[d], pl)
+		}
+		if ph-1 >= bounds[d][l+1] {
+			return false
+		}
+		lo[d] = l
+	}
+	return true
+}
+
+// maxPartTable is the widest region axis whose parts predictPieces tables.
+const maxPartTable = 1 << 16
 
 // partOf is the non-empty part holding coordinate x of the region whose
 // part bounds along one axis are b (g parts): the last part starting at or

@@ -61,8 +61,17 @@ func Merge(blocks []catalog.Block, scope Scope, ranksPerNode int) ([]Group, erro
 	if err != nil {
 		return nil, err
 	}
-	return r.merge(scope, ranksPerNode, true)
+	return r.merge(scope, ranksPerNode, withPieces)
 }
+
+// mergeOut is what a merge builds of each group's cuboids.
+type mergeOut int
+
+const (
+	countOnly  mergeOut = iota // their number only (Group.count; Cuboids nil)
+	boxesOnly                  // Cuboids without their Pieces
+	withPieces                 // Cuboids with their Pieces
+)
 
 // rankedBlocks are an array's blocks converted once to the rank space of the
 // clustering (see clusterer): the merges of every scope of one plan start
@@ -70,40 +79,38 @@ func Merge(blocks []catalog.Block, scope Scope, ranksPerNode int) ([]Group, erro
 // scope and group.
 type rankedBlocks struct {
 	blocks []catalog.Block
-	boxes  []catalog.Box
 	c      clusterer
 	ranked bool    // 1 to MaxDims dimensions: clustered in rank space
 	all    []piece // rank-space form of every block, in block order
 }
 
 func rankBlocks(blocks []catalog.Block) (*rankedBlocks, error) {
-	r := &rankedBlocks{blocks: blocks, boxes: make([]catalog.Box, len(blocks))}
-	for i := range blocks {
-		r.boxes[i] = blocks[i].Box
-	}
-	dims, _, err := blockRank(r.boxes)
+	r := &rankedBlocks{blocks: blocks}
+	boxOf := func(b *catalog.Block) *catalog.Box { return &b.Box }
+	dims, _, err := blockRankOf(blocks, boxOf)
 	if err != nil {
 		return nil, fmt.Errorf("planner: %w", err)
 	}
 	r.ranked = dims >= 1 && dims <= MaxDims
 	if r.ranked {
 		r.c.dims = dims
-		r.c.rankCoords(r.boxes)
+		rankCoordsOf(&r.c, blocks, boxOf)
 		r.all = make([]piece, len(blocks))
-		for i := range r.boxes {
-			if !IsEmpty(r.boxes[i]) {
-				r.all[i] = r.c.toPiece(r.boxes[i], 0)
+		for i := range blocks {
+			if !IsEmpty(blocks[i].Box) {
+				r.all[i] = r.c.toPiece(blocks[i].Box, 0)
 			}
 		}
 	}
 	return r, nil
 }
 
-// merge is Merge over the ranked blocks. Without cuboids, each group holds
-// only the number of its cuboids (Group.count; Cuboids nil): what the plan's
-// figures of the scopes it does not draw need, without building a box and
-// a piece list per cuboid.
-func (r *rankedBlocks) merge(scope Scope, ranksPerNode int, cuboids bool) ([]Group, error) {
+// merge is Merge over the ranked blocks, building out of each group's
+// cuboids: countOnly is what the plan's figures of the scopes it does not
+// draw need (no box and no piece list per cuboid), boxesOnly what the
+// plan's costs and pictures of its scope need.
+func (r *rankedBlocks) merge(scope Scope, ranksPerNode int, out mergeOut) ([]Group, error) {
+	cuboids := out != countOnly
 	blocks := r.blocks
 	key := func(b *catalog.Block) int { return 0 }
 	switch scope {
@@ -179,7 +186,7 @@ func (r *rankedBlocks) merge(scope Scope, ranksPerNode int, cuboids bool) ([]Gro
 				c.cur = append(c.cur, p)
 			}
 			if cuboids {
-				g.Cuboids, ok = c.cluster(len(members))
+				g.Cuboids, ok = c.cluster(len(members), out == withPieces)
 			} else {
 				g.count, ok = c.count(len(members))
 			}
@@ -189,7 +196,7 @@ func (r *rankedBlocks) merge(scope Scope, ranksPerNode int, cuboids bool) ([]Gro
 		} else if !ok {
 			gboxes := make([]catalog.Box, len(members))
 			for k, i := range members {
-				gboxes[k] = r.boxes[i]
+				gboxes[k] = r.blocks[i].Box
 			}
 			g.Cuboids = singletons(gboxes)
 		}

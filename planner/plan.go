@@ -37,6 +37,9 @@ type PlanOptions struct {
 	Scope        Scope   // the cuboids costed as "merged" and drawn by SVG
 	RanksPerNode int     // 0: per-node figures omitted (required for ScopeNode)
 	WithCuboids  bool    // include the cuboid boxes of Scope in the plan
+	// WithPieces: the cuboids of ArrayPlan.MergeGroups list the block
+	// pieces they hold (inspect's block list); without it they are boxes.
+	WithPieces bool
 	// Cost is the cost model's parameters (`relayout calibrate`); nil means
 	// DefaultCostParams.
 	Cost *CostParams
@@ -153,7 +156,8 @@ type ArrayPlan struct {
 	ReadBytes int64 `json:"read_bytes"`
 
 	// MergeGroups are the merge groups of the plan's scope (for pictures);
-	// Piece.Block indexes the array's blocks.
+	// their cuboids' Pieces are set with PlanOptions.WithPieces (may be nil
+	// without), Piece.Block indexing the array's blocks.
 	MergeGroups []Group `json:"-"`
 }
 
@@ -387,15 +391,24 @@ func mergeScopes(blocks []catalog.Block, opts PlanOptions) (*scopeMerges, error)
 	if err != nil {
 		return nil, err
 	}
+	out := func(s Scope) mergeOut {
+		switch {
+		case s != opts.Scope:
+			return countOnly
+		case opts.WithPieces:
+			return withPieces
+		}
+		return boxesOnly
+	}
 	var m scopeMerges
-	if m.byRank, err = rb.merge(ScopeRank, 0, opts.Scope == ScopeRank); err != nil {
+	if m.byRank, err = rb.merge(ScopeRank, 0, out(ScopeRank)); err != nil {
 		return nil, err
 	}
-	if m.global, err = rb.merge(ScopeGlobal, 0, opts.Scope == ScopeGlobal); err != nil {
+	if m.global, err = rb.merge(ScopeGlobal, 0, out(ScopeGlobal)); err != nil {
 		return nil, err
 	}
 	if opts.RanksPerNode > 0 {
-		if m.byNode, err = rb.merge(ScopeNode, opts.RanksPerNode, opts.Scope == ScopeNode); err != nil {
+		if m.byNode, err = rb.merge(ScopeNode, opts.RanksPerNode, out(ScopeNode)); err != nil {
 			return nil, err
 		}
 	}

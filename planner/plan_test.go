@@ -177,3 +177,52 @@ func TestPlanAutoAndScalar(t *testing.T) {
 		t.Errorf("scalar plan %+v", ap)
 	}
 }
+
+// The merge groups of a plan carry their cuboids' pieces only with
+// WithPieces (inspect's block list), the same cuboid boxes either way, and
+// the pieces are Merge's.
+func TestPlanMergeGroupsPieces(t *testing.T) {
+	a := gridArray(0, [4][4]int{{0, 0, 0, 0}, {1, 2, 2, 1}, {1, 2, 3, 3}, {-2, -2, 3, 3}})
+	plan := func(pieces bool) ArrayPlan {
+		p, err := NewPlanner(PlanOptions{Layout: Contiguous, Readers: 4, Scope: ScopeRank, Fill: true, WithPieces: pieces})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ap, err := p.PlanArray(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ap
+	}
+	boxes, with := plan(false).MergeGroups, plan(true).MergeGroups
+	want, err := Merge(a.Blocks, ScopeRank, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(boxes) != len(want) || len(with) != len(want) {
+		t.Fatalf("%d and %d groups, Merge has %d", len(boxes), len(with), len(want))
+	}
+	for gi := range want {
+		w := want[gi].Cuboids
+		if len(boxes[gi].Cuboids) != len(w) || len(with[gi].Cuboids) != len(w) {
+			t.Fatalf("group %d: %d and %d cuboids, Merge has %d", gi, len(boxes[gi].Cuboids), len(with[gi].Cuboids), len(w))
+		}
+		for ci := range w {
+			b, p := boxes[gi].Cuboids[ci], with[gi].Cuboids[ci]
+			if !Equal(b.Box, w[ci].Box) || !Equal(p.Box, w[ci].Box) {
+				t.Errorf("group %d cuboid %d: boxes %v and %v, Merge's %v", gi, ci, b.Box, p.Box, w[ci].Box)
+			}
+			if b.Pieces != nil {
+				t.Errorf("group %d cuboid %d: pieces %v without WithPieces", gi, ci, b.Pieces)
+			}
+			if len(p.Pieces) != len(w[ci].Pieces) || len(p.Pieces) == 0 {
+				t.Fatalf("group %d cuboid %d: %d pieces, Merge's %d", gi, ci, len(p.Pieces), len(w[ci].Pieces))
+			}
+			for k := range p.Pieces {
+				if p.Pieces[k].Block != w[ci].Pieces[k].Block || !Equal(p.Pieces[k].Box, w[ci].Pieces[k].Box) {
+					t.Errorf("group %d cuboid %d piece %d: %+v, Merge's %+v", gi, ci, k, p.Pieces[k], w[ci].Pieces[k])
+				}
+			}
+		}
+	}
+}
