@@ -208,9 +208,23 @@ func copyFile(src, dst string) error {
 }
 
 // StageManifest writes the job's manifest (sha256 still empty) into
-// work/stage, so the stage reads back like a relayout output.
+// work/stage, so the stage reads back like a relayout output. An in-memory
+// job's is written unsynced: its commit writes the manifest again, synced,
+// and a sync here would wait for the whole output being written back (an
+// ext4 fsync commits the journal, with the data written before it): 0.19 s
+// on small5 before its verification could start.
 func StageManifest(work string, job *Job) error {
-	return writeManifest(job.stageDir(work), &job.Manifest)
+	if job.mem == nil {
+		return writeManifest(job.stageDir(work), &job.Manifest)
+	}
+	b, err := job.Manifest.Encode()
+	if err == nil {
+		err = os.WriteFile(filepath.Join(job.stageDir(work), catalog.ManifestName), b, 0o644)
+	}
+	if err != nil {
+		return fmt.Errorf("rewriter: manifest: %w", err)
+	}
+	return nil
 }
 
 // CheckUnits reads every dataset of the joined stage back (out, through its
