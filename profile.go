@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"runtime"
 	"runtime/pprof"
@@ -50,34 +51,30 @@ func peakHeapProfile(path string) (stop func() error) {
 // (--cpuprofile of run, catalog and plan); stop ends it. An empty path
 // profiles nothing.
 func startCPUProfile(verb, path string) (stop func(), err error) {
-	if path == "" {
-		return func() {}, nil
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, usagef("%s: --cpuprofile: %v", verb, err)
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+	return startRecording(verb, "cpuprofile", path, pprof.StartCPUProfile, pprof.StopCPUProfile)
 }
 
 // startTrace writes a Go execution trace of the rest of the verb to path
 // (--trace of run): where the goroutines wait, which phases run alone. An
 // empty path traces nothing.
 func startTrace(verb, path string) (stop func(), err error) {
+	return startRecording(verb, "trace", path, trace.Start, trace.Stop)
+}
+
+// startRecording starts a recorder of the runtime (start, stop) into a new
+// file at path, given by --flag; stop ends it and closes the file. An empty
+// path records nothing.
+func startRecording(verb, flag, path string, start func(io.Writer) error, end func()) (stop func(), err error) {
 	if path == "" {
 		return func() {}, nil
 	}
 	f, err := os.Create(path)
 	if err != nil {
-		return nil, usagef("%s: --trace: %v", verb, err)
+		return nil, usagef("%s: --%s: %v", verb, flag, err)
 	}
-	if err := trace.Start(f); err != nil {
+	if err := start(f); err != nil {
 		f.Close()
 		return nil, err
 	}
-	return func() { trace.Stop(); f.Close() }, nil
+	return func() { end(); f.Close() }, nil
 }

@@ -3,7 +3,6 @@ package catalog
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"runtime"
 	"sync"
 	"unsafe"
@@ -60,7 +59,7 @@ func (c *blockCache) put(k Key, blocks []Block) {
 	n := blocksBytes(blocks)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.drop(k)
+	c.drop(k) // two readers decoded it at once
 	if n > c.limit {
 		return
 	}
@@ -69,7 +68,7 @@ func (c *blockCache) put(k Key, blocks []Block) {
 	c.evict()
 }
 
-// drop forgets k (Put replaced it). The caller holds mu.
+// drop forgets k. The caller holds mu.
 func (c *blockCache) drop(k Key) {
 	for i, e := range c.entries {
 		if e.k == k {
@@ -111,21 +110,8 @@ func (s *Store) Preload(ctx context.Context, jobs int) error {
 	if limit <= 0 {
 		return nil
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT var, step, level FROM arrays ORDER BY var, step, level`)
+	keys, err := s.keys(ctx, "")
 	if err != nil {
-		return fmt.Errorf("catalog: %s: %w", s.path, err)
-	}
-	var keys []Key
-	for rows.Next() {
-		var k Key
-		if err := rows.Scan(&k.Var, &k.Step, &k.Level); err != nil {
-			rows.Close()
-			return err
-		}
-		keys = append(keys, k)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return err
 	}
 	eg, gctx := errgroup.WithContext(ctx)

@@ -300,9 +300,6 @@ func (s *Store) Put(a *Array) error {
 	if s.legacy {
 		return fmt.Errorf("catalog: %s: written by an earlier version of relayout: read-only: %w", s.path, ErrUnsupported)
 	}
-	s.cache.mu.Lock()
-	s.cache.drop(a.Key())
-	s.cache.mu.Unlock()
 	tx, err := s.db.Begin()
 	if err != nil {
 		return fmt.Errorf("catalog: %s: %w", s.path, err)
@@ -501,21 +498,8 @@ func (s *Store) EachArrayHeader(ctx context.Context, varName string, fn func(*Ar
 }
 
 func (s *Store) eachArray(ctx context.Context, varName string, blocks bool, fn func(*Array) error) error {
-	rows, err := s.db.QueryContext(ctx, `SELECT step, level FROM arrays WHERE var = ? ORDER BY step, level`, varName)
+	keys, err := s.keys(ctx, `WHERE var = ?`, varName)
 	if err != nil {
-		return fmt.Errorf("catalog: %s: %w", s.path, err)
-	}
-	var keys []Key
-	for rows.Next() {
-		k := Key{Var: varName}
-		if err := rows.Scan(&k.Step, &k.Level); err != nil {
-			rows.Close()
-			return err
-		}
-		keys = append(keys, k)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return err
 	}
 	for _, k := range keys {
@@ -531,6 +515,25 @@ func (s *Store) eachArray(ctx context.Context, varName string, blocks bool, fn f
 		}
 	}
 	return nil
+}
+
+// keys lists the keys of the arrays that where (an SQL WHERE clause, or
+// "") selects, in (var, step, level) order.
+func (s *Store) keys(ctx context.Context, where string, args ...any) ([]Key, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT var, step, level FROM arrays `+where+` ORDER BY var, step, level`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("catalog: %s: %w", s.path, err)
+	}
+	defer rows.Close()
+	var keys []Key
+	for rows.Next() {
+		var k Key
+		if err := rows.Scan(&k.Var, &k.Step, &k.Level); err != nil {
+			return nil, err
+		}
+		keys = append(keys, k)
+	}
+	return keys, rows.Err()
 }
 
 // Array loads one array with its blocks; ErrNotFound if the catalog lacks it.

@@ -154,15 +154,24 @@ func (b Box) Elements() int64 {
 // Intersect returns the common region of a and b and whether it is non-empty.
 func (b Box) Intersect(o Box) (Box, bool) {
 	r := Box{Lower: make([]int64, len(b.Lower)), Count: make([]int64, len(b.Lower))}
+	if !b.IntersectInto(o, r) {
+		return Box{}, false
+	}
+	return r, true
+}
+
+// IntersectInto is Intersect into r, whose slices the caller provides (of
+// b's rank): no allocation. r's contents are undefined when it reports false.
+func (b Box) IntersectInto(o, r Box) bool {
 	for i := range b.Lower {
 		lo := max(b.Lower[i], o.Lower[i])
 		hi := min(b.Lower[i]+b.Count[i], o.Lower[i]+o.Count[i])
 		if hi <= lo {
-			return Box{}, false
+			return false
 		}
 		r.Lower[i], r.Count[i] = lo, hi-lo
 	}
-	return r, true
+	return true
 }
 
 func (b Box) String() string {

@@ -440,13 +440,8 @@ func (r *run) cut(a *catalog.Array, i int, band catalog.Box, span int, ar *intAr
 	}
 	rank := len(band.Lower)
 	region := catalog.Box{Lower: ar.take(rank), Count: ar.take(rank)}
-	for d := range rank {
-		lo := max(b.Box.Lower[d], band.Lower[d])
-		hi := min(b.Box.Lower[d]+b.Box.Count[d], band.Lower[d]+band.Count[d])
-		if hi <= lo {
-			return cutBlock{}
-		}
-		region.Lower[d], region.Count[d] = lo, hi-lo
+	if !b.Box.IntersectInto(band, region) {
+		return cutBlock{}
 	}
 	r.count(a, b)
 	if span == 1 {

@@ -34,33 +34,29 @@ func (r *run) holes(a *catalog.Array, band catalog.Box, blocks []int, out []byte
 	// blocks' order: no region is allocated or sorted (a band of many small
 	// blocks holds tens of thousands), a row costs one setBits.
 	last := rank - 1
-	lo, hi, g := make([]int64, rank), make([]int64, rank), make([]int64, rank)
-blocks:
+	reg := catalog.Box{Lower: make([]int64, rank), Count: make([]int64, rank)}
+	g := make([]int64, rank)
 	for _, i := range blocks {
-		b := &a.Blocks[i].Box
-		for d := range rank {
-			lo[d] = max(b.Lower[d], band.Lower[d])
-			hi[d] = min(b.Lower[d]+b.Count[d], band.Lower[d]+band.Count[d])
-			if hi[d] <= lo[d] {
-				continue blocks
-			}
+		if !a.Blocks[i].Box.IntersectInto(band, reg) {
+			continue
 		}
-		copy(g, lo)
+		copy(g, reg.Lower)
 		var off int64 // of (g[:last], band's first) in the band
 		for d := range last {
 			off += (g[d] - band.Lower[d]) * stride[d]
 		}
-		r0, r1 := lo[last]-band.Lower[last], hi[last]-band.Lower[last]
+		r0 := reg.Lower[last] - band.Lower[last]
+		r1 := r0 + reg.Count[last]
 		for {
 			setBits(covered, off+r0, off+r1)
 			d := last - 1
 			for ; d >= 0; d-- {
 				off += stride[d]
-				if g[d]++; g[d] < hi[d] {
+				if g[d]++; g[d] < reg.Lower[d]+reg.Count[d] {
 					break
 				}
-				g[d] = lo[d]
-				off -= (hi[d] - lo[d]) * stride[d]
+				g[d] = reg.Lower[d]
+				off -= reg.Count[d] * stride[d]
 			}
 			if d < 0 {
 				break
