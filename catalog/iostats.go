@@ -178,3 +178,20 @@ func ReadLimit(ctx context.Context) int64 {
 	n, _ := ctx.Value(readLimitKey{}).(int64)
 	return n
 }
+
+type readTimerKey struct{}
+
+// WithReadTimer asks the Source to add (atomically) the nanoseconds its file reads
+// take to *ns: a caller that splits its time between fetching and its own
+// per-block work takes one clock reading per read call this way, not two
+// per block (on 351,537 blocks of 4³, per-block clock readings cost more
+// than the copies they timed).
+func WithReadTimer(ctx context.Context, ns *int64) context.Context {
+	return context.WithValue(ctx, readTimerKey{}, ns)
+}
+
+// ReadTimer is the counter set by WithReadTimer, or nil.
+func ReadTimer(ctx context.Context) *int64 {
+	ns, _ := ctx.Value(readTimerKey{}).(*int64)
+	return ns
+}

@@ -539,13 +539,13 @@ func assembleReads(ctx context.Context, mon *Monitor, src catalog.Source, a *cat
 // when dirty): never a previous unit's bytes. disjoint: the array's blocks
 // are known not to overlap (blockIndex.disjoint), so that coverage is a sum.
 func assembleInto(ctx context.Context, mon *Monitor, src catalog.Source, a *catalog.Array, slab catalog.Box, reads []*catalog.Block, fill []byte, buf []byte, dirty, disjoint bool) error {
-	start := time.Now()
-	var copying time.Duration
 	if mon != nil {
+		start := time.Now()
+		var fetched int64 // in the file reads: the rest is assembly
+		ctx = catalog.WithReadTimer(ctx, &fetched)
 		defer func() {
-			total := time.Since(start)
-			mon.stage[stageAssemble].Add(int64(copying))
-			mon.stage[stageFetch].Add(int64(total - copying))
+			mon.stage[stageFetch].Add(fetched)
+			mon.stage[stageAssemble].Add(int64(time.Since(start)) - fetched)
 		}()
 	}
 	if (fill != nil || dirty) && !covers(reads, slab, disjoint) {
@@ -555,7 +555,6 @@ func assembleInto(ctx context.Context, mon *Monitor, src catalog.Source, a *cata
 			clear(buf)
 		}
 	}
-	copying = time.Since(start)
 	if is, ok := src.(catalog.IntoSource); ok {
 		// Blocks whose bytes are a contiguous piece of buf in buf's order
 		// are read straight into place: no read buffer, no copy.
@@ -573,9 +572,7 @@ func assembleInto(ctx context.Context, mon *Monitor, src catalog.Source, a *cata
 		reads = rest
 	}
 	place := func(k int, data []byte) error {
-		t := time.Now()
 		err := copyBlock(buf, slab, reads[k], data, a.DType)
-		copying += time.Since(t)
 		if err != nil {
 			return err
 		}

@@ -872,21 +872,19 @@ func assembleJoint(ctx context.Context, mon *Monitor, src catalog.MixedBatchSour
 		}
 		defer func() { <-tokens }()
 		start := time.Now()
-		var copied time.Duration
+		var fetched int64 // in the file reads: the rest is copying
 		defer func() {
-			copying.Add(int64(copied))
-			fetching.Add(int64(time.Since(start) - copied))
+			fetching.Add(fetched)
+			copying.Add(int64(time.Since(start)) - fetched)
 		}()
 		blocks := make([]*catalog.Block, len(refs))
 		dts := make([]catalog.DType, len(refs))
 		for i, r := range refs {
 			blocks[i], dts[i] = r.b, units[r.u].a.DType
 		}
-		return src.ReadBlocksMixed(ctx, blocks, dts, func(i int, data []byte) error {
-			t := time.Now()
+		return src.ReadBlocksMixed(catalog.WithReadTimer(ctx, &fetched), blocks, dts, func(i int, data []byte) error {
 			u := &units[refs[i].u]
 			err := copyBlock(u.buf, u.slab, refs[i].b, data, u.a.DType)
-			copied += time.Since(t)
 			if err != nil {
 				return fmt.Errorf("%s step %d: slab %v: %w", u.a.Var, u.a.Step, u.slab, err)
 			}

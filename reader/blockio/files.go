@@ -8,6 +8,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"relayout/catalog"
 	"relayout/internal/fileio"
@@ -220,6 +221,10 @@ func (p *Files) ReadAtInto(ctx context.Context, name string, off int64, buf []by
 	length := int64(len(buf))
 	if off < 0 || off > of.size || length > of.size-off {
 		return catalog.Corrupt("blockio", name, off, "block of %d bytes past end of file (size %d)", length, of.size)
+	}
+	if ns := catalog.ReadTimer(ctx); ns != nil {
+		t := time.Now()
+		defer func() { atomic.AddInt64(ns, int64(time.Since(t))) }()
 	}
 	return p.readInto(of, name, off, buf)
 }
