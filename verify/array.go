@@ -197,23 +197,21 @@ func (m *member) bandOf(i int) catalog.Box {
 	return b
 }
 
-// start cuts m into bands of perBand rows, opens its slab reader (caching
-// cacheBytes of chunks) and starts its output reads and its hashing.
-func (r *run) start(ctx context.Context, m *member, perBand, cacheBytes int64) error {
+// index cuts m into bands of perBand rows and lists each band's blocks in
+// file order (m.byBand, m.span): CPU only, on any goroutine.
+func (r *run) index(m *member, perBand int64) {
 	a := m.a
-	m.perBand, m.cacheBytes = perBand, cacheBytes
-	sr, err := m.openSlab()
-	if err != nil {
-		return fmt.Errorf("verify: output %s: %w", where(m.k), err)
-	}
-	m.sr = sr
+	m.perBand = perBand
 	m.nb = int((m.rows + perBand - 1) / perBand)
 	// Blocks by band, in file order within each band.
 	order := make([]int, len(a.Blocks))
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortStableFunc(order, func(x, y int) int { return fileOrder(&a.Blocks[x], &a.Blocks[y]) })
+	byFile := func(x, y int) int { return fileOrder(&a.Blocks[x], &a.Blocks[y]) }
+	if !slices.IsSortedFunc(order, byFile) { // a reader's blocks mostly are: one pass
+		slices.SortStableFunc(order, byFile)
+	}
 	m.byBand = make([][]int, m.nb)
 	m.span = make([]int, len(a.Blocks))
 	for _, i := range order {
@@ -231,6 +229,22 @@ func (r *run) start(ctx context.Context, m *member, perBand, cacheBytes int64) e
 		}
 		m.span[i] = last - first + 1
 	}
+}
+
+// open opens m's slab reader, caching cacheBytes of chunks.
+func (m *member) open(cacheBytes int64) error {
+	m.cacheBytes = cacheBytes
+	sr, err := m.openSlab()
+	if err != nil {
+		return fmt.Errorf("verify: output %s: %w", where(m.k), err)
+	}
+	m.sr = sr
+	return nil
+}
+
+// launch starts m's output reads and its hashing (index has cut m into
+// bands, open has opened its slab reader).
+func (r *run) launch(ctx context.Context, m *member) {
 	r.stats.arrays.Add(1)
 	m.cache = &blockCache{entries: map[int]*cached{}}
 
@@ -290,7 +304,6 @@ func (r *run) start(ctx context.Context, m *member, perBand, cacheBytes int64) e
 			m.bufs <- b
 		}
 	}()
-	return nil
 }
 
 func (m *member) openSlab() (*h5.SlabReader, error) {
@@ -318,7 +331,10 @@ func (m *member) output(ctx context.Context) error {
 // finish stops m's pipeline and keeps its band buffers for later arrays.
 func (r *run) finish(m *member) {
 	m.finishOnce.Do(func() {
-		if m.stop == nil {
+		if m.stop == nil { // not launched
+			if m.sr != nil {
+				m.sr.Close()
+			}
 			return
 		}
 		m.stop()

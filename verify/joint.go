@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 
 	"golang.org/x/sync/errgroup"
 
@@ -221,6 +222,56 @@ func (g *group) meanRead(perBand int64) int64 {
 	return bytes / max(calls, 1)
 }
 
+// indexExtents fills g.extents: each member's extents by file on a
+// goroutine of its own (blocks come in runs of one file: a map lookup per
+// run, not per block), then each file's, every member's together, sorted
+// on its own. On 351,537 blocks, one loop over the members' blocks and one
+// sort after it were a tenth of a second before the first band was read.
+func (g *group) indexExtents() {
+	per := make([]map[string][]extent, len(g.members))
+	var wg sync.WaitGroup
+	for mi, m := range g.members {
+		wg.Go(func() { per[mi] = m.extents() })
+	}
+	wg.Wait()
+	for _, files := range per {
+		for f, ext := range files {
+			g.extents[f] = append(g.extents[f], ext...)
+		}
+	}
+	for _, ext := range g.extents {
+		wg.Go(func() { slices.SortFunc(ext, func(x, y extent) int { return cmp.Compare(x.start, y.start) }) })
+	}
+	wg.Wait()
+}
+
+// extents are the byte ranges of m's blocks by file, in m's block order.
+func (m *member) extents() map[string][]extent {
+	files := map[string][]extent{}
+	file, cur := "", []extent(nil)
+	for i := range m.a.Blocks {
+		b := &m.a.Blocks[i]
+		if b.Inline != nil || b.Length <= 0 {
+			continue
+		}
+		if b.File != file || cur == nil {
+			if cur != nil {
+				files[file] = cur
+			}
+			file, cur = b.File, files[b.File]
+		}
+		e := extent{start: b.Offset, end: b.Offset + b.Length}
+		if m.rank > 0 {
+			e.row = b.Box.Lower[0]
+		}
+		cur = append(cur, e)
+	}
+	if cur != nil {
+		files[file] = cur
+	}
+	return files
+}
+
 func gcd(a, b int64) int64 {
 	for b != 0 {
 		a, b = b, a%b
@@ -246,21 +297,7 @@ func (r *run) jointData(ctx context.Context, ms []*member, share int64, done fun
 	if len(ms) == 1 {
 		g.mixed = nil // one element type: ReadBlocks
 	}
-	for _, m := range ms {
-		for i := range m.a.Blocks {
-			if b := &m.a.Blocks[i]; b.Inline == nil && b.Length > 0 {
-				e := extent{start: b.Offset, end: b.Offset + b.Length}
-				if m.rank > 0 {
-					e.row = b.Box.Lower[0]
-				}
-				g.extents[b.File] = append(g.extents[b.File], e)
-			}
-		}
-	}
-	for f, ext := range g.extents {
-		slices.SortFunc(ext, func(x, y extent) int { return cmp.Compare(x.start, y.start) })
-		g.extents[f] = ext
-	}
+	g.indexExtents()
 	perBand, cacheBytes := r.jointRows(g, share)
 	capacity := share
 	for i, m := range ms {
@@ -276,10 +313,21 @@ func (r *run) jointData(ctx context.Context, ms []*member, share int64, done fun
 			}
 		}
 	}()
+	// Each member's blocks cut into bands on their own cores, its output
+	// opened, and only then the output reads started: an H5Dread holds
+	// the library's lock, which the next member's open would wait for.
+	var indexing sync.WaitGroup
+	for _, m := range ms {
+		indexing.Go(func() { r.index(m, perBand) })
+	}
+	indexing.Wait()
 	for i, m := range ms {
-		if err := r.start(ctx, m, perBand, cacheBytes[i]); err != nil {
+		if err := m.open(cacheBytes[i]); err != nil {
 			return err
 		}
+	}
+	for _, m := range ms {
+		r.launch(ctx, m)
 	}
 	pf, _ := r.src.(catalog.Prefetcher)
 	nb := ms[0].nb
