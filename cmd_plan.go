@@ -79,7 +79,7 @@ func openCatalogEach(ctx context.Context, in, dbPath string, vars []string, stri
 		cleanup = func() { os.RemoveAll(tmp) }
 		dbPath = filepath.Join(tmp, "catalog.db")
 	}
-	ds, store, err := job.BuildCatalogEach(ctx, in, dbPath, reader.Options{Vars: vars, Strict: strict}, each)
+	ds, store, err := job.BuildCatalogEach(ctx, in, dbPath, reader.Options{Vars: vars, Strict: strict}, 0, each)
 	if err != nil {
 		cleanup()
 		return nil, nil, nil, err

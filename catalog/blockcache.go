@@ -1,13 +1,8 @@
 package catalog
 
 import (
-	"cmp"
-	"context"
-	"runtime"
 	"sync"
 	"unsafe"
-
-	"golang.org/x/sync/errgroup"
 )
 
 // blockCache keeps the most recently decoded block lists of a Store, up to
@@ -31,7 +26,8 @@ type cachedBlocks struct {
 }
 
 // KeepBlocks keeps up to limit bytes of decoded block lists for Array and
-// EachArray (0: none, the default).
+// EachArray (0: none, the default), and of the lists Put stores while they
+// fit (set it before the build to have a run's arrays kept as stored).
 func (s *Store) KeepBlocks(limit int64) {
 	s.cache.mu.Lock()
 	defer s.cache.mu.Unlock()
@@ -98,40 +94,54 @@ func blocksBytes(blocks []Block) int64 {
 	return n
 }
 
-// Preload decodes block lists into the kept ones (KeepBlocks), up to jobs
-// at once (0: GOMAXPROCS), array after array in catalog order while they
-// are not full, so that a run's first pass over its arrays (the layout
-// check, one array after the other) finds them decoded. Nothing without
-// KeepBlocks.
-func (s *Store) Preload(ctx context.Context, jobs int) error {
-	s.cache.mu.Lock()
-	limit := s.cache.limit
-	s.cache.mu.Unlock()
-	if limit <= 0 {
-		return nil
+// keep keeps a copy of the blocks Put stores for k while the kept lists
+// have room (KeepBlocks): the arrays a build stores in catalog order are
+// then kept in that order without being decoded again, the first pass of
+// a run over its arrays (the layout check) finding them. The copy puts
+// every block's integer lists in one allocation, as decodeBlocks does.
+func (c *blockCache) keep(k Key, blocks []Block) {
+	n := blocksBytes(blocks)
+	c.mu.Lock()
+	room := c.limit > 0 && c.bytes+n <= c.limit
+	c.mu.Unlock()
+	if !room {
+		return
 	}
-	keys, err := s.keys(ctx, "")
-	if err != nil {
-		return err
+	kept := cloneBlocks(blocks)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.bytes+n <= c.limit {
+		c.drop(k)
+		c.entries = append(c.entries, cachedBlocks{k: k, blocks: kept, bytes: n})
+		c.bytes += n
 	}
-	eg, gctx := errgroup.WithContext(ctx)
-	eg.SetLimit(cmp.Or(max(jobs, 0), runtime.GOMAXPROCS(0)))
-	full := func() bool {
-		s.cache.mu.Lock()
-		defer s.cache.mu.Unlock()
-		return s.cache.bytes >= limit
+}
+
+// cloneBlocks copies blocks as decodeBlocks would return them: integer
+// lists in one arena (Box's never nil, Stored and StoredLower nil when
+// nil), each list's capacity its length; file names, codecs and inline
+// bytes shared (never modified).
+func cloneBlocks(blocks []Block) []Block {
+	ints := 0
+	for i := range blocks {
+		b := &blocks[i]
+		ints += len(b.Box.Lower) + len(b.Box.Count) + len(b.Stored) + len(b.StoredLower)
 	}
-	for _, k := range keys {
-		if full() || gctx.Err() != nil {
-			break
+	arena := make([]int64, 0, ints)
+	take := func(v []int64, keepNil bool) []int64 {
+		if v == nil && keepNil {
+			return nil
 		}
-		eg.Go(func() error {
-			if full() { // while this one waited for its turn
-				return nil
-			}
-			_, err := s.array(k, true)
-			return err
-		})
+		at := len(arena)
+		arena = append(arena, v...)
+		return arena[at:len(arena):len(arena)]
 	}
-	return eg.Wait()
+	out := make([]Block, len(blocks))
+	for i := range blocks {
+		b := blocks[i]
+		b.Box.Lower, b.Box.Count = take(b.Box.Lower, false), take(b.Box.Count, false)
+		b.Stored, b.StoredLower = take(b.Stored, true), take(b.StoredLower, true)
+		out[i] = b
+	}
+	return out
 }

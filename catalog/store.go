@@ -346,6 +346,7 @@ func (s *Store) Put(a *Array) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("catalog: %s: array %s step %d level %d: %w", s.path, a.Var, a.Step, a.Level, err)
 	}
+	s.cache.keep(a.Key(), a.Blocks)
 	return nil
 }
 

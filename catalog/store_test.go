@@ -213,36 +213,62 @@ func TestStoreKeepBlocks(t *testing.T) {
 	}
 }
 
-// Preload fills the kept lists in catalog order until they are full, and
-// does nothing without KeepBlocks.
-func TestStorePreload(t *testing.T) {
+// Put keeps the lists it stores while they fit (KeepBlocks set first), in
+// the order stored, as a copy equal to what the database returns: Array
+// shares the kept list (nothing decoded), a list is never kept past the
+// limit, and the caller's blocks are not the kept ones (a reader may reuse
+// them).
+func TestStorePutKeeps(t *testing.T) {
 	s, err := CreateStore(filepath.Join(t.TempDir(), "catalog.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	one := blocksBytes(sampleArray(0).Blocks)
+	s.KeepBlocks(2 * one) // two lists
+	put := map[int64]*Array{}
 	for _, step := range []int64{2, 0, 1} {
-		if err := s.Put(sampleArray(step)); err != nil {
+		put[step] = sampleArray(step)
+		if err := s.Put(put[step]); err != nil {
 			t.Fatal(err)
 		}
 	}
-	ctx := context.Background()
-	if err := s.Preload(ctx, 2); err != nil || len(s.cache.entries) != 0 {
-		t.Fatalf("without KeepBlocks: %d lists kept, %v", len(s.cache.entries), err)
+	if len(s.cache.entries) != 2 || s.cache.entries[0].k != (Key{"B/x", 2, 0}) || s.cache.entries[1].k != (Key{"B/x", 0, 0}) {
+		t.Fatalf("kept %+v, want steps 2 and 0 (the first stored that fit)", s.cache.entries)
 	}
-	s.KeepBlocks(blocksBytes(sampleArray(0).Blocks)) // one list
-	if err := s.Preload(ctx, 1); err != nil {
-		t.Fatal(err)
-	}
-	if len(s.cache.entries) != 1 || s.cache.entries[0].k != (Key{"B/x", 0, 0}) {
-		t.Fatalf("kept %+v, want step 0 alone", s.cache.entries)
-	}
-	s.KeepBlocks(1 << 20)
-	if err := s.Preload(ctx, 2); err != nil || len(s.cache.entries) != 3 {
-		t.Fatalf("%d lists kept of 3, %v", len(s.cache.entries), err)
+	kept := s.cache.entries[0].blocks
+	for i := range kept {
+		if &kept[i].Box.Lower[0] == &put[2].Blocks[i].Box.Lower[0] {
+			t.Fatalf("block %d: the kept list shares the caller's integer lists", i)
+		}
+		put[2].Blocks[i].Box.Lower[0] = -7 // what a reader reusing its blocks would do
 	}
 	a, err := s.Array(Key{"B/x", 2, 0})
-	if err != nil || !reflect.DeepEqual(a.Blocks, sampleArray(2).Blocks) {
-		t.Fatalf("step 2 after Preload: %+v %v", a, err)
+	if err != nil || &a.Blocks[0] != &kept[0] {
+		t.Fatalf("step 2: not the kept list (%v)", err)
+	}
+	if !reflect.DeepEqual(a.Blocks, sampleArray(2).Blocks) {
+		t.Fatalf("kept blocks %+v, want %+v", a.Blocks, sampleArray(2).Blocks)
+	}
+	// The database's own list decodes to the same blocks.
+	s.KeepBlocks(0)
+	if d, err := s.Array(Key{"B/x", 2, 0}); err != nil || !reflect.DeepEqual(d.Blocks, a.Blocks) {
+		t.Fatalf("decoded %+v, kept %+v (%v)", d.Blocks, a.Blocks, err)
+	}
+	for i := range a.Blocks {
+		for _, v := range [][]int64{a.Blocks[i].Box.Lower, a.Blocks[i].Box.Count, a.Blocks[i].Stored, a.Blocks[i].StoredLower} {
+			if cap(v) != len(v) {
+				t.Fatalf("block %d: a kept list of capacity %d beyond its %d", i, cap(v), len(v))
+			}
+		}
+	}
+	// Without KeepBlocks, nothing is kept.
+	s2, err := CreateStore(filepath.Join(t.TempDir(), "catalog.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if err := s2.Put(sampleArray(0)); err != nil || len(s2.cache.entries) != 0 {
+		t.Fatalf("without KeepBlocks: %d lists kept, %v", len(s2.cache.entries), err)
 	}
 }

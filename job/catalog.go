@@ -19,7 +19,7 @@ import (
 // reader's *reader.NoMatchError (main turns it into a usage error with
 // suggestions).
 func BuildCatalog(ctx context.Context, path, dbPath string, opts reader.Options) (reader.Dataset, *catalog.Store, error) {
-	return BuildCatalogEach(ctx, path, dbPath, opts, nil)
+	return BuildCatalogEach(ctx, path, dbPath, opts, 0, nil)
 }
 
 // BuildCatalogEach is BuildCatalog that also hands each array to each (when
@@ -28,8 +28,10 @@ func BuildCatalog(ctx context.Context, path, dbPath string, opts reader.Options)
 // instead of reading every block list back. each runs on a goroutine of its
 // own beside the reader and the store (see alongside), one array at a time,
 // and has returned for every array when BuildCatalogEach returns. An error
-// of each stops the build and is returned.
-func BuildCatalogEach(ctx context.Context, path, dbPath string, opts reader.Options, each func(*catalog.Array) error) (reader.Dataset, *catalog.Store, error) {
+// of each stops the build and is returned. The store keeps up to keep
+// bytes of the block lists it stores (catalog.Store.KeepBlocks: a run's
+// later passes then never decode them).
+func BuildCatalogEach(ctx context.Context, path, dbPath string, opts reader.Options, keep int64, each func(*catalog.Array) error) (reader.Dataset, *catalog.Store, error) {
 	ds, err := reader.Open(path, opts)
 	if err != nil {
 		return nil, nil, err
@@ -43,9 +45,16 @@ func BuildCatalogEach(ctx context.Context, path, dbPath string, opts reader.Opti
 		ds.Close()
 		return nil, nil, err
 	}
-	emit, wait := store.Put, func() error { return nil }
+	store.KeepBlocks(keep)
+	var emit func(*catalog.Array) error
+	var wait func() error
 	if each != nil {
 		emit, wait = alongside(ctx, store.Put, each)
+	} else {
+		// The store's encoding and SQLite's pages beside the reader's
+		// parsing of the next array (351,537 BP5 blocks: about as much
+		// CPU each).
+		emit, wait = alongside(ctx, func(*catalog.Array) error { return nil }, store.Put)
 	}
 	err = ds.Scan(ctx, emit)
 	if werr := wait(); err == nil {

@@ -197,20 +197,16 @@ func prepareRun(ctx context.Context, out string, spec Spec, env Env, need *int64
 		dbPath = filepath.Join(work, "catalog.db")
 	}
 	start := time.Now()
-	ds, store, err := BuildCatalog(ctx, in, dbPath, reader.Options{Vars: spec.Vars, Strict: spec.Strict})
-	if err != nil {
-		return nil, nil, nil, err
-	}
+	var keep int64
 	if !journaled {
 		// The layout check, the units, the rewrite and the verifier each
-		// read every array's blocks: kept decoded, within an eighth of
-		// the budget, they are decoded once.
-		store.KeepBlocks(min(env.MaxMem/8, keepBlocks))
-		if err := store.Preload(ctx, env.Jobs); err != nil {
-			store.Close()
-			ds.Close()
-			return nil, nil, nil, err
-		}
+		// read every array's blocks: kept as the build stores them,
+		// within an eighth of the budget, they are never decoded.
+		keep = min(env.MaxMem/8, keepBlocks)
+	}
+	ds, store, err := BuildCatalogEach(ctx, in, dbPath, reader.Options{Vars: spec.Vars, Strict: spec.Strict}, keep, nil)
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	fail := func(err error) (reader.Dataset, *catalog.Store, *rewriter.Job, error) {
 		store.Close()

