@@ -34,6 +34,7 @@ func runCommit(ctx context.Context, args []string) (err error) {
 	if err != nil {
 		return err
 	}
+	tuneGC(maxMem)
 	logw := io.Writer(os.Stderr)
 	if quiet {
 		logw = io.Discard

@@ -33,6 +33,7 @@ func runRewrite(ctx context.Context, args []string) (err error) {
 	if err != nil {
 		return err
 	}
+	tuneGC(maxMem)
 	logw := io.Writer(os.Stderr)
 	if quiet {
 		logw = io.Discard

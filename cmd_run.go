@@ -110,6 +110,7 @@ func runRun(ctx context.Context, args []string) (err error) {
 	if err != nil {
 		return err
 	}
+	tuneGC(maxMem)
 	if o.jobs < 1 {
 		return usagef("run: --jobs must be at least 1")
 	}

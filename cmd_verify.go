@@ -28,6 +28,7 @@ func runVerify(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	tuneGC(maxMem)
 	if fs.NArg() != 2 {
 		return usagef("verify: want IN and OUT, got %d arguments%s", fs.NArg(), singleDash(fs, args))
 	}

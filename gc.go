@@ -1,0 +1,32 @@
+package main
+
+import (
+	"os"
+	"runtime/debug"
+)
+
+// gcPercent is the collector's growth ratio for the verbs that move data
+// (GOGC 200 instead of Go's 100). Their heap is mostly pointer-free
+// buffers charged to --max-mem, beside the catalog's block lists, which
+// every cycle scans again: on 351,537 blocks of 4³ half as many cycles cost
+// 8% less CPU (and 5% less time) for 5% more peak RSS.
+const gcPercent = 200
+
+// gcHeadroom is what the collector's soft limit allows above --max-mem:
+// the catalog's kept block lists (at most an eighth of the budget), the
+// HDF5 and SQLite caches and the rest of the process.
+const gcHeadroom = 256 << 20
+
+// tuneGC sets the collector for a verb running under the memory budget
+// maxMem: gcPercent, with a soft memory limit of maxMem + gcHeadroom so
+// that the larger ratio never lets the heap outgrow what the budget and
+// the headroom hold (the collector then runs as often as it must, as with
+// GOGC 100). GOGC or GOMEMLIMIT in the environment are left as the user
+// set them.
+func tuneGC(maxMem int64) {
+	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	debug.SetGCPercent(gcPercent)
+	debug.SetMemoryLimit(maxMem + gcHeadroom)
+}
