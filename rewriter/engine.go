@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -306,19 +307,16 @@ func (e *engine) groups(ctx context.Context, gs []unitGroup) error {
 		byPart[i] = p
 		parts[i] = p.part
 	}
-	// Each part's blocks indexed on a core of its own (351,537 blocks of
-	// four arrays: 0.08 s on one, before the first read).
-	var indexing errgroup.Group
-	indexing.SetLimit(e.opts.jobs())
+	// Each part's blocks indexed on a core of its own, beside the items'
+	// cut, which needs none of the indexes (351,537 blocks of four arrays:
+	// 0.08 s and 0.07 s on one core, before the first read).
+	var indexing sync.WaitGroup
 	for _, p := range parts {
-		indexing.Go(func() error {
-			p.reads = newSlabReads(e.src, p.a, p.slabs)
-			return nil
-		})
+		indexing.Go(func() { p.reads = newSlabReads(e.src, p.a, p.slabs) })
 	}
+	items, gaps := jointItems(parts, e.opts.itemLimit(), e.opts.readLimit(), minItemRead)
 	indexing.Wait()
 	passes = byPart // in part order, for the digests below
-	items, gaps := jointItems(parts, e.opts.itemLimit(), e.opts.readLimit(), minItemRead)
 	sums, err := streamJoint(ctx, e.opts.env(), e.src, parts, items, gaps, e.opts.jobs())
 	if err != nil {
 		if len(gs) == 1 {
