@@ -167,8 +167,10 @@ func TestStoreParticles(t *testing.T) {
 }
 
 // KeepBlocks: a kept block list is what the database holds, read once
-// (the second Array shares it) until evicted by the least recently used
-// rule; a list larger than the limit is not kept.
+// (a second Array shares it); the first lists that fit are kept and a list
+// that does not fit evicts none of them (passes in catalog order over more
+// arrays than fit then find the first ones every time); a lower limit drops
+// the lists kept last.
 func TestStoreKeepBlocks(t *testing.T) {
 	s, err := CreateStore(filepath.Join(t.TempDir(), "catalog.db"))
 	if err != nil {
@@ -202,12 +204,20 @@ func TestStoreKeepBlocks(t *testing.T) {
 		t.Fatalf("kept list has capacity %d beyond its %d blocks: an append would write into it", cap(b0), len(b0))
 	}
 	b1 := read(1)
-	read(0)       // 0 used last: 1 is the least recently used
-	b2 := read(2) // evicts 1
-	if !same(b0, read(0)) || !same(b2, read(2)) || same(b1, read(1)) {
-		t.Fatal("least recently used list not the one evicted")
+	if same(read(2), read(2)) {
+		t.Fatal("a third list was kept beyond the limit")
 	}
-	s.KeepBlocks(one - 1) // evicts both
+	for pass := range 2 { // passes in order: the first two every time
+		if !same(b0, read(0)) || !same(b1, read(1)) {
+			t.Fatalf("pass %d: a list kept first was evicted for one that did not fit", pass)
+		}
+		read(2)
+	}
+	s.KeepBlocks(one) // drops the list kept last
+	if !same(b0, read(0)) || same(b1, read(1)) {
+		t.Fatal("a lower limit did not drop the list kept last")
+	}
+	s.KeepBlocks(one - 1) // drops both
 	if read(0); len(s.cache.entries) != 0 {
 		t.Fatalf("%d lists kept larger than the limit", len(s.cache.entries))
 	}
