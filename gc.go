@@ -9,7 +9,8 @@ import (
 // (GOGC 200 instead of Go's 100). Their heap is mostly pointer-free
 // buffers charged to --max-mem, beside the catalog's block lists, which
 // every cycle scans again: on 351,537 blocks of 4³ half as many cycles cost
-// 8% less CPU (and 5% less time) for 5% more peak RSS.
+// 6-10% less CPU, for peak RSS that grows with the lists (+100 MiB there
+// with --no-verify, +240 MiB on a million blocks; bench/RESULTS.md).
 const gcPercent = 200
 
 // gcHeadroom is what the collector's soft limit allows above --max-mem:

@@ -3,6 +3,8 @@ package catalog
 import (
 	"context"
 	"encoding/json"
+	"sync/atomic"
+	"time"
 )
 
 // IOCounters counts the read requests a Source issued to the file system.
@@ -181,17 +183,24 @@ func ReadLimit(ctx context.Context) int64 {
 
 type readTimerKey struct{}
 
-// WithReadTimer asks the Source to add (atomically) the nanoseconds its file reads
-// take to *ns: a caller that splits its time between fetching and its own
-// per-block work takes one clock reading per read call this way, not two
-// per block (on 351,537 blocks of 4³, per-block clock readings cost more
-// than the copies they timed).
+// WithReadTimer asks the Source to add (atomically) the nanoseconds its
+// reads of the input take to *ns (StartRead): a caller that splits its
+// time between fetching and its own per-block work takes one clock reading
+// per read call this way, not two per block (on 351,537 blocks of 4³,
+// per-block clock readings cost more than the copies they timed).
 func WithReadTimer(ctx context.Context, ns *int64) context.Context {
 	return context.WithValue(ctx, readTimerKey{}, ns)
 }
 
-// ReadTimer is the counter set by WithReadTimer, or nil.
-func ReadTimer(ctx context.Context) *int64 {
+// StartRead is what a Source calls as one read of the input begins (a
+// pread, or an H5Dread of a block only the HDF5 library decodes); the
+// returned func, called when it ends, adds its duration to the counter of
+// WithReadTimer, if ctx has one.
+func StartRead(ctx context.Context) (done func()) {
 	ns, _ := ctx.Value(readTimerKey{}).(*int64)
-	return ns
+	if ns == nil {
+		return func() {}
+	}
+	start := time.Now()
+	return func() { atomic.AddInt64(ns, int64(time.Since(start))) }
 }

@@ -199,7 +199,7 @@ func (m *member) bandOf(i int) catalog.Box {
 
 // index cuts m into bands of perBand rows and lists each band's blocks in
 // file order (m.byBand, m.span): CPU only, on any goroutine.
-func (r *run) index(m *member, perBand int64) {
+func (m *member) index(perBand int64) {
 	a := m.a
 	m.perBand = perBand
 	m.nb = int((m.rows + perBand - 1) / perBand)

@@ -318,7 +318,7 @@ func (r *run) jointData(ctx context.Context, ms []*member, share int64, done fun
 	// the library's lock, which the next member's open would wait for.
 	var indexing sync.WaitGroup
 	for _, m := range ms {
-		indexing.Go(func() { r.index(m, perBand) })
+		indexing.Go(func() { m.index(perBand) })
 	}
 	indexing.Wait()
 	for i, m := range ms {

@@ -300,3 +300,28 @@ func TestBzip2(t *testing.T) {
 		t.Errorf("garbage bzip2: %v", err)
 	}
 }
+
+// A read timer (catalog.WithReadTimer) counts the reads of every path a
+// block takes: ReadBlock (ReadAt) as well as ReadBlocks' coalesced runs
+// (ReadAtInto); without one, nothing is timed.
+func TestReadTimerCountsEveryRead(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "a.bin", make([]byte, 4096))
+	src := NewSource(NewFiles(dir, 2))
+	dt := catalog.DType{Kind: catalog.Uint, Size: 1}
+	b := &catalog.Block{Box: catalog.Box{Lower: []int64{0}, Count: []int64{4096}}, File: "a.bin", Length: 4096}
+	var one, batch int64
+	if _, err := src.ReadBlock(catalog.WithReadTimer(context.Background(), &one), b, dt); err != nil {
+		t.Fatal(err)
+	}
+	err := src.ReadBlocks(catalog.WithReadTimer(context.Background(), &batch), []*catalog.Block{b}, dt, func(int, []byte) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if one <= 0 || batch <= 0 {
+		t.Fatalf("read time counted: ReadBlock %d ns, ReadBlocks %d ns", one, batch)
+	}
+	if _, err := src.ReadBlock(context.Background(), b, dt); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -8,7 +8,6 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"relayout/catalog"
 	"relayout/internal/fileio"
@@ -202,7 +201,7 @@ func (p *Files) ReadAt(ctx context.Context, name string, off, length int64) ([]b
 		return nil, catalog.Corrupt("blockio", name, off, "block of %d bytes past end of file (size %d)", length, of.size)
 	}
 	buf := make([]byte, length)
-	if err := p.readInto(of, name, off, buf); err != nil {
+	if err := p.readInto(ctx, of, name, off, buf); err != nil {
 		return nil, err
 	}
 	return buf, nil
@@ -222,16 +221,14 @@ func (p *Files) ReadAtInto(ctx context.Context, name string, off int64, buf []by
 	if off < 0 || off > of.size || length > of.size-off {
 		return catalog.Corrupt("blockio", name, off, "block of %d bytes past end of file (size %d)", length, of.size)
 	}
-	if ns := catalog.ReadTimer(ctx); ns != nil {
-		t := time.Now()
-		defer func() { atomic.AddInt64(ns, int64(time.Since(t))) }()
-	}
-	return p.readInto(of, name, off, buf)
+	return p.readInto(ctx, of, name, off, buf)
 }
 
-func (p *Files) readInto(of *openFile, name string, off int64, buf []byte) error {
+func (p *Files) readInto(ctx context.Context, of *openFile, name string, off int64, buf []byte) error {
 	length := len(buf)
+	done := catalog.StartRead(ctx)
 	n, err := of.f.ReadAt(buf, off)
+	done()
 	p.readCalls.Add(1)
 	p.readBytes.Add(int64(n))
 	if n == len(buf) {

@@ -152,8 +152,9 @@ func (l *library) read(ctx context.Context, b *catalog.Block, dt catalog.DType) 
 	}
 	defer release()
 	dst := make([]byte, want)
-	start := time.Now()
+	start, done := time.Now(), catalog.StartRead(ctx)
 	err = f.ReadRegion(ds, b.Box.Lower, b.Box.Count, b.StoredShape(), dst)
+	done()
 	l.nanos.Add(int64(time.Since(start)))
 	if err != nil {
 		return nil, fmt.Errorf("reader/h5: %s: %s: H5Dread: %w", b.File, where, err)
