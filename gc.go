@@ -13,9 +13,10 @@ import (
 // with --no-verify, +240 MiB on a million blocks; bench/RESULTS.md).
 const gcPercent = 200
 
-// gcHeadroom is what the collector's soft limit allows above --max-mem:
-// the catalog's kept block lists (at most an eighth of the budget), the
-// HDF5 and SQLite caches and the rest of the process.
+// gcHeadroom is what the collector's soft limit allows above --max-mem
+// (which holds the data buffers and the catalog's kept block lists): the
+// HDF5 and SQLite caches, the garbage of the block lists decoded per pass
+// and the rest of the process.
 const gcHeadroom = 256 << 20
 
 // tuneGC sets the collector for a verb running under the memory budget

@@ -46,6 +46,14 @@ func (s *Store) KeepBlocks(limit int64) {
 	}
 }
 
+// KeptBytes is the memory the kept block lists hold (blocksBytes of
+// each): what a caller that charges them to its budget subtracts.
+func (s *Store) KeptBytes() int64 {
+	s.cache.mu.Lock()
+	defer s.cache.mu.Unlock()
+	return s.cache.bytes
+}
+
 // get returns the kept blocks of k.
 func (c *blockCache) get(k Key) ([]Block, bool) {
 	c.mu.Lock()

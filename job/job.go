@@ -32,7 +32,7 @@ type Display interface {
 type Env struct {
 	Log     io.Writer // notes and figures (nil: discarded)
 	Display Display   // nil: none
-	MaxMem  int64     // memory budget of data buffers (<= 0: the rewriter's default)
+	MaxMem  int64     // memory budget of data buffers and kept block lists (<= 0: the rewriter's default)
 	Jobs    int       // parallel pipelines (<= 0: GOMAXPROCS)
 	Verify  bool      // compare every element with the input before the commit
 	Report  string    // write the job report (JSON, catalog.Report) to this file
@@ -43,6 +43,20 @@ type Env struct {
 	// OnCatalog, when set, is called by Prepare with the input's catalog
 	// before the job is prepared (relayout plan -o prints its plan).
 	OnCatalog func(reader.Dataset, *catalog.Store) error
+
+	// kept is the part of MaxMem the catalog's kept block lists hold (an
+	// in-memory run's, set once its catalog is built): the data buffers
+	// get the rest (dataMem).
+	kept int64
+}
+
+// dataMem is the budget of the rewriter's and the verifier's data
+// buffers: MaxMem less the block lists kept.
+func (e Env) dataMem() int64 {
+	if e.MaxMem <= 0 {
+		return e.MaxMem
+	}
+	return e.MaxMem - e.kept
 }
 
 func (e Env) log() io.Writer {
@@ -132,6 +146,9 @@ func runJob(ctx context.Context, out string, spec Spec, env Env, need *int64) er
 	var store *catalog.Store
 	if job == nil {
 		ds, store, job, err = prepareRun(ctx, out, spec, env, need)
+		if err == nil {
+			env.kept = store.KeptBytes() // as prepareRun charged them
+		}
 	} else {
 		fmt.Fprintf(logw, "resuming the job prepared in %s (%d units)\n", WorkDir(out), len(job.Units))
 		ds, store, err = openJobInput(out, job)
@@ -178,9 +195,12 @@ func runJob(ctx context.Context, out string, spec Spec, env Env, need *int64) er
 	return nil
 }
 
-// keepBlocks caps the decoded block lists an in-memory run keeps
-// (catalog.Store.KeepBlocks): 351,537 blocks of four arrays are 95 MB.
-const keepBlocks = 128 << 20
+// keepShare is the part of --max-mem an in-memory run may give to the
+// decoded block lists it keeps (catalog.Store.KeepBlocks), charged to the
+// budget (Env.dataMem): 351,537 blocks of four arrays are 95 MB, a million
+// 240 MiB. Under an eighth (128 MiB of 1GiB) half of a million blocks
+// were decoded again in each of the four passes, 0.6 CPU-s more.
+const keepShare = 4
 
 // prepareRun builds the catalog of spec's input (at Env.Catalog, else
 // OUT/.relayout/catalog.db) and prepares run's job from it: in OUT/.relayout
@@ -201,13 +221,17 @@ func prepareRun(ctx context.Context, out string, spec Spec, env Env, need *int64
 	if !journaled {
 		// The layout check, the units, the rewrite and the verifier each
 		// read every array's blocks: kept as the build stores them,
-		// within an eighth of the budget, they are never decoded.
-		keep = min(env.MaxMem/8, keepBlocks)
+		// within a quarter of the budget, they are never decoded.
+		keep = max(env.MaxMem, 0) / keepShare
 	}
 	ds, store, err := BuildCatalogEach(ctx, in, dbPath, reader.Options{Vars: spec.Vars, Strict: spec.Strict}, keep, nil)
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	// What is kept now stays, and nothing more is (a list decoded later
+	// would take budget the units were already cut for).
+	env.kept = store.KeptBytes()
+	store.KeepBlocks(env.kept)
 	fail := func(err error) (reader.Dataset, *catalog.Store, *rewriter.Job, error) {
 		store.Close()
 		ds.Close()
@@ -225,7 +249,11 @@ func prepareRun(ctx context.Context, out string, spec Spec, env Env, need *int64
 		}
 		return fail(fmt.Errorf("run: %s: no variable to rewrite (%ssee relayout catalog %s): %w", in, why, in, catalog.ErrNotFound))
 	}
-	fmt.Fprintf(logw, "catalog: %d variables from %s (%s) in %.2fs\n", len(vars), in, ds.Info().Format, time.Since(start).Seconds())
+	kept := ""
+	if env.kept > 0 {
+		kept = fmt.Sprintf("; %s of block lists kept in memory, of --max-mem", HumanBytes(env.kept))
+	}
+	fmt.Fprintf(logw, "catalog: %d variables from %s (%s) in %.2fs%s\n", len(vars), in, ds.Info().Format, time.Since(start).Seconds(), kept)
 	if len(skipped) > 0 {
 		fmt.Fprintf(logw, "skipped: %d objects not rewritten (listed with the reason under \"skipped\" in %s), the first: %s\n",
 			len(skipped), catalog.ManifestName, skipped[0])
@@ -258,7 +286,7 @@ func prepareRun(ctx context.Context, out string, spec Spec, env Env, need *int64
 		// The in-memory job runs under the budgets it is prepared with;
 		// with verification the verifier computes the digests from what
 		// it compares, and the pipeline takes none.
-		ropts.Jobs, ropts.MaxMem = env.Jobs, env.MaxMem
+		ropts.Jobs, ropts.MaxMem = env.Jobs, env.dataMem()
 		if env.Verify {
 			ropts.Digest = catalog.NoDigest
 		}
@@ -514,7 +542,7 @@ func rewriteShard(ctx context.Context, out string, job *rewriter.Job, shard int,
 		mon = env.display().Monitor()
 	}
 	start := time.Now()
-	st, err := rewriter.RewriteShard(ctx, store, ds, WorkDir(out), job, shard, env.Jobs, env.MaxMem, mon)
+	st, err := rewriter.RewriteShard(ctx, store, ds, WorkDir(out), job, shard, env.Jobs, env.dataMem(), mon)
 	if err != nil {
 		return err
 	}
@@ -620,7 +648,7 @@ func commitJob(ctx context.Context, out string, job *rewriter.Job, env Env, ds r
 		digest = spec.Digest
 		job.Manifest.Options = manifestOptions(spec, env.MaxMem, env.Jobs)
 	}
-	if err := job.CheckBudget(env.MaxMem); err != nil {
+	if err := job.CheckBudget(env.dataMem()); err != nil {
 		return err
 	}
 	ok := true
@@ -633,7 +661,7 @@ func commitJob(ctx context.Context, out string, job *rewriter.Job, env Env, ds r
 		// journal pass (CheckUnits reads the whole output again to hash
 		// the units) adds nothing.
 		disp.Phase("verify")
-		if ok, err = VerifyOutput(ctx, store, ds, stage, &job.Manifest, logw, env.MaxMem, env.Jobs, disp.Monitor(), digest != catalog.NoDigest); err != nil {
+		if ok, err = VerifyOutput(ctx, store, ds, stage, &job.Manifest, logw, env.dataMem(), env.Jobs, disp.Monitor(), digest != catalog.NoDigest); err != nil {
 			return err
 		}
 		verified = "every element equals the input"
@@ -724,7 +752,7 @@ func journalCheck(ctx context.Context, out string, job *rewriter.Job, recs map[i
 	if err != nil {
 		return nil, false, err
 	}
-	checks, ok, err := rewriter.CheckUnits(ctx, job, recs, outStore, outDS, env.Jobs, env.MaxMem, env.log())
+	checks, ok, err := rewriter.CheckUnits(ctx, job, recs, outStore, outDS, env.Jobs, env.dataMem(), env.log())
 	outStore.Close()
 	outDS.Close()
 	os.Remove(outDB)

@@ -200,3 +200,32 @@ func TestInterrupted(t *testing.T) {
 		t.Errorf("an error that is no interruption changed: %v", err)
 	}
 }
+
+// TestRunChargesKeptBlocks: the block lists an in-memory run keeps are
+// charged to --max-mem: the data buffers' budget (the manifest's io
+// max_mem) is --max-mem less them, at most a quarter, and the run says
+// how much they hold; the manifest's options keep the --max-mem asked.
+func TestRunChargesKeptBlocks(t *testing.T) {
+	ctx := context.Background()
+	in := sample(t)
+	out := filepath.Join(t.TempDir(), "out")
+	var log bytes.Buffer
+	env := Env{Log: &log, Verify: true, Jobs: 2, MaxMem: 64 << 20, Version: "test"}
+	if err := Run(ctx, out, specOf(t, in, Spec{Readers: DefaultReaders}), env); err != nil {
+		t.Fatalf("run: %v\n%s", err, log.String())
+	}
+	m, err := catalog.ReadManifest(filepath.Join(out, catalog.ManifestName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.IO == nil || m.Options.MaxMem != env.MaxMem {
+		t.Fatalf("manifest options max_mem %d, io %+v", m.Options.MaxMem, m.IO)
+	}
+	kept := env.MaxMem - m.IO.MaxMem
+	if kept <= 0 || kept > env.MaxMem/4 || m.IO.PeakMem > m.IO.MaxMem {
+		t.Fatalf("data budget %d of --max-mem %d (peak %d): block lists kept %d", m.IO.MaxMem, env.MaxMem, m.IO.PeakMem, kept)
+	}
+	if !strings.Contains(log.String(), "of block lists kept in memory, of --max-mem") {
+		t.Errorf("the run does not say what the kept lists take:\n%s", log.String())
+	}
+}

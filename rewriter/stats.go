@@ -153,7 +153,7 @@ func WriteIOSummary(w io.Writer, p *catalog.ManifestIO) {
 	if p.Splits > 0 {
 		split = fmt.Sprintf(", %d arrays split below one row or chunk row", p.Splits)
 	}
-	fmt.Fprintf(w, "io: buffers peak %.1f MiB of --max-mem %.1f MiB%s\n", mb(p.PeakMem), mb(p.MaxMem), split)
+	fmt.Fprintf(w, "io: buffers peak %.1f MiB of their budget %.1f MiB (--max-mem less the block lists kept)%s\n", mb(p.PeakMem), mb(p.MaxMem), split)
 }
 
 // WriteVerifyIOSummary prints the verify phase of an I/O profile (its
