@@ -122,7 +122,7 @@ func (r *run) part(ctx context.Context, g *group, band catalog.Box, part []batch
 					e.b.Box, len(data), want, e.b.StoredShape(), m.a.DType)
 			}
 			if st := stages[e.m]; st != nil && st.plan.at[e.k] >= 0 {
-				st.plan.place(st.plan.at[e.k], data, st.buf, scratch)
+				st.plan.place(st.plan.at[e.k], e.p, e.region, data, st.buf, scratch)
 			} else if mm := e.p.compare(data, e.region, band, m.out); mm != nil {
 				m.first.keep(mm)
 			}

@@ -82,14 +82,17 @@ type stageGroup struct {
 }
 
 // stageSeg is one block's part of its group's rows: its rows (of its
-// region's last extent) one after the other from byte base.
+// region's last extent) one after the other from byte base. It holds no
+// pointer: a band holds one per small block, appended in output order
+// while the blocks' entries lie in file order (a copy of each entry's
+// placement and region here was a third of planStage, and scanned by
+// every collection); place gets them from the entry it places.
 type stageSeg struct {
 	group  int
 	off    int64 // element offset in a row of the group
 	base   int64
-	whole  bool // the block is stored as its region: placed by one copy
-	p      placement
-	region catalog.Box
+	lo, n  int64 // the region's lower and count in the last dimension
+	whole  bool  // the block is stored as its region: placed by one copy
 }
 
 // storedAsRegion reports whether the decoded bytes of p's block are those
@@ -148,7 +151,7 @@ func planStage(part []batched, band catalog.Box, dt catalog.DType) *stagePlan {
 		gr := &sp.groups[gi]
 		sp.at[k] = len(sp.segs)
 		gr.segs = append(gr.segs, len(sp.segs))
-		sp.segs = append(sp.segs, stageSeg{group: gi, off: gr.rowLen, whole: whole[k], p: part[k].p, region: reg})
+		sp.segs = append(sp.segs, stageSeg{group: gi, off: gr.rowLen, whole: whole[k], lo: reg.Lower[last], n: reg.Count[last]})
 		gr.rowLen += reg.Count[last]
 	}
 	for i := range sp.groups {
@@ -242,27 +245,28 @@ func next(g []int64, region catalog.Box) bool {
 	return false
 }
 
-// place copies the decoded bytes of segment i's block into the stage (g:
-// scratch of the band's rank). Blocks are placed at once from several
-// goroutines: their bytes in the stage are disjoint.
-func (sp *stagePlan) place(i int, data, stage []byte, g []int64) {
+// place copies the decoded bytes of segment i's block (its entry's
+// placement p and region) into the stage (g: scratch of the band's rank).
+// Blocks are placed at once from several goroutines: their bytes in the
+// stage are disjoint.
+func (sp *stagePlan) place(i int, p placement, region catalog.Box, data, stage []byte, g []int64) {
 	s := &sp.segs[i]
 	size := sp.size
 	last := len(g) - 1
-	n := s.region.Count[last]
+	n := s.n
 	if s.whole {
 		copy(stage[s.base:s.base+sp.groups[s.group].rows*n*size], data)
 		return
 	}
-	step := s.p.strides[last]
-	copy(g, s.region.Lower)
-	in0 := s.p.offset(g)
+	step := p.strides[last]
+	copy(g, region.Lower)
+	in0 := p.offset(g)
 	for dst := s.base; ; dst += n * size {
 		d := stage[dst : dst+n*size]
 		switch {
-		case step == 1 && !s.p.swap:
+		case step == 1 && !p.swap:
 			copy(d, data[in0*size:(in0+n)*size])
-		case !s.p.swap:
+		case !p.swap:
 			for k := range n {
 				i := (in0 + k*step) * size
 				copy(d[k*size:(k+1)*size], data[i:i+size])
@@ -279,12 +283,12 @@ func (sp *stagePlan) place(i int, data, stage []byte, g []int64) {
 		// Next row: the odometer over dimensions 0..r-2, in0 with it.
 		d0 := last - 1
 		for ; d0 >= 0; d0-- {
-			in0 += s.p.strides[d0]
-			if g[d0]++; g[d0] < s.region.Lower[d0]+s.region.Count[d0] {
+			in0 += p.strides[d0]
+			if g[d0]++; g[d0] < region.Lower[d0]+region.Count[d0] {
 				break
 			}
-			g[d0] = s.region.Lower[d0]
-			in0 -= s.region.Count[d0] * s.p.strides[d0]
+			g[d0] = region.Lower[d0]
+			in0 -= region.Count[d0] * p.strides[d0]
 		}
 		if d0 < 0 {
 			return
@@ -310,8 +314,8 @@ func (sp *stagePlan) compare(stage, out []byte, from, to int, g []int64, keep fu
 			equal := true
 			for _, i := range gr.segs {
 				s := &sp.segs[i]
-				n := s.region.Count[last]
-				a, o := s.base+j*n*size, (row+s.region.Lower[last])*size
+				n := s.n
+				a, o := s.base+j*n*size, (row+s.lo)*size
 				if !bytes.Equal(stage[a:a+n*size], out[o:o+n*size]) {
 					equal = false
 					break
@@ -337,14 +341,14 @@ func (sp *stagePlan) rowMismatch(gr *stageGroup, g []int64, j, row int64, stage,
 	var first *mismatch
 	for _, i := range gr.segs {
 		s := &sp.segs[i]
-		n := s.region.Count[last]
+		n := s.n
 		for k := range n {
-			a, o := s.base+(j*n+k)*size, (row+s.region.Lower[last]+k)*size
+			a, o := s.base+(j*n+k)*size, (row+s.lo+k)*size
 			if bytes.Equal(stage[a:a+size], out[o:o+size]) {
 				continue
 			}
 			idx := slices.Clone(g)
-			idx[last] = s.region.Lower[last] + k
+			idx[last] = s.lo + k
 			if first == nil || before(idx, first.index) {
 				first = &mismatch{index: idx, in: bytes.Clone(stage[a : a+size]), out: bytes.Clone(out[o : o+size])}
 			}

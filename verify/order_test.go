@@ -276,7 +276,7 @@ func TestStagePlanRandom(t *testing.T) {
 		stage := make([]byte, sp.bytes)
 		for k := range part {
 			if sp.at[k] >= 0 {
-				sp.place(sp.at[k], datas[k], stage, make([]int64, rank))
+				sp.place(sp.at[k], part[k].p, part[k].region, datas[k], stage, make([]int64, rank))
 			}
 		}
 		var got *mismatch
