@@ -88,11 +88,11 @@ type stageGroup struct {
 // placement and region here was a third of planStage, and scanned by
 // every collection); place gets them from the entry it places.
 type stageSeg struct {
-	group  int
-	off    int64 // element offset in a row of the group
-	base   int64
-	lo, n  int64 // the region's lower and count in the last dimension
-	whole  bool  // the block is stored as its region: placed by one copy
+	group int
+	off   int64 // element offset in a row of the group
+	base  int64
+	lo, n int64 // the region's lower and count in the last dimension
+	whole bool  // the block is stored as its region: placed by one copy
 }
 
 // storedAsRegion reports whether the decoded bytes of p's block are those
