@@ -43,20 +43,16 @@ type Env struct {
 	// OnCatalog, when set, is called by Prepare with the input's catalog
 	// before the job is prepared (relayout plan -o prints its plan).
 	OnCatalog func(reader.Dataset, *catalog.Store) error
-
-	// kept is the part of MaxMem the catalog's kept block lists hold (an
-	// in-memory run's, set once its catalog is built): the data buffers
-	// get the rest (dataMem).
-	kept int64
 }
 
 // dataMem is the budget of the rewriter's and the verifier's data
-// buffers: MaxMem less the block lists kept.
-func (e Env) dataMem() int64 {
+// buffers: MaxMem less the block lists store keeps (an in-memory run's,
+// frozen once its catalog is built; none for a journaled job).
+func (e Env) dataMem(store *catalog.Store) int64 {
 	if e.MaxMem <= 0 {
 		return e.MaxMem
 	}
-	return e.MaxMem - e.kept
+	return e.MaxMem - store.KeptBytes()
 }
 
 func (e Env) log() io.Writer {
@@ -146,9 +142,6 @@ func runJob(ctx context.Context, out string, spec Spec, env Env, need *int64) er
 	var store *catalog.Store
 	if job == nil {
 		ds, store, job, err = prepareRun(ctx, out, spec, env, need)
-		if err == nil {
-			env.kept = store.KeptBytes() // as prepareRun charged them
-		}
 	} else {
 		fmt.Fprintf(logw, "resuming the job prepared in %s (%d units)\n", WorkDir(out), len(job.Units))
 		ds, store, err = openJobInput(out, job)
@@ -230,8 +223,7 @@ func prepareRun(ctx context.Context, out string, spec Spec, env Env, need *int64
 	}
 	// What is kept now stays, and nothing more is (a list decoded later
 	// would take budget the units were already cut for).
-	env.kept = store.KeptBytes()
-	store.KeepBlocks(env.kept)
+	store.KeepBlocks(store.KeptBytes())
 	fail := func(err error) (reader.Dataset, *catalog.Store, *rewriter.Job, error) {
 		store.Close()
 		ds.Close()
@@ -250,8 +242,8 @@ func prepareRun(ctx context.Context, out string, spec Spec, env Env, need *int64
 		return fail(fmt.Errorf("run: %s: no variable to rewrite (%ssee relayout catalog %s): %w", in, why, in, catalog.ErrNotFound))
 	}
 	kept := ""
-	if env.kept > 0 {
-		kept = fmt.Sprintf("; %s of block lists kept in memory, of --max-mem", HumanBytes(env.kept))
+	if n := store.KeptBytes(); n > 0 {
+		kept = fmt.Sprintf("; %s of block lists kept in memory, of --max-mem", HumanBytes(n))
 	}
 	fmt.Fprintf(logw, "catalog: %d variables from %s (%s) in %.2fs%s\n", len(vars), in, ds.Info().Format, time.Since(start).Seconds(), kept)
 	if len(skipped) > 0 {
@@ -286,7 +278,7 @@ func prepareRun(ctx context.Context, out string, spec Spec, env Env, need *int64
 		// The in-memory job runs under the budgets it is prepared with;
 		// with verification the verifier computes the digests from what
 		// it compares, and the pipeline takes none.
-		ropts.Jobs, ropts.MaxMem = env.Jobs, env.dataMem()
+		ropts.Jobs, ropts.MaxMem = env.Jobs, env.dataMem(store)
 		if env.Verify {
 			ropts.Digest = catalog.NoDigest
 		}
@@ -542,7 +534,7 @@ func rewriteShard(ctx context.Context, out string, job *rewriter.Job, shard int,
 		mon = env.display().Monitor()
 	}
 	start := time.Now()
-	st, err := rewriter.RewriteShard(ctx, store, ds, WorkDir(out), job, shard, env.Jobs, env.dataMem(), mon)
+	st, err := rewriter.RewriteShard(ctx, store, ds, WorkDir(out), job, shard, env.Jobs, env.dataMem(store), mon)
 	if err != nil {
 		return err
 	}
@@ -648,7 +640,7 @@ func commitJob(ctx context.Context, out string, job *rewriter.Job, env Env, ds r
 		digest = spec.Digest
 		job.Manifest.Options = manifestOptions(spec, env.MaxMem, env.Jobs)
 	}
-	if err := job.CheckBudget(env.dataMem()); err != nil {
+	if err := job.CheckBudget(env.dataMem(store)); err != nil {
 		return err
 	}
 	ok := true
@@ -661,7 +653,7 @@ func commitJob(ctx context.Context, out string, job *rewriter.Job, env Env, ds r
 		// journal pass (CheckUnits reads the whole output again to hash
 		// the units) adds nothing.
 		disp.Phase("verify")
-		if ok, err = VerifyOutput(ctx, store, ds, stage, &job.Manifest, logw, env.dataMem(), env.Jobs, disp.Monitor(), digest != catalog.NoDigest); err != nil {
+		if ok, err = VerifyOutput(ctx, store, ds, stage, &job.Manifest, logw, env.dataMem(store), env.Jobs, disp.Monitor(), digest != catalog.NoDigest); err != nil {
 			return err
 		}
 		verified = "every element equals the input"
@@ -752,7 +744,7 @@ func journalCheck(ctx context.Context, out string, job *rewriter.Job, recs map[i
 	if err != nil {
 		return nil, false, err
 	}
-	checks, ok, err := rewriter.CheckUnits(ctx, job, recs, outStore, outDS, env.Jobs, env.dataMem(), env.log())
+	checks, ok, err := rewriter.CheckUnits(ctx, job, recs, outStore, outDS, env.Jobs, env.MaxMem, env.log())
 	outStore.Close()
 	outDS.Close()
 	os.Remove(outDB)

@@ -303,7 +303,7 @@ func TestBzip2(t *testing.T) {
 
 // A read timer (catalog.WithReadTimer) counts the reads of every path a
 // block takes: ReadBlock (ReadAt) as well as ReadBlocks' coalesced runs
-// (ReadAtInto); without one, nothing is timed.
+// (ReadAtInto).
 func TestReadTimerCountsEveryRead(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, dir, "a.bin", make([]byte, 4096))
@@ -320,8 +320,5 @@ func TestReadTimerCountsEveryRead(t *testing.T) {
 	}
 	if one <= 0 || batch <= 0 {
 		t.Fatalf("read time counted: ReadBlock %d ns, ReadBlocks %d ns", one, batch)
-	}
-	if _, err := src.ReadBlock(context.Background(), b, dt); err != nil {
-		t.Fatal(err)
 	}
 }
