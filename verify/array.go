@@ -106,6 +106,10 @@ type member struct {
 	out   []byte    // the band being compared
 	first firstDiff // its first difference
 	over  bool      // compared to the end, or stopped at a difference
+	// credit is the bytes the checksum path reported to the progress
+	// before this member was compared again exactly: its first bands
+	// report none.
+	credit int64
 }
 
 type readBand struct {
@@ -201,8 +205,7 @@ func (m *member) bandOf(i int) catalog.Box {
 // file order (m.byBand, m.span): CPU only, on any goroutine.
 func (m *member) index(perBand int64) {
 	a := m.a
-	m.perBand = perBand
-	m.nb = int((m.rows + perBand - 1) / perBand)
+	m.bands(perBand)
 	// Blocks by band, in file order within each band.
 	order := make([]int, len(a.Blocks))
 	for i := range order {
@@ -229,6 +232,12 @@ func (m *member) index(perBand int64) {
 		}
 		m.span[i] = last - first + 1
 	}
+}
+
+// bands cuts m into bands of perBand rows.
+func (m *member) bands(perBand int64) {
+	m.perBand = perBand
+	m.nb = int((m.rows + perBand - 1) / perBand)
 }
 
 // open opens m's slab reader, caching cacheBytes of chunks.
@@ -376,7 +385,12 @@ func (r *run) bandDone(m *member, bi int) error {
 	}
 	m.hashq <- m.out
 	m.out = nil
-	r.progress(a.Var, band.Elements()*m.size)
+	n := band.Elements() * m.size
+	c := min(m.credit, n)
+	m.credit -= c
+	if n > c {
+		r.progress(a.Var, n-c)
+	}
 	return nil
 }
 

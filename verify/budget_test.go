@@ -46,7 +46,7 @@ func TestBudget(t *testing.T) {
 			var st *stats
 			statsHook = func(s *stats) { st = s }
 			const budget = 256 << 10
-			ok, log := check(t, ds, store, out, Options{MaxMem: budget, Jobs: jobs})
+			ok, log := check(t, ds, store, out, Options{MaxMem: budget, Jobs: jobs, Exact: true})
 			statsHook = nil
 			if !ok {
 				t.Fatalf("%v: %s", flags, log)

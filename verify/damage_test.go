@@ -191,12 +191,21 @@ func TestDamageJoint(t *testing.T) {
 		var st *stats
 		statsHook = func(s *stats) { st = s }
 		defer func() { statsHook = nil }()
-		ok, log := check(t, ds, store, out, Options{Jobs: 2})
+		ok, log := check(t, ds, store, out, Options{Jobs: 2, Exact: true})
 		if ok {
 			t.Fatalf("damage not found:\n%s", log)
 		}
 		if st.counter("joint") < 4 {
 			t.Fatalf("no joint group verified: %s", st)
+		}
+		// The checksum path: the damaged array's sums differ, it is
+		// compared again exactly and the same difference reported.
+		qok, qlog := check(t, ds, store, out, Options{Jobs: 2})
+		if qok || st.counter("rechecked") != 1 || st.counter("checksummed") == 0 {
+			t.Fatalf("checksum path: ok %v, %s\n%s", qok, st, qlog)
+		}
+		if qlog != log {
+			t.Errorf("checksum path reports\n%s\nexact path\n%s", qlog, log)
 		}
 		return lines(t, log)
 	}

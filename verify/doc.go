@@ -29,7 +29,17 @@
 //     of the input type;
 //   - every element of every block equals the output element at its global
 //     index, bit for bit (NaN payloads included); overlapping blocks must
-//     each agree with the output;
+//     each agree with the output. Arrays whose blocks are disjoint and fit
+//     the budget whole are first compared by a positional checksum
+//     (checksum.go, quick.go): the output's and the input's row-major words
+//     as the coefficients of a polynomial modulo 2^61-1, evaluated at a
+//     point drawn at random for each check, each side summed in the order
+//     it reads best (the output band by band, the input block by block in
+//     file order, every array of a joint group in one pass), equal exactly
+//     when every element is, but with a chance below 2^-30 an array that a
+//     difference goes unseen. An array whose sums differ is compared
+//     again element by element below, which reports the first
+//     difference; Options.Exact skips the checksum;
 //   - holes (output elements no block covers) hold the fill value recorded
 //     in the output dataset, and that fill value is the input's own (or a
 //     NaN / zero when the input declares none);

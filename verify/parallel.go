@@ -242,7 +242,7 @@ func rowBytes(a *catalog.Array) int64 {
 // group verifies the arrays of a joint group (a single array: a group of
 // one) within share bytes; each array's outcome goes to its variable.
 func (r *run) group(ctx context.Context, runs []*varRun, hdrs [][]*catalog.Array, group []pos, share int64, fail func(error)) {
-	reported := map[*member]bool{}
+	reported := map[*catalog.Array]bool{} // a member compared again exactly is another *member
 	outcome := func(v *varRun, seq int, a *catalog.Array, ref outRef, err error) {
 		defer v.wg.Done()
 		var diff *difference
@@ -295,12 +295,17 @@ func (r *run) group(ctx context.Context, runs []*varRun, hdrs [][]*catalog.Array
 	if len(ms) == 0 {
 		return
 	}
-	err := r.jointData(ctx, ms, share, func(m *member, err error) {
-		reported[m] = true
+	report := func(m *member, err error) {
+		reported[m.a] = true
 		outcome(m.v, m.seq, m.a, m.ref, err)
-	})
+	}
+	// The checksum path first (quick.go); what it cannot tell, exactly.
+	exact, err := r.quick(ctx, ms, share, report)
+	if err == nil && len(exact) > 0 {
+		err = r.jointData(ctx, exact, share, report)
+	}
 	for _, m := range ms {
-		if !reported[m] {
+		if !reported[m.a] {
 			outcome(m.v, m.seq, m.a, m.ref, cmp.Or(err, context.Canceled))
 		}
 	}

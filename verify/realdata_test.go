@@ -3,6 +3,9 @@ package verify
 import (
 	"strings"
 	"testing"
+
+	"relayout/catalog"
+	"relayout/reader"
 )
 
 // Real inputs rewritten by the built binary in two layouts each verify OK,
@@ -40,38 +43,63 @@ func TestRealData(t *testing.T) {
 			ds, store := input(t, in)
 			for _, flags := range c.layouts {
 				out := rewrite(t, in, flags...)
-				var st *stats
-				statsHook = func(s *stats) { st = s }
-				defer func() { statsHook = nil }()
-				var done, total int64
-				calls := 0
-				ok, log := check(t, ds, store, out, Options{MaxMem: 1 << 20, Jobs: 2, Progress: func(p Progress) {
-					d, tot := p.Done, p.Total
-					if p.Variable == "" {
-						t.Error("progress without a variable")
-					}
-					if d < done {
-						t.Errorf("progress went back: %d after %d", d, done)
-					}
-					done, total = d, tot
-					calls++
-				}})
-				if !ok {
-					t.Fatalf("%v: verify failed:\n%s", flags, log)
+				for _, exact := range []bool{false, true} {
+					realCheck(t, ds, store, out, flags, exact, c.paths)
 				}
-				if strings.Contains(log, "DIFF") || !strings.Contains(log, "OK ") {
-					t.Fatalf("%v: log:\n%s", flags, log)
-				}
-				if done != total || total == 0 || calls < 2 {
-					t.Errorf("%v: progress %d of %d in %d calls", flags, done, total, calls)
-				}
-				for _, p := range strings.Fields(c.paths) {
-					if st.counter(p) == 0 {
-						t.Errorf("%v: verify took no %s path: %s", flags, p, st)
-					}
-				}
-				t.Logf("%v: %d bytes verified in %d progress calls; %s", flags, total, calls, st)
 			}
 		})
 	}
+}
+
+// realCheck verifies out (written with flags) against the input: by the
+// checksum path, which must have taken every array with elements, or
+// exactly, through paths (stats counters > 0).
+func realCheck(t *testing.T, ds reader.Dataset, store *catalog.Store, out string, flags []string, exact bool, paths string) {
+	t.Helper()
+	// A budget small enough for the exact path's cuts (blocks read by
+	// rows, kept across bands); the checksum path at the default, where
+	// the arrays of every input take it.
+	budget := int64(1 << 20)
+	if !exact {
+		budget = 0
+	}
+	var st *stats
+	statsHook = func(s *stats) { st = s }
+	defer func() { statsHook = nil }()
+	var done, total int64
+	calls := 0
+	ok, log := check(t, ds, store, out, Options{MaxMem: budget, Jobs: 2, Exact: exact, Progress: func(p Progress) {
+		d, tot := p.Done, p.Total
+		if p.Variable == "" {
+			t.Error("progress without a variable")
+		}
+		if d < done {
+			t.Errorf("progress went back: %d after %d", d, done)
+		}
+		done, total = d, tot
+		calls++
+	}})
+	if !ok {
+		t.Fatalf("%v: verify failed:\n%s", flags, log)
+	}
+	if strings.Contains(log, "DIFF") || !strings.Contains(log, "OK ") {
+		t.Fatalf("%v: log:\n%s", flags, log)
+	}
+	if done != total || total == 0 || calls < 1 || exact && calls < 2 { // at 1 MiB, bands of a few rows
+		t.Errorf("%v: progress %d of %d in %d calls", flags, done, total, calls)
+	}
+	if !exact {
+		paths = "checksummed"
+		if n := st.counter("rechecked"); n > 0 {
+			t.Errorf("%v: %d arrays compared again exactly: %s", flags, n, st)
+		}
+	} else if n := st.counter("checksummed"); n > 0 {
+		t.Errorf("%v: Exact, yet %d arrays checksummed: %s", flags, n, st)
+	}
+	for _, p := range strings.Fields(paths) {
+		if st.counter(p) == 0 {
+			t.Errorf("%v exact %v: verify took no %s path: %s", flags, exact, p, st)
+		}
+	}
+	t.Logf("%v exact %v: %d bytes verified in %d progress calls; %s", flags, exact, total, calls, st)
 }

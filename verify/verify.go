@@ -49,6 +49,12 @@ type Options struct {
 	// "sha256 computed" instead of "sha256 not recorded" (or xxh64: the
 	// algorithm is the manifest's options.digest).
 	FillDigests bool
+	// Exact compares every element of every block with the output, never
+	// by the positional checksum (checksum.go); the checksum path compares
+	// again exactly whatever differs, so Exact changes only what a
+	// difference costs to find, and the chance (below 2^-30 an array) that
+	// a difference is missed.
+	Exact bool
 }
 
 // Result is what Check found.
@@ -137,7 +143,7 @@ func Check(ctx context.Context, in *catalog.Store, inSrc catalog.Source, outDir 
 	}
 	start, base := time.Now(), catalog.ReadCounters(inSrc)
 	r := &run{in: in, src: inSrc, dir: outDir, opts: opts, out: map[catalog.Key]outRef{}, digests: map[catalog.Key]string{},
-		workers: make(chan struct{}, opts.Jobs), digestKind: kind}
+		workers: make(chan struct{}, opts.Jobs), digestKind: kind, fields: newFields()}
 	for _, v := range vars {
 		r.total += v.Bytes
 	}
@@ -209,6 +215,8 @@ type run struct {
 	spare [][]byte
 	// stages are the stage buffers of bands done (order.go).
 	stages stagePool
+	// fields are the checksum path's (checksum.go): one random point.
+	fields *fields
 }
 
 // work takes one of the Jobs tokens (blocks fetched and compared at once
@@ -259,6 +267,7 @@ type stats struct {
 	trimmed, cached                     atomic.Int64 // blocks read in part per band, kept across bands
 	ordered                             atomic.Int64 // small blocks staged and compared in output order
 	joint                               atomic.Int64 // arrays verified in a joint group of several
+	checksummed, rechecked              atomic.Int64 // arrays verified by their checksums; compared again exactly
 	bigEndian, colMajor, ghost, partial atomic.Int64 // blocks by their placement features
 	holes                               atomic.Int64 // elements covered by no block, checked against the fill
 	constants, boxTables, gridOffsets   atomic.Int64
@@ -277,14 +286,14 @@ func (s *stats) times() string {
 }
 
 func (s *stats) String() string {
-	return fmt.Sprintf("arrays %d (joint %d) bands %d blocks %d (trimmed %d cached %d ordered %d; big-endian %d col-major %d ghost %d partial %d) holes %d constants %d box tables %d grid offsets %d peak block bytes %d",
-		s.arrays.Load(), s.joint.Load(), s.bands.Load(), s.blocks.Load(), s.trimmed.Load(), s.cached.Load(), s.ordered.Load(), s.bigEndian.Load(), s.colMajor.Load(),
+	return fmt.Sprintf("arrays %d (joint %d checksummed %d rechecked %d) bands %d blocks %d (trimmed %d cached %d ordered %d; big-endian %d col-major %d ghost %d partial %d) holes %d constants %d box tables %d grid offsets %d peak block bytes %d",
+		s.arrays.Load(), s.joint.Load(), s.checksummed.Load(), s.rechecked.Load(), s.bands.Load(), s.blocks.Load(), s.trimmed.Load(), s.cached.Load(), s.ordered.Load(), s.bigEndian.Load(), s.colMajor.Load(),
 		s.ghost.Load(), s.partial.Load(), s.holes.Load(), s.constants.Load(), s.boxTables.Load(), s.gridOffsets.Load(), s.peakMem.Load())
 }
 
 // counter is the stats counter named as String names it ("col-major", "box-tables").
 func (s *stats) counter(name string) int64 {
-	return map[string]*atomic.Int64{"arrays": &s.arrays, "joint": &s.joint, "bands": &s.bands, "blocks": &s.blocks, "trimmed": &s.trimmed,
+	return map[string]*atomic.Int64{"arrays": &s.arrays, "joint": &s.joint, "checksummed": &s.checksummed, "rechecked": &s.rechecked, "bands": &s.bands, "blocks": &s.blocks, "trimmed": &s.trimmed,
 		"cached": &s.cached, "ordered": &s.ordered, "big-endian": &s.bigEndian, "col-major": &s.colMajor, "ghost": &s.ghost, "partial": &s.partial,
 		"holes": &s.holes, "constants": &s.constants, "box-tables": &s.boxTables, "grid-offsets": &s.gridOffsets}[name].Load()
 }

@@ -1,0 +1,482 @@
+package verify
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"relayout/catalog"
+	"relayout/internal/membudget"
+)
+
+// The checksum path: a joint group's members compared by their positional
+// checksums (checksum.go) instead of element by element. Each side is one
+// pass in the order it is cheapest to read, with no per-band planning:
+//
+//	output: bands of each member read through the HDF5 library ─► poly(band) ─► sha256
+//	input:  every block of every member, in file order, in parts of
+//	        batchRead bytes (Jobs at once, catalog.MixedBatchSource) ─► blockSum
+//	then per member: S_out == S_in + f*geo(N) ?  yes: verified, its digest kept
+//	                                             no:  compared again exactly
+//
+// On a million blocks of 4^3 the exact path spends most of its time per
+// block (cutting blocks to bands, staging and merging them in file order,
+// the coverage bitmaps); here a block costs its rows' polynomials and
+// nothing is sorted but the file order.
+//
+// A member takes this path when its blocks can be read whole within the
+// budget (a block of at most quickBlock decoded bytes), the source reads
+// batches, its element type has a field, the blocks are disjoint on a grid
+// of cells of at most maxCells (disjoint), and holes, if any, have a
+// recorded fill value; otherwise, or when Options.Exact asks for it, the
+// exact path.
+
+// maxCells bounds the cells of disjoint's grid (bits: 16 MiB).
+const maxCells = 1 << 27
+
+// quickMember is a member on the checksum path.
+type quickMember struct {
+	m        *member
+	f        *field
+	rs       rowSteps
+	fill     uint64 // phi of the recorded fill (0: none recorded, no holes)
+	mu       sync.Mutex
+	in, out  uint64
+	credited int64 // bytes reported to the progress
+	tables   []*blockTable
+}
+
+// maxTables bounds the block tables of an array: the counts of its
+// blocks first met (a tiling has a few: the blocks inside, the edges).
+const maxTables = 4
+
+// blockTables makes the tables of the first maxTables counts of a's
+// blocks of at most maxTable elements.
+func blockTables(a *catalog.Array, f *field, rs rowSteps) []*blockTable {
+	var ts []*blockTable
+	for i := range a.Blocks {
+		c := a.Blocks[i].Box.Count
+		if n := a.Blocks[i].Box.Elements(); n == 0 || n > maxTable || tableOf(ts, c) != nil {
+			continue
+		}
+		ts = append(ts, f.blockTable(c, rs))
+		if len(ts) == maxTables {
+			break
+		}
+	}
+	return ts
+}
+
+// tableOf is the table of ts for blocks of count c, or nil.
+func tableOf(ts []*blockTable, c []int64) *blockTable {
+	for _, t := range ts {
+		if slices.Equal(t.count, c) {
+			return t
+		}
+	}
+	return nil
+}
+
+// quickable reports whether m can take the checksum path: blocks of at
+// most limit decoded and stored bytes, disjoint, holes filled.
+func (r *run) quickable(m *member, limit int64) bool {
+	if r.opts.Exact || m.rank == 0 || !quickSize(int(m.size)) || m.a.Elements() >= maxIndex {
+		return false
+	}
+	if _, ok := r.src.(catalog.BatchSource); !ok {
+		return false
+	}
+	for i := range m.a.Blocks {
+		b := &m.a.Blocks[i]
+		if b.Box.Elements() == 0 {
+			continue
+		}
+		n := m.size
+		for _, c := range b.StoredShape() {
+			n *= c
+		}
+		if b.Length > limit || n > limit {
+			return false
+		}
+	}
+	covered, ok := disjoint(m.a, maxCells)
+	if !ok || covered < m.a.Elements() && m.recorded == nil {
+		return false
+	}
+	r.stats.holes.Add(m.a.Elements() - covered)
+	return true
+}
+
+// disjoint reports whether no element of a is covered by two of its
+// blocks (ok false too when that cannot be told on a grid of at most
+// maxBits cells), and the elements they cover. The grid's cells are the
+// greatest common divisor of the blocks' lowers and counts in each
+// dimension: each block is then a box of whole cells, and two blocks meet
+// exactly when they share a cell.
+func disjoint(a *catalog.Array, maxBits int64) (covered int64, ok bool) {
+	rank := len(a.Shape)
+	grain := make([]int64, rank)
+	for i := range a.Blocks {
+		b := &a.Blocks[i]
+		if b.Box.Elements() == 0 {
+			continue
+		}
+		for d := range rank {
+			grain[d] = gcd(gcd(grain[d], b.Box.Lower[d]), b.Box.Count[d])
+		}
+	}
+	cells := make([]int64, rank)
+	stride := make([]int64, rank)
+	n := int64(1)
+	for d := rank - 1; d >= 0; d-- {
+		if grain[d] == 0 { // no block covers anything
+			return 0, true
+		}
+		cells[d] = (a.Shape[d] + grain[d] - 1) / grain[d]
+		stride[d] = n
+		if n *= cells[d]; n > maxBits {
+			return 0, false
+		}
+	}
+	set := make([]uint64, (n+63)/64)
+	last := rank - 1
+	lo, hi, c := make([]int64, rank), make([]int64, rank), make([]int64, rank)
+	for i := range a.Blocks {
+		b := &a.Blocks[i]
+		if b.Box.Elements() == 0 {
+			continue
+		}
+		covered += b.Box.Elements()
+		for d := range rank {
+			lo[d] = b.Box.Lower[d] / grain[d]
+			hi[d] = (b.Box.Lower[d] + b.Box.Count[d]) / grain[d]
+		}
+		copy(c, lo)
+		for {
+			var off int64
+			for d := range last {
+				off += c[d] * stride[d]
+			}
+			if anyBits(set, off+lo[last], off+hi[last]) {
+				return 0, false
+			}
+			setBits(set, off+lo[last], off+hi[last])
+			d := last - 1
+			for ; d >= 0; d-- {
+				if c[d]++; c[d] < hi[d] {
+					break
+				}
+				c[d] = lo[d]
+			}
+			if d < 0 {
+				break
+			}
+		}
+	}
+	return covered, true
+}
+
+// anyBits reports whether any of bits [lo, hi) of v is set.
+func anyBits(v []uint64, lo, hi int64) bool {
+	for ; lo < hi && lo%64 != 0; lo++ {
+		if v[lo/64]>>(lo%64)&1 != 0 {
+			return true
+		}
+	}
+	for ; hi-lo >= 64; lo += 64 {
+		if v[lo/64] != 0 {
+			return true
+		}
+	}
+	for ; lo < hi; lo++ {
+		if v[lo/64]>>(lo%64)&1 != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// quick verifies the members of ms that can take the checksum path,
+// within share bytes: the verified ones (and those that stop at an error
+// of their output) go to done; the others are returned, fresh, for the
+// exact path (jointData). An error stops them all.
+func (r *run) quick(ctx context.Context, ms []*member, share int64, done func(*member, error)) ([]*member, error) {
+	limit := share / int64(4*r.opts.Jobs)
+	var qs []*quickMember
+	var exact []*member
+	for _, m := range ms {
+		if !r.quickable(m, limit) {
+			exact = append(exact, m)
+			continue
+		}
+		f := r.fields.of(int(m.size))
+		q := &quickMember{m: m, f: f, rs: f.rowSteps(m.a.Shape)}
+		q.tables = blockTables(m.a, f, q.rs)
+		if m.recorded != nil {
+			q.fill = f.phi(m.recorded)
+		}
+		qs = append(qs, q)
+	}
+	if len(qs) == 0 {
+		return exact, nil
+	}
+	defer func() {
+		for _, q := range qs {
+			r.finish(q.m)
+		}
+	}()
+	// Each member's bands as it would get alone, its share of the group's.
+	capacity := share
+	each := share / int64(len(qs))
+	for _, q := range qs {
+		m := q.m
+		perBand, cache := r.jointRows(&group{members: []*member{m}}, each)
+		m.bands(perBand)
+		if err := m.open(cache[0]); err != nil {
+			return nil, err
+		}
+		capacity -= m.bandMem(perBand) + cache[0]
+	}
+	mem := membudget.Overcommit(capacity)
+	defer func() { peak(&r.stats.peakMem, mem.Peak()) }()
+	for _, q := range qs {
+		r.launch(ctx, q.m)
+	}
+	eg, gctx := errgroup.WithContext(ctx)
+	for _, q := range qs {
+		eg.Go(func() error { return r.quickOutput(gctx, q) })
+	}
+	if _, mixed := r.src.(catalog.MixedBatchSource); mixed {
+		r.quickInput(gctx, eg, qs, mem)
+	} else {
+		for _, q := range qs { // one element type a read: a pass per member
+			r.quickInput(gctx, eg, []*quickMember{q}, mem)
+		}
+	}
+	if err := eg.Wait(); err != nil {
+		return nil, err
+	}
+	for _, q := range qs {
+		m := q.m
+		r.finish(m)
+		want := fold(q.in + mul(q.fill, q.f.geo(m.a.Elements())))
+		if reduce(q.out) == reduce(want) {
+			r.stats.checksummed.Add(1)
+			done(m, r.digest(m.k, m.ref, m.h))
+			continue
+		}
+		// A difference somewhere: the exact path finds the first.
+		r.stats.rechecked.Add(1)
+		fresh, err := r.openMember(m.a, m.ref, m.f)
+		if err != nil || fresh == nil {
+			done(m, err)
+			continue
+		}
+		fresh.v, fresh.seq, fresh.credit = m.v, m.seq, q.credited
+		exact = append(exact, fresh)
+	}
+	return exact, nil
+}
+
+// quickOutput reads q's bands through its pipeline (launch) and sums
+// their polynomials, each band then hashed.
+func (r *run) quickOutput(ctx context.Context, q *quickMember) error {
+	m := q.m
+	rowElems := m.rowBytes / m.size
+	for bi := range m.nb {
+		if err := m.output(ctx); err != nil {
+			return err
+		}
+		t0 := time.Now()
+		band := m.bandOf(bi)
+		q.out = fold(q.out + mul(q.f.poly(m.out, int(m.size)), q.f.powX(band.Lower[0]*rowElems)))
+		r.stats.compareNs.Add(int64(time.Since(t0)))
+		r.stats.bands.Add(1)
+		select {
+		case m.hashq <- m.out:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		m.out = nil
+		n := band.Elements() * m.size
+		q.credited += n
+		r.progress(m.a.Var, n)
+	}
+	return nil
+}
+
+// quickEntry is one block of a member, in the input pass's file order.
+type quickEntry struct{ m, i int32 }
+
+// quickInput starts on eg the input pass over every block of qs's
+// members: in file order, cut into parts of about batchRead bytes, a
+// Jobs token each.
+func (r *run) quickInput(ctx context.Context, eg *errgroup.Group, qs []*quickMember, mem *membudget.Budget) {
+	order := quickOrder(qs)
+	blocks := make([]*catalog.Block, len(order))
+	for k, e := range order {
+		blocks[k] = &qs[e.m].m.a.Blocks[e.i]
+	}
+	// Parts of batchRead bytes, fewer when Jobs of them would not fit.
+	partBytes := max(min(batchRead, mem.Capacity()/int64(2*r.opts.Jobs)), 64<<10)
+	var parts []int // where each part starts
+	var n int64
+	for k, b := range blocks {
+		if k == 0 || n >= partBytes {
+			parts = append(parts, k)
+			n = 0
+		}
+		n += b.Length
+	}
+	parts = append(parts, len(blocks))
+	pf, _ := r.src.(catalog.Prefetcher)
+	eg.Go(func() error {
+		for p := 0; p+1 < len(parts); p++ {
+			if err := r.work(ctx); err != nil {
+				return err
+			}
+			if pf != nil && p+2 < len(parts) {
+				pf.Prefetch(ctx, blocks[parts[p+1]:parts[p+2]])
+			}
+			lo, hi := parts[p], parts[p+1]
+			eg.Go(func() error {
+				defer r.rest()
+				return r.quickPart(ctx, qs, order[lo:hi], blocks[lo:hi], partBytes, mem)
+			})
+		}
+		return nil
+	})
+}
+
+// quickOrder lists the blocks of qs's members that hold elements in file
+// order: file by file (by name), each member's blocks (mostly in order
+// already) merged by offset.
+func quickOrder(qs []*quickMember) []quickEntry {
+	byFile := map[string][][]quickEntry{} // file -> one run per member
+	for mi, q := range qs {
+		a := q.m.a
+		file, run := "", -1
+		for i := range a.Blocks {
+			b := &a.Blocks[i]
+			if b.Box.Elements() == 0 {
+				continue
+			}
+			if run < 0 || b.File != file {
+				runs := byFile[b.File]
+				if len(runs) == 0 || runs[len(runs)-1][0].m != int32(mi) {
+					runs = append(runs, nil)
+				}
+				byFile[b.File] = runs
+				file, run = b.File, len(runs)-1
+			}
+			byFile[file][run] = append(byFile[file][run], quickEntry{int32(mi), int32(i)})
+		}
+	}
+	offset := func(e quickEntry) int64 { return qs[e.m].m.a.Blocks[e.i].Offset }
+	byOffset := func(x, y quickEntry) int { return cmp.Compare(offset(x), offset(y)) }
+	var order []quickEntry
+	for _, file := range slices.Sorted(maps.Keys(byFile)) {
+		runs := byFile[file]
+		for _, run := range runs {
+			if !slices.IsSortedFunc(run, byOffset) {
+				slices.SortStableFunc(run, byOffset)
+			}
+		}
+		// Merge the runs (a few: one per member) by offset.
+		heads := make([]int, len(runs))
+		for {
+			best := -1
+			for ri, run := range runs {
+				if heads[ri] < len(run) && (best < 0 || offset(run[heads[ri]]) < offset(runs[best][heads[best]])) {
+					best = ri
+				}
+			}
+			if best < 0 {
+				break
+			}
+			order = append(order, runs[best][heads[best]])
+			heads[best]++
+		}
+	}
+	return order
+}
+
+// quickPart reads one part of the input pass and adds each block's term
+// to its member's input sum.
+func (r *run) quickPart(ctx context.Context, qs []*quickMember, part []quickEntry, blocks []*catalog.Block, partBytes int64, mem *membudget.Budget) error {
+	var raw, decoded, limit int64
+	dts := make([]catalog.DType, len(part))
+	for k, e := range part {
+		b := blocks[k]
+		dts[k] = qs[e.m].m.a.DType
+		raw += b.Length
+		limit = max(limit, b.Length)
+		if len(b.Codecs) != 0 || b.Inline != nil {
+			decoded = max(decoded, newPlacement(b, dts[k]).storedBytes())
+		}
+	}
+	limit = max(limit, min(raw, partBytes)) // a coalesced read: at most the part, at least a block
+	if err := mem.Acquire(ctx, limit+decoded); err != nil {
+		return err
+	}
+	defer mem.Release(limit + decoded)
+	rank := len(qs[0].m.a.Shape) // a joint group's members share their shape
+	g, wts := make([]int64, rank), make([]uint64, rank)
+	sums := make([]uint64, len(qs))
+	var scratch []byte
+	var ar intArena
+	var fetchNs int64
+	rctx := catalog.WithReadTimer(catalog.WithReadLimit(ctx, limit), &fetchNs)
+	t0 := time.Now()
+	last := -1 // the block read before an error: blocks arrive in order
+	fn := func(k int, data []byte) error {
+		last = k
+		e, b := part[k], blocks[k]
+		q := qs[e.m]
+		p := placementIn(b, dts[k], &ar)
+		if want := p.storedBytes(); int64(len(data)) != want {
+			return catalog.Corrupt("", b.File, b.Offset, "block %v: decoded %d bytes, want %d for stored shape %v of %v",
+				b.Box, len(data), want, b.StoredShape(), dts[k])
+		}
+		r.count(q.m.a, b)
+		var term uint64
+		if bt := tableOf(q.tables, b.Box.Count); bt != nil && storedAsRegion(p, b.Box) {
+			term = q.f.tableSum(bt, data, q.fill, q.rs, b.Box.Lower)
+		} else {
+			var fillTerm uint64
+			if q.fill != 0 {
+				fillTerm = reduce(mul(q.fill, q.f.geo(b.Box.Count[rank-1])))
+			}
+			term, scratch = q.f.blockSum(p, data, fillTerm, q.rs, scratch, g, wts)
+		}
+		sums[e.m] = fold(sums[e.m] + term)
+		return nil
+	}
+	var err error
+	if mixed, ok := r.src.(catalog.MixedBatchSource); ok && len(qs) > 1 {
+		err = mixed.ReadBlocksMixed(rctx, blocks, dts, fn)
+	} else {
+		err = r.src.(catalog.BatchSource).ReadBlocks(rctx, blocks, dts[0], fn)
+	}
+	if err != nil {
+		q := qs[part[min(last+1, len(part)-1)].m]
+		return fmt.Errorf("verify: input %s: %w", where(q.m.k), err)
+	}
+	r.stats.fetchNs.Add(fetchNs)
+	r.stats.compareNs.Add(int64(time.Since(t0)) - fetchNs)
+	for mi, s := range sums {
+		if s != 0 {
+			q := qs[mi]
+			q.mu.Lock()
+			q.in = fold(q.in + s)
+			q.mu.Unlock()
+		}
+	}
+	return nil
+}
