@@ -127,8 +127,10 @@ func disjoint(a *catalog.Array, maxBits int64) (covered int64, ok bool) {
 		if b.Box.Elements() == 0 {
 			continue
 		}
-		for d := range rank {
-			grain[d] = gcd(gcd(grain[d], b.Box.Lower[d]), b.Box.Count[d])
+		for d, g := range grain {
+			if l, c := b.Box.Lower[d], b.Box.Count[d]; g == 0 || l%g != 0 || c%g != 0 { // mostly they divide: no gcd
+				grain[d] = gcd(gcd(g, l), c)
+			}
 		}
 	}
 	cells := make([]int64, rank)
@@ -208,20 +210,33 @@ func anyBits(v []uint64, lo, hi int64) bool {
 // exact path (jointData). An error stops them all.
 func (r *run) quick(ctx context.Context, ms []*member, share int64, done func(*member, error)) ([]*member, error) {
 	limit := share / int64(4*r.opts.Jobs)
+	// Each member looked at on its own core (its blocks' sizes, grid and
+	// tables: CPU per block, before any band is read).
+	each := make([]*quickMember, len(ms))
+	var wg sync.WaitGroup
+	for i, m := range ms {
+		wg.Go(func() {
+			if !r.quickable(m, limit) {
+				return
+			}
+			f := r.fields.of(int(m.size))
+			q := &quickMember{m: m, f: f, rs: f.rowSteps(m.a.Shape)}
+			q.tables = blockTables(m.a, f, q.rs)
+			if m.recorded != nil {
+				q.fill = f.phi(m.recorded)
+			}
+			each[i] = q
+		})
+	}
+	wg.Wait()
 	var qs []*quickMember
 	var exact []*member
-	for _, m := range ms {
-		if !r.quickable(m, limit) {
-			exact = append(exact, m)
-			continue
+	for i, q := range each {
+		if q == nil {
+			exact = append(exact, ms[i])
+		} else {
+			qs = append(qs, q)
 		}
-		f := r.fields.of(int(m.size))
-		q := &quickMember{m: m, f: f, rs: f.rowSteps(m.a.Shape)}
-		q.tables = blockTables(m.a, f, q.rs)
-		if m.recorded != nil {
-			q.fill = f.phi(m.recorded)
-		}
-		qs = append(qs, q)
 	}
 	if len(qs) == 0 {
 		return exact, nil
@@ -233,10 +248,9 @@ func (r *run) quick(ctx context.Context, ms []*member, share int64, done func(*m
 	}()
 	// Each member's bands as it would get alone, its share of the group's.
 	capacity := share
-	each := share / int64(len(qs))
 	for _, q := range qs {
 		m := q.m
-		perBand, cache := r.jointRows(&group{members: []*member{m}}, each)
+		perBand, cache := r.jointRows(&group{members: []*member{m}}, share/int64(len(qs)))
 		m.bands(perBand)
 		if err := m.open(cache[0]); err != nil {
 			return nil, err
@@ -380,31 +394,40 @@ func quickOrder(qs []*quickMember) []quickEntry {
 	}
 	offset := func(e quickEntry) int64 { return qs[e.m].m.a.Blocks[e.i].Offset }
 	byOffset := func(x, y quickEntry) int { return cmp.Compare(offset(x), offset(y)) }
-	var order []quickEntry
-	for _, file := range slices.Sorted(maps.Keys(byFile)) {
-		runs := byFile[file]
-		for _, run := range runs {
-			if !slices.IsSortedFunc(run, byOffset) {
-				slices.SortStableFunc(run, byOffset)
-			}
-		}
-		// Merge the runs (a few: one per member) by offset.
-		heads := make([]int, len(runs))
-		for {
-			best := -1
-			for ri, run := range runs {
-				if heads[ri] < len(run) && (best < 0 || offset(run[heads[ri]]) < offset(runs[best][heads[best]])) {
-					best = ri
+	files := slices.Sorted(maps.Keys(byFile))
+	merged := make([][]quickEntry, len(files))
+	var wg sync.WaitGroup
+	for fi, file := range files { // each file's on a core of its own
+		wg.Go(func() {
+			runs := byFile[file]
+			n := 0
+			for _, run := range runs {
+				if !slices.IsSortedFunc(run, byOffset) {
+					slices.SortStableFunc(run, byOffset)
 				}
+				n += len(run)
 			}
-			if best < 0 {
-				break
+			// Merge the runs (a few: one per member) by offset.
+			out := make([]quickEntry, 0, n)
+			heads := make([]int, len(runs))
+			for {
+				best := -1
+				for ri, run := range runs {
+					if heads[ri] < len(run) && (best < 0 || offset(run[heads[ri]]) < offset(runs[best][heads[best]])) {
+						best = ri
+					}
+				}
+				if best < 0 {
+					break
+				}
+				out = append(out, runs[best][heads[best]])
+				heads[best]++
 			}
-			order = append(order, runs[best][heads[best]])
-			heads[best]++
-		}
+			merged[fi] = out
+		})
 	}
-	return order
+	wg.Wait()
+	return slices.Concat(merged...)
 }
 
 // quickPart reads one part of the input pass and adds each block's term
