@@ -15,12 +15,13 @@ import (
 func runVerify(ctx context.Context, args []string) error {
 	var vars []string
 	var maxMemS string
-	var quiet bool
+	var quiet, exact bool
 	fs := newFlags("verify", "relayout verify IN OUT",
 		"relayout verify diags/ reorganized/   # exit 0: every element equal; 1: a difference")
 	fs.StringArrayVar(&vars, "var", nil, "verify only these variables (name or glob, repeatable)")
 	fs.StringVar(&maxMemS, "max-mem", "1GiB", "memory for the input and output copies being compared")
 	fs.BoolVarP(&quiet, "quiet", "q", false, "print only the differences (DIFF lines), not the OK lines")
+	fs.BoolVar(&exact, "exact", false, "compare every element, none by positional checksum (arrays of small blocks are otherwise compared by one, exact but for a chance below 2^-30 an array)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -48,7 +49,7 @@ func runVerify(ctx context.Context, args []string) error {
 	if quiet {
 		w = &dropOK{w: os.Stdout}
 	}
-	ok, err := job.VerifyOutput(ctx, store, ds, out, nil, w, maxMem, 0, nil, false)
+	ok, err := job.VerifyOutput(ctx, store, ds, out, nil, w, maxMem, 0, nil, false, exact)
 	if err != nil {
 		return err
 	}

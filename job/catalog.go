@@ -154,9 +154,10 @@ func checkIncomplete(path string, info catalog.DatasetInfo, strict bool) error {
 // then not needed. What the verifier read (the input through inSrc, the
 // output through HDF5) is printed to w as an "io: verify" line and, when
 // m has an io section, recorded in it (catalog.ManifestIO's Verify fields).
+// exact: every element compared, none by checksum (verify.Options.Exact).
 func VerifyOutput(ctx context.Context, in *catalog.Store, inSrc catalog.Source, outDir string, m *catalog.Manifest,
-	w io.Writer, maxMem int64, jobs int, mon *rewriter.Monitor, fill bool) (bool, error) {
-	opts := verify.Options{MaxMem: maxMem, Jobs: jobs, Log: w, FillDigests: fill && m != nil}
+	w io.Writer, maxMem int64, jobs int, mon *rewriter.Monitor, fill, exact bool) (bool, error) {
+	opts := verify.Options{MaxMem: maxMem, Jobs: jobs, Log: w, FillDigests: fill && m != nil, Exact: exact}
 	if mon != nil {
 		opts.Progress = func(p verify.Progress) { mon.Track(p.Done, p.Total, p.Variable) }
 	}

@@ -653,7 +653,7 @@ func commitJob(ctx context.Context, out string, job *rewriter.Job, env Env, ds r
 		// journal pass (CheckUnits reads the whole output again to hash
 		// the units) adds nothing.
 		disp.Phase("verify")
-		if ok, err = VerifyOutput(ctx, store, ds, stage, &job.Manifest, logw, env.dataMem(store), env.Jobs, disp.Monitor(), digest != catalog.NoDigest); err != nil {
+		if ok, err = VerifyOutput(ctx, store, ds, stage, &job.Manifest, logw, env.dataMem(store), env.Jobs, disp.Monitor(), digest != catalog.NoDigest, false); err != nil {
 			return err
 		}
 		verified = "every element equals the input"

@@ -124,6 +124,7 @@ func (r *run) variables(ctx context.Context, vars []catalog.VarSummary, log io.W
 					sha = r.digestKind.String() + " not recorded"
 				}
 				line = fmt.Sprintf("OK  %s  %d steps  %d elements  %s", v.name, len(v.steps), v.elements, sha)
+
 			case errors.As(v.diff, &diff):
 				ok = false
 				line = "DIFF " + diff.msg
