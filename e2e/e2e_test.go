@@ -551,3 +551,59 @@ func TestInterrupt(t *testing.T) {
 		return nil
 	})
 }
+
+// TestVerifyChecksumAndExact: an output of small blocks (bp4/generated-lb:
+// under 2 KiB on average) verifies by positional checksum (the
+// "compare:" line says so) and with --exact element by element (no such
+// line), with the same OK lines; an element changed with h5py is found by
+// both, at the same index with the same values.
+func TestVerifyChecksumAndExact(t *testing.T) {
+	in := sharedData(t, "bp4/generated-lb/lb-bp4.bp")
+	out := filepath.Join(t.TempDir(), "out")
+	mustRun(t, "run", in, "-o", out, "-q")
+	okLines := func(s string) (ok []string) {
+		for _, l := range strings.Split(s, "\n") {
+			if strings.HasPrefix(l, "OK ") || strings.HasPrefix(l, "DIFF ") {
+				ok = append(ok, l)
+			}
+		}
+		return ok
+	}
+	quick := mustRun(t, "verify", in, out)
+	exact := mustRun(t, "verify", "--exact", in, out)
+	if !strings.Contains(quick.stdout, "compare: ") || strings.Contains(exact.stdout, "compare: ") {
+		t.Fatalf("verify says no checksum, or --exact says one:\n%s\n--exact:\n%s", quick.stdout, exact.stdout)
+	}
+	if q, e := okLines(quick.stdout), okLines(exact.stdout); len(q) < 5 || strings.Join(q, "\n") != strings.Join(e, "\n") {
+		t.Fatalf("OK lines differ:\n%s\n--exact:\n%s", quick.stdout, exact.stdout)
+	}
+	m := readManifest(t, out)
+	var file, path string
+	for _, v := range m.Variables {
+		if v.Name == "fields/rho" {
+			file, path = v.File, v.Datasets[1].Path
+		}
+	}
+	script := fmt.Sprintf("import h5py\nf = h5py.File(%q, 'r+')\nd = f[%q]\nd[7, 9, 30] = d[7, 9, 30] + 0.5\nf.close()\n",
+		filepath.Join(out, file), path)
+	if b, err := exec.Command(python, "-c", script).CombinedOutput(); err != nil {
+		t.Fatalf("h5py edit: %v\n%s", err, b)
+	}
+	var diffs []string
+	for _, args := range [][]string{{"verify", in, out}, {"verify", "--exact", in, out}} {
+		r := relayout(t, args...)
+		d := ""
+		for _, l := range okLines(r.stdout) {
+			if strings.HasPrefix(l, "DIFF ") {
+				d = l
+			}
+		}
+		if r.code != 1 || !strings.Contains(d, "fields/rho step 1 level 0 at [7,9,30]: in=") {
+			t.Fatalf("%v after the edit: exit %d, DIFF %q\n%s\n%s", args, r.code, d, r.stdout, r.stderr)
+		}
+		diffs = append(diffs, d)
+	}
+	if diffs[0] != diffs[1] {
+		t.Errorf("the checksum path reports %q, --exact %q", diffs[0], diffs[1])
+	}
+}
