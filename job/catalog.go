@@ -154,16 +154,17 @@ func checkIncomplete(path string, info catalog.DatasetInfo, strict bool) error {
 // then not needed. What the verifier read (the input through inSrc, the
 // output through HDF5) is printed to w as an "io: verify" line and, when
 // m has an io section, recorded in it (catalog.ManifestIO's Verify fields).
-// exact: every element compared, none by checksum (verify.Options.Exact).
+// exact: every element compared, none by checksum (verify.Options.Exact);
+// checksummed is the arrays compared by positional checksum otherwise.
 func VerifyOutput(ctx context.Context, in *catalog.Store, inSrc catalog.Source, outDir string, m *catalog.Manifest,
-	w io.Writer, maxMem int64, jobs int, mon *rewriter.Monitor, fill, exact bool) (bool, error) {
+	w io.Writer, maxMem int64, jobs int, mon *rewriter.Monitor, fill, exact bool) (ok bool, checksummed int, err error) {
 	opts := verify.Options{MaxMem: maxMem, Jobs: jobs, Log: w, FillDigests: fill && m != nil, Exact: exact}
 	if mon != nil {
 		opts.Progress = func(p verify.Progress) { mon.Track(p.Done, p.Total, p.Variable) }
 	}
 	res, err := verify.Check(ctx, in, inSrc, outDir, m, opts)
 	if err != nil {
-		return false, err
+		return false, 0, err
 	}
 	vio := &catalog.ManifestIO{}
 	if m != nil && m.IO != nil {
@@ -173,11 +174,11 @@ func VerifyOutput(ctx context.Context, in *catalog.Store, inSrc catalog.Source, 
 	vio.VerifyOutputBytes, vio.VerifyOutputReads, vio.VerifySeconds = res.IO.OutputBytes, res.IO.OutputReads, res.IO.Seconds
 	rewriter.WriteVerifyIOSummary(w, vio)
 	if !res.OK || !opts.FillDigests {
-		return res.OK, err
+		return res.OK, res.Checksummed, err
 	}
 	kind, err := m.DigestKind() // the algorithm of res.Digests
 	if err != nil {
-		return false, err
+		return false, 0, err
 	}
 	for i := range m.Variables {
 		mv := &m.Variables[i]
@@ -190,5 +191,5 @@ func VerifyOutput(ctx context.Context, in *catalog.Store, inSrc catalog.Source, 
 			}
 		}
 	}
-	return true, nil
+	return true, res.Checksummed, nil
 }

@@ -69,6 +69,9 @@ type Result struct {
 	Digests map[catalog.Key]string
 	// IO is what the check read.
 	IO IO
+	// Checksummed is the arrays compared by positional checksum (the
+	// others element by element).
+	Checksummed int
 }
 
 // IO is what a Check read: the input through its Source, the output
@@ -174,7 +177,7 @@ func Check(ctx context.Context, in *catalog.Store, inSrc catalog.Source, outDir 
 	seriesOK, err := checkSeries(outDir, m, log)
 	rio := IO{Input: catalog.ReadCounters(inSrc).Since(base), OutputBytes: r.stats.outBytes.Load(), OutputReads: r.stats.outReads.Load(),
 		Seconds: time.Since(start).Seconds()}
-	return Result{OK: ok && seriesOK, Digests: r.digests, IO: rio}, err
+	return Result{OK: ok && seriesOK, Digests: r.digests, IO: rio, Checksummed: int(r.stats.checksummed.Load())}, err
 }
 
 // TotalBytes is the Progress total of Output for in: the logical bytes of
