@@ -3,6 +3,8 @@ package main
 import (
 	"os"
 	"runtime/debug"
+
+	"relayout/internal/membudget"
 )
 
 // gcPercent is the collector's growth ratio for the verbs that move data
@@ -13,22 +15,26 @@ import (
 // with --no-verify, +240 MiB on a million blocks; bench/RESULTS.md).
 const gcPercent = 200
 
-// gcHeadroom is what the collector's soft limit allows above --max-mem
-// (which holds the data buffers and the catalog's kept block lists): the
-// HDF5 and SQLite caches, the garbage of the block lists decoded per pass
-// and the rest of the process.
-const gcHeadroom = 256 << 20
+// gcHeadroom is what the process may hold beyond --max-mem (which
+// charges the data buffers and the catalog's kept block lists): the HDF5
+// and SQLite caches, the garbage of the block lists decoded per pass and
+// the rest of the process. Issue 19's bound on peak RSS is --max-mem +
+// 64 MiB; what Go does not allocate (HDF5's C heap, SQLite's pages,
+// thread stacks) takes the rest.
+const gcHeadroom = 16 << 20
 
 // tuneGC sets the collector for a verb running under the memory budget
-// maxMem: gcPercent, with a soft memory limit of maxMem + gcHeadroom so
-// that the larger ratio never lets the heap outgrow what the budget and
-// the headroom hold (the collector then runs as often as it must, as with
-// GOGC 100). GOGC or GOMEMLIMIT in the environment are left as the user
-// set them.
+// maxMem: gcPercent, with a soft memory limit of maxMem + gcHeadroom less
+// the unit buffers mapped outside the Go heap at the time
+// (membudget.LimitProcess), so that neither the larger ratio nor the
+// heap's garbage beside the buffers lets the process outgrow what the
+// budget and the headroom hold (the collector then runs as often as it
+// must). GOGC or GOMEMLIMIT in the environment are left as the user set
+// them.
 func tuneGC(maxMem int64) {
 	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
 	debug.SetGCPercent(gcPercent)
-	debug.SetMemoryLimit(maxMem + gcHeadroom)
+	membudget.LimitProcess(maxMem + gcHeadroom)
 }

@@ -6,8 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"relayout/catalog"
 	"relayout/internal/membudget"
 	"relayout/planner"
@@ -157,10 +155,10 @@ func (m *memBudget) keepBuf(b []byte) {
 	m.mu.Unlock()
 }
 
-// drop unmaps b, a buffer from newBuf, and releases its charge, cap(b).
+// drop unmaps b, a buffer from membudget.Map, and releases its charge, cap(b).
 func (m *memBudget) drop(b []byte) {
 	m.release(int64(cap(b)))
-	freeBuf(b)
+	membudget.Unmap(b)
 }
 
 // close drops the kept buffers; the budget is not used after.
@@ -174,28 +172,13 @@ func (m *memBudget) close() {
 	}
 }
 
-// Unit buffers live outside the Go heap, in anonymous mappings: the budget
-// then bounds them exactly, and the garbage collector neither counts them
-// when it paces itself nor keeps freed ones as heap it has yet to return to
-// the system (which put peak RSS 100+ MiB over --max-mem on 4 GiB inputs).
-// A buffer from newBuf is zeroed, and must be passed to freeBuf once, when
-// nothing refers to it any more.
-func newBuf(n int64) ([]byte, error) {
-	if n == 0 {
-		return []byte{}, nil
-	}
-	b, err := unix.Mmap(-1, 0, int(n), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_POPULATE)
-	if err != nil {
-		return nil, fmt.Errorf("a %d-byte unit buffer: %w", n, err)
-	}
-	return b, nil
-}
-
-func freeBuf(b []byte) {
-	if cap(b) > 0 {
-		unix.Munmap(b[:cap(b)])
-	}
-}
+// Unit buffers live outside the Go heap, in anonymous mappings
+// (membudget.Map): the budget then bounds them exactly, and the garbage
+// collector neither counts them when it paces itself nor keeps freed ones
+// as heap it has yet to return to the system (which put peak RSS 100+ MiB
+// over --max-mem on 4 GiB inputs). A buffer from membudget.Map is zeroed,
+// and must be passed to membudget.Unmap once, when nothing refers to it any
+// more.
 
 func (m *memBudget) release(n int64) {
 	m.sem.Release(n)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"relayout/catalog"
+	"relayout/internal/membudget"
 	"relayout/planner"
 )
 
@@ -337,7 +338,7 @@ func TestKeptBuffersDroppedAsNeeded(t *testing.T) {
 			if err != nil || b != nil {
 				t.Fatalf("acquireBuf(%d): %v, kept %v", n, err, b != nil)
 			}
-			if b, err = newBuf(n); err != nil {
+			if b, err = membudget.Map(n); err != nil {
 				t.Fatal(err)
 			}
 			m.keepBuf(b)

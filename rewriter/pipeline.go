@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"relayout/catalog"
+	"relayout/internal/membudget"
 )
 
 // orderedAdmit runs work(i) for i in [0, n) on at most jobs goroutines and
@@ -229,7 +230,7 @@ func streamArrayEnv[T any](ctx context.Context, env pipeEnv, src catalog.Source,
 				env.mem.keepBuf(b) // still charged
 			} else {
 				env.mem.release(keep[i])
-				freeBuf(b)
+				membudget.Unmap(b)
 			}
 			keep[i] = 0
 			<-depth
@@ -247,7 +248,7 @@ func streamArrayEnv[T any](ctx context.Context, env pipeEnv, src catalog.Source,
 			n := slabs[i].Elements() * size
 			if env.mem == nil {
 				buf = make([]byte, n)
-			} else if buf, err = newBuf(n); err != nil {
+			} else if buf, err = membudget.Map(n); err != nil {
 				return slabOut{}, err
 			}
 			dirty, bufs[i] = false, buf
@@ -420,7 +421,7 @@ func streamJoint(ctx context.Context, env pipeEnv, src catalog.Source, parts []*
 				return nil, err
 			}
 		}
-		b, err := newBuf(p.bands.bytes)
+		b, err := membudget.Map(p.bands.bytes)
 		if err != nil {
 			if env.mem != nil {
 				env.mem.release(p.bands.bytes)
@@ -429,7 +430,7 @@ func streamJoint(ctx context.Context, env pipeEnv, src catalog.Source, parts []*
 		}
 		p.bands.buf = b
 		defer func() {
-			freeBuf(b)
+			membudget.Unmap(b)
 			p.bands.buf = nil
 			if env.mem != nil {
 				env.mem.release(p.bands.bytes)
@@ -494,7 +495,7 @@ func streamJoint(ctx context.Context, env pipeEnv, src catalog.Source, parts []*
 		sz := parts[r.part].slabs[r.slab].Elements() * int64(parts[r.part].a.DType.Size)
 		if env.mem == nil {
 			buf = make([]byte, sz)
-		} else if buf, err = newBuf(sz); err != nil {
+		} else if buf, err = membudget.Map(sz); err != nil {
 			return nil, false, err
 		}
 		bufs[u] = buf
@@ -638,5 +639,5 @@ func releaseUnitBuf(m *memBudget, b []byte, keep int64) {
 		return
 	}
 	m.release(keep)
-	freeBuf(b)
+	membudget.Unmap(b)
 }

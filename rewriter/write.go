@@ -19,6 +19,7 @@ import (
 	"relayout/catalog"
 	"relayout/internal/fsinfo"
 	"relayout/internal/h5"
+	"relayout/internal/membudget"
 	"relayout/planner"
 )
 
@@ -329,7 +330,7 @@ func startReadbackHash(ctx context.Context, f *os.File, mem *memBudget, bufBytes
 			return nil, err
 		}
 	}
-	buf, err := newBuf(bufBytes)
+	buf, err := membudget.Map(bufBytes)
 	if err != nil {
 		if mem != nil {
 			mem.release(bufBytes)
@@ -382,7 +383,7 @@ func (r *readbackHash) stop() (string, error) {
 	r.once.Do(func() {
 		close(r.ranges)
 		<-r.done
-		freeBuf(r.buf)
+		membudget.Unmap(r.buf)
 		if r.mem != nil {
 			r.mem.release(int64(cap(r.buf)))
 		}

@@ -1,0 +1,57 @@
+package membudget
+
+import (
+	"runtime/debug"
+	"testing"
+)
+
+// Map and Unmap count the bytes mapped, and LimitProcess keeps the
+// collector's limit at its total less them (never below minHeapLimit).
+func TestOffHeapLimit(t *testing.T) {
+	was := debug.SetMemoryLimit(-1)
+	defer func() {
+		offHeap.mu.Lock()
+		offHeap.total = 0
+		offHeap.mu.Unlock()
+		debug.SetMemoryLimit(was)
+	}()
+	base := Mapped()
+	const total = 160 << 20
+	LimitProcess(total)
+	limit := func() int64 { return debug.SetMemoryLimit(-1) }
+	if got := limit(); got != total-base {
+		t.Fatalf("limit %d with nothing mapped, want %d", got, total-base)
+	}
+	b, err := Map(32 << 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range b { // zeroed, writable
+		if b[i] != 0 {
+			t.Fatalf("byte %d of a new mapping is %d", i, b[i])
+		}
+	}
+	b[len(b)-1] = 1
+	if got := Mapped() - base; got != 32<<20 {
+		t.Fatalf("Mapped %d after one 32 MiB Map", got)
+	}
+	if got := limit(); got != total-base-32<<20 {
+		t.Fatalf("limit %d with 32 MiB mapped, want %d", got, total-base-32<<20)
+	}
+	big, err := Map(96 << 20) // past the total: the floor holds
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := limit(); got != minHeapLimit {
+		t.Fatalf("limit %d with more mapped than the total, want the floor %d", got, int64(minHeapLimit))
+	}
+	Unmap(big)
+	Unmap(b)
+	Unmap(nil)
+	if got := Mapped(); got != base {
+		t.Fatalf("Mapped %d after Unmap, want %d", got, base)
+	}
+	if got := limit(); got != total-base {
+		t.Fatalf("limit %d after Unmap, want %d", got, total-base)
+	}
+}
