@@ -22,7 +22,8 @@ import (
 
 // memBudget is the one semaphore over MaxMem bytes (membudget.Budget, which
 // tracks the peak, strict: a request of more than the budget is refused).
-// It also keeps the buffers of finished units for reuse (takeBuf, keepBuf),
+// Unit buffers are anonymous mappings outside the Go heap (membudget.Map,
+// see there why). It also keeps the buffers of finished units for reuse (takeBuf, keepBuf),
 // still charged, so that steady state allocates nothing and the kept
 // buffers count against the budget; acquire drops them (and their charge)
 // before it would wait.
@@ -171,14 +172,6 @@ func (m *memBudget) close() {
 		m.drop(b)
 	}
 }
-
-// Unit buffers live outside the Go heap, in anonymous mappings
-// (membudget.Map): the budget then bounds them exactly, and the garbage
-// collector neither counts them when it paces itself nor keeps freed ones
-// as heap it has yet to return to the system (which put peak RSS 100+ MiB
-// over --max-mem on 4 GiB inputs). A buffer from membudget.Map is zeroed,
-// and must be passed to membudget.Unmap once, when nothing refers to it any
-// more.
 
 func (m *memBudget) release(n int64) {
 	m.sem.Release(n)

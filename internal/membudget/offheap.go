@@ -11,11 +11,14 @@ import (
 // Buffers outside the Go heap, and the collector's limit beside them.
 //
 // The rewriter's unit buffers are anonymous mappings (Map): a budget then
-// bounds them exactly, and the collector never keeps a freed one as heap it
-// has yet to return. But the collector's soft limit (debug.SetMemoryLimit)
+// bounds them exactly, and the collector neither counts them when it paces
+// itself nor keeps a freed one as heap it has yet to return to the system
+// (Go-heap buffers put peak RSS 100+ MiB over --max-mem on 4 GiB inputs).
+// A buffer of Map is zeroed, and must be passed to Unmap once, when nothing
+// refers to it any more. But the collector's soft limit (debug.SetMemoryLimit)
 // counts only the Go heap, so a fixed limit of --max-mem plus headroom let
 // the heap's garbage grow to that limit on top of the mapped buffers: peak
-// RSS 448 MB for --max-mem 256MiB on 351,537 blocks (bench/RESULTS.md).
+// RSS 434 MiB for --max-mem 256MiB on 351,537 blocks (bench/RESULTS.md).
 // LimitProcess instead keeps the limit at the process's total less the
 // bytes mapped now, moved at every Map and Unmap: the heap and the buffers
 // together stay under the total, the collector running more often only
@@ -47,13 +50,6 @@ func setHeapLimit() {
 	if offHeap.total > 0 {
 		debug.SetMemoryLimit(max(offHeap.total-offHeap.mapped, minHeapLimit))
 	}
-}
-
-// Mapped is the bytes Map holds mapped now.
-func Mapped() int64 {
-	offHeap.mu.Lock()
-	defer offHeap.mu.Unlock()
-	return offHeap.mapped
 }
 
 // Map returns n zeroed bytes in an anonymous mapping, outside the Go heap;

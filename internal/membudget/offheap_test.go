@@ -15,10 +15,15 @@ func TestOffHeapLimit(t *testing.T) {
 		offHeap.mu.Unlock()
 		debug.SetMemoryLimit(was)
 	}()
-	base := Mapped()
+	mapped := func() int64 {
+		offHeap.mu.Lock()
+		defer offHeap.mu.Unlock()
+		return offHeap.mapped
+	}
+	limit := func() int64 { return debug.SetMemoryLimit(-1) }
+	base := mapped()
 	const total = 160 << 20
 	LimitProcess(total)
-	limit := func() int64 { return debug.SetMemoryLimit(-1) }
 	if got := limit(); got != total-base {
 		t.Fatalf("limit %d with nothing mapped, want %d", got, total-base)
 	}
@@ -32,8 +37,8 @@ func TestOffHeapLimit(t *testing.T) {
 		}
 	}
 	b[len(b)-1] = 1
-	if got := Mapped() - base; got != 32<<20 {
-		t.Fatalf("Mapped %d after one 32 MiB Map", got)
+	if got := mapped() - base; got != 32<<20 {
+		t.Fatalf("mapped %d after one 32 MiB Map", got)
 	}
 	if got := limit(); got != total-base-32<<20 {
 		t.Fatalf("limit %d with 32 MiB mapped, want %d", got, total-base-32<<20)
@@ -48,8 +53,8 @@ func TestOffHeapLimit(t *testing.T) {
 	Unmap(big)
 	Unmap(b)
 	Unmap(nil)
-	if got := Mapped(); got != base {
-		t.Fatalf("Mapped %d after Unmap, want %d", got, base)
+	if got := mapped(); got != base {
+		t.Fatalf("mapped %d after Unmap, want %d", got, base)
 	}
 	if got := limit(); got != total-base {
 		t.Fatalf("limit %d after Unmap, want %d", got, total-base)
