@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"slices"
 	"sync"
 	"unsafe"
 )
@@ -95,12 +96,22 @@ func (c *blockCache) drop(k Key) {
 }
 
 // blocksBytes is the memory a decoded block list holds: the blocks, their
-// integer lists and inline bytes (codecs are shared between blocks).
+// integer lists and extra parts, each list or part shared with the block
+// before counted once (as decodeBlocks and cloneBlocks share them; codecs
+// are shared between blocks and not counted).
 func blocksBytes(blocks []Block) int64 {
 	n := int64(len(blocks)) * int64(unsafe.Sizeof(Block{}))
+	var prev *Block
 	for i := range blocks {
 		b := &blocks[i]
-		n += 8*int64(len(b.Box.Lower)+len(b.Box.Count)+len(b.Stored)+len(b.StoredLower)) + int64(len(b.Inline))
+		n += 8 * int64(len(b.Box.Lower))
+		if prev == nil || !sameList(b.Box.Count, prev.Box.Count) {
+			n += 8 * int64(len(b.Box.Count))
+		}
+		if e := b.extra; e != nil && (prev == nil || e != prev.extra) {
+			n += int64(unsafe.Sizeof(*e)) + 8*int64(len(e.stored)+len(e.storedLower)) + int64(len(e.inline))
+		}
+		prev = b
 	}
 	return n
 }
@@ -126,14 +137,15 @@ func (c *blockCache) keep(k Key, blocks []Block) {
 }
 
 // cloneBlocks copies blocks as decodeBlocks would return them: integer
-// lists in one arena (Box's never nil, Stored and StoredLower nil when
-// nil), each list's capacity its length; file names, codecs and inline
-// bytes shared (never modified).
+// lists in one arena (Box's never nil, Stored and StoredLower nil when nil),
+// each list's capacity its length, a count or extra part equal to the block
+// before's shared with it; file names, codecs and inline bytes shared (never
+// modified).
 func cloneBlocks(blocks []Block) []Block {
 	ints := 0
 	for i := range blocks {
 		b := &blocks[i]
-		ints += len(b.Box.Lower) + len(b.Box.Count) + len(b.Stored) + len(b.StoredLower)
+		ints += len(b.Box.Lower) + len(b.Box.Count) + len(b.Stored()) + len(b.StoredLower())
 	}
 	arena := make([]int64, 0, ints)
 	take := func(v []int64, keepNil bool) []int64 {
@@ -147,8 +159,20 @@ func cloneBlocks(blocks []Block) []Block {
 	out := make([]Block, len(blocks))
 	for i := range blocks {
 		b := blocks[i]
-		b.Box.Lower, b.Box.Count = take(b.Box.Lower, false), take(b.Box.Count, false)
-		b.Stored, b.StoredLower = take(b.Stored, true), take(b.StoredLower, true)
+		b.Box.Lower = take(b.Box.Lower, false)
+		switch {
+		case i > 0 && slices.Equal(blocks[i].Box.Count, blocks[i-1].Box.Count):
+			b.Box.Count = out[i-1].Box.Count
+		default:
+			b.Box.Count = take(b.Box.Count, false)
+		}
+		switch {
+		case b.extra == nil:
+		case i > 0 && b.extra == blocks[i-1].extra:
+			b.extra = out[i-1].extra
+		default:
+			b = b.WithStored(take(b.Stored(), true), take(b.StoredLower(), true))
+		}
 		out[i] = b
 	}
 	return out

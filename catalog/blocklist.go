@@ -51,7 +51,7 @@ func encodeBlocks(blocks []Block) (list string, files []string, stored int64) {
 			b = append(b, countText...)
 		}
 		b = append(b, ',')
-		b = appendIntsOrNull(b, k.Stored)
+		b = appendIntsOrNull(b, k.Stored())
 		b = append(b, ',')
 		f := lastFile
 		if i == 0 || k.File != files[f] { // blocks come in runs of one file
@@ -80,7 +80,7 @@ func encodeBlocks(blocks []Block) (list string, files []string, stored int64) {
 		b = append(b, ',')
 		b = appendInt(b, int64(k.Rank))
 		b = append(b, ',')
-		b = appendIntsOrNull(b, k.StoredLower)
+		b = appendIntsOrNull(b, k.StoredLower())
 		b = append(b, ']')
 		stored += k.Length
 	}
@@ -223,6 +223,17 @@ func (p *listParser) ints() ([]int64, error) {
 	}
 }
 
+// reuse returns prev in place of v, the list read last, when they are equal,
+// giving v's room in the arena back: the blocks of one array mostly share
+// their count and stored shape, and a million blocks then hold one copy.
+func (p *listParser) reuse(v, prev []int64) []int64 {
+	if v == nil || prev == nil || !slices.Equal(v, prev) {
+		return v
+	}
+	p.arena = p.arena[:len(p.arena)-len(v)]
+	return prev
+}
+
 func (p *listParser) intsOrNull() ([]int64, error) {
 	if len(p.s)-p.i >= 4 && p.s[p.i:p.i+4] == "null" {
 		p.i += 4
@@ -271,6 +282,7 @@ func decodeBlocks(list string, files []string, n int) ([]Block, error) {
 		// Blocks of one array usually share their codecs: decoded once.
 		codecsText := "[]"
 		var codecs []Codec
+		var prev Block // the block decoded last, whose lists and extra part may be shared
 		for {
 			var b Block
 			var err error
@@ -286,12 +298,15 @@ func decodeBlocks(list string, files []string, n int) ([]Block, error) {
 			if b.Box.Count, err = p.ints(); err != nil {
 				return nil, err
 			}
+			b.Box.Count = p.reuse(b.Box.Count, prev.Box.Count)
 			if err = p.byte(','); err != nil {
 				return nil, err
 			}
-			if b.Stored, err = p.intsOrNull(); err != nil {
+			stored, err := p.intsOrNull()
+			if err != nil {
 				return nil, err
 			}
+			stored = p.reuse(stored, prev.Stored())
 			if err = p.byte(','); err != nil {
 				return nil, err
 			}
@@ -344,17 +359,27 @@ func decodeBlocks(list string, files []string, n int) ([]Block, error) {
 			if rank < -1<<31 || rank > 1<<31-1 {
 				return nil, p.errorf(fmt.Sprintf("rank %d", rank))
 			}
-			b.Rank = int(rank)
+			b.Rank = int32(rank)
 			if err = p.byte(','); err != nil {
 				return nil, err
 			}
-			if b.StoredLower, err = p.intsOrNull(); err != nil {
+			storedLower, err := p.intsOrNull()
+			if err != nil {
 				return nil, err
+			}
+			storedLower = p.reuse(storedLower, prev.StoredLower())
+			switch {
+			case stored == nil && storedLower == nil:
+			case prev.extra != nil && sameList(stored, prev.extra.stored) && sameList(storedLower, prev.extra.storedLower):
+				b.extra = prev.extra // HDF5 chunks share their stored shape
+			default:
+				b = b.WithStored(stored, storedLower)
 			}
 			if err = p.byte(']'); err != nil {
 				return nil, err
 			}
 			out = append(out, b)
+			prev = b
 			if p.i < len(p.s) && p.s[p.i] == ',' {
 				p.i++
 				continue
@@ -369,6 +394,12 @@ func decodeBlocks(list string, files []string, n int) ([]Block, error) {
 		return nil, p.errorf("trailing bytes")
 	}
 	return out, nil
+}
+
+// sameList reports whether a and b are the same slice (both nil, or one
+// backing array and length).
+func sameList(a, b []int64) bool {
+	return len(a) == len(b) && (a == nil) == (b == nil) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // decodeCodecs parses a block's codec list strictly: known keys only, every

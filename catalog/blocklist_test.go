@@ -22,11 +22,11 @@ func oddBlocks() []Block {
 	return []Block{
 		{Box: Box{Lower: []int64{0, 0}, Count: []int64{2, 2}}, File: `a "quoted" \\ name.h5`, Offset: 1, Length: 32, Codecs: deflate, Rank: -1},
 		{Box: Box{Lower: []int64{2, 0}, Count: []int64{2, 2}}, File: "bad\xff\xfeutf8", Offset: 1 << 40, Length: 32, Codecs: deflate, Rank: 7},
-		{Box: Box{Lower: []int64{0, 2}, Count: []int64{2, 2}}, Inline: []byte{1, 2, 3, 4, 5, 6, 7, 8}, Length: 8, Rank: -1},
-		{Box: Box{Lower: []int64{2, 2}, Count: []int64{0, 2}}, Inline: []byte{}, Rank: -1,
-			Codecs: []Codec{{Name: "shuffle", Params: []uint32{8}}, {Name: "fletcher32"}}},
-		{Box: Box{Lower: []int64{}, Count: []int64{}}, File: `a "quoted" \\ name.h5`, Offset: 9, Length: 8, Stored: []int64{},
-			StoredLower: []int64{}, Order: ColMajor, Rank: 2147483647},
+		Block{Box: Box{Lower: []int64{0, 2}, Count: []int64{2, 2}}, Length: 8, Rank: -1}.WithInline([]byte{1, 2, 3, 4, 5, 6, 7, 8}),
+		Block{Box: Box{Lower: []int64{2, 2}, Count: []int64{0, 2}}, Rank: -1,
+			Codecs: []Codec{{Name: "shuffle", Params: []uint32{8}}, {Name: "fletcher32"}}}.WithInline([]byte{}),
+		Block{Box: Box{Lower: []int64{}, Count: []int64{}}, File: `a "quoted" \\ name.h5`, Offset: 9, Length: 8,
+			Order: ColMajor, Rank: 2147483647}.WithStored([]int64{}, []int64{}),
 	}
 }
 

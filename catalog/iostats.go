@@ -142,7 +142,7 @@ const CoalesceGap = 64 << 10
 func Runs(blocks []*Block, limit int64, fn func(i, j int, start, end int64) error) error {
 	for i := 0; i < len(blocks); {
 		b := blocks[i]
-		if b.Inline != nil || b.Length <= 0 {
+		if b.Inline() != nil || b.Length <= 0 {
 			if err := fn(i, i+1, 0, 0); err != nil {
 				return err
 			}
@@ -153,7 +153,7 @@ func Runs(blocks []*Block, limit int64, fn func(i, j int, start, end int64) erro
 		j := i + 1
 		for ; j < len(blocks); j++ {
 			n := blocks[j]
-			if n.Inline != nil || n.File != b.File || n.Offset < end || n.Offset-end > CoalesceGap ||
+			if n.Inline() != nil || n.File != b.File || n.Offset < end || n.Offset-end > CoalesceGap ||
 				n.Offset+n.Length-start > limit {
 				break
 			}

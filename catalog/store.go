@@ -335,8 +335,8 @@ func (s *Store) Put(a *Array) error {
 		}
 	}
 	for i := range a.Blocks {
-		if b := &a.Blocks[i]; b.Inline != nil {
-			if _, err := tx.Exec(`INSERT INTO inline_blocks VALUES (?,?,?)`, id, i, b.Inline); err != nil {
+		if b := &a.Blocks[i]; b.Inline() != nil {
+			if _, err := tx.Exec(`INSERT INTO inline_blocks VALUES (?,?,?)`, id, i, b.Inline()); err != nil {
 				return fmt.Errorf("catalog: %s: inline block %d of %s: %w", s.path, i, a.Var, err)
 			}
 		}
@@ -635,7 +635,7 @@ func (s *Store) array(k Key, blocks bool) (_ *Array, err error) {
 		if data == nil {
 			data = []byte{}
 		}
-		a.Blocks[seq].Inline = data
+		a.Blocks[seq] = a.Blocks[seq].WithInline(data)
 	}
 	return a, rows.Err()
 }
@@ -654,11 +654,13 @@ func (s *Store) legacyBlocks(id int64) ([]Block, error) {
 		var b Block
 		var lower, count, storage, codecs string
 		var stored, storedLower sql.NullString
-		if err := rows.Scan(&lower, &count, &stored, &b.File, &b.Offset, &b.Length, &storage, &codecs, &b.Rank, &b.Inline, &storedLower); err != nil {
+		var inline []byte
+		if err := rows.Scan(&lower, &count, &stored, &b.File, &b.Offset, &b.Length, &storage, &codecs, &b.Rank, &inline, &storedLower); err != nil {
 			return nil, err
 		}
+		var storedShape, lowerInStored []int64
 		if storedLower.Valid {
-			if b.StoredLower, err = s.parseInts(storedLower.String); err != nil {
+			if lowerInStored, err = s.parseInts(storedLower.String); err != nil {
 				return nil, err
 			}
 		}
@@ -669,10 +671,11 @@ func (s *Store) legacyBlocks(id int64) ([]Block, error) {
 			return nil, err
 		}
 		if stored.Valid {
-			if b.Stored, err = s.parseInts(stored.String); err != nil {
+			if storedShape, err = s.parseInts(stored.String); err != nil {
 				return nil, err
 			}
 		}
+		b = b.WithStored(storedShape, lowerInStored).WithInline(inline)
 		if codecs != "[]" {
 			if err := s.fromJSON(codecs, &b.Codecs); err != nil {
 				return nil, err

@@ -18,10 +18,10 @@ func sampleArray(step int64) *Array {
 		StepAttrs: []Attr{{Name: "time", Type: "float64", Scalar: true, Floats: []float64{0.25}}},
 		Source:    "f.h5:/data/1/meshes/B/x",
 		Blocks: []Block{
-			{Box: Box{Lower: []int64{0, 0}, Count: []int64{32, 47}}, Stored: []int64{32, 64}, File: "f.h5", Offset: 4096, Length: 100,
-				Codecs: []Codec{{Name: "shuffle", Params: []uint32{8}}, {Name: "deflate", Params: []uint32{6}}}, Rank: -1},
-			{Box: Box{Lower: []int64{32, 0}, Count: []int64{15, 47}}, File: "f.h5", Offset: 8192, Length: 5640, Order: ColMajor, Rank: 3,
-				StoredLower: []int64{0, 0}},
+			Block{Box: Box{Lower: []int64{0, 0}, Count: []int64{32, 47}}, File: "f.h5", Offset: 4096, Length: 100,
+				Codecs: []Codec{{Name: "shuffle", Params: []uint32{8}}, {Name: "deflate", Params: []uint32{6}}}, Rank: -1}.WithStored([]int64{32, 64}, nil),
+			Block{Box: Box{Lower: []int64{32, 0}, Count: []int64{15, 47}}, File: "f.h5", Offset: 8192, Length: 5640, Order: ColMajor, Rank: 3}.
+				WithStored(nil, []int64{0, 0}),
 		},
 		Boxes: []Box{{Lower: []int64{0, 0}, Count: []int64{32, 47}}, {Lower: []int64{32, 0}, Count: []int64{15, 47}}},
 	}
@@ -266,7 +266,7 @@ func TestStorePutKeeps(t *testing.T) {
 		t.Fatalf("decoded %+v, kept %+v (%v)", d.Blocks, a.Blocks, err)
 	}
 	for i := range a.Blocks {
-		for _, v := range [][]int64{a.Blocks[i].Box.Lower, a.Blocks[i].Box.Count, a.Blocks[i].Stored, a.Blocks[i].StoredLower} {
+		for _, v := range [][]int64{a.Blocks[i].Box.Lower, a.Blocks[i].Box.Count, a.Blocks[i].Stored(), a.Blocks[i].StoredLower()} {
 			if cap(v) != len(v) {
 				t.Fatalf("block %d: a kept list of capacity %d beyond its %d", i, cap(v), len(v))
 			}

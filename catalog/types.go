@@ -185,31 +185,97 @@ func (b Box) String() string {
 // Block is one stored piece of an array.
 //
 // The bytes at File[Offset:Offset+Length], decoded through Codecs (applied in
-// reverse order), hold an array of shape Stored (nil means Box.Count) in Order and
-// in the array's DType. Box is the valid region in the array's index space
-// (relative to the array, i.e. Box.Lower is 0-based within Array.Shape); it sits at
-// the origin of the stored array, or at StoredLower. Stored is larger than
-// Box.Count for partial HDF5 edge chunks, which are always stored whole, and
-// for AMR boxes stored with ghost cells.
+// reverse order), hold an array of shape Stored() (nil means Box.Count) in Order
+// and in the array's DType. Box is the valid region in the array's index space
+// (relative to the array, i.e. Box.Lower is 0-based within Array.Shape); it sits
+// at the origin of the stored array, or at StoredLower(). The stored shape is
+// larger than Box.Count for partial HDF5 edge chunks, which are always stored
+// whole, and for AMR boxes stored with ghost cells. Inline() bytes are held in
+// metadata (HDF5 compact storage, BP values); File is then empty.
+//
+// A run holds every block of the arrays it rewrites together (a million for a
+// small-block dataset), so a Block is kept small: what few blocks have (a stored
+// shape of their own, ghost cells, inline bytes) sits behind one pointer, set
+// through WithStored and WithInline and shared, never modified, by copies.
 type Block struct {
-	Box    Box     `json:"box"`
-	Stored []int64 `json:"stored,omitempty"`
-	File   string  `json:"file"` // relative to the dataset root
-	Offset int64   `json:"offset"`
-	Length int64   `json:"length"`
-	Order  Order   `json:"order"`
-	Codecs []Codec `json:"codecs,omitempty"`
-	Rank   int     `json:"rank"`             // writer rank, -1 when unknown
-	Inline []byte  `json:"inline,omitempty"` // bytes held in metadata (HDF5 compact storage); File is then empty
-	// StoredLower is where Box starts inside the stored array (ghost cells
-	// stored before the valid region); nil means the origin.
-	StoredLower []int64 `json:"stored_lower,omitempty"`
+	Box    Box
+	File   string // relative to the dataset root
+	Offset int64
+	Length int64
+	Codecs []Codec
+	Rank   int32 // writer rank, -1 when unknown
+	Order  Order
+	extra  *blockExtra
+}
+
+// blockExtra is the part of a Block that few blocks have; see Block.
+type blockExtra struct {
+	stored, storedLower []int64
+	inline              []byte
+}
+
+// Stored is the shape of the decoded stored array when it is not Box.Count;
+// nil otherwise.
+func (b *Block) Stored() []int64 {
+	if b.extra == nil {
+		return nil
+	}
+	return b.extra.stored
+}
+
+// StoredLower is where Box starts inside the stored array (ghost cells stored
+// before the valid region); nil means the origin.
+func (b *Block) StoredLower() []int64 {
+	if b.extra == nil {
+		return nil
+	}
+	return b.extra.storedLower
+}
+
+// Inline is the block's bytes when metadata holds them (File is then empty);
+// nil when they are in File.
+func (b *Block) Inline() []byte {
+	if b.extra == nil {
+		return nil
+	}
+	return b.extra.inline
+}
+
+// WithStored is b with the stored shape (nil: Box.Count) and where Box starts
+// in it (nil: the origin) set. The slices are kept, not copied.
+func (b Block) WithStored(shape, lower []int64) Block {
+	var inline []byte
+	if b.extra != nil {
+		inline = b.extra.inline
+	}
+	b.setExtra(blockExtra{stored: shape, storedLower: lower, inline: inline})
+	return b
+}
+
+// WithInline is b with its bytes held in metadata (nil: none, the bytes are in
+// File). The slice is kept, not copied.
+func (b Block) WithInline(data []byte) Block {
+	e := blockExtra{inline: data}
+	if b.extra != nil {
+		e.stored, e.storedLower = b.extra.stored, b.extra.storedLower
+	}
+	b.setExtra(e)
+	return b
+}
+
+// setExtra replaces (never modifies: copies of b may share it) b's extra part.
+func (b *Block) setExtra(e blockExtra) {
+	if e.stored == nil && e.storedLower == nil && e.inline == nil {
+		b.extra = nil
+		return
+	}
+	b.extra = &e
 }
 
 // StoredShape is the shape of the decoded stored array.
 func (b *Block) StoredShape() []int64 {
-	if b.Stored != nil {
-		return b.Stored
+	if s := b.Stored(); s != nil {
+		return s
 	}
 	return b.Box.Count
 }

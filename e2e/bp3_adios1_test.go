@@ -252,7 +252,7 @@ func checkBlocks(t *testing.T, bp string, wrote writerLayout) {
 		t.Errorf("Scan(%s): %v", bp, err)
 		return
 	}
-	subfile := map[int]string{} // writer rank -> sub-file
+	subfile := map[int32]string{} // writer rank -> sub-file
 	ranksIn := map[string]map[int]bool{}
 	for _, wv := range wrote.Variables {
 		for step, owners := range wv.Owner {
@@ -264,7 +264,7 @@ func checkBlocks(t *testing.T, bp string, wrote writerLayout) {
 					continue
 				}
 				delete(got, k)
-				if !slices.Equal(b.Box.Count, wb.Count) || b.Rank != owners[i] {
+				if !slices.Equal(b.Box.Count, wb.Count) || int(b.Rank) != owners[i] {
 					t.Errorf("%s step %d block at %v: count %v rank %d, writer wrote count %v from rank %d",
 						wv.Name, step, wb.Start, b.Box.Count, b.Rank, wb.Count, owners[i])
 				}
@@ -276,7 +276,7 @@ func checkBlocks(t *testing.T, bp string, wrote writerLayout) {
 				if ranksIn[f] == nil {
 					ranksIn[f] = map[int]bool{}
 				}
-				ranksIn[f][b.Rank] = true
+				ranksIn[f][int(b.Rank)] = true
 			}
 		}
 	}

@@ -27,7 +27,7 @@ func blocks1M() []catalog.Block {
 	rng := rand.New(rand.NewPCG(1, 1))
 	perm := rng.Perm(len(blocks))
 	for i, p := range perm {
-		blocks[p].Rank = i % ranks
+		blocks[p].Rank = int32(i % ranks)
 	}
 	return blocks
 }

@@ -203,7 +203,7 @@ func TestMerge(t *testing.T) {
 	var blocks []catalog.Block
 	for row := int64(0); row < 4; row++ {
 		for col := int64(0); col < 4; col++ {
-			blocks = append(blocks, catalog.Block{Box: b2(2*row, 2*col, 2, 2), Rank: int(row)})
+			blocks = append(blocks, catalog.Block{Box: b2(2*row, 2*col, 2, 2), Rank: int32(row)})
 		}
 	}
 	blocks[15].Rank = 0
@@ -294,7 +294,7 @@ func TestMergeParallelMatchesSerial(t *testing.T) {
 	for x := int64(0); x < n; x++ {
 		for y := int64(0); y < n; y++ {
 			for z := int64(0); z < n; z++ {
-				blocks = append(blocks, catalog.Block{Rank: rng.IntN(ranks) - 1,
+				blocks = append(blocks, catalog.Block{Rank: int32(rng.IntN(ranks) - 1),
 					Box: catalog.Box{Lower: []int64{x * side, y * side, z * side}, Count: []int64{side, side, side}}})
 			}
 		}

@@ -175,7 +175,7 @@ func PiecesStorage(name string, shape []int64, boxes []catalog.Box, whole bool) 
 // when it is encoded (codecs) or stored larger than its box (edge chunks).
 func BlocksStorage(shape []int64, blocks []catalog.Block) Storage {
 	st := newStorage("blocks", shape, len(blocks), func(i int) catalog.Box { return blocks[i].Box },
-		func(i int) bool { return len(blocks[i].Codecs) > 0 || blocks[i].Stored != nil })
+		func(i int) bool { return len(blocks[i].Codecs) > 0 || blocks[i].Stored() != nil })
 	st.span = true
 	return st
 }

@@ -115,7 +115,7 @@ func (r *rankedBlocks) merge(scope Scope, ranksPerNode int, out mergeOut) ([]Gro
 	key := func(b *catalog.Block) int { return 0 }
 	switch scope {
 	case ScopeRank:
-		key = func(b *catalog.Block) int { return b.Rank }
+		key = func(b *catalog.Block) int { return int(b.Rank) }
 	case ScopeNode:
 		if ranksPerNode < 1 {
 			return nil, fmt.Errorf("planner: ranks per node is %d, want at least 1", ranksPerNode)
@@ -124,7 +124,7 @@ func (r *rankedBlocks) merge(scope Scope, ranksPerNode int, out mergeOut) ([]Gro
 			if b.Rank < 0 {
 				return -1
 			}
-			return b.Rank / ranksPerNode
+			return int(b.Rank) / ranksPerNode
 		}
 	case ScopeGlobal:
 	default:

@@ -233,7 +233,7 @@ func Fingerprint(a *catalog.Array) string {
 	for i := range a.Blocks {
 		b := &a.Blocks[i]
 		whole := int64(0)
-		if len(b.Codecs) > 0 || b.Stored != nil {
+		if len(b.Codecs) > 0 || b.Stored() != nil {
 			whole = 1
 		}
 		put(int64(b.Rank), whole)
@@ -323,7 +323,7 @@ func (v *VariablePlanner) Plan() VariablePlan { return v.plan }
 func countRanks(blocks []catalog.Block) (distinct, unknown int) {
 	top := -1
 	for i := range blocks {
-		top = max(top, blocks[i].Rank)
+		top = max(top, int(blocks[i].Rank))
 	}
 	if top < 4*len(blocks)+1024 {
 		seen := make([]bool, top+1)
@@ -337,7 +337,7 @@ func countRanks(blocks []catalog.Block) (distinct, unknown int) {
 		}
 		return distinct, unknown
 	}
-	ranks := map[int]bool{}
+	ranks := map[int32]bool{}
 	for i := range blocks {
 		if r := blocks[i].Rank; r < 0 {
 			unknown++

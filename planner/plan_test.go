@@ -18,7 +18,7 @@ func gridArray(step int64, owners [4][4]int) *catalog.Array {
 				continue
 			}
 			a.Blocks = append(a.Blocks, catalog.Block{Box: catalog.Box{Lower: []int64{int64(8 * i), int64(8 * j)}, Count: []int64{8, 8}},
-				Rank: owners[i][j], File: "data.0", Length: 512})
+				Rank: int32(owners[i][j]), File: "data.0", Length: 512})
 		}
 	}
 	return a
@@ -168,7 +168,7 @@ func TestPlanAutoAndScalar(t *testing.T) {
 		t.Errorf("%d patterns, want 9", len(ap.Costs))
 	}
 	scalar := &catalog.Array{Var: "t", DType: catalog.DType{Kind: catalog.Float, Size: 8},
-		Blocks: []catalog.Block{{Box: catalog.Box{}, Inline: make([]byte, 8)}}}
+		Blocks: []catalog.Block{catalog.Block{Box: catalog.Box{}}.WithInline(make([]byte, 8))}}
 	ap, err = p.PlanArray(scalar)
 	if err != nil {
 		t.Fatal(err)

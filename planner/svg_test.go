@@ -70,7 +70,7 @@ func TestRenderSVG(t *testing.T) {
 					continue
 				}
 				a.Blocks = append(a.Blocks, catalog.Block{Box: catalog.Box{Lower: []int64{8 * i, 8 * j, 4 * k}, Count: []int64{8, 8, 4}},
-					Rank: int(i), File: "data.0"})
+					Rank: int32(i), File: "data.0"})
 			}
 		}
 	}
@@ -152,7 +152,7 @@ func ranksArray(n, b int64, ranks int) *catalog.Array {
 			for k := int64(0); k < nb; k++ {
 				idx := (i*nb+j)*nb + k
 				a.Blocks = append(a.Blocks, catalog.Block{Box: catalog.Box{Lower: []int64{i * b, j * b, k * b}, Count: []int64{b, b, b}},
-					Rank: perm[idx] % ranks, File: fmt.Sprintf("data.%d", perm[idx]%ranks%4)})
+					Rank: int32(perm[idx] % ranks), File: fmt.Sprintf("data.%d", perm[idx]%ranks%4)})
 			}
 		}
 	}
@@ -373,7 +373,7 @@ func TestSVGLegendSubFiles(t *testing.T) {
 		if mixed {
 			for i := range a.Blocks {
 				if i%3 != 0 {
-					a.Blocks[i].Rank = i % 7
+					a.Blocks[i].Rank = int32(i % 7)
 				}
 			}
 		}

@@ -22,7 +22,7 @@ func lbArray(step int64) *catalog.Array {
 				}
 				file := fmt.Sprint("data.", r%2)
 				a.Blocks = append(a.Blocks, catalog.Block{Box: catalog.Box{Lower: []int64{i * 4, j * 4}, Count: []int64{4, 4}},
-					Rank: r, File: file, Offset: offs[file] + step*1000, Length: 128})
+					Rank: int32(r), File: file, Offset: offs[file] + step*1000, Length: 128})
 				offs[file] += 128
 			}
 		}

@@ -170,17 +170,17 @@ func checkArray(a *catalog.Array) error {
 			return fmt.Errorf("block %d %v (stored %v) in array of shape %v: rank mismatch: %w",
 				i, b.Box, st, a.Shape, catalog.ErrCorrupt)
 		}
-		if b.StoredLower != nil && len(b.StoredLower) != rank {
-			return fmt.Errorf("block %d %v: stored lower corner %v: rank mismatch: %w", i, b.Box, b.StoredLower, catalog.ErrCorrupt)
+		if b.StoredLower() != nil && len(b.StoredLower()) != rank {
+			return fmt.Errorf("block %d %v: stored lower corner %v: rank mismatch: %w", i, b.Box, b.StoredLower(), catalog.ErrCorrupt)
 		}
 		for d := range rank {
 			lo, c, sl := b.Box.Lower[d], b.Box.Count[d], int64(0)
-			if b.StoredLower != nil {
-				sl = b.StoredLower[d]
+			if b.StoredLower() != nil {
+				sl = b.StoredLower()[d]
 			}
 			if lo < 0 || c < 0 || lo+c > a.Shape[d] || sl < 0 || sl+c > st[d] {
 				return fmt.Errorf("block %d %v (stored %v from %v) outside array of shape %v: %w",
-					i, b.Box, st, b.StoredLower, a.Shape, catalog.ErrCorrupt)
+					i, b.Box, st, b.StoredLower(), a.Shape, catalog.ErrCorrupt)
 			}
 		}
 	}
@@ -215,10 +215,10 @@ func copyBlock(buf []byte, slab catalog.Box, b *catalog.Block, data []byte, dt c
 		region.Lower[i], region.Count[i] = lo, hi-lo
 	}
 	sv := view{origin: b.Box.Lower, strides: ints[2*rank : 3*rank : 3*rank]}
-	if b.StoredLower != nil { // ghost cells before the valid region
+	if b.StoredLower() != nil { // ghost cells before the valid region
 		sv.origin = ints[3*rank : 4*rank : 4*rank]
 		for d := range st {
-			sv.origin[d] = b.Box.Lower[d] - b.StoredLower[d]
+			sv.origin[d] = b.Box.Lower[d] - b.StoredLower()[d]
 		}
 	}
 	if b.Order == catalog.ColMajor {
@@ -243,7 +243,7 @@ const stackRank = 8
 // slabs that span the trailing dimensions, as every unit does). Other blocks
 // are returned unchanged.
 func trimBlock(b *catalog.Block, slab catalog.Box, size int) *catalog.Block {
-	if len(b.Codecs) != 0 || b.Order != catalog.RowMajor || len(slab.Count) == 0 || b.StoredLower != nil {
+	if len(b.Codecs) != 0 || b.Order != catalog.RowMajor || len(slab.Count) == 0 || b.StoredLower() != nil {
 		return b
 	}
 	if inside(b.Box, slab) {
@@ -251,7 +251,7 @@ func trimBlock(b *catalog.Block, slab catalog.Box, size int) *catalog.Block {
 	}
 	st := b.StoredShape()
 	whole := product(st) * int64(size)
-	if b.Inline != nil && int64(len(b.Inline)) != whole || b.Inline == nil && b.Length != whole {
+	if b.Inline() != nil && int64(len(b.Inline())) != whole || b.Inline() == nil && b.Length != whole {
 		return b // not plainly the stored array: let the source judge it
 	}
 	region, ok := b.Box.Intersect(slab)
@@ -272,17 +272,18 @@ func trimBlock(b *catalog.Block, slab catalog.Box, size int) *catalog.Block {
 	}
 	t := *b
 	t.Box = catalog.Box{Lower: append([]int64(nil), b.Box.Lower...), Count: append([]int64(nil), b.Box.Count...)}
-	t.Stored = append([]int64(nil), st...)
+	stored := append([]int64(nil), st...)
 	strides := rowMajorStrides(st)
 	var off int64
 	for d := 0; d <= k; d++ {
 		off += (region.Lower[d] - b.Box.Lower[d]) * strides[d]
-		t.Box.Lower[d], t.Box.Count[d], t.Stored[d] = region.Lower[d], region.Count[d], region.Count[d]
+		t.Box.Lower[d], t.Box.Count[d], stored[d] = region.Lower[d], region.Count[d], region.Count[d]
 	}
+	t = t.WithStored(stored, nil) // b has no StoredLower
 	off *= int64(size)
-	n := product(t.Stored) * int64(size)
-	if b.Inline != nil {
-		t.Inline = b.Inline[off : off+n]
+	n := product(stored) * int64(size)
+	if b.Inline() != nil {
+		t = t.WithInline(b.Inline()[off : off+n])
 	} else {
 		t.Offset += off
 		t.Length = n
@@ -605,7 +606,7 @@ func assembleInto(ctx context.Context, mon *Monitor, src catalog.Source, a *cata
 // whole in every dimension after its first one of more than one index.
 func inPlace(b *catalog.Block, slab catalog.Box, dt catalog.DType) (int64, bool) {
 	rank := len(slab.Count)
-	if rank == 0 || b.Inline != nil || len(b.Codecs) != 0 || b.Order != catalog.RowMajor || b.StoredLower != nil ||
+	if rank == 0 || b.Inline() != nil || len(b.Codecs) != 0 || b.Order != catalog.RowMajor || b.StoredLower() != nil ||
 		dt.BigEndian && dt.Size > 1 || b.Length != b.Box.Elements()*int64(dt.Size) || b.Length == 0 {
 		return 0, false
 	}

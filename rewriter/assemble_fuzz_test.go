@@ -118,7 +118,6 @@ func buildFuzzCase(fb *fuzzBytes) fuzzCase {
 					sl[d] = int64(fb.upto(3))
 					st[d] += sl[d] + int64(fb.upto(3))
 				}
-				b.StoredLower = sl
 			}
 			if pad {
 				for d := range rank {
@@ -126,11 +125,11 @@ func buildFuzzCase(fb *fuzzBytes) fuzzCase {
 				}
 			}
 			if ghost || pad {
-				b.Stored = st
+				b = b.WithStored(st, sl)
 			}
 			data := naiveEncode(&b, dt)
 			if fb.upto(4) == 0 {
-				b.Inline = data
+				b = b.WithInline(data)
 			} else {
 				b.File = fmt.Sprintf("f%d", fb.upto(3))
 				b.Offset = int64(len(src.files[b.File]))
@@ -158,7 +157,7 @@ func buildFuzzCase(fb *fuzzBytes) fuzzCase {
 			b.Box.Lower[d] = int64(fb.upto(int(shape[d])))
 			b.Box.Count[d] = 1 + int64(fb.upto(int(shape[d]-b.Box.Lower[d])))
 		}
-		b.Inline = naiveEncode(&b, dt)
+		b = b.WithInline(naiveEncode(&b, dt))
 		a.Blocks = append(a.Blocks, b)
 	}
 	slab := catalog.Box{Lower: make([]int64, rank), Count: make([]int64, rank)}
@@ -197,8 +196,8 @@ func naiveEncode(b *catalog.Block, dt catalog.DType) []byte {
 		valid := true
 		for d := range rank {
 			sl := int64(0)
-			if b.StoredLower != nil {
-				sl = b.StoredLower[d]
+			if b.StoredLower() != nil {
+				sl = b.StoredLower()[d]
 			}
 			if p[d] < sl || p[d] >= sl+b.Box.Count[d] {
 				valid = false

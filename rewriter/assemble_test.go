@@ -29,8 +29,8 @@ type fakeSource struct {
 }
 
 func (s *fakeSource) ReadBlock(ctx context.Context, b *catalog.Block, dt catalog.DType) ([]byte, error) {
-	if b.Inline != nil {
-		return append([]byte(nil), b.Inline...), nil
+	if b.Inline() != nil {
+		return append([]byte(nil), b.Inline()...), nil
 	}
 	f, ok := s.files[b.File]
 	if !ok {
@@ -232,7 +232,7 @@ func TestAssemblePartialEdgeChunks(t *testing.T) {
 			}
 			return val(idx)
 		})
-		b := catalog.Block{Box: catalog.Box{Lower: lo, Count: n}, Stored: stored, File: name, Length: 32}
+		b := catalog.Block{Box: catalog.Box{Lower: lo, Count: n}, File: name, Length: 32}.WithStored(stored, nil)
 		if lo[1] == 4 {
 			b.Codecs = []catalog.Codec{{Name: "fake"}} // fetched whole
 		}
@@ -248,7 +248,7 @@ func TestAssemblePartialEdgeChunks(t *testing.T) {
 func TestAssembleScalarAndInline(t *testing.T) {
 	be := catalog.DType{Kind: catalog.Float, Size: 4, BigEndian: true}
 	a := &catalog.Array{Var: "s", DType: be, Shape: []int64{}, Blocks: []catalog.Block{
-		{Box: catalog.Box{Lower: []int64{}, Count: []int64{}}, Inline: binary.BigEndian.AppendUint32(nil, math.Float32bits(2.5))},
+		catalog.Block{Box: catalog.Box{Lower: []int64{}, Count: []int64{}}}.WithInline(binary.BigEndian.AppendUint32(nil, math.Float32bits(2.5))),
 	}}
 	got, sum := runAssembly(t, &fakeSource{}, a, planner.Layout{Kind: planner.Contiguous}, 1, 1)
 	checkBytes(t, got, binary.LittleEndian.AppendUint32(nil, math.Float32bits(2.5)), sum, be)
@@ -256,7 +256,7 @@ func TestAssembleScalarAndInline(t *testing.T) {
 	// An inline 1-D block read in slabs of 3 elements.
 	u8 := catalog.DType{Kind: catalog.Uint, Size: 1}
 	a = &catalog.Array{Var: "u", DType: u8, Shape: []int64{8}, Fill: []byte{9}, Blocks: []catalog.Block{
-		{Box: catalog.Box{Lower: []int64{1}, Count: []int64{6}}, Inline: []byte{1, 2, 3, 4, 5, 6}},
+		catalog.Block{Box: catalog.Box{Lower: []int64{1}, Count: []int64{6}}}.WithInline([]byte{1, 2, 3, 4, 5, 6}),
 	}}
 	got, sum = runAssembly(t, &fakeSource{}, a, planner.Layout{Kind: planner.Contiguous}, 3, 2)
 	checkBytes(t, got, []byte{9, 1, 2, 3, 4, 5, 6, 9}, sum, u8)
@@ -284,7 +284,7 @@ func TestAssembleCorrupt(t *testing.T) {
 	for _, b := range []catalog.Block{
 		{Box: catalog.Box{Lower: []int64{1, 0}, Count: []int64{2, 2}}},
 		{Box: catalog.Box{Lower: []int64{0}, Count: []int64{2}}},
-		{Box: catalog.Box{Lower: []int64{0, 0}, Count: []int64{2, 2}}, Stored: []int64{1, 2}},
+		catalog.Block{Box: catalog.Box{Lower: []int64{0, 0}, Count: []int64{2, 2}}}.WithStored([]int64{1, 2}, nil),
 	} {
 		a.Blocks = []catalog.Block{b}
 		if err := checkArray(a); !errors.Is(err, catalog.ErrCorrupt) {
@@ -403,8 +403,8 @@ func TestAssembleGhostCells(t *testing.T) {
 		})
 		name := fmt.Sprint(i)
 		src.files[name] = data
-		a.Blocks = append(a.Blocks, catalog.Block{Box: catalog.Box{Lower: b.lo, Count: b.n}, Stored: stored,
-			StoredLower: []int64{2, 2}, File: name, Length: int64(len(data)), Order: catalog.ColMajor})
+		a.Blocks = append(a.Blocks, catalog.Block{Box: catalog.Box{Lower: b.lo, Count: b.n},
+			File: name, Length: int64(len(data)), Order: catalog.ColMajor}.WithStored(stored, []int64{2, 2}))
 	}
 	want := expected(a.Shape, dt, func(idx []int64) (uint64, bool) {
 		for _, b := range boxes {
@@ -419,7 +419,7 @@ func TestAssembleGhostCells(t *testing.T) {
 		checkBytes(t, got, want, sum, dt)
 	}
 	// A valid region that does not fit its stored array is corrupt, not a panic.
-	a.Blocks[0].StoredLower = []int64{2, 5}
+	a.Blocks[0] = a.Blocks[0].WithStored(a.Blocks[0].Stored(), []int64{2, 5})
 	if err := checkArray(a); !errors.Is(err, catalog.ErrCorrupt) {
 		t.Fatalf("ghost region outside stored array: %v", err)
 	}

@@ -222,6 +222,21 @@ func (o Options) unitLimit() int64 {
 	return max(l, o.budget())
 }
 
+// joinLimit is the most bytes a unit joined from interleaved ones may hold
+// (mergeInterleaved): two such units and their reads fit the budget (one
+// being assembled, one written). Fewer units assembled at once cost less
+// than what the join saves: units whose blocks interleave, left apart, read
+// either each other's bytes or every block alone (64^3 float64 in 4^3
+// HDF5 chunks scattered in the file, 2 MiB: one unit read in 8 requests,
+// two units in 2,070).
+func (o Options) joinLimit() int64 {
+	l := o.maxMem()/2 - o.readLimit()
+	if o.unitCap > 0 {
+		l = min(l, o.unitCap)
+	}
+	return max(l, o.unitLimit())
+}
+
 // arrayUnits is units for array a: when whole slabs fit, their boundaries
 // are placed on a's block extents along dimension 0 (planner.AlignedSlabs),
 // so that each source block is read once, whole; otherwise as units.
@@ -233,12 +248,13 @@ func (o Options) arrayUnits(a *catalog.Array, layout planner.Layout) ([]catalog.
 	if !wholeRows(us[0], a.Shape) {
 		return us, split, nil // row-major pieces of rows: nothing to align
 	}
-	limit := o.unitLimit()
+	limit, join := o.unitLimit(), o.joinLimit()
 	if layout.Kind == planner.Chunked {
-		limit /= 2 // a chunked unit is charged twice: its buffer and the chunks cut from it
+		// a chunked unit is charged twice: its buffer and the chunks cut from it
+		limit, join = limit/2, join/2
 	}
 	us = planner.AlignedSlabs(a.Shape, layout, a.DType.Size, blockBoxes(a), o.budget(), limit)
-	return mergeInterleaved(a, us, limit, o.readLimit()), false, nil
+	return mergeInterleaved(a, us, join, o.readLimit()), false, nil
 }
 
 // Cache-sized units. A unit is assembled by one core, then hashed and
@@ -254,15 +270,15 @@ const (
 )
 
 // writeUnits is arrayUnits for a contiguous array written with writeBox:
-// where a band of block rows exceeds tileLimit (or the budget's per-unit
-// limit, if lower), block-aligned tiles of about tileTarget bytes instead
+// where the array exceeds tileLimit (or the budget's limit of a joined unit,
+// joinLimit, if lower), block-aligned tiles of about tileTarget bytes instead
 // (planner.AlignedTiles), every block still read once, whole. tiled
 // reports tiles: they are not row-major runs of the array, so its digest
 // is taken from the written file band by band.
 func (o Options) writeUnits(a *catalog.Array) ([]catalog.Box, bool, error) {
 	contig := planner.Layout{Kind: planner.Contiguous}
 	limit := min(o.unitLimit(), o.tileLimit())
-	if len(a.Shape) >= 2 && a.Bytes() > limit {
+	if len(a.Shape) >= 2 && a.Bytes() > min(o.joinLimit(), o.tileLimit()) {
 		// Tiles only where whole rows fit a unit (else rows are split).
 		if us, _, err := units(a.Shape, contig, a.DType.Size, o.budget()); err == nil && len(us) > 0 && wholeRows(us[0], a.Shape) {
 			target := min(o.budget(), o.tileTarget())
@@ -429,7 +445,7 @@ func contiguousUnits(shape []int64, size int, budget int64) []catalog.Box {
 func readNeed(reads []*catalog.Block, dt catalog.DType, limit int64, batch bool) int64 {
 	var sum, maxLen, maxDec int64
 	for _, b := range reads {
-		if b.Inline != nil {
+		if b.Inline() != nil {
 			continue
 		}
 		sum += b.Length

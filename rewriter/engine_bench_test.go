@@ -36,7 +36,7 @@ func BenchmarkRun(b *testing.B) {
 		data := encode(cnt, lo, catalog.RowMajor, dt, func(idx []int64) uint64 {
 			return f64(float64((idx[0]*n1+idx[1])*n2 + idx[2]))
 		})
-		blk := catalog.Block{Box: catalog.Box{Lower: lo, Count: cnt}, Order: catalog.RowMajor, Rank: bi % 6,
+		blk := catalog.Block{Box: catalog.Box{Lower: lo, Count: cnt}, Order: catalog.RowMajor, Rank: int32(bi % 6),
 			File: fmt.Sprintf("b%d", bi), Length: int64(len(data))}
 		src.files[blk.File] = data
 		a.Blocks = append(a.Blocks, blk)

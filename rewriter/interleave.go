@@ -601,7 +601,7 @@ func newItemReads(parts []*jointPart, regions [][][2]int, lows []int64) (itemRea
 		last, lastID := "", int32(-1)
 		for i := range p.a.Blocks {
 			b := &p.a.Blocks[i]
-			if b.Inline != nil || b.Length <= 0 || len(b.Box.Lower) == 0 {
+			if b.Inline() != nil || b.Length <= 0 || len(b.Box.Lower) == 0 {
 				continue
 			}
 			if lastID < 0 || b.File != last {
@@ -960,14 +960,14 @@ const gapShare = 32
 // item's bytes.
 func gapSegment(n int, block func(int) *catalog.Block, foreign func(int) bool) int {
 	b := block(0)
-	if b.Inline != nil || b.Length <= 0 {
+	if b.Inline() != nil || b.Length <= 0 {
 		return 1
 	}
 	end, want, gaps := b.Offset+b.Length, b.Length, int64(0)
 	i := 1
 	for ; i < n; i++ {
 		b = block(i)
-		if b.Inline != nil || b.Length <= 0 {
+		if b.Inline() != nil || b.Length <= 0 {
 			break
 		}
 		if g := b.Offset - end; g > 0 && foreign(i) {

@@ -105,7 +105,7 @@ func TestReadCost(t *testing.T) {
 		{[]*catalog.Block{b("a", 0, 10), b("a", 10+catalog.CoalesceGap+1, 10)}, 1 << 20, 20},
 		{[]*catalog.Block{b("a", 0, 10), b("b", 20, 10)}, 1 << 20, 20},
 		{[]*catalog.Block{b("a", 0, 10), b("a", 20, 10)}, 25, 20},
-		{[]*catalog.Block{b("a", 0, 10), {Inline: []byte{1}}, b("a", 20, 10)}, 1 << 20, 20},
+		{[]*catalog.Block{b("a", 0, 10), new(catalog.Block{}.WithInline([]byte{1})), b("a", 20, 10)}, 1 << 20, 20},
 	} {
 		if got := readCost(tc.reads, tc.limit); got != tc.want {
 			t.Errorf("readCost(%d reads, limit %d) = %d, want %d", len(tc.reads), tc.limit, got, tc.want)
@@ -263,8 +263,8 @@ func TestGapSegment(t *testing.T) {
 		{"headers", []*catalog.Block{blk(115, 2048), blk(2278, 2048), blk(4441, 2048), blk(6604, 2048)}, []bool{false, false, false, false}, 4},
 		{"headers, then another item's block", []*catalog.Block{blk(115, 2048), blk(2278, 2048), blk(6604, 2048)}, []bool{false, false, true}, 2},
 		{"overlap", []*catalog.Block{blk(0, 100), blk(50, 100), blk(150, 10)}, nil, 3},
-		{"inline", []*catalog.Block{blk(0, 100), {Inline: []byte{1}}}, nil, 1},
-		{"inline first", []*catalog.Block{{Inline: []byte{1}}, blk(0, 100)}, nil, 1},
+		{"inline", []*catalog.Block{blk(0, 100), new(catalog.Block{}.WithInline([]byte{1}))}, nil, 1},
+		{"inline first", []*catalog.Block{new(catalog.Block{}.WithInline([]byte{1})), blk(0, 100)}, nil, 1},
 	}
 	for _, c := range cases {
 		foreign := func(i int) bool { return c.foreign == nil || c.foreign[i] }
@@ -476,7 +476,7 @@ func (s *runsSource) ReadBlocksMixed(ctx context.Context, blocks []*catalog.Bloc
 	}
 	return catalog.Runs(blocks, limit, func(i, j int, start, end int64) error {
 		if start == end {
-			return fn(i, slices.Clone(blocks[i].Inline))
+			return fn(i, slices.Clone(blocks[i].Inline()))
 		}
 		f, ok := s.files[blocks[i].File]
 		if !ok || end > int64(len(f)) {

@@ -57,8 +57,8 @@ func testSparseLevel(t *testing.T, opts Options) {
 		})
 		name := fmt.Sprint("Cell_D_", i)
 		src.files[name] = data
-		a.Blocks = append(a.Blocks, catalog.Block{Box: b, Stored: stored, StoredLower: []int64{1, 1},
-			File: name, Length: int64(len(data)), Order: catalog.ColMajor, Rank: i})
+		a.Blocks = append(a.Blocks, catalog.Block{Box: b,
+			File: name, Length: int64(len(data)), Order: catalog.ColMajor, Rank: int32(i)}.WithStored(stored, []int64{1, 1}))
 		a.Boxes = append(a.Boxes, b)
 	}
 	if err := st.Put(&a); err != nil {

@@ -71,7 +71,7 @@ func TestRunMergedSparse(t *testing.T) {
 		data := encode(b.Count, b.Lower, catalog.RowMajor, dt, val)
 		name := fmt.Sprint("f", i)
 		src.files[name] = data
-		a.Blocks = append(a.Blocks, catalog.Block{Box: b, File: name, Length: int64(len(data)), Rank: min(i/2, 1)})
+		a.Blocks = append(a.Blocks, catalog.Block{Box: b, File: name, Length: int64(len(data)), Rank: int32(min(i/2, 1))})
 	}
 	if err := st.Put(&a); err != nil {
 		t.Fatal(err)

@@ -17,8 +17,8 @@ import (
 type fileSource struct{ root string }
 
 func (s fileSource) ReadBlock(ctx context.Context, b *catalog.Block, dt catalog.DType) ([]byte, error) {
-	if b.Inline != nil {
-		return append([]byte(nil), b.Inline...), nil
+	if b.Inline() != nil {
+		return append([]byte(nil), b.Inline()...), nil
 	}
 	if len(b.Codecs) != 0 {
 		return nil, fmt.Errorf("fileSource: codecs: %w", catalog.ErrUnsupported)
@@ -67,7 +67,7 @@ func catalogOutput(t *testing.T, dir string, m *catalog.Manifest, omit string) *
 						n[i] = min(info.Chunk[i], info.Shape[i]-c.Offset[i])
 					}
 					a.Blocks = append(a.Blocks, catalog.Block{Box: catalog.Box{Lower: c.Offset, Count: n},
-						Stored: info.Chunk, File: v.File, Offset: c.Address, Length: c.Size})
+						File: v.File, Offset: c.Address, Length: c.Size}.WithStored(info.Chunk, nil))
 					return nil
 				})
 				if err != nil {

@@ -156,15 +156,15 @@ func disjointBlocks(a *catalog.Array) *catalog.Array {
 		for _, p := range pieces {
 			n := *b
 			n.Box = p
-			n.Stored = append([]int64(nil), st...)
-			n.StoredLower = make([]int64, len(p.Lower))
+			lower := make([]int64, len(p.Lower))
 			for d := range p.Lower {
 				sl := int64(0)
-				if b.StoredLower != nil {
-					sl = b.StoredLower[d]
+				if b.StoredLower() != nil {
+					sl = b.StoredLower()[d]
 				}
-				n.StoredLower[d] = sl + p.Lower[d] - b.Box.Lower[d]
+				lower[d] = sl + p.Lower[d] - b.Box.Lower[d]
 			}
+			n = n.WithStored(append([]int64(nil), st...), lower)
 			c.Blocks = append(c.Blocks, n)
 		}
 	}

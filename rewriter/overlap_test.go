@@ -92,7 +92,7 @@ func TestCheckOverlaps(t *testing.T) {
 		return math.Float64bits(float64(idx[0]*4 + idx[1]))
 	})
 	d = disjointBlocks(a)
-	if len(d.Blocks) != 2 || d.Blocks[1].Box.String() != "[10:12,0:4]" || d.Blocks[1].StoredLower[0] != 6 {
+	if len(d.Blocks) != 2 || d.Blocks[1].Box.String() != "[10:12,0:4]" || d.Blocks[1].StoredLower()[0] != 6 {
 		t.Fatalf("disjoint blocks %+v", d.Blocks)
 	}
 	if err := checkArray(d); err != nil {

@@ -147,10 +147,10 @@ func buildInput(t *testing.T, dir string, vars []testVar) (*catalog.Store, *fake
 			})
 			b := catalog.Block{Box: catalog.Box{Lower: tb.lo, Count: tb.n}, Order: tb.order, Rank: -1}
 			if tb.stored != nil {
-				b.Stored = tb.stored
+				b = b.WithStored(tb.stored, nil)
 			}
 			if tb.inline {
-				b.Inline = data
+				b = b.WithInline(data)
 			} else {
 				b.File = fmt.Sprintf("v%d.b%d", vi, bi)
 				b.Length = int64(len(data))

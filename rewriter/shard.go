@@ -418,7 +418,7 @@ func datasetUnits(a *catalog.Array, d *JobDataset, t contigTarget, g jointGrain,
 	size := a.DType.Size
 	switch d.kind() {
 	case KindContiguous:
-		if boxes := g.units(a, min(opts.unitLimit(), opts.tileLimit()), opts); boxes != nil {
+		if boxes := g.units(a, min(opts.joinLimit(), opts.tileLimit()), opts); boxes != nil {
 			return boxes, nil, false, nil
 		}
 		boxes, _, err = opts.writeUnits(a)
@@ -439,7 +439,7 @@ func datasetUnits(a *catalog.Array, d *JobDataset, t contigTarget, g jointGrain,
 			return nil, nil, false, err
 		}
 		// a chunked unit is charged twice: its buffer and the chunks cut from it
-		if boxes := g.units(a, opts.unitLimit()/2, opts); boxes != nil {
+		if boxes := g.units(a, opts.joinLimit()/2, opts); boxes != nil {
 			return boxes, nil, false, nil
 		}
 		boxes, split, err = opts.arrayUnits(a, planner.Layout{Kind: planner.Chunked, Chunk: d.Chunk})

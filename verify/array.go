@@ -513,10 +513,10 @@ func (r *run) count(a *catalog.Array, b *catalog.Block) {
 	if b.Order == catalog.ColMajor {
 		s.colMajor.Add(1)
 	}
-	if slices.ContainsFunc(b.StoredLower, func(x int64) bool { return x != 0 }) {
+	if slices.ContainsFunc(b.StoredLower(), func(x int64) bool { return x != 0 }) {
 		s.ghost.Add(1)
 	}
-	if b.Stored != nil && !slices.Equal(b.Stored, b.Box.Count) {
+	if b.Stored() != nil && !slices.Equal(b.Stored(), b.Box.Count) {
 		s.partial.Add(1)
 	}
 }

@@ -80,7 +80,7 @@ func (r *run) part(ctx context.Context, g *group, band catalog.Box, part []batch
 	var raw, decoded int64
 	for _, e := range part {
 		raw += e.b.Length
-		if len(e.b.Codecs) != 0 || e.b.Inline != nil {
+		if len(e.b.Codecs) != 0 || e.b.Inline() != nil {
 			decoded = max(decoded, e.p.storedBytes())
 		}
 	}
@@ -153,7 +153,7 @@ type extent struct{ start, end, row int64 }
 // maxForeign bytes of the group's blocks (whole: a block cut by rows
 // leaves its other rows there).
 func (g *group) split(x, y *batched) bool {
-	if x.b.File != y.b.File || x.b.Inline != nil || y.b.Inline != nil {
+	if x.b.File != y.b.File || x.b.Inline() != nil || y.b.Inline() != nil {
 		return true
 	}
 	if g.mixed == nil && g.members[x.m].a.DType != g.members[y.m].a.DType {

@@ -173,14 +173,14 @@ type testBlock struct {
 func randomBlock(rng *rand.Rand, box catalog.Box, dt catalog.DType, stride []int64, out []byte, plain bool) testBlock {
 	rank := len(box.Lower)
 	size := int64(dt.Size)
-	b := &catalog.Block{Box: box, Stored: make([]int64, rank), StoredLower: make([]int64, rank)}
+	b := new(catalog.Block{Box: box}.WithStored(make([]int64, rank), make([]int64, rank)))
 	for d := range rank {
 		if !plain {
-			b.StoredLower[d] = rng.Int64N(2)
+			b.StoredLower()[d] = rng.Int64N(2)
 		}
-		b.Stored[d] = box.Count[d] + b.StoredLower[d]
+		b.Stored()[d] = box.Count[d] + b.StoredLower()[d]
 		if !plain {
-			b.Stored[d] += rng.Int64N(2)
+			b.Stored()[d] += rng.Int64N(2)
 		}
 	}
 	if !plain && rng.IntN(2) == 0 {

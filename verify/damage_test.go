@@ -249,7 +249,7 @@ func TestDamageJoint(t *testing.T) {
 		}
 		b := a.Blocks[len(a.Blocks)/2]
 		st := b.StoredShape()
-		if len(b.Codecs) != 0 || b.StoredLower != nil || len(st) != 3 || b.Length != 4*st[0]*st[1]*st[2] {
+		if len(b.Codecs) != 0 || b.StoredLower() != nil || len(st) != 3 || b.Length != 4*st[0]*st[1]*st[2] {
 			t.Fatalf("block %+v: not a raw block", b)
 		}
 		at := []int64{3, 4, 5}

@@ -23,7 +23,7 @@ var rawBufs sync.Pool
 func fetch(ctx context.Context, src catalog.Source, b *catalog.Block, dt catalog.DType, p placement) ([]byte, error) {
 	var data []byte
 	var err error
-	if into, ok := src.(catalog.IntoSource); ok && len(b.Codecs) == 0 && b.Inline == nil && b.Length == p.storedBytes() {
+	if into, ok := src.(catalog.IntoSource); ok && len(b.Codecs) == 0 && b.Inline() == nil && b.Length == p.storedBytes() {
 		if bp, _ := rawBufs.Get().(*[]byte); bp != nil && int64(cap(*bp)) >= b.Length {
 			data = (*bp)[:b.Length]
 		} else {

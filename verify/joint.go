@@ -251,7 +251,7 @@ func (m *member) extents() map[string][]extent {
 	file, cur := "", []extent(nil)
 	for i := range m.a.Blocks {
 		b := &m.a.Blocks[i]
-		if b.Inline != nil || b.Length <= 0 {
+		if b.Inline() != nil || b.Length <= 0 {
 			continue
 		}
 		if b.File != file || cur == nil {

@@ -43,10 +43,9 @@ func newManySmall(t *testing.T, dt catalog.DType, order func(i int) catalog.Orde
 	r.Shuffle(len(boxes), func(x, y int) { boxes[x], boxes[y] = boxes[y], boxes[x] })
 	var file []byte
 	for i, box := range boxes {
-		b := catalog.Block{Box: box, File: "data.0", Offset: int64(len(file)), Rank: i % 6, Order: order(i)}
+		b := catalog.Block{Box: box, File: "data.0", Offset: int64(len(file)), Rank: int32(i % 6), Order: order(i)}
 		if i%3 == 1 { // ghost cells: one on each side of dimension 0, two after in 2
-			b.StoredLower = []int64{1, 0, 0}
-			b.Stored = []int64{box.Count[0] + 2, box.Count[1], box.Count[2] + 2}
+			b = b.WithStored([]int64{box.Count[0] + 2, box.Count[1], box.Count[2] + 2}, []int64{1, 0, 0})
 		}
 		data := encode(&b, dt, r)
 		b.Length = int64(len(data))
@@ -196,7 +195,7 @@ func TestManySmallBlocks(t *testing.T) {
 				}
 				ghosts := int64(0)
 				for i := range s.a.Blocks {
-					if s.a.Blocks[i].StoredLower != nil {
+					if s.a.Blocks[i].StoredLower() != nil {
 						ghosts++
 					}
 				}
@@ -255,10 +254,10 @@ func TestStagePlanRandom(t *testing.T) {
 			}
 			b := &catalog.Block{Box: box, Order: catalog.Order(r.IntN(2))}
 			if r.IntN(2) == 0 {
-				b.StoredLower, b.Stored = make([]int64, rank), make([]int64, rank)
+				*b = b.WithStored(make([]int64, rank), make([]int64, rank))
 				for d := range rank {
-					b.StoredLower[d] = r.Int64N(2)
-					b.Stored[d] = box.Count[d] + b.StoredLower[d] + r.Int64N(2)
+					b.StoredLower()[d] = r.Int64N(2)
+					b.Stored()[d] = box.Count[d] + b.StoredLower()[d] + r.Int64N(2)
 				}
 			}
 			region, ok := box.Intersect(band)

@@ -41,17 +41,17 @@ func checkBlock(a *catalog.Array, i int) error {
 	rank := len(a.Shape)
 	st := b.StoredShape()
 	if len(b.Box.Lower) != rank || len(b.Box.Count) != rank || len(st) != rank ||
-		(b.StoredLower != nil && len(b.StoredLower) != rank) {
+		(b.StoredLower() != nil && len(b.StoredLower()) != rank) {
 		return fmt.Errorf("block %d %v (stored %v) in an array of shape %v: rank mismatch: %w", i, b.Box, st, a.Shape, catalog.ErrCorrupt)
 	}
 	for d := range rank {
 		sl := int64(0)
-		if b.StoredLower != nil {
-			sl = b.StoredLower[d]
+		if b.StoredLower() != nil {
+			sl = b.StoredLower()[d]
 		}
 		lo, c := b.Box.Lower[d], b.Box.Count[d]
 		if lo < 0 || c < 0 || lo > a.Shape[d]-c || sl < 0 || st[d] < 0 || sl > st[d]-c {
-			return fmt.Errorf("block %d %v (stored %v from %v) outside array of shape %v: %w", i, b.Box, st, b.StoredLower, a.Shape, catalog.ErrCorrupt)
+			return fmt.Errorf("block %d %v (stored %v from %v) outside array of shape %v: %w", i, b.Box, st, b.StoredLower(), a.Shape, catalog.ErrCorrupt)
 		}
 	}
 	return nil
@@ -94,8 +94,8 @@ func (p placement) offset(g []int64) int64 {
 	var off int64
 	for d := range p.rank {
 		s := g[d] - p.b.Box.Lower[d]
-		if p.b.StoredLower != nil {
-			s += p.b.StoredLower[d]
+		if p.b.StoredLower() != nil {
+			s += p.b.StoredLower()[d]
 		}
 		off += s * p.strides[d]
 	}
@@ -219,7 +219,7 @@ func (p placement) le(in []byte) []byte {
 // column-major storage, rank 0), and when b lies within [r0, r1) anyway.
 func trimRows(b *catalog.Block, dt catalog.DType, r0, r1 int64) (t *catalog.Block, ok bool) {
 	rank := len(b.Box.Lower)
-	if rank == 0 || len(b.Codecs) != 0 || b.Inline != nil || b.Order != catalog.RowMajor {
+	if rank == 0 || len(b.Codecs) != 0 || b.Inline() != nil || b.Order != catalog.RowMajor {
 		return nil, false
 	}
 	lo, hi := max(r0, b.Box.Lower[0]), min(r1, b.Box.Lower[0]+b.Box.Count[0])
@@ -235,17 +235,18 @@ func trimRows(b *catalog.Block, dt catalog.DType, r0, r1 int64) (t *catalog.Bloc
 		return nil, false // let ReadBlock report the size mismatch
 	}
 	sl0 := int64(0)
-	if b.StoredLower != nil {
-		sl0 = b.StoredLower[0]
+	if b.StoredLower() != nil {
+		sl0 = b.StoredLower()[0]
 	}
 	first := lo - b.Box.Lower[0] + sl0 // stored row of global row lo
 	c := *b
 	c.Offset = b.Offset + first*row
 	c.Length = (hi - lo) * row
-	c.Stored = append([]int64{hi - lo}, st[1:]...)
-	if b.StoredLower != nil {
-		c.StoredLower = append([]int64{0}, b.StoredLower[1:]...)
+	var lower []int64
+	if b.StoredLower() != nil {
+		lower = append([]int64{0}, b.StoredLower()[1:]...)
 	}
+	c = c.WithStored(append([]int64{hi - lo}, st[1:]...), lower)
 	c.Box = catalog.Box{Lower: append([]int64{lo}, b.Box.Lower[1:]...), Count: append([]int64{hi - lo}, b.Box.Count[1:]...)}
 	return &c, true
 }

@@ -51,8 +51,8 @@ func encode(b *catalog.Block, dt catalog.DType, garbage *rand.Rand) []byte {
 		g := make([]int64, rank)
 		for d := range rank {
 			sl := int64(0)
-			if b.StoredLower != nil {
-				sl = b.StoredLower[d]
+			if b.StoredLower() != nil {
+				sl = b.StoredLower()[d]
 			}
 			g[d] = s[d] - sl + b.Box.Lower[d]
 			if s[d] < sl || s[d] >= sl+b.Box.Count[d] {
@@ -142,25 +142,27 @@ func randomCase(r *rand.Rand) (shape []int64, b *catalog.Block, dt catalog.DType
 	}
 	ghost := r.IntN(3) == 0
 	padded := r.IntN(3) == 0
+	var stored, lower []int64
 	if ghost || padded {
-		b.Stored = make([]int64, rank)
+		stored = make([]int64, rank)
 	}
 	if ghost {
-		b.StoredLower = make([]int64, rank)
+		lower = make([]int64, rank)
 	}
+	*b = b.WithStored(stored, lower)
 	for d := range rank {
 		shape[d] = 1 + r.Int64N(7)
 		b.Box.Lower[d] = r.Int64N(shape[d])
 		b.Box.Count[d] = 1 + r.Int64N(shape[d]-b.Box.Lower[d])
-		if b.Stored != nil {
-			b.Stored[d] = b.Box.Count[d]
+		if b.Stored() != nil {
+			b.Stored()[d] = b.Box.Count[d]
 		}
 		if ghost {
-			b.StoredLower[d] = r.Int64N(3)
-			b.Stored[d] += b.StoredLower[d] + r.Int64N(3)
+			b.StoredLower()[d] = r.Int64N(3)
+			b.Stored()[d] += b.StoredLower()[d] + r.Int64N(3)
 		}
 		if padded {
-			b.Stored[d] += r.Int64N(3)
+			b.Stored()[d] += r.Int64N(3)
 		}
 	}
 	band = catalog.Box{Lower: make([]int64, rank), Count: slices.Clone(shape)}
@@ -310,7 +312,7 @@ with h5py.File(sys.argv[1], "w") as f:
 			if m := p.compare(data, b.Box, band, want); m != nil {
 				t.Errorf("%s block %v: differs from h5py at %v: in=%x h5py=%x", a.Var, b.Box, m.index, m.in, m.out)
 			}
-			if b.Stored != nil && !slices.Equal(b.Stored, b.Box.Count) {
+			if b.Stored() != nil && !slices.Equal(b.Stored(), b.Box.Count) {
 				partial++
 			}
 			bad := bytes.Clone(want)

@@ -459,7 +459,7 @@ func (r *run) quickPart(ctx context.Context, qs []*quickMember, part []quickEntr
 		dts[k] = qs[e.m].m.a.DType
 		raw += b.Length
 		limit = max(limit, b.Length)
-		if len(b.Codecs) != 0 || b.Inline != nil {
+		if len(b.Codecs) != 0 || b.Inline() != nil {
 			decoded = max(decoded, newPlacement(b, dts[k]).storedBytes())
 		}
 	}

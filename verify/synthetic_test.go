@@ -75,13 +75,12 @@ func newSynthetic(t *testing.T, fill []byte, overlap bool) *synthetic {
 	r := rand.New(rand.NewPCG(5, 6))
 	var file []byte
 	for i, box := range boxes {
-		b := catalog.Block{Box: box, File: "data.0", Offset: int64(len(file)), Rank: i}
+		b := catalog.Block{Box: box, File: "data.0", Offset: int64(len(file)), Rank: int32(i)}
 		if i%2 == 0 {
 			b.Order = catalog.ColMajor
 		}
 		if i == 0 || i == 2 {
-			b.StoredLower = []int64{1, 2, 0}
-			b.Stored = []int64{box.Count[0] + 2, box.Count[1] + 3, box.Count[2] + 1}
+			b = b.WithStored([]int64{box.Count[0] + 2, box.Count[1] + 3, box.Count[2] + 1}, []int64{1, 2, 0})
 		}
 		data := encode(&b, dt, r)
 		if overlap && i == 3 {

@@ -27,7 +27,7 @@ func blocks100k() *catalog.Array {
 		r := perm[b] % ranks
 		a.Blocks = append(a.Blocks, catalog.Block{
 			Box:  catalog.Box{Lower: []int64{x * side, y * side, z * side}, Count: []int64{side, side, side}},
-			Rank: r, File: fmt.Sprintf("data.%d", r%4), Offset: int64(perm[b]) * blockBytes, Length: blockBytes,
+			Rank: int32(r), File: fmt.Sprintf("data.%d", r%4), Offset: int64(perm[b]) * blockBytes, Length: blockBytes,
 		})
 	}
 	return a

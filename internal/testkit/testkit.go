@@ -125,7 +125,7 @@ func AssembleFortran(t *testing.T, src catalog.Source, a *catalog.Array) []float
 		}
 		vals := Floats(raw, a.DType)
 		st := b.StoredShape()
-		sl := b.StoredLower
+		sl := b.StoredLower()
 		if sl == nil {
 			sl = make([]int64, len(st))
 		}

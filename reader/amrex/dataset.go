@@ -630,11 +630,10 @@ func (p *plotfile) array(v string, c, l int, lv *level) *catalog.Array {
 			Offset: f.data + int64(c)*lv.npts[i]*es,
 			Length: lv.npts[i] * es,
 			Order:  catalog.ColMajor,
-			Rank:   f.rank,
+			Rank:   int32(f.rank),
 		}
 		if lv.ghost != nil {
-			blk.Stored = slices.Clone(f.stored)
-			blk.StoredLower = slices.Clone(lv.ghost)
+			blk = blk.WithStored(slices.Clone(f.stored), slices.Clone(lv.ghost))
 		}
 		a.Blocks[i] = blk
 	}

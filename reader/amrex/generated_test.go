@@ -80,8 +80,8 @@ func TestGhostCellsFloat32BigEndian(t *testing.T) {
 			t.Errorf("fill % x, want big-endian float32 NaN", a.Fill)
 		}
 		for n, b := range a.Blocks {
-			if !slices.Equal(b.Stored, []int64{6, 6}) || !slices.Equal(b.StoredLower, []int64{1, 1}) || b.Rank != n {
-				t.Errorf("block %d: stored %v lower %v rank %d", n, b.Stored, b.StoredLower, b.Rank)
+			if !slices.Equal(b.Stored(), []int64{6, 6}) || !slices.Equal(b.StoredLower(), []int64{1, 1}) || int(b.Rank) != n {
+				t.Errorf("block %d: stored %v lower %v rank %d", n, b.Stored(), b.StoredLower(), b.Rank)
 			}
 		}
 		dense := testkit.AssembleFortran(t, ds, a)

@@ -117,7 +117,7 @@ func TestPeleLMeX3DAgainstYT(t *testing.T) {
 		}
 		for _, b := range a.Blocks {
 			n, _ := strconv.Atoi(b.File[strings.LastIndexByte(b.File, '_')+1:])
-			if b.Rank != n {
+			if int(b.Rank) != n {
 				t.Fatalf("%s: block in %s has rank %d", a.Source, b.File, b.Rank)
 			}
 		}

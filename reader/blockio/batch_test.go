@@ -66,7 +66,7 @@ func TestReadBlocksMatchesReadBlock(t *testing.T) {
 	hints := append([]*catalog.Block{
 		{File: "missing.bin", Offset: 0, Length: 10},
 		{File: "../outside.bin", Offset: 0, Length: 10},
-		{File: "a.bin", Inline: []byte{1, 2, 3}},
+		new(catalog.Block{File: "a.bin"}.WithInline([]byte{1, 2, 3})),
 		{File: "b.bin", Offset: 1 << 40, Length: 1 << 20},
 	}, blocks...)
 	src.Prefetch(context.Background(), hints)

@@ -258,18 +258,18 @@ func TestSourceReadBlock(t *testing.T) {
 		t.Fatalf("plain block: %v", err)
 	}
 	// Partial edge chunk: valid box 1x2 of a stored 2x3.
-	c := catalog.Block{Box: catalog.Box{Lower: []int64{2, 0}, Count: []int64{1, 2}}, Stored: []int64{2, 3},
-		File: "d.h5", Offset: 72, Length: int64(z.Len()), Codecs: []catalog.Codec{{Name: "deflate", Params: []uint32{6}}}}
+	c := catalog.Block{Box: catalog.Box{Lower: []int64{2, 0}, Count: []int64{1, 2}},
+		File: "d.h5", Offset: 72, Length: int64(z.Len()), Codecs: []catalog.Codec{{Name: "deflate", Params: []uint32{6}}}}.WithStored([]int64{2, 3}, nil)
 	got, err = src.ReadBlock(ctx, &c, dt)
 	if err != nil || !bytes.Equal(got, raw[:48]) {
 		t.Fatalf("deflate block: %v", err)
 	}
-	c.Stored = []int64{2, 4}
+	c = c.WithStored([]int64{2, 4}, nil)
 	if _, err := src.ReadBlock(ctx, &c, dt); !errors.Is(err, catalog.ErrCorrupt) || !strings.Contains(err.Error(), "d.h5: offset 72: block of 60 bytes") {
 		t.Errorf("size mismatch: %v", err)
 	}
-	in := catalog.Block{Box: catalog.Box{}, Inline: []byte{1, 2, 3, 4, 5, 6, 7, 8}}
-	if got, err := src.ReadBlock(ctx, &in, dt); err != nil || !bytes.Equal(got, in.Inline) {
+	in := catalog.Block{Box: catalog.Box{}}.WithInline([]byte{1, 2, 3, 4, 5, 6, 7, 8})
+	if got, err := src.ReadBlock(ctx, &in, dt); err != nil || !bytes.Equal(got, in.Inline()) {
 		t.Errorf("inline: %v", err)
 	}
 	b.Length = 16

@@ -63,11 +63,11 @@ func (s *Source) ReadBlock(ctx context.Context, b *catalog.Block, dt catalog.DTy
 	if err != nil {
 		return nil, atBlock(b, err)
 	}
-	if b.Inline != nil {
-		if int64(len(b.Inline)) != want {
-			return nil, catalog.Corrupt("blockio", "", -1, "inline block %v: %d bytes, want %d", b.Box, len(b.Inline), want)
+	if b.Inline() != nil {
+		if int64(len(b.Inline())) != want {
+			return nil, catalog.Corrupt("blockio", "", -1, "inline block %v: %d bytes, want %d", b.Box, len(b.Inline()), want)
 		}
-		return append([]byte(nil), b.Inline...), nil
+		return append([]byte(nil), b.Inline()...), nil
 	}
 	if len(b.Codecs) == 0 && b.Length != want {
 		return nil, catalog.Corrupt("blockio", b.File, b.Offset, "block of %d bytes, want %d", b.Length, want)
@@ -99,7 +99,7 @@ func (s *Source) decode(b *catalog.Block, dt catalog.DType, raw []byte) ([]byte,
 // ReadBlockInto implements catalog.IntoSource: one pread of b's stored bytes
 // into dst, for a block without codecs of len(dst) bytes.
 func (s *Source) ReadBlockInto(ctx context.Context, b *catalog.Block, dst []byte) error {
-	if len(b.Codecs) != 0 || b.Inline != nil || b.Length != int64(len(dst)) {
+	if len(b.Codecs) != 0 || b.Inline() != nil || b.Length != int64(len(dst)) {
 		return fmt.Errorf("blockio: %s: block at offset %d: not %d raw bytes: %w", b.File, b.Offset, len(dst), catalog.ErrUnsupported)
 	}
 	return s.files.ReadAtInto(ctx, b.File, b.Offset, dst)

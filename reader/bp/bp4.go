@@ -396,7 +396,7 @@ func (d *Dataset) snapshots(raw []entry) error {
 		}
 		var vals []uint64
 		for _, b := range a.Blocks {
-			raw := b.Inline
+			raw := b.Inline()
 			if raw == nil {
 				if raw, err = d.ReadBlock(context.Background(), &b, a.DType); err != nil {
 					return err

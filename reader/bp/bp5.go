@@ -992,7 +992,7 @@ func (d *Dataset) buildArray5(ctx context.Context, e *entry) (*catalog.Array, er
 				if len(val) != int(size) {
 					return nil, catalog.Corrupt("bp5", "md.0", mdOff, "%s: value of %d bytes for %s", writerBlock(e.name, e.Step, r, 0), len(val), e.dt)
 				}
-				b := catalog.Block{Inline: slices.Clone(val), Rank: r, Box: catalog.Box{Lower: []int64{}, Count: []int64{}}}
+				b := catalog.Block{Rank: int32(r), Box: catalog.Box{Lower: []int64{}, Count: []int64{}}}.WithInline(slices.Clone(val))
 				if e.kind == localValue {
 					b.Box = catalog.Box{Lower: []int64{int64(r)}, Count: []int64{1}}
 				}
@@ -1137,7 +1137,7 @@ func (d *Dataset) writerBlocks5(ctx context.Context, e *entry, t *bp5StepInfo, w
 				return fmt.Errorf("bp5: %s: variable %q step %d writer %d block %d: %w", d.info.Path, e.name, e.Step, r, b, err)
 			}
 		}
-		blk := catalog.Block{Box: box, File: file, Offset: int64(off), Length: int64(stored), Order: order, Rank: r}
+		blk := catalog.Block{Box: box, File: file, Offset: int64(off), Length: int64(stored), Order: order, Rank: int32(r)}
 		if blk.Offset > fsize || blk.Length > fsize-blk.Offset {
 			return catalog.Corrupt("bp5", "md.0", wt.mdOff, "%s: payload at offset %d length %d past the end of %s (size %d)", writerBlock(e.name, e.Step, r, b), blk.Offset, blk.Length, blk.File, fsize)
 		}

@@ -32,7 +32,7 @@ func TestBP5GeneratedLB(t *testing.T) {
 	}
 	for _, a := range scanAll(t, d) {
 		for _, b := range a.Blocks {
-			if b.Inline == nil && b.File != "data."+string(rune('0'+b.Rank/2)) {
+			if b.Inline() == nil && b.File != "data."+string(rune('0'+b.Rank/2)) {
 				t.Errorf("%s@%d rank %d block in %s", a.Var, a.Step, b.Rank, b.File)
 			}
 		}
@@ -56,7 +56,7 @@ func TestBP5Quokka(t *testing.T) {
 		t.Errorf("software attribute %+v", a)
 	}
 	for _, a := range arrays {
-		ranks := map[int]int{}
+		ranks := map[int32]int{}
 		for _, b := range a.Blocks {
 			ranks[b.Rank]++
 			if b.File != "data.0" || b.Order != catalog.RowMajor || len(b.Codecs) != 0 {
@@ -513,7 +513,7 @@ func TestBP5Kinds(t *testing.T) {
 			if !slices.Equal(a.Shape, []int64{512, 32, 32}) || len(a.Blocks) != 64 {
 				t.Fatalf("joined array %v, %d blocks", a.Shape, len(a.Blocks))
 			}
-			prev := -1
+			prev := int32(-1)
 			for k, b := range a.Blocks {
 				if b.Box.Lower[0] != int64(8*k) || b.Box.Lower[1] != 0 || b.Rank < prev {
 					t.Fatalf("joined block %d at %v rank %d", k, b.Box.Lower, b.Rank)

@@ -28,7 +28,7 @@ import (
 
 type pgRef struct {
 	off  uint64
-	rank int
+	rank int32
 }
 
 type pgTable struct {
@@ -38,7 +38,7 @@ type pgTable struct {
 
 // rank returns the writer of the block whose record starts at off in the
 // sub-file with index file, or -1.
-func (t *pgTable) rank(file uint32, off uint64) int {
+func (t *pgTable) rank(file uint32, off uint64) int32 {
 	if t == nil {
 		return -1
 	}
@@ -99,7 +99,7 @@ func (d *Dataset) buildWriters(ctx context.Context, step int) *pgTable {
 	case d.bp3 && s == 0:
 		t.single = true
 		for _, p := range pgs {
-			t.groups[0] = append(t.groups[0], pgRef{p.Offset, int(p.Rank)})
+			t.groups[0] = append(t.groups[0], pgRef{p.Offset, int32(p.Rank)})
 		}
 		slices.SortFunc(t.groups[0], func(a, b pgRef) int { return cmp.Compare(a.off, b.off) })
 	case s <= 0:
@@ -114,7 +114,7 @@ func (d *Dataset) buildWriters(ctx context.Context, step int) *pgTable {
 				}
 				g = r + (i-r*(q+1))/q
 			}
-			t.groups[uint32(g)] = append(t.groups[uint32(g)], pgRef{p.Offset, int(p.Rank)})
+			t.groups[uint32(g)] = append(t.groups[uint32(g)], pgRef{p.Offset, int32(p.Rank)})
 		}
 	}
 	for f, g := range t.groups {

@@ -124,7 +124,7 @@ func checkGeneratedLB(t *testing.T, d *Dataset, dir string) {
 			continue
 		}
 		for _, b := range a.Blocks {
-			if want := owners[[3]int64(b.Box.Lower)]; b.Rank != want {
+			if want := owners[[3]int64(b.Box.Lower)]; int(b.Rank) != want {
 				t.Errorf("%s@%d block %v: rank %d, block-owners.txt says %d", a.Var, a.Step, b.Box.Lower, b.Rank, want)
 			}
 		}
@@ -333,7 +333,7 @@ func TestHeatBP3ColumnMajor(t *testing.T) {
 	})
 	for _, a := range arrays {
 		for i, b := range a.Blocks {
-			if b.Order != catalog.ColMajor || b.Rank != i || !strings.HasPrefix(b.File, "heat.bp.dir/heat.bp.") {
+			if b.Order != catalog.ColMajor || int(b.Rank) != i || !strings.HasPrefix(b.File, "heat.bp.dir/heat.bp.") {
 				t.Errorf("%s@%d block %d: order %v rank %d file %s", a.Var, a.Step, i, b.Order, b.Rank, b.File)
 			}
 		}
@@ -397,7 +397,7 @@ func TestArchive(t *testing.T) {
 			continue
 		}
 		for i, b := range a.Blocks {
-			if b.Rank != i {
+			if int(b.Rank) != i {
 				t.Errorf("%s@%d block %d: rank %d", a.Var, a.Step, i, b.Rank)
 			}
 		}

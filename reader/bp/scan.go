@@ -354,7 +354,7 @@ func (d *Dataset) buildArray(ctx context.Context, e *entry) (*catalog.Array, err
 			if len(s.Value) != int(size) {
 				return nil, catalog.Corrupt(d.pfx, d.meta, sets[i].setStart, "%s: value of %d bytes for %s", blockName(e.name, e.Step, i), len(s.Value), e.dt)
 			}
-			b := catalog.Block{Inline: slices.Clone(s.Value), Rank: pgt.rank(s.FileIndex, s.VMDOffset)}
+			b := catalog.Block{Rank: pgt.rank(s.FileIndex, s.VMDOffset)}.WithInline(slices.Clone(s.Value))
 			if e.kind == localValue {
 				b.Box = catalog.Box{Lower: []int64{int64(i)}, Count: []int64{1}}
 			} else {

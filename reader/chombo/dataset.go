@@ -709,11 +709,10 @@ func (e entry) array() *catalog.Array {
 			Offset: lv.addr + (lv.start[b]+int64(e.comp)*lv.npts[b])*es,
 			Length: lv.npts[b] * es,
 			Order:  catalog.ColMajor,
-			Rank:   lv.ranks[b],
+			Rank:   int32(lv.ranks[b]),
 		}
 		if lv.ghost != nil {
-			blk.Stored = slices.Clone(lv.stored[b])
-			blk.StoredLower = slices.Clone(lv.ghost)
+			blk = blk.WithStored(slices.Clone(lv.stored[b]), slices.Clone(lv.ghost))
 		}
 		a.Blocks[b] = blk
 	}

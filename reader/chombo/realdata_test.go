@@ -220,8 +220,8 @@ func TestGhostsAgainstYT(t *testing.T) {
 		}
 		for i, b := range a.Blocks {
 			want := []int64{b.Box.Count[0] + 2, b.Box.Count[1] + 4}
-			if !slices.Equal(b.Stored, want) || !slices.Equal(b.StoredLower, []int64{1, 2}) || b.Rank != i {
-				t.Fatalf("%s block %d: stored %v lower %v rank %d", a.Source, i, b.Stored, b.StoredLower, b.Rank)
+			if !slices.Equal(b.Stored(), want) || !slices.Equal(b.StoredLower(), []int64{1, 2}) || int(b.Rank) != i {
+				t.Fatalf("%s block %d: stored %v lower %v rank %d", a.Source, i, b.Stored(), b.StoredLower(), b.Rank)
 			}
 		}
 		// Level 1 spans its prob_domain (0,0)-(31,15), not its boxes'

@@ -61,8 +61,8 @@ func TestGeneratedStorageForms(t *testing.T) {
 		}
 	}
 	f := byName["filtered"]
-	if len(f.Blocks) != 5*4 || !slices.Equal(f.Blocks[0].Stored, []int64{8, 8, 5}) {
-		t.Errorf("filtered: %d blocks, stored %v", len(f.Blocks), f.Blocks[0].Stored)
+	if len(f.Blocks) != 5*4 || !slices.Equal(f.Blocks[0].Stored(), []int64{8, 8, 5}) {
+		t.Errorf("filtered: %d blocks, stored %v", len(f.Blocks), f.Blocks[0].Stored())
 	}
 	var codecs []string
 	for _, c := range f.Blocks[0].Codecs {
@@ -74,7 +74,7 @@ func TestGeneratedStorageForms(t *testing.T) {
 	if b := byName["bigendian"]; !b.DType.BigEndian || b.DType.NumPy() != ">u4" {
 		t.Errorf("bigendian dtype %s", b.DType)
 	}
-	if c := byName["compact"]; len(c.Blocks) != 1 || c.Blocks[0].Inline == nil || c.Blocks[0].File != "" {
+	if c := byName["compact"]; len(c.Blocks) != 1 || c.Blocks[0].Inline() == nil || c.Blocks[0].File != "" {
 		t.Errorf("compact blocks %+v", c.Blocks)
 	}
 	if u := byName["unwritten"]; len(u.Blocks) != 0 || u.Fill == nil {

@@ -143,7 +143,7 @@ func (l *library) read(ctx context.Context, b *catalog.Block, dt catalog.DType) 
 	if err != nil {
 		return nil, fmt.Errorf("reader/h5: %s: %s: stored size: %w", b.File, where, err)
 	}
-	if !strings.HasPrefix(ds, "/") || b.Inline != nil || b.StoredLower != nil || b.Order != catalog.RowMajor {
+	if !strings.HasPrefix(ds, "/") || b.Inline() != nil || b.StoredLower() != nil || b.Order != catalog.RowMajor {
 		return nil, catalog.Corrupt("hdf5", b.File, b.Offset, "%s: not a chunk of an HDF5 dataset", where)
 	}
 	f, release, err := l.file(b.File)

@@ -47,8 +47,8 @@ func TestFemm3D(t *testing.T) {
 		partial := 0
 		for _, b := range a.Blocks {
 			covered += b.Box.Elements()
-			if !slices.Equal(b.Stored, []int64{32, 16, 16}) || b.File != "example-femm-3d.h5" || b.Rank != -1 {
-				t.Errorf("%s block %v: stored %v file %q rank %d", a.Var, b.Box, b.Stored, b.File, b.Rank)
+			if !slices.Equal(b.Stored(), []int64{32, 16, 16}) || b.File != "example-femm-3d.h5" || b.Rank != -1 {
+				t.Errorf("%s block %v: stored %v file %q rank %d", a.Var, b.Box, b.Stored(), b.File, b.Rank)
 			}
 			if b.Box.Elements() < 32*16*16 {
 				partial++

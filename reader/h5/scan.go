@@ -243,11 +243,10 @@ func buildArray(hf *ih5.File, file string, size int64, path string) (*catalog.Ar
 		if int64(len(raw)) != elemBytes {
 			return nil, catalog.Corrupt("hdf5", file, -1, "dataset %s: compact data %d bytes, want %d", path, len(raw), elemBytes)
 		}
-		a.Blocks = []catalog.Block{{
-			Box:    catalog.Box{Lower: make([]int64, rank), Count: slices.Clone(info.Shape)},
-			Inline: raw,
-			Rank:   -1,
-		}}
+		a.Blocks = []catalog.Block{catalog.Block{
+			Box:  catalog.Box{Lower: make([]int64, rank), Count: slices.Clone(info.Shape)},
+			Rank: -1,
+		}.WithInline(raw)}
 	case "chunked":
 		if len(info.Chunk) != rank {
 			return nil, catalog.Corrupt("hdf5", file, -1, "dataset %s: chunk rank %d for shape %v", path, len(info.Chunk), info.Shape)
@@ -261,7 +260,7 @@ func buildArray(hf *ih5.File, file string, size int64, path string) (*catalog.Ar
 		// codecs of one filter mask; read-only), and take their boxes
 		// from one backing array: a dataset of many tiny chunks costs
 		// a few allocations, not several per chunk.
-		stored := slices.Clone(info.Chunk)
+		chunk := catalog.Block{File: file, Rank: -1}.WithStored(slices.Clone(info.Chunk), nil)
 		codecsByMask := map[uint32][]catalog.Codec{}
 		var library []catalog.Codec // every chunk read through HDF5
 		if !nativeFilters(info) {
@@ -304,15 +303,9 @@ func buildArray(hf *ih5.File, file string, size int64, path string) (*catalog.Ar
 			if len(codecs) == 0 && c.Size != chunkBytes {
 				return nil, catalog.Corrupt("hdf5", file, c.Address, "dataset %s: unfiltered chunk %v is %d bytes, want %d", path, box, c.Size, chunkBytes)
 			}
-			a.Blocks = append(a.Blocks, catalog.Block{
-				Box:    box,
-				Stored: stored,
-				File:   file,
-				Offset: c.Address,
-				Length: c.Size,
-				Codecs: codecs,
-				Rank:   -1,
-			})
+			b := chunk
+			b.Box, b.Offset, b.Length, b.Codecs = box, c.Address, c.Size, codecs
+			a.Blocks = append(a.Blocks, b)
 		}
 	case "virtual":
 		return buildVirtual(hf, file, size, path, a)
