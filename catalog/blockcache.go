@@ -95,17 +95,18 @@ func (c *blockCache) drop(k Key) {
 	}
 }
 
-// blocksBytes is the memory a decoded block list holds: the blocks, their
-// integer lists and extra parts, each list or part shared with the block
-// before counted once (as decodeBlocks and cloneBlocks share them; codecs
-// are shared between blocks and not counted).
+// blocksBytes is the memory a decoded block list holds, or its copy by
+// cloneBlocks: the blocks, their integer lists and extra parts, a count
+// equal to the block before's or an extra part shared with it counted once
+// (as decodeBlocks and cloneBlocks share them; codecs are shared between
+// blocks and not counted).
 func blocksBytes(blocks []Block) int64 {
 	n := int64(len(blocks)) * int64(unsafe.Sizeof(Block{}))
 	var prev *Block
 	for i := range blocks {
 		b := &blocks[i]
 		n += 8 * int64(len(b.Box.Lower))
-		if prev == nil || !sameList(b.Box.Count, prev.Box.Count) {
+		if prev == nil || !slices.Equal(b.Box.Count, prev.Box.Count) {
 			n += 8 * int64(len(b.Box.Count))
 		}
 		if e := b.extra; e != nil && (prev == nil || e != prev.extra) {

@@ -190,9 +190,11 @@ func runJob(ctx context.Context, out string, spec Spec, env Env, need *int64) er
 
 // keepShare is the part of --max-mem an in-memory run may give to the
 // decoded block lists it keeps (catalog.Store.KeepBlocks), charged to the
-// budget (Env.dataMem): 351,537 blocks of four arrays are 95 MB, a million
-// 240 MiB. Under an eighth (128 MiB of 1GiB) half of a million blocks
-// were decoded again in each of the four passes, 0.6 CPU-s more.
+// budget (Env.dataMem): 351,537 blocks of four arrays are 48 MiB, the
+// 833,480 mesh blocks of bp_gen.py's BP5 256^3 in 4^3 115 MiB (144 bytes a 3-D
+// block). Under an eighth (128 MiB of 1GiB), when a block took 240 bytes,
+// half of a million blocks were decoded again in each of the four passes,
+// 0.6 CPU-s more.
 const keepShare = 4
 
 // prepareRun builds the catalog of spec's input (at Env.Catalog, else
