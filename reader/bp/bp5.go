@@ -1081,14 +1081,15 @@ type writer5 struct {
 func (d *Dataset) writerBlocks5(ctx context.Context, e *entry, t *bp5StepInfo, wt *writer5, a *catalog.Array, order catalog.Order, joinedDim int, joined *int64) error {
 	r, nd, size := wt.rank, wt.nd, int64(e.dt.Size)
 	shp, cnt, offs, locs, sizes := wt.shp, wt.cnt, wt.offs, wt.locs, wt.sizes
-	// The boxes of this writer's blocks share one allocation, and its data
-	// file is named and sized once.
-	coords := make([]int64, 2*nd*wt.nb)
+	// The lower corners of this writer's blocks share one allocation, a
+	// count equal to the block before's is that block's (a writer's blocks
+	// mostly have one shape), and its data file is named and sized once.
+	lowers := make([]int64, nd*wt.nb)
+	count, last := make([]int64, nd), []int64(nil)
 	shape := make([]int64, nd)
 	file, fsize := "", int64(-1)
 	for b := 0; b < wt.nb; b++ {
-		lower := coords[2*nd*b : 2*nd*b+nd : 2*nd*b+nd]
-		count := coords[2*nd*b+nd : 2*nd*(b+1) : 2*nd*(b+1)]
+		lower := lowers[nd*b : nd*(b+1) : nd*(b+1)]
 		for k := 0; k < nd; k++ {
 			ct, st, sh := cnt[b*nd+k], uint64(0), shp[k]
 			switch {
@@ -1110,7 +1111,10 @@ func (d *Dataset) writerBlocks5(ctx context.Context, e *entry, t *bp5StepInfo, w
 		} else if !joinedEqual(a.Shape, shape, joinedDim) {
 			return catalog.Corrupt("bp5", "md.0", wt.mdOff, "%s: shape %v, first block says %v", writerBlock(e.name, e.Step, r, b), shape, a.Shape)
 		}
-		box := catalog.Box{Lower: lower, Count: count}
+		if !slices.Equal(count, last) {
+			last = slices.Clone(count)
+		}
+		box := catalog.Box{Lower: lower, Count: last}
 		n := box.Elements()
 		if n == 0 {
 			continue
