@@ -1111,7 +1111,7 @@ func (d *Dataset) writerBlocks5(ctx context.Context, e *entry, t *bp5StepInfo, w
 		} else if !joinedEqual(a.Shape, shape, joinedDim) {
 			return catalog.Corrupt("bp5", "md.0", wt.mdOff, "%s: shape %v, first block says %v", writerBlock(e.name, e.Step, r, b), shape, a.Shape)
 		}
-		if !slices.Equal(count, last) {
+		if last == nil || !slices.Equal(count, last) {
 			last = slices.Clone(count)
 		}
 		box := catalog.Box{Lower: lower, Count: last}

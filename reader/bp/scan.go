@@ -367,11 +367,14 @@ func (d *Dataset) buildArray(ctx context.Context, e *entry) (*catalog.Array, err
 	var joined int64 // running start along the joined dimension
 	// The blocks' boxes share one allocation, and each data file is named
 	// and sized once, not once per block.
-	ncoords := 0
+	// The blocks' lower corners share one allocation; a count equal to the
+	// block before's is that block's (an array's blocks mostly have one shape).
+	nlower := 0
 	for i := range sets {
-		ncoords += 2 * len(sets[i].Count)
+		nlower += len(sets[i].Count)
 	}
-	coords := make([]int64, 0, ncoords)
+	lowers := make([]int64, 0, nlower)
+	var count, last []int64
 	type dataFile struct {
 		name string
 		size int64
@@ -385,9 +388,9 @@ func (d *Dataset) buildArray(ctx context.Context, e *entry) (*catalog.Array, err
 		}
 		nd := len(s.Count)
 		shape = slices.Grow(shape[:0], nd)[:nd]
-		coords = append(coords, make([]int64, 2*nd)...)
-		lower := coords[len(coords)-2*nd : len(coords)-nd : len(coords)-nd]
-		count := coords[len(coords)-nd : len(coords) : len(coords)]
+		count = slices.Grow(count[:0], nd)[:nd]
+		lowers = append(lowers, make([]int64, nd)...)
+		lower := lowers[len(lowers)-nd : len(lowers) : len(lowers)]
 		for k := 0; k < nd; k++ {
 			sh, st, ct := s.Shape[k], s.Start[k], s.Count[k]
 			if k == s.joinedIndex {
@@ -406,7 +409,10 @@ func (d *Dataset) buildArray(ctx context.Context, e *entry) (*catalog.Array, err
 		} else if !joinedEqual(a.Shape, shape, s.joinedIndex) {
 			return nil, catalog.Corrupt(d.pfx, d.meta, sets[i].setStart, "%s: shape %v, block 0 says %v", blockName(e.name, e.Step, i), shape, a.Shape)
 		}
-		box := catalog.Box{Lower: lower, Count: count}
+		if last == nil || !slices.Equal(count, last) {
+			last = slices.Clone(count)
+		}
+		box := catalog.Box{Lower: lower, Count: last}
 		n := box.Elements()
 		if n == 0 {
 			continue // an empty block holds no data
