@@ -102,19 +102,29 @@ func (c *blockCache) drop(k Key) {
 // blocks and not counted).
 func blocksBytes(blocks []Block) int64 {
 	n := int64(len(blocks)) * int64(unsafe.Sizeof(Block{}))
-	var prev *Block
 	for i := range blocks {
 		b := &blocks[i]
 		n += 8 * int64(len(b.Box.Lower))
-		if prev == nil || !slices.Equal(b.Box.Count, prev.Box.Count) {
+		if !sameCount(blocks, i) {
 			n += 8 * int64(len(b.Box.Count))
 		}
-		if e := b.extra; e != nil && (prev == nil || e != prev.extra) {
+		if e := b.extra; e != nil && !sameExtra(blocks, i) {
 			n += int64(unsafe.Sizeof(*e)) + 8*int64(len(e.stored)+len(e.storedLower)) + int64(len(e.inline))
 		}
-		prev = b
 	}
 	return n
+}
+
+// sameCount reports whether block i's count equals the block before's
+// (which cloneBlocks and decodeBlocks then share).
+func sameCount(blocks []Block, i int) bool {
+	return i > 0 && slices.Equal(blocks[i].Box.Count, blocks[i-1].Box.Count)
+}
+
+// sameExtra reports whether block i shares the block before's extra part
+// (both nil included).
+func sameExtra(blocks []Block, i int) bool {
+	return i > 0 && blocks[i].extra == blocks[i-1].extra
 }
 
 // keep keeps a copy of the blocks Put stores for k while the kept lists
@@ -143,10 +153,17 @@ func (c *blockCache) keep(k Key, blocks []Block) {
 // before's shared with it; file names, codecs and inline bytes shared (never
 // modified).
 func cloneBlocks(blocks []Block) []Block {
+	// The arena holds what is not shared with the block before (see below).
 	ints := 0
 	for i := range blocks {
 		b := &blocks[i]
-		ints += len(b.Box.Lower) + len(b.Box.Count) + len(b.Stored()) + len(b.StoredLower())
+		ints += len(b.Box.Lower)
+		if !sameCount(blocks, i) {
+			ints += len(b.Box.Count)
+		}
+		if !sameExtra(blocks, i) {
+			ints += len(b.Stored()) + len(b.StoredLower())
+		}
 	}
 	arena := make([]int64, 0, ints)
 	take := func(v []int64, keepNil bool) []int64 {
@@ -161,17 +178,14 @@ func cloneBlocks(blocks []Block) []Block {
 	for i := range blocks {
 		b := blocks[i]
 		b.Box.Lower = take(b.Box.Lower, false)
-		switch {
-		case i > 0 && slices.Equal(blocks[i].Box.Count, blocks[i-1].Box.Count):
+		if sameCount(blocks, i) {
 			b.Box.Count = out[i-1].Box.Count
-		default:
+		} else {
 			b.Box.Count = take(b.Box.Count, false)
 		}
-		switch {
-		case b.extra == nil:
-		case i > 0 && b.extra == blocks[i-1].extra:
+		if sameExtra(blocks, i) {
 			b.extra = out[i-1].extra
-		default:
+		} else if b.extra != nil {
 			b = b.WithStored(take(b.Stored(), true), take(b.StoredLower(), true))
 		}
 		out[i] = b

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 func sampleArray(step int64) *Array {
@@ -280,5 +281,57 @@ func TestStorePutKeeps(t *testing.T) {
 	defer s2.Close()
 	if err := s2.Put(sampleArray(0)); err != nil || len(s2.cache.entries) != 0 {
 		t.Fatalf("without KeepBlocks: %d lists kept, %v", len(s2.cache.entries), err)
+	}
+}
+
+// The blocks of a tiling share their count and stored shape once stored:
+// the copy Put keeps and the list decoded from the database hold one count
+// and one extra part for all of them, equal to what was put, and
+// blocksBytes charges each once (exactly what those copies hold).
+func TestStoreSharesCounts(t *testing.T) {
+	s, err := CreateStore(filepath.Join(t.TempDir(), "catalog.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const n = 64
+	chunk := Block{File: "f.h5", Length: 512, Rank: -1}.WithStored([]int64{4, 4, 4}, nil)
+	a := &Array{Var: "c", DType: DType{Kind: Float, Size: 8}, Shape: []int64{16, 16, 16}, Offset: make([]int64, 3)}
+	for i := range n {
+		b := chunk
+		b.Box = Box{Lower: []int64{int64(i / 16 * 4), int64(i / 4 % 4 * 4), int64(i % 4 * 4)}, Count: []int64{4, 4, 4}}
+		b.Offset = int64(i) * 512
+		a.Blocks = append(a.Blocks, b)
+	}
+	// n blocks, n lower corners, one count, one extra part and its shape.
+	want := int64(n)*int64(unsafe.Sizeof(Block{})) + 8*3*n + 8*3 + int64(unsafe.Sizeof(blockExtra{})) + 8*3
+	if got := blocksBytes(a.Blocks); got != want {
+		t.Fatalf("blocksBytes = %d, want %d", got, want)
+	}
+	s.KeepBlocks(want)
+	if err := s.Put(a); err != nil {
+		t.Fatal(err)
+	}
+	kept, err := s.Array(a.Key())
+	if err != nil || s.KeptBytes() != want {
+		t.Fatalf("kept %d bytes, want %d (%v)", s.KeptBytes(), want, err)
+	}
+	s.KeepBlocks(0)
+	decoded, err := s.Array(a.Key())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, got := range map[string][]Block{"kept": kept.Blocks, "decoded": decoded.Blocks} {
+		if !reflect.DeepEqual(got, a.Blocks) {
+			t.Fatalf("%s blocks differ from those put", name)
+		}
+		for i := 1; i < n; i++ {
+			if &got[i].Box.Count[0] != &got[0].Box.Count[0] || got[i].extra != got[0].extra {
+				t.Fatalf("%s block %d: its count or stored shape is a copy of block 0's", name, i)
+			}
+		}
+		if b := blocksBytes(got); b != want {
+			t.Fatalf("%s: blocksBytes = %d, want %d", name, b, want)
+		}
 	}
 }

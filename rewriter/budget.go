@@ -222,13 +222,15 @@ func (o Options) unitLimit() int64 {
 	return max(l, o.budget())
 }
 
-// joinLimit is the most bytes a unit joined from interleaved ones may hold
-// (mergeInterleaved): two such units and their reads fit the budget (one
-// being assembled, one written). Fewer units assembled at once cost less
+// joinLimit is the most bytes a unit may hold when it is made large so that
+// blocks interleaved in the input are read in one pass (the joint bands of
+// jointGrain.units, mergeInterleaved, a whole array before writeUnits cuts
+// tiles): two such units and their reads fit the budget (one being
+// assembled, one written). Fewer units assembled at once cost less
 // than what the join saves: units whose blocks interleave, left apart, read
 // either each other's bytes or every block alone (64^3 float64 in 4^3
-// HDF5 chunks scattered in the file, 2 MiB: one unit read in 8 requests,
-// two units in 2,070).
+// HDF5 chunks scattered in the file, 2 MiB: one unit read in about 8
+// requests, two units in about 2,070; e2e TestTinyChunksReadOnce).
 func (o Options) joinLimit() int64 {
 	l := o.maxMem()/2 - o.readLimit()
 	if o.unitCap > 0 {
