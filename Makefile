@@ -47,7 +47,7 @@ test: deps
 	CGO_ENABLED=0 $(GO) test -count=1 $(PUREGO)
 	$(GO) test -count=1 -race -run '$(RACE_RUN)' ./rewriter/
 	$(GO) test -count=1 -race ./reader/blockio/ ./internal/membudget/
-	$(GO) test -count=1 -race -run 'TestBudget|TestCancel|TestSynthetic' ./verify/
+	$(GO) test -count=1 -race -run 'TestBudget|TestCancel|TestSynthetic|TestTap' ./verify/
 	$(GO) test -count=1 -race -run 'TestMergeParallelMatchesSerial' ./planner/
 	$(MAKE) --no-print-directory fuzz
 

@@ -49,7 +49,7 @@ func runVerify(ctx context.Context, args []string) error {
 	if quiet {
 		w = &dropOK{w: os.Stdout}
 	}
-	ok, _, err := job.VerifyOutput(ctx, store, ds, out, nil, w, maxMem, 0, nil, false, exact)
+	ok, _, err := job.VerifyOutput(ctx, store, ds, out, nil, w, maxMem, 0, nil, false, exact, nil)
 	if err != nil {
 		return err
 	}

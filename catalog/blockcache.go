@@ -55,6 +55,19 @@ func (s *Store) KeptBytes() int64 {
 	return s.cache.bytes
 }
 
+// KeptKeys lists the arrays whose block lists are kept, in the order
+// kept: Array returns for each the same list (the same blocks, by address)
+// for as long as the store is open and KeepBlocks is not lowered.
+func (s *Store) KeptKeys() []Key {
+	s.cache.mu.Lock()
+	defer s.cache.mu.Unlock()
+	keys := make([]Key, len(s.cache.entries))
+	for i, e := range s.cache.entries {
+		keys[i] = e.k
+	}
+	return keys
+}
+
 // get returns the kept blocks of k.
 func (c *blockCache) get(k Key) ([]Block, bool) {
 	c.mu.Lock()

@@ -155,10 +155,11 @@ func checkIncomplete(path string, info catalog.DatasetInfo, strict bool) error {
 // output through HDF5) is printed to w as an "io: verify" line and, when
 // m has an io section, recorded in it (catalog.ManifestIO's Verify fields).
 // exact: every element compared, none by checksum (verify.Options.Exact);
-// checksummed is the arrays compared by positional checksum otherwise.
+// checksummed is the arrays compared by positional checksum otherwise;
+// tap (nil: none) holds the input blocks summed during the rewrite.
 func VerifyOutput(ctx context.Context, in *catalog.Store, inSrc catalog.Source, outDir string, m *catalog.Manifest,
-	w io.Writer, maxMem int64, jobs int, mon *rewriter.Monitor, fill, exact bool) (ok bool, checksummed int, err error) {
-	opts := verify.Options{MaxMem: maxMem, Jobs: jobs, Log: w, FillDigests: fill && m != nil, Exact: exact}
+	w io.Writer, maxMem int64, jobs int, mon *rewriter.Monitor, fill, exact bool, tap *verify.Tap) (ok bool, checksummed int, err error) {
+	opts := verify.Options{MaxMem: maxMem, Jobs: jobs, Log: w, FillDigests: fill && m != nil, Exact: exact, Tap: tap}
 	if mon != nil {
 		opts.Progress = func(p verify.Progress) { mon.Track(p.Done, p.Total, p.Variable) }
 	}

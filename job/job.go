@@ -16,6 +16,7 @@ import (
 	"relayout/planner"
 	"relayout/reader"
 	"relayout/rewriter"
+	"relayout/verify"
 )
 
 // Display follows a job: the phases (catalog, rewrite, verify, commit),
@@ -159,8 +160,16 @@ func runJob(ctx context.Context, out string, spec Spec, env Env, need *int64) er
 	disp.Set("variables", len(job.Manifest.Variables))
 	disp.Set("verified", env.Verify)
 	mon := disp.Monitor()
+	// The verifier sums the small blocks the rewrite reads as it reads
+	// them (verify.Tap), and reads again only the others.
+	var tap *verify.Tap
+	if env.Verify {
+		if tap, err = verify.NewTap(store); err != nil {
+			return err
+		}
+	}
 	for s := range job.Shards {
-		if err := rewriteShard(ctx, out, job, s, env, ds, store, mon); err != nil {
+		if err := rewriteShard(tap.Context(ctx), out, job, s, env, ds, store, mon); err != nil {
 			if !journaled {
 				rewriter.RemoveTemps(WorkDir(out))
 			}
@@ -177,7 +186,7 @@ func runJob(ctx context.Context, out string, spec Spec, env Env, need *int64) er
 	if !journaled {
 		started = start
 	}
-	err = commitJob(ctx, out, job, env, ds, store, start, started)
+	err = commitJob(ctx, out, job, env, ds, store, tap, start, started)
 	if err != nil && !journaled && !rewriter.Committing(WorkDir(out)) {
 		rewriter.RemoveTemps(WorkDir(out))
 	}
@@ -593,7 +602,7 @@ func commitVerb(ctx context.Context, out string, env Env) error {
 	defer ds.Close()
 	defer store.Close()
 	now := time.Now()
-	return commitJob(ctx, out, job, env, ds, store, now, job.Created)
+	return commitJob(ctx, out, job, env, ds, store, nil, now, job.Created)
 }
 
 // commitJob is relayout commit without the lock (held by the caller, who
@@ -604,7 +613,7 @@ func commitVerb(ctx context.Context, out string, env Env) error {
 // with Env.Verify, writes the report and the manifest and commits.
 // start is when the command began (the report's seconds), started the
 // manifest's.
-func commitJob(ctx context.Context, out string, job *rewriter.Job, env Env, ds reader.Dataset, store *catalog.Store, start, started time.Time) error {
+func commitJob(ctx context.Context, out string, job *rewriter.Job, env Env, ds reader.Dataset, store *catalog.Store, tap *verify.Tap, start, started time.Time) error {
 	logw, disp := env.log(), env.display()
 	commitStart := time.Now()
 	work := WorkDir(out)
@@ -656,7 +665,7 @@ func commitJob(ctx context.Context, out string, job *rewriter.Job, env Env, ds r
 		// the units) adds nothing.
 		disp.Phase("verify")
 		var summed int
-		if ok, summed, err = VerifyOutput(ctx, store, ds, stage, &job.Manifest, logw, env.dataMem(store), env.Jobs, disp.Monitor(), digest != catalog.NoDigest, false); err != nil {
+		if ok, summed, err = VerifyOutput(ctx, store, ds, stage, &job.Manifest, logw, env.dataMem(store), env.Jobs, disp.Monitor(), digest != catalog.NoDigest, false, tap); err != nil {
 			return err
 		}
 		verified = "every element equals the input"

@@ -39,7 +39,11 @@
 //     when every element is, but with a chance below 2^-30 an array that a
 //     difference goes unseen. An array whose sums differ is compared
 //     again element by element below, which reports the first
-//     difference; Options.Exact skips the checksum;
+//     difference; Options.Exact skips the checksum. A Tap (tap.go,
+//     Options.Tap) sums the input blocks while the rewrite reads them
+//     (handed over by the reader through the context, counted only when
+//     they are the catalog's kept blocks, each once), so that the check
+//     reads only the blocks the rewrite did not read whole;
 //   - holes (output elements no block covers) hold the fill value recorded
 //     in the output dataset, and that fill value is the input's own (or a
 //     NaN / zero when the input declares none);
@@ -62,7 +66,8 @@
 // What it shares: nothing with package rewriter (it must not import it,
 // nor planner); it imports catalog (the vocabulary, the catalog store and
 // the manifest) and internal/h5 (the HDF5 library), and fetches input
-// blocks only through the catalog.Source it is given.
+// blocks only through the catalog.Source it is given (or is handed them
+// by it, through a Tap).
 //
 // Memory: one budget (Options.MaxMem) is shared by the arrays in flight
 // (see Concurrency), each (each member of a joint group, whose bands may

@@ -74,6 +74,20 @@ func input(t *testing.T, in string) (reader.Dataset, *catalog.Store) {
 // inputVars is input with only the variables vars (all when none).
 func inputVars(t *testing.T, in string, vars ...string) (reader.Dataset, *catalog.Store) {
 	t.Helper()
+	return openInput(t, in, 0, vars...)
+}
+
+// keptInput is input with every block list kept by the store (as a run
+// keeps them), so that a tap knows them.
+func keptInput(t *testing.T, in string) (reader.Dataset, *catalog.Store) {
+	t.Helper()
+	return openInput(t, in, 1<<30)
+}
+
+// openInput is inputVars with keep bytes of block lists kept by the store
+// (catalog.Store.KeepBlocks).
+func openInput(t *testing.T, in string, keep int64, vars ...string) (reader.Dataset, *catalog.Store) {
+	t.Helper()
 	ds, err := reader.Open(in, reader.Options{Vars: vars})
 	if err != nil {
 		t.Fatal(err)
@@ -84,6 +98,7 @@ func inputVars(t *testing.T, in string, vars ...string) (reader.Dataset, *catalo
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
+	store.KeepBlocks(keep)
 	if err := ds.Scan(context.Background(), store.Put); err != nil {
 		t.Fatal(err)
 	}
@@ -114,6 +129,27 @@ func python(t *testing.T, script string, args ...string) string {
 		t.Fatalf("python3: %v\n%s", err, b)
 	}
 	return string(b)
+}
+
+// eachIndex calls fn with g at every index of box, row-major.
+func eachIndex(box catalog.Box, g []int64, fn func()) {
+	if box.Elements() == 0 {
+		return
+	}
+	copy(g, box.Lower)
+	for {
+		fn()
+		d := len(g) - 1
+		for ; d >= 0; d-- {
+			if g[d]++; g[d] < box.Lower[d]+box.Count[d] {
+				break
+			}
+			g[d] = box.Lower[d]
+		}
+		if d < 0 {
+			return
+		}
+	}
 }
 
 func shared(t *testing.T, sub string) string { return testkit.SharedData(t, sub) }

@@ -60,7 +60,8 @@ type quickMember struct {
 	in, out  uint64
 	credited int64 // bytes reported to the progress
 	tables   []*blockTable
-	holes    int64 // elements no block covers
+	holes    int64     // elements no block covers
+	tap      *tapArray // the blocks summed during the rewrite (tap.go), or nil
 }
 
 // maxTables bounds the block tables of an array: the counts of its
@@ -98,29 +99,10 @@ func tableOf(ts []*blockTable, c []int64) *blockTable {
 // most limit decoded and stored bytes, disjoint, holes filled; holes is
 // the elements no block covers.
 func (r *run) quickable(m *member, limit int64) (holes int64, ok bool) {
-	if r.opts.Exact || m.rank == 0 || !quickSize(int(m.size)) || m.a.Elements() >= maxIndex {
+	if r.opts.Exact || !smallBlocks(m.a, limit) {
 		return 0, false
 	}
 	if _, ok := r.src.(catalog.BatchSource); !ok {
-		return 0, false
-	}
-	var held, blocks int64 // the blocks' elements: a partly covered array's blocks are no larger
-	for i := range m.a.Blocks {
-		b := &m.a.Blocks[i]
-		if b.Box.Elements() == 0 {
-			continue
-		}
-		held += b.Box.Elements()
-		blocks++
-		n := m.size
-		for _, c := range b.StoredShape() {
-			n *= c
-		}
-		if b.Length > limit || n > limit {
-			return 0, false
-		}
-	}
-	if blocks == 0 || held*m.size/blocks > quickBlock {
 		return 0, false
 	}
 	covered, ok := disjoint(m.a, maxCells)
@@ -128,6 +110,34 @@ func (r *run) quickable(m *member, limit int64) (holes int64, ok bool) {
 		return 0, false
 	}
 	return m.a.Elements() - covered, true
+}
+
+// smallBlocks reports whether a's blocks are small enough for the
+// checksum path: at most quickBlock decoded bytes on average, each at most
+// limit stored and decoded, in an array of a type with a field and
+// indexes the tables reach.
+func smallBlocks(a *catalog.Array, limit int64) bool {
+	size := int64(a.DType.Size)
+	if len(a.Shape) == 0 || !quickSize(int(size)) || a.Elements() >= maxIndex {
+		return false
+	}
+	var held, blocks int64 // the blocks' elements: a partly covered array's blocks are no larger
+	for i := range a.Blocks {
+		b := &a.Blocks[i]
+		if b.Box.Elements() == 0 {
+			continue
+		}
+		held += b.Box.Elements()
+		blocks++
+		n := size
+		for _, c := range b.StoredShape() {
+			n *= c
+		}
+		if b.Length > limit || n > limit {
+			return false
+		}
+	}
+	return blocks > 0 && held*size/blocks <= quickBlock
 }
 
 // disjoint reports whether no element of a is covered by two of its
@@ -243,6 +253,13 @@ func (r *run) quick(ctx context.Context, ms []*member, share int64, done func(*m
 			if m.recorded != nil {
 				q.fill = f.phi(m.recorded)
 			}
+			if q.tap = r.opts.Tap.of(m.a); q.tap != nil {
+				for j := range m.a.Blocks { // counted as if read here
+					if q.tap.has(j) {
+						r.count(m.a, &m.a.Blocks[j])
+					}
+				}
+			}
 			each[i] = q
 		})
 	}
@@ -297,7 +314,11 @@ func (r *run) quick(ctx context.Context, ms []*member, share int64, done func(*m
 	for _, q := range qs {
 		m := q.m
 		r.finish(m)
-		want := fold(q.in + mul(q.fill, q.f.geo(m.a.Elements())))
+		in := q.in
+		if q.tap != nil { // the tapped blocks' terms, the fill's share taken off
+			in = fold(in + q.tap.raw + mersenne61 - reduce(mul(q.fill, q.tap.cover)))
+		}
+		want := fold(in + mul(q.fill, q.f.geo(m.a.Elements())))
 		if reduce(q.out) == reduce(want) {
 			r.stats.checksummed.Add(1)
 			r.stats.holes.Add(q.holes) // counted once: an array compared again counts its own
@@ -387,9 +408,10 @@ func (r *run) quickInput(ctx context.Context, eg *errgroup.Group, qs []*quickMem
 	})
 }
 
-// quickOrder lists the blocks of qs's members that hold elements in file
-// order: file by file (by name), each member's blocks (mostly in order
-// already) merged by offset.
+// quickOrder lists the blocks of qs's members that hold elements and
+// were not summed during the rewrite (quickMember.tap) in file order:
+// file by file (by name), each member's blocks (mostly in order already)
+// merged by offset.
 func quickOrder(qs []*quickMember) []quickEntry {
 	byFile := map[string][][]quickEntry{} // file -> one run per member
 	for mi, q := range qs {
@@ -397,7 +419,7 @@ func quickOrder(qs []*quickMember) []quickEntry {
 		file, run := "", -1
 		for i := range a.Blocks {
 			b := &a.Blocks[i]
-			if b.Box.Elements() == 0 {
+			if b.Box.Elements() == 0 || q.tap != nil && q.tap.has(i) {
 				continue
 			}
 			if run < 0 || b.File != file {

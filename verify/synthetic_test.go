@@ -99,21 +99,11 @@ func newSynthetic(t *testing.T, fill []byte, overlap bool) *synthetic {
 	}
 	want := bytes.Repeat(le, int(a.Elements()))
 	for _, box := range boxes[:3] {
-		idx := slicesClone(box.Lower)
-		for {
+		idx := make([]int64, 3)
+		eachIndex(box, idx, func() {
 			e := (idx[0]*10+idx[1])*11 + idx[2]
 			copy(want[e*8:], value(idx, 8))
-			d := 2
-			for ; d >= 0; d-- {
-				if idx[d]++; idx[d] < box.Lower[d]+box.Count[d] {
-					break
-				}
-				idx[d] = box.Lower[d]
-			}
-			if d < 0 {
-				break
-			}
-		}
+		})
 	}
 	store, err := catalog.CreateStore(filepath.Join(t.TempDir(), "in.db"))
 	if err != nil {

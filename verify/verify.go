@@ -55,6 +55,10 @@ type Options struct {
 	// difference costs to find, and the chance (below 2^-30 an array) that
 	// a difference is missed.
 	Exact bool
+	// Tap, when not nil, holds input blocks summed while the rewriter read
+	// them (tap.go): the checksum path reads only the others. Its point is
+	// the check's.
+	Tap *Tap
 }
 
 // Result is what Check found.
@@ -147,6 +151,9 @@ func Check(ctx context.Context, in *catalog.Store, inSrc catalog.Source, outDir 
 	start, base := time.Now(), catalog.ReadCounters(inSrc)
 	r := &run{in: in, src: inSrc, dir: outDir, opts: opts, out: map[catalog.Key]outRef{}, digests: map[catalog.Key]string{},
 		workers: make(chan struct{}, opts.Jobs), digestKind: kind, fields: newFields()}
+	if opts.Tap != nil {
+		r.fields = opts.Tap.fields
+	}
 	for _, v := range vars {
 		r.total += v.Bytes
 	}

@@ -39,6 +39,13 @@ func (s *Source) readBlocks(ctx context.Context, blocks []*catalog.Block, dt fun
 	if l := catalog.ReadLimit(ctx); l > 0 {
 		limit = min(limit, l)
 	}
+	// ctx's tap sees every block before fn does (ReadBlock taps those
+	// read on their own).
+	var tap catalog.TapBatch
+	if t := catalog.TapOf(ctx); t != nil {
+		tap = t.Batch()
+		defer tap.Close()
+	}
 	return catalog.Runs(blocks, limit, func(i, j int, start, end int64) error {
 		if start == end { // inline bytes or no extent
 			data, err := s.ReadBlock(ctx, blocks[i], dt(i))
@@ -57,6 +64,9 @@ func (s *Source) readBlocks(ctx context.Context, blocks []*catalog.Block, dt fun
 		for k := i; k < j; k++ {
 			data, err := s.decode(blocks[k], dt(k), run[blocks[k].Offset-start:blocks[k].Offset-start+blocks[k].Length])
 			if err == nil {
+				if tap != nil {
+					tap.Block(blocks[k], data)
+				}
 				err = fn(k, data)
 			}
 			if err != nil {

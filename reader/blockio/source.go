@@ -67,7 +67,9 @@ func (s *Source) ReadBlock(ctx context.Context, b *catalog.Block, dt catalog.DTy
 		if int64(len(b.Inline())) != want {
 			return nil, catalog.Corrupt("blockio", "", -1, "inline block %v: %d bytes, want %d", b.Box, len(b.Inline()), want)
 		}
-		return append([]byte(nil), b.Inline()...), nil
+		data := append([]byte(nil), b.Inline()...)
+		tapOne(ctx, b, data)
+		return data, nil
 	}
 	if len(b.Codecs) == 0 && b.Length != want {
 		return nil, catalog.Corrupt("blockio", b.File, b.Offset, "block of %d bytes, want %d", b.Length, want)
@@ -76,7 +78,20 @@ func (s *Source) ReadBlock(ctx context.Context, b *catalog.Block, dt catalog.DTy
 	if err != nil {
 		return nil, err
 	}
-	return s.decode(b, dt, raw)
+	data, err := s.decode(b, dt, raw)
+	if err == nil {
+		tapOne(ctx, b, data)
+	}
+	return data, err
+}
+
+// tapOne hands one block read on its own to ctx's tap (catalog.WithTap).
+func tapOne(ctx context.Context, b *catalog.Block, data []byte) {
+	if t := catalog.TapOf(ctx); t != nil {
+		tb := t.Batch()
+		tb.Block(b, data)
+		tb.Close()
+	}
 }
 
 // decode turns b's raw stored bytes into its decoded bytes; for a block
@@ -102,7 +117,11 @@ func (s *Source) ReadBlockInto(ctx context.Context, b *catalog.Block, dst []byte
 	if len(b.Codecs) != 0 || b.Inline() != nil || b.Length != int64(len(dst)) {
 		return fmt.Errorf("blockio: %s: block at offset %d: not %d raw bytes: %w", b.File, b.Offset, len(dst), catalog.ErrUnsupported)
 	}
-	return s.files.ReadAtInto(ctx, b.File, b.Offset, dst)
+	if err := s.files.ReadAtInto(ctx, b.File, b.Offset, dst); err != nil {
+		return err
+	}
+	tapOne(ctx, b, dst)
+	return nil
 }
 
 // atBlock names b's file and offset in an error about its bytes: a codec's
