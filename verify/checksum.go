@@ -288,21 +288,26 @@ func quickSize(size int) bool { return size == 1 || size == 2 || size == 4 || si
 // dot product of its elements with the table, less the fill's share
 // (fill: phi of the fill value) of each element.
 func (f *field) tableSum(bt *blockTable, data []byte, fill uint64, rs rowSteps, lower []int64) uint64 {
-	var e0 int64
-	for d, l := range lower {
-		e0 += l * rs.stride[d]
-	}
 	s := dot(data, len(data)/len(bt.t), bt.t, bt.tx)
 	if fill != 0 {
 		s += mersenne61 - reduce(mul(fill, bt.sum))
 	}
-	return mul(s, f.powX(e0))
+	return mul(s, f.powX(firstIndex(lower, rs)))
 }
 
 // rowSteps are an array's row-major element strides and X to each.
 type rowSteps struct {
 	stride []int64
 	weight []uint64
+}
+
+// firstIndex is the row-major index of lower in an array of strides rs.
+func firstIndex(lower []int64, rs rowSteps) int64 {
+	var e int64
+	for d, l := range lower {
+		e += l * rs.stride[d]
+	}
+	return e
 }
 
 func (f *field) rowSteps(shape []int64) rowSteps {
@@ -327,11 +332,7 @@ func (f *field) blockSum(p placement, data []byte, fillTerm uint64, rs rowSteps,
 	last := rank - 1
 	size := int64(p.size)
 	n := box.Count[last]
-	var e0 int64
-	for d := range rank {
-		e0 += box.Lower[d] * rs.stride[d]
-	}
-	wt := f.powX(e0)
+	wt := f.powX(firstIndex(box.Lower, rs))
 	for d := range last {
 		wts[d] = wt
 	}

@@ -165,13 +165,15 @@ func (tb *tapBatch) Block(b *catalog.Block, data []byte) {
 	if len(tb.g) < rank {
 		tb.g, tb.wts = make([]int64, rank), make([]uint64, rank)
 	}
-	var raw uint64
+	var raw, cover uint64
 	if bt := tableOf(ta.tables, b.Box.Count); bt != nil && storedAsRegion(p, b.Box) {
-		raw = f.tableSum(bt, data, 0, ta.rs, b.Box.Lower)
+		// As tableSum, with the weights' sum (the table's) at the same power.
+		w := f.powX(firstIndex(b.Box.Lower, ta.rs))
+		raw, cover = mul(dot(data, len(data)/len(bt.t), bt.t, bt.tx), w), mul(bt.sum, w)
 	} else {
 		raw, tb.scratch = f.blockSum(p, data, 0, ta.rs, tb.scratch, tb.g[:rank], tb.wts[:rank])
+		cover = f.boxWeight(b.Box, ta.rs)
 	}
-	cover := f.boxWeight(b.Box, ta.rs)
 	for k := range tb.sums {
 		if s := &tb.sums[k]; s.ta == ta {
 			s.raw, s.cover, s.n = fold(s.raw+raw), fold(s.cover+cover), s.n+1
@@ -221,11 +223,7 @@ func (tb *tapBatch) Close() {
 // strides rs: the product over dimensions of the geometric series of X
 // to the dimension's stride, times X to the box's first element.
 func (f *field) boxWeight(box catalog.Box, rs rowSteps) uint64 {
-	var e0 int64
-	for d, l := range box.Lower {
-		e0 += l * rs.stride[d]
-	}
-	w := f.powX(e0)
+	w := f.powX(firstIndex(box.Lower, rs))
 	for d, c := range box.Count {
 		w = mul(w, geoPow(rs.weight[d], c))
 	}
