@@ -495,6 +495,7 @@ func (r *run) quickPart(ctx context.Context, qs []*quickMember, part []quickEntr
 	sums := make([]uint64, len(qs))
 	var scratch []byte
 	var ar intArena
+	var strides [8]int64
 	var fetchNs int64
 	rctx := catalog.WithReadTimer(catalog.WithReadLimit(ctx, limit), &fetchNs)
 	t0 := time.Now()
@@ -503,6 +504,7 @@ func (r *run) quickPart(ctx context.Context, qs []*quickMember, part []quickEntr
 		last = k
 		e, b := part[k], blocks[k]
 		q := qs[e.m]
+		ar.chunk = strides[:] // p lives for this call: its strides are reused
 		p := placementIn(b, dts[k], &ar)
 		if want := p.storedBytes(); int64(len(data)) != want {
 			return catalog.Corrupt("", b.File, b.Offset, "block %v: decoded %d bytes, want %d for stored shape %v of %v",

@@ -140,6 +140,7 @@ type tapBatch struct {
 	last    *tapArray
 	sums    []tapSum
 	ar      intArena
+	strides [8]int64
 	scratch []byte
 	g       []int64
 	wts     []uint64
@@ -157,6 +158,7 @@ func (tb *tapBatch) Block(b *catalog.Block, data []byte) {
 	if ta == nil || b.Box.Elements() == 0 {
 		return
 	}
+	tb.ar.chunk = tb.strides[:] // p lives for this call: its strides are reused
 	p := placementIn(b, ta.dt, &tb.ar)
 	if int64(len(data)) != p.storedBytes() || !ta.mark(i) {
 		return // not as the catalog says (the verifier reads it and says why), or summed already
