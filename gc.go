@@ -15,26 +15,22 @@ import (
 // with --no-verify, +240 MiB on a million blocks; bench/RESULTS.md).
 const gcPercent = 200
 
-// gcHeadroom is what the process may hold beyond --max-mem (which
-// charges the data buffers and the catalog's kept block lists): the HDF5
-// and SQLite caches, the garbage of the block lists decoded per pass and
-// the rest of the process. Issue 19's bound on peak RSS is --max-mem +
-// 64 MiB; what Go does not allocate (HDF5's C heap, SQLite's pages,
-// thread stacks) takes the rest.
-const gcHeadroom = 16 << 20
-
 // tuneGC sets the collector for a verb running under the memory budget
-// maxMem: gcPercent, with a soft memory limit of maxMem + gcHeadroom less
-// the unit buffers mapped outside the Go heap at the time
-// (membudget.LimitProcess), so that neither the larger ratio nor the
-// heap's garbage beside the buffers lets the process outgrow what the
-// budget and the headroom hold (the collector then runs as often as it
-// must). GOGC or GOMEMLIMIT in the environment are left as the user set
-// them.
+// maxMem: gcPercent, with a soft memory limit of maxMem less the unit
+// buffers mapped outside the Go heap at the time (membudget.LimitProcess),
+// so that neither the larger ratio nor the heap's garbage beside the
+// buffers lets the Go heap and the buffers together outgrow maxMem (the
+// collector then runs as often as it must). What Go does not allocate
+// (HDF5's C heap, SQLite's pages, thread stacks, the binary) is left the
+// 64 MiB issue 19 allows beyond --max-mem: with 16 MiB more for the Go
+// heap, a million 4³ blocks at --max-mem 256MiB peaked at 323–332 MiB, and
+// at 309–319 MiB without, for 1.05× the time there (none at the default
+// 1 GiB; bench/RESULTS.md, session 16). GOGC or GOMEMLIMIT in the
+// environment are left as the user set them.
 func tuneGC(maxMem int64) {
 	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
 	debug.SetGCPercent(gcPercent)
-	membudget.LimitProcess(maxMem + gcHeadroom)
+	membudget.LimitProcess(maxMem)
 }
