@@ -622,16 +622,20 @@ func commitJob(ctx context.Context, out string, job *rewriter.Job, env Env, ds r
 	if err != nil {
 		return err
 	}
-	if err := rewriter.JoinParts(ctx, work, job, recs); err != nil {
-		return err
-	}
-	// An in-memory job's files are synced beside the verification (the
-	// disk writes back what the verifier reads from the page cache) and
+	// An in-memory job's files are synced as each gets its stage name,
+	// beside the joining of the others' chunks and the verification (the
+	// disk writes back what the verifier reads from the page cache), and
 	// before anything is committed.
+	files := make(chan string, len(job.Manifest.Variables))
 	synced := make(chan error, 1)
-	go func() { synced <- rewriter.SyncStage(work, job) }()
+	go func() { synced <- rewriter.SyncStage(job, files) }()
 	waitSynced := sync.OnceValue(func() error { return <-synced })
 	defer waitSynced()
+	err = rewriter.JoinParts(ctx, work, job, recs, func(path string) { files <- path })
+	close(files)
+	if err != nil {
+		return err
+	}
 	pipeline := job.PipelineDigests()
 	if pipeline {
 		rewriter.WriteIOSummary(logw, job.Manifest.IO)

@@ -64,13 +64,18 @@ func JobRecords(work string, job *Job) (map[int]JournalRecord, error) {
 // An in-memory job, which is redone whole after a crash, has its chunks
 // written into the prepared file itself instead of a copy, and its files
 // are left unsynced, for SyncStage, and the directory to the manifest's
-// synced rename.
-func JoinParts(ctx context.Context, work string, job *Job, recs map[int]JournalRecord) error {
-	return joinParts(ctx, work, job.stageDir(work), job, recs, job.mem != nil)
+// synced rename. joined (nil: none) is handed each file's stage path as
+// soon as it is under it, so that SyncStage syncs the files without
+// chunks (mere renames, first) while the chunks of others are joined.
+func JoinParts(ctx context.Context, work string, job *Job, recs map[int]JournalRecord, joined func(path string)) error {
+	if joined == nil {
+		joined = func(string) {}
+	}
+	return joinParts(ctx, work, job.stageDir(work), job, recs, job.mem != nil, joined)
 }
 
 // joinParts is JoinParts into stage, inPlace for an in-memory job.
-func joinParts(ctx context.Context, work, stage string, job *Job, recs map[int]JournalRecord, inPlace bool) error {
+func joinParts(ctx context.Context, work, stage string, job *Job, recs map[int]JournalRecord, inPlace bool, joined func(string)) error {
 	parts := map[int]*os.File{}
 	defer func() {
 		for _, f := range parts {
@@ -82,6 +87,7 @@ func joinParts(ctx context.Context, work, stage string, job *Job, recs map[int]J
 	for vi, mv := range job.Manifest.Variables {
 		final := filepath.Join(stage, mv.File)
 		if _, err := os.Stat(final); err == nil {
+			joined(final)
 			continue
 		}
 		tmp := filepath.Join(stage, "."+mv.File+".tmp")
@@ -100,6 +106,7 @@ func joinParts(ctx context.Context, work, stage string, job *Job, recs map[int]J
 			if err := os.Rename(tmp, final); err != nil {
 				return fmt.Errorf("rewriter: commit: %w", err)
 			}
+			joined(final)
 			continue
 		}
 		join := filepath.Join(stage, "."+mv.File+".join")
@@ -168,6 +175,7 @@ func joinParts(ctx context.Context, work, stage string, job *Job, recs map[int]J
 		if err := os.Rename(join, final); err != nil {
 			return fmt.Errorf("rewriter: commit: %w", err)
 		}
+		joined(final)
 		os.Remove(tmp)
 	}
 	if inPlace {
@@ -176,23 +184,25 @@ func joinParts(ctx context.Context, work, stage string, job *Job, recs map[int]J
 	return syncDir(stage)
 }
 
-// SyncStage syncs the variable files of an in-memory job's stage (joined:
-// under their stage names), which its engine and JoinParts leave unsynced:
-// the caller runs it while the output is verified, the disk writing back
-// beside the verifier's reads from the page cache, and commits once it
-// returns. A journaled job's files were synced before their journal
-// records: nothing to do.
-func SyncStage(work string, job *Job) error {
-	if job.mem == nil {
-		return nil
-	}
-	stage := job.stageDir(work)
-	for _, mv := range job.Manifest.Variables {
-		if err := syncFile(filepath.Join(stage, mv.File)); err != nil {
-			return fmt.Errorf("rewriter: commit: %w", err)
+// SyncStage syncs the variable files of an in-memory job's stage as
+// JoinParts hands them over on files (their stage paths), until files is
+// closed; its engine and JoinParts leave them unsynced: the caller runs it
+// beside JoinParts and the verification, the disk writing back while
+// chunks are joined and the verifier reads from the page cache, and
+// commits once it returns. A journaled job's files were synced before
+// their journal records: nothing to do but drain files. The first error is
+// returned once files is closed.
+func SyncStage(job *Job, files <-chan string) error {
+	var first error
+	for path := range files {
+		if job.mem == nil || first != nil {
+			continue
+		}
+		if err := syncFile(path); err != nil {
+			first = fmt.Errorf("rewriter: commit: %w", err)
 		}
 	}
-	return nil
+	return first
 }
 
 // copyFile copies src to dst (copy_file_range: a reflink or an in-kernel

@@ -121,7 +121,8 @@
 //
 // A file is written as <stage>/.<name>.h5.tmp, synced once, then renamed
 // (an in-memory job, redone whole after a crash, renames it first and
-// syncs it while its output is verified: SyncStage, before the commit); the
+// syncs it while other files' chunks are joined and its output is
+// verified: SyncStage, before the commit); the
 // manifest is written last, also through a synced temporary file. The commit
 // (commitlog.go) is one journaled step: a commit record listing every rename
 // (stage -> OUT, the manifest last) is made durable before the first rename,

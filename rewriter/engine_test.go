@@ -94,7 +94,7 @@ func TestShardsMatchRun(t *testing.T) {
 					t.Fatalf("unit %d of a %s dataset wrote %d chunks to a part file", r.Unit, k, len(r.Chunks))
 				}
 			}
-			if err := JoinParts(context.Background(), work, job, recs); err != nil {
+			if err := JoinParts(context.Background(), work, job, recs, nil); err != nil {
 				t.Fatal(err)
 			}
 			stage := filepath.Join(work, "stage")

@@ -27,7 +27,7 @@ func Run(ctx context.Context, store *catalog.Store, src catalog.Source, stage st
 		recs, err = JobRecords(work, job)
 	}
 	if err == nil {
-		err = JoinParts(ctx, work, job, recs)
+		err = JoinParts(ctx, work, job, recs, nil)
 	}
 	if err != nil {
 		removeTemps(stage)
