@@ -475,21 +475,29 @@ func (x *blockIndex) numberFiles() {
 // each calls fn with the index of every block overlapping slab, in the
 // catalog's order.
 func (x *blockIndex) each(slab catalog.Box, fn func(i int)) {
-	a, cand := x.a, x.order
-	if len(a.Shape) > 0 && len(slab.Lower) > 0 {
-		// A block overlapping slab starts after slab.Lower[0]-reach (it is
-		// at most reach tall) and before the slab's end.
-		from, to := slab.Lower[0]-x.reach, slab.Lower[0]+slab.Count[0]
-		first := sort.Search(len(cand), func(k int) bool { return x.low[k] > from })
-		last := first + sort.Search(len(cand)-first, func(k int) bool { return x.low[first+k] >= to })
-		cand = slices.Sorted(slices.Values(cand[first:last]))
-	}
-	for _, i := range cand {
+	a := x.a
+	for _, i := range x.candidates(slab) {
 		// Overlap per dimension, without Intersect's allocations.
 		if overlaps(a.Blocks[i].Box, slab) {
 			fn(i)
 		}
 	}
+}
+
+// candidates are the blocks that may overlap slab, in catalog order: those
+// whose extent along dimension 0 can reach it (all of them for a scalar).
+func (x *blockIndex) candidates(slab catalog.Box) []int {
+	cand := x.order
+	if len(x.a.Shape) > 0 && len(slab.Lower) > 0 {
+		// A block overlapping slab starts after slab.Lower[0]-reach (it is
+		// at most reach tall) and before the slab's end.
+		from, to := slab.Lower[0]-x.reach, slab.Lower[0]+slab.Count[0]
+		first := sort.Search(len(cand), func(k int) bool { return x.low[k] > from })
+		last := first + sort.Search(len(cand)-first, func(k int) bool { return x.low[first+k] >= to })
+		cand = slices.Clone(cand[first:last])
+		slices.Sort(cand)
+	}
+	return cand
 }
 
 // readKey orders a unit's reads: file (x.file), offset, catalog order.
@@ -504,10 +512,13 @@ type readKey struct {
 // with ascending offsets, which the disk and the kernel's read-ahead reward.
 func (x *blockIndex) reads(slab catalog.Box) []*catalog.Block {
 	a := x.a
-	var keys []readKey
-	x.each(slab, func(i int) {
-		keys = append(keys, readKey{file: x.file[i], i: i, off: a.Blocks[i].Offset})
-	})
+	cand := x.candidates(slab)
+	keys := make([]readKey, 0, len(cand))
+	for _, i := range cand {
+		if overlaps(a.Blocks[i].Box, slab) {
+			keys = append(keys, readKey{file: x.file[i], i: i, off: a.Blocks[i].Offset})
+		}
+	}
 	// The block index breaks ties: the stable order of before, unstably.
 	slices.SortFunc(keys, func(p, q readKey) int {
 		if p.file != q.file {

@@ -850,7 +850,11 @@ func assembleJoint(ctx context.Context, mon *Monitor, src catalog.MixedBatchSour
 		b *catalog.Block
 		u int
 	}
-	var all []ref
+	n := 0
+	for k := range units {
+		n += len(units[k].reads)
+	}
+	all := make([]ref, 0, n)
 	disjoint := true
 	for k := range units {
 		u := &units[k]
