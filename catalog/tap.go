@@ -12,7 +12,7 @@ import "context"
 //
 //	rewriter ──ReadBlocks(ctx+tap)──► Source ──data──► caller's fn
 //	                                    │
-//	                                    └──► TapBatch.Block(b, data)   (verify/tap.go)
+//	                                    └──► TapBatch.Block(b, dt, data)   (verify/tap.go)
 //
 // The tap decides what a block is by the *Block it is handed: the verifier
 // counts only blocks that are the catalog's own (the store's kept lists),
@@ -29,10 +29,13 @@ type BlockTap interface {
 }
 
 // TapBatch is one read call's share of a BlockTap: Block for each block
-// read whole, with its decoded bytes (valid only during the call), then
-// Close once. Used by one goroutine.
+// read whole, with the element type it was decoded for (a codec's output
+// may depend on it: shuffle's element size; the zero DType when data are
+// the stored bytes as they are, a block without codecs) and its decoded
+// bytes (valid only during the call), then Close once. Used by one
+// goroutine.
 type TapBatch interface {
-	Block(b *Block, data []byte)
+	Block(b *Block, dt DType, data []byte)
 	Close()
 }
 

@@ -38,7 +38,8 @@ import (
 // which element each byte is, is the catalog's word (the block's box,
 // stored shape and order), placed by this package's code, as when the
 // verifier reads the block itself; the bytes are the reader's decoding,
-// the same the verifier would get; seen proves every block summed exactly
+// the same the verifier would get (decoded for the catalog's element type,
+// or raw); seen proves every block summed exactly
 // once (a block read twice, as a compressed block two units share is, is
 // summed once); what the rewriter did with the bytes is checked only
 // against the output read back through HDF5. The fill f is the output's
@@ -152,10 +153,14 @@ type tapSum struct {
 	n          int64
 }
 
-// Block implements catalog.TapBatch.
-func (tb *tapBatch) Block(b *catalog.Block, data []byte) {
+// Block implements catalog.TapBatch. Bytes decoded for another element
+// type than the catalog's are not the block's (the verifier reads it).
+func (tb *tapBatch) Block(b *catalog.Block, dt catalog.DType, data []byte) {
 	ta, i := tb.find(b)
 	if ta == nil || b.Box.Elements() == 0 {
+		return
+	}
+	if dt != ta.dt && (dt != catalog.DType{} || len(b.Codecs) != 0 || b.Inline() != nil) {
 		return
 	}
 	tb.ar.chunk = tb.strides[:] // p lives for this call: its strides are reused

@@ -131,7 +131,7 @@ func TestTap(t *testing.T) {
 						i := len(a.Blocks) / 2
 						ta.seen[i/64].And(^(uint64(1) << (i % 64))) // as if not read yet
 						tb := tap.Batch()
-						tb.Block(b, data)
+						tb.Block(b, a.DType, data)
 						tb.Close()
 					}
 				}
@@ -173,6 +173,39 @@ func TestTap(t *testing.T) {
 				ok, log, st, res := verifyWith(t, out, read(t, func(int) bool { return false }, false))
 				if !ok || st.counter("rechecked") != 0 || res.IO.Input.ReadBytes < stored {
 					t.Fatalf("ok %v, read %d of %d, %s\n%s", ok, res.IO.Input.ReadBytes, stored, st, log)
+				}
+			})
+			t.Run("dtype", func(t *testing.T) {
+				// Bytes decoded for another element type are not summed
+				// (a codec's output may depend on it); raw bytes (the zero
+				// DType, ReadBlockInto's) of a block without codecs are.
+				tap, err := NewTap(store)
+				if err != nil {
+					t.Fatal(err)
+				}
+				a, err := store.Array(catalog.Key{Var: "fields/rho", Step: 1})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ta := tap.of(a)
+				b := &a.Blocks[0]
+				data, err := ds.ReadBlock(context.Background(), b, a.DType)
+				if err != nil {
+					t.Fatal(err)
+				}
+				other := a.DType
+				other.Kind = catalog.Int
+				tb := tap.Batch()
+				tb.Block(b, other, data)
+				tb.Close()
+				if ta.summed.Load() != 0 || ta.has(0) {
+					t.Fatalf("a block decoded as %v summed for an array of %v", other, a.DType)
+				}
+				tb = tap.Batch()
+				tb.Block(b, catalog.DType{}, data)
+				tb.Close()
+				if raw := len(b.Codecs) == 0 && b.Inline() == nil; ta.has(0) != raw {
+					t.Fatalf("raw bytes of a block (codecs %v) summed: %v", b.Codecs, ta.has(0))
 				}
 			})
 			t.Run("wrong", func(t *testing.T) {

@@ -65,7 +65,7 @@ func (s *Source) readBlocks(ctx context.Context, blocks []*catalog.Block, dt fun
 			data, err := s.decode(blocks[k], dt(k), run[blocks[k].Offset-start:blocks[k].Offset-start+blocks[k].Length])
 			if err == nil {
 				if tap != nil {
-					tap.Block(blocks[k], data)
+					tap.Block(blocks[k], dt(k), data)
 				}
 				err = fn(k, data)
 			}

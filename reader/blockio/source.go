@@ -68,7 +68,7 @@ func (s *Source) ReadBlock(ctx context.Context, b *catalog.Block, dt catalog.DTy
 			return nil, catalog.Corrupt("blockio", "", -1, "inline block %v: %d bytes, want %d", b.Box, len(b.Inline()), want)
 		}
 		data := append([]byte(nil), b.Inline()...)
-		tapOne(ctx, b, data)
+		tapOne(ctx, b, dt, data)
 		return data, nil
 	}
 	if len(b.Codecs) == 0 && b.Length != want {
@@ -80,16 +80,16 @@ func (s *Source) ReadBlock(ctx context.Context, b *catalog.Block, dt catalog.DTy
 	}
 	data, err := s.decode(b, dt, raw)
 	if err == nil {
-		tapOne(ctx, b, data)
+		tapOne(ctx, b, dt, data)
 	}
 	return data, err
 }
 
 // tapOne hands one block read on its own to ctx's tap (catalog.WithTap).
-func tapOne(ctx context.Context, b *catalog.Block, data []byte) {
+func tapOne(ctx context.Context, b *catalog.Block, dt catalog.DType, data []byte) {
 	if t := catalog.TapOf(ctx); t != nil {
 		tb := t.Batch()
-		tb.Block(b, data)
+		tb.Block(b, dt, data)
 		tb.Close()
 	}
 }
@@ -120,7 +120,7 @@ func (s *Source) ReadBlockInto(ctx context.Context, b *catalog.Block, dst []byte
 	if err := s.files.ReadAtInto(ctx, b.File, b.Offset, dst); err != nil {
 		return err
 	}
-	tapOne(ctx, b, dst)
+	tapOne(ctx, b, catalog.DType{}, dst) // stored bytes as they are: no element type applied
 	return nil
 }
 
