@@ -57,14 +57,13 @@ type Tap struct {
 // tapArray is one array's sums.
 type tapArray struct {
 	k      catalog.Key
-	blocks []catalog.Block // the store's kept list
-	lo, hi uintptr         // the list's first byte and the one past its last
+	n      int     // blocks in the store's kept list
+	lo, hi uintptr // the list's first byte and the one past its last
 	dt     catalog.DType
 	f      *field
 	rs     rowSteps
 	tables []*blockTable
 	seen   []atomic.Uint64 // bit i: block i summed
-	summed atomic.Int64    // blocks summed
 
 	mu         sync.Mutex
 	raw, cover uint64
@@ -89,7 +88,7 @@ func NewTap(in *catalog.Store) (*Tap, error) {
 		f := t.fields.of(a.DType.Size)
 		rs := f.rowSteps(a.Shape)
 		t.arrays = append(t.arrays, &tapArray{
-			k: k, blocks: a.Blocks, dt: a.DType, f: f, rs: rs, tables: blockTables(a, f, rs),
+			k: k, n: len(a.Blocks), dt: a.DType, f: f, rs: rs, tables: blockTables(a, f, rs),
 			lo:   uintptr(unsafe.Pointer(&a.Blocks[0])),
 			hi:   uintptr(unsafe.Pointer(&a.Blocks[0])) + uintptr(len(a.Blocks))*blockSize,
 			seen: make([]atomic.Uint64, (len(a.Blocks)+63)/64),
@@ -118,7 +117,7 @@ func (t *Tap) of(a *catalog.Array) *tapArray {
 	}
 	lo := uintptr(unsafe.Pointer(&a.Blocks[0]))
 	for _, ta := range t.arrays {
-		if ta.lo == lo && len(ta.blocks) == len(a.Blocks) && ta.k == a.Key() {
+		if ta.lo == lo && ta.n == len(a.Blocks) && ta.k == a.Key() {
 			return ta
 		}
 	}
@@ -150,7 +149,6 @@ type tapBatch struct {
 type tapSum struct {
 	ta         *tapArray
 	raw, cover uint64
-	n          int64
 }
 
 // Block implements catalog.TapBatch. Bytes decoded for another element
@@ -183,11 +181,11 @@ func (tb *tapBatch) Block(b *catalog.Block, dt catalog.DType, data []byte) {
 	}
 	for k := range tb.sums {
 		if s := &tb.sums[k]; s.ta == ta {
-			s.raw, s.cover, s.n = fold(s.raw+raw), fold(s.cover+cover), s.n+1
+			s.raw, s.cover = fold(s.raw+raw), fold(s.cover+cover)
 			return
 		}
 	}
-	tb.sums = append(tb.sums, tapSum{ta, fold(raw), fold(cover), 1})
+	tb.sums = append(tb.sums, tapSum{ta, fold(raw), fold(cover)})
 }
 
 // find is the tapped array whose list b is an element of, and its index.
@@ -221,7 +219,6 @@ func (tb *tapBatch) Close() {
 		ta.mu.Lock()
 		ta.raw, ta.cover = fold(ta.raw+s.raw), fold(ta.cover+s.cover)
 		ta.mu.Unlock()
-		ta.summed.Add(s.n)
 	}
 	tb.sums = tb.sums[:0]
 }
