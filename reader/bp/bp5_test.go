@@ -592,3 +592,41 @@ func countTrue(b []bool) int {
 	}
 	return n
 }
+
+// TestBP5WriterBlockCache scans the generated BP5 dataset (6 writers, 3
+// steps, 5 variables) with no writer block kept, some kept, and all kept:
+// the values still follow the writer's rule when blocks share the scratch
+// buffer, and the metadata read falls as more are kept, to each block once.
+func TestBP5WriterBlockCache(t *testing.T) {
+	dir := dataDir(t, "bp5/generated-lb")
+	p := filepath.Join(dir, "lb-bp5.bp")
+	var all int64 // every writer's metadata block once
+	d := open(t, p)
+	for step := range d.b5.steps {
+		st, err := d.stepTable(t.Context(), step)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range st.mdLen {
+			all += int64(n)
+		}
+	}
+	read := map[string]int64{}
+	for _, c := range []struct {
+		name  string
+		limit int
+	}{{"none", 0}, {"some", int(all / 3)}, {"all", int(all)}} {
+		d := open(t, p)
+		d.b5.blockLimit = c.limit
+		before := d.files.IOStats().ReadBytes
+		scanAll(t, d)
+		read[c.name] = d.files.IOStats().ReadBytes - before
+		d.b5.blockLimit = c.limit
+		checkGeneratedLB(t, d, dir)
+	}
+	// The step tables and attributes are read in every case.
+	if !(read["none"] > read["some"] && read["some"] > read["all"]) || read["none"]-read["all"] < 3*all {
+		t.Errorf("md bytes read by Scan: %v (writer blocks %d)", read, all)
+	}
+	t.Logf("md bytes read by Scan: %v (writer blocks %d)", read, all)
+}

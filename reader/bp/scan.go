@@ -224,7 +224,7 @@ func (d *Dataset) dropScanCaches() {
 	d.setsBuf, d.setsArena = nil, dimArena{}
 	clear(d.pgCache)
 	if d.b5 != nil {
-		d.b5.blocks, d.b5.blockBytes, d.b5.stepInfo = nil, 0, nil
+		d.b5.blocks, d.b5.blockBytes, d.b5.stepInfo, d.b5.scratch = nil, 0, nil, nil
 	}
 }
 

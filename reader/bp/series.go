@@ -174,7 +174,7 @@ func (s *Series) Scan(ctx context.Context, emit func(*catalog.Array) error) erro
 func (d *Dataset) release() {
 	clear(d.pgCache)
 	if d.b5 != nil {
-		d.b5.blocks, d.b5.blockBytes, d.b5.stepInfo = nil, 0, nil
+		d.b5.blocks, d.b5.blockBytes, d.b5.stepInfo, d.b5.scratch = nil, 0, nil, nil
 	}
 	d.cacheOff, d.cacheSets = 0, nil
 	d.files.CloseIdle()
