@@ -140,24 +140,61 @@ func sameExtra(blocks []Block, i int) bool {
 	return i > 0 && blocks[i].extra == blocks[i-1].extra
 }
 
-// keep keeps a copy of the blocks Put stores for k while the kept lists
-// have room (KeepBlocks): the arrays a build stores in catalog order are
-// then kept in that order without being decoded again, the first pass of
-// a run over its arrays (the layout check) finding them. The copy puts
-// every block's integer lists in one allocation, as decodeBlocks does.
+// keep keeps the blocks Put stores for k while the kept lists have room
+// (KeepBlocks): the arrays a build stores in catalog order are then kept in
+// that order without being decoded again, the first pass of a run over its
+// arrays (the layout check) finding them. A compact list is kept as it is
+// (the BP readers build their lists in arenas: a copy of 833,480 blocks
+// cost 0.4 s of the catalog's 1.5 s, and 114 MiB); any other is copied with
+// every block's integer lists in one allocation, as decodeBlocks does, so
+// that what the budget is charged is what the kept list holds.
 func (c *blockCache) keep(k Key, blocks []Block) {
-	n := blocksBytes(blocks)
+	kept, n := blocks[:len(blocks):len(blocks)], blocksBytes(blocks)
+	adopt := compact(blocks)
+	if adopt {
+		n += int64(cap(blocks)-len(blocks)) * int64(unsafe.Sizeof(Block{}))
+	}
 	c.mu.Lock()
 	room := c.limit > 0 && c.bytes+n <= c.limit
 	c.mu.Unlock()
 	if !room {
 		return
 	}
-	kept := cloneBlocks(blocks)
+	if !adopt {
+		kept = cloneBlocks(blocks)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.drop(k)
 	c.add(k, kept, n)
+}
+
+// compact reports whether blocksBytes counts all the memory of the blocks'
+// integer lists and extra parts: every list ends at its capacity (its own
+// allocation, or a slice of an arena that other blocks' lists fill), a
+// count equal to the block before's is the same memory, and an extra part
+// not shared with the block before has its lists at capacity too. (What an
+// arena holds past the lists of the blocks kept, a reader's empty blocks,
+// is not seen.)
+func compact(blocks []Block) bool {
+	atCap := func(v []int64) bool { return cap(v) == len(v) }
+	for i := range blocks {
+		b := &blocks[i]
+		if !atCap(b.Box.Lower) {
+			return false
+		}
+		if sameCount(blocks, i) {
+			if len(b.Box.Count) > 0 && &b.Box.Count[0] != &blocks[i-1].Box.Count[0] {
+				return false
+			}
+		} else if !atCap(b.Box.Count) {
+			return false
+		}
+		if e := b.extra; e != nil && !sameExtra(blocks, i) && (!atCap(e.stored) || !atCap(e.storedLower) || cap(e.inline) != len(e.inline)) {
+			return false
+		}
+	}
+	return true
 }
 
 // cloneBlocks copies blocks as decodeBlocks would return them: integer

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // An array's blocks are one JSON list in arrays.block_list
@@ -85,7 +86,9 @@ func encodeBlocks(blocks []Block) (list string, files []string, stored int64) {
 		stored += k.Length
 	}
 	b = append(b, ']')
-	return string(b), files, stored
+	// b is not written again: the string shares it (a copy of 15 MB for
+	// 208,370 blocks cost as much as writing the text).
+	return unsafe.String(&b[0], len(b)), files, stored
 }
 
 func appendInts(b []byte, v []int64) []byte {

@@ -295,7 +295,9 @@ func (s *Store) Info() (DatasetInfo, error) {
 	return info, s.fromJSON(skipped, &info.Skipped)
 }
 
-// Put stores one array and its blocks in one transaction.
+// Put stores one array and its blocks in one transaction. While the kept
+// lists have room (KeepBlocks) it keeps a's block list, as it is when
+// compact: the caller must not modify the blocks afterwards.
 func (s *Store) Put(a *Array) error {
 	if s.legacy {
 		return fmt.Errorf("catalog: %s: written by an earlier version of relayout: read-only: %w", s.path, ErrUnsupported)

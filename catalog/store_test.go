@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"unsafe"
@@ -225,10 +226,11 @@ func TestStoreKeepBlocks(t *testing.T) {
 }
 
 // Put keeps the lists it stores while they fit (KeepBlocks set first), in
-// the order stored, as a copy equal to what the database returns: Array
-// shares the kept list (nothing decoded), a list is never kept past the
-// limit, and the caller's blocks are not the kept ones (a reader may reuse
-// them).
+// the order stored: Array shares the kept list (nothing decoded), and a
+// list is never kept past the limit. A compact list is kept as it is,
+// charged blocksBytes; a list with memory blocksBytes would not count (a
+// lower corner with spare capacity, an equal count held twice) is kept as
+// a compact copy equal to what the database returns.
 func TestStorePutKeeps(t *testing.T) {
 	s, err := CreateStore(filepath.Join(t.TempDir(), "catalog.db"))
 	if err != nil {
@@ -247,30 +249,57 @@ func TestStorePutKeeps(t *testing.T) {
 	if len(s.cache.entries) != 2 || s.cache.entries[0].k != (Key{"B/x", 2, 0}) || s.cache.entries[1].k != (Key{"B/x", 0, 0}) {
 		t.Fatalf("kept %+v, want steps 2 and 0 (the first stored that fit)", s.cache.entries)
 	}
-	kept := s.cache.entries[0].blocks
-	for i := range kept {
-		if &kept[i].Box.Lower[0] == &put[2].Blocks[i].Box.Lower[0] {
-			t.Fatalf("block %d: the kept list shares the caller's integer lists", i)
-		}
-		put[2].Blocks[i].Box.Lower[0] = -7 // what a reader reusing its blocks would do
-	}
 	a, err := s.Array(Key{"B/x", 2, 0})
-	if err != nil || &a.Blocks[0] != &kept[0] {
-		t.Fatalf("step 2: not the kept list (%v)", err)
+	if err != nil || &a.Blocks[0] != &put[2].Blocks[0] || cap(a.Blocks) != len(a.Blocks) {
+		t.Fatalf("step 2: not the compact list put, kept as it is (%v)", err)
 	}
-	if !reflect.DeepEqual(a.Blocks, sampleArray(2).Blocks) {
-		t.Fatalf("kept blocks %+v, want %+v", a.Blocks, sampleArray(2).Blocks)
+	if s.KeptBytes() != 2*one {
+		t.Fatalf("kept %d bytes, want %d", s.KeptBytes(), 2*one)
 	}
 	// The database's own list decodes to the same blocks.
 	s.KeepBlocks(0)
-	if d, err := s.Array(Key{"B/x", 2, 0}); err != nil || !reflect.DeepEqual(d.Blocks, a.Blocks) {
-		t.Fatalf("decoded %+v, kept %+v (%v)", d.Blocks, a.Blocks, err)
+	if d, err := s.Array(Key{"B/x", 2, 0}); err != nil || !reflect.DeepEqual(d.Blocks, sampleArray(2).Blocks) {
+		t.Fatalf("decoded %+v, want %+v (%v)", d.Blocks, sampleArray(2).Blocks, err)
 	}
-	for i := range a.Blocks {
-		for _, v := range [][]int64{a.Blocks[i].Box.Lower, a.Blocks[i].Box.Count, a.Blocks[i].Stored(), a.Blocks[i].StoredLower()} {
-			if cap(v) != len(v) {
-				t.Fatalf("block %d: a kept list of capacity %d beyond its %d", i, cap(v), len(v))
+
+	loose := map[string]func(a *Array){
+		"lower with spare capacity": func(a *Array) {
+			a.Blocks[1].Box.Lower = append(make([]int64, 0, 64), a.Blocks[1].Box.Lower...)
+		},
+		"equal count held twice": func(a *Array) {
+			a.Blocks[1].Box.Count = slices.Clone(a.Blocks[0].Box.Count)
+		},
+		"list with spare capacity": nil,
+	}
+	for name, loosen := range loose {
+		s, err := CreateStore(filepath.Join(t.TempDir(), "catalog.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		a := sampleArray(0)
+		if loosen != nil {
+			loosen(a)
+		} else {
+			a.Blocks = append(make([]Block, 0, 40), a.Blocks...)
+		}
+		want := slices.Clone(a.Blocks)
+		s.KeepBlocks(1 << 20)
+		if err := s.Put(a); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Array(a.Key())
+		if err != nil || !reflect.DeepEqual(got.Blocks, want) {
+			t.Fatalf("%s: kept %+v, want %+v (%v)", name, got.Blocks, want, err)
+		}
+		switch {
+		case loosen == nil:
+			// Kept as it is, its spare capacity charged.
+			if &got.Blocks[0] != &a.Blocks[0] || s.KeptBytes() != blocksBytes(want)+38*int64(unsafe.Sizeof(Block{})) {
+				t.Fatalf("%s: kept %d bytes", name, s.KeptBytes())
 			}
+		case &got.Blocks[0] == &a.Blocks[0] || !compact(got.Blocks) || s.KeptBytes() != blocksBytes(got.Blocks):
+			t.Fatalf("%s: not kept as a compact copy (%d bytes)", name, s.KeptBytes())
 		}
 	}
 	// Without KeepBlocks, nothing is kept.

@@ -33,7 +33,9 @@ type Options struct {
 type Dataset interface {
 	Info() catalog.DatasetInfo
 	// Scan streams the selected arrays, each with its blocks, ordered by
-	// variable name, then step and level.
+	// variable name, then step and level. An array emitted is the
+	// callee's: the reader does not touch it again (the catalog keeps
+	// block lists as they are, catalog.Store.Put).
 	Scan(ctx context.Context, emit func(*catalog.Array) error) error
 	catalog.Source
 	Close() error

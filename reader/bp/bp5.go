@@ -1113,10 +1113,14 @@ func (d *Dataset) writerBlocks5(ctx context.Context, e *entry, t *bp5StepInfo, w
 	r, nd, size := wt.rank, wt.nd, int64(e.dt.Size)
 	shp, cnt, offs, locs, sizes := wt.shp, wt.cnt, wt.offs, wt.locs, wt.sizes
 	// The lower corners of this writer's blocks share one allocation, a
-	// count equal to the block before's is that block's (a writer's blocks
-	// mostly have one shape), and its data file is named and sized once.
+	// count equal to the block before's is that block's (an array's blocks
+	// mostly have one shape: the catalog then keeps the list as it is), and
+	// its data file is named and sized once.
 	lowers := make([]int64, nd*wt.nb)
 	count, last := make([]int64, nd), []int64(nil)
+	if n := len(a.Blocks); n > 0 {
+		last = a.Blocks[n-1].Box.Count
+	}
 	shape := make([]int64, nd)
 	file, fsize := "", int64(-1)
 	for b := 0; b < wt.nb; b++ {

@@ -630,3 +630,40 @@ func TestBP5WriterBlockCache(t *testing.T) {
 	}
 	t.Logf("md bytes read by Scan: %v (writer blocks %d)", read, all)
 }
+
+// TestBlockListsKeptAsBuilt: the block lists BP3, BP4 and BP5 build are
+// compact (lower corners in one arena, a writer's equal counts shared), so
+// the catalog keeps each mesh's list as it is instead of copying it
+// (catalog.Store.Put): Array returns the very blocks Scan emitted.
+func TestBlockListsKeptAsBuilt(t *testing.T) {
+	for _, p := range []string{"bp5/generated-lb/lb-bp5.bp", "bp4/generated-lb/lb-bp4.bp", "bp3/heat-adios2/heat.bp"} {
+		dir, name := filepath.Split(p)
+		d := open(t, filepath.Join(dataDir(t, filepath.Clean(dir)), name))
+		s, err := catalog.CreateStore(filepath.Join(t.TempDir(), "catalog.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		s.KeepBlocks(1 << 30)
+		meshes := 0
+		for _, a := range scanAll(t, d) {
+			if err := s.Put(a); err != nil {
+				t.Fatal(err)
+			}
+			if len(a.Shape) == 0 || len(a.Blocks) < 2 {
+				continue // values and single blocks: no arena to share
+			}
+			meshes++
+			kept, err := s.Array(a.Key())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if &kept.Blocks[0] != &a.Blocks[0] {
+				t.Errorf("%s: %s step %d: its %d blocks were copied, not kept as built", p, a.Var, a.Step, len(a.Blocks))
+			}
+		}
+		if meshes == 0 {
+			t.Errorf("%s: no mesh of several blocks", p)
+		}
+	}
+}

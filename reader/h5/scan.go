@@ -257,22 +257,25 @@ func buildArray(hf *ih5.File, file string, size int64, path string) (*catalog.Ar
 			return nil, err
 		}
 		// Blocks share what is the same for every chunk (stored shape,
-		// codecs of one filter mask; read-only), and take their boxes
-		// from one backing array: a dataset of many tiny chunks costs
-		// a few allocations, not several per chunk.
+		// codecs of one filter mask; read-only), take their lower corners
+		// from one backing array, and a count equal to the chunk before's
+		// is that chunk's: a dataset of many tiny chunks costs a few
+		// allocations, not several per chunk, and the catalog keeps the
+		// list as it is.
 		chunk := catalog.Block{File: file, Rank: -1}.WithStored(slices.Clone(info.Chunk), nil)
 		codecsByMask := map[uint32][]catalog.Codec{}
 		var library []catalog.Codec // every chunk read through HDF5
 		if !nativeFilters(info) {
 			library = libraryCodecs(path)
 		}
-		ints := make([]int64, 2*rank*len(chunks))
+		lowers := make([]int64, rank*len(chunks))
+		count, last := make([]int64, rank), []int64(nil)
 		a.Blocks = make([]catalog.Block, 0, len(chunks))
 		for _, c := range chunks {
 			if len(c.Offset) != rank {
 				return nil, catalog.Corrupt("hdf5", file, -1, "dataset %s: chunk offset %v", path, c.Offset)
 			}
-			lower, count := ints[:rank:rank], ints[rank:2*rank:2*rank]
+			lower := lowers[:rank:rank]
 			copy(lower, c.Offset)
 			outside := false
 			for i := range count {
@@ -282,8 +285,11 @@ func buildArray(hf *ih5.File, file string, size int64, path string) (*catalog.Ar
 			if outside {
 				continue // a chunk left outside a shrunk extent
 			}
-			ints = ints[2*rank:]
-			box := catalog.Box{Lower: lower, Count: count}
+			lowers = lowers[rank:]
+			if last == nil || !slices.Equal(count, last) {
+				last = slices.Clone(count)
+			}
+			box := catalog.Box{Lower: lower, Count: last}
 			codecs, ok := codecsByMask[c.FilterMask]
 			if library != nil {
 				codecs, ok = library, true
