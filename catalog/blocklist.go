@@ -31,6 +31,7 @@ import (
 func encodeBlocks(blocks []Block) (list string, files []string, stored int64) {
 	fileIdx := map[string]int{}
 	b := make([]byte, 0, 64*len(blocks)+2)
+	Populate(b)
 	b = append(b, '[')
 	var countText []byte // the last block's count list, in b
 	var lastCodecs []Codec
@@ -279,6 +280,7 @@ func decodeBlocks(list string, files []string, n int) ([]Block, error) {
 		return nil, err
 	}
 	out := make([]Block, 0, min(max(n, 0), len(list)/16))
+	Populate(out)
 	if p.i < len(p.s) && p.s[p.i] == ']' {
 		p.i++
 	} else {

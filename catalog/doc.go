@@ -2,7 +2,9 @@
 // arrays (one variable at one step and level), blocks (a stored piece of an
 // array in a source file), element types, attributes, the output manifest,
 // the digest algorithms of manifests and journals (Digest: sha256, xxh64,
-// none) and the SQLite catalog store.
+// none) and the SQLite catalog store. Being imported by every package, it
+// also holds Populate, which maps a large fresh allocation's pages in one
+// call (a page fault costs 12–15 µs on the virtual machines measured).
 //
 // It must not import any other relayout package and does no data I/O other than
 // the catalog database itself. Types are plain values; a Store is safe for use

@@ -239,7 +239,10 @@ func (c *clusterer) count(nonEmpty int) (int, bool) {
 func (c *clusterer) run1(nonEmpty int) bool {
 	c.outBox, c.outStart, c.outPieces = c.outBox[:0], c.outStart[:0], c.outPieces[:0]
 	c.segs = append(c.segs[:0], segment{0, int32(len(c.cur))})
-	c.next = slices.Grow(c.next[:0], len(c.cur))
+	if cap(c.next) < len(c.cur) {
+		c.next = slices.Grow(c.next[:0], len(c.cur))
+		catalog.Populate(c.next)
+	}
 	for len(c.segs) > 0 {
 		c.next, c.nsgs = c.next[:0], c.nsgs[:0]
 		for _, s := range c.segs {
@@ -374,7 +377,11 @@ func (c *clusterer) accept(bb piece, ps []piece) {
 // again for each axis, and returns the pieces' bounding box (in the same
 // pass) and total volume.
 func (c *clusterer) lengths(ps []piece) (bb piece, vol int64) {
-	lens := slices.Grow(c.lens[:0], MaxDims*len(ps))[:MaxDims*len(ps)]
+	if cap(c.lens) < MaxDims*len(ps) {
+		c.lens = slices.Grow(c.lens[:0], MaxDims*len(ps))
+		catalog.Populate(c.lens)
+	}
+	lens := c.lens[:MaxDims*len(ps)]
 	dims := c.dims
 	bb = ps[0]
 	if dims == 3 { // the usual rank, unrolled: the same products, in another order
@@ -649,6 +656,7 @@ func (c *clusterer) result(withPieces bool) []Cuboid {
 		np = 0
 	}
 	coords := make([]int64, 2*dims*(nc+np))
+	catalog.Populate(coords)
 	pieces := make([]Piece, np)
 	out := make([]Cuboid, nc)
 	mk := func(p *piece) catalog.Box {

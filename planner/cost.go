@@ -128,6 +128,7 @@ func newStorage(name string, shape []int64, n int, box func(int) catalog.Box, wh
 		return st
 	}
 	f := flatPieces{dims: max(dims, 1), n: n, coords: make([]int64, 0, 2*max(dims, 1)*n)}
+	catalog.Populate(f.coords)
 	for i := 0; i < n; i++ {
 		b := box(i)
 		f.coords = append(f.coords, b.Lower...)

@@ -96,6 +96,7 @@ func rankBlocks(blocks []catalog.Block) (*rankedBlocks, error) {
 		r.c.dims = dims
 		rankCoordsOf(&r.c, blocks, boxOf)
 		r.all = make([]piece, len(blocks))
+		catalog.Populate(r.all)
 		for i := range blocks {
 			if !IsEmpty(blocks[i].Box) {
 				r.all[i] = r.c.toPiece(blocks[i].Box, 0)
@@ -179,7 +180,11 @@ func (r *rankedBlocks) merge(scope Scope, ranksPerNode int, out mergeOut) ([]Gro
 		g := Group{Key: keys[spans[gi].lo], Blocks: members}
 		ok := false
 		if r.ranked {
-			c.cur = slices.Grow(c.cur[:0], len(members))
+			if cap(c.cur) < len(members) {
+				c.cur = slices.Grow(c.cur[:0], len(members))
+				catalog.Populate(c.cur)
+			}
+			c.cur = c.cur[:0]
 			for k, i := range members {
 				p := r.all[i]
 				p.blk = int32(k)

@@ -22,6 +22,7 @@ const Merged = "merged"
 // whole shape.
 func FullyCovered(a *catalog.Array) bool {
 	boxes := make([]catalog.Box, len(a.Blocks))
+	catalog.Populate(boxes)
 	var n int64
 	for i := range a.Blocks {
 		boxes[i] = a.Blocks[i].Box

@@ -60,6 +60,7 @@ func sortRefs[R any](refs []R, of func(R) (b *catalog.Block, u int)) {
 	files := map[string]int32{}
 	var names []string
 	keys := make([]key, len(refs))
+	catalog.Populate(keys)
 	last, lastID := "", int32(-1)
 	for i, r := range refs {
 		b, u := of(r)
@@ -81,12 +82,14 @@ func sortRefs[R any](refs []R, of func(R) (b *catalog.Block, u int)) {
 		maxOff = max(maxOff, keys[i].off)
 	}
 	sorted := make([]R, len(refs))
+	catalog.Populate(sorted)
 	// refs come unit after unit, so the index orders ties as the unit does:
 	// (file, offset, index) packed in one word sorts without a comparison
 	// function when the three fit.
 	fb, ob, ib := bits.Len(uint(len(names))), bits.Len64(uint64(maxOff)), bits.Len(uint(len(refs)))
 	if fb+ob+ib <= 64 && maxOff >= 0 {
 		packed := make([]uint64, len(keys))
+		catalog.Populate(packed)
 		for n, k := range keys {
 			packed[n] = uint64(k.file)<<(ob+ib) | uint64(k.off)<<ib | uint64(k.i)
 		}
@@ -701,6 +704,7 @@ func sortExtents(refs itemReads) {
 		}
 	}
 	tmp := make(itemReads, len(refs))
+	catalog.Populate(tmp)
 	src, dst := refs, tmp
 	for shift := 0; shift < 64; shift += 8 {
 		var count [257]int

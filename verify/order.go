@@ -390,7 +390,9 @@ func (p *stagePool) get(n int64) []byte {
 		return b[:n]
 	}
 	p.Unlock()
-	return make([]byte, n, (n+1<<20-1)&^(1<<20-1))
+	b := make([]byte, n, (n+1<<20-1)&^(1<<20-1))
+	catalog.Populate(b)
+	return b
 }
 
 // put keeps b for reuse while the kept buffers hold less than

@@ -201,6 +201,7 @@ func (p *Files) ReadAt(ctx context.Context, name string, off, length int64) ([]b
 		return nil, catalog.Corrupt("blockio", name, off, "block of %d bytes past end of file (size %d)", length, of.size)
 	}
 	buf := make([]byte, length)
+	catalog.Populate(buf) // read into in one go: no fault a page
 	if err := p.readInto(ctx, of, name, off, buf); err != nil {
 		return nil, err
 	}

@@ -1073,6 +1073,7 @@ func (d *Dataset) buildArray5(ctx context.Context, e *entry) (*catalog.Array, er
 	}
 	if total > 0 {
 		a.Blocks = make([]catalog.Block, 0, total)
+		catalog.Populate(a.Blocks)
 	}
 	var joined int64
 	for i := range tables {
@@ -1117,6 +1118,7 @@ func (d *Dataset) writerBlocks5(ctx context.Context, e *entry, t *bp5StepInfo, w
 	// mostly have one shape: the catalog then keeps the list as it is), and
 	// its data file is named and sized once.
 	lowers := make([]int64, nd*wt.nb)
+	catalog.Populate(lowers)
 	count, last := make([]int64, nd), []int64(nil)
 	if n := len(a.Blocks); n > 0 {
 		last = a.Blocks[n-1].Box.Count

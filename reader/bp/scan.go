@@ -341,6 +341,7 @@ func (d *Dataset) buildArray(ctx context.Context, e *entry) (*catalog.Array, err
 	}
 	size := int64(e.dt.Size)
 	a.Blocks = make([]catalog.Block, 0, len(sets))
+	catalog.Populate(a.Blocks)
 	switch e.kind {
 	case globalValue, localValue:
 		if e.kind == globalValue {
@@ -374,6 +375,7 @@ func (d *Dataset) buildArray(ctx context.Context, e *entry) (*catalog.Array, err
 		nlower += len(sets[i].Count)
 	}
 	lowers := make([]int64, 0, nlower)
+	catalog.Populate(lowers)
 	var count, last []int64
 	type dataFile struct {
 		name string

@@ -269,8 +269,10 @@ func buildArray(hf *ih5.File, file string, size int64, path string) (*catalog.Ar
 			library = libraryCodecs(path)
 		}
 		lowers := make([]int64, rank*len(chunks))
+		catalog.Populate(lowers)
 		count, last := make([]int64, rank), []int64(nil)
 		a.Blocks = make([]catalog.Block, 0, len(chunks))
+		catalog.Populate(a.Blocks)
 		for _, c := range chunks {
 			if len(c.Offset) != rank {
 				return nil, catalog.Corrupt("hdf5", file, -1, "dataset %s: chunk offset %v", path, c.Offset)
