@@ -5,6 +5,7 @@ import (
 	"compress/zlib"
 	"fmt"
 
+	"relayout/catalog"
 	"relayout/internal/h5"
 )
 
@@ -14,7 +15,10 @@ import (
 // pipeline h5py and h5repack use.
 func encodeChunk(data []byte, elemSize, level int) ([]byte, error) {
 	if level == 0 {
-		return append([]byte(nil), data...), nil
+		out := make([]byte, len(data))
+		catalog.Populate(out)
+		copy(out, data)
+		return out, nil
 	}
 	src := data
 	if elemSize > 1 {

@@ -24,6 +24,7 @@ func (r *run) holes(a *catalog.Array, band catalog.Box, blocks []int, out []byte
 		return holeAt([]int64{}, out[:size], fill), nil
 	}
 	covered := make([]uint64, (n+63)/64)
+	catalog.Populate(covered)
 	stride := make([]int64, rank)
 	s := int64(1)
 	for d := rank - 1; d >= 0; d-- {

@@ -174,6 +174,7 @@ func disjoint(a *catalog.Array, maxBits int64) (covered int64, ok bool) {
 		}
 	}
 	set := make([]uint64, (n+63)/64)
+	catalog.Populate(set)
 	last := rank - 1
 	lo, hi, c := make([]int64, rank), make([]int64, rank), make([]int64, rank)
 	for i := range a.Blocks {
