@@ -518,30 +518,21 @@ func (t *bp5StepInfo) dataOffset(r int, loc, n uint64) (uint64, bool) {
 	return t.final[r] + (loc - acc), true
 }
 
-// How writerBlock may keep and reuse a block's memory.
-const (
-	blockFresh   = iota // the caller's own
-	blockScratch        // valid until the next call with blockScratch or blockKept
-	blockKept           // kept for the rest of Scan when it fits, else as blockScratch
-)
-
 // writerBlock reads one writer's metadata or attribute block of md.0. With
-// blockKept it keeps the block for the rest of the Scan while the blocks
-// kept fit in its limit (bp5BlockCache), and it evicts none for another: the arrays of
-// a step each read every writer's block in turn, a cycle over more than
-// fits, where dropping kept blocks to keep the newest kept none that the
-// next array asked for (833,480 blocks from 8 writers of 7 MB: every block
-// read again for each of the 4 arrays, 280 MB read into fresh memory).
-// Blocks not kept are read into one buffer that the next such read reuses,
-// as the callers keep nothing of a block once they have decoded it.
-func (d *Dataset) writerBlock(ctx context.Context, off, n uint64, mode int) ([]byte, error) {
-	if mode == blockFresh {
-		return d.files.ReadAt(ctx, "md.0", int64(off), int64(n))
-	}
+// keep it keeps the block for the rest of the Scan while the blocks kept
+// fit in its limit (bp5BlockCache), and it evicts none for another: the
+// arrays of a step each read every writer's block in turn, a cycle over
+// more than fits, where dropping kept blocks to keep the newest kept none
+// that the next array asked for (833,480 blocks from 8 writers of 7 MB:
+// every block read again for each of the 4 arrays, 280 MB read into fresh
+// memory). Blocks not kept are read into one buffer that the next such
+// read reuses: the callers keep nothing of a block once they have decoded
+// it (values and names are copied out).
+func (d *Dataset) writerBlock(ctx context.Context, off, n uint64, keep bool) ([]byte, error) {
 	if b, ok := d.b5.blocks[int64(off)]; ok && len(b) == int(n) {
 		return b, nil
 	}
-	if mode == blockKept && d.b5.blockBytes+int(n) <= d.b5.blockLimit {
+	if keep && d.b5.blockBytes+int(n) <= d.b5.blockLimit {
 		b, err := d.files.ReadAt(ctx, "md.0", int64(off), int64(n))
 		if err != nil {
 			return nil, err
@@ -867,7 +858,7 @@ func (d *Dataset) indexStep5(ctx context.Context, step int, varNames map[string]
 		if t.mdLen[r] == 0 {
 			continue
 		}
-		blk, err := d.writerBlock(ctx, t.mdOff[r], t.mdLen[r], blockScratch)
+		blk, err := d.writerBlock(ctx, t.mdOff[r], t.mdLen[r], false)
 		if err != nil {
 			return nil, err
 		}
@@ -880,7 +871,7 @@ func (d *Dataset) indexStep5(ctx context.Context, step int, varNames map[string]
 		if t.atLen[r] == 0 {
 			continue
 		}
-		blk, err := d.writerBlock(ctx, t.atOff[r], t.atLen[r], blockFresh)
+		blk, err := d.writerBlock(ctx, t.atOff[r], t.atLen[r], false)
 		if err != nil {
 			return nil, err
 		}
@@ -994,7 +985,7 @@ func (d *Dataset) buildArray5(ctx context.Context, e *entry) (*catalog.Array, er
 				return nil, catalog.Corrupt("bp5", "md.0", -1, "variable %q step %d: writer %d has no metadata now", e.name, e.Step, r)
 			}
 			mdOff := int64(t.mdOff[r])
-			blk, err := d.writerBlock(ctx, t.mdOff[r], t.mdLen[r], blockKept)
+			blk, err := d.writerBlock(ctx, t.mdOff[r], t.mdLen[r], true)
 			if err != nil {
 				return nil, err
 			}
