@@ -80,7 +80,10 @@ type member struct {
 	recorded []byte // the output's fill value (nil: none recorded)
 	h        hash.Hash
 
-	// Set by start: the bands and the blocks meeting each (file order).
+	// Set by start: the bands and the blocks meeting each (file order),
+	// and whether the blocks tile the array (each element covered once:
+	// no band has holes, bandDone looks for none).
+	tiled      bool
 	perBand    int64
 	nb         int
 	byBand     [][]int
@@ -215,6 +218,7 @@ func (m *member) index(perBand int64) {
 	if !slices.IsSortedFunc(order, byFile) { // a reader's blocks mostly are: one pass
 		slices.SortStableFunc(order, byFile)
 	}
+	m.tiled = tiles(a)
 	m.byBand = make([][]int, m.nb)
 	m.span = make([]int, len(a.Blocks))
 	for _, i := range order {
@@ -366,9 +370,12 @@ func (r *run) bandDone(m *member, bi int) error {
 	a, k, dt := m.a, m.k, m.dt
 	band := m.bandOf(bi)
 	first := m.first.m
-	hole, err := r.holes(a, band, m.byBand[bi], m.out, m.recorded)
-	if err != nil {
-		return fmt.Errorf("verify: input %s: %w", where(k), err)
+	var hole *mismatch
+	if !m.tiled {
+		var err error
+		if hole, err = r.holes(a, band, m.byBand[bi], m.out, m.recorded); err != nil {
+			return fmt.Errorf("verify: input %s: %w", where(k), err)
+		}
 	}
 	if hole != nil && (first == nil || before(hole.index, first.index)) {
 		first = hole

@@ -248,3 +248,32 @@ func TestDisjoint(t *testing.T) {
 		t.Error("a grid of 2^40 cells accepted")
 	}
 }
+
+// tiles: only blocks that cover every element of the array once let the
+// bands skip their hole check; a gap, an overlap, a block reaching past the
+// shape (whose elements would make up the count of a gap) or a scalar do not.
+func TestTiles(t *testing.T) {
+	box := func(l0, l1, c0, c1 int64) catalog.Block {
+		return catalog.Block{Box: catalog.Box{Lower: []int64{l0, l1}, Count: []int64{c0, c1}}}
+	}
+	cases := []struct {
+		what   string
+		blocks []catalog.Block
+		want   bool
+	}{
+		{"tiling", []catalog.Block{box(0, 0, 4, 8), box(4, 0, 4, 4), box(4, 4, 4, 4), box(2, 2, 0, 0)}, true},
+		{"gap", []catalog.Block{box(0, 0, 4, 8), box(4, 0, 4, 4)}, false},
+		{"overlap", []catalog.Block{box(0, 0, 4, 8), box(4, 0, 4, 4), box(4, 4, 4, 4), box(3, 3, 2, 2)}, false},
+		{"past the shape", []catalog.Block{box(0, 0, 4, 8), box(4, 0, 4, 4), box(4, 6, 4, 4)}, false},
+		{"no blocks", nil, false},
+	}
+	for _, c := range cases {
+		if got := tiles(&catalog.Array{Shape: []int64{8, 8}, Blocks: c.blocks}); got != c.want {
+			t.Errorf("%s: tiles %v, want %v", c.what, got, c.want)
+		}
+	}
+	scalar := &catalog.Array{Shape: []int64{}, Blocks: []catalog.Block{{Box: catalog.Box{Lower: []int64{}, Count: []int64{}}}}}
+	if tiles(scalar) {
+		t.Error("a scalar tiled")
+	}
+}

@@ -111,6 +111,34 @@ func (r *run) holes(a *catalog.Array, band catalog.Box, blocks []int, out []byte
 	return nil, nil
 }
 
+// tiles reports whether a's blocks cover each of its elements exactly once
+// (inside its shape, disjoint on disjoint's grid, as many elements as the
+// array): its bands then have no holes, and their coverage bitmaps
+// (holes), a bit set per element, are not built. Measured on issue 19's
+// 448^3 BP4 input (three of its four arrays tiled by 32^3 blocks): the
+// bitmaps were 0.2-0.3 s of the check's 3.9 s of CPU.
+func tiles(a *catalog.Array) bool {
+	if len(a.Shape) == 0 {
+		return false
+	}
+	for i := range a.Blocks {
+		b := &a.Blocks[i].Box
+		if b.Elements() == 0 {
+			continue
+		}
+		if len(b.Lower) != len(a.Shape) || len(b.Count) != len(a.Shape) {
+			return false
+		}
+		for d, n := range a.Shape {
+			if b.Lower[d] < 0 || b.Count[d] < 0 || b.Lower[d] > n-b.Count[d] {
+				return false
+			}
+		}
+	}
+	covered, ok := disjoint(a, maxCells)
+	return ok && covered == a.Elements()
+}
+
 func holeAt(idx []int64, out, fill []byte) *mismatch {
 	return &mismatch{index: idx, in: bytes.Clone(fill), out: bytes.Clone(out), hole: true}
 }
