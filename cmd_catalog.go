@@ -39,6 +39,7 @@ func runCatalog(ctx context.Context, args []string) error {
 		return usagef("catalog: want exactly one input, got %d%s", fs.NArg(), singleDash(fs, args))
 	}
 	in := fs.Arg(0)
+	onlySummary := dbPath == "" // a temporary catalog, only summarised: no block lists stored
 	if dbPath == "" {
 		tmp, err := os.MkdirTemp("", "relayout-catalog-")
 		if err != nil {
@@ -47,7 +48,7 @@ func runCatalog(ctx context.Context, args []string) error {
 		defer os.RemoveAll(tmp)
 		dbPath = filepath.Join(tmp, "catalog.db")
 	}
-	ds, store, err := job.BuildCatalog(ctx, in, dbPath, reader.Options{Vars: vars, Strict: strict})
+	ds, store, err := job.BuildCatalogEach(ctx, in, dbPath, reader.Options{Vars: vars, Strict: strict}, 0, onlySummary, nil)
 	if err != nil {
 		return err
 	}

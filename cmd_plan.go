@@ -68,9 +68,12 @@ func openCatalog(ctx context.Context, in, dbPath string, vars []string, strict b
 }
 
 // openCatalogEach is openCatalog that hands each array to each as it is
-// stored (job.BuildCatalogEach).
+// stored (job.BuildCatalogEach). With each, a temporary catalog stores no
+// block lists: the caller plans the arrays as they come, and nothing reads
+// the lists back before the file is removed.
 func openCatalogEach(ctx context.Context, in, dbPath string, vars []string, strict bool, each func(*catalog.Array) error) (reader.Dataset, *catalog.Store, func(), error) {
 	cleanup := func() {}
+	summary := dbPath == "" && each != nil
 	if dbPath == "" {
 		tmp, err := os.MkdirTemp("", "relayout-plan-")
 		if err != nil {
@@ -79,7 +82,7 @@ func openCatalogEach(ctx context.Context, in, dbPath string, vars []string, stri
 		cleanup = func() { os.RemoveAll(tmp) }
 		dbPath = filepath.Join(tmp, "catalog.db")
 	}
-	ds, store, err := job.BuildCatalogEach(ctx, in, dbPath, reader.Options{Vars: vars, Strict: strict}, 0, each)
+	ds, store, err := job.BuildCatalogEach(ctx, in, dbPath, reader.Options{Vars: vars, Strict: strict}, 0, summary, each)
 	if err != nil {
 		cleanup()
 		return nil, nil, nil, err

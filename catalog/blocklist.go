@@ -26,6 +26,29 @@ import (
 // spaces; decodeBlocks reads exactly that form (and reports anything else as
 // ErrCorrupt: catalogs are input).
 
+// blockFiles is the distinct files of blocks in the order encodeBlocks
+// numbers them (first met first).
+func blockFiles(blocks []Block) []string {
+	var files []string
+	seen := map[string]bool{}
+	for i := range blocks {
+		if f := blocks[i].File; (i == 0 || f != blocks[i-1].File) && !seen[f] {
+			seen[f] = true
+			files = append(files, f)
+		}
+	}
+	return files
+}
+
+// blockBytes is the bytes blocks store (their lengths summed).
+func blockBytes(blocks []Block) int64 {
+	var n int64
+	for i := range blocks {
+		n += blocks[i].Length
+	}
+	return n
+}
+
 // encodeBlocks returns the block_list JSON of blocks, the file names it
 // indexes, and the sum of the blocks' lengths.
 func encodeBlocks(blocks []Block) (list string, files []string, stored int64) {

@@ -90,7 +90,18 @@ type Store struct {
 	// and hold no particles. nil for a catalog of this version.
 	missing map[string]bool
 	cache   blockCache // decoded block lists kept (KeepBlocks)
+	noLists bool       // Put stores no block list (OmitBlockLists)
 }
+
+// OmitBlockLists makes Put store each array without its block list: the
+// array's header, source files, block count and stored bytes only, which
+// is all Variables and EachArrayHeader read. For a catalog built to be
+// summarised or planned and then removed (relayout catalog and relayout
+// plan without --catalog), where encoding and storing the lists that
+// nothing reads back was a fifth of the command's CPU (m1: 833,480 BP5
+// blocks, 0.47 s of 2.2 s in plan). Reading an array's blocks from such a
+// store is an error.
+func (s *Store) OmitBlockLists() { s.noLists = true }
 
 // laterColumns are the columns added to arrays after its first version.
 var laterColumns = []string{"constant", "species"}
@@ -311,7 +322,14 @@ func (s *Store) Put(a *Array) error {
 	if a.Boxes != nil {
 		boxes = mustJSON(a.Boxes)
 	}
-	list, files, stored := encodeBlocks(a.Blocks)
+	var list string
+	var files []string
+	var stored int64
+	if s.noLists {
+		list, files, stored = "[]", blockFiles(a.Blocks), blockBytes(a.Blocks)
+	} else {
+		list, files, stored = encodeBlocks(a.Blocks)
+	}
 	if len(s.missing) > 0 {
 		return fmt.Errorf("catalog: %s: written by an earlier version of relayout: read-only: %w", s.path, ErrUnsupported)
 	}
@@ -337,7 +355,7 @@ func (s *Store) Put(a *Array) error {
 		}
 	}
 	for i := range a.Blocks {
-		if b := &a.Blocks[i]; b.Inline() != nil {
+		if b := &a.Blocks[i]; b.Inline() != nil && !s.noLists {
 			if _, err := tx.Exec(`INSERT INTO inline_blocks VALUES (?,?,?)`, id, i, b.Inline()); err != nil {
 				return fmt.Errorf("catalog: %s: inline block %d of %s: %w", s.path, i, a.Var, err)
 			}
@@ -589,6 +607,9 @@ func (s *Store) array(k Key, blocks bool) (_ *Array, err error) {
 	if s.legacy {
 		a.Blocks, err = s.legacyBlocks(id)
 		return a, err
+	}
+	if s.noLists {
+		return nil, fmt.Errorf("catalog: %s: blocks of %s step %d level %d: the block lists were not stored (a catalog only summarised)", s.path, k.Var, k.Step, k.Level)
 	}
 	var list string
 	var nblocks int

@@ -364,3 +364,51 @@ func TestStoreSharesCounts(t *testing.T) {
 		}
 	}
 }
+
+// A summary store (OmitBlockLists) answers Variables and EachArrayHeader as
+// a full one does, from arrays whose blocks lie in several files, one of
+// them inline, and refuses to give blocks it never stored.
+func TestStoreOmitBlockLists(t *testing.T) {
+	arrays := func() []*Array {
+		a, b := sampleArray(0), sampleArray(1)
+		b.Blocks = append(b.Blocks, Block{Box: Box{Lower: []int64{0, 0}, Count: []int64{1, 1}}, File: "g.h5", Offset: 64, Length: 8, Rank: 1},
+			Block{Box: Box{Lower: []int64{1, 1}, Count: []int64{1, 1}}, Length: 8, Rank: -1}.WithInline([]byte{1, 2, 3, 4, 5, 6, 7, 8}))
+		return []*Array{a, b}
+	}
+	build := func(omit bool) *Store {
+		s, err := CreateStore(filepath.Join(t.TempDir(), "catalog.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if omit {
+			s.OmitBlockLists()
+		}
+		for _, a := range arrays() {
+			if err := s.Put(a); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return s
+	}
+	full, summary := build(false), build(true)
+	defer full.Close()
+	defer summary.Close()
+	want, err := full.Variables()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := summary.Variables()
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("summary store: %+v (%v), want %+v", got, err, want)
+	}
+	if want[0].Files != 3 || want[0].Blocks != 6 || want[0].StoredBytes != 2*5740+16 {
+		t.Fatalf("full store: %+v, want 3 files (one inline), 6 blocks, %d bytes", want[0], 2*5740+16)
+	}
+	var headers int
+	if err := summary.EachArrayHeader(context.Background(), "B/x", func(a *Array) error { headers++; return nil }); err != nil || headers != 2 {
+		t.Fatalf("headers: %d (%v), want 2", headers, err)
+	}
+	if _, err := summary.Array(Key{"B/x", 1, 0}); err == nil || !strings.Contains(err.Error(), "not stored") {
+		t.Fatalf("blocks of a summary store: %v, want an error saying the lists were not stored", err)
+	}
+}

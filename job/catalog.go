@@ -19,7 +19,7 @@ import (
 // reader's *reader.NoMatchError (main turns it into a usage error with
 // suggestions).
 func BuildCatalog(ctx context.Context, path, dbPath string, opts reader.Options) (reader.Dataset, *catalog.Store, error) {
-	return BuildCatalogEach(ctx, path, dbPath, opts, 0, nil)
+	return BuildCatalogEach(ctx, path, dbPath, opts, 0, false, nil)
 }
 
 // BuildCatalogEach is BuildCatalog that also hands each array to each (when
@@ -30,8 +30,10 @@ func BuildCatalog(ctx context.Context, path, dbPath string, opts reader.Options)
 // and has returned for every array when BuildCatalogEach returns. An error
 // of each stops the build and is returned. The store keeps up to keep
 // bytes of the block lists it stores (catalog.Store.KeepBlocks: a run's
-// later passes then never decode them).
-func BuildCatalogEach(ctx context.Context, path, dbPath string, opts reader.Options, keep int64, each func(*catalog.Array) error) (reader.Dataset, *catalog.Store, error) {
+// later passes then never decode them). A summary store (summary true:
+// the catalog is only summarised or planned, then removed) stores none
+// (catalog.Store.OmitBlockLists).
+func BuildCatalogEach(ctx context.Context, path, dbPath string, opts reader.Options, keep int64, summary bool, each func(*catalog.Array) error) (reader.Dataset, *catalog.Store, error) {
 	ds, err := reader.Open(path, opts)
 	if err != nil {
 		return nil, nil, err
@@ -46,6 +48,9 @@ func BuildCatalogEach(ctx context.Context, path, dbPath string, opts reader.Opti
 		return nil, nil, err
 	}
 	store.KeepBlocks(keep)
+	if summary {
+		store.OmitBlockLists()
+	}
 	var emit func(*catalog.Array) error
 	var wait func() error
 	if each != nil {

@@ -94,7 +94,7 @@ func TestPlansUnchanged(t *testing.T) {
 				t.Fatal(err)
 			}
 			vps := map[string]*planner.VariablePlanner{}
-			ds, store, err := job.BuildCatalogEach(context.Background(), path, filepath.Join(dir, "each-"+pc.name+".db"), reader.Options{}, 0,
+			ds, store, err := job.BuildCatalogEach(context.Background(), path, filepath.Join(dir, "each-"+pc.name+".db"), reader.Options{}, 0, false,
 				func(a *catalog.Array) error {
 					if vps[a.Var] == nil {
 						vps[a.Var] = p.Variable(a.Var, a.DType)
