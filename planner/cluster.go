@@ -139,10 +139,14 @@ type clusterer struct {
 	lens   []int64 // extents of the pieces being split, MaxDims per piece
 	keys   []uint64
 	events []sliceEvents // per rank of the cuboid's span (histogram's counting pass)
-	// accepted cuboids and their pieces, flat
+	// accepted cuboids and, when pieces is set (a clustering whose result
+	// lists them), their pieces, flat: a count or cuboids without pieces
+	// copy none (a fully covered array's global scope is one cuboid of all
+	// its pieces: 9 MB for 262,144 blocks, into fresh memory).
 	outBox    []piece // lo/hi of each cuboid (blk unused)
 	outStart  []int32
 	outPieces []piece
+	pieces    bool
 }
 
 func (c *clusterer) run(blocks []catalog.Box) []Cuboid {
@@ -220,6 +224,7 @@ func (c *clusterer) toPiece(b catalog.Box, blk int32) piece {
 // there would be more cuboids than the nonEmpty blocks (the caller then falls
 // back to singletons).
 func (c *clusterer) cluster(nonEmpty int, pieces bool) ([]Cuboid, bool) {
+	c.pieces = pieces
 	if !c.run1(nonEmpty) {
 		return nil, false
 	}
@@ -228,14 +233,16 @@ func (c *clusterer) cluster(nonEmpty int, pieces bool) ([]Cuboid, bool) {
 
 // count is cluster that returns only the number of cuboids.
 func (c *clusterer) count(nonEmpty int) (int, bool) {
+	c.pieces = false
 	if !c.run1(nonEmpty) {
 		return 0, false
 	}
 	return len(c.outBox), true
 }
 
-// run1 runs the FIFO, leaving the cuboids in c.outBox, c.outStart and
-// c.outPieces; false when there are more than nonEmpty.
+// run1 runs the FIFO, leaving the cuboids in c.outBox (and, with c.pieces,
+// their pieces in c.outStart and c.outPieces); false when there are more
+// than nonEmpty.
 func (c *clusterer) run1(nonEmpty int) bool {
 	c.outBox, c.outStart, c.outPieces = c.outBox[:0], c.outStart[:0], c.outPieces[:0]
 	c.segs = append(c.segs[:0], segment{0, int32(len(c.cur))})
@@ -367,8 +374,10 @@ func (c *clusterer) process(ps []piece) {
 
 func (c *clusterer) accept(bb piece, ps []piece) {
 	c.outBox = append(c.outBox, bb)
-	c.outStart = append(c.outStart, int32(len(c.outPieces)))
-	c.outPieces = append(c.outPieces, ps...)
+	if c.pieces {
+		c.outStart = append(c.outStart, int32(len(c.outPieces)))
+		c.outPieces = append(c.outPieces, ps...)
+	}
 }
 
 // lengths fills c.lens with the cross-section of every piece of ps across
@@ -651,10 +660,7 @@ func absInt(v int64) int64 {
 // plan's cuboids are boxes: their pieces were two thirds of the memory).
 func (c *clusterer) result(withPieces bool) []Cuboid {
 	dims := c.dims
-	nc, np := len(c.outBox), len(c.outPieces)
-	if !withPieces {
-		np = 0
-	}
+	nc, np := len(c.outBox), len(c.outPieces) // no pieces kept without withPieces (cluster)
 	coords := make([]int64, 2*dims*(nc+np))
 	catalog.Populate(coords)
 	pieces := make([]Piece, np)
