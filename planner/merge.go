@@ -112,7 +112,6 @@ func rankBlocks(blocks []catalog.Block) (*rankedBlocks, error) {
 // plan's costs and pictures of its scope need.
 func (r *rankedBlocks) merge(scope Scope, ranksPerNode int, out mergeOut) ([]Group, error) {
 	cuboids := out != countOnly
-	blocks := r.blocks
 	key := func(b *catalog.Block) int { return 0 }
 	switch scope {
 	case ScopeRank:
@@ -131,53 +130,19 @@ func (r *rankedBlocks) merge(scope Scope, ranksPerNode int, out mergeOut) ([]Gro
 	default:
 		return nil, fmt.Errorf("planner: unknown merge scope %v", scope)
 	}
-	// Bucket block indices by key with one integer sort of (key, index) packed
-	// into a uint64, so that the order is deterministic (ascending key, then
-	// index) and a million blocks cost a few flat slices.
-	packed := make([]uint64, 0, len(blocks))
-	sorted := true // already in (key, index) order: the global scope, or blocks listed rank by rank
-	for i := range blocks {
-		if IsEmpty(blocks[i].Box) {
-			continue
-		}
-		k := key(&blocks[i])
-		if k < -1 || k >= 1<<31-1 || i >= 1<<32 {
-			return nil, fmt.Errorf("planner: block %d: rank %d out of range", i, blocks[i].Rank)
-		}
-		p := uint64(k+1)<<32 | uint64(i)
-		if n := len(packed); n > 0 && packed[n-1] > p {
-			sorted = false
-		}
-		packed = append(packed, p)
-	}
-	if !sorted {
-		slices.Sort(packed)
-	}
-	idx := make([]int, len(packed))
-	keys := make([]int, len(packed)) // keys[n]: key of block idx[n]
-	for n, p := range packed {
-		idx[n], keys[n] = int(uint32(p)), int(p>>32)-1
-	}
-	packed = nil
 	// Groups (runs of one key) are clustered independently: by a few
 	// workers when there are several large ones, each with its own scratch
 	// buffers over the shared, read-only ranked boundaries; every group's
 	// result goes to its own slot, so the output does not depend on the
 	// schedule.
-	type span struct{ lo, hi int }
-	var spans []span
-	for lo := 0; lo < len(idx); {
-		hi := lo + 1
-		for hi < len(idx) && keys[hi] == keys[lo] {
-			hi++
-		}
-		spans = append(spans, span{lo, hi})
-		lo = hi
+	idx, spans, err := r.groupsOf(scope, key)
+	if err != nil {
+		return nil, err
 	}
 	groups := make([]Group, len(spans))
 	one := func(c *clusterer, gi int) {
 		members := idx[spans[gi].lo:spans[gi].hi:spans[gi].hi]
-		g := Group{Key: keys[spans[gi].lo], Blocks: members}
+		g := Group{Key: spans[gi].key, Blocks: members}
 		ok := false
 		if r.ranked {
 			if cap(c.cur) < len(members) {
@@ -236,6 +201,66 @@ func (r *rankedBlocks) merge(scope Scope, ranksPerNode int, out mergeOut) ([]Gro
 	}
 	wg.Wait()
 	return groups, nil
+}
+
+// groupSpan is one group of groupsOf: idx[lo:hi] are its blocks.
+type groupSpan struct{ lo, hi, key int }
+
+// groupsOf lists the non-empty blocks group by group (ascending key, then
+// index: a deterministic order) as indices into r.blocks, and each group's
+// span of them. The global scope is one group of every block in index
+// order; other scopes bucket the blocks by key with one integer sort of
+// (key, index) packed into a uint64, so that a million blocks cost a few
+// flat slices (and no sort when the blocks come rank by rank).
+func (r *rankedBlocks) groupsOf(scope Scope, key func(*catalog.Block) int) ([]int, []groupSpan, error) {
+	blocks := r.blocks
+	if scope == ScopeGlobal {
+		idx := make([]int, 0, len(blocks))
+		for i := range blocks {
+			if !IsEmpty(blocks[i].Box) {
+				idx = append(idx, i)
+			}
+		}
+		if len(idx) == 0 {
+			return idx, nil, nil
+		}
+		return idx, []groupSpan{{0, len(idx), 0}}, nil
+	}
+	packed := make([]uint64, 0, len(blocks))
+	sorted := true // already in (key, index) order: blocks listed rank by rank
+	for i := range blocks {
+		if IsEmpty(blocks[i].Box) {
+			continue
+		}
+		k := key(&blocks[i])
+		if k < -1 || k >= 1<<31-1 || i >= 1<<32 {
+			return nil, nil, fmt.Errorf("planner: block %d: rank %d out of range", i, blocks[i].Rank)
+		}
+		p := uint64(k+1)<<32 | uint64(i)
+		if n := len(packed); n > 0 && packed[n-1] > p {
+			sorted = false
+		}
+		packed = append(packed, p)
+	}
+	if !sorted {
+		slices.Sort(packed)
+	}
+	idx := make([]int, len(packed))
+	var spans []groupSpan
+	for n, p := range packed {
+		idx[n] = int(uint32(p))
+		k := int(p>>32) - 1
+		if len(spans) == 0 || spans[len(spans)-1].key != k {
+			if len(spans) > 0 {
+				spans[len(spans)-1].hi = n
+			}
+			spans = append(spans, groupSpan{lo: n, key: k})
+		}
+	}
+	if len(spans) > 0 {
+		spans[len(spans)-1].hi = len(idx)
+	}
+	return idx, spans, nil
 }
 
 // parallelMergeBlocks is the number of blocks per merge worker below which
