@@ -287,6 +287,29 @@ func (a *dimArena) rewind() {
 // characteristics until the length is consumed. typeID and size are the
 // element's type; attr selects attribute value semantics (count[0] values).
 // The dimension lists come from arena (nil: allocated per set).
+// countSets is the number of characteristic sets left in c (a copy: c
+// is not moved), found by their length fields alone (a set: its count,
+// u8, then its length, u32, then that many bytes), so that an entry's
+// sets are allocated once, at their number. The entry's own count is not
+// that number where ADIOS2 merged the writers' indices: BP4 from 8 ranks
+// through aggregators declared 110,400 sets for 110,592 (the slice of
+// 200-byte sets then doubled: 22 MB copied into fresh memory per entry,
+// a quarter of an openPMD series' catalog) and 72 for 64. Counting stops
+// at a set that does not fit, which parseSet then reports.
+func countSets(c cursor) int {
+	n := 0
+	for c.remaining() >= 5 {
+		c.u8()
+		l := c.u32()
+		if int64(l) > int64(c.remaining()) {
+			break
+		}
+		c.pos += int(l)
+		n++
+	}
+	return n
+}
+
 func parseSet(c *cursor, typeID uint8, size int, arena *dimArena) charSet {
 	s := charSet{setStart: c.off(), joinedIndex: -1}
 	c.u8() // count: the length is authoritative, as in the reference reader

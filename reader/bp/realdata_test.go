@@ -3,6 +3,8 @@ package bp
 import (
 	"bufio"
 	"bytes"
+	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -570,5 +572,44 @@ func TestCorruptInputs(t *testing.T) {
 	defer d.Close()
 	if err := d.Scan(t.Context(), func(*catalog.Array) error { return nil }); !errors.Is(err, catalog.ErrCorrupt) || !strings.Contains(err.Error(), "past the end of data.2") {
 		t.Errorf("short data file: %v", err)
+	}
+}
+
+// countSets finds the number of an entry's sets by their lengths (what
+// parseEntrySets allocates at once), whatever the entry declares: on
+// ADIOS2's merged BP4 index (generated-lb: 72 declared for 64 sets) as
+// many as are parsed; a set cut short ends the count.
+func TestCountSets(t *testing.T) {
+	d := open(t, filepath.Join(dataDir(t, "bp4/generated-lb"), "lb-bp4.bp"))
+	ctx := context.Background()
+	off := 0
+	for i := range d.entries {
+		e := &d.entries[i]
+		if e.length < 0 {
+			continue
+		}
+		sets, err := d.entrySets(ctx, e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := d.files.ReadAt(ctx, d.meta, e.off, int64(e.length))
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, ec := readEntry(newCursor(raw, e.off, d.bo, d.pfx, d.meta, "variable index"), d.bp3)
+		if int(h.NSets) != len(sets) {
+			off++
+		}
+		if n := countSets(*ec); n != len(sets) {
+			t.Errorf("%s step %d: counted %d sets, parsed %d (declared %d)", e.Var, e.Step, n, len(sets), h.NSets)
+		}
+	}
+	if off == 0 {
+		t.Error("no entry whose declared count differs from its sets: the case is not tested")
+	}
+	// Two sets of 3 and 0 bytes, then one that claims 9 bytes with 2 left.
+	b := []byte{1, 3, 0, 0, 0, 7, 7, 7, 0, 0, 0, 0, 0, 2, 9, 0, 0, 0, 1, 2}
+	if n := countSets(*newCursor(b, 0, binary.LittleEndian, "bp4", "md.0", "test")); n != 2 {
+		t.Errorf("counted %d sets, want 2", n)
 	}
 }

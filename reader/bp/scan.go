@@ -286,12 +286,12 @@ func (d *Dataset) parseEntrySets(raw []byte, e *entry) ([]charSet, error) {
 		return nil, catalog.Corrupt(d.pfx, d.meta, e.off, "variable index: entry %q changed since Open", h.Name)
 	}
 	_, size, _, _ := typeInfo(h.TypeID, false)
-	// NSets is checked against the entry's length (readEntry). The sets and
-	// their dimension lists reuse the previous entry's memory: its array is
+	// The sets are counted first (countSets: NSets may be off) and their
+	// dimension lists reuse the previous entry's memory: its array is
 	// built (buildArray copies what it keeps) and the BP3 cache is replaced
 	// below, so nothing refers to them any more. A fresh ~200-byte set per
 	// block, cleared, was a fifth of a BP4 catalog's allocations.
-	sets := slices.Grow(d.setsBuf[:0], int(h.NSets))
+	sets := slices.Grow(d.setsBuf[:0], countSets(*ec))
 	d.setsArena.rewind()
 	for ec.remaining() > 0 {
 		s := parseSet(ec, h.TypeID, size, &d.setsArena)
