@@ -125,6 +125,7 @@ func writeChunkFrom(f *os.File, addr int64, buf []byte, slab catalog.Box, shape,
 		s *= slab.Count[d]
 	}
 	var iov [][]byte
+	var pending int64 // bytes in iov: flushed at writePiece (see writeAt)
 	off := addr
 	flush := func() error {
 		for len(iov) > 0 {
@@ -133,6 +134,7 @@ func writeChunkFrom(f *os.File, addr int64, buf []byte, slab catalog.Box, shape,
 				return fmt.Errorf("%s: writing a chunk at %d: %w", f.Name(), off, err)
 			}
 			off += int64(n)
+			pending -= int64(n)
 			for n > 0 { // a short write: drop what was written
 				if n >= len(iov[0]) {
 					n -= len(iov[0])
@@ -165,7 +167,8 @@ func writeChunkFrom(f *os.File, addr int64, buf []byte, slab catalog.Box, shape,
 		} else {
 			iov = append(iov, zeros[:rowBytes])
 		}
-		if len(iov) >= 1022 { // IOV_MAX is 1024
+		pending += rowBytes
+		if len(iov) >= 1022 || pending >= writePiece { // IOV_MAX is 1024
 			if err := flush(); err != nil {
 				return off - addr, err
 			}

@@ -1,7 +1,9 @@
 package rewriter
 
 import (
+	"bytes"
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -106,5 +108,39 @@ func runAllocatedCase(t *testing.T, vars []testVar, chunkOf func([]int64) []int6
 		if got := strings.Contains(string(out), "H5D_ALLOC_TIME_EARLY"); got != want {
 			t.Errorf("%s: chunks allocated at creation = %v, want %v", file, got, want)
 		}
+	}
+}
+
+// writeAt writes a buffer of several pieces and a ragged end at its offset
+// (the bytes before it untouched), in calls of at most writePiece bytes,
+// and reports the bytes written when the file refuses them.
+func TestWriteAtPieces(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	b := make([]byte, 3*writePiece+12345)
+	for i := range b {
+		b[i] = byte(i*7 + i>>16)
+	}
+	if n, err := writeAt(f, b, 100); err != nil || n != len(b) {
+		t.Fatalf("wrote %d of %d bytes: %v", n, len(b), err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 100+len(b) || !bytes.Equal(got[100:], b) || !bytes.Equal(got[:100], make([]byte, 100)) {
+		t.Fatalf("file of %d bytes does not hold the buffer at 100", len(got))
+	}
+	ro, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	if n, err := writeAt(ro, b, 0); err == nil || n != 0 {
+		t.Fatalf("read-only file: wrote %d bytes, err %v", n, err)
 	}
 }

@@ -507,7 +507,7 @@ func (e *engine) setupPass(ctx context.Context, di int, a *catalog.Array, us []*
 				return o, cutChunks(buf, slab, a.Shape, chunk, a.DType.Size, func(off []int64, data []byte) error {
 					tw := time.Now()
 					addr := addrs[chunkIndex(off, chunk, grid)]
-					n, err := f.WriteAt(data, addr)
+					n, err := writeAt(f, data, addr)
 					if mon != nil {
 						mon.wrote(n, tw)
 					}
@@ -601,7 +601,7 @@ func (e *engine) setupPass(ctx context.Context, di int, a *catalog.Array, us []*
 		case KindParts:
 			for _, c := range o.chunks {
 				t := time.Now()
-				if _, err = e.partFile.WriteAt(c.data, e.partEnd); err != nil {
+				if _, err = writeAt(e.partFile, c.data, e.partEnd); err != nil {
 					break
 				}
 				if mon != nil {

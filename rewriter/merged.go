@@ -121,7 +121,7 @@ func writeBox(f *os.File, addr int64, shape []int64, box catalog.Box, buf []byte
 	rank := len(shape)
 	if rank == 0 {
 		t := time.Now()
-		_, err := f.WriteAt(buf, addr)
+		_, err := writeAt(f, buf, addr)
 		if mon != nil {
 			mon.wrote(len(buf), t)
 		}
@@ -148,7 +148,7 @@ func writeBox(f *os.File, addr int64, shape []int64, box catalog.Box, buf []byte
 			off += box.Lower[d] * strides[d] * int64(size)
 		}
 		t := time.Now()
-		if _, err := f.WriteAt(buf[pos:pos+run], off); err != nil {
+		if _, err := writeAt(f, buf[pos:pos+run], off); err != nil {
 			return err
 		}
 		if mon != nil {

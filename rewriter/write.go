@@ -286,6 +286,32 @@ func boxesAttr(bpath string) catalog.Attr {
 	return catalog.Attr{Name: "boxes", Type: "string", Scalar: true, Strings: []string{bpath}}
 }
 
+// writePiece caps one pwrite of data. On the virtual machines measured
+// (Linux 6.18, ext4, 2026-12-05), buffered writes of 1 MiB or more a call
+// cost 2-6x the system time of 256-512 KiB ones for the same bytes: 1.5 GB
+// written from a 64 MiB buffer, caches dropped, took 0.56-1.58 s of system
+// time in 6.75 MiB writes, 0.95-1.30 s in 2 MiB ones, 0.74-1.05 s in 1 MiB
+// ones and 0.20-0.42 s in 256 KiB ones, nearly all of it copying into the
+// page cache (copy_folio_from_iter_atomic). An openPMD series' contiguous
+// units went out 6.75 MiB a call: split, its run --no-verify took 0.91x
+// the time, 0.66x the system time (bench/RESULTS.md, session 18).
+const writePiece = 256 << 10
+
+// writeAt writes b at off in pieces of at most writePiece bytes and returns
+// the bytes written. The run's counters (Monitor.wrote) count it as one
+// write, as they count one pwritev of writeChunkFrom's chunk.
+func writeAt(f *os.File, b []byte, off int64) (int, error) {
+	n := 0
+	for n < len(b) {
+		m, err := f.WriteAt(b[n:min(len(b), n+writePiece)], off+int64(n))
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
 // startWriteback asks the kernel to start writing the range to disk now
 // (sync_file_range SYNC_FILE_RANGE_WRITE: it does not wait for the disk), so
 // that the disk writes while later units are read and the one fsync at the
