@@ -82,7 +82,7 @@ func NewTap(in *catalog.Store) (*Tap, error) {
 		if err != nil {
 			return nil, fmt.Errorf("verify: %w", err)
 		}
-		if len(a.Blocks) == 0 || !smallBlocks(a, math.MaxInt64) {
+		if len(a.Blocks) == 0 || !smallBlocks(a, math.MaxInt64, quickMost(true)) {
 			continue
 		}
 		f := t.fields.of(a.DType.Size)

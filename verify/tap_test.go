@@ -159,6 +159,22 @@ func TestTap(t *testing.T) {
 					t.Errorf("the verifier read %d input bytes, every block was tapped", n)
 				}
 			})
+			t.Run("threshold", func(t *testing.T) {
+				// At the default threshold the 4 KiB blocks of fields/Bx
+				// and fine/Ez take the checksum path only when tapped (the
+				// exact path would read them again); the 2 KiB ones of
+				// fields/id and fields/rho either way.
+				defer func(old int64) { quickBlock = old }(quickBlock)
+				quickBlock = 2 << 10
+				ok, log, _, untapped := verifyWith(t, out, nil)
+				if !ok || untapped.Checksummed != 6 {
+					t.Fatalf("without a tap: ok %v, %d arrays checksummed, want 6\n%s", ok, untapped.Checksummed, log)
+				}
+				ok, log, _, tapped := verifyWith(t, out, read(t, func(int) bool { return true }, false))
+				if !ok || tapped.Checksummed != 12 || tapped.IO.Input.ReadBytes != 0 {
+					t.Fatalf("tapped: ok %v, %d arrays checksummed, want 12; %d input bytes read again\n%s", ok, tapped.Checksummed, tapped.IO.Input.ReadBytes, log)
+				}
+			})
 			t.Run("half", func(t *testing.T) {
 				tap := read(t, func(i int) bool { return i%2 == 0 }, false)
 				ok, log, st, res := verifyWith(t, out, tap)
