@@ -14,6 +14,28 @@ static inline hid_t h5q_open_cache(hid_t file, const char *path, size_t nslots, 
 	H5Pclose(dapl);
 	return did;
 }
+
+// h5q_bypassed_chunk is the chunk shape (into chunk, rank entries) of an
+// unfiltered chunked dataset whose chunks exceed its raw-data chunk cache:
+// the library then reads each chunk's part of a selection straight from
+// the file, one read per run contiguous in both the chunk and the memory
+// buffer. 1: such a dataset; 0: not; -1: error.
+static inline int h5q_bypassed_chunk(hid_t did, int rank, hsize_t *chunk, size_t elem) {
+	hid_t dcpl = H5Dget_create_plist(did);
+	if (dcpl < 0) return -1;
+	int ok = 0;
+	if (H5Pget_layout(dcpl) == H5D_CHUNKED && H5Pget_nfilters(dcpl) == 0 && H5Pget_chunk(dcpl, rank, chunk) == rank) {
+		size_t bytes = elem;
+		for (int d = 0; d < rank; d++) bytes *= chunk[d];
+		hid_t dapl = H5Dget_access_plist(did);
+		size_t nslots = 0, nbytes = 0;
+		double w0 = 0;
+		if (dapl >= 0 && H5Pget_chunk_cache(dapl, &nslots, &nbytes, &w0) >= 0 && bytes > nbytes) ok = 1;
+		if (dapl >= 0) H5Pclose(dapl);
+	}
+	H5Pclose(dcpl);
+	return ok;
+}
 */
 import "C"
 
@@ -43,6 +65,16 @@ type SlabReader struct {
 	rank int
 	dims []int64
 	size int
+	// columns: the chunk shape of an unfiltered dataset whose chunks its
+	// cache cannot hold (nil otherwise). The library reads such a chunk's
+	// part of a box straight from the file, one read per run contiguous in
+	// both the chunk and the buffer: into a box wider than the chunk that
+	// is a read per chunk row (a 10-row band of 448^3 float64 in 112^3
+	// chunks: 71,680 reads of 896 bytes). Read then reads the box chunk
+	// column by chunk column into scratch, whose runs are the chunk's, and
+	// copies each into place (h5py, warm cache, 100 rows: 0.48 s -> 0.05 s).
+	columns []int64
+	scratch []byte
 }
 
 // OpenSlabReader opens the dataset at path for Read with memory type dt
@@ -101,6 +133,15 @@ func (f *File) OpenSlabReader(path string, dt catalog.DType, cacheBytes int64) (
 	default:
 		return fail(fmt.Errorf("h5: %s: %s: null dataspace: %w", f.path, path, catalog.ErrUnsupported))
 	}
+	if r.rank >= 2 {
+		chunk := make([]C.hsize_t, r.rank)
+		switch C.h5q_bypassed_chunk(did, C.int(r.rank), &chunk[0], C.size_t(dt.Size)) {
+		case 1:
+			r.columns = int64s(chunk)
+		case -1:
+			return fail(h5err(f.path, path, catalog.ErrCorrupt, "cannot get chunk properties"))
+		}
+	}
 	tid := C.H5Dget_type(did)
 	if tid < 0 {
 		return fail(h5err(f.path, path, catalog.ErrCorrupt, "cannot get type"))
@@ -149,6 +190,87 @@ func (r *SlabReader) Read(lower, count []int64, dst []byte) error {
 	if n == 0 {
 		return nil
 	}
+	if r.columns != nil && !r.inOneColumn(lower, count) {
+		return r.readColumns(lower, count, dst)
+	}
+	return r.readBox(lower, count, dst)
+}
+
+// inOneColumn reports whether the box lies in one chunk along every
+// dimension but the first (its runs are then the chunk's).
+func (r *SlabReader) inOneColumn(lower, count []int64) bool {
+	for d := 1; d < r.rank; d++ {
+		if count[d] > 0 && lower[d]/r.columns[d] != (lower[d]+count[d]-1)/r.columns[d] {
+			return false
+		}
+	}
+	return true
+}
+
+// readColumns reads the box chunk column by chunk column (the box cut at
+// chunk boundaries along every dimension but the first) into scratch and
+// copies each part's rows into place in dst.
+func (r *SlabReader) readColumns(lower, count []int64, dst []byte) error {
+	rank, size := r.rank, int64(r.size)
+	last := rank - 1
+	// dst's strides in bytes
+	stride := make([]int64, rank)
+	s := size
+	for d := last; d >= 0; d-- {
+		stride[d] = s
+		s *= count[d]
+	}
+	plo, pcnt := make([]int64, rank), make([]int64, rank) // the part, in the dataset
+	plo[0], pcnt[0] = lower[0], count[0]
+	c := make([]int64, rank) // chunk column index along dims 1..last, relative
+	for {
+		n := size * pcnt[0]
+		for d := 1; d < rank; d++ {
+			lo := max(lower[d], (lower[d]/r.columns[d]+c[d])*r.columns[d])
+			hi := min(lower[d]+count[d], (lower[d]/r.columns[d]+c[d]+1)*r.columns[d])
+			plo[d], pcnt[d] = lo, hi-lo
+			n *= hi - lo
+		}
+		if int64(cap(r.scratch)) < n {
+			r.scratch = make([]byte, n)
+		}
+		part := r.scratch[:n]
+		if err := r.readBox(plo, pcnt, part); err != nil {
+			return err
+		}
+		// Copy part's rows (along the last dimension) to their place.
+		row := pcnt[last] * size
+		idx := make([]int64, last) // along dims 0..last-1, in the part
+		for off := int64(0); off < n; off += row {
+			at := (plo[last] - lower[last]) * size
+			for d := range last {
+				at += (plo[d] - lower[d] + idx[d]) * stride[d]
+			}
+			copy(dst[at:at+row], part[off:off+row])
+			for d := last - 1; d >= 0; d-- {
+				if idx[d]++; idx[d] < pcnt[d] {
+					break
+				}
+				idx[d] = 0
+			}
+		}
+		// Next column: odometer over dims 1..last.
+		d := last
+		for ; d >= 1; d-- {
+			if c[d]++; (lower[d]/r.columns[d]+c[d])*r.columns[d] < lower[d]+count[d] {
+				break
+			}
+			c[d] = 0
+		}
+		if d < 1 {
+			return nil
+		}
+	}
+}
+
+// readBox is one H5Dread of the box into dst (row-major, the box's shape).
+func (r *SlabReader) readBox(lower, count []int64, dst []byte) error {
+	f := r.f
 	fspace, mspace := C.h5q_all(), C.h5q_all()
 	if r.rank > 0 {
 		fspace = C.H5Dget_space(r.did)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"relayout/catalog"
@@ -28,6 +29,10 @@ boxes = {
   "sparse": ((0, 0), (8, 8)),
   "scalar": ((), ()),
   "vds": ((1, 0), (5, 4)),
+  "big": ((3, 5, 7), (10, 20, 30)),
+  "bigone": ((2, 16, 16), (5, 14, 16)),
+  "bigbe": ((0, 0, 0), (20, 30, 40)),
+  "bigsparse": ((1, 2, 3), (15, 25, 33)),
 }
 with h5py.File(p, "w") as f:
     f.create_dataset("cont", data=rng.random((5, 6, 7)))
@@ -40,9 +45,14 @@ with h5py.File(p, "w") as f:
     lay = h5py.VirtualLayout(shape=(6, 4), dtype="<f8")
     lay[2:5] = h5py.VirtualSource(".", "src", shape=(3, 4))
     f.create_virtual_dataset("vds", lay, fillvalue=-1.5)
+    big = rng.random((20, 30, 40))
+    f.create_dataset("big", data=big, chunks=(8, 16, 16))
+    f.create_dataset("bigbe", data=big.astype(">f8"), chunks=(7, 11, 13))
+    b = f.create_dataset("bigsparse", shape=(20, 30, 40), dtype="<i4", chunks=(4, 8, 8), fillvalue=5)
+    b[4:12, 0:16, 8:40] = rng.integers(-9, 9, (8, 16, 32))
 with h5py.File(p, "r") as f:
     for name, (lo, cnt) in boxes.items():
-        d = f["g/chunk" if name == "chunk" else name]
+        d = f["g/chunk" if name == "chunk" else "big" if name == "bigone" else name]
         sl = tuple(slice(l, l + c) for l, c in zip(lo, cnt))
         a = d[sl] if sl else d[()]
         np.ascontiguousarray(np.asarray(a).astype(d.dtype.newbyteorder("<"))).tofile(p + "." + name)
@@ -65,6 +75,13 @@ with h5py.File(p, "r") as f:
 		{"sparse", "/sparse", catalog.DType{Kind: catalog.Uint, Size: 4}, []int64{0, 0}, []int64{8, 8}, 0},
 		{"scalar", "/scalar", catalog.DType{Kind: catalog.Int, Size: 8}, []int64{}, []int64{}, 0},
 		{"vds", "/vds", f64, []int64{1, 0}, []int64{5, 4}, 0},
+		// Chunks larger than the cache given: read chunk column by chunk
+		// column (across columns, partial edge chunks, big-endian, never
+		// written chunks), or at once inside one column.
+		{"big", "/big", f64, []int64{3, 5, 7}, []int64{10, 20, 30}, 4096},
+		{"bigone", "/big", f64, []int64{2, 16, 16}, []int64{5, 14, 16}, 4096},
+		{"bigbe", "/bigbe", catalog.DType{Kind: catalog.Float, Size: 8, BigEndian: true}, []int64{0, 0, 0}, []int64{20, 30, 40}, 4096},
+		{"bigsparse", "/bigsparse", catalog.DType{Kind: catalog.Int, Size: 4}, []int64{1, 2, 3}, []int64{15, 25, 33}, 512},
 	}
 	for _, c := range cases {
 		want, err := os.ReadFile(path + "." + c.name)
@@ -74,6 +91,9 @@ with h5py.File(p, "r") as f:
 		r, err := f.OpenSlabReader(c.path, c.dt, c.cache)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
+		}
+		if big := strings.HasPrefix(c.name, "big"); big != (r.columns != nil) {
+			t.Errorf("%s: read by chunk columns %v, want %v", c.name, r.columns != nil, big)
 		}
 		got := make([]byte, len(want))
 		if err := r.Read(c.lower, c.count, got); err != nil {
