@@ -8,11 +8,12 @@ import (
 	"relayout/internal/h5"
 )
 
-// chunkCaches: compressed members' chunk rows are cached first, while
-// they fit with the bands (3 buffers of 4 rows of 512 bytes and a bitmap:
-// 6,176 bytes each) in three quarters of the share; unfiltered ones only
-// while all the caches fit a quarter; none when the bands are whole chunk
-// rows.
+// chunkCaches: compressed members' chunk rows are cached while they fit
+// with the bands (3 buffers of 4 rows of 512 bytes and a bitmap: 6,176
+// bytes each) in three quarters of the share; unfiltered ones never (no
+// cache at all: the library reads the bands' parts of their chunks from
+// the file), whatever the share; the library's default when the bands are
+// whole chunk rows.
 func TestChunkCaches(t *testing.T) {
 	f64 := catalog.DType{Kind: catalog.Float, Size: 8}
 	mem := func(filtered bool, chunk ...int64) *member {
@@ -34,10 +35,10 @@ func TestChunkCaches(t *testing.T) {
 		{"compressed within", []*member{zip}, 4, 20 << 10, []int64{8 << 10}},
 		{"compressed beyond", []*member{zip}, 4, 18 << 10, []int64{0}},
 		{"whole chunk rows", []*member{zip, raw}, 32, 1 << 20, []int64{0, 0}},
-		{"unfiltered within a quarter", []*member{raw}, 4, 32 << 10, []int64{8 << 10}},
-		{"unfiltered beyond a quarter", []*member{raw}, 4, 32<<10 - 1, []int64{0}},
-		{"compressed first", []*member{raw, zip, zip}, 4, 64 << 10, []int64{0, 8 << 10, 8 << 10}},
-		{"both fit", []*member{raw, zip}, 4, 128 << 10, []int64{8 << 10, 8 << 10}},
+		{"unfiltered, small share", []*member{raw}, 4, 32<<10 - 1, []int64{h5.NoChunkCache}},
+		{"unfiltered, large share", []*member{raw}, 4, 1 << 30, []int64{h5.NoChunkCache}},
+		{"compressed while they fit", []*member{raw, zip, zip}, 4, 40 << 10, []int64{h5.NoChunkCache, 8 << 10, 0}},
+		{"both", []*member{raw, zip}, 4, 128 << 10, []int64{h5.NoChunkCache, 8 << 10}},
 		{"contiguous", []*member{{a: zip.a, info: &h5.DatasetInfo{Layout: "contiguous"}, size: 8, rank: 2}}, 4, 1 << 20, []int64{0}},
 	} {
 		if got := chunkCaches(c.ms, c.perBand, c.share); !slices.Equal(got, c.want) {

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"relayout/catalog"
+	"relayout/internal/h5"
 	"relayout/internal/membudget"
 )
 
@@ -111,37 +112,36 @@ func (r *run) jointRows(g *group, share int64) (perBand int64, cacheBytes []int6
 	return perBand, chunkCaches(ms, perBand, share)
 }
 
-// chunkCaches is the chunk cache of each member (bytes, 0: the library's
-// default) for bands of perBand rows within share bytes. A band inside a
-// chunk row (perBand not a multiple of the chunk's rows) meets every chunk
-// of the row; unless the row stays cached, the library reads and decodes
-// each chunk again for every band meeting it. On a filtered (compressed)
-// output that is a whole decode per band: issue 19's 448^3 float64 in
-// 112^3 deflate chunks, bands of 5 rows, inflated each chunk 23 times
-// (1,488 decodes of 64 chunks, 36 s of user CPU) when its 180 MB chunk row
-// missed the quarter of the share it was allowed. So the filtered members'
-// rows are cached first, while they fit with the bands and leave a
-// quarter of the share to the input blocks; unfiltered chunks cost only
-// their bytes copied again (chunks larger than the library's default
-// cache are read in part, straight from the file): their rows are cached
-// while all the caches fit a quarter. A filtered chunk row beyond that is
-// decoded once per band meeting it.
+// chunkCaches is the chunk cache of each member (bytes; 0: the library's
+// default; h5.NoChunkCache: none) for bands of perBand rows within share
+// bytes. A band inside a chunk row (perBand not a multiple of the chunk's
+// rows) meets every chunk of the row. A filtered (compressed) chunk must
+// be decoded whole: unless its row stays cached, the library decodes each
+// chunk again for every band meeting it (issue 19's 448^3 float64 in 112^3
+// deflate chunks, bands of 5 rows: each chunk inflated 23 times, 36 s of
+// user CPU, when its 180 MB row missed the quarter of the share it was
+// allowed), so filtered rows are cached while they fit with the bands and
+// leave a quarter of the share to the input blocks; a filtered row beyond
+// that is decoded once per band meeting it. Unfiltered chunks are not
+// cached at all: the library reads each band's part of every chunk
+// straight from the file (a chunk column at a time: h5.SlabReader), where
+// a cached row cost every chunk a fresh allocation and a second copy
+// (issue 19's BP4 input at --layout auto, 50^3 float64 chunks of 1 MB, 81
+// MB rows cached: relayout verify 3.65 s, uncached 1.80 s).
 func chunkCaches(ms []*member, perBand, share int64) []int64 {
 	cacheBytes := make([]int64, len(ms))
 	var cached, bands int64
 	for _, m := range ms {
 		bands += m.bandMem(perBand)
 	}
-	for _, filtered := range []bool{true, false} {
-		limit := share / 4
-		if filtered {
-			limit = share - share/4 - bands
-		}
-		for i, m := range ms {
-			c0, chunkRow := m.chunkRows()
-			if c0 == 0 || perBand%c0 == 0 || (len(m.info.Filters) > 0) != filtered || cached+chunkRow > limit {
-				continue
-			}
+	limit := share - share/4 - bands
+	for i, m := range ms {
+		c0, chunkRow := m.chunkRows()
+		switch {
+		case c0 == 0 || perBand%c0 == 0:
+		case len(m.info.Filters) == 0:
+			cacheBytes[i] = h5.NoChunkCache
+		case cached+chunkRow <= limit:
 			cacheBytes[i] = chunkRow
 			cached += chunkRow
 		}
@@ -301,7 +301,7 @@ func (r *run) jointData(ctx context.Context, ms []*member, share int64, done fun
 	perBand, cacheBytes := r.jointRows(g, share)
 	capacity := share
 	for i, m := range ms {
-		capacity -= m.bandMem(perBand) + cacheBytes[i]
+		capacity -= m.bandMem(perBand) + max(cacheBytes[i], 0)
 	}
 	mem := membudget.Overcommit(capacity)
 	defer func() { peak(&r.stats.peakMem, mem.Peak()) }()

@@ -308,7 +308,7 @@ func (r *run) quick(ctx context.Context, ms []*member, share int64, done func(*m
 		if err := m.open(cache[0]); err != nil {
 			return nil, err
 		}
-		capacity -= m.bandMem(perBand) + cache[0]
+		capacity -= m.bandMem(perBand) + max(cache[0], 0)
 	}
 	mem := membudget.Overcommit(capacity)
 	defer func() { peak(&r.stats.peakMem, mem.Peak()) }()

@@ -77,10 +77,17 @@ type SlabReader struct {
 	scratch []byte
 }
 
+// NoChunkCache, as OpenSlabReader's cacheBytes, opens a dataset without a
+// chunk cache: the library reads the part of each chunk a read needs
+// straight from the file (unfiltered chunks; filtered ones are decoded
+// whole for every read), which SlabReader.Read does a chunk column at a
+// time.
+const NoChunkCache = -1
+
 // OpenSlabReader opens the dataset at path for Read with memory type dt
 // made little-endian (byte order converted by the library when the file
 // type differs). cacheBytes sizes the dataset's chunk cache (0: HDF5's
-// default). Close it before the File.
+// default; NoChunkCache: none). Close it before the File.
 func (f *File) OpenSlabReader(path string, dt catalog.DType, cacheBytes int64) (*SlabReader, error) {
 	mtid, err := fileType(dt.LittleEndian())
 	if err != nil {
@@ -99,7 +106,9 @@ func (f *File) OpenSlabReader(path string, dt catalog.DType, cacheBytes int64) (
 	cpath, free := cstr(path)
 	defer free()
 	var did C.hid_t
-	if cacheBytes > 0 {
+	if cacheBytes < 0 {
+		did = C.h5q_open_cache(fid, cpath, 521, 0)
+	} else if cacheBytes > 0 {
 		// Slots: HDF5 advises a prime about 100 times the chunks held.
 		did = C.h5q_open_cache(fid, cpath, C.size_t(max(521, min(cacheBytes/1024, 1<<20)|1)), C.size_t(cacheBytes))
 	} else {
