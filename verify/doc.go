@@ -75,10 +75,12 @@
 // two output band buffers (one compared, one hashed) and the one read
 // ahead (a joint group's members: two, the next band read once the last
 // is hashed), the band's
-// coverage bitmap, the chunk cache of chunked outputs (a row of chunks
-// when bands lie inside one: compressed outputs' rows first, so that each
-// chunk is decoded once, while a quarter of the share is left to the
-// input blocks; joint.go's chunkCaches)
+// coverage bitmap (none when the blocks tile the array), the chunk cache
+// of compressed chunked outputs (a row of chunks when bands lie inside
+// one, so that each chunk is decoded once, while a quarter of the share is
+// left to the input blocks; unfiltered chunks are read uncached, a chunk
+// column at a time, into a scratch buffer of the library reader's:
+// joint.go's chunkCaches)
 // and the input blocks
 // alive at once (and a band's stage of small blocks, order.go);
 // raw row-major blocks are read only for the rows of the band, other
