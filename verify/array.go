@@ -188,6 +188,20 @@ func (m *member) chunkRows() (c0, chunkRow int64) {
 	return c0, chunkRow
 }
 
+// chunkBytes is the bytes of one chunk of a chunked output (0: not
+// chunked).
+func (m *member) chunkBytes() int64 {
+	info := m.info
+	if info.Layout != "chunked" || len(info.Chunk) != m.rank {
+		return 0
+	}
+	n := m.size
+	for _, c := range info.Chunk {
+		n *= c
+	}
+	return n
+}
+
 // bandMem is what m's bands of perBand rows hold: its band buffers and
 // the band's coverage bitmap.
 func (m *member) bandMem(perBand int64) int64 {

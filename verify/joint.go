@@ -112,6 +112,10 @@ func (r *run) jointRows(g *group, share int64) (perBand int64, cacheBytes []int6
 	return perBand, chunkCaches(ms, perBand, share)
 }
 
+// uncachedChunk is the chunk size from which unfiltered chunks are read
+// uncached (chunkCaches).
+const uncachedChunk = 256 << 10
+
 // chunkCaches is the chunk cache of each member (bytes; 0: the library's
 // default; h5.NoChunkCache: none) for bands of perBand rows within share
 // bytes. A band inside a chunk row (perBand not a multiple of the chunk's
@@ -120,30 +124,40 @@ func (r *run) jointRows(g *group, share int64) (perBand int64, cacheBytes []int6
 // chunk again for every band meeting it (issue 19's 448^3 float64 in 112^3
 // deflate chunks, bands of 5 rows: each chunk inflated 23 times, 36 s of
 // user CPU, when its 180 MB row missed the quarter of the share it was
-// allowed), so filtered rows are cached while they fit with the bands and
-// leave a quarter of the share to the input blocks; a filtered row beyond
-// that is decoded once per band meeting it. Unfiltered chunks are not
-// cached at all: the library reads each band's part of every chunk
-// straight from the file (a chunk column at a time: h5.SlabReader), where
-// a cached row cost every chunk a fresh allocation and a second copy
-// (issue 19's BP4 input at --layout auto, 50^3 float64 chunks of 1 MB, 81
-// MB rows cached: relayout verify 3.65 s, uncached 1.80 s).
+// allowed), so filtered rows are cached first, while they fit with the
+// bands and leave a quarter of the share to the input blocks; a filtered
+// row beyond that is decoded once per band meeting it. Unfiltered chunks
+// of uncachedChunk bytes or more are not cached at all: the library reads
+// each band's part of every chunk straight from the file, a chunk column
+// at a time (h5.SlabReader), where a cached row cost every chunk a fresh
+// allocation and a second copy (issue 19's BP4 input at --layout auto,
+// 50^3 float64 chunks of 1 MB, 81 MB rows cached: relayout verify 3.65 s,
+// uncached 1.80 s). Smaller unfiltered chunks (a read per chunk column
+// would be a library call each) keep their rows cached while all the
+// caches fit a quarter.
 func chunkCaches(ms []*member, perBand, share int64) []int64 {
 	cacheBytes := make([]int64, len(ms))
 	var cached, bands int64
 	for _, m := range ms {
 		bands += m.bandMem(perBand)
 	}
-	limit := share - share/4 - bands
-	for i, m := range ms {
-		c0, chunkRow := m.chunkRows()
-		switch {
-		case c0 == 0 || perBand%c0 == 0:
-		case len(m.info.Filters) == 0:
-			cacheBytes[i] = h5.NoChunkCache
-		case cached+chunkRow <= limit:
-			cacheBytes[i] = chunkRow
-			cached += chunkRow
+	for _, filtered := range []bool{true, false} {
+		limit := share / 4
+		if filtered {
+			limit = share - share/4 - bands
+		}
+		for i, m := range ms {
+			c0, chunkRow := m.chunkRows()
+			if c0 == 0 || perBand%c0 == 0 || (len(m.info.Filters) > 0) != filtered {
+				continue
+			}
+			switch {
+			case !filtered && m.chunkBytes() >= uncachedChunk:
+				cacheBytes[i] = h5.NoChunkCache
+			case cached+chunkRow <= limit:
+				cacheBytes[i] = chunkRow
+				cached += chunkRow
+			}
 		}
 	}
 	return cacheBytes
