@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
@@ -245,6 +246,24 @@ func TestMerge(t *testing.T) {
 	}
 	if gs[0].Key != -1 || gs[1].Key != 0 {
 		t.Fatalf("groups not in key order: %d %d", gs[0].Key, gs[1].Key)
+	}
+	// The same blocks listed rank by rank (groups found in one pass, not
+	// by the sort): the same counts, each group's blocks in index order.
+	byRank := slices.Clone(blocks)
+	slices.SortStableFunc(byRank, func(x, y catalog.Block) int { return cmp.Compare(x.Rank, y.Rank) })
+	sorted, err := Merge(byRank, ScopeRank, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perRank := map[int]int{}
+	for _, g := range sorted {
+		perRank[g.Key] = len(g.Cuboids)
+		if !slices.IsSorted(g.Blocks) || byRank[g.Blocks[0]].Rank != int32(g.Key) {
+			t.Fatalf("rank-ordered input: group %d holds blocks %v", g.Key, g.Blocks)
+		}
+	}
+	if want := (map[int]int{-1: 1, 0: 2, 1: 2, 2: 1, 3: 1}); !mapsEqual(perRank, want) {
+		t.Fatalf("rank-ordered input, per rank: %v, want %v", perRank, want)
 	}
 	gs, err = Merge(blocks, ScopeNode, 2)
 	if err != nil {

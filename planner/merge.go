@@ -135,7 +135,7 @@ func (r *rankedBlocks) merge(scope Scope, ranksPerNode int, out mergeOut) ([]Gro
 	// buffers over the shared, read-only ranked boundaries; every group's
 	// result goes to its own slot, so the output does not depend on the
 	// schedule.
-	idx, spans, err := r.groupsOf(scope, key)
+	idx, spans, err := r.groupsOf(key)
 	if err != nil {
 		return nil, err
 	}
@@ -208,26 +208,14 @@ type groupSpan struct{ lo, hi, key int }
 
 // groupsOf lists the non-empty blocks group by group (ascending key, then
 // index: a deterministic order) as indices into r.blocks, and each group's
-// span of them. The global scope is one group of every block in index
-// order; other scopes bucket the blocks by key with one integer sort of
-// (key, index) packed into a uint64, so that a million blocks cost a few
-// flat slices (and no sort when the blocks come rank by rank).
-func (r *rankedBlocks) groupsOf(scope Scope, key func(*catalog.Block) int) ([]int, []groupSpan, error) {
+// span of them. Blocks that come in key order (the global scope's one key,
+// a writer's blocks listed rank by rank) are listed in one pass; others are
+// bucketed with one integer sort of (key, index) packed into a uint64, so
+// that a million blocks cost a few flat slices either way.
+func (r *rankedBlocks) groupsOf(key func(*catalog.Block) int) ([]int, []groupSpan, error) {
 	blocks := r.blocks
-	if scope == ScopeGlobal {
-		idx := make([]int, 0, len(blocks))
-		for i := range blocks {
-			if !IsEmpty(blocks[i].Box) {
-				idx = append(idx, i)
-			}
-		}
-		if len(idx) == 0 {
-			return idx, nil, nil
-		}
-		return idx, []groupSpan{{0, len(idx), 0}}, nil
-	}
-	packed := make([]uint64, 0, len(blocks))
-	sorted := true // already in (key, index) order: blocks listed rank by rank
+	idx := make([]int, 0, len(blocks))
+	var spans []groupSpan
 	for i := range blocks {
 		if IsEmpty(blocks[i].Box) {
 			continue
@@ -236,31 +224,40 @@ func (r *rankedBlocks) groupsOf(scope Scope, key func(*catalog.Block) int) ([]in
 		if k < -1 || k >= 1<<31-1 || i >= 1<<32 {
 			return nil, nil, fmt.Errorf("planner: block %d: rank %d out of range", i, blocks[i].Rank)
 		}
-		p := uint64(k+1)<<32 | uint64(i)
-		if n := len(packed); n > 0 && packed[n-1] > p {
-			sorted = false
+		if n := len(spans); n == 0 || spans[n-1].key != k {
+			if n > 0 && k < spans[n-1].key {
+				idx, spans := r.sortedGroups(key) // out of key order
+				return idx, spans, nil
+			}
+			spans = append(spans, groupSpan{lo: len(idx), key: k})
 		}
-		packed = append(packed, p)
+		idx = append(idx, i)
+		spans[len(spans)-1].hi = len(idx)
 	}
-	if !sorted {
-		slices.Sort(packed)
+	return idx, spans, nil
+}
+
+// sortedGroups is groupsOf for blocks out of key order (their keys already
+// checked): (key, index) pairs packed into uint64s and sorted.
+func (r *rankedBlocks) sortedGroups(key func(*catalog.Block) int) ([]int, []groupSpan) {
+	blocks := r.blocks
+	packed := make([]uint64, 0, len(blocks))
+	for i := range blocks {
+		if !IsEmpty(blocks[i].Box) {
+			packed = append(packed, uint64(key(&blocks[i])+1)<<32|uint64(i))
+		}
 	}
+	slices.Sort(packed)
 	idx := make([]int, len(packed))
 	var spans []groupSpan
 	for n, p := range packed {
 		idx[n] = int(uint32(p))
-		k := int(p>>32) - 1
-		if len(spans) == 0 || spans[len(spans)-1].key != k {
-			if len(spans) > 0 {
-				spans[len(spans)-1].hi = n
-			}
+		if k := int(p>>32) - 1; len(spans) == 0 || spans[len(spans)-1].key != k {
 			spans = append(spans, groupSpan{lo: n, key: k})
 		}
+		spans[len(spans)-1].hi = n + 1
 	}
-	if len(spans) > 0 {
-		spans[len(spans)-1].hi = len(idx)
-	}
-	return idx, spans, nil
+	return idx, spans
 }
 
 // parallelMergeBlocks is the number of blocks per merge worker below which

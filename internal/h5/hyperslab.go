@@ -231,7 +231,8 @@ func (r *SlabReader) readColumns(lower, count []int64, dst []byte) error {
 	}
 	plo, pcnt := make([]int64, rank), make([]int64, rank) // the part, in the dataset
 	plo[0], pcnt[0] = lower[0], count[0]
-	c := make([]int64, rank) // chunk column index along dims 1..last, relative
+	c := make([]int64, rank)   // chunk column index along dims 1..last, relative
+	idx := make([]int64, last) // a row's place along dims 0..last-1 in the part (back to 0 after each)
 	for {
 		n := size * pcnt[0]
 		for d := 1; d < rank; d++ {
@@ -249,7 +250,6 @@ func (r *SlabReader) readColumns(lower, count []int64, dst []byte) error {
 		}
 		// Copy part's rows (along the last dimension) to their place.
 		row := pcnt[last] * size
-		idx := make([]int64, last) // along dims 0..last-1, in the part
 		for off := int64(0); off < n; off += row {
 			at := (plo[last] - lower[last]) * size
 			for d := range last {
