@@ -176,7 +176,7 @@ func (c *clusterer) run(blocks []catalog.Box) []Cuboid {
 
 // blockRank returns the common rank of the non-empty blocks and their number.
 func blockRank(blocks []catalog.Box) (dims, nonEmpty int, err error) {
-	return blockRankOf(blocks, func(b *catalog.Box) *catalog.Box { return b })
+	return blockRankOf(blocks, ownBox)
 }
 
 // blockRankOf is blockRank over the boxes of items (Boxes, or Blocks: no
@@ -247,7 +247,7 @@ func (c *clusterer) run1(nonEmpty int) bool {
 	c.outBox, c.outStart, c.outPieces = c.outBox[:0], c.outStart[:0], c.outPieces[:0]
 	c.segs = append(c.segs[:0], segment{0, int32(len(c.cur))})
 	if cap(c.next) < len(c.cur) {
-		c.next = slices.Grow(c.next[:0], len(c.cur))
+		c.next = make([]piece, 0, len(c.cur)) // not slices.Grow: it writes every page before Populate maps them
 		catalog.Populate(c.next)
 	}
 	for len(c.segs) > 0 {
@@ -263,7 +263,7 @@ func (c *clusterer) run1(nonEmpty int) bool {
 
 // rankCoords fills c.axis with the distinct block boundaries per axis.
 func (c *clusterer) rankCoords(blocks []catalog.Box) {
-	rankCoordsOf(c, blocks, func(b *catalog.Box) *catalog.Box { return b })
+	rankCoordsOf(c, blocks, ownBox)
 }
 
 // rankCoordsOf is rankCoords over the boxes of items. When an axis's
@@ -387,7 +387,7 @@ func (c *clusterer) accept(bb piece, ps []piece) {
 // pass) and total volume.
 func (c *clusterer) lengths(ps []piece) (bb piece, vol int64) {
 	if cap(c.lens) < MaxDims*len(ps) {
-		c.lens = slices.Grow(c.lens[:0], MaxDims*len(ps))
+		c.lens = make([]int64, 0, MaxDims*len(ps))
 		catalog.Populate(c.lens)
 	}
 	lens := c.lens[:MaxDims*len(ps)]

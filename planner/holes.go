@@ -238,15 +238,22 @@ const maxCoverCells = 1 << 24
 // the boxes overlap so much that marking them would cost more than four
 // passes over the grid. Linear in the cells the boxes hold.
 func coveredCells(shape []int64, boxes []catalog.Box) (n int64, ok bool) {
+	return coveredCellsOf(shape, boxes, ownBox)
+}
+
+// coveredCellsOf is coveredCells over the boxes of items (box(&items[i])),
+// which it does not copy: FullyCovered asks it of every array's blocks.
+func coveredCellsOf[T any](shape []int64, items []T, box func(*T) *catalog.Box) (n int64, ok bool) {
 	rank := len(shape)
 	if rank == 0 {
 		return 0, false
 	}
-	for _, b := range boxes {
+	for i := range items {
+		b := box(&items[i])
 		if len(b.Lower) != rank || len(b.Count) != rank {
 			return 0, false
 		}
-		if !IsEmpty(b) {
+		if !IsEmpty(*b) {
 			for d := range rank {
 				if b.Lower[d] < 0 || b.Lower[d]+b.Count[d] > shape[d] {
 					return 0, false
@@ -254,16 +261,21 @@ func coveredCells(shape []int64, boxes []catalog.Box) (n int64, ok bool) {
 			}
 		}
 	}
-	g, ok := newCellGrid(make([]int64, rank), shape, boxes)
+	g, ok := newCellGridOf(make([]int64, rank), shape, items, box)
 	if !ok {
 		return 0, false
 	}
-	set, _, ok := g.mark(boxes, 4*g.cells+int64(len(boxes)), false)
+	set, _, ok := markOf(g, items, box, 4*g.cells+int64(len(items)), false)
 	if !ok {
 		return 0, false
 	}
 	return set * product(g.cell), true
 }
+
+// ownBox and blockBox are the box accessors of a list of boxes and of
+// blocks.
+func ownBox(b *catalog.Box) *catalog.Box     { return b }
+func blockBox(b *catalog.Block) *catalog.Box { return &b.Box }
 
 // cellGrid is the coarsest regular grid over [origin, origin+extent) on
 // which each of a set of boxes is a whole number of cells: along each axis
@@ -281,10 +293,16 @@ type cellGrid struct {
 // origin+extent) (empty ones are ignored). ok is false when the grid would
 // have more than maxCoverCells cells.
 func newCellGrid(origin, extent []int64, boxes []catalog.Box) (g cellGrid, ok bool) {
+	return newCellGridOf(origin, extent, boxes, ownBox)
+}
+
+// newCellGridOf is newCellGrid over the boxes of items.
+func newCellGridOf[T any](origin, extent []int64, items []T, box func(*T) *catalog.Box) (g cellGrid, ok bool) {
 	rank := len(extent)
 	g = cellGrid{origin: origin, cell: slices.Clone(extent), dims: make([]int64, rank), cells: 1}
-	for _, b := range boxes {
-		if IsEmpty(b) {
+	for i := range items {
+		b := box(&items[i])
+		if IsEmpty(*b) {
 			continue
 		}
 		for d := range rank {
@@ -308,6 +326,11 @@ func newCellGrid(origin, extent []int64, boxes []catalog.Box) (g cellGrid, ok bo
 // boxes overlap). It visits at most budget cells (ok false beyond) and
 // stops at the first shared cell when stopShared is set.
 func (g cellGrid) mark(boxes []catalog.Box, budget int64, stopShared bool) (set int64, shared, ok bool) {
+	return markOf(g, boxes, ownBox, budget, stopShared)
+}
+
+// markOf is mark over the boxes of items.
+func markOf[T any](g cellGrid, items []T, box func(*T) *catalog.Box, budget int64, stopShared bool) (set int64, shared, ok bool) {
 	rank := len(g.dims)
 	bits := make([]uint64, (g.cells+63)/64)
 	var buf [2 * MaxDims]int64 // the common ranks mark without an allocation per box
@@ -317,8 +340,9 @@ func (g cellGrid) mark(boxes []catalog.Box, budget int64, stopShared bool) (set 
 	}
 	lohi = lohi[:2*rank]
 	lo, hi := lohi[:rank], lohi[rank:]
-	for _, b := range boxes {
-		if IsEmpty(b) {
+	for i := range items {
+		b := box(&items[i])
+		if IsEmpty(*b) {
 			continue
 		}
 		vol := int64(1)

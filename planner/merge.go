@@ -86,15 +86,14 @@ type rankedBlocks struct {
 
 func rankBlocks(blocks []catalog.Block) (*rankedBlocks, error) {
 	r := &rankedBlocks{blocks: blocks}
-	boxOf := func(b *catalog.Block) *catalog.Box { return &b.Box }
-	dims, _, err := blockRankOf(blocks, boxOf)
+	dims, _, err := blockRankOf(blocks, blockBox)
 	if err != nil {
 		return nil, fmt.Errorf("planner: %w", err)
 	}
 	r.ranked = dims >= 1 && dims <= MaxDims
 	if r.ranked {
 		r.c.dims = dims
-		rankCoordsOf(&r.c, blocks, boxOf)
+		rankCoordsOf(&r.c, blocks, blockBox)
 		r.all = make([]piece, len(blocks))
 		catalog.Populate(r.all)
 		for i := range blocks {
@@ -146,7 +145,7 @@ func (r *rankedBlocks) merge(scope Scope, ranksPerNode int, out mergeOut) ([]Gro
 		ok := false
 		if r.ranked {
 			if cap(c.cur) < len(members) {
-				c.cur = slices.Grow(c.cur[:0], len(members))
+				c.cur = make([]piece, 0, len(members))
 				catalog.Populate(c.cur)
 			}
 			c.cur = c.cur[:0]

@@ -21,19 +21,19 @@ const Merged = "merged"
 // FullyCovered reports whether the blocks of a (never overlapping) cover its
 // whole shape.
 func FullyCovered(a *catalog.Array) bool {
-	boxes := make([]catalog.Box, len(a.Blocks))
-	catalog.Populate(boxes)
 	var n int64
 	for i := range a.Blocks {
-		boxes[i] = a.Blocks[i].Box
-		n += boxes[i].Elements()
+		n += a.Blocks[i].Box.Elements()
 	}
 	if n < a.Elements() {
 		return false
 	}
-	if c, ok := coveredCells(a.Shape, boxes); ok {
+	// On the blocks themselves: a copy of their boxes (pointers, written
+	// under the collector's barrier) cost as much as the count.
+	if c, ok := coveredCellsOf(a.Shape, a.Blocks, blockBox); ok {
 		return c == a.Elements()
 	}
+	boxes := blockBoxes(a)
 	if _, _, ok := Disjoint(boxes); ok {
 		return true // disjoint boxes inside the array adding up to it
 	}

@@ -64,6 +64,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -473,12 +474,18 @@ func (v ffsView) array(i int) (start int, n uint64, size int) {
 }
 
 // uints reads an integer array field (NULL: nil).
-func (v ffsView) uints(i int) []uint64 {
+func (v ffsView) uints(i int) []uint64 { return v.appendUints(nil, i) }
+
+// appendUints appends the elements of integer array field i to dst (NULL:
+// none) and returns the extended slice.
+func (v ffsView) appendUints(dst []uint64, i int) []uint64 {
 	start, n, size := v.array(i)
 	if v.b.err != nil || n == 0 {
-		return nil
+		return dst
 	}
-	out := make([]uint64, n)
+	k0 := len(dst)
+	dst = slices.Grow(dst, int(n))[:k0+int(n)]
+	out := dst[k0:]
 	if size == 8 && start >= 0 && start <= len(v.b.data) && uint64(len(v.b.data)-start)/8 >= n {
 		// The common case (BP5 counts, offsets, locations): in bounds as a
 		// whole, decoded without a check and an interface call per value.
@@ -488,18 +495,18 @@ func (v ffsView) uints(i int) []uint64 {
 			for k := range out {
 				out[k] = binary.LittleEndian.Uint64(p[8*k:])
 			}
-			return out
+			return dst
 		case binary.ByteOrder(binary.BigEndian):
 			for k := range out {
 				out[k] = binary.BigEndian.Uint64(p[8*k:])
 			}
-			return out
+			return dst
 		}
 	}
 	for k := range out {
 		out[k] = v.b.uint(v.f.bo, start+k*size, size)
 	}
-	return out
+	return dst
 }
 
 // str reads a string field (NULL: "", false).

@@ -223,9 +223,7 @@ func (d *Dataset) dropScanCaches() {
 	d.cacheOff, d.cacheSets, d.entryBuf = 0, nil, nil
 	d.setsBuf, d.setsArena = nil, dimArena{}
 	clear(d.pgCache)
-	if d.b5 != nil {
-		d.b5.blocks, d.b5.blockBytes, d.b5.stepInfo, d.b5.scratch = nil, 0, nil, nil
-	}
+	d.b5.dropCaches()
 }
 
 // entryArray is the array of entry e: its blocks from the index, or the

@@ -173,9 +173,7 @@ func (s *Series) Scan(ctx context.Context, emit func(*catalog.Array) error) erro
 // release drops a member's Scan caches and closes its idle files.
 func (d *Dataset) release() {
 	clear(d.pgCache)
-	if d.b5 != nil {
-		d.b5.blocks, d.b5.blockBytes, d.b5.stepInfo, d.b5.scratch = nil, 0, nil, nil
-	}
+	d.b5.dropCaches()
 	d.cacheOff, d.cacheSets = 0, nil
 	d.files.CloseIdle()
 }
