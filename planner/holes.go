@@ -62,8 +62,16 @@ const (
 // (not a scalar, not empty, not a constant record), else a chunked layout by
 // the rule above with a Note saying why (for the log and the manifest).
 func HoleLayout(a *catalog.Array, l Layout) Layout {
+	if l.Kind != Contiguous {
+		return l
+	}
+	return holeLayout(a, l, FullyCovered(a))
+}
+
+// holeLayout is HoleLayout with FullyCovered(a) known (full).
+func holeLayout(a *catalog.Array, l Layout, full bool) Layout {
 	rank := len(a.Shape)
-	if l.Kind != Contiguous || a.Constant || rank == 0 || isEmpty(a.Shape) || FullyCovered(a) {
+	if l.Kind != Contiguous || a.Constant || rank == 0 || isEmpty(a.Shape) || full {
 		return l
 	}
 	boxes := make([]catalog.Box, 0, len(a.Blocks))

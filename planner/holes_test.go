@@ -94,11 +94,11 @@ func TestChooseForHoles(t *testing.T) {
 	f64 := catalog.DType{Kind: catalog.Float, Size: 8}
 	a := &catalog.Array{Var: "fine/Ez", Shape: []int64{16, 16}, DType: f64, Blocks: []catalog.Block{
 		{Box: catalog.Box{Lower: []int64{0, 0}, Count: []int64{8, 8}}}}}
-	l, why, _, err := chooseFor(a, PlanOptions{Layout: Contiguous})
+	l, why, _, err := chooseFor(a, PlanOptions{Layout: Contiguous}, FullyCovered(a))
 	if err != nil || l.Kind != Chunked || !strings.Contains(why, "partly covered") {
 		t.Errorf("plan of a partly covered array: %+v %q %v", l, why, err)
 	}
-	l, _, _, err = chooseFor(a, PlanOptions{Layout: Contiguous, Fill: true})
+	l, _, _, err = chooseFor(a, PlanOptions{Layout: Contiguous, Fill: true}, FullyCovered(a))
 	if err != nil || l.Kind != Contiguous {
 		t.Errorf("--fill: %+v %v", l, err)
 	}

@@ -67,7 +67,7 @@ func TestPlanRefinedLevel(t *testing.T) {
 	a := &catalog.Array{Var: "rho", Level: 1, Shape: []int64{64, 64}, DType: catalog.DType{Kind: catalog.Float, Size: 8},
 		Boxes:  []catalog.Box{{Lower: []int64{0, 0}, Count: []int64{16, 16}}},
 		Blocks: []catalog.Block{{Box: catalog.Box{Lower: []int64{0, 0}, Count: []int64{16, 16}}, Rank: 0, Length: 2048}}}
-	l, why, _, err := chooseFor(a, PlanOptions{Layout: Contiguous})
+	l, why, _, err := chooseFor(a, PlanOptions{Layout: Contiguous}, FullyCovered(a))
 	if err != nil {
 		t.Fatal(err)
 	}

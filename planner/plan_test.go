@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"reflect"
 	"slices"
 	"testing"
 
@@ -127,6 +128,60 @@ func TestVariablePlannerCache(t *testing.T) {
 	}
 	if plan.Layouts[0].Cuboids.Global != 1 || plan.Layouts[0].Cuboids.Rank != 4 {
 		t.Errorf("cuboids %+v", plan.Layouts[0].Cuboids)
+	}
+}
+
+// TestMergeCacheShapes plans, through one planner, arrays that share their
+// blocks' boxes and ranks (so their merges and what derives from them are
+// computed once) but not their element type, shape or codecs, and checks
+// each plan against a fresh planner's.
+func TestMergeCacheShapes(t *testing.T) {
+	// 3x3 blocks of 8x8 over 24x24: the sub pattern ([6,18) per axis) cuts
+	// blocks, so a block read only whole costs more.
+	grid := func(owners [3][3]int) *catalog.Array {
+		a := &catalog.Array{Var: "v", DType: catalog.DType{Kind: catalog.Float, Size: 8}, Shape: []int64{24, 24}, Offset: []int64{0, 0}}
+		for i := range 3 {
+			for j := range 3 {
+				if owners[i][j] >= 0 {
+					a.Blocks = append(a.Blocks, catalog.Block{Box: catalog.Box{Lower: []int64{int64(8 * i), int64(8 * j)}, Count: []int64{8, 8}},
+						Rank: int32(owners[i][j]), File: "data.0", Offset: int64(512 * (3*i + j)), Length: 512})
+				}
+			}
+		}
+		return a
+	}
+	full := [3][3]int{{0, 0, 1}, {0, 0, 1}, {2, 2, 1}}
+	i4 := grid(full)
+	i4.DType = catalog.DType{Kind: catalog.Int, Size: 4}
+	wide := grid(full)
+	wide.Shape = []int64{24, 48} // the same blocks cover half of it
+	packed := grid(full)
+	packed.Blocks[0].Codecs = []catalog.Codec{{Name: "zlib"}} // read only whole
+	holes := grid([3][3]int{{0, 0, 1}, {0, -1, 1}, {2, 2, 1}})
+	arrays := []*catalog.Array{grid(full), i4, packed, wide, grid(full), holes}
+	for _, layout := range []string{Contiguous, Merged} {
+		opts := PlanOptions{Layout: layout, Readers: 1, Scope: ScopeRank}
+		p, err := NewPlanner(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, a := range arrays {
+			got, err := p.PlanArray(a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fresh, _ := NewPlanner(opts)
+			want, err := fresh.PlanArray(a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s, array %d: after the others\n%+v\nalone\n%+v", layout, i, got, want)
+			}
+		}
+		if len(p.merges) != 2 {
+			t.Errorf("%s: %d merges, want 2 (the full grid's and the one with a hole)", layout, len(p.merges))
+		}
 	}
 }
 
