@@ -143,8 +143,27 @@ func coveredElements(shape []int64, boxes []catalog.Box) int64 {
 
 // touchedChunkCount is the number of chunks of the grid of shape cut in
 // chunk that some box overlaps.
+// HoleLayout counts them for every chunk shape it tries: in a bitmap over
+// the chunk grid when that has at most maxCoverCells chunks (a set
+// otherwise), which costs a bit per chunk, not a map entry.
 func touchedChunkCount(shape, chunk []int64, boxes []catalog.Box) int64 {
-	return int64(len(TouchedChunks(shape, chunk, boxes)))
+	cells := int64(1)
+	for d := range shape {
+		g := (shape[d] + chunk[d] - 1) / chunk[d]
+		if g > 0 && cells > maxCoverCells/g {
+			return int64(len(TouchedChunks(shape, chunk, boxes)))
+		}
+		cells *= g
+	}
+	bits := make([]uint64, (cells+63)/64)
+	var n int64
+	eachTouchedChunk(shape, chunk, boxes, func(k int64) {
+		if w, m := k/64, uint64(1)<<(k%64); bits[w]&m == 0 {
+			bits[w] |= m
+			n++
+		}
+	})
+	return n
 }
 
 // SparseChunkedStorage is the array stored in chunks of the given shape of
@@ -174,12 +193,20 @@ func SparseChunkedStorage(shape, chunk []int64, boxes []catalog.Box) Storage {
 // of shape cut in chunk that some box overlaps (parts outside the array
 // ignored).
 func TouchedChunks(shape, chunk []int64, boxes []catalog.Box) map[int64]struct{} {
+	seen := map[int64]struct{}{}
+	eachTouchedChunk(shape, chunk, boxes, func(k int64) { seen[k] = struct{}{} })
+	return seen
+}
+
+// eachTouchedChunk calls fn with the row-major index of every chunk of the
+// grid of shape cut in chunk that a box overlaps, once per box overlapping
+// it.
+func eachTouchedChunk(shape, chunk []int64, boxes []catalog.Box, fn func(k int64)) {
 	rank := len(shape)
 	grid := make([]int64, rank)
 	for d := range rank {
 		grid[d] = (shape[d] + chunk[d] - 1) / chunk[d]
 	}
-	seen := map[int64]struct{}{}
 	lo, hi := make([]int64, rank), make([]int64, rank)
 boxes:
 	for _, b := range boxes {
@@ -190,9 +217,8 @@ boxes:
 				continue boxes
 			}
 		}
-		eachCell(lo, hi, grid, func(k int64) { seen[k] = struct{}{} })
+		eachCell(lo, hi, grid, fn)
 	}
-	return seen
 }
 
 // eachCell calls fn with the row-major index in grid of every cell of the

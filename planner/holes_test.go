@@ -146,3 +146,48 @@ func TestCoveredCells(t *testing.T) {
 		t.Error("a box outside the array counted")
 	}
 }
+
+// touchedChunkCount (a bitmap over the chunk grid, a set beyond
+// maxCoverCells chunks) counts what TouchedChunks lists, on random boxes,
+// some reaching past the array.
+func TestTouchedChunkCount(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	for trial := range 200 {
+		shape := []int64{1 + rng.Int64N(40), 1 + rng.Int64N(40), 1 + rng.Int64N(40)}
+		chunk := []int64{1 + rng.Int64N(8), 1 + rng.Int64N(8), 1 + rng.Int64N(8)}
+		if trial%10 == 0 { // a grid of more than maxCoverCells chunks
+			shape[0] = 1 << 40
+			chunk[0] = 1
+		}
+		var boxes []catalog.Box
+		for range 1 + rng.IntN(20) {
+			b := catalog.Box{Lower: make([]int64, 3), Count: make([]int64, 3)}
+			for d := range 3 {
+				b.Lower[d] = rng.Int64N(min(shape[d], 64))
+				b.Count[d] = 1 + rng.Int64N(12)
+			}
+			boxes = append(boxes, b)
+		}
+		if got, want := touchedChunkCount(shape, chunk, boxes), int64(len(TouchedChunks(shape, chunk, boxes))); got != want {
+			t.Fatalf("trial %d: shape %v chunk %v: counted %d, TouchedChunks %d", trial, shape, chunk, got, want)
+		}
+		if trial%10 == 0 {
+			continue
+		}
+		// By brute force: every chunk of the grid against every box.
+		var want int64
+		for x := int64(0); x < shape[0]; x += chunk[0] {
+			for y := int64(0); y < shape[1]; y += chunk[1] {
+				for z := int64(0); z < shape[2]; z += chunk[2] {
+					c := catalog.Box{Lower: []int64{x, y, z}, Count: []int64{min(chunk[0], shape[0]-x), min(chunk[1], shape[1]-y), min(chunk[2], shape[2]-z)}}
+					if slices.ContainsFunc(boxes, func(b catalog.Box) bool { _, ok := Intersect(b, c); return ok }) {
+						want++
+					}
+				}
+			}
+		}
+		if got := touchedChunkCount(shape, chunk, boxes); got != want {
+			t.Fatalf("trial %d: shape %v chunk %v: counted %d, by brute force %d", trial, shape, chunk, got, want)
+		}
+	}
+}
