@@ -8,6 +8,13 @@ FUZZTIME ?= 3000x
 
 .PHONY: all deps build install demo test fuzz fuzz-inputs bench bench-peers bench-scale clean
 
+# HDF5 linked statically where its archives are installed (Debian's libhdf5-dev), by builds and
+# tests alike: a command then starts without loading the 37 libraries of the shared libhdf5
+# (scripts/hdf5-ldflags.sh says why and how). Expanded when a recipe runs, so after `make deps`,
+# from the CGO_LDFLAGS make was given.
+CGO_LDFLAGS_GIVEN := $(CGO_LDFLAGS)
+export CGO_LDFLAGS = $(shell scripts/hdf5-ldflags.sh '$(CGO_LDFLAGS_GIVEN)')
+
 all: build
 
 deps:
