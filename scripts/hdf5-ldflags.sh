@@ -13,6 +13,7 @@
 # session 19). Anywhere else (a module's or Spack's HDF5, PKG_CONFIG=true with flags by hand)
 # the caller's flags are printed unchanged and the build links HDF5 as it finds it.
 set -uo pipefail
+set -f # flags hold globs for the linker (H5*), not for the shell
 flags=${1:--g -O2}
 pc=${PKG_CONFIG:-pkg-config}
 plain() { echo "$flags"; exit 0; }
@@ -27,8 +28,11 @@ dir=$root/bin/hdf5-static
 mkdir -p "$dir" || plain
 ln -sf "$libdir/libhdf5.a" "$dir/libhdf5.a" && ln -sf "$libdir/libhdf5_hl.a" "$dir/libhdf5_hl.a" || plain
 # The archives' own needs, as shared libraries; listed before them on the link line (cgo puts
-# CGO_LDFLAGS first), so kept even by a linker that drops libraries not needed yet.
-static="-L$dir -Wl,--no-as-needed -lsz -laec -lz -lm -ldl"
+# CGO_LDFLAGS first), so kept even by a linker that drops libraries not needed yet. The HDF5
+# functions are exported: a filter plugin (a shared object linked against the shared libhdf5,
+# which loads it beside the binary) then calls the library the binary holds, one library with
+# one state, not a second copy of its own.
+static="-L$dir -Wl,--no-as-needed -lsz -laec -lz -lm -ldl -Wl,--export-dynamic-symbol=H5*"
 cc=${CC:-$(go env CC 2>/dev/null || echo gcc)}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 cat >"$tmp/t.c" <<'C'
