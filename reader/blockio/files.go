@@ -29,6 +29,8 @@ type Files struct {
 	closed  bool
 
 	readCalls, readBytes atomic.Int64 // ReadAt calls that reached the file, and their bytes
+
+	maps [][]byte // the mappings Map made and Unmap has not ended
 }
 
 // IOStats counts the preads issued through the pool so far.
@@ -272,5 +274,8 @@ func (p *Files) Close() error {
 	}
 	p.idle.Init()
 	p.broadcastLocked()
+	if err := p.unmapAllLocked(); err != nil && first == nil {
+		first = err
+	}
 	return first
 }

@@ -292,12 +292,32 @@ type bp5State struct {
 	scratch    []byte // the writer block last read and not kept
 	stepInfo   map[int]*bp5StepInfo
 	tables     []uint64 // the arena of buildArray5's writer tables
+	// md is md.0 mapped (blockio.Files.Map), read in place by writerBlock;
+	// nil when not mapped yet (mapTried false) or when it cannot be (then
+	// the blocks are read, and kept in blocks up to blockLimit).
+	md       []byte
+	mapTried bool
 }
 
-// dropCaches lets the Scan caches go (nothing on a BP3/BP4 dataset: b nil).
-func (b *bp5State) dropCaches() {
+// mdMapped maps md.0 for writerBlock unless tried since the last
+// dropCaches; nil when it is empty or cannot be mapped.
+func (d *Dataset) mdMapped(ctx context.Context) []byte {
+	if !d.b5.mapTried {
+		d.b5.mapTried = true
+		if m, err := d.files.Map(ctx, "md.0"); err == nil {
+			d.b5.md = m
+		}
+	}
+	return d.b5.md
+}
+
+// dropCaches lets the Scan caches go, md.0's mapping with them (nothing on
+// a BP3/BP4 dataset: b nil).
+func (b *bp5State) dropCaches(files *blockio.Files) {
 	if b != nil {
+		files.Unmap(b.md)
 		b.blocks, b.blockBytes, b.stepInfo, b.scratch, b.tables = nil, 0, nil, nil, nil
+		b.md, b.mapTried = nil, false
 	}
 }
 
@@ -382,14 +402,17 @@ func openBP5(dir string, cfg Config) (*Dataset, error) {
 	x := d.bp5Index(ctx)
 	varNames := map[string]bool{}
 	var raw []entry
-	err = x.walk(mdSize, func(m bp5WriterMap) error {
-		d.b5.wmaps = append(d.b5.wmaps, m)
-		return nil
-	}, func(s bp5Step) error {
-		d.b5.steps = append(d.b5.steps, s)
-		es, err := d.indexStep5(ctx, len(d.b5.steps)-1, varNames)
-		raw = append(raw, es...)
-		return err
+	md := d.mdMapped(ctx) // kept for Scan, which reads it again
+	err = blockio.Guarded("md.0", md, func() error {
+		return x.walk(mdSize, func(m bp5WriterMap) error {
+			d.b5.wmaps = append(d.b5.wmaps, m)
+			return nil
+		}, func(s bp5Step) error {
+			d.b5.steps = append(d.b5.steps, s)
+			es, err := d.indexStep5(ctx, len(d.b5.steps)-1, varNames)
+			raw = append(raw, es...)
+			return err
+		})
 	})
 	d.b5.scratch = nil // a dataset opened for its payloads only is never scanned
 	if err != nil {
@@ -539,8 +562,9 @@ func (t *bp5StepInfo) dataOffset(r int, loc, n uint64) (uint64, bool) {
 	return t.final[r] + (loc - acc), true
 }
 
-// writerBlock reads one writer's metadata or attribute block of md.0. With
-// keep it keeps the block for the rest of the Scan while the blocks kept
+// writerBlock returns one writer's metadata or attribute block of md.0: a
+// slice of its mapping when mapped (mdMapped; read it under
+// blockio.Guarded), else read. With keep it keeps the block for the rest of the Scan while the blocks kept
 // fit in its limit (bp5BlockCache), and it evicts none for another: the
 // arrays of a step each read every writer's block in turn, a cycle over
 // more than fits, where dropping kept blocks to keep the newest kept none
@@ -550,6 +574,12 @@ func (t *bp5StepInfo) dataOffset(r int, loc, n uint64) (uint64, bool) {
 // read reuses: the callers keep nothing of a block once they have decoded
 // it (values and names are copied out).
 func (d *Dataset) writerBlock(ctx context.Context, off, n uint64, keep bool) ([]byte, error) {
+	if md := d.b5.md; md != nil {
+		if off > uint64(len(md)) || n > uint64(len(md))-off {
+			return nil, catalog.Corrupt("blockio", "md.0", int64(off), "block of %d bytes past end of file (size %d)", n, len(md))
+		}
+		return md[off : off+n : off+n], nil
+	}
 	if b, ok := d.b5.blocks[int64(off)]; ok && len(b) == int(n) {
 		return b, nil
 	}
@@ -903,6 +933,8 @@ func (d *Dataset) indexStep5(ctx context.Context, step int, varNames map[string]
 	for i := range out {
 		varNames[out[i].name] = true
 	}
+	s := d.b5.steps[step]
+	blockio.Forget(d.b5.md, int64(s.mdPos), int64(s.mdSize))
 	return out, nil
 }
 
@@ -1103,6 +1135,8 @@ func (d *Dataset) buildArray5(ctx context.Context, e *entry) (*catalog.Array, er
 		a.Blocks = make([]catalog.Block, 0, total)
 		catalog.Populate(a.Blocks)
 	}
+	s := d.b5.steps[e.step]
+	blockio.Forget(d.b5.md, int64(s.mdPos), int64(s.mdSize)) // the tables hold what the rest needs
 	var joined int64
 	for i := range tables {
 		if err := d.writerBlocks5(ctx, e, t, &tables[i], a, order, joinedDim, &joined); err != nil {

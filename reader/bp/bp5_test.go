@@ -5,6 +5,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
+	"relayout/internal/testkit"
 	"slices"
 	"strings"
 	"testing"
@@ -593,10 +595,18 @@ func countTrue(b []bool) int {
 	return n
 }
 
+// notMapped makes d read md.0's writer blocks, as when md.0 cannot be
+// mapped, until its next Scan ends.
+func notMapped(d *Dataset) {
+	d.files.Unmap(d.b5.md)
+	d.b5.md, d.b5.mapTried = nil, true
+}
+
 // TestBP5WriterBlockCache scans the generated BP5 dataset (6 writers, 3
-// steps, 5 variables) with no writer block kept, some kept, and all kept:
-// the values still follow the writer's rule when blocks share the scratch
-// buffer, and the metadata read falls as more are kept, to each block once.
+// steps, 5 variables), md.0 read rather than mapped, with no writer block
+// kept, some kept, and all kept: the values still follow the writer's rule
+// when blocks share the scratch buffer, and the metadata read falls as more
+// are kept, to each block once.
 func TestBP5WriterBlockCache(t *testing.T) {
 	dir := dataDir(t, "bp5/generated-lb")
 	p := filepath.Join(dir, "lb-bp5.bp")
@@ -618,6 +628,7 @@ func TestBP5WriterBlockCache(t *testing.T) {
 	}{{"none", 0}, {"some", int(all / 3)}, {"all", int(all)}} {
 		d := open(t, p)
 		d.b5.blockLimit = c.limit
+		notMapped(d)
 		before := d.files.IOStats().ReadBytes
 		scanAll(t, d)
 		read[c.name] = d.files.IOStats().ReadBytes - before
@@ -629,6 +640,66 @@ func TestBP5WriterBlockCache(t *testing.T) {
 		t.Errorf("md bytes read by Scan: %v (writer blocks %d)", read, all)
 	}
 	t.Logf("md bytes read by Scan: %v (writer blocks %d)", read, all)
+}
+
+// TestBP5Mapped: Open maps md.0 and reads its writer blocks in place;
+// Scan reads none of them again (the step tables only), emits what the read
+// path emits, and lets the mapping go when it ends.
+func TestBP5Mapped(t *testing.T) {
+	dir := dataDir(t, "bp5/generated-lb")
+	p := filepath.Join(dir, "lb-bp5.bp")
+	d := open(t, p)
+	st, err := os.Stat(filepath.Join(p, "md.0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.b5.md) != int(st.Size()) {
+		t.Fatalf("md.0 mapped: %d bytes, want its %d", len(d.b5.md), st.Size())
+	}
+	before := d.files.IOStats().ReadBytes
+	mapped := scanAll(t, d)
+	scanned := d.files.IOStats().ReadBytes - before
+	if d.b5.md != nil {
+		t.Error("md.0 still mapped after Scan")
+	}
+	r := open(t, p)
+	notMapped(r)
+	read := scanAll(t, r)
+	if len(mapped) != len(read) {
+		t.Fatalf("%d arrays mapped, %d read", len(mapped), len(read))
+	}
+	for i := range mapped {
+		if !reflect.DeepEqual(mapped[i], read[i]) {
+			t.Errorf("array %d (%s step %d): mapped and read differ", i, read[i].Var, read[i].Step)
+		}
+	}
+	// The mapping counts as one read of md.0 (Open's); Scan reads the step
+	// tables only.
+	if before < st.Size() || scanned > 4096 {
+		t.Errorf("Open read %d bytes (md.0: %d), Scan %d more; want the mapping once, then the step tables", before, st.Size(), scanned)
+	}
+	checkGeneratedLB(t, d, dir)
+}
+
+// TestBP5MappedTruncated: md.0 cut short after Open mapped it, a Scan that
+// reads past the new end fails with a corruption error naming md.0 and the
+// offset, not a crash.
+func TestBP5MappedTruncated(t *testing.T) {
+	src := filepath.Join(dataDir(t, "bp5/generated-lb"), "lb-bp5.bp")
+	p := filepath.Join(t.TempDir(), "lb-bp5.bp")
+	testkit.CopyTree(t, src, p)
+	d := open(t, p)
+	if d.b5.md == nil {
+		t.Fatal("md.0 not mapped")
+	}
+	if err := os.Truncate(filepath.Join(p, "md.0"), 4096); err != nil {
+		t.Fatal(err)
+	}
+	err := d.Scan(t.Context(), func(*catalog.Array) error { return nil })
+	if !errors.Is(err, catalog.ErrCorrupt) || !strings.Contains(err.Error(), "md.0") || !strings.Contains(err.Error(), "changed while it was read") {
+		t.Fatalf("Scan of a truncated md.0: %v, want a corruption error naming md.0", err)
+	}
+	t.Log(err)
 }
 
 // TestBlockListsKeptAsBuilt: the block lists BP3, BP4 and BP5 build are

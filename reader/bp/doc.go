@@ -49,8 +49,10 @@
 // into the memory of the previous entry's sets (the largest entry's sets stay
 // allocated until Scan returns: ~270 bytes per block of it; BP3 caches
 // the entry of the variable being emitted, which covers all its steps; BP5
-// re-reads the writer blocks of the array's step through a 32 MiB cache,
-// decoding each once per array). Scan drops these caches when it returns: the
+// maps md.0 (blockio.Files.Map) and decodes the writer blocks of the
+// array's step in place, once per array, the pages of a step let go once
+// decoded; where md.0 cannot be mapped it re-reads them through a 32 MiB
+// cache). Scan drops these caches when it returns: the
 // dataset stays open for the rewrite, which reads payloads only.
 //
 // Concurrency: ReadBlock is safe for concurrent use; Open and Scan run on the

@@ -223,7 +223,7 @@ func (d *Dataset) dropScanCaches() {
 	d.cacheOff, d.cacheSets, d.entryBuf = 0, nil, nil
 	d.setsBuf, d.setsArena = nil, dimArena{}
 	clear(d.pgCache)
-	d.b5.dropCaches()
+	d.b5.dropCaches(d.files)
 }
 
 // entryArray is the array of entry e: its blocks from the index, or the
@@ -323,7 +323,13 @@ func (d *Dataset) stepSets(e *entry, sets []charSet) []charSet {
 //	local value    1-d array of one element per writer block, inlined
 func (d *Dataset) buildArray(ctx context.Context, e *entry) (*catalog.Array, error) {
 	if d.b5 != nil {
-		return d.buildArray5(ctx, e)
+		md := d.mdMapped(ctx)
+		var a *catalog.Array
+		err := blockio.Guarded("md.0", md, func() (err error) {
+			a, err = d.buildArray5(ctx, e)
+			return err
+		})
+		return a, err
 	}
 	all, err := d.entrySets(ctx, e)
 	if err != nil {
