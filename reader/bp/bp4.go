@@ -141,12 +141,20 @@ func openBP4(dir string, cfg Config) (*Dataset, error) {
 	}
 	varNames := map[string]bool{}
 	var raw []entry
-	for s, r := range d.steps4 {
-		es, err := d.indexStep4(ctx, s, r, varNames)
-		if err != nil {
-			return fail(err)
+	md := d.mdMapped(ctx) // kept for Scan, which reads it again
+	err = blockio.Guarded("md.0", md, func() error {
+		for s, r := range d.steps4 {
+			es, err := d.indexStep4(ctx, s, r, varNames)
+			if err != nil {
+				return err
+			}
+			raw = append(raw, es...)
+			blockio.Forget(md, int64(r.pg), int64(r.end-r.pg))
 		}
-		raw = append(raw, es...)
+		return nil
+	})
+	if err != nil {
+		return fail(err)
 	}
 	if err := d.finishOpen(raw, varNames, cfg); err != nil {
 		return fail(err)
@@ -233,7 +241,10 @@ func (d *Dataset) stepEnd4(ctx context.Context, pos, mdSize int64) (int64, bool,
 // indexStep4 reads one step's metadata from md.0 (one step in memory) and
 // returns its variables' index entries; attributes go to d.attrs.
 func (d *Dataset) indexStep4(ctx context.Context, s int, r stepRec, varNames map[string]bool) ([]entry, error) {
-	buf, err := d.files.ReadAt(ctx, "md.0", int64(r.pg), int64(r.end-r.pg))
+	buf, mapped, err := d.mdSlice(int64(r.pg), int64(r.end-r.pg))
+	if !mapped {
+		buf, err = d.files.ReadAt(ctx, "md.0", int64(r.pg), int64(r.end-r.pg))
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -292,32 +292,12 @@ type bp5State struct {
 	scratch    []byte // the writer block last read and not kept
 	stepInfo   map[int]*bp5StepInfo
 	tables     []uint64 // the arena of buildArray5's writer tables
-	// md is md.0 mapped (blockio.Files.Map), read in place by writerBlock;
-	// nil when not mapped yet (mapTried false) or when it cannot be (then
-	// the blocks are read, and kept in blocks up to blockLimit).
-	md       []byte
-	mapTried bool
 }
 
-// mdMapped maps md.0 for writerBlock unless tried since the last
-// dropCaches; nil when it is empty or cannot be mapped.
-func (d *Dataset) mdMapped(ctx context.Context) []byte {
-	if !d.b5.mapTried {
-		d.b5.mapTried = true
-		if m, err := d.files.Map(ctx, "md.0"); err == nil {
-			d.b5.md = m
-		}
-	}
-	return d.b5.md
-}
-
-// dropCaches lets the Scan caches go, md.0's mapping with them (nothing on
-// a BP3/BP4 dataset: b nil).
-func (b *bp5State) dropCaches(files *blockio.Files) {
+// dropCaches lets the Scan caches go (nothing on a BP3/BP4 dataset: b nil).
+func (b *bp5State) dropCaches() {
 	if b != nil {
-		files.Unmap(b.md)
 		b.blocks, b.blockBytes, b.stepInfo, b.scratch, b.tables = nil, 0, nil, nil, nil
-		b.md, b.mapTried = nil, false
 	}
 }
 
@@ -574,11 +554,8 @@ func (t *bp5StepInfo) dataOffset(r int, loc, n uint64) (uint64, bool) {
 // read reuses: the callers keep nothing of a block once they have decoded
 // it (values and names are copied out).
 func (d *Dataset) writerBlock(ctx context.Context, off, n uint64, keep bool) ([]byte, error) {
-	if md := d.b5.md; md != nil {
-		if off > uint64(len(md)) || n > uint64(len(md))-off {
-			return nil, catalog.Corrupt("blockio", "md.0", int64(off), "block of %d bytes past end of file (size %d)", n, len(md))
-		}
-		return md[off : off+n : off+n], nil
+	if b, ok, err := d.mdSlice(int64(off), int64(n)); ok {
+		return b, err
 	}
 	if b, ok := d.b5.blocks[int64(off)]; ok && len(b) == int(n) {
 		return b, nil
@@ -934,7 +911,7 @@ func (d *Dataset) indexStep5(ctx context.Context, step int, varNames map[string]
 		varNames[out[i].name] = true
 	}
 	s := d.b5.steps[step]
-	blockio.Forget(d.b5.md, int64(s.mdPos), int64(s.mdSize))
+	blockio.Forget(d.md, int64(s.mdPos), int64(s.mdSize))
 	return out, nil
 }
 
@@ -1136,7 +1113,7 @@ func (d *Dataset) buildArray5(ctx context.Context, e *entry) (*catalog.Array, er
 		catalog.Populate(a.Blocks)
 	}
 	s := d.b5.steps[e.step]
-	blockio.Forget(d.b5.md, int64(s.mdPos), int64(s.mdSize)) // the tables hold what the rest needs
+	blockio.Forget(d.md, int64(s.mdPos), int64(s.mdSize)) // the tables hold what the rest needs
 	var joined int64
 	for i := range tables {
 		if err := d.writerBlocks5(ctx, e, t, &tables[i], a, order, joinedDim, &joined); err != nil {

@@ -598,8 +598,8 @@ func countTrue(b []bool) int {
 // notMapped makes d read md.0's writer blocks, as when md.0 cannot be
 // mapped, until its next Scan ends.
 func notMapped(d *Dataset) {
-	d.files.Unmap(d.b5.md)
-	d.b5.md, d.b5.mapTried = nil, true
+	d.files.Unmap(d.md)
+	d.md, d.mapTried = nil, true
 }
 
 // TestBP5WriterBlockCache scans the generated BP5 dataset (6 writers, 3
@@ -642,64 +642,71 @@ func TestBP5WriterBlockCache(t *testing.T) {
 	t.Logf("md bytes read by Scan: %v (writer blocks %d)", read, all)
 }
 
-// TestBP5Mapped: Open maps md.0 and reads its writer blocks in place;
-// Scan reads none of them again (the step tables only), emits what the read
-// path emits, and lets the mapping go when it ends.
-func TestBP5Mapped(t *testing.T) {
-	dir := dataDir(t, "bp5/generated-lb")
-	p := filepath.Join(dir, "lb-bp5.bp")
-	d := open(t, p)
-	st, err := os.Stat(filepath.Join(p, "md.0"))
-	if err != nil {
-		t.Fatal(err)
+// TestMappedMetadata: Open of a BP4 and a BP5 dataset maps md.0 and reads
+// it in place; Scan reads none of it again (BP5's step tables only), emits
+// what the read path emits, and lets the mapping go when it ends.
+func TestMappedMetadata(t *testing.T) {
+	for _, sub := range []string{"bp5/generated-lb/lb-bp5.bp", "bp4/generated-lb/lb-bp4.bp"} {
+		t.Run(filepath.Base(sub), func(t *testing.T) {
+			p := filepath.Join(dataDir(t, filepath.Dir(sub)), filepath.Base(sub))
+			d := open(t, p)
+			st, err := os.Stat(filepath.Join(p, "md.0"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(d.md) != int(st.Size()) {
+				t.Fatalf("md.0 mapped: %d bytes, want its %d", len(d.md), st.Size())
+			}
+			before := d.files.IOStats().ReadBytes
+			mapped := scanAll(t, d)
+			scanned := d.files.IOStats().ReadBytes - before
+			if d.md != nil {
+				t.Error("md.0 still mapped after Scan")
+			}
+			r := open(t, p)
+			notMapped(r)
+			read := scanAll(t, r)
+			if len(mapped) != len(read) {
+				t.Fatalf("%d arrays mapped, %d read", len(mapped), len(read))
+			}
+			for i := range mapped {
+				if !reflect.DeepEqual(mapped[i], read[i]) {
+					t.Errorf("array %d (%s step %d): mapped and read differ", i, read[i].Var, read[i].Step)
+				}
+			}
+			// The mapping counts as one read of md.0 (Open's); Scan reads the
+			// step tables only (BP5).
+			if before < st.Size() || scanned > 4096 {
+				t.Errorf("Open read %d bytes (md.0: %d), Scan %d more; want the mapping once, then the step tables", before, st.Size(), scanned)
+			}
+			checkGeneratedLB(t, d, filepath.Dir(p))
+		})
 	}
-	if len(d.b5.md) != int(st.Size()) {
-		t.Fatalf("md.0 mapped: %d bytes, want its %d", len(d.b5.md), st.Size())
-	}
-	before := d.files.IOStats().ReadBytes
-	mapped := scanAll(t, d)
-	scanned := d.files.IOStats().ReadBytes - before
-	if d.b5.md != nil {
-		t.Error("md.0 still mapped after Scan")
-	}
-	r := open(t, p)
-	notMapped(r)
-	read := scanAll(t, r)
-	if len(mapped) != len(read) {
-		t.Fatalf("%d arrays mapped, %d read", len(mapped), len(read))
-	}
-	for i := range mapped {
-		if !reflect.DeepEqual(mapped[i], read[i]) {
-			t.Errorf("array %d (%s step %d): mapped and read differ", i, read[i].Var, read[i].Step)
-		}
-	}
-	// The mapping counts as one read of md.0 (Open's); Scan reads the step
-	// tables only.
-	if before < st.Size() || scanned > 4096 {
-		t.Errorf("Open read %d bytes (md.0: %d), Scan %d more; want the mapping once, then the step tables", before, st.Size(), scanned)
-	}
-	checkGeneratedLB(t, d, dir)
 }
 
-// TestBP5MappedTruncated: md.0 cut short after Open mapped it, a Scan that
-// reads past the new end fails with a corruption error naming md.0 and the
-// offset, not a crash.
-func TestBP5MappedTruncated(t *testing.T) {
-	src := filepath.Join(dataDir(t, "bp5/generated-lb"), "lb-bp5.bp")
-	p := filepath.Join(t.TempDir(), "lb-bp5.bp")
-	testkit.CopyTree(t, src, p)
-	d := open(t, p)
-	if d.b5.md == nil {
-		t.Fatal("md.0 not mapped")
+// TestMappedMetadataTruncated: md.0 cut short after Open mapped it, a Scan
+// that reads past the new end fails with a corruption error naming md.0 and
+// the offset, not a crash.
+func TestMappedMetadataTruncated(t *testing.T) {
+	for _, sub := range []string{"bp5/generated-lb/lb-bp5.bp", "bp4/generated-lb/lb-bp4.bp"} {
+		t.Run(filepath.Base(sub), func(t *testing.T) {
+			src := filepath.Join(dataDir(t, filepath.Dir(sub)), filepath.Base(sub))
+			p := filepath.Join(t.TempDir(), filepath.Base(sub))
+			testkit.CopyTree(t, src, p)
+			d := open(t, p)
+			if d.md == nil {
+				t.Fatal("md.0 not mapped")
+			}
+			if err := os.Truncate(filepath.Join(p, "md.0"), 4096); err != nil {
+				t.Fatal(err)
+			}
+			err := d.Scan(t.Context(), func(*catalog.Array) error { return nil })
+			if !errors.Is(err, catalog.ErrCorrupt) || !strings.Contains(err.Error(), "md.0") || !strings.Contains(err.Error(), "changed while it was read") {
+				t.Fatalf("Scan of a truncated md.0: %v, want a corruption error naming md.0", err)
+			}
+			t.Log(err)
+		})
 	}
-	if err := os.Truncate(filepath.Join(p, "md.0"), 4096); err != nil {
-		t.Fatal(err)
-	}
-	err := d.Scan(t.Context(), func(*catalog.Array) error { return nil })
-	if !errors.Is(err, catalog.ErrCorrupt) || !strings.Contains(err.Error(), "md.0") || !strings.Contains(err.Error(), "changed while it was read") {
-		t.Fatalf("Scan of a truncated md.0: %v, want a corruption error naming md.0", err)
-	}
-	t.Log(err)
 }
 
 // TestBlockListsKeptAsBuilt: the block lists BP3, BP4 and BP5 build are

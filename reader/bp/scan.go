@@ -63,6 +63,44 @@ type Dataset struct {
 	pgCache   map[int]*pgTable
 
 	b5 *bp5State // BP5 only (bp5.go)
+
+	// md is md.0 of BP4 and BP5 mapped (blockio.Files.Map) and read in
+	// place by Open and Scan, from the first read of either until Scan ends;
+	// nil when not mapped yet (mapTried false), or when it cannot be: then
+	// it is read.
+	md       []byte
+	mapTried bool
+}
+
+// mdMapped maps md.0 (BP4, BP5) unless tried since the last Scan ended; nil
+// when it is empty or cannot be mapped, and for BP3.
+func (d *Dataset) mdMapped(ctx context.Context) []byte {
+	if !d.mapTried && d.meta == "md.0" && !d.bp3 {
+		d.mapTried = true
+		if m, err := d.files.Map(ctx, "md.0"); err == nil {
+			d.md = m
+		}
+	}
+	return d.md
+}
+
+// mdSlice is md.0[off:off+n] from the mapping (ok false: md.0 is not
+// mapped), or a corruption error when the range leaves the file.
+func (d *Dataset) mdSlice(off, n int64) (b []byte, ok bool, err error) {
+	md := d.md
+	if md == nil {
+		return nil, false, nil
+	}
+	if off < 0 || n < 0 || off > int64(len(md)) || n > int64(len(md))-off {
+		return nil, true, catalog.Corrupt("blockio", "md.0", off, "block of %d bytes past end of file (size %d)", n, len(md))
+	}
+	return md[off : off+n : off+n], true, nil
+}
+
+// dropMapping ends md.0's mapping; the next Open or Scan read maps it again.
+func (d *Dataset) dropMapping() {
+	d.files.Unmap(d.md)
+	d.md, d.mapTried = nil, false
 }
 
 // entry is one array found at Open: where its index entry is, not its blocks.
@@ -223,7 +261,8 @@ func (d *Dataset) dropScanCaches() {
 	d.cacheOff, d.cacheSets, d.entryBuf = 0, nil, nil
 	d.setsBuf, d.setsArena = nil, dimArena{}
 	clear(d.pgCache)
-	d.b5.dropCaches(d.files)
+	d.b5.dropCaches()
+	d.dropMapping()
 }
 
 // entryArray is the array of entry e: its blocks from the index, or the
@@ -247,7 +286,9 @@ func (d *Dataset) entrySets(ctx context.Context, e *entry) ([]charSet, error) {
 	var raw []byte
 	var err error
 	d.cacheSets = nil // it points into entryBuf and setsBuf, both reused now
-	if e.length >= 0 && e.length <= cap(d.entryBuf) {
+	if b, ok, merr := d.mdSlice(e.off, int64(e.length)); ok {
+		raw, err = b, merr
+	} else if e.length >= 0 && e.length <= cap(d.entryBuf) {
 		raw = d.entryBuf[:e.length]
 		err = d.files.ReadAtInto(ctx, d.meta, e.off, raw)
 	} else {
@@ -322,8 +363,8 @@ func (d *Dataset) stepSets(e *entry, sets []charSet) []charSet {
 //	global value   0-d array; the value is inlined from the index
 //	local value    1-d array of one element per writer block, inlined
 func (d *Dataset) buildArray(ctx context.Context, e *entry) (*catalog.Array, error) {
+	md := d.mdMapped(ctx)
 	if d.b5 != nil {
-		md := d.mdMapped(ctx)
 		var a *catalog.Array
 		err := blockio.Guarded("md.0", md, func() (err error) {
 			a, err = d.buildArray5(ctx, e)
@@ -331,6 +372,17 @@ func (d *Dataset) buildArray(ctx context.Context, e *entry) (*catalog.Array, err
 		})
 		return a, err
 	}
+	var a *catalog.Array
+	err := blockio.Guarded("md.0", md, func() (err error) {
+		a, err = d.buildArray4(ctx, e)
+		return err
+	})
+	blockio.Forget(md, e.off, int64(e.length)) // built: the array copied what it keeps
+	return a, err
+}
+
+// buildArray4 is buildArray for BP3 and BP4.
+func (d *Dataset) buildArray4(ctx context.Context, e *entry) (*catalog.Array, error) {
 	all, err := d.entrySets(ctx, e)
 	if err != nil {
 		return nil, err

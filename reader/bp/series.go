@@ -173,7 +173,8 @@ func (s *Series) Scan(ctx context.Context, emit func(*catalog.Array) error) erro
 // release drops a member's Scan caches and closes its idle files.
 func (d *Dataset) release() {
 	clear(d.pgCache)
-	d.b5.dropCaches(d.files)
+	d.b5.dropCaches()
+	d.dropMapping()
 	d.cacheOff, d.cacheSets = 0, nil
 	d.files.CloseIdle()
 }
