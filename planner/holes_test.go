@@ -191,3 +191,52 @@ func TestTouchedChunkCount(t *testing.T) {
 		}
 	}
 }
+
+// BlocksDisjoint agrees with OverlapPairs (a k-d search) on random block
+// sets inside the array, some overlapping; a block leaving the array is
+// left to OverlapPairs (ok false).
+func TestBlocksDisjoint(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 5))
+	f8 := catalog.DType{Kind: catalog.Float, Size: 8}
+	nDisjoint, nOverlap := 0, 0
+	for trial := range 300 {
+		shape := []int64{1 + rng.Int64N(24), 1 + rng.Int64N(24), 1 + rng.Int64N(24)}
+		a := &catalog.Array{DType: f8, Shape: shape}
+		for range 1 + rng.IntN(12) {
+			var b catalog.Box
+			for d := range 3 {
+				lo := rng.Int64N(shape[d])
+				b.Lower = append(b.Lower, lo)
+				b.Count = append(b.Count, 1+rng.Int64N(shape[d]-lo))
+			}
+			a.Blocks = append(a.Blocks, catalog.Block{Box: b})
+		}
+		disjoint, ok := BlocksDisjoint(a)
+		if !ok {
+			continue // the grid gave up (heavy overlap): OverlapPairs decides
+		}
+		if disjoint {
+			nDisjoint++
+		} else {
+			nOverlap++
+		}
+		if want := len(OverlapPairs(blockBoxes(a))) == 0; disjoint != want {
+			t.Fatalf("trial %d: BlocksDisjoint %v, OverlapPairs finds overlaps: %v (%v)", trial, disjoint, !want, boxesOf(a))
+		}
+	}
+	if nDisjoint < 20 || nOverlap < 20 {
+		t.Errorf("answered %d disjoint and %d overlapping sets: want both kinds", nDisjoint, nOverlap)
+	}
+	t.Logf("%d disjoint, %d overlapping", nDisjoint, nOverlap)
+	tiled := &catalog.Array{DType: f8, Shape: []int64{8, 8}}
+	for i := range int64(4) {
+		tiled.Blocks = append(tiled.Blocks, catalog.Block{Box: catalog.Box{Lower: []int64{2 * i, 0}, Count: []int64{2, 8}}})
+	}
+	if d, ok := BlocksDisjoint(tiled); !d || !ok {
+		t.Errorf("a tiling: disjoint %v ok %v", d, ok)
+	}
+	tiled.Blocks[3].Box.Count[0] = 3 // leaves the array
+	if _, ok := BlocksDisjoint(tiled); ok {
+		t.Error("a block past the array's end: answered, want ok false")
+	}
+}

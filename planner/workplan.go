@@ -40,6 +40,21 @@ func FullyCovered(a *catalog.Array) bool {
 	return UnionVolume(boxes) >= a.Elements() // overlapping blocks can leave holes
 }
 
+// BlocksDisjoint reports, when the cell grid of a's blocks answers it in
+// one pass over them (ok), whether no two blocks share an element: their
+// union holds as many elements as they do. ok is false when a block leaves
+// the array or the grid would be too fine (OverlapPairs then decides).
+// The rewriter asks it of every array before looking for overlapping pairs,
+// which copied every box first (351,537 blocks: 0.1 s of a run's CPU).
+func BlocksDisjoint(a *catalog.Array) (disjoint, ok bool) {
+	var n int64
+	for i := range a.Blocks {
+		n += a.Blocks[i].Box.Elements()
+	}
+	c, ok := coveredCellsOf(a.Shape, a.Blocks, blockBox)
+	return ok && c == n, ok
+}
+
 // MergedStorage is how the merged layout stores an array whose merged
 // cuboids are boxes: contiguous when full, the cuboids as pieces otherwise.
 func MergedStorage(shape []int64, boxes []catalog.Box, full bool) Storage {

@@ -29,6 +29,9 @@ func checkOverlaps(ctx context.Context, src catalog.Source, a *catalog.Array) er
 	if len(a.Blocks) < 2 {
 		return nil
 	}
+	if disjoint, ok := planner.BlocksDisjoint(a); ok && disjoint {
+		return nil // the usual tiling: no pair to look for
+	}
 	boxes := make([]catalog.Box, len(a.Blocks))
 	for i := range a.Blocks {
 		boxes[i] = a.Blocks[i].Box
