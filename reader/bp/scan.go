@@ -364,20 +364,18 @@ func (d *Dataset) stepSets(e *entry, sets []charSet) []charSet {
 //	local value    1-d array of one element per writer block, inlined
 func (d *Dataset) buildArray(ctx context.Context, e *entry) (*catalog.Array, error) {
 	md := d.mdMapped(ctx)
+	build := d.buildArray4
 	if d.b5 != nil {
-		var a *catalog.Array
-		err := blockio.Guarded("md.0", md, func() (err error) {
-			a, err = d.buildArray5(ctx, e)
-			return err
-		})
-		return a, err
+		build = d.buildArray5 // it lets the step's pages go itself
 	}
 	var a *catalog.Array
 	err := blockio.Guarded("md.0", md, func() (err error) {
-		a, err = d.buildArray4(ctx, e)
+		a, err = build(ctx, e)
 		return err
 	})
-	blockio.Forget(md, e.off, int64(e.length)) // built: the array copied what it keeps
+	if d.b5 == nil {
+		blockio.Forget(md, e.off, int64(e.length)) // built: the array copied what it keeps
+	}
 	return a, err
 }
 
