@@ -55,7 +55,7 @@ test: deps
 	$(GO) test -count=1 -race -run '$(RACE_RUN)' ./rewriter/
 	$(GO) test -count=1 -race ./reader/blockio/ ./internal/membudget/
 	$(GO) test -count=1 -race -run 'TestBudget|TestCancel|TestSynthetic|TestTap' ./verify/
-	$(GO) test -count=1 -race -run 'TestMergeParallelMatchesSerial' ./planner/
+	$(GO) test -count=1 -race -run 'TestMergeParallelMatchesSerial|TestMergeCacheShapes|TestPlanArrayCounts' ./planner/
 	$(MAKE) --no-print-directory fuzz
 
 # Every fuzz target runs for a fixed count (FUZZTIME) on top of its seed corpus.
