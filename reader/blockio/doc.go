@@ -4,7 +4,9 @@
 // before allocating, and pure-Go decoders for the HDF5 filter pipeline stages
 // relayout supports (deflate, shuffle, fletcher32, lzf, blosc) and the ADIOS2
 // operators bzip2 and blosc (sub-package blosc: c-blosc1/c-blosc2 chunks and
-// the ADIOS2 operator framing).
+// the ADIOS2 operator framing). A metadata file a reader decodes again and
+// again can be mapped instead (Files.Map, read under Guarded, which turns a
+// fault past the end of a file that shrank into a corruption error).
 //
 // It must not import cgo packages or format readers; it knows nothing about
 // variables, only about (file, offset, length, codecs). Files and Source are
