@@ -544,8 +544,9 @@ func (t *bp5StepInfo) dataOffset(r int, loc, n uint64) (uint64, bool) {
 
 // writerBlock returns one writer's metadata or attribute block of md.0: a
 // slice of its mapping when mapped (mdMapped; read it under
-// blockio.Guarded), else read. With keep it keeps the block for the rest of the Scan while the blocks kept
-// fit in its limit (bp5BlockCache), and it evicts none for another: the
+// blockio.Guarded), else read. With keep it keeps a block read for the
+// rest of the Scan while the blocks kept fit in its limit
+// (bp5BlockCache), and it evicts none for another: the
 // arrays of a step each read every writer's block in turn, a cycle over
 // more than fits, where dropping kept blocks to keep the newest kept none
 // that the next array asked for (833,480 blocks from 8 writers of 7 MB:
