@@ -25,6 +25,14 @@ done
 [ -n "$libdir" ] || plain
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir=$root/bin/hdf5-static
+cc=${CC:-$(go env CC 2>/dev/null || echo gcc)}
+# make expands CGO_LDFLAGS for every recipe line: the answer is kept in $dir/ldflags, with what
+# it was worked out from, and printed again while that holds and the archives are not newer.
+key="$flags|$libdir|$cc|${CGO_CFLAGS:-}"
+if [ -f "$dir/ldflags" ] && [ "$dir/ldflags" -nt "$libdir/libhdf5.a" ] && [ "$(head -n 1 "$dir/ldflags")" = "$key" ]; then
+  tail -n +2 "$dir/ldflags"
+  exit 0
+fi
 mkdir -p "$dir" || plain
 ln -sf "$libdir/libhdf5.a" "$dir/libhdf5.a" && ln -sf "$libdir/libhdf5_hl.a" "$dir/libhdf5_hl.a" || plain
 # The archives' own needs, as shared libraries; listed before them on the link line (cgo puts
@@ -33,7 +41,6 @@ ln -sf "$libdir/libhdf5.a" "$dir/libhdf5.a" && ln -sf "$libdir/libhdf5_hl.a" "$d
 # which loads it beside the binary) then calls the library the binary holds, one library with
 # one state, not a second copy of its own.
 static="-L$dir -Wl,--no-as-needed -lsz -laec -lz -lm -ldl -Wl,--export-dynamic-symbol=H5*"
-cc=${CC:-$(go env CC 2>/dev/null || echo gcc)}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 cat >"$tmp/t.c" <<'C'
 #include <hdf5.h>
@@ -46,4 +53,5 @@ C
 # shellcheck disable=SC2086 # flag lists are split into words on purpose
 "$cc" ${CGO_CFLAGS:-} $("$pc" --cflags hdf5) "$tmp/t.c" -o "$tmp/t" $flags $static -lhdf5 -lhdf5_hl -lhdf5 2>/dev/null &&
   "$tmp/t" || plain
+printf '%s\n%s\n' "$key" "$flags $static" >"$dir/ldflags"
 echo "$flags $static"

@@ -3,6 +3,7 @@ package blockio
 import (
 	"context"
 	"fmt"
+	"os"
 	"runtime/debug"
 	"unsafe"
 
@@ -112,7 +113,7 @@ func Forget(m []byte, off, n int64) {
 	if m == nil || off < 0 || n <= 0 || off >= int64(len(m)) {
 		return
 	}
-	const page = 4096
+	page := int64(os.Getpagesize())
 	end := min(off+n, int64(len(m)))
 	lo, hi := (off+page-1)&^(page-1), end&^(page-1)
 	if end == int64(len(m)) {
