@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"relayout/internal/calibrate"
 	"relayout/planner"
@@ -34,7 +37,9 @@ const (
 // from the page cache took 0.240 s in 13,824 chunks of 8³ against 0.056 s
 // contiguous (HDF5 1.10.8, this project's 2-core machine, under a load that
 // left a reader about a quarter of a core): 13 µs a chunk, 3.3 µs on an idle
-// core (the model stretches it by the measured CPU share).
+// core (the model stretches it by the measured CPU share). It is the floor
+// of the chunk cost calibrate measures in a new process (MeasureChunks),
+// which adds what a cold chunk costs a reader that has just started.
 const hdf5ChunkSeconds = 3.3e-6
 
 // hdf5CallSeconds is HDF5's work per read beyond the system call, measured
@@ -84,6 +89,7 @@ func runCalibrate(ctx context.Context, args []string) error {
 	fs := newFlags("calibrate", "relayout calibrate DIR [-o FILE] [--size 256MiB]",
 		"relayout calibrate /scratch/me/ && relayout plan diags/ --cost-model ~/.config/relayout/cost-model.json")
 	var quiet bool
+	var probe string
 	fs.StringVarP(&out, "out", "o", "", "cost-model file to write (default $XDG_CONFIG_HOME/relayout/cost-model.json); use it with plan/run/inspect --cost-model")
 	fs.StringVar(&out, "output", "", "")
 	_ = fs.MarkDeprecated("output", "use -o/--out")
@@ -91,8 +97,24 @@ func runCalibrate(ctx context.Context, args []string) error {
 	fs.IntVar(&samples, "samples", 256, "random 4 KiB reads timed for the latency (median)")
 	fs.IntVar(&streams, "streams", 4, "parallel readers for the aggregate bandwidth")
 	fs.BoolVarP(&quiet, "quiet", "q", false, "print nothing but errors (the file is still written)")
+	// The chunk probe's reader process (internal/calibrate/chunks.go):
+	// relayout calibrate --probe-read DSET FILE prints the seconds reading
+	// dataset DSET of FILE whole took.
+	fs.StringVar(&probe, "probe-read", "", "")
+	_ = fs.MarkHidden("probe-read")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if probe != "" {
+		if fs.NArg() != 1 {
+			return usagef("calibrate --probe-read DSET FILE: want one file")
+		}
+		s, err := calibrate.Probe(fs.Arg(0), probe)
+		if err != nil {
+			return err
+		}
+		fmt.Println(strconv.FormatFloat(s, 'g', -1, 64))
+		return nil
 	}
 	if fs.NArg() != 1 {
 		return usagef("calibrate: want exactly one directory, got %d%s", fs.NArg(), singleDash(fs, args))
@@ -120,10 +142,15 @@ func runCalibrate(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	ch, err := calibrate.MeasureChunks(dir, 3, probeInNewProcess, 0, hdf5ChunkCache, r.FreshByteS)
+	if err != nil {
+		return err
+	}
+	r.Chunks = &ch
 	f := costModelFile{Schema: costModelSchema, Measured: &r, CostDoc: planner.CostDoc{LatencySeconds: r.StreamLatency, ReaderBandwidth: r.ReaderBps,
-		AggBandwidth: r.AggregateBps, SieveBytes: planner.DefaultCostParams().Sieve, ChunkSeconds: hdf5ChunkSeconds, Cores: r.Cores, CPUShare: r.CPUShare,
+		AggBandwidth: r.AggregateBps, SieveBytes: planner.DefaultCostParams().Sieve, ChunkSeconds: max(hdf5ChunkSeconds, ch.ChunkS*r.CPUShare), ChunkByteSeconds: ch.ChunkByteS * r.CPUShare, Cores: r.Cores, CPUShare: r.CPUShare,
 		SieveBufferBytes: hdf5SieveBuffer, ChunkCacheBytes: hdf5ChunkCache, PageBytes: r.PageBytes,
-		CallSeconds: r.CallS + hdf5CallSeconds, RandomBandwidth: r.RandomBps, CopyBandwidth: r.CopyBps}}
+		CallSeconds: r.CallS + hdf5CallSeconds, RandomBandwidth: r.RandomBps, RandomOverlap: r.RandomOverlap, FreshByteSeconds: r.FreshByteS * r.CPUShare, CopyBandwidth: r.CopyBps}}
 	b, err := jsonIndent(f)
 	if err != nil {
 		return err
@@ -144,10 +171,35 @@ func runCalibrate(ctx context.Context, args []string) error {
 	fmt.Printf("directory:  %s (%s scratch file, removed)%s\n", dir, humanBytes(r.FileBytes), note)
 	fmt.Printf("latency:    %.3g s per request (median of %d random 4 KiB reads; the model takes the fitted latency below)\n", r.LatencyS, r.Samples)
 	fmt.Printf("bandwidth:  %s/s one reader, %s/s with %d readers\n", humanBytes(int64(r.ReaderBps)), humanBytes(int64(r.AggregateBps)), r.Streams)
-	fmt.Printf("random:     %.3g s + size at %s/s per read starting a stream (4 KiB %.3g s, 256 KiB %.3g s, trimmed means)\n",
-		r.StreamLatency, humanBytes(int64(r.RandomBps)), r.Random4KS, r.Random256KS)
-	fmt.Printf("library:    %.3g s per call (+%.2g s HDF5), copies at %s/s, %.3g cores free, %.2g of a core per reader; HDF5 sieve buffer %s, chunk cache %s, %.3g s per chunk\n",
-		r.CallS, hdf5CallSeconds, humanBytes(int64(r.CopyBps)), r.Cores, r.CPUShare, humanBytes(hdf5SieveBuffer), humanBytes(hdf5ChunkCache), hdf5ChunkSeconds)
+	fmt.Printf("random:     %.3g s + size at %s/s per read starting a stream (4 KiB %.3g s, 256 KiB %.3g s, trimmed means); %.2g served at once to %d readers\n",
+		r.StreamLatency, humanBytes(int64(r.RandomBps)), r.Random4KS, r.Random256KS, r.RandomOverlap, r.Streams)
+	fmt.Printf("library:    %.3g s per call (+%.2g s HDF5), copies at %s/s, fresh memory %.3g s a MiB, %.3g cores free, %.2g of a core per reader; HDF5 sieve buffer %s, chunk cache %s\n",
+		r.CallS, hdf5CallSeconds, humanBytes(int64(r.CopyBps)), r.FreshByteS*(1<<20), r.Cores, r.CPUShare, humanBytes(hdf5SieveBuffer), humanBytes(hdf5ChunkCache))
+	fmt.Printf("chunks:     %.3g s + %.3g s a MiB per chunk a new reader process reads through HDF5's chunk cache (cold reads of %s in 4 KiB to 864 KiB chunks against contiguous, medians of %d)\n",
+		ch.ChunkS, ch.ChunkByteS*(1<<20), humanBytes(16<<20), ch.Runs)
 	fmt.Printf("written:    %s (use: relayout plan IN --cost-model %s)\n", out, out)
 	return nil
+}
+
+// probeInNewProcess is calibrate's ProbeFunc: this executable, run as
+// `relayout calibrate --probe-read DSET FILE`, reads the dataset in a
+// process of its own, as a reader does.
+func probeInNewProcess(file, dset string) (float64, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return 0, err
+	}
+	cmd := exec.Command(exe, "calibrate", "--probe-read", dset, file)
+	cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return 0, fmt.Errorf("%v: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	s, err := strconv.ParseFloat(strings.TrimSpace(string(out)), 64)
+	if err != nil || s < 0 {
+		return 0, fmt.Errorf("probe printed %q", out)
+	}
+	return s, nil
 }

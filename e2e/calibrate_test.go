@@ -37,6 +37,15 @@ func TestCalibrate(t *testing.T) {
 		Call       float64 `json:"call_s"`
 		Random     float64 `json:"random_bytes_per_s"`
 		Cores      float64 `json:"cores"`
+		// what a chunk costs a new reader process, measured through HDF5
+		Chunk     float64 `json:"chunk_s"`
+		ChunkByte float64 `json:"chunk_byte_s"`
+		Measured  struct {
+			Chunks struct {
+				ReadS map[string]float64 `json:"read_s"`
+				Runs  int                `json:"runs"`
+			}
+		}
 	}
 	if err := json.Unmarshal(b, &cm); err != nil {
 		t.Fatal(err)
@@ -46,6 +55,15 @@ func TestCalibrate(t *testing.T) {
 	}
 	if cm.SieveBuf != 64<<10 || cm.ChunkCache != 1<<20 || cm.Page < 512 || cm.Call <= 0 || cm.Call > 1e-3 || cm.Random <= 0 || cm.Random > cm.Reader || cm.Cores < 1 {
 		t.Errorf("library model %+v", cm)
+	}
+	// Every probe dataset was read (by a process of its own), and the
+	// fitted cost is what those reads say: four chunk sizes against
+	// contiguous, a chunk at least the library's idle-core work.
+	if r := cm.Measured.Chunks.ReadS; len(r) != 5 || r["/contiguous"] <= 0 || r["/chunks-8"] <= 0 || r["/chunks-48"] <= 0 || cm.Measured.Chunks.Runs != 3 {
+		t.Errorf("chunk probes %+v", cm.Measured.Chunks)
+	}
+	if cm.Chunk < 3.3e-6 || cm.Chunk > 0.1 || cm.ChunkByte < 0 || cm.ChunkByte > 1e-6 {
+		t.Errorf("chunk cost %g s + %g s a byte", cm.Chunk, cm.ChunkByte)
 	}
 	in := filepath.Join(dir, "sample")
 	mustRun(t, "generate", in, "--shape", "16,16,16", "--chunk", "8,8,8", "--steps", "0")

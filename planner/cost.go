@@ -57,8 +57,20 @@ type CostParams struct {
 	RandomBW   float64 `json:",omitempty"` // bytes per second of a read that starts a stream (0: ReaderBW)
 	CopyBW     float64 `json:",omitempty"` // bytes per second copied out of the sieve buffer or chunk cache (0: free)
 	ChunkCost  float64 `json:",omitempty"` // seconds of library work per chunk touched (index lookup, cache)
-	Cores      float64 `json:",omitempty"` // the readers share this many cores (0: each its own)
-	CPUShare   float64 `json:",omitempty"` // of a core one reader gets on a loaded machine: its work takes 1/CPUShare longer (0: all)
+	// ChunkByteCost is seconds per byte of a chunk read through the chunk
+	// cache, besides its read: the buffer a new reader process gets it in
+	// is memory it touches for the first time (measured by calibrate).
+	ChunkByteCost float64 `json:",omitempty"`
+	// FreshByteCost is seconds per byte of memory a reader process touches
+	// for the first time (measured by calibrate): the array it reads into
+	// (the same for every layout, it weighs against the work the readers
+	// share the cores for) and its chunk cache as it fills.
+	FreshByteCost float64 `json:",omitempty"`
+	// RandomOverlap is how many random reads of several readers the
+	// storage serves at once (their latencies overlap; 0 or 1: none).
+	RandomOverlap float64 `json:",omitempty"`
+	Cores         float64 `json:",omitempty"` // the readers share this many cores (0: each its own)
+	CPUShare      float64 `json:",omitempty"` // of a core one reader gets on a loaded machine: its work takes 1/CPUShare longer (0: all)
 }
 
 // DefaultCostParams are plausible for a parallel file system seen from one
@@ -417,6 +429,10 @@ func predictPiecesNaive(st Storage, elemSize int, p Pattern, grid []int64, c Cos
 		c.Bytes += bytes
 		if !lib {
 			secs = float64(req)*cp.Latency + float64(bytes)/cp.ReaderBW
+		} else {
+			a := cp.freshSeconds(part.Elements() * int64(elemSize))
+			secs += a
+			tot.add(libRead{seconds: a, cpu: a})
 		}
 		slowest = max(slowest, secs)
 	})
@@ -457,21 +473,28 @@ func predictPieces(st Storage, elemSize int, p Pattern, grid []int64, c Cost, cp
 	bytes := make([]int64, nparts)
 	active := make([]bool, nparts)
 	lib := cp.Library()
-	var secs []float64 // library model: each part's time
+	var secs []float64    // library model: each part's time
+	var partElems []int64 // library model: each part's elements
 	var tot libTotals
 	var memLo, memCnt [MaxDims]int64
 	mem := catalog.Box{Lower: memLo[:dims:dims], Count: memCnt[:dims:dims]}
 	if lib {
 		secs = make([]float64, nparts)
+		partElems = make([]int64, nparts)
 	}
 	// A part is active (non-empty) when it has extent along every axis.
 	var idx [MaxDims]int64
 	for k := 0; k < nparts; k++ {
 		ok := true
+		n := int64(1)
 		for d := 0; d < dims; d++ {
 			if bounds[d][idx[d]+1] <= bounds[d][idx[d]] {
 				ok = false
 			}
+			n *= bounds[d][idx[d]+1] - bounds[d][idx[d]]
+		}
+		if lib {
+			partElems[k] = n
 		}
 		active[k] = ok
 		if ok {
@@ -683,7 +706,9 @@ func predictPieces(st Storage, elemSize int, p Pattern, grid []int64, c Cost, cp
 		c.Requests += req[k]
 		c.Bytes += bytes[k]
 		if lib {
-			slowest = max(slowest, secs[k])
+			a := cp.freshSeconds(partElems[k] * elem)
+			tot.add(libRead{seconds: a, cpu: a})
+			slowest = max(slowest, secs[k]+a)
 			continue
 		}
 		slowest = max(slowest, float64(req[k])*cp.Latency+float64(bytes[k])/cp.ReaderBW)

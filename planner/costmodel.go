@@ -31,6 +31,12 @@ func (c CostParams) Check() error {
 		return fmt.Errorf("planner: cost model CPU share %g, want 0 to 1", c.CPUShare)
 	case c.ChunkCost < 0 || math.IsInf(c.ChunkCost, 0) || math.IsNaN(c.ChunkCost):
 		return fmt.Errorf("planner: cost model chunk cost %g s, want >= 0", c.ChunkCost)
+	case c.FreshByteCost < 0 || math.IsInf(c.FreshByteCost, 0) || math.IsNaN(c.FreshByteCost):
+		return fmt.Errorf("planner: cost model array byte cost %g s, want >= 0", c.FreshByteCost)
+	case c.RandomOverlap < 0 || math.IsInf(c.RandomOverlap, 0) || math.IsNaN(c.RandomOverlap):
+		return fmt.Errorf("planner: cost model random-read overlap %g, want >= 0", c.RandomOverlap)
+	case c.ChunkByteCost < 0 || math.IsInf(c.ChunkByteCost, 0) || math.IsNaN(c.ChunkByteCost):
+		return fmt.Errorf("planner: cost model chunk byte cost %g s, want >= 0", c.ChunkByteCost)
 	case c.CopyBW < 0 || math.IsInf(c.CopyBW, 0) || math.IsNaN(c.CopyBW):
 		return fmt.Errorf("planner: cost model copy bandwidth %g B/s, want >= 0", c.CopyBW)
 	}
@@ -53,6 +59,9 @@ type CostDoc struct {
 	RandomBandwidth  float64 `json:"random_bytes_per_s,omitempty"`
 	CopyBandwidth    float64 `json:"copy_bytes_per_s,omitempty"`
 	ChunkSeconds     float64 `json:"chunk_s,omitempty"`
+	ChunkByteSeconds float64 `json:"chunk_byte_s,omitempty"`
+	FreshByteSeconds float64 `json:"fresh_byte_s,omitempty"`
+	RandomOverlap    float64 `json:"random_overlap,omitempty"`
 	Cores            float64 `json:"cores,omitempty"`
 	CPUShare         float64 `json:"cpu_share,omitempty"`
 }
@@ -61,11 +70,11 @@ type CostDoc struct {
 func (d CostDoc) Params() CostParams {
 	return CostParams{Latency: d.LatencySeconds, ReaderBW: d.ReaderBandwidth, AggBW: d.AggBandwidth, Sieve: d.SieveBytes,
 		SieveBuf: d.SieveBufferBytes, ChunkCache: d.ChunkCacheBytes, Page: d.PageBytes, CallCost: d.CallSeconds,
-		RandomBW: d.RandomBandwidth, CopyBW: d.CopyBandwidth, ChunkCost: d.ChunkSeconds, Cores: d.Cores, CPUShare: d.CPUShare}
+		RandomBW: d.RandomBandwidth, CopyBW: d.CopyBandwidth, ChunkCost: d.ChunkSeconds, ChunkByteCost: d.ChunkByteSeconds, FreshByteCost: d.FreshByteSeconds, RandomOverlap: d.RandomOverlap, Cores: d.Cores, CPUShare: d.CPUShare}
 }
 
 // Doc is the cost model's document.
 func (c CostParams) Doc() CostDoc {
 	return CostDoc{c.Latency, c.ReaderBW, c.AggBW, c.Sieve, c.SieveBuf, c.ChunkCache, c.Page,
-		c.CallCost, c.RandomBW, c.CopyBW, c.ChunkCost, c.Cores, c.CPUShare}
+		c.CallCost, c.RandomBW, c.CopyBW, c.ChunkCost, c.ChunkByteCost, c.FreshByteCost, c.RandomOverlap, c.Cores, c.CPUShare}
 }

@@ -38,7 +38,11 @@ import (
 // read (at most rampBytes) at RandomBW, the rest of its span (gaps of at most
 // a page included) at ReaderBW. Bytes delivered from the sieve buffer or the
 // chunk cache are copied once more, at CopyBW; every chunk touched costs
-// ChunkCost of library work besides its reads; work measured on an idle
+// ChunkCost of library work besides its reads, and a chunk read through the
+// chunk cache ChunkByteCost a byte (internal/calibrate/chunks.go); memory a
+// reader process touches first costs FreshByteCost a byte: its array, and
+// its chunk cache up to the cache's size (each reader process fills its
+// own); work measured on an idle
 // core takes 1/CPUShare longer on a machine where a reader gets less. Readers read at once: the
 // slowest sets the time, unless their storage time summed and sped up at
 // most AggBW/ReaderBW times, or their work summed over Cores, is longer.
@@ -63,6 +67,12 @@ func (cp CostParams) copySeconds(b int64) float64 {
 	return float64(b) / cp.CopyBW * cp.cpuScale()
 }
 
+// freshSeconds is the time a reader process takes to touch b bytes of
+// memory for the first time.
+func (cp CostParams) freshSeconds(b int64) float64 {
+	return float64(b) * cp.FreshByteCost * cp.cpuScale()
+}
+
 func (cp CostParams) randomBW() float64 {
 	if cp.RandomBW > 0 {
 		return cp.RandomBW
@@ -76,6 +86,7 @@ type libRead struct {
 	disk            int64 // bytes the storage reads (gaps streamed through included)
 	seconds         float64
 	cpu             float64 // of seconds, the library's and the system's work (the rest waits for storage)
+	starts          float64 // of seconds, waiting for streams to start (latency and first reads)
 }
 
 func (a *libRead) add(b libRead, times int64) {
@@ -84,6 +95,7 @@ func (a *libRead) add(b libRead, times int64) {
 	a.disk += b.disk * times
 	a.seconds += b.seconds * float64(times)
 	a.cpu += b.cpu * float64(times)
+	a.starts += b.starts * float64(times)
 }
 
 // cpuScale is how much longer work takes than measured on an idle core.
@@ -108,19 +120,21 @@ func newRead(n, q, s, bytes, disk int64, cp CostParams) libRead {
 		first = disk
 	}
 	cpu := float64(n) * cp.CallCost * cp.cpuScale()
-	io := float64(s)*cp.Latency + float64(first)/cp.randomBW() + float64(disk-first)/cp.ReaderBW
-	return libRead{n, bytes, disk, io + cpu, cpu}
+	starts := float64(s)*cp.Latency + float64(first)/cp.randomBW()
+	io := starts + float64(disk-first)/cp.ReaderBW
+	return libRead{n, bytes, disk, io + cpu, cpu, starts}
 }
 
 // libTotals sums the reads of every reader: the bound of storage shared by
-// the readers (their storage time, sped up at most AggBW/ReaderBW times by
-// reading at once) and of Cores shared by their work.
-type libTotals struct{ seconds, cpu float64 }
+// the readers (their streaming, sped up at most AggBW/ReaderBW times by
+// reading at once; their stream starts, overlapped at most RandomOverlap
+// times) and of Cores shared by their work.
+type libTotals struct{ seconds, cpu, starts float64 }
 
-func (t *libTotals) add(r libRead) { t.seconds += r.seconds; t.cpu += r.cpu }
+func (t *libTotals) add(r libRead) { t.seconds += r.seconds; t.cpu += r.cpu; t.starts += r.starts }
 
 func (t libTotals) bound(cp CostParams) float64 {
-	b := (t.seconds - t.cpu) * cp.ReaderBW / cp.AggBW
+	b := (t.seconds-t.cpu-t.starts)*cp.ReaderBW/cp.AggBW + t.starts/max(1, cp.RandomOverlap)
 	if cp.Cores > 0 {
 		b = max(b, t.cpu/cp.Cores)
 	}
@@ -315,7 +329,8 @@ func predictChunkedLib(st Storage, elemSize int, p Pattern, grid []int64, c Cost
 			idx := min((all+btreeFanout-1)/btreeFanout, (nchunks+btreeFanout-1)/btreeFanout) + depth - 1
 			r = newRead(all, chunkBytes, s, all*chunkBytes, max(span, all*chunkBytes), cp)
 			r.add(newRead(1, 4<<10, 1, 4<<10, 4<<10, cp), idx)
-			r.addCPU(cp.copySeconds(part.Elements() * elem))
+			r.addCPU(cp.copySeconds(part.Elements()*elem) + float64(all*chunkBytes)*cp.ChunkByteCost*cp.cpuScale() +
+				cp.freshSeconds(min(cp.ChunkCache, all*chunkBytes)))
 		} else {
 			var pick [MaxDims]int
 			for {
@@ -339,7 +354,7 @@ func predictChunkedLib(st Storage, elemSize int, p Pattern, grid []int64, c Cost
 				}
 			}
 		}
-		r.addCPU(float64(all) * cp.ChunkCost * cp.cpuScale())
+		r.addCPU(float64(all)*cp.ChunkCost*cp.cpuScale() + cp.freshSeconds(part.Elements()*elem))
 		tot.add(r)
 		requests += r.requests
 		bytes += r.bytes

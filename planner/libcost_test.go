@@ -145,6 +145,9 @@ func TestCheckLibraryFields(t *testing.T) {
 		func(c *CostParams) { c.ChunkCost = -1e-6 },
 		func(c *CostParams) { c.Cores = -2 },
 		func(c *CostParams) { c.CPUShare = 1.5 },
+		func(c *CostParams) { c.ChunkByteCost = -1e-9 },
+		func(c *CostParams) { c.FreshByteCost = math.NaN() },
+		func(c *CostParams) { c.RandomOverlap = math.Inf(1) },
 	} {
 		c := libParams()
 		f(&c)
@@ -161,6 +164,7 @@ func TestCheckLibraryFields(t *testing.T) {
 func TestPredictPiecesMatchesNaiveLib(t *testing.T) {
 	cp := libParams()
 	cp.CopyBW, cp.ChunkCost, cp.Cores, cp.AggBW = 2e9, 13e-6, 2, 2*cp.ReaderBW
+	cp.FreshByteCost, cp.RandomOverlap = 2.5e-9, 1.8
 	rng := rand.New(rand.NewPCG(7, 23))
 	for trial := range 200 {
 		dims := 1 + trial%MaxDims
@@ -210,5 +214,64 @@ func TestLibHugeShape(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestFreshMemoryAndChunkBytes: a reader pays FreshByteCost for every byte
+// of its array, and through the chunk cache ChunkByteCost for every byte of
+// every chunk it touches and FreshByteCost for the cache's first fill (at
+// most the cache's size) — one reader, where its own time is the
+// prediction, the figures add exactly.
+func TestFreshMemoryAndChunkBytes(t *testing.T) {
+	shape := []int64{64, 64, 64}
+	whole := StandardPatterns(shape)[0]
+	if whole.Name != "whole" {
+		t.Fatalf("first standard pattern %s", whole.Name)
+	}
+	arrayBytes := float64(64 * 64 * 64 * 8)
+	const fresh, perByte = 3e-9, 4e-10
+	cp := libParams()
+	with := cp
+	with.FreshByteCost, with.ChunkByteCost = fresh, perByte
+	for _, c := range []struct {
+		st    Storage
+		extra float64
+	}{
+		{ContiguousStorage(shape), arrayBytes * fresh},
+		// 32 KiB chunks: all 512 touched, the 1 MiB cache filled once.
+		{ChunkedStorage(shape, []int64{16, 16, 16}), arrayBytes*fresh + arrayBytes*perByte + (1<<20)*fresh},
+		// 2 MiB chunks are above the cache: read run by run, no cache.
+		{ChunkedStorage(shape, []int64{64, 64, 64}), arrayBytes * fresh},
+	} {
+		a, b := PredictRead(c.st, 8, whole, 1, cp), PredictRead(c.st, 8, whole, 1, with)
+		if d := b.Seconds - a.Seconds; math.Abs(d-c.extra) > 1e-9*c.extra {
+			t.Errorf("%s: %g s more, want %g s", c.st.Name, d, c.extra)
+		}
+	}
+}
+
+// TestRandomOverlap: eight readers of the contiguous xy plane each start a
+// stream per row (their reads scatter over the file); with storage that
+// streams no faster for eight (AggBW = ReaderBW), the readers' stream
+// starts bound the time unless the storage overlaps them.
+func TestRandomOverlap(t *testing.T) {
+	shape := []int64{192, 192, 192}
+	var xy Pattern
+	for _, p := range StandardPatterns(shape) {
+		if p.Name == "xy" {
+			xy = p
+		}
+	}
+	cp := libParams()
+	cp.AggBW = cp.ReaderBW
+	serial := PredictRead(ContiguousStorage(shape), 8, xy, 8, cp)
+	cp.RandomOverlap = 4
+	overlapped := PredictRead(ContiguousStorage(shape), 8, xy, 8, cp)
+	if !(overlapped.Seconds < serial.Seconds*0.5) {
+		t.Errorf("xy, 8 readers: %g s with stream starts overlapped 4 times, %g s without", overlapped.Seconds, serial.Seconds)
+	}
+	cp.RandomOverlap = 0.5 // below 1: no overlap, never worse than serial
+	if r := PredictRead(ContiguousStorage(shape), 8, xy, 8, cp); r.Seconds != serial.Seconds {
+		t.Errorf("overlap 0.5: %g s, want %g s", r.Seconds, serial.Seconds)
 	}
 }

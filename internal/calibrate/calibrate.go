@@ -3,6 +3,7 @@ package calibrate
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -37,11 +38,15 @@ type Result struct {
 	Random256KS   float64 `json:"random_256k_s"`      // random 256 KiB pread, trimmed mean
 	StreamLatency float64 `json:"stream_latency_s"`   // fitted: t(size) = latency + size/random bandwidth
 	RandomBps     float64 `json:"random_bytes_per_s"` // fitted random-read bandwidth
+	RandomOverlap float64 `json:"random_overlap"`     // random 4 KiB reads of Streams readers at once: serial time ÷ wall time
 	CallS         float64 `json:"call_s"`             // an 8-byte pread from the page cache, median
 	CopyBps       float64 `json:"copy_bytes_per_s"`   // memory copy in 512-byte rows
 	PageBytes     int64   `json:"page_bytes"`         // the system's page size
+	FreshByteS    float64 `json:"fresh_byte_s"`       // seconds a byte of memory the process touches for the first time
 	Cores         float64 `json:"cores"`              // CPU work of NumCPU workers at once ÷ one worker's
 	CPUShare      float64 `json:"cpu_share"`          // of a core a busy thread got (its CPU time ÷ wall time)
+	// Chunks is what a chunk costs a new reader process (MeasureChunks).
+	Chunks *ChunkResult `json:"chunks,omitempty"`
 }
 
 const (
@@ -125,8 +130,44 @@ func Measure(dir string, o Options) (res Result, err error) {
 		lat[i] = time.Since(t).Seconds()
 	}
 	res.Random4KS = max(trimmedMean(lat), 1e-9)
+	var serial float64
+	for _, v := range lat {
+		serial += v
+	}
+	serial /= float64(len(lat))
 	slices.Sort(lat)
 	res.LatencyS = max(lat[len(lat)/2], 1e-9)
+
+	// The same reads by Streams readers at once: how many the storage
+	// serves together (their latencies overlap).
+	drop()
+	var wg sync.WaitGroup
+	errs := make([]error, o.Streams)
+	seeds := make([]uint64, o.Streams)
+	for s := range seeds {
+		seeds[s] = rng.Uint64()
+	}
+	t0 := time.Now()
+	for s := range o.Streams {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(seeds[s], 1))
+			b := make([]byte, smallRead)
+			for range o.Samples {
+				if _, err := f.ReadAt(b, r.Int64N(blocks)*smallRead); err != nil {
+					errs[s] = err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return res, fmt.Errorf("calibrate: %w", err)
+	}
+	reads := float64(o.Samples * o.Streams)
+	res.RandomOverlap = max(1, min(float64(o.Streams), serial*reads/max(time.Since(t0).Seconds(), 1e-9)))
 
 	// Random reads of 256 KiB (a chunk, a block): with the 4 KiB ones, the
 	// latency and bandwidth of a read that starts a stream.
@@ -157,8 +198,7 @@ func Measure(dir string, o Options) (res Result, err error) {
 	// Streams readers at once, each on its own part.
 	drop()
 	part := (o.Size + int64(o.Streams) - 1) / int64(o.Streams)
-	var wg sync.WaitGroup
-	errs := make([]error, o.Streams)
+	clear(errs)
 	t = time.Now()
 	for s := range o.Streams {
 		wg.Add(1)
@@ -204,6 +244,9 @@ func Measure(dir string, o Options) (res Result, err error) {
 	res.CallS = max(calls[len(calls)/2], 1e-9)
 	res.CopyBps = copyRate(buf)
 	res.PageBytes = int64(os.Getpagesize())
+	if res.FreshByteS, err = freshMemory(res.PageBytes); err != nil {
+		return res, fmt.Errorf("calibrate: %w", err)
+	}
 	res.Cores = freeCores(buf[:1<<20])
 	res.CPUShare = cpuShare()
 	return res, nil
@@ -281,4 +324,28 @@ func cpuShare() float64 {
 	}
 	cpu := float64(b.Utime.Nano()+b.Stime.Nano()-a.Utime.Nano()-a.Stime.Nano()) / 1e9
 	return max(0.01, min(1, cpu/wall))
+}
+
+// freshMemory is the seconds a byte of anonymous memory costs the first
+// time it is written (the page fault and the kernel's zeroing: what a
+// reader pays for the array it reads into; on a virtual machine several
+// times a copy's cost), the fastest of three fresh 32 MiB mappings.
+func freshMemory(page int64) (float64, error) {
+	const size = 32 << 20
+	best := math.Inf(1)
+	for range 3 {
+		m, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+		if err != nil {
+			return 0, err
+		}
+		t := time.Now()
+		for i := int64(0); i < size; i += page {
+			m[i] = 1
+		}
+		best = min(best, time.Since(t).Seconds())
+		if err := unix.Munmap(m); err != nil {
+			return 0, err
+		}
+	}
+	return best / size, nil
 }
