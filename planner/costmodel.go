@@ -21,24 +21,20 @@ func (c CostParams) Check() error {
 		return fmt.Errorf("planner: cost model sieve window %d bytes, want >= 0", c.Sieve)
 	case c.SieveBuf < 0 || c.ChunkCache < 0 || c.Page < 0:
 		return fmt.Errorf("planner: cost model sieve buffer %d, chunk cache %d, page %d bytes, want >= 0", c.SieveBuf, c.ChunkCache, c.Page)
-	case c.CallCost < 0 || math.IsInf(c.CallCost, 0) || math.IsNaN(c.CallCost):
-		return fmt.Errorf("planner: cost model call cost %g s, want >= 0", c.CallCost)
-	case c.RandomBW < 0 || math.IsInf(c.RandomBW, 0) || math.IsNaN(c.RandomBW):
-		return fmt.Errorf("planner: cost model random-read bandwidth %g B/s, want >= 0", c.RandomBW)
-	case c.Cores < 0 || math.IsInf(c.Cores, 0) || math.IsNaN(c.Cores):
-		return fmt.Errorf("planner: cost model cores %g, want >= 0", c.Cores)
 	case c.CPUShare < 0 || c.CPUShare > 1 || math.IsNaN(c.CPUShare):
 		return fmt.Errorf("planner: cost model CPU share %g, want 0 to 1", c.CPUShare)
-	case c.ChunkCost < 0 || math.IsInf(c.ChunkCost, 0) || math.IsNaN(c.ChunkCost):
-		return fmt.Errorf("planner: cost model chunk cost %g s, want >= 0", c.ChunkCost)
-	case c.FreshByteCost < 0 || math.IsInf(c.FreshByteCost, 0) || math.IsNaN(c.FreshByteCost):
-		return fmt.Errorf("planner: cost model array byte cost %g s, want >= 0", c.FreshByteCost)
-	case c.RandomOverlap < 0 || math.IsInf(c.RandomOverlap, 0) || math.IsNaN(c.RandomOverlap):
-		return fmt.Errorf("planner: cost model random-read overlap %g, want >= 0", c.RandomOverlap)
-	case c.ChunkByteCost < 0 || math.IsInf(c.ChunkByteCost, 0) || math.IsNaN(c.ChunkByteCost):
-		return fmt.Errorf("planner: cost model chunk byte cost %g s, want >= 0", c.ChunkByteCost)
-	case c.CopyBW < 0 || math.IsInf(c.CopyBW, 0) || math.IsNaN(c.CopyBW):
-		return fmt.Errorf("planner: cost model copy bandwidth %g B/s, want >= 0", c.CopyBW)
+	}
+	for _, f := range []struct {
+		what string
+		v    float64
+	}{
+		{"call cost %g s", c.CallCost}, {"random-read bandwidth %g B/s", c.RandomBW}, {"cores %g", c.Cores},
+		{"chunk cost %g s", c.ChunkCost}, {"chunk byte cost %g s", c.ChunkByteCost}, {"fresh-memory cost %g s a byte", c.FreshByteCost},
+		{"random-read overlap %g", c.RandomOverlap}, {"copy bandwidth %g B/s", c.CopyBW},
+	} {
+		if f.v < 0 || math.IsInf(f.v, 0) || math.IsNaN(f.v) {
+			return fmt.Errorf("planner: cost model "+f.what+", want >= 0", f.v)
+		}
 	}
 	return nil
 }
