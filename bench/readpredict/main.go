@@ -95,8 +95,8 @@ func main() {
 	fmt.Printf("# cost model: %.3g s per request, %.3g MB/s per reader, %.3g MB/s aggregate, sieve %d B\n",
 		cp.Latency, cp.ReaderBW/1e6, cp.AggBW/1e6, cp.Sieve)
 	if cp.Library() {
-		fmt.Printf("# library model: sieve buffer %d B, chunk cache %d B, page %d B, %.3g s per call, %.3g MB/s random reads, copies %.3g MB/s, %.3g s per chunk, %.3g cores, CPU share %.2g\n",
-			cp.SieveBuf, cp.ChunkCache, cp.Page, cp.CallCost, cp.RandomBW/1e6, cp.CopyBW/1e6, cp.ChunkCost, cp.Cores, cp.CPUShare)
+		fmt.Printf("# library model: sieve buffer %d B, chunk cache %d B, page %d B, %.3g s per call, %.3g MB/s random reads (%.2g at once), copies %.3g MB/s, %.3g s per chunk + %.3g s a MiB of chunk, fresh memory %.3g s a MiB, %.3g cores, CPU share %.2g\n",
+			cp.SieveBuf, cp.ChunkCache, cp.Page, cp.CallCost, cp.RandomBW/1e6, max(1, cp.RandomOverlap), cp.CopyBW/1e6, cp.ChunkCost, cp.ChunkByteCost*(1<<20), cp.FreshByteCost*(1<<20), cp.Cores, cp.CPUShare)
 	}
 	fmt.Printf("%-8s %7s %-16s %10s %10s %7s\n", "pattern", "readers", "layout", "predicted", "measured", "÷")
 	type row struct {
