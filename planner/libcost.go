@@ -42,10 +42,11 @@ import (
 // chunk cache ChunkByteCost a byte (internal/calibrate/chunks.go); memory a
 // reader process touches first costs FreshByteCost a byte: its array, and
 // its chunk cache up to the cache's size (each reader process fills its
-// own); work measured on an idle
-// core takes 1/CPUShare longer on a machine where a reader gets less. Readers read at once: the
-// slowest sets the time, unless their storage time summed and sped up at
-// most AggBW/ReaderBW times, or their work summed over Cores, is longer.
+// own). Work measured on an idle core takes 1/CPUShare longer on a machine
+// where a reader gets less. Readers read at once: the slowest sets the
+// time, unless their streaming summed and sped up at most AggBW/ReaderBW
+// times plus their stream starts summed and overlapped at most
+// RandomOverlap times, or their work summed over Cores, is longer.
 
 // rampBytes is how much of a stream is read at the random-read rate before
 // read-ahead streams it (the kernel's first windows).
