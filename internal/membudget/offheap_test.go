@@ -3,6 +3,7 @@ package membudget
 import (
 	"runtime/debug"
 	"testing"
+	"unsafe"
 )
 
 // Map and Unmap count the bytes mapped, and LimitProcess keeps the
@@ -58,5 +59,43 @@ func TestOffHeapLimit(t *testing.T) {
 	}
 	if got := limit(); got != total-base {
 		t.Fatalf("limit %d after Unmap, want %d", got, total-base)
+	}
+}
+
+// TestMapAligned: a buffer of Map starts on a huge-page boundary, holds
+// exactly the bytes asked (zeroed, writable to the last), and Unmap
+// returns every page of it (the mapped count back where it was), for
+// sizes below, at and between huge pages.
+func TestMapAligned(t *testing.T) {
+	mapped := func() int64 {
+		offHeap.mu.Lock()
+		defer offHeap.mu.Unlock()
+		return offHeap.mapped
+	}
+	base := mapped()
+	for _, n := range []int64{1, 4095, 4097, 1 << 20, hugePage, hugePage + 1, 3*hugePage + 12345} {
+		b, err := Map(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if int64(len(b)) != n || int64(cap(b)) != n {
+			t.Fatalf("Map(%d): len %d cap %d", n, len(b), cap(b))
+		}
+		if p := uintptr(unsafe.Pointer(unsafe.SliceData(b))); p%hugePage != 0 {
+			t.Errorf("Map(%d) at %#x, not on a %d-byte boundary", n, p, hugePage)
+		}
+		for i := range b {
+			if b[i] != 0 {
+				t.Fatalf("Map(%d): byte %d is %d", n, i, b[i])
+			}
+			b[i] = byte(i)
+		}
+		if got, want := mapped()-base, pageRound(n); got != want {
+			t.Errorf("Map(%d): %d bytes counted mapped, want %d", n, got, want)
+		}
+		Unmap(b)
+		if got := mapped() - base; got != 0 {
+			t.Errorf("Map(%d) then Unmap: %d bytes still counted", n, got)
+		}
 	}
 }
