@@ -25,17 +25,21 @@ import (
 // and less system time (1.13-1.19 s against 1.33-1.77 s).
 const maxBand = 16 << 20
 
-// smallBand caps the band of an array of small blocks (at most stageBlock
-// bytes per block on average): its stage and output band stay small (on
-// 8^3 blocks of float64, 8 MiB bands compared 0.3 s faster than 51 MiB
-// ones, in half the memory, and read no more bytes of the input). 1 MiB
-// bands keep the three buffers an array circulates in the caches and the
-// pages the verifier touches for the first time few (on a virtual machine
-// the first touch of a page by the process costs microseconds even after
-// the kernel wrote it): run on 351,537 blocks of 4^3 0.88x the time of 8
-// MiB bands, on 833,481 blocks 0.96x (2 MiB: 0.93x), for three times the
-// HDF5 reads.
-const smallBand = 1 << 20
+// smallBand and smallBandMax bound the band of an array of small blocks
+// (at most stageBlock bytes per block on average): smallBand, or one row
+// of blocks if that is more, and at most smallBandMax (on 8^3 blocks of
+// float64, 8 MiB bands compared 0.3 s faster than 51 MiB ones, in half
+// the memory, and read no more bytes of the input). Bands of about 1 MiB
+// keep the three buffers an array circulates in the caches and the pages
+// the verifier touches for the first time few (on a virtual machine the
+// first touch of a page by the process costs microseconds even after the
+// kernel wrote it): run on 351,537 blocks of 4^3 0.88x the time of 8 MiB
+// bands, on 833,481 blocks 0.96x (2 MiB: 0.93x), for three times the HDF5
+// reads.
+const (
+	smallBand    = 1 << 20
+	smallBandMax = 8 << 20
+)
 
 // checks checks what array a says of itself and of its output records
 // before its elements are compared: the manifest's header, the element
@@ -177,6 +181,21 @@ func (r *run) openMember(a *catalog.Array, ref outRef, f *h5.File) (*member, err
 // stageBlock bytes): its bands are kept small (smallBand).
 func (m *member) small() bool {
 	return len(m.a.Blocks) > 0 && m.a.Elements()*m.size/int64(len(m.a.Blocks)) <= stageBlock
+}
+
+// blockRows is the largest extent of m's blocks along dimension 0 (at
+// least 1): the rows of one row of blocks.
+func (m *member) blockRows() int64 {
+	rows := int64(1)
+	if m.rank == 0 {
+		return rows
+	}
+	for i := range m.a.Blocks {
+		if c := m.a.Blocks[i].Box.Count; len(c) > 0 {
+			rows = max(rows, c[0])
+		}
+	}
+	return rows
 }
 
 // chunkRows is the rows of one chunk of a chunked output (0: not
