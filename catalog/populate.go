@@ -36,9 +36,8 @@ func Populate[T any](s []T) {
 	if hi <= lo {
 		return
 	}
-	// Huge pages where whole ones fit (see membudget.Map: the first touch
-	// from user space of each 4 KiB page costs microseconds on a virtual
-	// machine with shadow page tables, of a 2 MiB page once).
+	// Huge pages where whole ones fit (membudget.Map aligns its mappings
+	// to them).
 	const huge = 2 << 20
 	if hlo, hhi := (p+huge-1)&^(huge-1), (p+n)&^(huge-1); hhi > hlo {
 		unix.Madvise(unsafe.Slice((*byte)(unsafe.Add(base, hlo-p)), hhi-hlo), unix.MADV_HUGEPAGE)

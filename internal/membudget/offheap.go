@@ -8,6 +8,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"relayout/catalog"
 )
 
 // Buffers outside the Go heap, and the collector's limit beside them.
@@ -57,14 +59,14 @@ func setHeapLimit() {
 // Map returns n zeroed bytes in an anonymous mapping, outside the Go heap;
 // Unmap must be called on it once, when nothing refers to it any more.
 //
-// The mapping starts on a huge-page boundary and asks for transparent huge
-// pages (MADV_HUGEPAGE) before its pages are mapped in bulk
-// (MADV_POPULATE_WRITE): on a virtual machine with shadow page tables the
-// first access from user space to each 4 KiB page costs microseconds even
-// after the kernel populated it (a 64 MiB buffer: 91 ms for the first pass
-// over it, 5 ms for the next), and a 2 MiB page pays that once (5 ms for
-// the first pass). Where the kernel has no huge pages to give, the pages
-// are the usual ones, populated the same way.
+// The mapping starts on a huge-page boundary, so that catalog.Populate gets
+// it transparent huge pages before mapping its pages in bulk: on a virtual
+// machine with shadow page tables the first access from user space to each
+// 4 KiB page costs microseconds even after the kernel populated it (a 64
+// MiB buffer: 91 ms for the first pass over it, 5 ms for the next), and a
+// 2 MiB page pays that once (5 ms for the first pass). Where the kernel has
+// no huge pages to give, the pages are the usual ones, populated the same
+// way (buffers under Populate's threshold fault in as they are written).
 func Map(n int64) ([]byte, error) {
 	if n == 0 {
 		return []byte{}, nil
@@ -85,15 +87,14 @@ func Map(n int64) ([]byte, error) {
 		_ = unix.MunmapPtr(unsafe.Add(base, size), tail)
 	}
 	b := unsafe.Slice((*byte)(base), size)
-	_ = unix.Madvise(b, unix.MADV_HUGEPAGE)
-	// Before Linux 5.14 this fails: the pages then come at the first writes.
-	_ = unix.Madvise(b, unix.MADV_POPULATE_WRITE)
+	catalog.Populate(b) // huge pages where whole ones fit, populated
 	moveMapped(size)
 	return b[:n:n], nil
 }
 
 // hugePage is the transparent huge page size Map aligns to (x86-64, arm64
-// with 4 KiB pages); elsewhere the alignment is merely unused.
+// with 4 KiB pages; catalog.Populate's); elsewhere the alignment is merely
+// unused.
 const hugePage = 2 << 20
 
 // pageRound is n rounded up to the system's page size.

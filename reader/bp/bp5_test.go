@@ -6,12 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"relayout/internal/testkit"
 	"slices"
 	"strings"
 	"testing"
 
 	"relayout/catalog"
+	"relayout/internal/testkit"
 	"relayout/reader/blockio"
 )
 
