@@ -293,6 +293,7 @@ func prepareRun(ctx context.Context, out string, spec Spec, env Env, need *int64
 		if env.Verify {
 			ropts.Digest = catalog.NoDigest
 		}
+		ropts.SyncEarly = !env.Verify
 	}
 	inputs, err := rewriter.InputFiles(spec.Input)
 	if err != nil {

@@ -106,6 +106,7 @@ type engine struct {
 	// deferSync: an in-memory job's files are closed unsynced, and synced
 	// by SyncStage while the output is verified.
 	deferSync bool
+	early     *earlySync // Options.SyncEarly of an in-memory job, else nil
 	st        ShardStatus
 	// bandLeft: what the band buffers of the pipeline being set up may
 	// still hold (Options.bandAllowance, less the largest bandReserve of
@@ -115,6 +116,7 @@ type engine struct {
 }
 
 func (e *engine) close() {
+	e.early.wait() // a failed run: its error is the run's
 	for _, f := range e.files {
 		f.Close()
 	}
@@ -621,6 +623,7 @@ func (e *engine) setupPass(ctx context.Context, di int, a *catalog.Array, us []*
 		if kind != KindParts {
 			e.dirty[f] = true
 			rec.Written = int64(len(buf))
+			e.early.wrote(f, rec.Written)
 		}
 		if (kind == KindContiguous || kind == KindChunks) && endsRows(slab, a.Shape) {
 			// rows up to this unit's end are all written

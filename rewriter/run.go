@@ -64,6 +64,11 @@ type Options struct {
 	// chunked and its holes cost nothing (planner.HoleLayout).
 	Fill bool
 
+	// SyncEarly (an in-memory job): fdatasync each file in the background
+	// while it is written (earlySync), for a run with nothing after its
+	// rewrite but the sync of its files (no verification to hide it).
+	SyncEarly bool
+
 	holes *holeLayouts // HoleLayout per array, made by prepare
 }
 

@@ -681,6 +681,9 @@ func RewriteShard(ctx context.Context, store *catalog.Store, src catalog.Source,
 	// journal records naming it.
 	e.partEnd, e.digests, e.syncEach, e.deferSync = partEnd, job.mem != nil, job.mem == nil, job.mem != nil
 	e.unitSums = job.mem == nil && job.Digest != catalog.NoDigest
+	if job.mem != nil && opts.SyncEarly {
+		e.early = &earlySync{}
+	}
 	defer e.close()
 	if jr != nil {
 		jr.Sync = e.syncDirty
@@ -750,6 +753,9 @@ func RewriteShard(ctx context.Context, store *catalog.Store, src catalog.Source,
 				return fail(err)
 			}
 		}
+	}
+	if err := e.early.wait(); err != nil {
+		return fail(err)
 	}
 	e.st.Units, e.st.Skipped = st.Units, st.Skipped
 	if m := job.mem; m != nil {
