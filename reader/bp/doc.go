@@ -40,7 +40,8 @@
 // get starts from the running sum of counts. Steps are 0-based in md.idx
 // order (BP4) or time-index order (BP3); openPMD uses the iteration number
 // (variable-based: each step's /data/snapshot). A file-based series
-// (series.go) is a directory of BP datasets opened one by one and merged.
+// (series.go) is a directory of BP datasets, opened and scanned up to
+// GOMAXPROCS members at once and merged in order.
 //
 // Memory: Open walks the metadata step by step (BP4: one step's md.0 slice at
 // a time; BP5: one writer's metadata block at a time; BP3: its one index) and keeps, per (variable, step), only where its
@@ -56,5 +57,7 @@
 // dataset stays open for the rewrite, which reads payloads only.
 //
 // Concurrency: ReadBlock is safe for concurrent use; Open and Scan run on the
-// caller's goroutine and Scan must not run concurrently with itself.
+// caller's goroutine (a series' on workers of their own, one per member at
+// a time, each holding its member's caches) and Scan must not run
+// concurrently with itself.
 package bp

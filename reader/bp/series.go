@@ -18,11 +18,14 @@ package bp
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"relayout/catalog"
 	"relayout/reader/blockio"
@@ -66,13 +69,13 @@ func OpenSeries(dir string, members []SeriesMember, cfg Config) (*Series, error)
 	formats := map[string]bool{}
 	mcfg := cfg
 	mcfg.MaxOpenFiles = maxMemberFiles
+	var err error
+	if s.members, err = openMembers(dir, members, mcfg); err != nil {
+		return nil, err
+	}
 	for k, m := range members {
-		d, err := Open(filepath.Join(dir, m.Name), mcfg)
-		if err != nil {
-			return fail(err)
-		}
-		d.files.CloseIdle()
-		s.members, s.names = append(s.members, d), append(s.names, m.Name)
+		d := s.members[k]
+		s.names = append(s.names, m.Name)
 		// BP4/BP5 members are their own root; a BP3 file's root is its
 		// directory, the series root itself.
 		rel, err := filepath.Rel(dir, d.info.Root)
@@ -130,44 +133,145 @@ func OpenSeries(dir string, members []SeriesMember, cfg Config) (*Series, error)
 	return s, nil
 }
 
-// Scan emits every array, ordered by variable then iteration. Each array's
-// blocks are listed by its member and renamed below the series root.
-func (s *Series) Scan(ctx context.Context, emit func(*catalog.Array) error) error {
-	for _, d := range s.members {
-		d.pgCache = map[int]*pgTable{}
+// openMembers opens the members of dir, up to GOMAXPROCS at once (each
+// parses its own index), their idle files closed. On an error it closes
+// those it opened and returns the error of the first member in order that
+// failed.
+func openMembers(dir string, members []SeriesMember, cfg Config) ([]*Dataset, error) {
+	ds := make([]*Dataset, len(members))
+	errs := make([]error, len(members))
+	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for k, m := range members {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			path := filepath.Join(dir, m.Name)
+			d, err := Open(path, cfg)
+			if err != nil {
+				errs[k] = fmt.Errorf("bp: %s: %w", path, err) // which member
+				return
+			}
+			d.files.CloseIdle()
+			ds[k] = d
+		})
 	}
-	last := -1
-	defer func() {
-		if last >= 0 {
-			s.members[last].release()
-		}
-	}()
-	for _, r := range s.order {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if last >= 0 && last != r.member {
-			s.members[last].release()
-		}
-		last = r.member
-		d := s.members[r.member]
-		a, err := d.entryArray(ctx, &d.entries[r.entry])
-		if err != nil {
-			return err
-		}
-		a.Source = s.names[r.member] + ":" + a.Source
-		if pfx := s.prefix[r.member]; pfx != "" {
-			for i := range a.Blocks {
-				if b := &a.Blocks[i]; b.File != "" {
-					b.File = pfx + b.File
-				}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		for _, d := range ds {
+			if d != nil {
+				d.Close()
 			}
 		}
-		if err := emit(a); err != nil {
+		for _, err := range errs {
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	return ds, nil
+}
+
+// Scan emits every array, ordered by variable then iteration. Each array's
+// blocks are listed by its member and renamed below the series root. The
+// members' metadata are parsed on up to GOMAXPROCS workers (scan).
+func (s *Series) Scan(ctx context.Context, emit func(*catalog.Array) error) error {
+	return s.scan(ctx, emit, runtime.GOMAXPROCS(0))
+}
+
+// scan is Scan on at most workers workers. A member's entries all go to
+// one worker (member mod workers), which parses them in Scan's order with
+// the member's caches, dropped when it moves to another member; each
+// worker is at most one array ahead of emit, which takes the arrays in
+// order: a series of many iterations is no longer parsed on one core
+// while the catalog stores on another (the openPMD series of bench-peers,
+// two members: 0.45 s to catalog, 0.31 s of it parsing). An error is that
+// of the first array in order that failed.
+func (s *Series) scan(ctx context.Context, emit func(*catalog.Array) error, workers int) error {
+	workers = max(1, min(workers, len(s.members)))
+	ctx, cancel := context.WithCancel(ctx)
+	type result struct {
+		a   *catalog.Array
+		err error
+	}
+	out := make([]chan result, workers)
+	var wg sync.WaitGroup
+	defer func() {
+		cancel() // a worker blocked on its channel returns
+		wg.Wait()
+	}()
+	for w := range out {
+		out[w] = make(chan result, 1)
+		wg.Go(func() {
+			last := -1
+			defer func() {
+				if last >= 0 {
+					s.members[last].release()
+				}
+			}()
+			for _, r := range s.order {
+				if r.member%workers != w {
+					continue
+				}
+				if last != r.member {
+					if last >= 0 {
+						s.members[last].release()
+					}
+					s.members[r.member].pgCache = map[int]*pgTable{}
+					last = r.member
+				}
+				a, err := s.memberArray(ctx, r)
+				select {
+				case out[w] <- result{a, err}:
+				case <-ctx.Done():
+					return
+				}
+				if err != nil {
+					return
+				}
+			}
+		})
+	}
+	for _, r := range s.order {
+		var res result
+		select {
+		case res = <-out[r.member%workers]:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if res.err != nil {
+			return res.err
+		}
+		if err := emit(res.a); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// memberArray is the array of r, its blocks' files named below the series
+// root; an error names the member.
+func (s *Series) memberArray(ctx context.Context, r seriesRef) (*catalog.Array, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	d := s.members[r.member]
+	a, err := d.entryArray(ctx, &d.entries[r.entry])
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("bp: %s: %w", filepath.Join(s.info.Root, s.names[r.member]), err) // the member's files are named within it
+	}
+	a.Source = s.names[r.member] + ":" + a.Source
+	if pfx := s.prefix[r.member]; pfx != "" {
+		for i := range a.Blocks {
+			if b := &a.Blocks[i]; b.File != "" {
+				b.File = pfx + b.File
+			}
+		}
+	}
+	return a, nil
 }
 
 // release drops a member's Scan caches and closes its idle files.
