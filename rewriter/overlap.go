@@ -24,33 +24,36 @@ import (
 const overlapCheckBytes = 8 << 20
 
 // checkOverlaps refuses a (checked by checkArray) when two of its blocks
-// overlap with different values.
-func checkOverlaps(ctx context.Context, src catalog.Source, a *catalog.Array) error {
+// overlap with different values, and reports whether no two blocks
+// overlap (blockIndex.knowDisjoint: the pipeline's assembly asks it too).
+func checkOverlaps(ctx context.Context, src catalog.Source, a *catalog.Array) (disjoint bool, err error) {
 	if len(a.Blocks) < 2 {
-		return nil
+		return true, nil
 	}
 	if disjoint, ok := planner.BlocksDisjoint(a); ok && disjoint {
-		return nil // the usual tiling: no pair to look for
+		return true, nil // the usual tiling: no pair to look for
 	}
 	boxes := make([]catalog.Box, len(a.Blocks))
 	for i := range a.Blocks {
 		boxes[i] = a.Blocks[i].Box
 	}
 	if len(a.Shape) == 0 {
-		return checkScalarOverlaps(ctx, src, a)
+		return false, checkScalarOverlaps(ctx, src, a)
 	}
+	disjoint = true
 	for _, p := range planner.OverlapPairs(boxes) {
 		shared, ok := boxes[p[0]].Intersect(boxes[p[1]])
 		if !ok {
 			continue
 		}
+		disjoint = false
 		for _, band := range bands(shared, int64(a.DType.Size), overlapCheckBytes) {
 			if err := compareShared(ctx, src, a, p[0], p[1], band); err != nil {
-				return err
+				return false, err
 			}
 		}
 	}
-	return nil
+	return disjoint, nil
 }
 
 // checkScalarOverlaps: every block of a scalar holds the whole value.

@@ -70,11 +70,17 @@ func TestAssembleDirtyBufferWithOverlap(t *testing.T) {
 func TestCheckOverlaps(t *testing.T) {
 	dt := catalog.DType{Kind: catalog.Float, Size: 8}
 	a, src := overlapArray(dt, false)
-	if err := checkOverlaps(context.Background(), src, a); err != nil {
-		t.Fatalf("agreeing overlap: %v", err)
+	if disjoint, err := checkOverlaps(context.Background(), src, a); err != nil || disjoint {
+		t.Fatalf("agreeing overlap: disjoint %v, %v", disjoint, err)
+	}
+	// Moved apart (rows 0-9 and 10-15), the same blocks tile: disjoint.
+	b1 := &a.Blocks[1].Box
+	b1.Lower[0] = 10
+	if disjoint, err := checkOverlaps(context.Background(), src, a); err != nil || !disjoint {
+		t.Fatalf("tiling: disjoint %v, %v", disjoint, err)
 	}
 	a, src = overlapArray(dt, true)
-	err := checkOverlaps(context.Background(), src, a)
+	_, err := checkOverlaps(context.Background(), src, a)
 	if !errors.Is(err, catalog.ErrCorrupt) || !strings.Contains(err.Error(), "block 0 [0:10,0:4] (b0 at offset 0)") ||
 		!strings.Contains(err.Error(), "block 1 [4:10,0:4] (b1 at offset 0)") || !strings.Contains(err.Error(), "first at [5,1]") {
 		t.Fatalf("disagreeing overlap: %v", err)
