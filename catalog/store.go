@@ -42,6 +42,7 @@ CREATE TABLE arrays (
   block_list  TEXT    NOT NULL,     -- JSON list of blocks (blocklist.go); the blocks view unpacks it
   constant    INTEGER NOT NULL DEFAULT 0, -- 1: every element is fill, no blocks (an openPMD constant record)
   species     TEXT    NOT NULL DEFAULT '', -- openPMD particle species of a particle record component ('' a mesh)
+  grain       TEXT,                 -- JSON list: the block grid's step per dimension (Array.BlockGrain)
   UNIQUE (var, step, level)
 );
 CREATE TABLE block_files (          -- the file names block_list refers to by index
@@ -104,7 +105,7 @@ type Store struct {
 func (s *Store) OmitBlockLists() { s.noLists = true }
 
 // laterColumns are the columns added to arrays after its first version.
-var laterColumns = []string{"constant", "species"}
+var laterColumns = []string{"constant", "species", "grain"}
 
 // col is the arrays column name, or the SQL literal def standing for its
 // value in a catalog that lacks it.
@@ -318,9 +319,12 @@ func (s *Store) Put(a *Array) error {
 		return fmt.Errorf("catalog: %s: %w", s.path, err)
 	}
 	defer tx.Rollback()
-	var boxes any
+	var boxes, grain any
 	if a.Boxes != nil {
 		boxes = mustJSON(a.Boxes)
+	}
+	if g := a.BlockGrain(); g != nil {
+		grain = mustJSON(g)
 	}
 	var list string
 	var files []string
@@ -337,11 +341,11 @@ func (s *Store) Put(a *Array) error {
 		return Corrupt("relayout", s.path, -1, "catalog: constant array %s step %d: %d blocks, value of %d bytes", a.Var, a.Step, len(a.Blocks), len(a.Fill))
 	}
 	res, err := tx.Exec(`INSERT INTO arrays (var, step, level, dtype, shape, offset, fill, attrs, step_attrs, source, boxes,
-		nblocks, block_bytes, block_list, constant, species)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		nblocks, block_bytes, block_list, constant, species, grain)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 		a.Var, a.Step, a.Level, a.DType.NumPy(), mustJSON(nonNil(a.Shape)), mustJSON(nonNil(a.Offset)), a.Fill,
 		mustJSON(nonNilAttrs(a.Attrs)), mustJSON(nonNilAttrs(a.StepAttrs)), a.Source, boxes,
-		len(a.Blocks), stored, list, a.Constant, a.Species)
+		len(a.Blocks), stored, list, a.Constant, a.Species, grain)
 	if err != nil {
 		return fmt.Errorf("catalog: %s: array %s step %d level %d: %w", s.path, a.Var, a.Step, a.Level, err)
 	}
@@ -564,10 +568,10 @@ func (s *Store) array(k Key, blocks bool) (_ *Array, err error) {
 	a := &Array{Var: k.Var, Step: k.Step, Level: k.Level}
 	var id int64
 	var dtype, shape, offset, attrs, stepAttrs string
-	var boxes sql.NullString
-	err = s.db.QueryRow(`SELECT id, dtype, shape, offset, fill, attrs, step_attrs, source, boxes, `+s.col("constant", "0")+`, `+s.col("species", "''")+` FROM arrays
+	var boxes, grain sql.NullString
+	err = s.db.QueryRow(`SELECT id, dtype, shape, offset, fill, attrs, step_attrs, source, boxes, `+s.col("constant", "0")+`, `+s.col("species", "''")+`, `+s.col("grain", "NULL")+` FROM arrays
 		WHERE var = ? AND step = ? AND level = ?`, k.Var, k.Step, k.Level).
-		Scan(&id, &dtype, &shape, &offset, &a.Fill, &attrs, &stepAttrs, &a.Source, &boxes, &a.Constant, &a.Species)
+		Scan(&id, &dtype, &shape, &offset, &a.Fill, &attrs, &stepAttrs, &a.Source, &boxes, &a.Constant, &a.Species, &grain)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("catalog: %s: %s step %d level %d: %w", s.path, k.Var, k.Step, k.Level, ErrNotFound)
 	}
@@ -588,6 +592,14 @@ func (s *Store) array(k Key, blocks bool) (_ *Array, err error) {
 	if boxes.Valid {
 		if err := s.fromJSON(boxes.String, &a.Boxes); err != nil {
 			return nil, err
+		}
+	}
+	if grain.Valid {
+		if err := s.fromJSON(grain.String, &a.Grain); err != nil {
+			return nil, err
+		}
+		if len(a.Grain) != len(a.Shape) {
+			return nil, Corrupt("relayout", s.path, -1, "catalog: %s step %d level %d: grain %s for %d dimensions", k.Var, k.Step, k.Level, grain.String, len(a.Shape))
 		}
 	}
 	if !blocks {

@@ -59,6 +59,7 @@ func TestStoreRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := sampleArray(100)
+	want.Grain = []int64{32, 0} // the store records it (BlockGrain)
 	if !reflect.DeepEqual(got, func() *Array { w := *want; w.Blocks = want.Blocks; return &w }()) {
 		t.Fatalf("round trip:\n got %+v\nwant %+v", got, want)
 	}
@@ -114,8 +115,9 @@ func TestDTypeNumPy(t *testing.T) {
 }
 
 // TestStoreParticles: a particle record component keeps its species and
-// its attributes' Species and Record marks; a catalog of an earlier
-// version (no species column) reads as meshes and is read-only.
+// its attributes' Species and Record marks, and its block grain; a catalog
+// of an earlier version (no species or grain column) reads as meshes, its
+// grain unknown, and is read-only.
 func TestStoreParticles(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "catalog.db")
 	s, err := CreateStore(path)
@@ -139,13 +141,13 @@ func TestStoreParticles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Species != "e" || !reflect.DeepEqual(got.Attrs, a.Attrs) || len(got.Blocks) != 2 ||
+	if got.Species != "e" || !reflect.DeepEqual(got.Attrs, a.Attrs) || len(got.Blocks) != 2 || !reflect.DeepEqual(got.Grain, []int64{4}) ||
 		!reflect.DeepEqual(got.Blocks[0].Box, a.Blocks[0].Box) || got.Blocks[1].Rank != 0 {
 		t.Fatalf("round trip:\n got %+v\nwant %+v", got, a)
 	}
 	// A catalog of an earlier version has neither column: it still reads
 	// (no species, nothing constant) and refuses new arrays.
-	for _, c := range []string{"species", "constant"} {
+	for _, c := range []string{"species", "constant", "grain"} {
 		if _, err := s.db.Exec(`ALTER TABLE arrays DROP COLUMN ` + c); err != nil {
 			t.Fatal(err)
 		}
@@ -155,7 +157,7 @@ func TestStoreParticles(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if got, err := s.Array(a.Key()); err != nil || got.Species != "" || got.Constant {
+	if got, err := s.Array(a.Key()); err != nil || got.Species != "" || got.Constant || got.Grain != nil {
 		t.Fatalf("earlier catalog: %+v %v", got, err)
 	}
 	if vs, err := s.Variables(); err != nil || len(vs) != 1 || vs[0].ConstantBytes != 0 {
@@ -410,5 +412,55 @@ func TestStoreOmitBlockLists(t *testing.T) {
 	}
 	if _, err := summary.Array(Key{"B/x", 1, 0}); err == nil || !strings.Contains(err.Error(), "not stored") {
 		t.Fatalf("blocks of a summary store: %v, want an error saying the lists were not stored", err)
+	}
+}
+
+// TestBlockGrain: the block grid's step per dimension, edge blocks cut
+// short by the array's edge included; a header read back from the store
+// (no blocks) has it too.
+func TestBlockGrain(t *testing.T) {
+	grid := func(shape, block []int64) []Block {
+		var bs []Block
+		for i := int64(0); i < shape[0]; i += block[0] {
+			for j := int64(0); j < shape[1]; j += block[1] {
+				bs = append(bs, Block{Box: Box{Lower: []int64{i, j}, Count: []int64{min(block[0], shape[0]-i), min(block[1], shape[1]-j)}}, File: "data.0", Length: 8})
+			}
+		}
+		return bs
+	}
+	for _, c := range []struct {
+		name   string
+		shape  []int64
+		blocks []Block
+		want   []int64
+	}{
+		{"448 in 32", []int64{448, 64}, grid([]int64{448, 64}, []int64{32, 32}), []int64{32, 32}},
+		{"edges cut short", []int64{100, 90}, grid([]int64{100, 90}, []int64{32, 24}), []int64{32, 24}},
+		{"one block along an axis", []int64{64, 10}, grid([]int64{64, 10}, []int64{16, 10}), []int64{16, 0}},
+		{"no common step", []int64{10, 4}, []Block{{Box: Box{Lower: []int64{0, 0}, Count: []int64{6, 4}}}, {Box: Box{Lower: []int64{6, 0}, Count: []int64{4, 4}}}, {Box: Box{Lower: []int64{3, 0}, Count: []int64{0, 4}}}}, []int64{6, 0}},
+		{"AMR boxes", []int64{16, 16}, []Block{{Box: Box{Lower: []int64{2, 4}, Count: []int64{6, 8}}}, {Box: Box{Lower: []int64{9, 4}, Count: []int64{3, 2}}}}, []int64{1, 2}},
+		{"another rank", []int64{8, 8}, []Block{{Box: Box{Lower: []int64{0}, Count: []int64{8}}}}, nil},
+	} {
+		a := &Array{Var: "v", DType: DType{Kind: Float, Size: 8}, Shape: c.shape, Offset: make([]int64, len(c.shape)), Blocks: c.blocks}
+		if got := a.BlockGrain(); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: grain %v, want %v", c.name, got, c.want)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "catalog.db")
+	s, err := CreateStore(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	a := &Array{Var: "v", DType: DType{Kind: Float, Size: 8}, Shape: []int64{100, 90}, Offset: []int64{0, 0}, Blocks: grid([]int64{100, 90}, []int64{32, 24})}
+	if err := s.Put(a); err != nil {
+		t.Fatal(err)
+	}
+	var headers []*Array
+	if err := s.EachArrayHeader(context.Background(), "v", func(h *Array) error { headers = append(headers, h); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(headers) != 1 || headers[0].Blocks != nil || !reflect.DeepEqual(headers[0].BlockGrain(), []int64{32, 24}) {
+		t.Fatalf("header from the store: %+v", headers)
 	}
 }

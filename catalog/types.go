@@ -328,8 +328,57 @@ type Array struct {
 	// Species is the openPMD particle species of a particle record
 	// component ("" for meshes and everything else); see ParticleVar for
 	// its variable name.
-	Species string  `json:"species,omitempty"`
-	Blocks  []Block `json:"-"`
+	Species string `json:"species,omitempty"`
+	// Grain is the step of the block grid along each dimension
+	// (BlockGrain) as the store recorded it, so that an array read back
+	// without its blocks (a header) has it; nil when unknown (an array
+	// from a reader, or a catalog of an earlier version).
+	Grain  []int64 `json:"grain,omitempty"`
+	Blocks []Block `json:"-"`
+}
+
+// BlockGrain is, per dimension, the largest g such that every block's
+// lower bound, and its upper bound unless that is the array's edge, is a
+// multiple of g: the step of the block grid (32 for 448^3 written in 32^3
+// blocks; 1 where the blocks share no step; 0 where no block edge cuts
+// the axis). A chunk whose edges are multiples of it is assembled from
+// whole blocks, and its rows end where the blocks' do (planner's auto
+// layout aligns its chunks so). From the blocks when a has them, else
+// a.Grain; nil for a scalar, or blocks of another rank than the array.
+func (a *Array) BlockGrain() []int64 {
+	if a.Blocks == nil {
+		return a.Grain
+	}
+	rank := len(a.Shape)
+	if rank == 0 {
+		return nil
+	}
+	g := make([]int64, rank)
+	for i := range a.Blocks {
+		b := &a.Blocks[i].Box
+		if len(b.Lower) != rank || len(b.Count) != rank {
+			return nil
+		}
+		if b.Elements() == 0 {
+			continue
+		}
+		for d := range rank {
+			g[d] = gcd(g[d], b.Lower[d])
+			if up := b.Lower[d] + b.Count[d]; up != a.Shape[d] {
+				g[d] = gcd(g[d], up)
+			}
+		}
+	}
+	return g
+}
+
+// gcd is the greatest common divisor of |x| and |y| (gcd(0, y) = |y|).
+func gcd(x, y int64) int64 {
+	x, y = max(x, -x), max(y, -y)
+	for y != 0 {
+		x, y = y, x%y
+	}
+	return x
 }
 
 // Elements is the number of elements in the array.

@@ -64,15 +64,15 @@ func TestEnginePaths(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A file system of tiny latency and slow readers: the auto layout
-	// then chunks the one-job-path arrays (with the built-in figures it
-	// keeps them contiguous), so an engine that dropped the model would
-	// show.
+	// then chunks the one-job-path arrays, 8^3 like their blocks (with the
+	// built-in figures it keeps them contiguous), so an engine that
+	// dropped the model would show.
 	fastModel := filepath.Join(dir, "fast-model.json")
 	if err := os.WriteFile(fastModel, []byte(`{"schema": "relayout-cost-model/1", "latency_s": 1e-6, "reader_bytes_per_s": 1e8, "aggregate_bytes_per_s": 1e12, "sieve_bytes": 65536}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	steps := filepath.Join(dir, "steps")
-	mustRun(t, "generate", steps, "--shape", "48,40,32", "--chunk-shape", "16,16,16", "--steps", "0,1", "-q")
+	mustRun(t, "generate", steps, "--shape", "48,40,32", "--chunk-shape", "8,8,8", "--steps", "0,1", "-q")
 	inputs := []struct{ name, path string }{
 		{"bp5-lb", sharedData(t, "bp5/generated-lb/lb-bp5.bp")},
 		{"generated", generated(t, dir, "40,24,20")},

@@ -24,7 +24,7 @@ func layoutFor(spec Spec, logw io.Writer) func(*catalog.Array) (planner.Layout, 
 	}
 	logged := map[string]bool{}
 	return func(a *catalog.Array) (planner.Layout, error) {
-		l, why, err := planner.LayoutFor(a.Shape, a.DType.Size, opts)
+		l, why, err := planner.LayoutFor(a.Shape, a.DType.Size, a.BlockGrain(), opts)
 		if err != nil {
 			return l, err
 		}

@@ -909,17 +909,20 @@ func runs(p, in catalog.Box, elem, sieve int64) (requests, bytes int64) {
 // (contiguous on ties: simplest to read for any tool). The reason names the
 // winner's total against contiguous and the patterns it wins or loses.
 func Auto(shape []int64, elemSize int, readers int, patterns []Pattern) (Layout, string) {
-	return AutoWith(shape, elemSize, readers, patterns, DefaultCostParams())
+	return AutoWith(shape, elemSize, nil, readers, patterns, DefaultCostParams())
 }
 
 // AutoWith is Auto under the cost parameters cp (e.g. measured by `relayout
-// calibrate`). Under a library model (cp.Library()) the patterns default to
-// ReadPatterns (each distinct read once, as the read benchmark measures
-// them) and the candidates include cubes of 8 to 128 a side and the largest
-// one the chunk cache holds. The choice is the first of AutoRanking
-// (autoPick), so that what plan ranks first is what run writes.
-func AutoWith(shape []int64, elemSize int, readers int, patterns []Pattern, cp CostParams) (Layout, string) {
-	return autoPick(AutoRanking(shape, elemSize, readers, patterns, cp), readers)
+// calibrate`), for an array whose blocks lie on the grid of step grain
+// (catalog.Array.BlockGrain; nil: none known), to which the chunk
+// candidates are aligned (alignChunk). Under a library model (cp.Library())
+// the patterns default to ReadPatterns (each distinct read once, as the
+// read benchmark measures them) and the candidates include cubes of 8 to
+// 128 a side and the largest one the chunk cache holds. The choice is the
+// first of AutoRanking (autoPick), so that what plan ranks first is what
+// run writes.
+func AutoWith(shape []int64, elemSize int, grain []int64, readers int, patterns []Pattern, cp CostParams) (Layout, string) {
+	return autoPick(AutoRanking(shape, elemSize, grain, readers, patterns, cp), readers)
 }
 
 // AutoCandidate is one layout auto weighed: its predicted cost per pattern
@@ -934,11 +937,11 @@ type AutoCandidate struct {
 // AutoRanking is every layout AutoWith weighs for the array, fastest
 // predicted total first (contiguous first among equals): what `relayout
 // plan --layout auto` prints. nil for a scalar or empty array.
-func AutoRanking(shape []int64, elemSize int, readers int, patterns []Pattern, cp CostParams) []AutoCandidate {
+func AutoRanking(shape []int64, elemSize int, grain []int64, readers int, patterns []Pattern, cp CostParams) []AutoCandidate {
 	if len(shape) == 0 || isEmpty(shape) {
 		return nil
 	}
-	opts := autoOptions(shape, elemSize, readers, patterns, cp)
+	opts := autoOptions(shape, elemSize, grain, readers, patterns, cp)
 	slices.SortStableFunc(opts, func(a, b AutoCandidate) int { return cmp.Compare(a.Seconds, b.Seconds) })
 	return opts
 }
@@ -988,8 +991,9 @@ func autoPick(rank []AutoCandidate, readers int) (Layout, string) {
 	return best.Layout, why.String()
 }
 
-// autoOptions evaluates contiguous (first) and the chunk candidates.
-func autoOptions(shape []int64, elemSize int, readers int, patterns []Pattern, cp CostParams) []AutoCandidate {
+// autoOptions evaluates contiguous (first) and the chunk candidates,
+// aligned to grain.
+func autoOptions(shape []int64, elemSize int, grain []int64, readers int, patterns []Pattern, cp CostParams) []AutoCandidate {
 	if patterns == nil {
 		patterns = StandardPatterns(shape)
 		if cp.Library() {
@@ -1011,6 +1015,7 @@ func autoOptions(shape []int64, elemSize int, readers int, patterns []Pattern, c
 		for i := range chunk {
 			chunk[i] = max(1, min(chunk[i], shape[i]))
 		}
+		alignChunk(chunk, shape, grain)
 		if cp.Library() && cp.ChunkCache > 0 && int64(elemSize)*product(chunk) > cp.ChunkCache {
 			// Beyond the chunk cache HDF5 reads a chunk a row at a time
 			// (whole reads of 448³ in 64³ and 112³ chunks: 2.6-3.4 s

@@ -102,7 +102,7 @@ func TestAutoLibPicksPerPatternWinners(t *testing.T) {
 		{[]string{"xy", "xz", "line"}, Chunked},
 	} {
 		for _, readers := range []int{1, 8} {
-			l, why := AutoWith(shape, 8, readers, byName(tc.patterns...), cp)
+			l, why := AutoWith(shape, 8, nil, readers, byName(tc.patterns...), cp)
 			if l.Kind != tc.kind {
 				t.Errorf("%v, %d readers: %+v (%s), want %s", tc.patterns, readers, l, why, tc.kind)
 			}
@@ -111,11 +111,11 @@ func TestAutoLibPicksPerPatternWinners(t *testing.T) {
 			}
 		}
 	}
-	rank := AutoRanking(shape, 8, 1, nil, cp)
+	rank := AutoRanking(shape, 8, nil, 1, nil, cp)
 	if len(rank) < 3 {
 		t.Fatalf("ranking %+v", rank)
 	}
-	l, _ := AutoWith(shape, 8, 1, nil, cp)
+	l, _ := AutoWith(shape, 8, nil, 1, nil, cp)
 	for i, c := range rank {
 		if i > 0 && c.Seconds < rank[i-1].Seconds {
 			t.Errorf("ranking out of order at %d: %+v", i, rank)

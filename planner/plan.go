@@ -672,25 +672,26 @@ func samePattern(earlier []Pattern, p Pattern, n int) int {
 }
 
 // LayoutFor is the target layout of one array under opts, with the reason:
-// Auto's when opts.Layout is AutoLayout, the request otherwise. `relayout run`
-// calls it per array so that it writes what `relayout plan` predicts.
-func LayoutFor(shape []int64, elemSize int, opts PlanOptions) (Layout, string, error) {
-	l, why, _, err := layoutFor(shape, elemSize, opts)
+// Auto's when opts.Layout is AutoLayout (its chunks aligned to the array's
+// block grain, catalog.Array.BlockGrain), the request otherwise. `relayout
+// run` calls it per array so that it writes what `relayout plan` predicts.
+func LayoutFor(shape []int64, elemSize int, grain []int64, opts PlanOptions) (Layout, string, error) {
+	l, why, _, err := layoutFor(shape, elemSize, grain, opts)
 	return l, why, err
 }
 
 // layoutFor is LayoutFor with the ranking auto chose from (AutoRanking;
 // nil for the other layouts): relayout plan prints the ranking beside the
 // choice, from the one weighing of the candidates.
-func layoutFor(shape []int64, elemSize int, opts PlanOptions) (Layout, string, []AutoCandidate, error) {
+func layoutFor(shape []int64, elemSize int, grain []int64, opts PlanOptions) (Layout, string, []AutoCandidate, error) {
 	if opts.Layout == AutoLayout {
 		readers := max(opts.Readers, 1)
-		rank := AutoRanking(shape, elemSize, readers, nil, opts.CostParams())
+		rank := AutoRanking(shape, elemSize, grain, readers, nil, opts.CostParams())
 		l, why := autoPick(rank, readers)
 		return l, why, rank, nil
 	}
 	if opts.Layout == Chunked && opts.AutoChunks && opts.ChunkShape == nil && opts.Chunks == nil {
-		l, why := AutoChunk(shape, elemSize, opts.Readers, opts.CostParams())
+		l, why := AutoChunk(shape, elemSize, grain, opts.Readers, opts.CostParams())
 		return l, why, nil, nil
 	}
 	l, err := ChooseLayout(shape, opts.Layout, opts.ChunkShape, opts.Chunks)
@@ -715,7 +716,7 @@ func layoutFor(shape []int64, elemSize int, opts PlanOptions) (Layout, string, [
 // The ranking is auto's (layoutFor) where auto's choice stands, else nil.
 func chooseFor(a *catalog.Array, opts PlanOptions, full bool) (Layout, string, []AutoCandidate, error) {
 	opts.ChunkShape, opts.Chunks = ArrayChunks(a, opts.ChunkShape, opts.Chunks)
-	l, why, rank, err := layoutFor(a.Shape, a.DType.Size, opts)
+	l, why, rank, err := layoutFor(a.Shape, a.DType.Size, a.BlockGrain(), opts)
 	if err != nil {
 		return l, why, nil, err
 	}
