@@ -271,3 +271,101 @@ func TestAppendInt(t *testing.T) {
 		}
 	}
 }
+
+// TestStoreBlockParts: a block list longer than blockPartBytes is stored
+// in parts cut between blocks; it reads back whole, the blocks view (and
+// the sqlite3 shell) numbers its blocks across the parts, a missing or
+// misnumbered part is corrupt input, and a catalog of the previous version
+// (the whole list in arrays.block_list) still reads.
+func TestStoreBlockParts(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "catalog.db")
+	s, err := CreateStore(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &Array{Var: "v", DType: DType{Kind: Float, Size: 8}, Shape: []int64{160, 160, 160}, Offset: []int64{0, 0, 0}}
+	for i := range int64(64000) {
+		a.Blocks = append(a.Blocks, Block{Box: Box{Lower: []int64{i / 1600 * 4, i / 40 % 40 * 4, i % 40 * 4}, Count: []int64{4, 4, 4}},
+			File: []string{"data.0", "data.1"}[i%2], Offset: i / 2 * 512, Length: 512, Rank: int32(i % 8)})
+	}
+	a.Blocks[40000] = a.Blocks[40000].WithInline(make([]byte, 512))
+	if err := s.Put(a); err != nil {
+		t.Fatal(err)
+	}
+	var parts int
+	var firsts string
+	if err := s.db.QueryRow(`SELECT count(*), group_concat(first) FROM block_parts`).Scan(&parts, &firsts); err != nil || parts < 4 {
+		t.Fatalf("%d parts (firsts %s), want several: %v", parts, firsts, err)
+	}
+	got, err := s.Array(a.Key())
+	if err != nil || !reflect.DeepEqual(got.Blocks, a.Blocks) {
+		t.Fatalf("round trip of %d parts: %d blocks, %v", parts, len(got.Blocks), err)
+	}
+	// The view: every block once, numbered across the parts.
+	var n, lo, hi int
+	var lower string
+	var inline []byte
+	if err := s.db.QueryRow(`SELECT count(*), min(seq), max(seq) FROM blocks`).Scan(&n, &lo, &hi); err != nil || n != 64000 || lo != 0 || hi != 63999 {
+		t.Fatalf("view: %d rows, seq %d..%d, %v", n, lo, hi, err)
+	}
+	if err := s.db.QueryRow(`SELECT lower, inline FROM blocks WHERE seq = 40000`).Scan(&lower, &inline); err != nil || lower != "[100,0,0]" || len(inline) != 512 {
+		t.Fatalf("view, block 40000: %s, %d inline bytes, %v", lower, len(inline), err)
+	}
+	if sqlite, err := exec.LookPath("sqlite3"); err == nil {
+		s.Close()
+		out, err := exec.Command(sqlite, path, "SELECT count(*), sum(seq), max(file) FROM blocks; SELECT lower FROM blocks WHERE seq = 63999").CombinedOutput()
+		if want := "64000|2047968000|data.1\n[156,156,156]\n"; err != nil || string(out) != want {
+			t.Fatalf("sqlite3: %v\n%q\nwant %q", err, out, want)
+		}
+		if s, err = OpenStore(path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer func() {
+		if s != nil {
+			s.Close()
+		}
+	}()
+	// Damage: a part renumbered, then a part missing.
+	if _, err := s.db.Exec(`UPDATE block_parts SET first = first + 1 WHERE part = 2`); err != nil {
+		t.Fatal(err)
+	}
+	s.KeepBlocks(0)
+	if _, err := s.Array(a.Key()); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "part 2") {
+		t.Errorf("a part's first block misnumbered: %v", err)
+	}
+	if _, err := s.db.Exec(`UPDATE block_parts SET first = first - 1 WHERE part = 2; DELETE FROM block_parts WHERE part = 1`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Array(a.Key()); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "part 1 missing") {
+		t.Errorf("a part missing: %v", err)
+	}
+	// The previous version's form: the whole list in arrays.block_list, no
+	// block_parts (its view read block_list).
+	s.Close()
+	old := filepath.Join(t.TempDir(), "old.db")
+	if s, err = CreateStore(old); err != nil {
+		t.Fatal(err)
+	}
+	b := &Array{Var: "w", DType: DType{Kind: Float, Size: 8}, Shape: []int64{4, 4}, Offset: []int64{0, 0}, Blocks: oddBlocks()}
+	if err := s.Put(b); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.db.Exec(`UPDATE arrays SET block_list = (SELECT list FROM block_parts WHERE array_id = arrays.id);
+		DROP VIEW blocks; DROP TABLE block_parts;
+		CREATE VIEW blocks AS SELECT a.id AS array_id, j.key AS seq FROM arrays a JOIN json_each(a.block_list) j`); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if s, err = OpenStore(old); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Array(b.Key()); err != nil || !reflect.DeepEqual(got.Blocks, b.Blocks) {
+		t.Fatalf("a catalog of the previous version: %v, %v", got, err)
+	}
+	c := *b
+	c.Var = "x"
+	if err := s.Put(&c); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("Put into a catalog of the previous version: %v", err)
+	}
+}

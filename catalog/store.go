@@ -39,13 +39,20 @@ CREATE TABLE arrays (
   boxes      TEXT,                  -- JSON list of {lower, count}: an AMR level's boxes
   nblocks     INTEGER NOT NULL,     -- blocks of the array
   block_bytes INTEGER NOT NULL,     -- sum of their lengths
-  block_list  TEXT    NOT NULL,     -- JSON list of blocks (blocklist.go); the blocks view unpacks it
+  block_list  TEXT,                 -- NULL: the blocks are in block_parts (catalogs of earlier versions: their JSON list)
   constant    INTEGER NOT NULL DEFAULT 0, -- 1: every element is fill, no blocks (an openPMD constant record)
   species     TEXT    NOT NULL DEFAULT '', -- openPMD particle species of a particle record component ('' a mesh)
   grain       TEXT,                 -- JSON list: the block grid's step per dimension (Array.BlockGrain)
   UNIQUE (var, step, level)
 );
-CREATE TABLE block_files (          -- the file names block_list refers to by index
+CREATE TABLE block_parts (          -- an array's blocks, one JSON list cut between blocks (blocklist.go)
+  array_id INTEGER NOT NULL REFERENCES arrays(id),
+  part     INTEGER NOT NULL,        -- 0, 1, ... in block order
+  first    INTEGER NOT NULL,        -- seq of the part's first block
+  list     TEXT    NOT NULL,        -- JSON list of blocks; the blocks view unpacks them
+  PRIMARY KEY (array_id, part)
+);
+CREATE TABLE block_files (          -- the file names the block lists refer to by index
   array_id INTEGER NOT NULL REFERENCES arrays(id),
   idx      INTEGER NOT NULL,
   name     TEXT    NOT NULL,        -- relative to dataset.root; '' for inline
@@ -59,8 +66,8 @@ CREATE TABLE inline_blocks (        -- bytes of blocks kept in metadata (HDF5 co
 );
 -- One row per block, as users query it with sqlite3.
 CREATE VIEW blocks AS SELECT
-  a.id AS array_id,
-  j.key AS seq,                     -- order within the array
+  p.array_id AS array_id,
+  p.first + j.key AS seq,           -- order within the array
   json_extract(j.value, '$[0]') AS lower,   -- JSON list, relative to the array
   json_extract(j.value, '$[1]') AS count,   -- JSON list
   json_extract(j.value, '$[2]') AS stored,  -- JSON list when larger than count (partial edge chunks)
@@ -72,9 +79,9 @@ CREATE VIEW blocks AS SELECT
   json_extract(j.value, '$[8]') AS rank,    -- writer rank, -1 unknown
   i.data AS inline,
   json_extract(j.value, '$[9]') AS stored_lower -- JSON list: where the valid region starts in the stored array (ghost cells)
-FROM arrays a JOIN json_each(a.block_list) j
-  LEFT JOIN block_files f ON f.array_id = a.id AND f.idx = json_extract(j.value, '$[3]')
-  LEFT JOIN inline_blocks i ON i.array_id = a.id AND i.seq = j.key;
+FROM block_parts p JOIN json_each(p.list) j
+  LEFT JOIN block_files f ON f.array_id = p.array_id AND f.idx = json_extract(j.value, '$[3]')
+  LEFT JOIN inline_blocks i ON i.array_id = p.array_id AND i.seq = p.first + j.key;
 `
 
 // Catalogs written before block_list kept one table row per block; they are
@@ -86,6 +93,9 @@ type Store struct {
 	db     *sql.DB
 	path   string
 	legacy bool // blocks are rows of a blocks table (catalogs of earlier versions)
+	// whole: block lists are whole in arrays.block_list (catalogs of
+	// earlier versions), not in block_parts.
+	whole bool
 	// missing are the columns of arrays that a catalog of an earlier
 	// version lacks (constant, species): its arrays are never constant
 	// and hold no particles. nil for a catalog of this version.
@@ -154,6 +164,11 @@ func OpenStore(path string) (*Store, error) {
 		return nil, Corrupt("relayout", path, -1, "catalog: %v", err)
 	}
 	s.legacy = strings.HasPrefix(sqlText, legacyBlocksTable)
+	if err := s.db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE name = 'block_parts'`).Scan(&n); err != nil {
+		s.db.Close()
+		return nil, Corrupt("relayout", path, -1, "catalog: %v", err)
+	}
+	s.whole = n == 0 && !s.legacy
 	for _, c := range laterColumns {
 		if err := s.db.QueryRow(`SELECT count(*) FROM pragma_table_info('arrays') WHERE name = ?`, c).Scan(&n); err != nil {
 			s.db.Close()
@@ -311,7 +326,7 @@ func (s *Store) Info() (DatasetInfo, error) {
 // lists have room (KeepBlocks) it keeps a's block list, as it is when
 // compact: the caller must not modify the blocks afterwards.
 func (s *Store) Put(a *Array) error {
-	if s.legacy {
+	if s.legacy || s.whole {
 		return fmt.Errorf("catalog: %s: written by an earlier version of relayout: read-only: %w", s.path, ErrUnsupported)
 	}
 	tx, err := s.db.Begin()
@@ -326,13 +341,13 @@ func (s *Store) Put(a *Array) error {
 	if g := a.BlockGrain(); g != nil {
 		grain = mustJSON(g)
 	}
-	var list string
-	var files []string
+	var parts, files []string
+	var firsts []int
 	var stored int64
 	if s.noLists {
-		list, files, stored = "[]", blockFiles(a.Blocks), blockBytes(a.Blocks)
+		files, stored = blockFiles(a.Blocks), blockBytes(a.Blocks)
 	} else {
-		list, files, stored = encodeBlocks(a.Blocks)
+		parts, firsts, files, stored = encodeParts(a.Blocks, blockPartBytes)
 	}
 	if len(s.missing) > 0 {
 		return fmt.Errorf("catalog: %s: written by an earlier version of relayout: read-only: %w", s.path, ErrUnsupported)
@@ -341,17 +356,22 @@ func (s *Store) Put(a *Array) error {
 		return Corrupt("relayout", s.path, -1, "catalog: constant array %s step %d: %d blocks, value of %d bytes", a.Var, a.Step, len(a.Blocks), len(a.Fill))
 	}
 	res, err := tx.Exec(`INSERT INTO arrays (var, step, level, dtype, shape, offset, fill, attrs, step_attrs, source, boxes,
-		nblocks, block_bytes, block_list, constant, species, grain)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		nblocks, block_bytes, constant, species, grain)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 		a.Var, a.Step, a.Level, a.DType.NumPy(), mustJSON(nonNil(a.Shape)), mustJSON(nonNil(a.Offset)), a.Fill,
 		mustJSON(nonNilAttrs(a.Attrs)), mustJSON(nonNilAttrs(a.StepAttrs)), a.Source, boxes,
-		len(a.Blocks), stored, list, a.Constant, a.Species, grain)
+		len(a.Blocks), stored, a.Constant, a.Species, grain)
 	if err != nil {
 		return fmt.Errorf("catalog: %s: array %s step %d level %d: %w", s.path, a.Var, a.Step, a.Level, err)
 	}
 	id, err := res.LastInsertId()
 	if err != nil {
 		return err
+	}
+	for i, list := range parts {
+		if _, err := tx.Exec(`INSERT INTO block_parts VALUES (?,?,?,?)`, id, i, firsts[i], list); err != nil {
+			return fmt.Errorf("catalog: %s: blocks of %s: %w", s.path, a.Var, err)
+		}
 	}
 	for i, name := range files {
 		if _, err := tx.Exec(`INSERT INTO block_files VALUES (?,?,?)`, id, i, name); err != nil {
@@ -623,10 +643,9 @@ func (s *Store) array(k Key, blocks bool) (_ *Array, err error) {
 	if s.noLists {
 		return nil, fmt.Errorf("catalog: %s: blocks of %s step %d level %d: the block lists were not stored (a catalog only summarised)", s.path, k.Var, k.Step, k.Level)
 	}
-	var list string
-	var nblocks int
-	if err := s.db.QueryRow(`SELECT block_list, nblocks FROM arrays WHERE id = ?`, id).Scan(&list, &nblocks); err != nil {
-		return nil, fmt.Errorf("catalog: %s: %w", s.path, err)
+	lists, firsts, nblocks, err := s.blockLists(id)
+	if err != nil {
+		return nil, err
 	}
 	var files []string
 	rows, err := s.db.Query(`SELECT idx, name FROM block_files WHERE array_id = ? ORDER BY idx`, id)
@@ -650,8 +669,11 @@ func (s *Store) array(k Key, blocks bool) (_ *Array, err error) {
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	if a.Blocks, err = decodeBlocks(list, files, nblocks); err != nil {
+	if a.Blocks, err = decodeParts(lists, firsts, files, nblocks); err != nil {
 		return nil, fmt.Errorf("catalog: blocks of %s step %d level %d: %w", k.Var, k.Step, k.Level, CorruptIn(err, s.path))
+	}
+	if len(a.Blocks) != nblocks {
+		return nil, Corrupt("relayout", s.path, -1, "catalog: %s step %d level %d: %d blocks listed, nblocks %d", k.Var, k.Step, k.Level, len(a.Blocks), nblocks)
 	}
 	rows, err = s.db.Query(`SELECT seq, data FROM inline_blocks WHERE array_id = ?`, id)
 	if err != nil {
@@ -673,6 +695,45 @@ func (s *Store) array(k Key, blocks bool) (_ *Array, err error) {
 		a.Blocks[seq] = a.Blocks[seq].WithInline(data)
 	}
 	return a, rows.Err()
+}
+
+// blockLists is array id's block list (its parts in order, with the index
+// of each one's first block; a catalog of an earlier version: its one
+// block_list, firsts nil) and its block count.
+func (s *Store) blockLists(id int64) (lists []string, firsts []int, nblocks int, err error) {
+	if s.whole {
+		var list string
+		if err := s.db.QueryRow(`SELECT block_list, nblocks FROM arrays WHERE id = ?`, id).Scan(&list, &nblocks); err != nil {
+			return nil, nil, 0, fmt.Errorf("catalog: %s: %w", s.path, err)
+		}
+		return []string{list}, nil, nblocks, nil
+	}
+	if err := s.db.QueryRow(`SELECT nblocks FROM arrays WHERE id = ?`, id).Scan(&nblocks); err != nil {
+		return nil, nil, 0, fmt.Errorf("catalog: %s: %w", s.path, err)
+	}
+	rows, err := s.db.Query(`SELECT part, first, list FROM block_parts WHERE array_id = ? ORDER BY part`, id)
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("catalog: %s: %w", s.path, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var part, first int
+		var list string
+		if err := rows.Scan(&part, &first, &list); err != nil {
+			return nil, nil, 0, fmt.Errorf("catalog: %s: %w", s.path, err)
+		}
+		if part != len(lists) {
+			return nil, nil, 0, Corrupt("relayout", s.path, -1, "catalog: block list part %d missing (part %d follows)", len(lists), part)
+		}
+		lists, firsts = append(lists, list), append(firsts, first)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, 0, fmt.Errorf("catalog: %s: %w", s.path, err)
+	}
+	if len(lists) == 0 {
+		return []string{"[]"}, nil, nblocks, nil // no blocks (nblocks says whether that is right)
+	}
+	return lists, firsts, nblocks, nil
 }
 
 // legacyBlocks loads the blocks of array id from a catalog of an earlier
