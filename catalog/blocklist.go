@@ -345,10 +345,7 @@ func decodeParts(lists []string, firsts []int, files []string, n int) ([]Block, 
 	p := &listParser{arena: make([]int64, 0, min(total/8, 1<<20))}
 	out := make([]Block, 0, min(max(n, 0), total/16))
 	Populate(out)
-	// Blocks of one array usually share their codecs: decoded once.
-	codecsText := "[]"
-	var codecs []Codec
-	var prev Block // the block decoded last, whose lists and extra part may be shared
+	shared := blockContext{codecsText: "[]"}
 	for part, list := range lists {
 		p.s, p.i, p.part = list, 0, part
 		if firsts != nil && firsts[part] != len(out) {
@@ -357,121 +354,133 @@ func decodeParts(lists []string, firsts []int, files []string, n int) ([]Block, 
 		if err := p.byte('['); err != nil {
 			return nil, err
 		}
-		if p.i < len(p.s) && p.s[p.i] == ']' {
-			p.i++
-		} else {
-			for {
-				var b Block
-				var err error
-				if err = p.byte('['); err != nil {
-					return nil, err
-				}
-				if b.Box.Lower, err = p.ints(); err != nil {
-					return nil, err
-				}
-				if err = p.byte(','); err != nil {
-					return nil, err
-				}
-				if b.Box.Count, err = p.ints(); err != nil {
-					return nil, err
-				}
-				b.Box.Count = p.reuse(b.Box.Count, prev.Box.Count)
-				if err = p.byte(','); err != nil {
-					return nil, err
-				}
-				stored, err := p.intsOrNull()
-				if err != nil {
-					return nil, err
-				}
-				stored = p.reuse(stored, prev.Stored())
-				if err = p.byte(','); err != nil {
-					return nil, err
-				}
-				f, err := p.int()
-				if err != nil {
-					return nil, err
-				}
-				if f < 0 || f >= int64(len(files)) {
-					return nil, p.errorf(fmt.Sprintf("file index %d of %d files", f, len(files)))
-				}
-				b.File = files[f]
-				if err = p.byte(','); err != nil {
-					return nil, err
-				}
-				if b.Offset, err = p.int(); err != nil {
-					return nil, err
-				}
-				if err = p.byte(','); err != nil {
-					return nil, err
-				}
-				if b.Length, err = p.int(); err != nil {
-					return nil, err
-				}
-				switch {
-				case len(p.s)-p.i >= 7 && p.s[p.i:p.i+7] == `,"row",`:
-				case len(p.s)-p.i >= 7 && p.s[p.i:p.i+7] == `,"col",`:
-					b.Order = ColMajor
-				default:
-					return nil, p.errorf("want storage \"row\" or \"col\"")
-				}
-				p.i += 7
-				text, err := p.value()
-				if err != nil {
-					return nil, err
-				}
-				if text != codecsText {
-					if codecs, err = decodeCodecs(text); err != nil {
-						return nil, p.errorf(err.Error())
-					}
-					codecsText = text
-				}
-				b.Codecs = codecs
-				if err = p.byte(','); err != nil {
-					return nil, err
-				}
-				rank, err := p.int()
-				if err != nil {
-					return nil, err
-				}
-				if rank < -1<<31 || rank > 1<<31-1 {
-					return nil, p.errorf(fmt.Sprintf("rank %d", rank))
-				}
-				b.Rank = int32(rank)
-				if err = p.byte(','); err != nil {
-					return nil, err
-				}
-				storedLower, err := p.intsOrNull()
-				if err != nil {
-					return nil, err
-				}
-				storedLower = p.reuse(storedLower, prev.StoredLower())
-				switch {
-				case stored == nil && storedLower == nil:
-				case prev.extra != nil && sameList(stored, prev.extra.stored) && sameList(storedLower, prev.extra.storedLower):
-					b.extra = prev.extra // HDF5 chunks share their stored shape
-				default:
-					b = b.WithStored(stored, storedLower)
-				}
-				if err = p.byte(']'); err != nil {
-					return nil, err
-				}
-				out = append(out, b)
-				prev = b
-				if p.i < len(p.s) && p.s[p.i] == ',' {
-					p.i++
-					continue
-				}
-				if err := p.byte(']'); err != nil {
-					return nil, err
-				}
-				break
+		for more := p.i >= len(p.s) || p.s[p.i] != ']'; more; {
+			b, err := p.block(files, &shared)
+			if err != nil {
+				return nil, err
 			}
+			out = append(out, b)
+			if more = p.i < len(p.s) && p.s[p.i] == ','; more {
+				p.i++
+			}
+		}
+		if err := p.byte(']'); err != nil {
+			return nil, err
 		}
 		if p.i != len(p.s) {
 			return nil, p.errorf("trailing bytes")
 		}
 	}
 	return out, nil
+}
+
+// blockContext is what the next block of a list may share with those
+// before it: the last block's lists and extra part, and the codecs last
+// decoded with their text (blocks of one array usually share their codecs:
+// decoded once; "[]" before the first).
+type blockContext struct {
+	prev       Block
+	codecsText string
+	codecs     []Codec
+}
+
+// block parses one block of a list, sharing what it can with c (updated).
+func (p *listParser) block(files []string, c *blockContext) (b Block, err error) {
+	prev := c.prev
+	if err = p.byte('['); err != nil {
+		return Block{}, err
+	}
+	if b.Box.Lower, err = p.ints(); err != nil {
+		return Block{}, err
+	}
+	if err = p.byte(','); err != nil {
+		return Block{}, err
+	}
+	if b.Box.Count, err = p.ints(); err != nil {
+		return Block{}, err
+	}
+	b.Box.Count = p.reuse(b.Box.Count, prev.Box.Count)
+	if err = p.byte(','); err != nil {
+		return Block{}, err
+	}
+	stored, err := p.intsOrNull()
+	if err != nil {
+		return Block{}, err
+	}
+	stored = p.reuse(stored, prev.Stored())
+	if err = p.byte(','); err != nil {
+		return Block{}, err
+	}
+	f, err := p.int()
+	if err != nil {
+		return Block{}, err
+	}
+	if f < 0 || f >= int64(len(files)) {
+		return Block{}, p.errorf(fmt.Sprintf("file index %d of %d files", f, len(files)))
+	}
+	b.File = files[f]
+	if err = p.byte(','); err != nil {
+		return Block{}, err
+	}
+	if b.Offset, err = p.int(); err != nil {
+		return Block{}, err
+	}
+	if err = p.byte(','); err != nil {
+		return Block{}, err
+	}
+	if b.Length, err = p.int(); err != nil {
+		return Block{}, err
+	}
+	switch {
+	case len(p.s)-p.i >= 7 && p.s[p.i:p.i+7] == `,"row",`:
+	case len(p.s)-p.i >= 7 && p.s[p.i:p.i+7] == `,"col",`:
+		b.Order = ColMajor
+	default:
+		return Block{}, p.errorf("want storage \"row\" or \"col\"")
+	}
+	p.i += 7
+	text, err := p.value()
+	if err != nil {
+		return Block{}, err
+	}
+	if text != c.codecsText {
+		if c.codecs, err = decodeCodecs(text); err != nil {
+			return Block{}, p.errorf(err.Error())
+		}
+		c.codecsText = text
+	}
+	b.Codecs = c.codecs
+	if err = p.byte(','); err != nil {
+		return Block{}, err
+	}
+	rank, err := p.int()
+	if err != nil {
+		return Block{}, err
+	}
+	if rank < -1<<31 || rank > 1<<31-1 {
+		return Block{}, p.errorf(fmt.Sprintf("rank %d", rank))
+	}
+	b.Rank = int32(rank)
+	if err = p.byte(','); err != nil {
+		return Block{}, err
+	}
+	storedLower, err := p.intsOrNull()
+	if err != nil {
+		return Block{}, err
+	}
+	storedLower = p.reuse(storedLower, prev.StoredLower())
+	switch {
+	case stored == nil && storedLower == nil:
+	case prev.extra != nil && sameList(stored, prev.extra.stored) && sameList(storedLower, prev.extra.storedLower):
+		b.extra = prev.extra // HDF5 chunks share their stored shape
+	default:
+		b = b.WithStored(stored, storedLower)
+	}
+	if err = p.byte(']'); err != nil {
+		return Block{}, err
+	}
+	c.prev = b
+	return b, nil
 }
 
 // sameList reports whether a and b are the same slice (both nil, or one
