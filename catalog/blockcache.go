@@ -111,7 +111,7 @@ func (c *blockCache) drop(k Key) {
 // blocksBytes is the memory a decoded block list holds, or its copy by
 // cloneBlocks: the blocks, their integer lists and extra parts, a count
 // equal to the block before's or an extra part shared with it counted once
-// (as decodeBlocks and cloneBlocks share them; codecs are shared between
+// (as decodeParts and cloneBlocks share them; codecs are shared between
 // blocks and not counted).
 func blocksBytes(blocks []Block) int64 {
 	n := int64(len(blocks)) * int64(unsafe.Sizeof(Block{}))
@@ -129,7 +129,7 @@ func blocksBytes(blocks []Block) int64 {
 }
 
 // sameCount reports whether block i's count equals the block before's
-// (which cloneBlocks and decodeBlocks then share).
+// (which cloneBlocks and decodeParts then share).
 func sameCount(blocks []Block, i int) bool {
 	return i > 0 && slices.Equal(blocks[i].Box.Count, blocks[i-1].Box.Count)
 }
@@ -146,7 +146,7 @@ func sameExtra(blocks []Block, i int) bool {
 // arrays (the layout check) finding them. A compact list is kept as it is
 // (the BP readers build their lists in arenas: a copy of 833,480 blocks
 // cost 0.4 s of the catalog's 1.5 s, and 114 MiB); any other is copied with
-// every block's integer lists in one allocation, as decodeBlocks does, so
+// every block's integer lists in one allocation, as decodeParts does, so
 // that what the budget is charged is what the kept list holds.
 func (c *blockCache) keep(k Key, blocks []Block) {
 	kept, n := blocks[:len(blocks):len(blocks)], blocksBytes(blocks)
@@ -197,7 +197,7 @@ func compact(blocks []Block) bool {
 	return true
 }
 
-// cloneBlocks copies blocks as decodeBlocks would return them: integer
+// cloneBlocks copies blocks as decodeParts would return them: integer
 // lists in one arena (Box's never nil, Stored and StoredLower nil when nil),
 // each list's capacity its length, a count or extra part equal to the block
 // before's shared with it; file names, codecs and inline bytes shared (never

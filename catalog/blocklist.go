@@ -3,7 +3,6 @@ package catalog
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,11 +25,11 @@ import (
 //	     |      |      +- [int,...] or null (stored shape = count)
 //	     [int,...] relative to the array
 //
-// Inline bytes are in inline_blocks (array_id, seq). encodeBlocks writes no
-// spaces; decodeBlocks reads exactly that form (and reports anything else as
+// Inline bytes are in inline_blocks (array_id, seq). encodeParts writes no
+// spaces; decodeParts reads exactly that form (and reports anything else as
 // ErrCorrupt: catalogs are input).
 
-// blockFiles is the distinct files of blocks in the order encodeBlocks
+// blockFiles is the distinct files of blocks in the order encodeParts
 // numbers them (first met first).
 func blockFiles(blocks []Block) []string {
 	var files []string
@@ -53,13 +52,6 @@ func blockBytes(blocks []Block) int64 {
 	return n
 }
 
-// encodeBlocks returns the block list JSON of blocks as one list, the file
-// names it indexes, and the sum of the blocks' lengths.
-func encodeBlocks(blocks []Block) (list string, files []string, stored int64) {
-	parts, _, files, stored := encodeParts(blocks, math.MaxInt)
-	return parts[0], files, stored
-}
-
 // blockPartBytes is about the most text one block_parts row holds. SQLite
 // copies a bound text three times (into C memory, the record, the pages),
 // each time into memory first touched: 351,537 blocks of four arrays as
@@ -67,9 +59,10 @@ func encodeBlocks(blocks []Block) (list string, files []string, stored int64) {
 // 0.023 s, and Put is what bounds the catalog beside the parser.
 const blockPartBytes = 256 << 10
 
-// encodeParts is encodeBlocks cut into lists of about partBytes of text
-// each (a part ends at the first block end past it), with the index of
-// each part's first block.
+// encodeParts returns the block list JSON of blocks cut into lists of
+// about partBytes of text each (a part ends at the first block end past
+// it), the index of each part's first block, the file names the lists
+// index, and the sum of the blocks' lengths.
 func encodeParts(blocks []Block, partBytes int) (parts []string, firsts []int, files []string, stored int64) {
 	fileIdx := map[string]int{}
 	b := make([]byte, 0, 64*len(blocks)+2)
@@ -328,15 +321,10 @@ func (p *listParser) value() (string, error) {
 	return "", p.errorf("unterminated")
 }
 
-// decodeBlocks parses block list text written by encodeBlocks; files are
-// the names its file indexes refer to, n the number of blocks expected (a
-// capacity hint).
-func decodeBlocks(list string, files []string, n int) ([]Block, error) {
-	return decodeParts([]string{list}, nil, files, n)
-}
-
 // decodeParts parses the parts of a block list (encodeParts) as one list;
-// firsts (unless nil) are the indexes their first blocks must have.
+// firsts (unless nil) are the indexes their first blocks must have, files
+// the names their file indexes refer to, n the number of blocks expected
+// (a capacity hint).
 func decodeParts(lists []string, firsts []int, files []string, n int) ([]Block, error) {
 	total := 0
 	for _, l := range lists {
@@ -490,7 +478,7 @@ func sameList(a, b []int64) bool {
 }
 
 // decodeCodecs parses a block's codec list strictly: known keys only, every
-// codec named, no params given as an empty list (what encodeBlocks writes
+// codec named, no params given as an empty list (what encodeParts writes
 // reads back the same).
 func decodeCodecs(text string) ([]Codec, error) {
 	var codecs []Codec

@@ -13,6 +13,17 @@ import (
 	"testing"
 )
 
+// encodeBlocks is encodeParts as one list.
+func encodeBlocks(blocks []Block) (list string, files []string, stored int64) {
+	parts, _, files, stored := encodeParts(blocks, math.MaxInt)
+	return parts[0], files, stored
+}
+
+// decodeBlocks is decodeParts of one list.
+func decodeBlocks(list string, files []string, n int) ([]Block, error) {
+	return decodeParts([]string{list}, nil, files, n)
+}
+
 // oddBlocks exercises what block_list must carry exactly: inline bytes
 // (empty too), file names JSON would mangle (quotes, backslashes, invalid
 // UTF-8), several files, shared and distinct codecs, negative ranks, empty

@@ -7,6 +7,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// HugePage is the transparent huge page size Populate asks for where whole
+// ones fit (x86-64, and arm64 with 4 KiB pages), and membudget.Map aligns
+// its mappings to.
+const HugePage = 2 << 20
+
 // populateMin is the smallest slice Populate maps ahead: below it the call
 // costs about what the faults it saves do.
 const populateMin = 256 << 10
@@ -36,9 +41,8 @@ func Populate[T any](s []T) {
 	if hi <= lo {
 		return
 	}
-	// Huge pages where whole ones fit (membudget.Map aligns its mappings
-	// to them).
-	const huge = 2 << 20
+	// Huge pages where whole ones fit.
+	const huge = HugePage
 	if hlo, hhi := (p+huge-1)&^(huge-1), (p+n)&^(huge-1); hhi > hlo {
 		unix.Madvise(unsafe.Slice((*byte)(unsafe.Add(base, hlo-p)), hhi-hlo), unix.MADV_HUGEPAGE)
 	}

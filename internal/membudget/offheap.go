@@ -92,10 +92,9 @@ func Map(n int64) ([]byte, error) {
 	return b[:n:n], nil
 }
 
-// hugePage is the transparent huge page size Map aligns to (x86-64, arm64
-// with 4 KiB pages; catalog.Populate's); elsewhere the alignment is merely
-// unused.
-const hugePage = 2 << 20
+// hugePage is what Map aligns to: catalog.Populate's huge page (elsewhere
+// than x86-64 and arm64 with 4 KiB pages the alignment is merely unused).
+const hugePage = catalog.HugePage
 
 // pageRound is n rounded up to the system's page size.
 func pageRound(n int64) int64 {

@@ -18,7 +18,6 @@ package bp
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -26,6 +25,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"golang.org/x/sync/errgroup"
 
 	"relayout/catalog"
 	"relayout/reader/blockio"
@@ -140,33 +141,28 @@ func OpenSeries(dir string, members []SeriesMember, cfg Config) (*Series, error)
 func openMembers(dir string, members []SeriesMember, cfg Config) ([]*Dataset, error) {
 	ds := make([]*Dataset, len(members))
 	errs := make([]error, len(members))
-	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
+	var eg errgroup.Group
+	eg.SetLimit(runtime.GOMAXPROCS(0))
 	for k, m := range members {
-		slots <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-slots }()
+		eg.Go(func() error {
 			path := filepath.Join(dir, m.Name)
-			d, err := Open(path, cfg)
-			if err != nil {
-				errs[k] = fmt.Errorf("bp: %s: %w", path, err) // which member
-				return
+			if ds[k], errs[k] = Open(path, cfg); errs[k] != nil {
+				errs[k] = fmt.Errorf("bp: %s: %w", path, errs[k]) // which member
+			} else {
+				ds[k].files.CloseIdle()
 			}
-			d.files.CloseIdle()
-			ds[k] = d
+			return nil // every member opened or failed: the first error in order is returned
 		})
 	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		for _, d := range ds {
-			if d != nil {
-				d.Close()
+	eg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			for _, d := range ds {
+				if d != nil {
+					d.Close()
+				}
 			}
-		}
-		for _, err := range errs {
-			if err != nil {
-				return nil, err
-			}
+			return nil, err
 		}
 	}
 	return ds, nil

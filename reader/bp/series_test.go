@@ -115,9 +115,9 @@ func TestSeriesScanWorkers(t *testing.T) {
 		t.Errorf("emit failing at the 5th array: %v after %d arrays", err, n)
 	}
 
-	// Members 3 and 6 cut short after the series was opened: on 3
-	// workers both go to worker 0, on 2 workers to 1 and 0. Either way
-	// the scan reports member 3 (T@3 comes first).
+	// Members 3 and 6 (indexes 2 and 5) cut short after the series was
+	// opened: on 3 workers both go to worker 2, on 2 workers to 0 and 1.
+	// Either way the scan reports member 3 (T@3 comes first).
 	opened := map[int]*Series{}
 	for _, w := range []int{1, 2, 3} {
 		opened[w] = openTestSeries(t, dir)
