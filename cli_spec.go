@@ -23,7 +23,7 @@ type layoutFlags struct {
 	vars                                                   []string
 	netcdf, strict                                         bool
 	fill                                                   bool   // --fill
-	digest                                                 string // --digest sha256|xxh64|none
+	digest                                                 string // --digest sha256|blake3|xxh64|none
 }
 
 // spec parses the flags into a job spec of input in (not yet validated:

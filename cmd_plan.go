@@ -144,7 +144,7 @@ func runPlan(ctx context.Context, args []string) (err error) {
 	fs.IntVar(&shards, "shards", 1, "with -o: number of shards (processes running relayout rewrite)")
 	fs.StringVar(&pf.compress, "compress", "", "compress chunks: deflate[:level], with shuffle; alone (no --layout): chunked with the chunk shape relayout run would pick, shown per array")
 	fs.BoolVar(&pf.fill, "fill", false, "partly covered arrays dense when contiguous (as relayout run --fill), not chunked with the holes unallocated")
-	fs.StringVar(&pf.digest, "digest", catalog.SHA256.String(), "with -o: digest of every unit in the journals and of every dataset in the manifest: sha256, xxh64 or none (as relayout run --digest)")
+	fs.StringVar(&pf.digest, "digest", catalog.SHA256.String(), "with -o: digest of every unit in the journals and of every dataset in the manifest: sha256, blake3, xxh64 or none (as relayout run --digest)")
 	fs.BoolVar(&pf.netcdf, "netcdf", false, "with -o: dimension scales for netCDF-4 and xarray (as relayout run --netcdf)")
 	fs.StringVar(&unitSize, "unit-size", "", "with -o: largest work unit (default 16MiB, smaller when shards would not balance)")
 	fs.BoolVar(&force, "force", false, "with -o: plan again over an existing job (its progress is lost), or into a non-empty OUT")

@@ -9,6 +9,7 @@ require (
 	github.com/pierrec/lz4/v4 v4.1.33
 	github.com/sourcegraph/conc v0.3.0
 	github.com/spf13/pflag v1.1.0
+	github.com/zeebo/blake3 v0.2.4
 	golang.org/x/sync v0.25.0
 	golang.org/x/sys v0.49.0
 	golang.org/x/term v0.44.0
@@ -19,6 +20,7 @@ require (
 require (
 	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
+	github.com/klauspost/cpuid/v2 v2.0.12 // indirect
 	github.com/mattn/go-isatty v0.0.24 // indirect
 	github.com/ncruces/go-strftime v1.1.0 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect

@@ -11,7 +11,8 @@ import (
 
 // TestDigestKinds: each algorithm's digest of known bytes is the published
 // one (sha256 of "abc" from FIPS 180-2; XXH64 seed 0 from xxhsum and
-// python3-xxhash, canonical big-endian hex); names round trip; the zero
+// python3-xxhash, canonical big-endian hex; BLAKE3 from b3sum 1.2, the
+// official Rust implementation's command); names round trip; the zero
 // value is sha256 (what manifests and jobs without a choice meant).
 func TestDigestKinds(t *testing.T) {
 	for _, c := range []struct {
@@ -20,6 +21,7 @@ func TestDigestKinds(t *testing.T) {
 	}{
 		{SHA256, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"},
 		{XXH64, "44bc2cf5ad770999", "ef46db3751d8e999"},
+		{BLAKE3, "6437b3ac38465133ffb63b75273a8db548c558465d79db03fd359c6cd5bd9d85", "af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262"},
 		{NoDigest, "", ""},
 	} {
 		if got := c.d.Hex([]byte("abc")); got != c.abc {
@@ -43,15 +45,15 @@ func TestDigestKinds(t *testing.T) {
 	if zero != SHA256 {
 		t.Error("the zero Digest is not sha256")
 	}
-	if _, err := ParseDigest("md5"); err == nil || !strings.Contains(err.Error(), "want sha256, xxh64, none") {
+	if _, err := ParseDigest("md5"); err == nil || !strings.Contains(err.Error(), "want sha256, blake3, xxh64, none") {
 		t.Errorf("md5: %v", err)
 	}
 }
 
 // TestManifestDigest: a manifest of an older version (no options, or
 // options.digest sha256 or none, no xxh64 field) reads with its sha256 as
-// the digest; an xxh64 one with its xxh64; an unknown algorithm is refused
-// as corrupt.
+// the digest; an xxh64 one with its xxh64, a blake3 one with its blake3;
+// an unknown algorithm is refused as corrupt.
 func TestManifestDigest(t *testing.T) {
 	dir := t.TempDir()
 	ds := `"datasets": [{"step": 0, "level": 0, "path": "/x", "shape": [2], "offset": [0], "layout": "contiguous", "sha256": %s%s}]`
@@ -64,6 +66,7 @@ func TestManifestDigest(t *testing.T) {
 		{`"options": {"layout": "contiguous", "compression": "none", "digest": "sha256", "netcdf": false},`, `"aa"`, ``, SHA256, false},
 		{`"options": {"layout": "contiguous", "compression": "none", "digest": "none", "netcdf": false},`, `""`, ``, NoDigest, false},
 		{`"options": {"layout": "contiguous", "compression": "none", "digest": "xxh64", "netcdf": false},`, `""`, `, "xxh64": "bb"`, XXH64, false},
+		{`"options": {"layout": "contiguous", "compression": "none", "digest": "blake3", "netcdf": false},`, `""`, `, "blake3": "cc"`, BLAKE3, false},
 		{`"options": {"layout": "contiguous", "compression": "none", "digest": "md5", "netcdf": false},`, `""`, ``, 0, true},
 	} {
 		js := `{"schema": "relayout-manifest/1", "tool": "relayout", ` + c.options +
@@ -88,7 +91,7 @@ func TestManifestDigest(t *testing.T) {
 			t.Errorf("options %s: kind %v %v, want %v", c.options, kind, err, c.kind)
 		}
 		d := &m.Variables[0].Datasets[0]
-		want := map[Digest]string{SHA256: "aa", XXH64: "bb", NoDigest: ""}[c.kind]
+		want := map[Digest]string{SHA256: "aa", XXH64: "bb", BLAKE3: "cc", NoDigest: ""}[c.kind]
 		if got := d.Sum(kind); got != want {
 			t.Errorf("options %s: Sum %q, want %q", c.options, got, want)
 		}
@@ -103,7 +106,7 @@ func BenchmarkDigest(b *testing.B) {
 	for i := range buf {
 		buf[i] = byte(i * 7)
 	}
-	for _, d := range []Digest{SHA256, XXH64} {
+	for _, d := range []Digest{SHA256, BLAKE3, XXH64} {
 		b.Run(d.String(), func(b *testing.B) {
 			h := d.New()
 			b.SetBytes(int64(len(buf)))

@@ -62,7 +62,7 @@ type ManifestOptions struct {
 	Vars       []string `json:"vars,omitempty"`        // --var selection
 	// Compression is "deflate:N" (with shuffle), or "none".
 	Compression  string `json:"compression"`
-	Digest       string `json:"digest"` // sha256, xxh64 or none (Digest's names; Manifest.DigestKind)
+	Digest       string `json:"digest"` // sha256, blake3, xxh64 or none (Digest's names; Manifest.DigestKind)
 	NetCDF       bool   `json:"netcdf"`
 	Readers      int    `json:"readers,omitempty"` // --layout auto
 	Scope        string `json:"scope,omitempty"`   // --layout merged
@@ -139,8 +139,10 @@ type ManifestDataset struct {
 	// The digest of the logical array as row-major little-endian bytes,
 	// under the name of the manifest's algorithm (options.digest): SHA256
 	// with sha256 (the field every manifest has, empty with another
-	// algorithm), XXH64 with xxh64. Sum and SetSum pick the field.
+	// algorithm), BLAKE3 with blake3, XXH64 with xxh64. Sum and SetSum
+	// pick the field.
 	SHA256 string `json:"sha256"`
+	BLAKE3 string `json:"blake3,omitempty"`
 	XXH64  string `json:"xxh64,omitempty"`
 	// Compression is the HDF5 filter pipeline of a chunked dataset, e.g.
 	// "shuffle+deflate:4"; empty when stored raw.
@@ -172,6 +174,8 @@ func (d *ManifestDataset) Sum(k Digest) string {
 		return d.SHA256
 	case XXH64:
 		return d.XXH64
+	case BLAKE3:
+		return d.BLAKE3
 	}
 	return ""
 }
@@ -183,6 +187,8 @@ func (d *ManifestDataset) SetSum(k Digest, sum string) {
 		d.SHA256 = sum
 	case XXH64:
 		d.XXH64 = sum
+	case BLAKE3:
+		d.BLAKE3 = sum
 	}
 }
 

@@ -29,7 +29,7 @@ type ReportVariable struct {
 	// unit, a block read by two units counts twice), bytes written to the
 	// output and part files.
 	IO           ReportIO `json:"io"`
-	Verification string   `json:"verification"` // "ok", "sha256 ok", "xxh64 ok", "shape ok" or "DIFF ..."
+	Verification string   `json:"verification"` // "ok", "sha256 ok", "blake3 ok", "xxh64 ok", "shape ok" or "DIFF ..."
 	Shards       []int    `json:"shards"`       // shards that wrote its units
 }
 

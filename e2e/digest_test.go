@@ -12,31 +12,32 @@ import (
 	"relayout/internal/testkit"
 )
 
-// checkXXH64 checks, with h5py and python3-xxhash (testkit.H5Digests, not
-// relayout), that the manifest of out says options.digest "xxh64", records
-// no sha256, and records for every dataset and constant record the XXH64
-// (seed 0) of its logical array as row-major little-endian bytes as h5py
-// reads it. It returns how many digests it checked.
-func checkXXH64(t *testing.T, out string) int {
+// checkDigest checks, with h5py, python3-xxhash and b3sum
+// (testkit.H5Digests, not relayout), that the manifest of out says
+// options.digest kind ("xxh64" or "blake3"), records no sha256, and records
+// for every dataset and constant record, under the name kind, the digest
+// of its logical array as row-major little-endian bytes as h5py reads it.
+// It returns how many digests it checked.
+func checkDigest(t *testing.T, out, kind string) int {
 	t.Helper()
 	want := testkit.H5Digests(t, out)
 	m := readManifestMap(t, out)
-	if d := m["options"].(map[string]any)["digest"]; d != "xxh64" {
-		t.Errorf("options.digest %v, want xxh64", d)
+	if d := m["options"].(map[string]any)["digest"]; d != kind {
+		t.Errorf("options.digest %v, want %s", d, kind)
 	}
 	n := 0
 	for _, v := range m["variables"].([]any) {
 		v := v.(map[string]any)
-		for _, kind := range []string{"datasets", "constants"} {
-			ds, _ := v[kind].([]any)
+		for _, list := range []string{"datasets", "constants"} {
+			ds, _ := v[list].([]any)
 			for _, d := range ds {
 				d := d.(map[string]any)
 				key := fmt.Sprintf("%s %v %v", v["name"], d["step"], d["level"])
 				if d["sha256"] != "" {
-					t.Errorf("%s: sha256 %v recorded with --digest xxh64", key, d["sha256"])
+					t.Errorf("%s: sha256 %v recorded with --digest %s", key, d["sha256"], kind)
 				}
-				if got := want[key]["xxh64"]; d["xxh64"] != got || got == "" {
-					t.Errorf("%s: manifest xxh64 %v, python3-xxhash of h5py's bytes %q", key, d["xxh64"], got)
+				if got := want[key][kind]; d[kind] != got || got == "" {
+					t.Errorf("%s: manifest %s %v, the oracle's of h5py's bytes %q", key, kind, d[kind], got)
 				}
 				n++
 			}
@@ -48,67 +49,72 @@ func checkXXH64(t *testing.T, out string) int {
 	return n
 }
 
-// TestDigestXXH64: run --digest xxh64 records every dataset's XXH64 of its
-// logical bytes, as python3-xxhash computes it from what h5py reads, on
-// real inputs (partly covered arrays, particles with constant records, AMR
-// levels) and on every path that takes the digest: the verifier's (the
-// default), the writer's pipeline (--no-verify: row-major units, chunk
-// boxes band by band, encoded chunks from a second pass over the input,
-// merged cuboids); the values are the input's (the h5py oracle, for the
-// HDF5 input; the others were verified by the run or are by other tests).
-func TestDigestXXH64(t *testing.T) {
-	for _, in := range []string{"bp4/generated-lb/lb-bp4.bp", "hdf5/fbpic", "amrex/pelelmex-3d"} {
-		for _, flags := range [][]string{
-			nil,
-			{"--no-verify"},
-			{"--no-verify", "--layout", "chunked", "--chunks", "2x2x2"},
-			{"--no-verify", "--compress", "deflate:1"},
-			{"--no-verify", "--layout", "merged"},
-		} {
-			t.Run(filepath.Base(in)+strings.Join(flags, ""), func(t *testing.T) {
-				path := sharedData(t, in)
-				out := filepath.Join(t.TempDir(), "out")
-				mustRun(t, append([]string{"run", path, "-o", out, "-q", "--digest", "xxh64"}, flags...)...)
-				if n := checkXXH64(t, out); n == 0 {
-					t.Fatal("no digest checked")
-				}
-				if strings.HasPrefix(in, "hdf5/") && len(flags) < 2 {
-					oracle(t, path, out) // an HDF5 input: h5py reads both sides
-				}
-			})
+// TestDigestXXH64BLAKE3: run --digest xxh64 (and blake3) records every dataset's
+// XXH64 (BLAKE3) of its logical bytes, as python3-xxhash (b3sum) computes
+// it from what h5py reads, on real inputs (partly covered arrays,
+// particles with constant records, AMR levels) and on every path that
+// takes the digest: the verifier's (the default), the writer's pipeline
+// (--no-verify: row-major units, chunk boxes band by band, encoded chunks
+// from a second pass over the input, merged cuboids); the values are the
+// input's (the h5py oracle, for the HDF5 input; the others were verified
+// by the run or are by other tests).
+func TestDigestXXH64BLAKE3(t *testing.T) {
+	for _, kind := range []string{"xxh64", "blake3"} {
+		for _, in := range []string{"bp4/generated-lb/lb-bp4.bp", "hdf5/fbpic", "amrex/pelelmex-3d"} {
+			for _, flags := range [][]string{
+				nil,
+				{"--no-verify"},
+				{"--no-verify", "--layout", "chunked", "--chunks", "2x2x2"},
+				{"--no-verify", "--compress", "deflate:1"},
+				{"--no-verify", "--layout", "merged"},
+			} {
+				t.Run(kind+filepath.Base(in)+strings.Join(flags, ""), func(t *testing.T) {
+					path := sharedData(t, in)
+					out := filepath.Join(t.TempDir(), "out")
+					mustRun(t, append([]string{"run", path, "-o", out, "-q", "--digest", kind}, flags...)...)
+					if n := checkDigest(t, out, kind); n == 0 {
+						t.Fatal("no digest checked")
+					}
+					if strings.HasPrefix(in, "hdf5/") && len(flags) < 2 {
+						oracle(t, path, out) // an HDF5 input: h5py reads both sides
+					}
+				})
+			}
 		}
 	}
 }
 
-// TestDigestXXH64Verify: relayout verify checks the manifest's xxh64: a
-// wrong one is a difference (exit 1) on a line naming the dataset, the
-// algorithm and both digests; the output is otherwise intact (the digest is
-// the only thing changed).
-func TestDigestXXH64Verify(t *testing.T) {
+// TestDigestVerifyWrong: relayout verify checks the manifest's xxh64 (and
+// blake3): a wrong one is a difference (exit 1) on a line naming the
+// dataset, the algorithm and both digests; the output is otherwise intact
+// (the digest is the only thing changed).
+func TestDigestVerifyWrong(t *testing.T) {
 	in := sharedData(t, "bp4/generated-lb/lb-bp4.bp")
-	out := filepath.Join(t.TempDir(), "out")
-	mustRun(t, "run", in, "-o", out, "-q", "--digest", "xxh64")
-	if r := mustRun(t, "verify", in, out); !strings.Contains(r.stdout, "OK  fields/rho  3 steps  98304 elements  xxh64 ok") {
-		t.Errorf("verify of an xxh64 output does not say xxh64 ok:\n%s", r.stdout)
-	}
-	m := readManifestMap(t, out)
-	d := m["variables"].([]any)[2].(map[string]any)["datasets"].([]any)[1].(map[string]any)
-	good := d["xxh64"].(string)
-	d["xxh64"] = "0123456789abcdef"
-	b, err := json.Marshal(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(out, "relayout.json"), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	r := relayout(t, "verify", in, out)
-	want := regexp.MustCompile(`(?m)^DIFF fields/rho step 1 level 0: xxh64 of output ` + good + `, manifest says 0123456789abcdef$`)
-	if r.code != 1 || !want.MatchString(r.stdout) {
-		t.Errorf("verify with a wrong xxh64: exit %d, want 1 and a line matching %s\n%s\n%s", r.code, want, r.stdout, r.stderr)
-	}
-	if !strings.Contains(r.stdout, "OK  fields/Bx  3 steps  98304 elements  xxh64 ok") {
-		t.Errorf("the other variables' digests are not checked:\n%s", r.stdout)
+	for _, kind := range []string{"xxh64", "blake3"} {
+		out := filepath.Join(t.TempDir(), "out")
+		mustRun(t, "run", in, "-o", out, "-q", "--digest", kind)
+		if r := mustRun(t, "verify", in, out); !strings.Contains(r.stdout, "OK  fields/rho  3 steps  98304 elements  "+kind+" ok") {
+			t.Errorf("verify of an %s output does not say %s ok:\n%s", kind, kind, r.stdout)
+		}
+		m := readManifestMap(t, out)
+		d := m["variables"].([]any)[2].(map[string]any)["datasets"].([]any)[1].(map[string]any)
+		good := d[kind].(string)
+		d[kind] = "0123456789abcdef"
+		b, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(out, "relayout.json"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r := relayout(t, "verify", in, out)
+		want := regexp.MustCompile(`(?m)^DIFF fields/rho step 1 level 0: ` + kind + ` of output ` + good + `, manifest says 0123456789abcdef$`)
+		if r.code != 1 || !want.MatchString(r.stdout) {
+			t.Errorf("verify with a wrong %s: exit %d, want 1 and a line matching %s\n%s\n%s", kind, r.code, want, r.stdout, r.stderr)
+		}
+		if !strings.Contains(r.stdout, "OK  fields/Bx  3 steps  98304 elements  "+kind+" ok") {
+			t.Errorf("the other variables' digests are not checked:\n%s", r.stdout)
+		}
 	}
 }
 
@@ -144,7 +150,7 @@ func TestDigestXXH64Journaled(t *testing.T) {
 	if !strings.Contains(r.stdout+r.stderr, "OK  fields/Bx  98304 elements  xxh64 of every unit equals the journal") {
 		t.Errorf("commit --no-verify does not check the units' xxh64:\n%s\n%s", r.stdout, r.stderr)
 	}
-	if n := checkXXH64(t, out); n != 15 {
+	if n := checkDigest(t, out, "xxh64"); n != 15 {
 		t.Errorf("%d digests checked, want 15", n)
 	}
 	if r := mustRun(t, "verify", in, out); strings.Count(r.stdout, "  xxh64 ok\n") != 5 {
@@ -161,7 +167,7 @@ func TestDigestXXH64Journaled(t *testing.T) {
 		t.Errorf("run --resume (sha256) over a killed xxh64 job: exit %d, want 2 naming the digest\n%s", r.code, r.stderr)
 	}
 	mustRun(t, args...)
-	if n := checkXXH64(t, resumed); n != 15 {
+	if n := checkDigest(t, resumed, "xxh64"); n != 15 {
 		t.Errorf("resumed: %d digests checked, want 15", n)
 	}
 	if v := readManifestMap(t, resumed)["verified"]; v != true {

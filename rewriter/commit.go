@@ -248,8 +248,8 @@ func StageManifest(work string, job *Job) error {
 // reader), unit by unit: each unit's digest (Job.Digest) must equal the one
 // its shard journaled (damage between the shard's write and the commit). It
 // is not the check against the input: that is package verify's, which
-// shares no code with this one. The dataset digests (neither sha256 nor
-// xxh64 is combinable, so
+// shares no code with this one. The dataset digests (none of the
+// algorithms is combinable, so
 // they are computed from this pass, or a second read-only one in row-major
 // order where the units are tiles, boxes of chunks or cuboids) go into
 // job.Manifest. One line per variable goes to w; ok is false when something

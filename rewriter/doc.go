@@ -16,7 +16,7 @@
 // chunked (planner.ChooseLayout), raw or shuffled and deflated.
 // relayout.json (the manifest) lists every dataset with the digest of its
 // row-major little-endian bytes (Options.Digest, catalog.Digest: sha256 by
-// default under "sha256", xxh64 under "xxh64", or none), its filters ("compression") and each file's
+// default under "sha256", blake3 under "blake3", xxh64 under "xxh64", or none), its filters ("compression") and each file's
 // storage decision.
 //
 // # openPMD structure

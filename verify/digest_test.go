@@ -28,8 +28,9 @@ func staged(t *testing.T, out string, kind catalog.Digest) *catalog.Manifest {
 }
 
 // Check returns the digest of every dataset and constant record it
-// verified, of the manifest's algorithm, equal to what hashlib or xxhash
-// compute from h5py's bytes; recorded digests are checked (sha256, xxh64);
+// verified, of the manifest's algorithm, equal to what hashlib, xxhash or
+// b3sum compute from h5py's bytes; recorded digests are checked (sha256,
+// blake3, xxh64);
 // with FillDigests and a manifest that records none (as commit stages it)
 // the constant records' digests are computed too and the lines say so.
 func TestDigests(t *testing.T) {
@@ -46,6 +47,8 @@ func TestDigests(t *testing.T) {
 		{"hdf5/openpmd-femm/example-femm-3d.h5", []string{"--digest", "none"}, catalog.XXH64, catalog.XXH64},
 		{"hdf5/fbpic", []string{"--layout", "merged", "--digest", "xxh64"}, 0, catalog.XXH64},
 		{"hdf5/fbpic", []string{"--layout", "merged"}, 0, catalog.SHA256},
+		{"bp4/generated-lb", []string{"--digest", "blake3", "--layout", "chunked", "--chunks", "2x2x2"}, 0, catalog.BLAKE3},
+		{"hdf5/fbpic", []string{"--digest", "none"}, catalog.BLAKE3, catalog.BLAKE3},
 	} {
 		t.Run(filepath.Base(c.data)+strings.Join(c.flags, "")+c.kind.String(), func(t *testing.T) {
 			in := shared(t, c.data)

@@ -49,7 +49,7 @@
 //     NaN / zero when the input declares none);
 //   - the digest of the output's row-major little-endian bytes, as read
 //     through the library, equals the manifest's (of its options.digest,
-//     catalog.Manifest.DigestKind: sha256, xxh64; none: nothing hashed);
+//     catalog.Manifest.DigestKind: sha256, blake3, xxh64; none: nothing hashed);
 //   - constant records: the group's value and shape attributes are the
 //     input's, and the digest is that of the value repeated;
 //   - AMR levels: the box table named by the manifest lists the input

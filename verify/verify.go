@@ -40,7 +40,7 @@ type Options struct {
 	// one goroutine at a time.
 	Progress func(Progress)
 	// Log receives one line per variable ("OK  B/x  2 steps  ... sha256 ok",
-	// "xxh64 ok" when the manifest's options.digest is xxh64, or "DIFF
+	// "blake3 ok" or "xxh64 ok" when the manifest's options.digest is that, or "DIFF
 	// ...") and one for series.h5; nil discards them.
 	Log io.Writer
 	// FillDigests says the caller records Result.Digests in the manifest
