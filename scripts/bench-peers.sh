@@ -15,7 +15,8 @@
 #   h5        the same series as openPMD-HDF5 (openPMD-api's chunking), written by openpmd-pipe
 # Commands: cp -r --reflink=never + sync (the floor), adios2_reorganize BP -> BP4 + sync,
 #   openpmd-pipe BP -> HDF5 + sync, h5repack -l CONTI + sync (each file), relayout run default
-#   (verifies), --no-verify, both again with --digest xxh64, --layout chunked --chunks 4x4x4,
+#   (verifies), --no-verify, both again with --digest blake3 and with --digest xxh64,
+#   --layout chunked --chunks 4x4x4,
 #   --layout auto. The peers get a sync
 #   after them because relayout syncs its output before it returns.
 #
@@ -108,6 +109,8 @@ CMDS=()
 for k in "${INPUTS[@]}"; do
   CMDS+=("$k:cp+sync|cpsync $k" "$k:${PEER[$k]}")
   CMDS+=("$k:relayout|$RL $DIR/$k -o $DIR/out" "$k:relayout --no-verify|$RL $DIR/$k -o $DIR/out --no-verify"
+    "$k:relayout --digest blake3|$RL $DIR/$k -o $DIR/out --digest blake3"
+    "$k:relayout --no-verify --digest blake3|$RL $DIR/$k -o $DIR/out --no-verify --digest blake3"
     "$k:relayout --digest xxh64|$RL $DIR/$k -o $DIR/out --digest xxh64"
     "$k:relayout --no-verify --digest xxh64|$RL $DIR/$k -o $DIR/out --no-verify --digest xxh64")
   if [ "$k" != h5 ]; then
@@ -132,7 +135,7 @@ div() { printf %.2f "$(echo "$1 / $2" | bc -l)"; }
 peer() { echo "$1:${PEER[$1]%%|*}"; } # the name of input $1's peer command
 # ratios K DEFAULT NOVERIFY: the table cells of issue 19's wall-time targets for input K and two
 # of its relayout commands (names after "K:"): DEFAULT ÷ cp+sync, NOVERIFY ÷ cp+sync, peer ÷
-# DEFAULT, peer ÷ NOVERIFY (medians); both target tables (sha256 and xxh64) are made of them.
+# DEFAULT, peer ÷ NOVERIFY (medians); the target tables (sha256, blake3, xxh64) are made of them.
 ratios() {
   local f p d nv
   f=$(med "$1:cp+sync"); p=$(med "$(peer "$1")"); d=$(med "$1:$2"); nv=$(med "$1:$3")
@@ -182,15 +185,17 @@ for k in "${INPUTS[@]}"; do
   say "| $k (vs ${p#*:}) $(ratios "$k" relayout "relayout --no-verify") $(div "$(rss "$k:relayout")" "$(rss "$p")") |"
 done
 say ""
-say "The same with --digest xxh64 (XXH64 instead of sha256 per dataset in the manifest):"
-say ""
-say "| input | default ÷ cp+sync (≤ 1.3) | --no-verify ÷ cp+sync (≤ 1.1) | peer ÷ default (≥ 2) | peer ÷ --no-verify (≥ 2.5) |"
-say "|---|---|---|---|---|"
-for k in "${INPUTS[@]}"; do
-  p=$(peer "$k")
-  say "| $k (vs ${p#*:}) $(ratios "$k" "relayout --digest xxh64" "relayout --no-verify --digest xxh64")"
+for d in blake3 xxh64; do
+  say "The same with --digest $d ($d instead of sha256 per dataset in the manifest):"
+  say ""
+  say "| input | default ÷ cp+sync (≤ 1.3) | --no-verify ÷ cp+sync (≤ 1.1) | peer ÷ default (≥ 2) | peer ÷ --no-verify (≥ 2.5) |"
+  say "|---|---|---|---|---|"
+  for k in "${INPUTS[@]}"; do
+    p=$(peer "$k")
+    say "| $k (vs ${p#*:}) $(ratios "$k" "relayout --digest $d" "relayout --no-verify --digest $d")"
+  done
+  say ""
 done
-say ""
 say "Bytes read against bytes stored (one relayout run --no-verify per input, its manifest's io; target ≤ 1.05),"
 say "and the catalog and plan cost per block (relayout catalog and relayout plan, caches dropped, medians of $RUNS; target ≤ 1 µs):"
 say ""
