@@ -44,7 +44,12 @@ import (
 // microseconds a block and a few tenths of a nanosecond a byte: on a
 // 2-core Xeon, 4^3 float64 blocks (512 B) verified in 0.58 of the exact
 // path's CPU (m1, 1,048,576 blocks), 8^3 ones (4 KiB) in 1.15 of it,
-// 16^3 in 1.4, 32^3 (issue 19's 1.5 GB BP4 input) in 1.35. (A variable:
+// 16^3 in 1.4, 32^3 (issue 19's 1.5 GB BP4 input) in 1.35. Measured
+// again on the 2-core EPYC of session 22 (the polynomial now 0.28 ns a
+// byte on a band, BenchmarkPolyBand, sha256 0.59): 32^3 on the checksum
+// path, tapped, still took 1.08x the wall and 1.10x the CPU of the exact
+// path (n = 6, caches dropped; the exact path reads the input again from
+// the page cache, the checksum path sums every byte twice). (A variable:
 // tests raise it to check every real input on the checksum path.)
 var quickBlock int64 = 2 << 10
 
