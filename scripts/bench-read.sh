@@ -18,13 +18,17 @@
 #   READBENCH_REUSE=1 (keep the layouts already in WORKDIR but the auto ones, and its cost model:
 #   to compare a changed model on the same files), READBENCH_LAYOUTS (the layouts besides the
 #   original and auto, default "contiguous merged blocks 4x4x4 extra": blocks is the READBENCH_BLOCK
-#   chunks, extra the READBENCH_CHUNKS ones).
+#   chunks, extra the READBENCH_CHUNKS ones), READBENCH_MODE (how readbench.py starts its reader
+#   processes: spawn, the default, fresh interpreters that import their library before the clock
+#   starts; fork, forked from the benchmark's interpreter at the start, their copy-on-write faults
+#   timed: about 25 ms a measurement on this machine, the benchmark's mode until session 22).
 # Time at N=256 (128 MiB a variable), default knobs, 2-core machine: about 3 minutes.
 set -euo pipefail
 IN=$1; W=$2
 V=${READBENCH_VAR:-fields/Bx}; RUNS=${READBENCH_RUNS:-3}
 READERS=${READBENCH_READERS:-1,8}; AUTO=${READBENCH_AUTO:-1,8}; EXTRA=${READBENCH_CHUNKS:-}
 PATTERNS=${READBENCH_PATTERNS:-whole,xy,xz,yz,sub,2x1x1,line}
+MODE=${READBENCH_MODE:-spawn}
 BIN=${BIN:-bin/relayout}
 PEERS=${PEERS:-../shared/peers}
 go build -o bin/readpredict ./bench/readpredict
@@ -69,7 +73,7 @@ done
 echo
 echo '```'
 (. "$PEERS/env.sh"; /usr/bin/python3 scripts/readbench.py --var "$V" --runs "$RUNS" --readers "$READERS" \
-  --patterns "$PATTERNS" ${READBENCH_CHECK:+--check} --json "$W/readbench.json" "${LAYOUTS[@]}")
+  --patterns "$PATTERNS" --mode "$MODE" ${READBENCH_CHECK:+--check} --json "$W/readbench.json" "${LAYOUTS[@]}")
 echo '```'
 if [ "${READBENCH_OWN:-1}" != 0 ]; then
   echo

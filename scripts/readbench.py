@@ -2,7 +2,7 @@
 """readbench.py - make bench's read benchmark through the libraries users read with.
 
 usage: /usr/bin/python3 scripts/readbench.py [--var fields/Bx] [--step S] [--runs 3]
-           [--readers 1,2,4,8] [--patterns whole,xy,...] [--json FILE] [--check]
+           [--readers 1,2,4,8] [--patterns whole,xy,...] [--mode fork|spawn] [--json FILE] [--check]
            NAME=PATH [NAME=PATH ...]
   (after `. ../shared/peers/env.sh`, which puts the adios2 module on PYTHONPATH)
 
@@ -24,7 +24,11 @@ Patterns (the planner's StandardPatterns where it has them: planner/cost.go; (x,
 R readers are R processes (multiprocessing, fork) arranged in the planner's reader grid
 (ReaderGrid: the prime factors of R, largest first, each to the axis with the largest parts).
 Each opens the file itself, reads its part and closes it; a measurement is the wall time from
-releasing the readers until the last has closed its file. Before every measurement the page
+releasing the readers until the last has closed its file. --mode fork (the default) forks them
+from this interpreter just before the release: they pay its copy-on-write faults inside the
+measurement (about 25 ms on the 2-core VM of bench/RESULTS.md, more than a line read costs);
+--mode spawn starts fresh interpreters that import their library and say they are ready before
+the release (a reading script after its imports). Before every measurement the page
 cache of every file of every layout is dropped (posix_fadvise DONTNEED). Layouts alternate
 within each run; the median of --runs is reported, with the ratio to the best layout of the
 pattern and reader count, and the fastest run ("min": on a machine shared with other work, the noise
@@ -159,13 +163,33 @@ def worker(layout, start, count, go, done):
     done.put((time.monotonic(), a.nbytes))
 
 
-def measure(layout, ps):
-    """Wall seconds for the parts ps read at once, one process each."""
-    ctx = mp.get_context("fork")
+def spawned(layout, start, count, ready, go, done):
+    """A reader in a fresh interpreter: its library imported before it says it is ready."""
+    if layout.kind == "h5":
+        import h5py  # noqa: F401
+    else:
+        import adios2  # noqa: F401
+    ready.put(None)
+    worker(layout, start, count, go, done)
+
+
+def measure(layout, ps, mode="fork"):
+    """Wall seconds for the parts ps read at once, one process each: from the release of the
+    readers to the last one's close. mode "fork": forked from this process at the release (their
+    copy-on-write faults on this interpreter's pages counted); "spawn": fresh interpreters that
+    have imported their library before the release (what a reading script costs after its imports)."""
+    ctx = mp.get_context(mode)
     go, done = ctx.Event(), ctx.Queue()
-    procs = [ctx.Process(target=worker, args=(layout, s, c, go, done)) for s, c in ps]
+    if mode == "spawn":
+        ready = ctx.Queue()
+        procs = [ctx.Process(target=spawned, args=(layout, s, c, ready, go, done)) for s, c in ps]
+    else:
+        procs = [ctx.Process(target=worker, args=(layout, s, c, go, done)) for s, c in ps]
     for p in procs:
         p.start()
+    if mode == "spawn":
+        for _ in procs:
+            ready.get()
     t0 = time.monotonic()
     go.set()
     ends = [done.get() for _ in procs]
@@ -186,6 +210,8 @@ def main():
     ap.add_argument("--patterns", default="whole,xy,xz,yz,sub,2x1x1,line")
     ap.add_argument("--json", default="")
     ap.add_argument("--check", action="store_true")
+    ap.add_argument("--mode", choices=("fork", "spawn"), default="fork",
+                    help="how reader processes start (see measure): fork (default), spawn")
     a = ap.parse_args()
     ls = []
     for spec in a.layouts:
@@ -204,7 +230,7 @@ def main():
         if n not in pats:
             sys.exit(f"readbench: unknown pattern {n} (want {', '.join(pats)})")
     width = max(len(l.name) for l in ls)
-    print(f"# {a.var} shape {shape}, {a.runs} runs per case (median), caches dropped before each; layouts:")
+    print(f"# {a.var} shape {shape}, {a.runs} runs per case (median), caches dropped before each, readers started by {a.mode}; layouts:")
     for l in ls:
         how = "adios2.FileReader" if l.kind == "bp" else f"h5py, chunks {l.chunks}" if l.chunks else "h5py, contiguous"
         print(f"#   {l.name}: {l.path} ({how})")
@@ -222,7 +248,7 @@ def main():
                 for l in order:
                     for m in ls:
                         m.drop()
-                    times[l.name].append(measure(l, ps))
+                    times[l.name].append(measure(l, ps, a.mode))
             med = {k: statistics.median(v) for k, v in times.items()}
             best = min(med.values())
             bestmin = min(min(v) for v in times.values())
