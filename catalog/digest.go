@@ -29,7 +29,7 @@ const (
 	NoDigest               // none recorded; verify still compares every element
 	// BLAKE3, 256-bit output, unkeyed (github.com/zeebo/blake3, AVX2): a
 	// cryptographic digest at about twice SHA-NI sha256's speed (3.4 GB/s
-	// against 1.65 on the 2-core machine of bench/RESULTS.md); checkable
+	// against 1.7 on the 2-core machine of bench/RESULTS.md); checkable
 	// with b3sum. Last, so that the values above keep their numbers.
 	BLAKE3
 )
