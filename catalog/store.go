@@ -43,6 +43,8 @@ CREATE TABLE arrays (
   constant    INTEGER NOT NULL DEFAULT 0, -- 1: every element is fill, no blocks (an openPMD constant record)
   species     TEXT    NOT NULL DEFAULT '', -- openPMD particle species of a particle record component ('' a mesh)
   grain       TEXT,                 -- JSON list: the block grid's step per dimension (Array.BlockGrain)
+  dims        TEXT,                 -- JSON list: the dimensions' names (Array.Dims; netCDF), NULL: none
+  covered     INTEGER,              -- elements its blocks cover (overlaps counted once per block, at most all)
   UNIQUE (var, step, level)
 );
 CREATE TABLE block_parts (          -- an array's blocks, one JSON list cut between blocks (blocklist.go)
@@ -115,7 +117,7 @@ type Store struct {
 func (s *Store) OmitBlockLists() { s.noLists = true }
 
 // laterColumns are the columns added to arrays after its first version.
-var laterColumns = []string{"constant", "species", "grain"}
+var laterColumns = []string{"constant", "species", "grain", "dims", "covered"}
 
 // col is the arrays column name, or the SQL literal def standing for its
 // value in a catalog that lacks it.
@@ -341,6 +343,10 @@ func (s *Store) Put(a *Array) error {
 	if g := a.BlockGrain(); g != nil {
 		grain = mustJSON(g)
 	}
+	var dims any
+	if a.Dims != nil {
+		dims = mustJSON(a.Dims)
+	}
 	var parts, files []string
 	var firsts []int
 	var stored int64
@@ -356,11 +362,11 @@ func (s *Store) Put(a *Array) error {
 		return Corrupt("relayout", s.path, -1, "catalog: constant array %s step %d: %d blocks, value of %d bytes", a.Var, a.Step, len(a.Blocks), len(a.Fill))
 	}
 	res, err := tx.Exec(`INSERT INTO arrays (var, step, level, dtype, shape, offset, fill, attrs, step_attrs, source, boxes,
-		nblocks, block_bytes, constant, species, grain)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		nblocks, block_bytes, constant, species, grain, dims, covered)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 		a.Var, a.Step, a.Level, a.DType.NumPy(), mustJSON(nonNil(a.Shape)), mustJSON(nonNil(a.Offset)), a.Fill,
 		mustJSON(nonNilAttrs(a.Attrs)), mustJSON(nonNilAttrs(a.StepAttrs)), a.Source, boxes,
-		len(a.Blocks), stored, a.Constant, a.Species, grain)
+		len(a.Blocks), stored, a.Constant, a.Species, grain, dims, coveredElements(a))
 	if err != nil {
 		return fmt.Errorf("catalog: %s: array %s step %d level %d: %w", s.path, a.Var, a.Step, a.Level, err)
 	}
@@ -408,6 +414,18 @@ func nonNilAttrs(v []Attr) []Attr {
 	return v
 }
 
+// coveredElements is the number of a's elements its blocks cover, each
+// block counted whole (overlapping blocks more than once), at most all.
+func coveredElements(a *Array) int64 {
+	n, all := int64(0), a.Elements()
+	for i := range a.Blocks {
+		if n += a.Blocks[i].Box.Elements(); n >= all {
+			return all
+		}
+	}
+	return n
+}
+
 // VarSummary is one variable as `relayout catalog` shows it.
 type VarSummary struct {
 	Name        string
@@ -423,14 +441,19 @@ type VarSummary struct {
 	// or an openPMD "<record>_lvl<N>", with a box table) that no box covers
 	// (in Bytes): the output's sparse chunks never store them.
 	HoleBytes int64
-	Files     int // distinct source files
+	// UncoveredBytes are the logical bytes of its other arrays that no
+	// block covers (in Bytes; at least: overlapping blocks count twice):
+	// the output stores none of them unless --fill keeps a partly covered
+	// array dense. 0 for catalogs of earlier versions (unknown).
+	UncoveredBytes int64
+	Files          int // distinct source files
 	Steps     []int64
 	Levels    int
 }
 
 // Variables summarises every variable, sorted by name.
 func (s *Store) Variables() ([]VarSummary, error) {
-	rows, err := s.db.Query(`SELECT id, var, step, level, dtype, shape, boxes, ` + s.col("constant", "0") + ` FROM arrays ORDER BY var, step, level`)
+	rows, err := s.db.Query(`SELECT id, var, step, level, dtype, shape, boxes, ` + s.col("constant", "0") + `, ` + s.col("covered", "NULL") + ` FROM arrays ORDER BY var, step, level`)
 	if err != nil {
 		return nil, fmt.Errorf("catalog: %s: %w", s.path, err)
 	}
@@ -443,11 +466,12 @@ func (s *Store) Variables() ([]VarSummary, error) {
 		shape    string
 		boxes    sql.NullString
 		constant bool
+		covered  sql.NullInt64
 	}
 	var all []arr
 	for rows.Next() {
 		var a arr
-		if err := rows.Scan(&a.id, &a.v, &a.step, &a.level, &a.dtype, &a.shape, &a.boxes, &a.constant); err != nil {
+		if err := rows.Scan(&a.id, &a.v, &a.step, &a.level, &a.dtype, &a.shape, &a.boxes, &a.constant, &a.covered); err != nil {
 			rows.Close()
 			return nil, err
 		}
@@ -492,6 +516,8 @@ func (s *Store) Variables() ([]VarSummary, error) {
 				covered += b.Elements()
 			}
 			vs.HoleBytes += max(0, n-covered*int64(vs.DType.Size))
+		} else if a.covered.Valid && !a.constant {
+			vs.UncoveredBytes += max(0, n-a.covered.Int64*int64(vs.DType.Size))
 		}
 		if n := len(vs.Steps); n == 0 || vs.Steps[n-1] != a.step {
 			vs.Steps = append(vs.Steps, a.step)
@@ -588,10 +614,10 @@ func (s *Store) array(k Key, blocks bool) (_ *Array, err error) {
 	a := &Array{Var: k.Var, Step: k.Step, Level: k.Level}
 	var id int64
 	var dtype, shape, offset, attrs, stepAttrs string
-	var boxes, grain sql.NullString
-	err = s.db.QueryRow(`SELECT id, dtype, shape, offset, fill, attrs, step_attrs, source, boxes, `+s.col("constant", "0")+`, `+s.col("species", "''")+`, `+s.col("grain", "NULL")+` FROM arrays
+	var boxes, grain, dims sql.NullString
+	err = s.db.QueryRow(`SELECT id, dtype, shape, offset, fill, attrs, step_attrs, source, boxes, `+s.col("constant", "0")+`, `+s.col("species", "''")+`, `+s.col("grain", "NULL")+`, `+s.col("dims", "NULL")+` FROM arrays
 		WHERE var = ? AND step = ? AND level = ?`, k.Var, k.Step, k.Level).
-		Scan(&id, &dtype, &shape, &offset, &a.Fill, &attrs, &stepAttrs, &a.Source, &boxes, &a.Constant, &a.Species, &grain)
+		Scan(&id, &dtype, &shape, &offset, &a.Fill, &attrs, &stepAttrs, &a.Source, &boxes, &a.Constant, &a.Species, &grain, &dims)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("catalog: %s: %s step %d level %d: %w", s.path, k.Var, k.Step, k.Level, ErrNotFound)
 	}
@@ -620,6 +646,14 @@ func (s *Store) array(k Key, blocks bool) (_ *Array, err error) {
 		}
 		if len(a.Grain) != len(a.Shape) {
 			return nil, Corrupt("relayout", s.path, -1, "catalog: %s step %d level %d: grain %s for %d dimensions", k.Var, k.Step, k.Level, grain.String, len(a.Shape))
+		}
+	}
+	if dims.Valid {
+		if err := s.fromJSON(dims.String, &a.Dims); err != nil {
+			return nil, err
+		}
+		if len(a.Dims) != len(a.Shape) {
+			return nil, Corrupt("relayout", s.path, -1, "catalog: %s step %d level %d: dimension names %s for %d dimensions", k.Var, k.Step, k.Level, dims.String, len(a.Shape))
 		}
 	}
 	if !blocks {

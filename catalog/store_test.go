@@ -115,9 +115,10 @@ func TestDTypeNumPy(t *testing.T) {
 }
 
 // TestStoreParticles: a particle record component keeps its species and
-// its attributes' Species and Record marks, and its block grain; a catalog
-// of an earlier version (no species or grain column) reads as meshes, its
-// grain unknown, and is read-only.
+// its attributes' Species and Record marks, its block grain and its
+// dimension names; a catalog of an earlier version (no species, grain or
+// dims column) reads as meshes, its grain and dimension names unknown, and
+// is read-only.
 func TestStoreParticles(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "catalog.db")
 	s, err := CreateStore(path)
@@ -125,7 +126,7 @@ func TestStoreParticles(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := &Array{Var: ParticleVar("e", "position/x"), Species: "e", DType: DType{Kind: Float, Size: 4},
-		Shape: []int64{10}, Offset: []int64{0},
+		Shape: []int64{10}, Offset: []int64{0}, Dims: []string{"particle"},
 		Attrs: []Attr{{Name: "particleShape", Type: "string", Strings: []string{"TSC"}, Species: true},
 			{Name: "macroWeighted", Type: "uint32", Scalar: true, Uints: []uint64{1}, Record: true}},
 		Blocks: []Block{{Box: Box{Lower: []int64{4}, Count: []int64{6}}, File: "data.0", Offset: 0, Length: 24, Rank: 1},
@@ -142,12 +143,13 @@ func TestStoreParticles(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got.Species != "e" || !reflect.DeepEqual(got.Attrs, a.Attrs) || len(got.Blocks) != 2 || !reflect.DeepEqual(got.Grain, []int64{4}) ||
+		!reflect.DeepEqual(got.Dims, []string{"particle"}) ||
 		!reflect.DeepEqual(got.Blocks[0].Box, a.Blocks[0].Box) || got.Blocks[1].Rank != 0 {
 		t.Fatalf("round trip:\n got %+v\nwant %+v", got, a)
 	}
 	// A catalog of an earlier version has neither column: it still reads
 	// (no species, nothing constant) and refuses new arrays.
-	for _, c := range []string{"species", "constant", "grain"} {
+	for _, c := range []string{"species", "constant", "grain", "dims"} {
 		if _, err := s.db.Exec(`ALTER TABLE arrays DROP COLUMN ` + c); err != nil {
 			t.Fatal(err)
 		}
@@ -157,7 +159,7 @@ func TestStoreParticles(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if got, err := s.Array(a.Key()); err != nil || got.Species != "" || got.Constant || got.Grain != nil {
+	if got, err := s.Array(a.Key()); err != nil || got.Species != "" || got.Constant || got.Grain != nil || got.Dims != nil {
 		t.Fatalf("earlier catalog: %+v %v", got, err)
 	}
 	if vs, err := s.Variables(); err != nil || len(vs) != 1 || vs[0].ConstantBytes != 0 {

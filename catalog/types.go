@@ -333,8 +333,12 @@ type Array struct {
 	// (BlockGrain) as the store recorded it, so that an array read back
 	// without its blocks (a header) has it; nil when unknown (an array
 	// from a reader, or a catalog of an earlier version).
-	Grain  []int64 `json:"grain,omitempty"`
-	Blocks []Block `json:"-"`
+	Grain []int64 `json:"grain,omitempty"`
+	// Dims names each dimension (netCDF: the dimensions of the variable,
+	// the record dimension first; netCDF-4: its dimension scales; "" for a
+	// dimension without a name); nil when the format names none.
+	Dims   []string `json:"dims,omitempty"`
+	Blocks []Block  `json:"-"`
 }
 
 // BlockGrain is, per dimension, the largest g such that every block's

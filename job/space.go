@@ -77,11 +77,17 @@ func checkSpace(out string, need int64, rerun string) error {
 
 // contiguousBytes is the size of an output written contiguously: every
 // array's logical bytes (contiguous datasets are allocated whole), but for
-// a refined AMR level only what its boxes cover (always chunked sparsely).
-func contiguousBytes(vars []catalog.VarSummary) int64 {
+// a refined AMR level only what its boxes cover (always chunked sparsely),
+// and for a partly covered array only what its blocks cover unless fill
+// (--fill) keeps it dense: its holes are unallocated chunks (a netCDF-4
+// variable with one chunk written of 2^40 elements needs 8 KiB, not 8 TiB).
+func contiguousBytes(vars []catalog.VarSummary, fill bool) int64 {
 	var n int64
 	for _, v := range vars {
 		n += v.Bytes - v.ConstantBytes - v.HoleBytes // constant records are attributes; sparse AMR levels store their boxes
+		if !fill {
+			n -= v.UncoveredBytes
+		}
 	}
 	return n
 }

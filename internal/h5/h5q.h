@@ -151,4 +151,24 @@ static inline herr_t h5q_vlen_reclaim(hid_t type, hid_t space, void *buf) {
 	return H5Dvlen_reclaim(type, space, H5P_DEFAULT, buf);
 }
 
+
+// h5q_scale_path_cb keeps the path of the first scale attached to a
+// dimension (H5DSiterate_scales visits them in attachment order).
+static inline herr_t h5q_scale_path_cb(hid_t did, unsigned dim, hid_t dsid, void *data) {
+	char *buf = (char *)data;
+	if (H5Iget_name(dsid, buf, 1024) < 0) buf[0] = 0;
+	return 1; // stop at the first
+}
+
+// h5q_dim_scale writes into buf (1024 bytes) the path of the first
+// dimension scale attached to dimension dim of did: 1 when one is, 0 when
+// none, -1 on error.
+static inline int h5q_dim_scale(hid_t did, unsigned dim, char *buf) {
+	buf[0] = 0;
+	int n = H5DSget_num_scales(did, dim);
+	if (n <= 0) return n;
+	if (H5DSiterate_scales(did, dim, NULL, h5q_scale_path_cb, buf) < 0) return -1;
+	return buf[0] != 0;
+}
+
 #endif

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	pathpkg "path"
 	"sort"
 	"strings"
 	"sync"
@@ -818,4 +819,46 @@ func (f *File) ReadRaw(path string) ([]byte, error) {
 		return nil, h5err(f.path, path, catalog.ErrCorrupt, "cannot read")
 	}
 	return buf, nil
+}
+
+// DimensionNames names each dimension of the dataset at path (absolute) by
+// the HDF5 dimension scale attached to it, the way netCDF-4 names its
+// dimensions: the base name of the first scale attached (H5DSiterate_scales),
+// or, for a 1-D dataset that is itself a scale (a netCDF-4 coordinate
+// variable), its own name. A dimension without a scale is "". nil when no
+// dimension has a name (a plain HDF5 dataset).
+func (f *File) DimensionNames(path string) ([]string, error) {
+	did, done, err := f.lockedDataset(path)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	space := C.H5Dget_space(did)
+	if space < 0 {
+		return nil, h5err(f.path, path, catalog.ErrCorrupt, "cannot get dataspace")
+	}
+	rank := int(C.H5Sget_simple_extent_ndims(space))
+	C.H5Sclose(space)
+	if rank <= 0 {
+		return nil, nil
+	}
+	names := make([]string, rank)
+	named := false
+	if rank == 1 && C.H5DSis_scale(did) > 0 {
+		return []string{pathpkg.Base(path)}, nil
+	}
+	buf := make([]C.char, 1024)
+	for d := range rank {
+		switch C.h5q_dim_scale(did, C.uint(d), &buf[0]) {
+		case 1:
+			names[d], named = pathpkg.Base(C.GoString(&buf[0])), true
+		case 0:
+		default:
+			return nil, h5err(f.path, path, catalog.ErrCorrupt, fmt.Sprintf("cannot list the dimension scales of dimension %d", d))
+		}
+	}
+	if !named {
+		return nil, nil
+	}
+	return names, nil
 }

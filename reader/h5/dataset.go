@@ -44,6 +44,9 @@ type entry struct {
 	// constant: an openPMD constant record component, a group whose
 	// "value" and "shape" attributes stand for the data.
 	constant bool
+	// netCDF: a variable of a netCDF-4 file (netcdf4.go): dimension names
+	// from its scales, netCDF-C's hidden attributes dropped.
+	netCDF bool
 	// relayout outputs: the manifest's word, checked against the file.
 	offset []int64
 	shape  []int64
@@ -123,6 +126,9 @@ func Open(path string, cfg Config) (*Dataset, error) {
 	d := &Dataset{info: catalog.DatasetInfo{Path: path, Root: root, Format: "openpmd-hdf5"}}
 	if plain > 0 {
 		d.info.Format = "hdf5"
+		if !slices.ContainsFunc(schemes, func(s scheme) bool { return s.kind != netCDF4File }) {
+			d.info.Format = "netcdf4"
+		}
 	}
 	// Plain files named PREFIX<T>SUFFIX (data_000100.h5, ...) are the
 	// iterations of a file-based series: step T, names unprefixed. Other
@@ -166,6 +172,9 @@ func Open(path string, cfg Config) (*Dataset, error) {
 		}
 		if d.info.Attrs == nil || (minStep >= 0 && (firstStep < 0 || minStep < firstStep)) {
 			d.info.Attrs = roots[i]
+			if schemes[i].kind == netCDF4File {
+				d.info.Attrs = dropNCHidden(roots[i])
+			}
 			if minStep >= 0 {
 				firstStep = minStep
 			}
@@ -263,11 +272,21 @@ func walkFile(full, name string, s scheme, prefix string, match func(string) boo
 				skip(p, fmt.Sprintf("dataset with zero elements (shape %v)", info.Shape))
 				return nil
 			}
+			if s.kind == netCDF4File {
+				reason, err := ncDimensionOnlyReason(hf, p, info.Shape)
+				if err != nil {
+					return err
+				}
+				if reason != "" {
+					skip(p, reason)
+					return nil
+				}
+			}
 			if err := supported(name, info); err != nil {
 				return err
 			}
 			found = append(found, entry{Var: v, Step: pl.Step, file: name, path: p, stepGroup: pl.StepGroup, record: pl.Record,
-				species: pl.Species, speciesGroup: pl.SpeciesGroup})
+				species: pl.Species, speciesGroup: pl.SpeciesGroup, netCDF: s.kind == netCDF4File})
 		}
 		return nil
 	})

@@ -3,6 +3,13 @@ package h5
 // How dataset paths map to (variable, step):
 //
 //	plain HDF5            /a/b/c                      -> var "a/b/c", step 0
+//	netCDF-4 (root attr _NCProperties)
+//	                      /grp/v                      -> var "grp/v", step 0, dimension
+//	                                                     names from the dimension scales;
+//	                                                     a dimension without a coordinate
+//	                                                     variable (a scale whose NAME says so)
+//	                                                     is not a variable; netCDF-C's hidden
+//	                                                     attributes are dropped (netcdf4.go)
 //	ADIOS2 HDF5 engine    /Step<N>/name   (root attr NumSteps)
 //	                                                  -> var "name", step N
 //	openPMD (root attr openPMD, basePath "/data/%T/", meshesPath "meshes/")
@@ -33,6 +40,7 @@ const (
 	plainFile fileKind = iota
 	adiosFile
 	openPMDFile
+	netCDF4File
 )
 
 // scheme is how one file's paths map to variables, decided from its root
@@ -88,6 +96,9 @@ func schemeFor(file string, root []catalog.Attr) (scheme, error) {
 	}
 	if hasAttr(root, "NumSteps") {
 		return scheme{kind: adiosFile}, nil
+	}
+	if hasAttr(root, ncPropertiesAttr) {
+		return scheme{kind: netCDF4File}, nil
 	}
 	return scheme{kind: plainFile}, nil
 }

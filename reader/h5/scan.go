@@ -145,6 +145,12 @@ func (d *Dataset) finish(hf *ih5.File, e entry, a *catalog.Array) error {
 		attrs = mergeAttrs(sp, attrs)
 	}
 	a.Attrs = dropScaleAttrs(attrs)
+	if e.netCDF {
+		a.Attrs = dropNCHidden(attrs)
+		if a.Dims, err = hf.DimensionNames(e.path); err != nil {
+			return err
+		}
+	}
 	if d.info.Format == "relayout" {
 		if err := relayoutBoxes(hf, e, a); err != nil {
 			return err
