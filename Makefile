@@ -1,4 +1,4 @@
-# relayout — see README.md. `make demo` and `make test` do all set-up on a fresh Debian/Ubuntu machine
+# relayout — see README.md and docs/. `make demo` and `make test` do all set-up on a fresh Debian/Ubuntu machine
 # (they run `make deps`); `make build` and `make install` never install packages or call sudo.
 GO      ?= go
 PREFIX  ?= /usr/local

@@ -28,7 +28,7 @@ import (
 // version is stamped by `make build` (-ldflags -X main.version=...).
 var version = "0.1.0-dev"
 
-// Exit codes, documented in --help and README.md.
+// Exit codes, documented in --help and docs/usage.md.
 const (
 	exitOK          = 0
 	exitFailed      = 1 // verification failed, or the job stopped part-way
