@@ -11,7 +11,7 @@ import (
 )
 
 // docFiles are the documents whose commands, make targets and links
-// TestDocs checks: README.md and every docs/*.md.
+// TestDocs checks: README.md, every docs/*.md and bench/RESULTS.md.
 func docFiles(t *testing.T) []string {
 	t.Helper()
 	files, err := filepath.Glob("docs/*.md")
@@ -21,7 +21,7 @@ func docFiles(t *testing.T) []string {
 	if len(files) == 0 {
 		t.Fatal("no docs/*.md")
 	}
-	return append([]string{"README.md"}, files...)
+	return append(append([]string{"README.md"}, files...), "bench/RESULTS.md")
 }
 
 // docCommand is one relayout command a document states.
