@@ -1,4 +1,4 @@
-# relayout — see README.md. `make demo` and `make test` do all set-up on a fresh Debian/Ubuntu machine
+# relayout — see README.md and docs/. `make demo` and `make test` do all set-up on a fresh Debian/Ubuntu machine
 # (they run `make deps`); `make build` and `make install` never install packages or call sudo.
 GO      ?= go
 PREFIX  ?= /usr/local
@@ -75,7 +75,8 @@ fuzz-inputs: deps
 	RELAYOUT_FUZZ_INPUTS=$(FUZZ_INPUTS) RELAYOUT_FUZZ_SEED=$(FUZZ_SEED) $(GO) test -count=1 -timeout 0 -run '^TestMutationFuzz$$' -v ./e2e 2>&1 | grep -v '^=== '
 
 # Side-by-side timings against cp and h5repack (scripts/bench.sh), then against the real peers
-# on real ADIOS2 and openPMD output (scripts/bench-peers.sh); results go to bench/RESULTS.md.
+# on real ADIOS2 and openPMD output (scripts/bench-peers.sh); each writes its full log to
+# bench/history/<date>-<name>.md; bench/RESULTS.md holds the current figures (updated from the logs).
 # First the per-block cost of catalog and plan (bench/planbench: ns/block, cpu-s/op).
 bench: deps build
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./bench/planbench
@@ -87,7 +88,7 @@ bench: deps build
 bench-peers: deps build
 	scripts/bench-peers.sh
 
-# Time per GiB and peak RSS from 256 MiB to 4 GiB inputs; recorded in bench/RESULTS.md.
+# Time per GiB and peak RSS from 256 MiB to 8 GiB inputs; the log goes to bench/history/.
 bench-scale: deps build
 	scripts/bench-scale.sh
 

@@ -90,7 +90,7 @@ func openCatalogEach(ctx context.Context, in, dbPath string, vars []string, stri
 	return ds, store, func() { store.Close(); ds.Close(); cleanup() }, nil
 }
 
-// planDoc is the --json document (schema "relayout-plan/1", see README.md).
+// planDoc is the --json document (schema "relayout-plan/1", see docs/layouts.md).
 type planDoc struct {
 	Schema    string                 `json:"schema"`
 	Input     planInput              `json:"input"`
@@ -138,7 +138,7 @@ func runPlan(ctx context.Context, args []string) (err error) {
 	fs.StringArrayVar(&pf.vars, "var", nil, "variable name or glob (repeatable; default all)")
 	fs.BoolVar(&pf.strict, "strict", false, "refuse an incomplete input (steps written but not indexed, as a writer that died leaves them) instead of planning its complete steps with a warning")
 	fs.StringVar(&dbPath, "catalog", "", "keep the catalog database at this path (default: a temporary file, removed)")
-	fs.BoolVar(&asJSON, "json", false, "print the plan as JSON (schema relayout-plan/1, see README.md)")
+	fs.BoolVar(&asJSON, "json", false, "print the plan as JSON (schema relayout-plan/1, see docs/layouts.md)")
 	fs.BoolVar(&cuboids, "cuboids", false, "list the merged cuboids of --scope per group (JSON only)")
 	fs.StringVarP(&out, "out", "o", "", "also prepare OUT for a sharded rewrite: catalog in OUT/.relayout, output files created and allocated (then relayout rewrite OUT --shard I/N, relayout commit OUT)")
 	fs.IntVar(&shards, "shards", 1, "with -o: number of shards (processes running relayout rewrite)")

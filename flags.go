@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/spf13/pflag"
 )
@@ -28,8 +30,39 @@ func newFlags(name, synopsis, example string) *pflag.FlagSet {
 	return fs
 }
 
+// flagSetOf returns the flag set verb defines, built by the verb's own
+// code exactly as dispatch runs it, which stops at parseFlags before
+// parsing anything; ok is false for a verb without flags or an unknown one.
+// docs_test.go checks every command the documentation states against it.
+func flagSetOf(verb string) (fs *pflag.FlagSet, ok bool) {
+	run, ok := commands[verb]
+	if !ok {
+		return nil, false
+	}
+	definingMu.Lock()
+	defer definingMu.Unlock()
+	defining = func(f *pflag.FlagSet) { fs = f }
+	defer func() { defining = nil }()
+	if err := run(context.Background(), nil); !errors.Is(err, errDefined) {
+		return nil, false
+	}
+	return fs, fs != nil
+}
+
+// defining, set by flagSetOf, receives a verb's flag set in place of
+// parsing it; errDefined then stops the verb.
+var (
+	definingMu sync.Mutex
+	defining   func(*pflag.FlagSet)
+	errDefined = errors.New("flags defined, not parsed")
+)
+
 // parseFlags parses args and turns pflag's errors into usage errors.
 func parseFlags(fs *pflag.FlagSet, args []string) error {
+	if defining != nil {
+		defining(fs)
+		return errDefined
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return errHelp

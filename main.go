@@ -28,7 +28,7 @@ import (
 // version is stamped by `make build` (-ldflags -X main.version=...).
 var version = "0.1.0-dev"
 
-// Exit codes, documented in --help and README.md.
+// Exit codes, documented in --help and docs/usage.md.
 const (
 	exitOK          = 0
 	exitFailed      = 1 // verification failed, or the job stopped part-way
@@ -61,6 +61,21 @@ Exit codes:
   2    bad input or usage
   130  interrupted (SIGINT/SIGTERM)
 `
+
+// commands are the verbs that take flags, each defining its own flag set
+// in its cmd_*.go file: dispatch runs them, flagSetOf (flags.go) reads
+// their flag sets for the documentation test.
+var commands = map[string]func(context.Context, []string) error{
+	"run":       runRun,
+	"catalog":   runCatalog,
+	"plan":      runPlan,
+	"rewrite":   runRewrite,
+	"commit":    runCommit,
+	"inspect":   runInspect,
+	"calibrate": runCalibrate,
+	"verify":    runVerify,
+	"generate":  runGenerate,
+}
 
 // verbs are the commands dispatch knows (for "did you mean").
 var verbs = []string{"run", "catalog", "plan", "rewrite", "commit", "inspect", "verify", "calibrate", "generate", "version", "help"}
@@ -97,31 +112,18 @@ func dispatch(ctx context.Context, args []string) int {
 	var err error
 	verb = args[0]
 	switch args[0] {
-	case "run":
-		err = runRun(ctx, args[1:])
-	case "catalog":
-		err = runCatalog(ctx, args[1:])
-	case "plan":
-		err = runPlan(ctx, args[1:])
-	case "rewrite":
-		err = runRewrite(ctx, args[1:])
-	case "commit":
-		err = runCommit(ctx, args[1:])
-	case "inspect":
-		err = runInspect(ctx, args[1:])
-	case "calibrate":
-		err = runCalibrate(ctx, args[1:])
-	case "verify":
-		err = runVerify(ctx, args[1:])
-	case "generate":
-		err = runGenerate(ctx, args[1:])
 	case "version", "--version":
 		fmt.Println("relayout", version)
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 	default:
-		verb = ""
-		err = usagef("unknown command %q%s", args[0], didYouMean(suggest(args[0], verbs, 2)))
+		run, ok := commands[args[0]]
+		if !ok {
+			verb = ""
+			err = usagef("unknown command %q%s", args[0], didYouMean(suggest(args[0], verbs, 2)))
+			break
+		}
+		err = run(ctx, args[1:])
 	}
 	return exitCode(ctx, cliError(err))
 }

@@ -261,7 +261,7 @@ func (d *display) finish(ctx context.Context, err error) {
 	}
 }
 
-// progressSchema names the --progress json event stream (README: "Progress
+// progressSchema names the --progress json event stream (docs/usage.md: "Progress
 // events"); fields and event types are only ever added.
 const progressSchema = "relayout-progress/1"
 

@@ -4,7 +4,8 @@
 # input dropped (posix_fadvise DONTNEED) before every timed command, the command order rotated
 # every round. Prints per-command medians (wall seconds, peak RSS), the ratios issue 19's targets
 # name, the bytes relayout read against the bytes stored (its manifest's io section) and the
-# catalog and plan cost per block, and appends a dated section to bench/RESULTS.md.
+# catalog and plan cost per block, and writes its full log to bench/history/<date>-bench-peers-N<N>-B<B>.md
+# (bench/RESULTS.md holds the current figures, updated by hand from these logs).
 #
 # Inputs (N^3 meshes in B^3 blocks from W writer ranks after a load-balancing shuffle):
 #   bp4, bp5  ADIOS2 2.12 through ../shared/peers/bp_gen.py: fields/Bx f8, fields/rho f4,
@@ -23,17 +24,17 @@
 #   BENCH_N (mesh edge, default 384), BENCH_B (block edge, default 8: 110,592 blocks per
 #   variable at N=384), BENCH_W (writer ranks, default 8), BENCH_AGG (default 4), BENCH_RUNS
 #   (default 3), BENCH_INPUTS (which of bp4 bp5 openpmd h5 to write and time, default all; h5
-#   needs openpmd; the issue's own table: BENCH_N=448 BENCH_B=32 BENCH_AGG=2 BENCH_INPUTS=bp4), BENCH_DIR, BENCH_RESULTS (default bench/RESULTS.md; empty: do not record),
+#   needs openpmd; the issue's own table: BENCH_N=448 BENCH_B=32 BENCH_AGG=2 BENCH_INPUTS=bp4), BENCH_DIR, BENCH_HISTORY (the folder of the logs, default bench/history; empty: the log on stdout only),
 #   BENCH_NOTE (a sentence recorded beside the figures, e.g. what else ran on the machine),
 #   PEERS (default ../shared/peers), BENCH_READ=0 (skip the read benchmark), READBENCH_N (its
 #   input's mesh edge, default 192; its other knobs READBENCH_* are listed in scripts/bench-read.sh). Without the peers it says so and exits 0 (1
 #   under CI=true).
 # Space: the four inputs plus one output at a time, about 8 GB in BENCH_DIR at N=384 (2.4 GB at
 # N=256). Time at N=256 on a 2-core machine under heavy load from other jobs: 2 min to write the
-# inputs, 14 min for 3 rounds of the 22 commands (bench/RESULTS.md, 2026-12-01).
+# inputs, 14 min for 3 rounds of the 22 commands (the benchmark log of 2026-12-01: git show 28c23df:bench/RESULTS.md).
 set -euo pipefail
 N=${BENCH_N:-384}; B=${BENCH_B:-8}; W=${BENCH_W:-8}; AGG=${BENCH_AGG:-4}; RUNS=${BENCH_RUNS:-3}
-RESULTS=${BENCH_RESULTS-bench/RESULTS.md}
+HISTORY=${BENCH_HISTORY-bench/history}
 PEERS=${PEERS:-../shared/peers}
 BIN=${BIN:-bin/relayout}
 if [ ! -f "$PEERS/env.sh" ]; then
@@ -226,7 +227,9 @@ if [ "${BENCH_READ:-1}" != 0 ]; then
   rm -rf "$DIR/read" "$DIR/read-in.bp"
   say "(read benchmark: $(elapsed "$t")s)"
 fi
-if [ -n "$RESULTS" ]; then
-  { echo; echo "## $(date -u +%Y-%m-%d) — make bench: the real peers on real ADIOS2 and openPMD output (issue 19), BENCH_N=$N BENCH_B=$B BENCH_W=$W BENCH_AGG=$AGG"; echo; cat "$LOG"; } >>"$RESULTS"
-  echo "appended to $RESULTS"
+if [ -n "$HISTORY" ]; then
+  mkdir -p "$HISTORY"
+  out=$HISTORY/$(date -u +%Y-%m-%d-%H%M)-bench-peers-N$N-B$B.md
+  { echo "# $(date -u +%Y-%m-%d) — make bench: the real peers on real ADIOS2 and openPMD output (issue 19), BENCH_N=$N BENCH_B=$B BENCH_W=$W BENCH_AGG=$AGG${BENCH_INPUTS:+ BENCH_INPUTS=\"$BENCH_INPUTS\"}"; echo; cat "$LOG"; } >"$out"
+  echo "log written to $out (copy the figures that changed into bench/RESULTS.md)"
 fi

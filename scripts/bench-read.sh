@@ -6,7 +6,7 @@
 # through adios2.FileReader, the outputs through h5py, R reader processes, caches dropped), then
 # bench/readpredict sets the cost model's prediction of the same reads beside the measurements:
 # predicted and measured ranking per reader count, and whether auto measures within 10% of the
-# best layout. Prints markdown (scripts/bench-peers.sh records it in bench/RESULTS.md).
+# best layout. Prints markdown (scripts/bench-peers.sh records it in its log under bench/history/).
 #
 #   scripts/bench-read.sh IN WORKDIR      IN: an ADIOS2 BP dataset (bp_gen.py), WORKDIR: scratch
 #   READBENCH_VAR (default fields/Bx), READBENCH_BLOCK (the input's block shape, e.g. 8,8,8),

@@ -7,10 +7,12 @@
 # ceil(N/32) blocks per dimension), one size at a time, deleted after use.
 #   BENCH_SIZES (mesh edges, default "322 406 512 645 812 1024": 0.25, 0.5, 1, 2, 4, 8 GiB),
 #   BENCH_RUNS (interleaved rounds per size, default 3), BENCH_MAXMEM (default 256MiB),
-#   BENCH_DIR, BENCH_RESULTS (default bench/RESULTS.md; empty: do not record).
+#   BENCH_DIR, BENCH_HISTORY (the folder of the logs, default bench/history; empty: the log on
+#   stdout only). The full log goes to bench/history/<date>-bench-scale.md; bench/RESULTS.md holds
+#   the current figures, updated by hand from it.
 set -euo pipefail
 SIZES=${BENCH_SIZES:-322 406 512 645 812 1024}; RUNS=${BENCH_RUNS:-3}; MAXMEM=${BENCH_MAXMEM:-256MiB}
-RESULTS=${BENCH_RESULTS-bench/RESULTS.md}
+HISTORY=${BENCH_HISTORY-bench/history}
 DIR=${BENCH_DIR:-$(mktemp -d "${TMPDIR:-/var/tmp}/relayout-scale.XXXXXX")}
 BIN=${BIN:-bin/relayout}
 mkdir -p "$DIR"
@@ -71,7 +73,9 @@ for N in $SIZES; do
   say "| $N | $((bytes >> 20)) MiB | $c | $cf | $r | $(printf %.2f "$(echo "$r / $gib" | bc -l)") | $(printf %.2f "$(echo "$(echo "${C[rl]}" | median) / $gib" | bc -l)") | $(printf %.2f "$(echo "$r / $c" | bc -l)") | $(printf %.2f "$(echo "$r / $cf" | bc -l)") | $(( $(echo "${M[rl]}" | median) / 1024 )) | $m | $(printf %.2f "$(echo "$m / $gib" | bc -l)") | $(printf %.2f "$(echo "$m / $c" | bc -l)") | $(( $(echo "${M[mm]}" | median) / 1024 )) ($(( $(echo "${M[mm]}" | maxof) / 1024 ))) | $calls | $v | $(printf %.2f "$(echo "$v / $gib" | bc -l)") | $(printf %.2f "$(echo "$(echo "${C[rv]}" | median) / $gib" | bc -l)") | $(printf %.2f "$(echo "$v / $cf" | bc -l)") | $(( $(echo "${M[rv]}" | median) / 1024 )) |"
   rm -rf "$DIR/in" "$DIR/out"
 done
-if [ -n "$RESULTS" ]; then
-  { echo; echo "## $(date -u +%Y-%m-%d) — make bench-scale (issues 6 and 19)"; echo; cat "$LOG"; } >>"$RESULTS"
-  echo "appended to $RESULTS"
+if [ -n "$HISTORY" ]; then
+  mkdir -p "$HISTORY"
+  out=$HISTORY/$(date -u +%Y-%m-%d-%H%M)-bench-scale.md
+  { echo "# $(date -u +%Y-%m-%d) — make bench-scale (issues 6 and 19), BENCH_SIZES=\"$SIZES\""; echo; cat "$LOG"; } >"$out"
+  echo "log written to $out (copy the figures that changed into bench/RESULTS.md)"
 fi

@@ -2,16 +2,17 @@
 # make bench: relayout against its floor (cp of the same bytes) and against h5repack,
 # side by side in one run, page cache of the input dropped before every timed command,
 # then the read benchmark (bench/readbench). Prints per-command medians (wall seconds,
-# peak RSS) and the ratios, and appends a dated section to bench/RESULTS.md.
+# peak RSS) and the ratios, and writes its full log to bench/history/<date>-bench-N<N>-B<B>.md
+# (bench/RESULTS.md holds the current figures, updated by hand from these logs).
 #   BENCH_N (mesh edge, default 512: 1 GiB of float64), BENCH_B (block edge, default 32:
 #   4,096 blocks), BENCH_W (ADIOS 1.x writers, default 8), BENCH_RUNS (default 3),
 #   BENCH_READ_RUNS (default 3), BENCH_MAXMEM (default 256MiB), BENCH_DIR,
-#   BENCH_RESULTS (default bench/RESULTS.md; empty: do not record), BENCH_BASE (a relayout binary
+#   BENCH_HISTORY (the folder of the logs, default bench/history; empty: the log on stdout only), BENCH_BASE (a relayout binary
 #   built from an earlier commit: timed side by side in the same rounds, with the ratios new ÷ base).
 set -euo pipefail
 N=${BENCH_N:-512}; B=${BENCH_B:-32}; W=${BENCH_W:-8}; RUNS=${BENCH_RUNS:-3}
 READ_RUNS=${BENCH_READ_RUNS:-3}; MAXMEM=${BENCH_MAXMEM:-256MiB}
-RESULTS=${BENCH_RESULTS-bench/RESULTS.md}
+HISTORY=${BENCH_HISTORY-bench/history}
 DIR=${BENCH_DIR:-$(mktemp -d "${TMPDIR:-/var/tmp}/relayout-bench.XXXXXX")}
 BIN=${BIN:-bin/relayout}
 BASE=${BENCH_BASE:-}
@@ -118,7 +119,9 @@ say "out: contiguous, outc: --chunks 4x4x4, h5c: --chunk-shape $B,$B,$B, the ori
 say '```'
 bin/readbench --var rho --runs "$READ_RUNS" "$DIR/in/data.bp" "$DIR/out" "$DIR/outc" "$DIR/h5c" | tee -a "$LOG"
 say '```'
-if [ -n "$RESULTS" ]; then
-  { echo; echo "## $(date -u +%Y-%m-%d) — make bench (issue 6), BENCH_N=$N BENCH_B=$B BENCH_W=$W"; echo; cat "$LOG"; } >>"$RESULTS"
-  echo "appended to $RESULTS"
+if [ -n "$HISTORY" ]; then
+  mkdir -p "$HISTORY"
+  out=$HISTORY/$(date -u +%Y-%m-%d-%H%M)-bench-N$N-B$B.md
+  { echo "# $(date -u +%Y-%m-%d) — make bench (issue 6), BENCH_N=$N BENCH_B=$B BENCH_W=$W"; echo; cat "$LOG"; } >"$out"
+  echo "log written to $out (copy the figures that changed into bench/RESULTS.md)"
 fi

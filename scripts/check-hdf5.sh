@@ -16,7 +16,7 @@ build: $1
       PKG_CONFIG=true CGO_CFLAGS="-I\$HDF5_DIR/include" \\
       CGO_LDFLAGS="-L\$HDF5_DIR/lib -Wl,-rpath,\$HDF5_DIR/lib" make build
     A thread-safe serial HDF5 is wanted; with a parallel (MPI) build add CC=mpicc.
-  (README.md, "Install")
+  (docs/install.md)
 MSG
   exit 1
 }

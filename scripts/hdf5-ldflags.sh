@@ -9,8 +9,8 @@
 # Why: the shared libhdf5 of Debian loads 37 more libraries (curl, TLS, Kerberos, LDAP for its
 # S3 driver, which relayout never uses). Every relayout command paid for them at start: 60-85 ms
 # with the page cache dropped, against 25-55 ms linked statically (an H5open-only C program:
-# 47-68 ms against 21-25 ms), 6% of `relayout plan` on 351,537 blocks (bench/RESULTS.md,
-# session 19). Anywhere else (a module's or Spack's HDF5, PKG_CONFIG=true with flags by hand)
+# 47-68 ms against 21-25 ms), 6% of `relayout plan` on 351,537 blocks (the benchmark log,
+# session 19: git show 28c23df:bench/RESULTS.md). Anywhere else (a module's or Spack's HDF5, PKG_CONFIG=true with flags by hand)
 # the caller's flags are printed unchanged and the build links HDF5 as it finds it.
 set -uo pipefail
 set -f # flags hold globs for the linker (H5*), not for the shell
