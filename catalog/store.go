@@ -447,8 +447,8 @@ type VarSummary struct {
 	// array dense. 0 for catalogs of earlier versions (unknown).
 	UncoveredBytes int64
 	Files          int // distinct source files
-	Steps     []int64
-	Levels    int
+	Steps          []int64
+	Levels         int
 }
 
 // Variables summarises every variable, sorted by name.
