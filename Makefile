@@ -6,7 +6,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 BIN     := bin/relayout
 FUZZTIME ?= 3000x
 
-.PHONY: all deps build install demo test fuzz fuzz-inputs bench bench-peers bench-scale clean
+.PHONY: all deps build install demo test fuzz fuzz-inputs bench bench-peers bench-scale bench-climate clean
 
 # HDF5 linked statically where its archives are installed (Debian's libhdf5-dev), by builds and
 # tests alike: a command then starts without loading the 37 libraries of the shared libhdf5
@@ -82,6 +82,7 @@ bench: deps build
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./bench/planbench
 	scripts/bench.sh
 	scripts/bench-peers.sh
+	scripts/bench-climate.sh
 
 # Only the second part: cp+sync, adios2_reorganize, openpmd-pipe, h5repack and relayout on
 # BP4, BP5 and openPMD inputs written by ADIOS2 and openPMD-api (BENCH_N=384: about 1 GiB each).
@@ -91,6 +92,11 @@ bench-peers: deps build
 # Time per GiB and peak RSS from 256 MiB to 8 GiB inputs; the log goes to bench/history/.
 bench-scale: deps build
 	scripts/bench-scale.sh
+
+# Climate history files into time series (issue 40): cp+sync, ncclimo --split, ncrcat, nccopy and
+# relayout on 12 monthly CDF-2 files written through netCDF-C (1 GiB) and the real MPAS-Ocean set.
+bench-climate: deps build
+	scripts/bench-climate.sh
 
 clean:
 	rm -rf bin demo
