@@ -19,7 +19,9 @@
 // verification's SlabReader (hyperslab.go), H5Dread of file-space
 // hyperslabs of a written dataset, so that package verify sees the output
 // as every HDF5 reader does, through the library and nothing of relayout's
-// own. It must not import any relayout package other than catalog.
+// own. It must not import any relayout package other than catalog and
+// internal/fileio (Open checks a file under fileio's discipline before
+// the library opens it by name).
 //
 // Addresses returned (DatasetInfo.Address, Chunk.Address) are absolute file
 // offsets: HDF5's relative addresses plus the user-block size.
