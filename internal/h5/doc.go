@@ -2,6 +2,15 @@
 // library (1.10.8, via gonum.org/v1/hdf5 for files, groups and dataset handles,
 // and direct C calls for everything gonum lacks).
 //
+// Build: the files that call the library are //go:build cgo; types.go holds
+// the plain types both builds share, and stub.go (//go:build !cgo) gives
+// every other name with the same signature, failing with an error that
+// wraps catalog.ErrUnsupported ("relayout was built without cgo: HDF5
+// unavailable"), so that the whole module builds and vets with
+// CGO_ENABLED=0 (make test checks it); such a binary catalogs and plans
+// non-HDF5 inputs, but fails on whatever reads or writes HDF5 (the output
+// included). The package's tests are cgo-only but stub_test.go.
+//
 // Read side (File): the object tree, attributes, dataset geometry (type, shape,
 // layout, chunk shape, filters, fill value, contiguous data address, object
 // header address) and the chunk list, so that readers can fetch data bytes
