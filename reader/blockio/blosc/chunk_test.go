@@ -180,10 +180,12 @@ func TestBloscLZStreams(t *testing.T) {
 		ok   bool
 	}{
 		{"literals", []byte{0x20 | 2, 'a', 'b', 'c'}, "abc", true},
-		// "ab", then a match of 3+len3-1 = 4 bytes 2 back, then a literal.
-		{"overlapping match", []byte{1, 'a', 'b', 2<<5 | 0, 1, 0, 'z'}, "ababab" + "z", true},
-		{"match past output", []byte{1, 'a', 'b', 6<<5 | 0, 1, 0, 'z'}, "", false},
-		{"match before start", []byte{1, 'a', 'b', 2<<5 | 0, 5, 0, 'z'}, "", false},
+		// "ab", then a match of 3+len3-1 = 4 bytes 2 back, then a literal
+		// (a match's first byte: len3 in its top 3 bits, the distance's high
+		// 5 bits, here 0, below).
+		{"overlapping match", []byte{1, 'a', 'b', 2 << 5, 1, 0, 'z'}, "ababab" + "z", true},
+		{"match past output", []byte{1, 'a', 'b', 6 << 5, 1, 0, 'z'}, "", false},
+		{"match before start", []byte{1, 'a', 'b', 2 << 5, 5, 0, 'z'}, "", false},
 		{"literal past input", []byte{5, 'a'}, "", false},
 		{"empty", nil, "", false},
 	} {
