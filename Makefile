@@ -6,7 +6,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 BIN     := bin/relayout
 FUZZTIME ?= 3000x
 
-.PHONY: all deps build install demo test fuzz fuzz-inputs bench bench-peers bench-scale clean
+.PHONY: all deps build install demo test lint fuzz fuzz-inputs bench bench-peers bench-scale clean
 
 # HDF5 linked statically where its archives are installed (Debian's libhdf5-dev), by builds and
 # tests alike: a command then starts without loading the 37 libraries of the shared libhdf5
@@ -60,6 +60,25 @@ test: deps
 	$(GO) test -count=1 -race -run 'TestBudget|TestCancel|TestSynthetic|TestTap' ./verify/
 	$(GO) test -count=1 -race -run 'TestMergeParallelMatchesSerial|TestMergeCacheShapes|TestPlanArrayCounts' ./planner/
 	$(MAKE) --no-print-directory fuzz
+
+# The lint gate beyond go vet: staticcheck (default checks; no staticcheck.conf, as none is noise
+# here) over every package as built with cgo, and internal/h5's stub as built without. Installed
+# with `go install` from the Go module proxy at the pinned version into `go env GOBIN` (or
+# GOPATH/bin) when absent or of another version. Not yet part of `make test`: it reports unused
+# code in rewriter/ (left to the branch that is moving files there); the lead adds `$(MAKE)
+# --no-print-directory lint` to test once that is merged and `make lint` passes.
+STATICCHECK_VERSION := v0.8.2
+GOBIN_DIR   = $(or $(shell $(GO) env GOBIN),$(firstword $(subst :, ,$(shell $(GO) env GOPATH)))/bin)
+STATICCHECK = $(GOBIN_DIR)/staticcheck
+
+lint:
+	@case "$$($(STATICCHECK) -version 2>/dev/null)" in \
+	  *"($(STATICCHECK_VERSION:v%=%))"*) ;; \
+	  *) echo "go install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)"; \
+	     $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ;; \
+	esac
+	$(STATICCHECK) ./...
+	CGO_ENABLED=0 $(STATICCHECK) ./internal/h5/
 
 # Every fuzz target runs for a fixed count (FUZZTIME) on top of its seed corpus.
 fuzz:
