@@ -6,7 +6,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 BIN     := bin/relayout
 FUZZTIME ?= 3000x
 
-.PHONY: all deps build install demo test fuzz fuzz-inputs bench bench-peers bench-scale bench-climate clean
+.PHONY: all deps build install demo test lint fuzz fuzz-inputs bench bench-peers bench-scale bench-climate clean
 
 # HDF5 linked statically where its archives are installed (Debian's libhdf5-dev), by builds and
 # tests alike: a command then starts without loading the 37 libraries of the shared libhdf5
@@ -41,22 +41,44 @@ demo: deps build
 	$(BIN) verify demo/sample demo/out
 	@echo "demo: reorganized files are in demo/out (manifest demo/out/relayout.json)"
 
-# Packages that must build without cgo (the layering test checks their
-# dependencies too), and the race detector on the concurrent packages'
-# pipeline tests (a selection: -race makes them about 10x slower).
+# Every package builds and vets with CGO_ENABLED=0 (internal/h5's stub: HDF5
+# unavailable); these are pure Go and also pass their tests so (the layering
+# test checks their dependencies too). Then the race detector on the
+# concurrent packages' pipeline tests (a selection: -race makes them about
+# 10x slower).
 PUREGO    := ./catalog/ ./planner/ ./reader/bp/ ./reader/amrex/ ./reader/blockio/ ./internal/fileio/
 RACE_RUN  := TestRunCancelNoLeaks|TestRunNoDigest|TestAllocatedChunks|TestRunTiles|TestBlockIndexMatchesScan|TestCheckOverlaps|TestRollForward|TestShardsMatchRun
 
 test: deps
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
-	CGO_ENABLED=0 $(GO) build $(PUREGO)
-	CGO_ENABLED=0 $(GO) test -count=1 $(PUREGO)
+	CGO_ENABLED=0 $(GO) build ./...
+	CGO_ENABLED=0 $(GO) vet ./...
+	CGO_ENABLED=0 $(GO) test -count=1 $(PUREGO) ./internal/h5/
 	$(GO) test -count=1 -race -run '$(RACE_RUN)' ./rewriter/
 	$(GO) test -count=1 -race ./reader/blockio/ ./internal/membudget/
 	$(GO) test -count=1 -race -run 'TestBudget|TestCancel|TestSynthetic|TestTap' ./verify/
 	$(GO) test -count=1 -race -run 'TestMergeParallelMatchesSerial|TestMergeCacheShapes|TestPlanArrayCounts' ./planner/
 	$(MAKE) --no-print-directory fuzz
+
+# The lint gate beyond go vet: staticcheck (default checks; no staticcheck.conf, as none is noise
+# here) over every package as built with cgo, and internal/h5's stub as built without. Installed
+# with `go install` from the Go module proxy at the pinned version into `go env GOBIN` (or
+# GOPATH/bin) when absent or of another version. Not yet part of `make test`: it reports unused
+# code in rewriter/ (left to the branch that is moving files there); the lead adds `$(MAKE)
+# --no-print-directory lint` to test once that is merged and `make lint` passes.
+STATICCHECK_VERSION := v0.8.2
+GOBIN_DIR   = $(or $(shell $(GO) env GOBIN),$(firstword $(subst :, ,$(shell $(GO) env GOPATH)))/bin)
+STATICCHECK = $(GOBIN_DIR)/staticcheck
+
+lint:
+	@case "$$($(STATICCHECK) -version 2>/dev/null)" in \
+	  *"($(STATICCHECK_VERSION:v%=%))"*) ;; \
+	  *) echo "go install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)"; \
+	     $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ;; \
+	esac
+	$(STATICCHECK) ./...
+	CGO_ENABLED=0 $(STATICCHECK) ./internal/h5/
 
 # Every fuzz target runs for a fixed count (FUZZTIME) on top of its seed corpus.
 fuzz:

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -21,12 +20,7 @@ import (
 // every record of series.h5, the levels included, equal to the
 // per-variable files.
 func TestAMRLevels(t *testing.T) {
-	if err := exec.Command(python, "-c", "import yt, h5py").Run(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("yt and h5py unavailable under CI: %v", err)
-		}
-		t.Skipf("skipping: %s with yt and h5py unavailable: %v", python, err)
-	}
+	testkit.NeedPython(t, "Debian python3-yt python3-h5py", "yt", "h5py")
 	for _, c := range []struct {
 		name, data, oracle string
 		args, fields       []string

@@ -2,28 +2,20 @@ package e2e
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"relayout/internal/testkit"
 )
 
-// peerPython runs /usr/bin/python3 with ../shared/peers/env.sh sourced,
-// skipping when the peers are absent and failing under CI=true.
+// peerPython runs /usr/bin/python3 in the peers' environment
+// (testkit.PeersPython), skipping when the peers are absent and failing
+// under CI=true.
 func peerPython(t *testing.T, args ...string) {
 	t.Helper()
-	env, _ := filepath.Abs(filepath.Join("..", "..", "shared", "peers", "env.sh"))
-	if _, err := os.Stat(env); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("peers %s missing under CI: %v", env, err)
-		}
-		t.Skipf("skipping: peers %s not present", env)
-	}
-	out, err := exec.Command("bash", append([]string{"-c", `. "$0" && exec ` + python + ` "$@"`, env}, args...)...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("python3 %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
+	testkit.PeersPython(t, args...)
 }
 
 // TestBloscRunVerify: `run` and `verify` of a BP5 dataset ADIOS2 2.12 wrote

@@ -50,12 +50,7 @@ var (
 // variable each.
 func checkNcdump(t *testing.T, out string, m manifest) {
 	t.Helper()
-	if _, err := exec.LookPath("ncdump"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("ncdump (netcdf-bin) missing under CI")
-		}
-		t.Skip("ncdump (Debian netcdf-bin) not installed")
-	}
+	testkit.NeedTool(t, "ncdump", "Debian netcdf-bin")
 	for _, v := range m.Variables {
 		if v.Species != "" {
 			// --netcdf gives meshes coordinates; particle components have

@@ -20,13 +20,7 @@ import (
 func bpGen(t *testing.T, engine, out string, n, b, ranks, aggregators int) {
 	t.Helper()
 	dir, env := testkit.PeersEnv(t)
-	mpirun, err := exec.LookPath("mpirun")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("mpirun missing under CI (apt-get install openmpi-bin): %v", err)
-		}
-		t.Skipf("skipping: mpirun not found (apt-get install openmpi-bin): %v", err)
-	}
+	mpirun := testkit.NeedTool(t, "mpirun", "Debian openmpi-bin")
 	cmd := exec.Command(mpirun, "-np", strconv.Itoa(ranks), "--oversubscribe", "--mca", "btl", "self,vader",
 		"--mca", "btl_vader_single_copy_mechanism", "none",
 		python, filepath.Join(dir, "bp_gen.py"), engine, out, strconv.Itoa(n), strconv.Itoa(b), "--aggregators", strconv.Itoa(aggregators))

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"relayout/internal/testkit"
 )
 
 // pluginsGen writes ../reader/h5/testdata/plugins_gen.py's input (mode
@@ -14,12 +16,7 @@ import (
 // python3-hdf5plugin (failing under CI=true).
 func pluginsGen(t *testing.T, mode, file string) []string {
 	t.Helper()
-	if err := exec.Command(python, "-c", "import h5py, hdf5plugin").Run(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("hdf5plugin unavailable under CI: %v", err)
-		}
-		t.Skipf("skipping: Debian python3-hdf5plugin not installed: %v", err)
-	}
+	testkit.NeedPython(t, "Debian python3-h5py python3-hdf5plugin", "h5py", "hdf5plugin")
 	gen, _ := filepath.Abs(filepath.Join("..", "reader", "h5", "testdata", "plugins_gen.py"))
 	out, err := exec.Command(python, gen, mode, file).CombinedOutput()
 	if err != nil {

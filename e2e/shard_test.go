@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"relayout/internal/testkit"
 )
 
 // datasetSums maps "var step level" to the sha256 the manifest of out
@@ -71,13 +73,7 @@ func generated(t *testing.T, dir, shape string) string {
 }
 
 func TestShardedMpirun(t *testing.T) {
-	if _, err := exec.LookPath("mpirun"); err != nil {
-		msg := "mpirun missing (Debian openmpi-bin; see scripts/deps.sh)"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	testkit.NeedTool(t, "mpirun", "Debian openmpi-bin; see scripts/deps.sh")
 	dir := t.TempDir()
 	in := generated(t, dir, "64,64,64")
 	ref := filepath.Join(dir, "ref")

@@ -10,16 +10,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"relayout/internal/testkit"
 )
 
 // slurmUnavailable skips (or fails under CI=true) with reason.
 func slurmUnavailable(t *testing.T, reason string) {
 	t.Helper()
-	msg := "single-node Slurm unavailable: " + reason
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
+	testkit.Unavailable(t, "single-node Slurm unavailable: %s", reason)
 }
 
 // freePort asks the kernel for an unused TCP port.

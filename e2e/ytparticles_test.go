@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -16,12 +15,7 @@ import (
 // workaround (those lookups made relative) yt shows every particle of the
 // input and the same ones from series.h5.
 func TestYTParticles(t *testing.T) {
-	if err := exec.Command(python, "-c", "import yt").Run(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("yt unavailable under CI: %v", err)
-		}
-		t.Skipf("skipping: %s with yt unavailable: %v", python, err)
-	}
+	testkit.NeedPython(t, "Debian python3-yt", "yt")
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.h5")
 	testkit.PeersPython(t, "yt_particles.py", "write", in)

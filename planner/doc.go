@@ -20,7 +20,15 @@
 //     fingerprint of each array's block geometry;
 //   - svg.go: the `relayout inspect --svg` picture, returned as bytes.
 //
-// It is pure: no I/O, no cgo, no goroutines, and it imports only catalog.
-// Every function is deterministic and safe for concurrent use. It must never
-// import reader or rewriter.
+// It is pure: no I/O, no cgo, and it imports only catalog. It must never
+// import reader or rewriter. Every function is deterministic and safe for
+// concurrent use.
+//
+// Concurrency: a call may run its own work on GOMAXPROCS workers, all joined
+// before it returns (none outlives the call), with the serial path's
+// results: the merge of a large array's groups (merge.go, from
+// parallelMergeBlocks blocks), its cost predictions (plan.go's parallel,
+// from parallelCostPieces pieces), and the global scope's count beside the
+// merge of the plan's own scope (mergeScopes; planGeometry joins it with
+// waitGlobal).
 package planner

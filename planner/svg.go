@@ -221,11 +221,9 @@ func RenderSVG(p Picture) ([]byte, error) {
 				continue
 			}
 			x0, x1 := px(b.Box.Lower[h]), px(b.Box.Lower[h]+b.Box.Count[h])
-			y0, y1 := py(0), py(1)
+			y0, y1 := py(1), py(0) // no vertical axis: one row
 			if v >= 0 {
 				y0, y1 = py(b.Box.Lower[v]+b.Box.Count[v]), py(b.Box.Lower[v])
-			} else {
-				y0, y1 = py(1), py(0)
 			}
 			k := keyOf(b)
 			fmt.Fprintf(&s.b, `<rect x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="%s" stroke="white" stroke-width="1.5"><title>block %d %s rank %d file %s</title></rect>`+"\n",
@@ -570,7 +568,6 @@ func (s *svgBuf) legend(set legendSet, y float64) float64 {
 	colW := legendColWidth(widest)
 	cols := max(1, int(legendWidth/colW))
 	rows := (len(set.entries) + cols - 1) / cols
-	cols = (len(set.entries) + rows - 1) / rows // the fewest columns for that many rows
 	top := y + 6
 	for i, e := range set.entries {
 		x := legendX + float64(i/rows)*colW

@@ -1,24 +1,16 @@
 package reader
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
+
+	"relayout/internal/testkit"
 )
 
 // TestOpenBP checks that reader.Open routes BP4 directories and BP3 files
 // (with sub-files) to reader/bp and applies the selection to mapped names.
 func TestOpenBP(t *testing.T) {
-	root, err := filepath.Abs(filepath.Join("..", "..", "shared", "data"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(root); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("test data %s missing under CI: %v", root, err)
-		}
-		t.Skipf("skipping: test data %s not present", root)
-	}
+	root := testkit.SharedData(t, "")
 	for _, c := range []struct{ path, format, sel, first string }{
 		{"bp4/generated-lb/lb-bp4.bp", "bp4", "fields/*", "fields/Bx"},
 		{"bp3/heat-adios2/heat.bp", "bp3", "", "T"},

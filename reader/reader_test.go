@@ -10,16 +10,12 @@ import (
 	"testing"
 
 	"relayout/catalog"
+	"relayout/internal/testkit"
 )
 
 func runPython(t *testing.T, script string, args ...string) {
 	t.Helper()
-	if err := exec.Command("/usr/bin/python3", "-c", "import h5py").Run(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("h5py unavailable under CI: %v", err)
-		}
-		t.Skipf("skipping: /usr/bin/python3 with h5py unavailable: %v", err)
-	}
+	testkit.NeedPython(t, "Debian python3-h5py", "h5py")
 	if out, err := exec.Command("/usr/bin/python3", append([]string{"-c", script}, args...)...).CombinedOutput(); err != nil {
 		t.Fatalf("python: %v\n%s", err, out)
 	}

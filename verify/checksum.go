@@ -34,7 +34,7 @@ import (
 //	S_out = S_in + f * geo(N)          (as polynomials: coefficient by coefficient)
 //
 // provided no element is covered twice (the blocks are checked disjoint
-// first: a grid of cells, coverage.go) and the fill is recorded when there
+// first: on a grid of cells, quick.go's disjoint) and the fill is recorded when there
 // are holes. Two different arrays give the same polynomial only if they
 // are equal, and two different polynomials of degree < D agree at a random
 // point with probability at most D/p: below 2^-30 for 2^31 words (a 16 GiB

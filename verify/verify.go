@@ -304,7 +304,7 @@ func (s *stats) times() string {
 func (s *stats) String() string {
 	return fmt.Sprintf("arrays %d (joint %d checksummed %d rechecked %d) bands %d blocks %d (trimmed %d cached %d ordered %d; big-endian %d col-major %d ghost %d partial %d) holes %d constants %d box tables %d grid offsets %d peak block bytes %d",
 		s.arrays.Load(), s.joint.Load(), s.checksummed.Load(), s.rechecked.Load(), s.bands.Load(), s.blocks.Load(), s.trimmed.Load(), s.cached.Load(), s.ordered.Load(), s.bigEndian.Load(), s.colMajor.Load(),
-		s.ghost.Load(), s.partial.Load(), s.holes.Load(), s.constants.Load(), s.boxTables.Load(), s.gridOffsets.Load(), s.peakMem.Load())
+		s.ghost.Load(), s.partial.Load(), s.holes.Load(), s.constants.Load(), s.boxTables.Load(), s.gridOffsets.Load(), s.peakMem.Load()) + "; " + s.times()
 }
 
 // counter is the stats counter named as String names it ("col-major", "box-tables").

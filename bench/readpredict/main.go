@@ -138,7 +138,7 @@ func main() {
 		slices.SortStableFunc(rows, func(a, b row) int { return cmp.Compare(a.mRank, b.mRank) })
 		best := rows[0].meas
 		summary = append(summary, fmt.Sprintf("\n%d readers, sum over %s:", r, strings.Join(patterns, ", ")),
-			fmt.Sprintf("| layout | predicted s | predicted rank | measured s | measured rank | ÷ best measured |"),
+			"| layout | predicted s | predicted rank | measured s | measured rank | ÷ best measured |",
 			"|---|---|---|---|---|---|")
 		for _, x := range rows {
 			summary = append(summary, fmt.Sprintf("| %s | %.4f | %d | %.4f | %d | %.2f |", x.layout, x.pred, x.predRank, x.meas, x.mRank, x.meas/best))

@@ -25,12 +25,7 @@ func dataDir(tb testing.TB, sub string) string {
 // (failing under CI=true).
 func runPython(tb testing.TB, script string, args ...string) {
 	tb.Helper()
-	if err := exec.Command(python, "-c", "import h5py").Run(); err != nil {
-		if os.Getenv("CI") == "true" {
-			tb.Fatalf("h5py missing under CI: %v", err)
-		}
-		tb.Skipf("skipping: %s with h5py not available: %v", python, err)
-	}
+	testkit.NeedPython(tb, "Debian python3-h5py", "h5py")
 	out, err := exec.Command(python, append([]string{"-c", script}, args...)...).CombinedOutput()
 	if err != nil {
 		tb.Fatalf("python: %v\n%s", err, out)

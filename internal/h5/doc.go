@@ -2,6 +2,15 @@
 // library (1.10.8, via gonum.org/v1/hdf5 for files, groups and dataset handles,
 // and direct C calls for everything gonum lacks).
 //
+// Build: the files that call the library are //go:build cgo; types.go holds
+// the plain types both builds share, and stub.go (//go:build !cgo) gives
+// every other name with the same signature, failing with an error that
+// wraps catalog.ErrUnsupported ("relayout was built without cgo: HDF5
+// unavailable"), so that the whole module builds and vets with
+// CGO_ENABLED=0 (make test checks it); such a binary catalogs and plans
+// non-HDF5 inputs, but fails on whatever reads or writes HDF5 (the output
+// included). The package's tests are cgo-only but stub_test.go.
+//
 // Read side (File): the object tree, attributes, dataset geometry (type, shape,
 // layout, chunk shape, filters, fill value, contiguous data address, object
 // header address) and the chunk list, so that readers can fetch data bytes
@@ -19,7 +28,9 @@
 // verification's SlabReader (hyperslab.go), H5Dread of file-space
 // hyperslabs of a written dataset, so that package verify sees the output
 // as every HDF5 reader does, through the library and nothing of relayout's
-// own. It must not import any relayout package other than catalog.
+// own. It must not import any relayout package other than catalog and
+// internal/fileio (Open checks a file under fileio's discipline before
+// the library opens it by name).
 //
 // Addresses returned (DatasetInfo.Address, Chunk.Address) are absolute file
 // offsets: HDF5's relative addresses plus the user-block size.

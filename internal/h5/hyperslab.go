@@ -1,3 +1,5 @@
+//go:build cgo
+
 package h5
 
 /*
@@ -76,13 +78,6 @@ type SlabReader struct {
 	columns []int64
 	scratch []byte
 }
-
-// NoChunkCache, as OpenSlabReader's cacheBytes, opens a dataset without a
-// chunk cache: the library reads the part of each chunk a read needs
-// straight from the file (unfiltered chunks; filtered ones are decoded
-// whole for every read), which SlabReader.Read does a chunk column at a
-// time.
-const NoChunkCache = -1
 
 // OpenSlabReader opens the dataset at path for Read with memory type dt
 // made little-endian (byte order converted by the library when the file

@@ -1,3 +1,5 @@
+//go:build cgo
+
 package h5
 
 /*
@@ -9,7 +11,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	pathpkg "path"
 	"sort"
@@ -37,40 +38,6 @@ type File struct {
 	regions map[string]libDataset
 	// slabs: SlabReaders open on this file (hyperslab.go), closed with it.
 	slabs map[*SlabReader]struct{}
-}
-
-// DatasetInfo is what the catalog needs to know about one dataset.
-type DatasetInfo struct {
-	Path     string
-	DType    catalog.DType // valid only when Numeric
-	Numeric  bool          // integer 1/2/4/8 bytes or IEEE float 4/8 bytes
-	TypeDesc string        // human description: "float64", "string", "compound", "float128", ...
-	Shape    []int64       // empty for a scalar dataspace
-	Layout   string        // "contiguous", "chunked", "compact", "virtual"
-	Chunk    []int64       // chunked only
-	Filters  []Filter      // in pipeline (encode) order
-	Address  int64         // contiguous: file offset of the data, -1 when not allocated (or External)
-	Fill     []byte        // fill value (user-defined, or zeros for the default), one element in file byte order; nil = undefined
-	ObjAddr  uint64        // object header address (H5Oget_info), for a native chunk-index parser
-	// External is true for a contiguous dataset whose data lives in external
-	// raw files (H5Pset_external): Address is then -1 and the data is not in
-	// this file at all.
-	External bool
-}
-
-// Filter is one stage of a dataset's filter pipeline.
-type Filter struct {
-	ID     int
-	Name   string
-	Params []uint32
-}
-
-// Chunk is one allocated chunk of a chunked dataset.
-type Chunk struct {
-	Offset     []int64 // element coordinates of the chunk's first element
-	FilterMask uint32  // bit i set = filter i was skipped for this chunk
-	Address    int64   // file offset of the stored bytes
-	Size       int64   // stored (filtered) size in bytes
 }
 
 // Open opens path read-only. A missing file wraps catalog.ErrNotFound; a file
@@ -255,12 +222,6 @@ func (f *File) Walk(fn func(path string, isDataset bool) error) error {
 	}
 	return walk("/")
 }
-
-// CheckAttributes, when set, checks the attribute messages of the object
-// header at a relative address natively before the library reads them
-// (chunkindex.CheckAttributes, installed by reader/h5: internal/chunkindex's
-// tests use this package, so it cannot import chunkindex itself).
-var CheckAttributes func(r io.ReaderAt, size int64, objAddr uint64) ([]string, error)
 
 // Attrs returns the attributes of the group or dataset obj, sorted by name.
 // Integers become Ints (signed) or Uints (unsigned), floats of any size

@@ -1,3 +1,5 @@
+//go:build cgo
+
 package h5
 
 /*
@@ -12,19 +14,6 @@ import (
 
 	"relayout/catalog"
 )
-
-// VirtualSource maps a whole dataset (Path) of file File onto the box Box
-// of a virtual dataset. File "" is the file holding the virtual dataset
-// (stored as "."); any other name is relative to that file's directory
-// (HDF5 1.10 looks for a relative source beside the virtual file after
-// HDF5_VDS_PREFIX and the access property's prefix). A missing source file
-// reads as the fill value without an error: callers that map other files
-// must check that they exist.
-type VirtualSource struct {
-	File string
-	Path string
-	Box  catalog.Box
-}
 
 // CreateVirtual creates an HDF5 virtual dataset (VDS) at path presenting
 // spec.Shape: each source dataset, already created in this file with shape
@@ -115,15 +104,6 @@ func (w *Writer) CreateVirtual(path string, spec DatasetSpec, srcs []VirtualSour
 		return w.failf(path, "cannot close virtual dataset")
 	}
 	return nil
-}
-
-// VirtualMapping is one mapping of a virtual dataset: the source dataset
-// Dataset of file File ("." for the same file) appears at Box of the virtual
-// dataset. Whole reports that the whole source is selected.
-type VirtualMapping struct {
-	File, Dataset string
-	Box           catalog.Box
-	Whole         bool
 }
 
 // VirtualMappings lists the mappings of the virtual dataset at path. Each

@@ -1,3 +1,5 @@
+//go:build cgo
+
 package h5
 
 /*
@@ -24,35 +26,6 @@ type Writer struct {
 	path string
 	fid  C.hid_t // -1 after Close
 	open map[*OutDataset]struct{}
-}
-
-// CreateOptions tunes how a new file allocates space.
-type CreateOptions struct {
-	// Alignment > 1 makes every allocation of at least AlignThreshold bytes
-	// (contiguous dataset data, chunks, large metadata) start at a multiple of
-	// Alignment (H5Pset_alignment on the file access property list), e.g. the
-	// Lustre stripe size or the GPFS block size. 0 or 1: no alignment.
-	Alignment      int64
-	AlignThreshold int64
-}
-
-// DatasetSpec describes an output dataset.
-type DatasetSpec struct {
-	DType catalog.DType
-	Shape []int64 // empty = scalar
-	Chunk []int64 // nil = contiguous
-	Fill  []byte  // one element in DType byte order; nil = none
-	// Deflate (1-9, 0 = none) and Shuffle declare the filter pipeline of a
-	// chunked dataset (shuffle first, as h5py and h5repack do). Chunks given
-	// to WriteChunk are then already encoded by the caller.
-	Deflate int
-	Shuffle bool
-	// Allocate (chunked, no filters) allocates every chunk at creation and
-	// never writes the fill value, like a contiguous dataset: after
-	// Writer.Close the caller finds the chunks from ObjAddr() (with
-	// internal/chunkindex: asking the library chunk by chunk is quadratic)
-	// and pwrites whole raw chunks there, off HDF5's global lock.
-	Allocate bool
 }
 
 // OutDataset is a dataset being written.

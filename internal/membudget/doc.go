@@ -1,7 +1,8 @@
 // Package membudget is the one memory budget of relayout: a semaphore over
 // bytes that every stage charges before its buffers exist (the rewriter's
-// units, the verifier's blocks, commit's check). Pure Go, no cgo; it
-// imports nothing of relayout (golang.org/x/sys/unix for the mappings).
+// units, the verifier's blocks, commit's check). Pure Go, no cgo; of
+// relayout it imports only catalog (Populate and HugePage, for the
+// mappings' pages), and golang.org/x/sys/unix for the mappings.
 //
 //	Budget       capacity bytes; Acquire (blocking, with a context),
 //	             TryAcquire, Release, Pin/Unpin, Peak, Used, Close

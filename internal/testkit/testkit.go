@@ -29,10 +29,7 @@ func SharedData(t testing.TB, sub string) string {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("test data %s missing under CI: %v", p, err)
-		}
-		t.Skipf("skipping: test data %s not present (../shared/data is not part of a checkout)", p)
+		Unavailable(t, "test data %s not present (../shared/data is not part of a checkout): %v", p, err)
 	}
 	return p
 }
@@ -59,12 +56,7 @@ type YTDump struct {
 // and fails under CI=true.
 func RunYT(t *testing.T, script, path, ftype string, fields ...string) *YTDump {
 	t.Helper()
-	if err := exec.Command(Python, "-c", "import yt").Run(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("yt oracle unavailable under CI: %v", err)
-		}
-		t.Skipf("skipping: %s with yt unavailable (apt-get install python3-yt): %v", Python, err)
-	}
+	NeedPython(t, "the yt oracle: Debian python3-yt", "yt")
 	out := t.TempDir()
 	cmd := exec.Command(Python, append([]string{script, path, ftype, out}, fields...)...)
 	if b, err := cmd.CombinedOutput(); err != nil {

@@ -211,14 +211,6 @@ func (b box) count() []int64 {
 	return c
 }
 
-func (b box) npts() int64 {
-	n := int64(1)
-	for _, c := range b.count() {
-		n *= c
-	}
-	return n
-}
-
 func (b box) String() string { return fmt.Sprintf("(%v %v %v)", b.Lo, b.Hi, b.Type) }
 
 // box reads "((lo) (hi) (type))" and checks lo <= hi and the type is 0/1.

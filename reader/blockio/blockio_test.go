@@ -16,17 +16,13 @@ import (
 	"testing"
 
 	"relayout/catalog"
+	"relayout/internal/testkit"
 )
 
 // needPython skips (or fails under CI=true) when the h5py oracle is missing.
 func needPython(t *testing.T) {
 	t.Helper()
-	if err := exec.Command("/usr/bin/python3", "-c", "import h5py").Run(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("h5py oracle (/usr/bin/python3 -c 'import h5py') unavailable under CI: %v", err)
-		}
-		t.Skipf("skipping: h5py oracle (/usr/bin/python3 with h5py) unavailable: %v", err)
-	}
+	testkit.NeedPython(t, "the h5py oracle: Debian python3-h5py", "h5py")
 }
 
 type chunkCase struct {

@@ -7,12 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"relayout/catalog"
+	"relayout/internal/testkit"
 	"relayout/reader/blockio"
 )
 
@@ -21,22 +21,7 @@ import (
 // failing under CI=true.
 func peerPython(t testing.TB, args ...string) string {
 	t.Helper()
-	env, err := filepath.Abs(filepath.Join("..", "..", "..", "shared", "peers", "env.sh"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(env); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("peers %s missing under CI: %v", env, err)
-		}
-		t.Skipf("skipping: peers %s not present (../shared/peers is not part of a checkout)", env)
-	}
-	cmd := exec.Command("bash", append([]string{"-c", `. "$0" && exec /usr/bin/python3 "$@"`, env}, args...)...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("python3 %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
+	return testkit.PeersPython(t, args...)
 }
 
 // TestBloscADIOS2 writes BP3, BP4 and BP5 with ADIOS2 2.12's Blosc operator

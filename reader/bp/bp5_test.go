@@ -544,7 +544,7 @@ func TestBP5FieldNames(t *testing.T) {
 		arr.fields = append(arr.fields, fd)
 	}
 	f := &ffsFormat{name: "MetaData", ptr: 8, bo: binary.LittleEndian}
-	for _, fd := range []ffsField{
+	f.fields = append(f.fields, []ffsField{
 		{name: "BPG_8_10_a/b", base: "MetaArray", sub: arr},
 		{name: "BPJ_4_3_j", base: "MetaArray", sub: arr},
 		{name: "BPL_2_6_loc", base: "MetaArray", sub: arr},
@@ -553,9 +553,7 @@ func TestBP5FieldNames(t *testing.T) {
 		{name: "BPl_u", base: "unsigned integer", size: 2},
 		{name: "BPg_d", base: "float", size: 8},
 		{name: "BPG_8_10_old", base: "integer", size: 8}, // V1 layout
-	} {
-		f.fields = append(f.fields, fd)
-	}
+	}...)
 	want := []struct {
 		name  string
 		shape byte

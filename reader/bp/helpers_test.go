@@ -4,9 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"math"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"relayout/catalog"
@@ -17,31 +14,14 @@ import (
 // when absent and failing under CI=true.
 func dataDir(t testing.TB, sub string) string {
 	t.Helper()
-	p, err := filepath.Abs(filepath.Join("..", "..", "..", "shared", "data", sub))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("test data %s missing under CI: %v", p, err)
-		}
-		t.Skipf("skipping: test data %s not present (../shared/data is not part of a checkout)", p)
-	}
-	return p
+	return testkit.SharedData(t, sub)
 }
 
 // needBpls returns the path of ADIOS 1.x bpls, skipping when absent and
 // failing under CI=true.
 func needBpls(t *testing.T) string {
 	t.Helper()
-	p, err := exec.LookPath("bpls")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("bpls (Debian libadios-bin) unavailable under CI: %v", err)
-		}
-		t.Skipf("skipping: bpls (Debian libadios-bin) not installed: %v", err)
-	}
-	return p
+	return testkit.NeedTool(t, "bpls", "Debian libadios-bin")
 }
 
 func open(t *testing.T, path string) *Dataset {

@@ -707,13 +707,6 @@ func (s *attrSet) put(a catalog.Attr) {
 	s.first = append(s.first, s.step)
 }
 
-func (s *attrSet) get(name string) (catalog.Attr, bool) {
-	if i, ok := s.index[name]; ok {
-		return s.list[i], true
-	}
-	return catalog.Attr{}, false
-}
-
 // at returns the attributes as they stood after step was read: those first
 // defined later are left out, changed ones have their value of that step.
 func (s *attrSet) at(step int) []catalog.Attr {

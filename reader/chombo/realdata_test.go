@@ -191,12 +191,7 @@ func TestCheckpointAgainstH5py(t *testing.T) {
 // makeFiles writes the generated Chombo files of testdata/make_chombo.py.
 func makeFiles(t *testing.T) string {
 	t.Helper()
-	if err := exec.Command(testkit.Python, "-c", "import h5py, numpy").Run(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("h5py unavailable under CI: %v", err)
-		}
-		t.Skipf("skipping: %s with h5py unavailable: %v", testkit.Python, err)
-	}
+	testkit.NeedPython(t, "Debian python3-h5py", "h5py", "numpy")
 	dir := t.TempDir()
 	if b, err := exec.Command(testkit.Python, "testdata/make_chombo.py", dir).CombinedOutput(); err != nil {
 		t.Fatalf("make_chombo.py: %v\n%s", err, b)

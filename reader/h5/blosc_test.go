@@ -2,13 +2,12 @@ package h5
 
 import (
 	"errors"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"relayout/catalog"
+	"relayout/internal/testkit"
 )
 
 // makeBlosc writes, with h5py and hdf5plugin.Blosc (HDF5 filter 32001,
@@ -32,12 +31,7 @@ with h5py.File(sys.argv[1], "w") as f:
 // TestBloscFilter: every element relayout's reader decodes from blosc
 // chunks equals what h5py (libhdf5 with the blosc plugin) reads.
 func TestBloscFilter(t *testing.T) {
-	if err := exec.Command(python, "-c", "import hdf5plugin").Run(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("hdf5plugin unavailable under CI: %v", err)
-		}
-		t.Skipf("skipping: Debian python3-hdf5plugin not installed: %v", err)
-	}
+	testkit.NeedPython(t, "Debian python3-hdf5plugin", "hdf5plugin")
 	file := filepath.Join(t.TempDir(), "blosc.h5")
 	runPython(t, makeBlosc, file)
 	want := oracle(t, file)

@@ -25,12 +25,7 @@ func dataDir(t *testing.T, sub string) string {
 // and failing under CI=true.
 func runPython(t *testing.T, script string, args ...string) {
 	t.Helper()
-	if err := exec.Command(python, "-c", "import h5py").Run(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("h5py oracle unavailable under CI: %v", err)
-		}
-		t.Skipf("skipping: %s with h5py unavailable: %v", python, err)
-	}
+	testkit.NeedPython(t, "the h5py oracle: Debian python3-h5py", "h5py")
 	cmd := exec.Command(python, append([]string{"-c", script}, args...)...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("python: %v\n%s", err, out)

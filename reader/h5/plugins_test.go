@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"relayout/catalog"
+	"relayout/internal/testkit"
 )
 
 // writePlugins skips without Debian's python3-hdf5plugin (failing under
@@ -22,12 +23,7 @@ import (
 // the file and the filters it wrote.
 func writePlugins(t *testing.T, mode string) (string, []string) {
 	t.Helper()
-	if err := exec.Command(python, "-c", "import h5py, hdf5plugin").Run(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("hdf5plugin unavailable under CI: %v", err)
-		}
-		t.Skipf("skipping: Debian python3-hdf5plugin not installed: %v", err)
-	}
+	testkit.NeedPython(t, "Debian python3-h5py python3-hdf5plugin", "h5py", "hdf5plugin")
 	file := filepath.Join(t.TempDir(), mode+".h5")
 	out, err := exec.Command(python, "testdata/plugins_gen.py", mode, file).CombinedOutput()
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"relayout/catalog"
+	"relayout/internal/testkit"
 )
 
 // writerChunks runs testdata/gen_chunks.py (c-blosc2 through the libblosc2
@@ -20,20 +21,13 @@ import (
 // and fails under CI=true.
 func writerChunks(t testing.TB) string {
 	t.Helper()
-	peers, _ := filepath.Abs(filepath.Join("..", "..", "..", "..", "shared", "peers"))
-	lib := filepath.Join(peers, "lib", "libblosc2.so.7")
-	if _, err := os.Stat(lib); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("peers %s missing under CI: %v", lib, err)
-		}
-		t.Skipf("skipping: %s not present (../shared/peers is not part of a checkout)", lib)
-	}
+	lib := testkit.SharedPeer(t, filepath.Join("lib", "libblosc2.so.7"))
 	dir := t.TempDir()
 	gen, _ := filepath.Abs(filepath.Join("testdata", "gen_chunks.py"))
 	out, err := exec.Command("/usr/bin/python3", gen, lib, dir).CombinedOutput()
 	if err != nil {
-		if strings.Contains(string(out), "No module named 'blosc'") && os.Getenv("CI") != "true" {
-			t.Skipf("skipping: Debian python3-blosc not installed:\n%s", out)
+		if strings.Contains(string(out), "No module named 'blosc'") {
+			testkit.Unavailable(t, "Debian python3-blosc not installed:\n%s", out)
 		}
 		t.Fatalf("gen_chunks.py: %v\n%s", err, out)
 	}
@@ -186,10 +180,12 @@ func TestBloscLZStreams(t *testing.T) {
 		ok   bool
 	}{
 		{"literals", []byte{0x20 | 2, 'a', 'b', 'c'}, "abc", true},
-		// "ab", then a match of 3+len3-1 = 4 bytes 2 back, then a literal.
-		{"overlapping match", []byte{1, 'a', 'b', 2<<5 | 0, 1, 0, 'z'}, "ababab" + "z", true},
-		{"match past output", []byte{1, 'a', 'b', 6<<5 | 0, 1, 0, 'z'}, "", false},
-		{"match before start", []byte{1, 'a', 'b', 2<<5 | 0, 5, 0, 'z'}, "", false},
+		// "ab", then a match of 3+len3-1 = 4 bytes 2 back, then a literal
+		// (a match's first byte: len3 in its top 3 bits, the distance's high
+		// 5 bits, here 0, below).
+		{"overlapping match", []byte{1, 'a', 'b', 2 << 5, 1, 0, 'z'}, "ababab" + "z", true},
+		{"match past output", []byte{1, 'a', 'b', 6 << 5, 1, 0, 'z'}, "", false},
+		{"match before start", []byte{1, 'a', 'b', 2 << 5, 5, 0, 'z'}, "", false},
 		{"literal past input", []byte{5, 'a'}, "", false},
 		{"empty", nil, "", false},
 	} {
