@@ -515,12 +515,12 @@ func rewriteVerb(ctx context.Context, out string, shard Shard, env Env) error {
 	}
 	// Shards share OUT's lock (plan and commit take it exclusively) and
 	// each holds its own: two processes never run the same shard.
-	shared, err := rewriter.LockShared(filepath.Join(work, "lock"), "rewrite")
+	shared, err := LockShared(filepath.Join(work, "lock"), "rewrite")
 	if err != nil {
 		return err
 	}
 	defer shared.Release()
-	own, err := rewriter.LockExclusive(filepath.Join(work, "lock."+rewriter.ShardName(shard.I, shard.N)), fmt.Sprintf("rewrite --shard %d/%d", shard.I, shard.N))
+	own, err := LockExclusive(filepath.Join(work, "lock."+rewriter.ShardName(shard.I, shard.N)), fmt.Sprintf("rewrite --shard %d/%d", shard.I, shard.N))
 	if err != nil {
 		return err
 	}

@@ -70,8 +70,8 @@ func settleOut(inAbs, out, sig string, force bool, logw io.Writer) (done bool, e
 
 // lockOut takes OUT's exclusive lock (plan -o, commit, run), explaining a
 // stale one left by a killed job.
-func lockOut(out, cmd string, logw io.Writer) (*rewriter.Lock, error) {
-	l, err := rewriter.LockExclusive(filepath.Join(WorkDir(out), "lock"), cmd)
+func lockOut(out, cmd string, logw io.Writer) (*Lock, error) {
+	l, err := LockExclusive(filepath.Join(WorkDir(out), "lock"), cmd)
 	if err != nil {
 		return nil, err
 	}
