@@ -34,7 +34,7 @@ import (
 //
 // Only compressed and sparse (partly covered: unwritten chunks take no
 // bytes) chunked datasets go through part files. The digest of a dataset
-// (Job.Digest of the logical array, row-major little-endian) is taken by the
+// (Plan.Digest of the logical array, row-major little-endian) is taken by the
 // pipeline when the units are row-major runs of the array, or gathered band
 // by band from the units in memory when they come band by band (tiles,
 // boxes of chunks; banddigest.go) and the band buffers fit the budget, else
@@ -43,7 +43,7 @@ import (
 // for it (one shard holds every unit); sharded jobs journal each unit's digest
 // instead and commit (CheckUnits) hashes the joined output.
 
-// Dataset kinds (JobDataset.Kind).
+// Dataset kinds (Dataset.Kind).
 const (
 	KindContiguous = "contiguous"
 	KindChunks     = "chunks" // raw chunks allocated when the file is prepared
@@ -52,14 +52,14 @@ const (
 )
 
 // JobCuboid is one cuboid dataset of a partially covered merged array.
-type JobCuboid struct {
+type Cuboid struct {
 	Lower []int64 `json:"lower"`
 	Count []int64 `json:"count"`
 	Addr  int64   `json:"addr"`
 }
 
 // kind is d.Kind, or what a job from before kinds meant.
-func (d *JobDataset) kind() string {
+func (d *Dataset) kind() string {
 	switch {
 	case d.Kind != "":
 		return d.Kind
@@ -69,28 +69,72 @@ func (d *JobDataset) kind() string {
 	return KindContiguous
 }
 
-// unitLog takes the record of every finished unit: a shard's Journal, or
-// memLog in an in-memory job.
-type unitLog interface {
-	Add(JournalRecord) error
+// StoredBlocks is how many blocks d's data is stored as, but for the
+// chunks of KindParts units (their records list them): every chunk of
+// KindChunks, each cuboid dataset of a merged array (or its one dataset),
+// one contiguous dataset. The report's blocks_out.
+func (d *Dataset) StoredBlocks() int {
+	switch d.kind() {
+	case KindParts:
+		return 0
+	case KindChunks:
+		return int(product(chunkGrid(d.Shape, d.Chunk)))
+	case KindMerged:
+		return max(len(d.Cuboids), 1)
+	}
+	return 1
+}
+
+// UnitRecord is what the engine records of one finished unit: its
+// digest, where its encoded chunks went, what it cost. A journaled shard's
+// records go to its Journal (package job writes them to the shard's
+// journal file), an in-memory job's stay in memory.
+type UnitRecord struct {
+	Unit      int        `json:"u"`
+	Sum       string     `json:"sha,omitempty"` // digest (Plan.Digest) of the unit's logical bytes (row-major little-endian)
+	Chunks    []ChunkRef `json:"c,omitempty"`
+	PartEnd   int64      `json:"pe,omitempty"` // part file length after this unit
+	Nanos     int64      `json:"ns,omitempty"`
+	BlocksIn  int        `json:"bi,omitempty"`
+	ReadBytes int64      `json:"rb,omitempty"`
+	Written   int64      `json:"wb,omitempty"`
+}
+
+// ChunkRef locates one encoded chunk a shard wrote to its part file.
+type ChunkRef struct {
+	Offset []int64 `json:"o"` // chunk's first element in the dataset
+	Pos    int64   `json:"p"` // byte position in the part file
+	Len    int64   `json:"l"`
+}
+
+// Journal takes the record of every unit a journaled shard finishes (the
+// shard's journal, package job's). Records may be kept and written in
+// batches: before a batch is made durable the journal calls the function
+// RewriteShard gave it (SetSync), which makes the data of the batch's
+// units durable, so that a record never names data a crash can lose.
+// RewriteShard flushes it before it returns, and gives it a nil sync then.
+type Journal interface {
+	SetSync(sync func() error)
+	Add(UnitRecord) error
 	Flush() error
 }
 
 // memLog keeps the records in memory (an in-memory job: nothing to resume).
-type memLog struct{ recs map[int]JournalRecord }
+type memLog struct{ recs map[int]UnitRecord }
 
-func (l *memLog) Add(r JournalRecord) error { l.recs[r.Unit] = r; return nil }
-func (l *memLog) Flush() error              { return nil }
+func (l *memLog) SetSync(func() error)   {}
+func (l *memLog) Add(r UnitRecord) error { l.recs[r.Unit] = r; return nil }
+func (l *memLog) Flush() error           { return nil }
 
 // engine executes one shard's units.
 type engine struct {
 	store *catalog.Store
 	src   catalog.Source
-	job   *Job
+	job   *Plan
 	stage string
 	part  string // the shard's part file
 	opts  Options
-	log   unitLog
+	log   Journal
 	// unitSums: journal each unit's digest (commit checks the output
 	// against them). digests: take each dataset's digest (in memory).
 	unitSums, digests bool
@@ -164,7 +208,7 @@ func (e *engine) finishFile(name string) error {
 	return err
 }
 
-func (e *engine) file(d *JobDataset) (*os.File, int64, error) {
+func (e *engine) file(d *Dataset) (*os.File, int64, error) {
 	f := e.files[d.File]
 	if f == nil {
 		var err error
@@ -583,7 +627,7 @@ func (e *engine) setupPass(ctx context.Context, di int, a *catalog.Array, us []*
 	ps.part.sink = func(slab catalog.Box, buf []byte, o unitOut) error {
 		u := us[i]
 		i++
-		rec := JournalRecord{Unit: u.ID, Sum: o.sum}
+		rec := UnitRecord{Unit: u.ID, Sum: o.sum}
 		if x != nil {
 			x.each(slab, func(b int) {
 				rec.BlocksIn++
@@ -706,11 +750,11 @@ func endsRows(slab catalog.Box, shape []int64) bool {
 
 // checkUnit refuses a unit of a damaged job.json: a box outside the dataset
 // (or its cuboid), of another rank, or a cuboid that does not exist.
-func (j *Job) checkUnit(u *Unit, shape []int64) error {
+func (j *Plan) checkUnit(u *Unit, shape []int64) error {
 	d := &j.Datasets[u.Dataset]
 	b := j.box(u)
 	bad := func(what string) error {
-		return fmt.Errorf("%s: unit %d %v: %s: %w", JobFile, u.ID, b, what, catalog.ErrCorrupt)
+		return fmt.Errorf("job.json: unit %d %v: %s: %w", u.ID, b, what, catalog.ErrCorrupt)
 	}
 	if len(b.Lower) != len(shape) || len(b.Count) != len(shape) {
 		return bad(fmt.Sprintf("not of rank %d", len(shape)))

@@ -13,7 +13,8 @@ import (
 
 // TestShardsMatchRun: the synthetic input (several ranks' blocks, byte
 // orders, column-major blocks, scalars) written by Run and by a job of 3
-// shards (Prepare, RewriteShard of each, JobRecords, JoinParts, CheckUnits
+// shards (Prepare, RewriteShard of each with its journal, every unit
+// recorded, JoinParts, CheckUnits
 // comparing every element with the input) under budgets small enough for
 // tiles, boxes of chunks and cuboid pieces: the same layouts and digests in
 // both manifests, the dataset kinds the engine promises (raw chunks of
@@ -56,9 +57,10 @@ func TestShardsMatchRun(t *testing.T) {
 				t.Fatal(err)
 			}
 			work := filepath.Join(dir, "job")
+			stage := filepath.Join(work, "stage")
 			popts := tc.opts
 			popts.Version = "test-1"
-			job, err := Prepare(context.Background(), st, src, work, popts, PrepareOptions{Input: dir, Shards: 3, UnitBytes: 1000})
+			job, err := Prepare(context.Background(), st, src, stage, popts, PrepareOptions{Shards: 3, UnitBytes: 1000})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -80,13 +82,16 @@ func TestShardsMatchRun(t *testing.T) {
 			if kinds[tc.wantKind] == 0 {
 				t.Errorf("no dataset of kind %s: %v", tc.wantKind, kinds)
 			}
+			recs := map[int]UnitRecord{}
+			parts := make([]string, 3)
 			for s := range 3 {
-				if _, err := RewriteShard(context.Background(), st, src, work, job, s, 2, tc.opts.MaxMem, nil); err != nil {
+				parts[s] = filepath.Join(work, "parts", fmt.Sprintf("shard-%d-of-3.part", s))
+				sh := Shard{Index: s, Part: parts[s], Done: map[int]bool{}, Journal: &memJournal{recs: recs}}
+				if _, err := RewriteShard(context.Background(), st, src, job, stage, sh, 2, tc.opts.MaxMem, nil); err != nil {
 					t.Fatal(err)
 				}
 			}
-			recs, err := JobRecords(work, job)
-			if err != nil {
+			if err := allFinished(job, recs); err != nil {
 				t.Fatal(err)
 			}
 			for _, r := range recs {
@@ -94,10 +99,9 @@ func TestShardsMatchRun(t *testing.T) {
 					t.Fatalf("unit %d of a %s dataset wrote %d chunks to a part file", r.Unit, k, len(r.Chunks))
 				}
 			}
-			if err := JoinParts(context.Background(), work, job, recs, nil); err != nil {
+			if err := JoinParts(context.Background(), job, stage, parts, recs, nil); err != nil {
 				t.Fatal(err)
 			}
-			stage := filepath.Join(work, "stage")
 			if tc.readable {
 				out := catalogOutput(t, stage, &job.Manifest, "")
 				var w bytes.Buffer

@@ -546,7 +546,7 @@ func TestJointRegions(t *testing.T) {
 // of every chunked one's chunk rows, that no block crosses, grown to
 // about a tile of the group; no grain where no band fits.
 func TestJointGrain(t *testing.T) {
-	ds := []JobDataset{
+	ds := []Dataset{
 		{Var: "a", Step: 0, Shape: []int64{64, 16, 16}, ElemSize: 8, Kind: KindContiguous},
 		{Var: "b", Step: 0, Shape: []int64{64, 16, 16}, ElemSize: 4, Kind: KindContiguous},
 		{Var: "c", Step: 0, Shape: []int64{64, 16, 16}, ElemSize: 8, Kind: KindParts, Chunk: []int64{16, 16, 16}},

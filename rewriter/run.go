@@ -102,11 +102,9 @@ const maxSlabBytes = 32 << 20
 // budget (the size of one slab) is in budget.go.
 
 // RemoveTemps removes the temporary files a failed in-memory job left in
-// its stage (work/stage): no partial file stays, and none under a final
+// its stage: no partial file stays, and none under a final
 // name. A journaled job keeps them for its resume.
-func RemoveTemps(work string) { removeTemps(filepath.Join(work, "stage")) }
-
-func removeTemps(stage string) {
+func RemoveTemps(stage string) {
 	ents, _ := os.ReadDir(stage)
 	for _, e := range ents {
 		if n := e.Name(); n == SeriesName || strings.HasPrefix(n, ".") && (strings.HasSuffix(n, ".tmp") || strings.HasSuffix(n, ".join")) {
@@ -131,28 +129,4 @@ func syncDir(dir string) error {
 	}
 	defer d.Close()
 	return d.Sync()
-}
-
-// writeFileAtomic writes data to dir/name through a synced temporary file.
-func writeFileAtomic(dir, name string, data []byte) error {
-	tmp := filepath.Join(dir, "."+name+".tmp")
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, filepath.Join(dir, name))
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return syncDir(dir)
 }

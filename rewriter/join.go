@@ -9,73 +9,36 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"time"
 
 	"relayout/catalog"
 	"relayout/internal/h5"
 	"relayout/planner"
 )
 
-// JobRecords replays every shard's journal and returns the record of each
-// finished unit. When units are missing the error wraps ErrIncomplete and
-// names each unfinished shard and the command that finishes it.
-func JobRecords(work string, job *Job) (map[int]JournalRecord, error) {
-	recs := map[int]JournalRecord{}
-	if job.mem != nil {
-		recs = job.mem.log.recs // an in-memory job: no journals
-	}
-	for s := 0; job.mem == nil && s < job.Shards; s++ {
-		rs, err := ReplayJournal(journalPath(work, s, job.Shards), job.ID)
-		if err != nil {
-			return nil, err
-		}
-		for _, r := range rs {
-			if !r.Done && job.Units[min(max(r.Unit, 0), len(job.Units)-1)].Shard == s {
-				recs[r.Unit] = r
-			}
-		}
-	}
-	missing := make([]int, job.Shards)
-	total := make([]int, job.Shards)
-	for _, u := range job.Units {
-		total[u.Shard]++
-		if _, ok := recs[u.ID]; !ok {
-			missing[u.Shard]++
-		}
-	}
-	var msgs []error
-	for s := range job.Shards {
-		if missing[s] > 0 {
-			msgs = append(msgs, fmt.Errorf("%s: %d of %d units not done (run: relayout rewrite OUT --shard %d/%d)",
-				ShardName(s, job.Shards), missing[s], total[s], s, job.Shards))
-		}
-	}
-	if len(msgs) > 0 {
-		return recs, fmt.Errorf("rewriter: commit: %w: %w", ErrIncomplete, errors.Join(msgs...))
-	}
-	return recs, nil
-}
-
-// JoinParts gives every prepared file in work/stage its final stage name:
+// JoinParts gives every prepared file in stage its final stage name:
 // files without chunked datasets are renamed as they are (the shards synced
-// their pwrites); the others are copied, the shards' chunks written into
+// their pwrites); the others are copied, the shards' chunks (parts: shard
+// i's part file is parts[i]) written into
 // the copy with H5Dwrite_chunk, and the copy synced and renamed. A file
 // already under its stage name was joined by an earlier (killed) commit.
 // An in-memory job, which is redone whole after a crash, has its chunks
 // written into the prepared file itself instead of a copy, and its files
-// are left unsynced, for SyncStage, and the directory to the manifest's
+// are left unsynced, for package job's SyncStage, and the directory to the manifest's
 // synced rename. joined (nil: none) is handed each file's stage path as
 // soon as it is under it, so that SyncStage syncs the files without
 // chunks (mere renames, first) while the chunks of others are joined.
-func JoinParts(ctx context.Context, work string, job *Job, recs map[int]JournalRecord, joined func(path string)) error {
+func JoinParts(ctx context.Context, job *Plan, stage string, parts []string, recs map[int]UnitRecord, joined func(path string)) error {
 	if joined == nil {
 		joined = func(string) {}
 	}
-	return joinParts(ctx, work, job.stageDir(work), job, recs, job.mem != nil, joined)
+	if len(parts) != job.Shards {
+		return fmt.Errorf("rewriter: commit: %d part files for %d shards", len(parts), job.Shards)
+	}
+	return joinParts(ctx, stage, parts, job, recs, job.mem != nil, joined)
 }
 
 // joinParts is JoinParts into stage, inPlace for an in-memory job.
-func joinParts(ctx context.Context, work, stage string, job *Job, recs map[int]JournalRecord, inPlace bool, joined func(string)) error {
+func joinParts(ctx context.Context, stage string, partPaths []string, job *Plan, recs map[int]UnitRecord, inPlace bool, joined func(string)) error {
 	parts := map[int]*os.File{}
 	defer func() {
 		for _, f := range parts {
@@ -138,7 +101,7 @@ func joinParts(ctx context.Context, work, stage string, job *Job, recs map[int]J
 			for _, u := range byDS[di] {
 				pf := parts[u.Shard]
 				if pf == nil {
-					if pf, err = os.Open(partPath(work, u.Shard, job.Shards)); err != nil {
+					if pf, err = os.Open(partPaths[u.Shard]); err != nil {
 						w.Close()
 						return fmt.Errorf("rewriter: commit: %w", err)
 					}
@@ -184,27 +147,6 @@ func joinParts(ctx context.Context, work, stage string, job *Job, recs map[int]J
 	return syncDir(stage)
 }
 
-// SyncStage syncs the variable files of an in-memory job's stage as
-// JoinParts hands them over on files (their stage paths), until files is
-// closed; its engine and JoinParts leave them unsynced: the caller runs it
-// beside JoinParts and the verification, the disk writing back while
-// chunks are joined and the verifier reads from the page cache, and
-// commits once it returns. A journaled job's files were synced before
-// their journal records: nothing to do but drain files. The first error is
-// returned once files is closed.
-func SyncStage(job *Job, files <-chan string) error {
-	var first error
-	for path := range files {
-		if job.mem == nil || first != nil {
-			continue
-		}
-		if err := syncFile(path); err != nil {
-			first = fmt.Errorf("rewriter: commit: %w", err)
-		}
-	}
-	return first
-}
-
 // copyFile copies src to dst (copy_file_range: a reflink or an in-kernel
 // copy on the same file system).
 func copyFile(src, dst string) error {
@@ -224,28 +166,8 @@ func copyFile(src, dst string) error {
 	return err
 }
 
-// StageManifest writes the job's manifest (sha256 still empty) into
-// work/stage, so the stage reads back like a relayout output. An in-memory
-// job's is written unsynced: its commit writes the manifest again, synced,
-// and a sync here would wait for the whole output being written back (an
-// ext4 fsync commits the journal, with the data written before it): 0.19 s
-// on small5 before its verification could start.
-func StageManifest(work string, job *Job) error {
-	if job.mem == nil {
-		return writeManifest(job.stageDir(work), &job.Manifest)
-	}
-	b, err := job.Manifest.Encode()
-	if err == nil {
-		err = os.WriteFile(filepath.Join(job.stageDir(work), catalog.ManifestName), b, 0o644)
-	}
-	if err != nil {
-		return fmt.Errorf("rewriter: manifest: %w", err)
-	}
-	return nil
-}
-
 // CheckUnits reads every dataset of the joined stage back (out, through its
-// reader), unit by unit: each unit's digest (Job.Digest) must equal the one
+// reader), unit by unit: each unit's digest (Plan.Digest) must equal the one
 // its shard journaled (damage between the shard's write and the commit). It
 // is not the check against the input: that is package verify's, which
 // shares no code with this one. The dataset digests (none of the
@@ -255,10 +177,10 @@ func StageManifest(work string, job *Job) error {
 // job.Manifest. One line per variable goes to w; ok is false when something
 // differs. At most jobs units are read at once, each charged with its copy
 // and its largest read to one memory budget of maxMem bytes (memBudget, as
-// the shards are). A job of --digest none (Job.Digest NoDigest) journaled
+// the shards are). A job of --digest none (Plan.Digest NoDigest) journaled
 // no digest: its datasets are only checked for presence and shape, and get
 // no digest.
-func CheckUnits(ctx context.Context, job *Job, recs map[int]JournalRecord, out *catalog.Store, outSrc catalog.Source,
+func CheckUnits(ctx context.Context, job *Plan, recs map[int]UnitRecord, out *catalog.Store, outSrc catalog.Source,
 	jobs int, maxMem int64, w io.Writer) (map[string]string, bool, error) {
 	byDS := job.unitsByDataset()
 	result := map[string]string{}
@@ -303,7 +225,7 @@ func CheckUnits(ctx context.Context, job *Job, recs map[int]JournalRecord, out *
 }
 
 // unitsByDataset is the job's units of each dataset, in job order.
-func (j *Job) unitsByDataset() map[int][]*Unit {
+func (j *Plan) unitsByDataset() map[int][]*Unit {
 	byDS := map[int][]*Unit{}
 	for i := range j.Units {
 		byDS[j.Units[i].Dataset] = append(byDS[j.Units[i].Dataset], &j.Units[i])
@@ -315,7 +237,7 @@ func (j *Job) unitsByDataset() map[int][]*Unit {
 // that cannot hold the job's largest unit with its read, as the shards'
 // rewrite does (checkUnitBudget): commit reads the output back within the
 // same one budget, whichever check it runs.
-func (j *Job) CheckBudget(maxMem int64) error {
+func (j *Plan) CheckBudget(maxMem int64) error {
 	opts := Options{MaxMem: maxMem}
 	byDS := j.unitsByDataset()
 	for di := range j.Datasets {
@@ -328,7 +250,7 @@ func (j *Job) CheckBudget(maxMem int64) error {
 	return nil
 }
 
-func checkDataset(ctx context.Context, job *Job, d *JobDataset, us []*Unit, recs map[int]JournalRecord,
+func checkDataset(ctx context.Context, job *Plan, d *Dataset, us []*Unit, recs map[int]UnitRecord,
 	out *catalog.Store, outSrc catalog.Source, jobs int, maxMem int64, mem *memBudget) (string, error) {
 	k := d.key()
 	opts := Options{Jobs: jobs, MaxMem: maxMem}
@@ -374,7 +296,7 @@ func checkDataset(ctx context.Context, job *Job, d *JobDataset, us []*Unit, recs
 		u := us[i]
 		if got, want := job.Digest.Hex(ob), recs[u.ID].Sum; got != want {
 			return &difference{fmt.Sprintf("%s rows %d+%d (unit %d of %s): %v of output %s, journal says %s",
-				where(k), u.Lo, u.Rows, u.ID, ShardName(u.Shard, job.Shards), job.Digest, got, want)}
+				where(k), u.Lo, u.Rows, u.ID, fmt.Sprintf("shard-%d-of-%d", u.Shard, job.Shards), job.Digest, got, want)}
 		}
 		if rowMajor {
 			h.Write(ob)
@@ -402,58 +324,4 @@ func checkDataset(ctx context.Context, job *Job, d *JobDataset, us []*Unit, recs
 		return "", arrayErr(k, err)
 	}
 	return sum, nil
-}
-
-// BuildReport is the job's report from its journals and check results.
-func BuildReport(work, out string, job *Job, recs map[int]JournalRecord, checks map[string]string, verified string, start time.Time) *catalog.Report {
-	r := &catalog.Report{Schema: "relayout-report/1", Input: job.Input, Output: out, Shards: job.Shards,
-		Units: len(job.Units), Verified: verified, Variables: []catalog.ReportVariable{}}
-	for vi, mv := range job.Manifest.Variables {
-		rv := catalog.ReportVariable{Name: mv.Name, File: mv.File, Verification: checks[mv.Name], Shards: []int{}}
-		if fi, err := os.Stat(filepath.Join(job.stageDir(work), mv.File)); err == nil {
-			rv.BytesOut = fi.Size()
-		} else if fi, err := os.Stat(filepath.Join(out, mv.File)); err == nil {
-			rv.BytesOut = fi.Size()
-		}
-		shards := map[int]bool{}
-		for di := range job.Datasets {
-			d := &job.Datasets[di]
-			if d.VarIndex != vi {
-				continue
-			}
-			rv.Datasets++
-			rv.BlocksIn += d.BlocksIn
-			rv.BytesIn += d.BytesIn
-			rv.LogicalBytes += product(d.Shape) * int64(d.ElemSize)
-			switch d.kind() {
-			case KindParts: // the chunks the shards wrote, below
-			case KindChunks:
-				rv.BlocksOut += int(product(chunkGrid(d.Shape, d.Chunk)))
-			case KindMerged:
-				rv.BlocksOut += max(len(d.Cuboids), 1)
-			default:
-				rv.BlocksOut++
-			}
-		}
-		for _, u := range job.Units {
-			if job.Datasets[u.Dataset].VarIndex != vi {
-				continue
-			}
-			rec := recs[u.ID]
-			shards[u.Shard] = true
-			rv.Seconds += float64(rec.Nanos) / 1e9
-			rv.IO.ReadBytes += rec.ReadBytes
-			rv.IO.WrittenBytes += rec.Written
-			rv.IO.Units++
-			rv.BlocksOut += len(rec.Chunks)
-		}
-		for s := range job.Shards {
-			if shards[s] {
-				rv.Shards = append(rv.Shards, s)
-			}
-		}
-		r.Variables = append(r.Variables, rv)
-	}
-	r.Seconds = time.Since(start).Seconds()
-	return r
 }
