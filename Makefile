@@ -52,7 +52,7 @@ test: deps
 	$(GO) test -count=1 ./...
 	CGO_ENABLED=0 $(GO) build $(PUREGO)
 	CGO_ENABLED=0 $(GO) test -count=1 $(PUREGO)
-	$(GO) test -count=1 -race -run '$(RACE_RUN)' ./rewriter/
+	$(GO) test -count=1 -race -run '$(RACE_RUN)' ./rewriter/ ./job/
 	$(GO) test -count=1 -race ./reader/blockio/ ./internal/membudget/
 	$(GO) test -count=1 -race -run 'TestBudget|TestCancel|TestSynthetic|TestTap' ./verify/
 	$(GO) test -count=1 -race -run 'TestMergeParallelMatchesSerial|TestMergeCacheShapes|TestPlanArrayCounts' ./planner/

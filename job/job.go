@@ -688,7 +688,7 @@ func commitJob(ctx context.Context, out string, job *Job, env Env, ds reader.Dat
 	}
 	pipeline := job.PipelineDigests()
 	if pipeline {
-		rewriter.WriteIOSummary(logw, job.Manifest.IO)
+		WriteIOSummary(logw, job.Manifest.IO)
 	} else {
 		job.Manifest.IO = journalIO(job, recs)
 	}

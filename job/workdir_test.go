@@ -19,8 +19,8 @@ import (
 func TestDamagedJobUnits(t *testing.T) {
 	dir := t.TempDir()
 	j := Job{Schema: JobSchema, ID: "x", Plan: rewriter.Plan{Shards: 1,
-		Datasets: []rewriter.Dataset{{Var: "v", Shape: []int64{4, 4}, ElemSize: 8, Kind: rewriter.KindContiguous},
-			{Var: "w", Shape: []int64{8, 8}, ElemSize: 8, Kind: rewriter.KindMerged, Cuboids: []rewriter.Cuboid{{Lower: []int64{0, 0}, Count: []int64{4, 8}}}}},
+		Datasets: []rewriter.Dataset{{Var: "v", Shape: []int64{4, 4}, ElemSize: 8, Kind: "contiguous"},
+			{Var: "w", Shape: []int64{8, 8}, ElemSize: 8, Kind: "merged", Cuboids: []rewriter.Cuboid{{Lower: []int64{0, 0}, Count: []int64{4, 8}}}}},
 		Units: []rewriter.Unit{{ID: 0, Dataset: 0, Lo: 0, Rows: 4}}}}
 	for _, bad := range []func(j *Job){
 		func(j *Job) { j.Units[0].Dataset = 2 },

@@ -45,10 +45,10 @@ import (
 
 // Dataset kinds (Dataset.Kind).
 const (
-	KindContiguous = "contiguous"
-	KindChunks     = "chunks" // raw chunks allocated when the file is prepared
-	KindParts      = "parts"  // encoded chunks via the part files and JoinParts
-	KindMerged     = "merged"
+	kindContiguous = "contiguous"
+	kindChunks     = "chunks" // raw chunks allocated when the file is prepared
+	kindParts      = "parts"  // encoded chunks via the part files and JoinParts
+	kindMerged     = "merged"
 )
 
 // JobCuboid is one cuboid dataset of a partially covered merged array.
@@ -64,22 +64,22 @@ func (d *Dataset) kind() string {
 	case d.Kind != "":
 		return d.Kind
 	case d.Chunk != nil:
-		return KindParts
+		return kindParts
 	}
-	return KindContiguous
+	return kindContiguous
 }
 
 // StoredBlocks is how many blocks d's data is stored as, but for the
-// chunks of KindParts units (their records list them): every chunk of
-// KindChunks, each cuboid dataset of a merged array (or its one dataset),
+// chunks of kindParts units (their records list them): every chunk of
+// kindChunks, each cuboid dataset of a merged array (or its one dataset),
 // one contiguous dataset. The report's blocks_out.
 func (d *Dataset) StoredBlocks() int {
 	switch d.kind() {
-	case KindParts:
+	case kindParts:
 		return 0
-	case KindChunks:
+	case kindChunks:
 		return int(product(chunkGrid(d.Shape, d.Chunk)))
-	case KindMerged:
+	case kindMerged:
 		return max(len(d.Cuboids), 1)
 	}
 	return 1
@@ -333,7 +333,7 @@ func (e *engine) groups(ctx context.Context, gs []unitGroup) error {
 	for round := range 2 {
 		for i, g := range gs {
 			k := e.job.Datasets[g.di].kind()
-			if (k == KindParts || k == KindMerged) == (round == 0) {
+			if (k == kindParts || k == kindMerged) == (round == 0) {
 				order = append(order, i)
 			}
 		}
@@ -435,7 +435,7 @@ func (e *engine) setupPass(ctx context.Context, di int, a *catalog.Array, us []*
 	k := d.key()
 	var err error
 	kind := d.kind()
-	if kind == KindMerged {
+	if kind == kindMerged {
 		a = disjointBlocks(a) // cuboids (and a virtual dataset's sources) must not overlap
 	}
 	size := int64(a.DType.Size)
@@ -447,7 +447,7 @@ func (e *engine) setupPass(ctx context.Context, di int, a *catalog.Array, us []*
 			return nil, arrayErr(k, err)
 		}
 	}
-	if err := checkUnitBudget(e.opts, job.largestUnit(us), kind == KindParts); err != nil {
+	if err := checkUnitBudget(e.opts, job.largestUnit(us), kind == kindParts); err != nil {
 		return nil, arrayErr(k, err)
 	}
 	digest := e.digests && whole && e.opts.Digest != catalog.NoDigest
@@ -458,7 +458,7 @@ func (e *engine) setupPass(ctx context.Context, di int, a *catalog.Array, us []*
 	var bands *bandDigest // the digest gathered band by band (banddigest.go)
 	// Contiguous tiles are read back from the file instead (readbackBytes):
 	// the same CPU time as a band's copy, without the band's memory.
-	if digest && !rowMajor && kind != KindContiguous {
+	if digest && !rowMajor && kind != kindContiguous {
 		if bd := newBandDigest(a.Shape, a.DType.Size, boxes); bd != nil && bd.bytes <= e.bandLeft {
 			bands, e.bandLeft = bd, e.bandLeft-bd.bytes
 		}
@@ -474,7 +474,7 @@ func (e *engine) setupPass(ctx context.Context, di int, a *catalog.Array, us []*
 
 	var f *os.File
 	var fsize int64
-	if kind != KindParts {
+	if kind != kindParts {
 		if f, fsize, err = e.file(d); err != nil {
 			return nil, err
 		}
@@ -493,7 +493,7 @@ func (e *engine) setupPass(ctx context.Context, di int, a *catalog.Array, us []*
 		}
 	}
 	switch kind {
-	case KindContiguous:
+	case kindContiguous:
 		if err := outside(d.Addr, product(a.Shape)*size); err != nil {
 			return nil, err
 		}
@@ -512,7 +512,7 @@ func (e *engine) setupPass(ctx context.Context, di int, a *catalog.Array, us []*
 			sumOf(buf, &o)
 			return o, writeBox(f, d.Addr, a.Shape, slab, buf, a.DType.Size, mon)
 		}
-	case KindMerged:
+	case kindMerged:
 		if d.Cuboids == nil {
 			err = outside(d.Addr, product(a.Shape)*size)
 		}
@@ -524,7 +524,7 @@ func (e *engine) setupPass(ctx context.Context, di int, a *catalog.Array, us []*
 		if err != nil {
 			return nil, err
 		}
-	case KindChunks:
+	case kindChunks:
 		chunk := d.Chunk
 		if err := e.opts.checkChunkBudget(chunk, a.DType.Size); err != nil {
 			return nil, arrayErr(k, err)
@@ -579,7 +579,7 @@ func (e *engine) setupPass(ctx context.Context, di int, a *catalog.Array, us []*
 				return err
 			})
 		}
-	case KindParts:
+	case kindParts:
 		if err := e.opts.checkChunkBudget(d.Chunk, a.DType.Size); err != nil {
 			return nil, arrayErr(k, err)
 		}
@@ -636,7 +636,7 @@ func (e *engine) setupPass(ctx context.Context, di int, a *catalog.Array, us []*
 		}
 		var err error
 		switch kind {
-		case KindMerged:
+		case kindMerged:
 			if d.Cuboids == nil {
 				err = writeBox(f, d.Addr, a.Shape, slab, buf, a.DType.Size, mon)
 				break
@@ -647,7 +647,7 @@ func (e *engine) setupPass(ctx context.Context, di int, a *catalog.Array, us []*
 				rel.Lower[d] = slab.Lower[d] - c.Lower[d]
 			}
 			err = writeBox(f, c.Addr, c.Count, rel, buf, a.DType.Size, mon)
-		case KindParts:
+		case kindParts:
 			for _, c := range o.chunks {
 				t := time.Now()
 				if _, err = writeAt(e.partFile, c.data, e.partEnd); err != nil {
@@ -667,15 +667,15 @@ func (e *engine) setupPass(ctx context.Context, di int, a *catalog.Array, us []*
 		if err != nil {
 			return err
 		}
-		if kind != KindParts {
+		if kind != kindParts {
 			e.dirty[f] = true
 			rec.Written = int64(len(buf))
 			e.early.wrote(f, rec.Written)
 		}
-		if (kind == KindContiguous || kind == KindChunks) && endsRows(slab, a.Shape) {
+		if (kind == kindContiguous || kind == kindChunks) && endsRows(slab, a.Shape) {
 			// rows up to this unit's end are all written
 			end := slab.Lower[0] + slab.Count[0]
-			if kind == KindChunks {
+			if kind == kindChunks {
 				startWriteback(f, 0, 0) // the chunks are spread over the file
 				if back != nil {
 					back.add(rowsDone, end)
@@ -760,7 +760,7 @@ func (j *Plan) checkUnit(u *Unit, shape []int64) error {
 		return bad(fmt.Sprintf("not of rank %d", len(shape)))
 	}
 	within := catalog.Box{Lower: make([]int64, len(shape)), Count: shape}
-	if d.kind() == KindMerged && d.Cuboids != nil {
+	if d.kind() == kindMerged && d.Cuboids != nil {
 		if u.Cuboid < 0 || u.Cuboid >= len(d.Cuboids) {
 			return bad(fmt.Sprintf("cuboid %d of %d", u.Cuboid, len(d.Cuboids)))
 		}

@@ -38,13 +38,13 @@ func TestShardsMatchRun(t *testing.T) {
 		wantKind string // of every covered array (not scalars); partly covered chunked ones: parts
 		readable bool   // by the test's output catalog (catalogOutput)
 	}{
-		{"contiguous", Options{Layout: "contiguous", MaxMem: 16000, Fill: true}, KindContiguous, true},
+		{"contiguous", Options{Layout: "contiguous", MaxMem: 16000, Fill: true}, kindContiguous, true},
 		// Without Fill a partly covered array is chunked, holes unallocated
 		// (planner.HoleLayout): parts, like the sparse chunked arrays.
-		{"holes", Options{Layout: "contiguous", MaxMem: 16000}, KindContiguous, true},
-		{"chunks", Options{LayoutFor: chunk, MaxMem: 64000}, KindChunks, true},
-		{"compressed", Options{LayoutFor: chunk, Deflate: 1, MaxMem: 64000}, KindParts, false},
-		{"merged", Options{Layout: planner.Merged, MaxMem: 16000, Merge: MergeOptions{Scope: planner.ScopeRank}}, KindMerged, false},
+		{"holes", Options{Layout: "contiguous", MaxMem: 16000}, kindContiguous, true},
+		{"chunks", Options{LayoutFor: chunk, MaxMem: 64000}, kindChunks, true},
+		{"compressed", Options{LayoutFor: chunk, Deflate: 1, MaxMem: 64000}, kindParts, false},
+		{"merged", Options{Layout: planner.Merged, MaxMem: 16000, Merge: MergeOptions{Scope: planner.ScopeRank}}, kindMerged, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -71,8 +71,8 @@ func TestShardsMatchRun(t *testing.T) {
 					t.Fatal(err)
 				}
 				want := tc.wantKind
-				if (want == KindChunks || want == KindContiguous && !tc.opts.Fill) && !planner.FullyCovered(a) {
-					want = KindParts // holes cost no bytes
+				if (want == kindChunks || want == kindContiguous && !tc.opts.Fill) && !planner.FullyCovered(a) {
+					want = kindParts // holes cost no bytes
 				}
 				if len(d.Shape) > 0 && d.kind() != want {
 					t.Errorf("%s step %d: kind %s, want %s", d.Var, d.Step, d.kind(), want)
@@ -95,7 +95,7 @@ func TestShardsMatchRun(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, r := range recs {
-				if k := job.Datasets[job.Units[r.Unit].Dataset].kind(); len(r.Chunks) > 0 && k != KindParts {
+				if k := job.Datasets[job.Units[r.Unit].Dataset].kind(); len(r.Chunks) > 0 && k != kindParts {
 					t.Fatalf("unit %d of a %s dataset wrote %d chunks to a part file", r.Unit, k, len(r.Chunks))
 				}
 			}
@@ -133,7 +133,7 @@ func TestShardsMatchRun(t *testing.T) {
 				if c, ok := holes[fmt.Sprint(shape)]; ok {
 					return c
 				}
-				if tc.wantKind == KindChunks || tc.wantKind == KindParts {
+				if tc.wantKind == kindChunks || tc.wantKind == kindParts {
 					l, _ := chunk(&catalog.Array{Shape: shape})
 					return l.Chunk
 				}

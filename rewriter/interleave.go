@@ -237,7 +237,7 @@ func jointGrains(ds []Dataset) map[string]jointGrain {
 	for i := range ds {
 		d := &ds[i]
 		kind := d.kind()
-		if len(d.Shape) == 0 || kind == KindMerged {
+		if len(d.Shape) == 0 || kind == kindMerged {
 			continue
 		}
 		k := jointKey(d)
@@ -248,11 +248,11 @@ func jointGrains(ds []Dataset) map[string]jointGrain {
 		}
 		row := int64(d.ElemSize) * product(d.Shape[1:])
 		switch kind {
-		case KindParts:
+		case kindParts:
 			row *= 2
 			g.cuts++
 			fallthrough
-		case KindChunks:
+		case kindChunks:
 			if len(d.Chunk) > 0 && d.Chunk[0] > 0 {
 				g.g.step = lcm(g.g.step, d.Chunk[0])
 			}

@@ -182,9 +182,9 @@ type PrepareOptions struct {
 	InMemory bool
 }
 
-// DefaultUnitBytes caps a work unit: the journal's granularity, and what a
+// defaultUnitBytes caps a work unit: the journal's granularity, and what a
 // shard redoes at most per unit after a crash.
-const DefaultUnitBytes = 16 << 20
+const defaultUnitBytes = 16 << 20
 
 // Prepare writes every variable's file structure into stage (created if
 // missing), cuts the arrays into units and assigns them to shards. What
@@ -214,7 +214,7 @@ func Prepare(ctx context.Context, store *catalog.Store, src catalog.Source, stag
 		names[i] = v.Name
 		total += v.Bytes
 	}
-	files := FileNames(names)
+	files := fileNames(names)
 	job = &Plan{Shards: p.Shards, Digest: opts.Digest}
 	if p.InMemory {
 		// One budget and Monitor for the whole run (Release closes it).
@@ -226,7 +226,7 @@ func Prepare(ctx context.Context, store *catalog.Store, src catalog.Source, stag
 		}()
 		job.UnitBytes = opts.budget()
 	} else {
-		job.UnitBytes = planner.UnitBytesFor(total, p.Shards, cmpOr(p.UnitBytes, DefaultUnitBytes))
+		job.UnitBytes = planner.UnitBytesFor(total, p.Shards, cmpOr(p.UnitBytes, defaultUnitBytes))
 		opts.unitCap = job.UnitBytes
 	}
 	opts = opts.withMerge()
@@ -249,14 +249,14 @@ func Prepare(ctx context.Context, store *catalog.Store, src catalog.Source, stag
 		byKey := map[catalog.Key]int{}
 		for e, md := range mv.Datasets {
 			d := Dataset{Var: v.Name, Step: md.Step, Level: md.Level, VarIndex: i, Entry: e, File: files[i],
-				Path: md.Path, Shape: md.Shape, ElemSize: v.DType.Size, Addr: -1, Kind: KindContiguous}
+				Path: md.Path, Shape: md.Shape, ElemSize: v.DType.Size, Addr: -1, Kind: kindContiguous}
 			t, ok := targets[d.key()]
 			if !ok {
 				return nil, arrayErr(d.key(), fmt.Errorf("no prepared dataset"))
 			}
 			switch {
 			case t.merged != nil:
-				d.Kind, d.Addr = KindMerged, t.merged.addr
+				d.Kind, d.Addr = kindMerged, t.merged.addr
 				if !t.merged.full {
 					d.Cuboids = []Cuboid{}
 					for c, u := range t.merged.plan.Units {
@@ -264,9 +264,9 @@ func Prepare(ctx context.Context, store *catalog.Store, src catalog.Source, stag
 					}
 				}
 			case t.chunks != nil:
-				d.Kind, d.Chunk, d.ObjAddr = KindChunks, md.Chunk, t.chunks.objAddr
+				d.Kind, d.Chunk, d.ObjAddr = kindChunks, md.Chunk, t.chunks.objAddr
 			case md.Layout == planner.Chunked:
-				d.Kind, d.Chunk = KindParts, md.Chunk
+				d.Kind, d.Chunk = kindParts, md.Chunk
 				if opts.Deflate > 0 {
 					d.Deflate, d.Shuffle = opts.Deflate, v.DType.Size > 1
 				}
@@ -334,7 +334,7 @@ func Prepare(ctx context.Context, store *catalog.Store, src catalog.Source, stag
 	if err != nil {
 		return nil, err
 	}
-	job.Manifest.Series, job.Manifest.SeriesFiles = SeriesName, seriesFiles
+	job.Manifest.Series, job.Manifest.SeriesFiles = seriesName, seriesFiles
 	job.Manifest.Skipped = append(job.Manifest.Skipped, skipped...)
 
 	su := make([]planner.ShardUnit, len(job.Units))
@@ -359,14 +359,14 @@ func Prepare(ctx context.Context, store *catalog.Store, src catalog.Source, stag
 func datasetUnits(a *catalog.Array, d *Dataset, t contigTarget, g jointGrain, opts Options) (boxes []catalog.Box, cuboid []int, split bool, err error) {
 	size := a.DType.Size
 	switch d.kind() {
-	case KindContiguous:
+	case kindContiguous:
 		if boxes := g.units(a, min(opts.joinLimit(), opts.tileLimit()), opts); boxes != nil {
 			return boxes, nil, false, nil
 		}
 		boxes, _, err = opts.writeUnits(a)
 		split = len(boxes) > 0 && len(a.Shape) > 1 && boxes[0].Count[0] == 1 && boxes[0].Count[1] < a.Shape[1]
 		return boxes, nil, split, err
-	case KindChunks:
+	case kindChunks:
 		layout := planner.Layout{Kind: planner.Chunked, Chunk: d.Chunk}
 		if err := opts.checkChunkBudget(d.Chunk, size); err != nil {
 			return nil, nil, false, err
@@ -376,7 +376,7 @@ func datasetUnits(a *catalog.Array, d *Dataset, t contigTarget, g jointGrain, op
 		chunkBytes := product(d.Chunk) * int64(size)
 		boxes, split, err = units(a.Shape, layout, size, min(max(opts.tileTarget(), chunkBytes), opts.budget()))
 		return boxes, nil, split, err
-	case KindParts:
+	case kindParts:
 		if err := opts.checkChunkBudget(d.Chunk, size); err != nil {
 			return nil, nil, false, err
 		}
@@ -499,7 +499,7 @@ type Shard struct {
 // through the engine (engine.go), writing into the prepared files in
 // stage, with at most jobs units assembled at once
 // and every buffer charged to one budget of maxMem bytes (<= 0:
-// DefaultMaxMem). mon, when set, follows it as it follows an in-memory job: the bytes of
+// defaultMaxMem). mon, when set, follows it as it follows an in-memory job: the bytes of
 // the units to write now, the variable being written, the I/O profile.
 // Each finished unit's record goes to sh.Journal, after the unit's data
 // is durable; the journal is flushed before RewriteShard returns, whether

@@ -50,8 +50,8 @@ func TestCheckUnitBudget(t *testing.T) {
 // checks the units' ids, datasets and shards when job.json is read).
 func TestDamagedPlanUnits(t *testing.T) {
 	j := Plan{Shards: 1,
-		Datasets: []Dataset{{Var: "v", Shape: []int64{4, 4}, ElemSize: 8, Kind: KindContiguous},
-			{Var: "w", Shape: []int64{8, 8}, ElemSize: 8, Kind: KindMerged, Cuboids: []Cuboid{{Lower: []int64{0, 0}, Count: []int64{4, 8}}}}},
+		Datasets: []Dataset{{Var: "v", Shape: []int64{4, 4}, ElemSize: 8, Kind: kindContiguous},
+			{Var: "w", Shape: []int64{8, 8}, ElemSize: 8, Kind: kindMerged, Cuboids: []Cuboid{{Lower: []int64{0, 0}, Count: []int64{4, 8}}}}},
 		Units: []Unit{{ID: 0, Dataset: 0, Lo: 0, Rows: 4}}}
 	for _, u := range []Unit{
 		{Dataset: 0, Lo: 2, Rows: 4},
