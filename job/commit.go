@@ -1,6 +1,8 @@
 package job
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -50,6 +52,71 @@ func StageManifest(work string, job *Job) error {
 		return fmt.Errorf("job: manifest: %w", err)
 	}
 	return nil
+}
+
+// CheckUnits reads every dataset of the joined stage back (out, through its
+// reader: the rewriter's ReadBack), unit by unit: each unit's digest
+// (Plan.Digest) must equal the one its shard journaled (damage between the
+// shard's write and the commit). It is not the check against the input:
+// that is package verify's, which shares no code with the rewriter. The
+// dataset digests ReadBack takes go into job.Manifest. One line per
+// variable goes to w; ok is false when something differs. At most jobs
+// units are read at once, each charged with its copy and its largest read
+// to one memory budget of maxMem bytes (as the shards are). A job of
+// --digest none (Plan.Digest NoDigest) journaled no digest: its datasets
+// are only checked for presence and shape, and get no digest.
+func CheckUnits(ctx context.Context, job *Job, recs map[int]rewriter.UnitRecord, out *catalog.Store, outSrc catalog.Source,
+	jobs int, maxMem int64, w io.Writer) (map[string]string, bool, error) {
+	rb := job.ReadBack(outSrc, jobs, maxMem)
+	defer rb.Close()
+	result := map[string]string{}
+	ok := true
+	for vi, mv := range job.Manifest.Variables {
+		var line string
+		var elements int64
+		for di := range job.Datasets {
+			d := &job.Datasets[di]
+			if d.VarIndex != vi {
+				continue
+			}
+			sum, err := rb.Dataset(ctx, di, out, func(u *rewriter.Unit, got string) error {
+				if want := recs[u.ID].Sum; got != want {
+					return &rewriter.Difference{Msg: fmt.Sprintf("%s rows %d+%d (unit %d of %s): %v of output %s, journal says %s",
+						where(d), u.Lo, u.Rows, u.ID, ShardName(u.Shard, job.Shards), job.Digest, got, want)}
+				}
+				return nil
+			})
+			var diff *rewriter.Difference
+			if errors.As(err, &diff) {
+				line = "DIFF " + diff.Msg
+				break
+			}
+			if err != nil {
+				return nil, false, err
+			}
+			job.Manifest.Variables[vi].Datasets[d.Entry].SetSum(job.Digest, sum)
+			elements += catalog.Box{Count: d.Shape}.Elements()
+		}
+		if line == "" && job.Digest == catalog.NoDigest {
+			line = fmt.Sprintf("OK  %s  %d elements  every dataset present (--digest none: no unit digest to check)", mv.Name, elements)
+			result[mv.Name] = "shape ok"
+		} else if line == "" {
+			line = fmt.Sprintf("OK  %s  %d elements  %v of every unit equals the journal", mv.Name, elements, job.Digest)
+			result[mv.Name] = job.Digest.String() + " ok"
+		} else {
+			ok = false
+			result[mv.Name] = line
+		}
+		if _, err := fmt.Fprintln(w, line); err != nil {
+			return nil, false, err
+		}
+	}
+	return result, ok, nil
+}
+
+// where names dataset d as the checks do: "<var> step <s> level <l>".
+func where(d *rewriter.Dataset) string {
+	return fmt.Sprintf("%s step %d level %d", d.Var, d.Step, d.Level)
 }
 
 // BuildReport is the job's report from its journals and check results.

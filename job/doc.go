@@ -25,7 +25,8 @@
 //	              RewriteShard records units in), JobRecords
 //	commitlog.go  the commit record, CommitStage, RollForward, Uncommit,
 //	              InputFiles/InputsDiffer
-//	commit.go     SyncStage, StageManifest, BuildReport, the I/O summaries
+//	commit.go     SyncStage, StageManifest, CheckUnits (each unit against
+//	              its journal record), BuildReport, the I/O summaries
 //	manifest.go   the manifest written through a synced temporary file
 //	out.go        OUT's checks (never inside the input, empty unless --force),
 //	              its lock, settleOut (roll forward, done, --force, refusals),
@@ -41,8 +42,9 @@
 // The rewriter executes the plan; the job drives it through rewriter.Prepare
 // (into the stage), RewriteShard (a rewriter.Shard: index, part file, the
 // units its journal lists, the journal), JoinParts (the part files),
-// CheckUnits, and the plan's methods (PipelineDigests, CheckBudget,
-// Finished, Release), with rewriter.Options and its Monitor.
+// the plan's ReadBack (CheckUnits' reading) and its other methods
+// (PipelineDigests, CheckBudget, Finished, Release), with
+// rewriter.Options and its Monitor.
 //
 // What it must not do: parse flags or print usage (main), touch the
 // rewriter's internals (only its exported API), map errors to exit codes.

@@ -805,7 +805,7 @@ func journalIO(job *Job, recs map[int]rewriter.UnitRecord) *catalog.ManifestIO {
 // journalCheck is commit's check of a journaled job: the joined stage read
 // back through its reader (a catalog in verify.db, removed after), every
 // unit against its journal record, and the digests into the manifest
-// (rewriter.CheckUnits).
+// (CheckUnits).
 func journalCheck(ctx context.Context, out string, job *Job, recs map[int]rewriter.UnitRecord, env Env) (map[string]string, bool, error) {
 	work := WorkDir(out)
 	outDB := filepath.Join(work, "verify.db")
@@ -813,7 +813,7 @@ func journalCheck(ctx context.Context, out string, job *Job, recs map[int]rewrit
 	if err != nil {
 		return nil, false, err
 	}
-	checks, ok, err := rewriter.CheckUnits(ctx, &job.Plan, recs, outStore, outDS, env.Jobs, env.MaxMem, env.log())
+	checks, ok, err := CheckUnits(ctx, job, recs, outStore, outDS, env.Jobs, env.MaxMem, env.log())
 	outStore.Close()
 	outDS.Close()
 	os.Remove(outDB)

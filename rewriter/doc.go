@@ -12,8 +12,10 @@
 //	               job's journal file), or kept by an in-memory Plan
 //	JoinParts      the part files' chunks into the files, each renamed to
 //	               its final name in the stage
-//	CheckUnits     the joined stage read back, each unit's digest against
-//	               its record (damage between write and commit)
+//	Plan.ReadBack  the joined stage read back, unit by unit, for job's
+//	               check of each unit against its record (damage between
+//	               write and commit; a Difference when one differs), and
+//	               the datasets' digests
 //	Options, PrepareOptions, Monitor (NewMonitor, Progress), FileLayout,
 //	RemoveTemps
 //

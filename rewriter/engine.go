@@ -41,7 +41,7 @@ import (
 // read back from the file band by band (contiguous tiles, chunk rows), else
 // (encoded chunks, cuboids) from a read-only pass over the input. An in-memory job asks
 // for it (one shard holds every unit); sharded jobs journal each unit's digest
-// instead and commit (CheckUnits) hashes the joined output.
+// instead and commit (job's CheckUnits, through ReadBack) hashes the joined output.
 
 // Dataset kinds (Dataset.Kind).
 const (

@@ -14,7 +14,7 @@ import (
 // TestShardsMatchRun: the synthetic input (several ranks' blocks, byte
 // orders, column-major blocks, scalars) written by Run and by a job of 3
 // shards (Prepare, RewriteShard of each with its journal, every unit
-// recorded, JoinParts, CheckUnits
+// recorded, JoinParts, the unit check (ReadBack), package verify
 // comparing every element with the input) under budgets small enough for
 // tiles, boxes of chunks and cuboid pieces: the same layouts and digests in
 // both manifests, the dataset kinds the engine promises (raw chunks of
@@ -105,7 +105,7 @@ func TestShardsMatchRun(t *testing.T) {
 			if tc.readable {
 				out := catalogOutput(t, stage, &job.Manifest, "")
 				var w bytes.Buffer
-				_, ok, err := CheckUnits(context.Background(), job, recs, out, fileSource{stage}, 2, tc.opts.MaxMem, &w)
+				ok, err := checkUnits(context.Background(), job, recs, out, fileSource{stage}, 2, tc.opts.MaxMem, &w)
 				if err != nil || !ok {
 					t.Fatalf("check: ok=%v err=%v\n%s", ok, err, w.String())
 				}

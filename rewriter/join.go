@@ -166,63 +166,31 @@ func copyFile(src, dst string) error {
 	return err
 }
 
-// CheckUnits reads every dataset of the joined stage back (out, through its
-// reader), unit by unit: each unit's digest (Plan.Digest) must equal the one
-// its shard journaled (damage between the shard's write and the commit). It
-// is not the check against the input: that is package verify's, which
-// shares no code with this one. The dataset digests (none of the
-// algorithms is combinable, so
-// they are computed from this pass, or a second read-only one in row-major
-// order where the units are tiles, boxes of chunks or cuboids) go into
-// job.Manifest. One line per variable goes to w; ok is false when something
-// differs. At most jobs units are read at once, each charged with its copy
-// and its largest read to one memory budget of maxMem bytes (memBudget, as
-// the shards are). A job of --digest none (Plan.Digest NoDigest) journaled
-// no digest: its datasets are only checked for presence and shape, and get
-// no digest.
-func CheckUnits(ctx context.Context, job *Plan, recs map[int]UnitRecord, out *catalog.Store, outSrc catalog.Source,
-	jobs int, maxMem int64, w io.Writer) (map[string]string, bool, error) {
-	byDS := job.unitsByDataset()
-	result := map[string]string{}
-	ok := true
-	mem := newMemBudget(Options{MaxMem: maxMem}.maxMem())
-	defer mem.close()
-	for vi, mv := range job.Manifest.Variables {
-		var line string
-		var elements int64
-		for di := range job.Datasets {
-			d := &job.Datasets[di]
-			if d.VarIndex != vi {
-				continue
-			}
-			sum, err := checkDataset(ctx, job, d, byDS[di], recs, out, outSrc, jobs, maxMem, mem)
-			var diff *difference
-			if errors.As(err, &diff) {
-				line = "DIFF " + diff.msg
-				break
-			}
-			if err != nil {
-				return nil, false, err
-			}
-			job.Manifest.Variables[vi].Datasets[d.Entry].SetSum(job.Digest, sum)
-			elements += product(d.Shape)
-		}
-		if line == "" && job.Digest == catalog.NoDigest {
-			line = fmt.Sprintf("OK  %s  %d elements  every dataset present (--digest none: no unit digest to check)", mv.Name, elements)
-			result[mv.Name] = "shape ok"
-		} else if line == "" {
-			line = fmt.Sprintf("OK  %s  %d elements  %v of every unit equals the journal", mv.Name, elements, job.Digest)
-			result[mv.Name] = job.Digest.String() + " ok"
-		} else {
-			ok = false
-			result[mv.Name] = line
-		}
-		if _, err := fmt.Fprintln(w, line); err != nil {
-			return nil, false, err
-		}
-	}
-	return result, ok, nil
+// ReadBack reads a joined stage back, dataset by dataset, for the job's
+// unit checks (package job's CheckUnits: each unit against its journal
+// record). It is not the check against the input: that is package
+// verify's, which shares no code with this one. At most jobs units are
+// read at once, each charged with its copy and its largest read to one
+// memory budget of maxMem bytes (memBudget, as the shards are), shared by
+// every dataset until Close.
+type ReadBack struct {
+	plan   *Plan
+	outSrc catalog.Source
+	jobs   int
+	maxMem int64
+	mem    *memBudget
+	byDS   map[int][]*Unit
 }
+
+// ReadBack is a read back of j's joined stage through outSrc (the stage's
+// reader); Close frees its budget.
+func (j *Plan) ReadBack(outSrc catalog.Source, jobs int, maxMem int64) *ReadBack {
+	return &ReadBack{plan: j, outSrc: outSrc, jobs: jobs, maxMem: maxMem,
+		mem: newMemBudget(Options{MaxMem: maxMem}.maxMem()), byDS: j.unitsByDataset()}
+}
+
+// Close frees the budget.
+func (r *ReadBack) Close() { r.mem.close() }
 
 // unitsByDataset is the job's units of each dataset, in job order.
 func (j *Plan) unitsByDataset() map[int][]*Unit {
@@ -250,17 +218,28 @@ func (j *Plan) CheckBudget(maxMem int64) error {
 	return nil
 }
 
-func checkDataset(ctx context.Context, job *Plan, d *Dataset, us []*Unit, recs map[int]UnitRecord,
-	out *catalog.Store, outSrc catalog.Source, jobs int, maxMem int64, mem *memBudget) (string, error) {
+// Dataset reads dataset di of the plan back from out (the stage's
+// catalog) unit by unit, in plan order, and hands each unit with the
+// digest (Plan.Digest) of its bytes to check; an error of check stops the
+// read (a *Difference comes back as it is). A dataset missing from out or
+// of another shape than planned is a *Difference. It returns the dataset's
+// digest: none of the algorithms is combinable, so it is computed from
+// this pass, or a second read-only one in row-major order where the units
+// are tiles, boxes of chunks or cuboids. A plan of --digest none
+// (Plan.Digest NoDigest) has no digest to take: its datasets are only
+// checked for presence and shape, and nothing is read ("").
+func (r *ReadBack) Dataset(ctx context.Context, di int, out *catalog.Store, check func(u *Unit, sum string) error) (string, error) {
+	job, d, us := r.plan, &r.plan.Datasets[di], r.byDS[di]
+	mem := r.mem
 	k := d.key()
-	opts := Options{Jobs: jobs, MaxMem: maxMem}
+	opts := Options{Jobs: r.jobs, MaxMem: r.maxMem}
 	if err := checkUnitBudget(opts, job.largestUnit(us), false); err != nil {
 		return "", arrayErr(k, err)
 	}
 	ctx = catalog.WithReadLimit(ctx, opts.readLimit())
 	o, err := out.Array(k)
 	if errors.Is(err, catalog.ErrNotFound) {
-		return "", &difference{where(k) + ": missing from output"}
+		return "", &Difference{where(k) + ": missing from output"}
 	}
 	if err != nil {
 		return "", arrayErr(k, err)
@@ -269,7 +248,7 @@ func checkDataset(ctx context.Context, job *Plan, d *Dataset, us []*Unit, recs m
 		return "", fmt.Errorf("rewriter: commit: output %s: %w", where(k), err)
 	}
 	if !slices.Equal(o.Shape, d.Shape) {
-		return "", &difference{fmt.Sprintf("%s: shape out=%v planned %v", where(k), o.Shape, d.Shape)}
+		return "", &Difference{fmt.Sprintf("%s: shape out=%v planned %v", where(k), o.Shape, d.Shape)}
 	}
 	h := job.Digest.New()
 	if h == nil {
@@ -291,12 +270,10 @@ func checkDataset(ctx context.Context, job *Plan, d *Dataset, us []*Unit, recs m
 	}
 	rowMajor := rowMajorRun(d.Shape, boxes)
 	err = orderedAdmit(ctx, opts.jobs(), len(us), admit, release, func(ctx context.Context, i int) ([]byte, error) {
-		return assembleSlab(ctx, outSrc, outBlocks, job.box(us[i]), leFill(o))
+		return assembleSlab(ctx, r.outSrc, outBlocks, job.box(us[i]), leFill(o))
 	}, func(i int, ob []byte) error {
-		u := us[i]
-		if got, want := job.Digest.Hex(ob), recs[u.ID].Sum; got != want {
-			return &difference{fmt.Sprintf("%s rows %d+%d (unit %d of %s): %v of output %s, journal says %s",
-				where(k), u.Lo, u.Rows, u.ID, fmt.Sprintf("shard-%d-of-%d", u.Shard, job.Shards), job.Digest, got, want)}
+		if err := check(us[i], job.Digest.Hex(ob)); err != nil {
+			return err
 		}
 		if rowMajor {
 			h.Write(ob)
@@ -304,7 +281,7 @@ func checkDataset(ctx context.Context, job *Plan, d *Dataset, us []*Unit, recs m
 		return nil
 	})
 	if err != nil {
-		var diff *difference
+		var diff *Difference
 		if errors.As(err, &diff) {
 			return "", diff
 		}
@@ -319,7 +296,7 @@ func checkDataset(ctx context.Context, job *Plan, d *Dataset, us []*Unit, recs m
 	if err != nil {
 		return "", arrayErr(k, err)
 	}
-	sum, err := streamArrayEnv[struct{}](ctx, pipeEnv{mem: mem, readLimit: opts.readLimit(), digest: job.Digest}, outSrc, o, hashUnits, opts.jobs(), nil, nil)
+	sum, err := streamArrayEnv[struct{}](ctx, pipeEnv{mem: mem, readLimit: opts.readLimit(), digest: job.Digest}, r.outSrc, o, hashUnits, opts.jobs(), nil, nil)
 	if err != nil {
 		return "", arrayErr(k, err)
 	}

@@ -2,7 +2,9 @@ package rewriter
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -85,4 +87,35 @@ func (j *memJournal) Flush() error {
 	}
 	j.pending = nil
 	return nil
+}
+
+// checkUnits is the commit's unit check as the tests drive it (package
+// job's CheckUnits): every dataset of the joined stage read back, each
+// unit's digest equal to its record's, the dataset digests into the
+// plan's manifest; what differs goes to w.
+func checkUnits(ctx context.Context, job *Plan, recs map[int]UnitRecord, out *catalog.Store, outSrc catalog.Source,
+	jobs int, maxMem int64, w io.Writer) (bool, error) {
+	rb := job.ReadBack(outSrc, jobs, maxMem)
+	defer rb.Close()
+	ok := true
+	for di := range job.Datasets {
+		d := &job.Datasets[di]
+		sum, err := rb.Dataset(ctx, di, out, func(u *Unit, got string) error {
+			if want := recs[u.ID].Sum; got != want {
+				return &Difference{fmt.Sprintf("%s unit %d: %v of output %s, record says %s", where(d.key()), u.ID, job.Digest, got, want)}
+			}
+			return nil
+		})
+		var diff *Difference
+		if errors.As(err, &diff) {
+			fmt.Fprintln(w, "DIFF", diff.Msg)
+			ok = false
+			continue
+		}
+		if err != nil {
+			return false, err
+		}
+		job.Manifest.Variables[d.VarIndex].Datasets[d.Entry].SetSum(job.Digest, sum)
+	}
+	return ok, nil
 }

@@ -39,7 +39,7 @@ import (
 // with H5Dwrite_chunk
 // (a copy, so that a commit killed half-way leaves the prepared file intact
 // and is simply redone) and renames each file to its final stage name;
-// CheckUnits checks every unit against its record. The commit that moves
+// ReadBack reads every unit back for the job's check against its record. The commit that moves
 // the files to OUT is the job's.
 
 // Plan is the prepared work of a job: the output datasets (their files'
@@ -93,7 +93,7 @@ func (j *Plan) Finished() map[int]UnitRecord {
 // pipeline took (with NoDigest none; an empty dataset the digest of no
 // bytes) and the run's I/O profile (Manifest.IO). It reports false and
 // does nothing for a journaled job, whose digests commit takes from the
-// joined output (CheckUnits).
+// joined output (ReadBack).
 func (j *Plan) PipelineDigests() bool {
 	if j.mem == nil {
 		return false
