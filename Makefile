@@ -55,7 +55,7 @@ test: deps
 	CGO_ENABLED=0 $(GO) build ./...
 	CGO_ENABLED=0 $(GO) vet ./...
 	CGO_ENABLED=0 $(GO) test -count=1 $(PUREGO) ./internal/h5/
-	$(GO) test -count=1 -race -run '$(RACE_RUN)' ./rewriter/
+	$(GO) test -count=1 -race -run '$(RACE_RUN)' ./rewriter/ ./job/
 	$(GO) test -count=1 -race ./reader/blockio/ ./internal/membudget/
 	$(GO) test -count=1 -race -run 'TestBudget|TestCancel|TestSynthetic|TestTap' ./verify/
 	$(GO) test -count=1 -race -run 'TestMergeParallelMatchesSerial|TestMergeCacheShapes|TestPlanArrayCounts' ./planner/

@@ -11,27 +11,49 @@
 // Package map (main → job → {reader, planner, rewriter, verify} → catalog; no
 // package below job imports it, layering_test.go checks):
 //
-//	spec.go     Spec, Layout kinds, Signature/ParseSignature/SignatureDiff,
-//	            Validate (the cross-flag checks), PlanOptions (plan previews
-//	            what run writes), the manifest's options
-//	job.go      Env (log, display, budgets, verify, report, force), Run,
-//	            Prepare, RewriteShard, Commit
-//	out.go      OUT's checks (never inside the input, empty unless --force),
-//	            its lock, settleOut (roll forward, done, --force, refusals),
-//	            the interrupted message
-//	catalog.go  BuildCatalog (a reader into a catalog store), VerifyOutput
-//	            (the one call of package verify, the independent verifier)
-//	chunks.go   the up-front notes on --chunks/--chunk-shape
-//	layouts.go  the per-array layouts of auto and of --compress alone
-//	space.go    free space checks and disk-full hints
-//	shard.go    --shard I/N and the launchers' environment
-//	errors.go   ErrUsage/Usagef (main: exit 2), ErrVerifyFailed (exit 1)
+//	spec.go       Spec, Layout kinds, Signature/ParseSignature/SignatureDiff,
+//	              Validate (the cross-flag checks), PlanOptions (plan previews
+//	              what run writes), the manifest's options
+//	job.go        Env (log, display, budgets, verify, report, force), Run,
+//	              Prepare, RewriteShard, Commit
+//	workdir.go    OUT/.relayout: job.json (Job: the rewriter's Plan with the
+//	              job's id, input, signature and input files), LoadJob,
+//	              prepareJob (the work directory emptied, the plan, job.json
+//	              last), Committed/Committing, the shards' file names
+//	lock.go       the flocks (LockExclusive, LockShared) and their records
+//	journal.go    each shard's journal (Journal: the rewriter.Journal its
+//	              RewriteShard records units in), JobRecords
+//	commitlog.go  the commit record, CommitStage, RollForward, Uncommit,
+//	              InputFiles/InputsDiffer
+//	commit.go     SyncStage, StageManifest, CheckUnits (each unit against
+//	              its journal record), BuildReport, the I/O summaries
+//	manifest.go   the manifest written through a synced temporary file
+//	out.go        OUT's checks (never inside the input, empty unless --force),
+//	              its lock, settleOut (roll forward, done, --force, refusals),
+//	              the interrupted message
+//	catalog.go    BuildCatalog (a reader into a catalog store), VerifyOutput
+//	              (the one call of package verify, the independent verifier)
+//	chunks.go     the up-front notes on --chunks/--chunk-shape
+//	layouts.go    the per-array layouts of auto and of --compress alone
+//	space.go      free space checks and disk-full hints
+//	shard.go      --shard I/N and the launchers' environment
+//	errors.go     ErrUsage/Usagef (main: exit 2), ErrVerifyFailed (exit 1)
+//
+// The rewriter executes the plan; the job drives it through rewriter.Prepare
+// (into the stage), RewriteShard (a rewriter.Shard: index, part file, the
+// units its journal lists, the journal), JoinParts (the part files),
+// the plan's ReadBack (CheckUnits' reading) and its other methods
+// (PipelineDigests, CheckBudget, Finished, Release), with
+// rewriter.Options and its Monitor.
 //
 // What it must not do: parse flags or print usage (main), touch the
 // rewriter's internals (only its exported API), map errors to exit codes.
-// Every function takes the context of the command; none starts goroutines
-// of its own (the rewriter's pipelines do) but BuildCatalogEach, whose one
-// goroutine calls its each beside the store and ends before it returns.
+// Every function takes the context of the command. Its goroutines are few
+// and end before the function that starts them returns: commitJob's one
+// syncs an in-memory job's files (SyncStage) beside JoinParts and the
+// verification, and BuildCatalogEach's one calls its each beside the store
+// (alongside); the pipelines' goroutines are the rewriter's and the
+// verifier's.
 //
 // The work directory OUT/.relayout it owns (the rewriter writes inside it):
 //
@@ -39,7 +61,7 @@
 //	  lock                 flock: exclusive for run, plan -o, commit; shared by rewrite
 //	  lock.shard-I-of-N    flock: one process per shard
 //	  catalog.db           the input's catalog (SQLite), built by run/plan -o
-//	  job.json             the prepared job (rewriter.Job): units, datasets, Signature
+//	  job.json             the prepared job (Job: the rewriter's Plan, units, datasets, Signature)
 //	  journal/shard-*.log  each shard's finished units with their digest (--digest)
 //	  parts/shard-*.part   compressed or sparse chunks a shard appended, joined at commit
 //	  stage/               the output under its final names, manifest included

@@ -130,7 +130,7 @@ func runJob(ctx context.Context, out string, spec Spec, env Env, need *int64) er
 	if done, err := settleOut(spec.Input, out, spec.Signature(), env.Force, logw); done || err != nil {
 		return err
 	}
-	var job *rewriter.Job
+	var job *Job
 	if journaled {
 		if job, err = existingJob(out, spec, env.Force); err != nil {
 			return err
@@ -149,7 +149,7 @@ func runJob(ctx context.Context, out string, spec Spec, env Env, need *int64) er
 	}
 	if err != nil {
 		if !journaled {
-			rewriter.RemoveTemps(WorkDir(out))
+			rewriter.RemoveTemps(stageDir(WorkDir(out)))
 		}
 		return err
 	}
@@ -171,7 +171,7 @@ func runJob(ctx context.Context, out string, spec Spec, env Env, need *int64) er
 	for s := range job.Shards {
 		if err := rewriteShard(tap.Context(ctx), out, job, s, env, ds, store, mon); err != nil {
 			if !journaled {
-				rewriter.RemoveTemps(WorkDir(out))
+				rewriter.RemoveTemps(stageDir(WorkDir(out)))
 			}
 			return err
 		}
@@ -187,8 +187,8 @@ func runJob(ctx context.Context, out string, spec Spec, env Env, need *int64) er
 		started = start
 	}
 	err = commitJob(ctx, out, job, env, ds, store, tap, start, started)
-	if err != nil && !journaled && !rewriter.Committing(WorkDir(out)) {
-		rewriter.RemoveTemps(WorkDir(out))
+	if err != nil && !journaled && !Committing(WorkDir(out)) {
+		rewriter.RemoveTemps(stageDir(WorkDir(out)))
 	}
 	if err != nil {
 		return err
@@ -210,12 +210,12 @@ const keepShare = 4
 // OUT/.relayout/catalog.db) and prepares run's job from it: in OUT/.relayout
 // when journaled, in memory when not. The caller holds OUT's lock and
 // closes what it returns.
-func prepareRun(ctx context.Context, out string, spec Spec, env Env, need *int64) (reader.Dataset, *catalog.Store, *rewriter.Job, error) {
+func prepareRun(ctx context.Context, out string, spec Spec, env Env, need *int64) (reader.Dataset, *catalog.Store, *Job, error) {
 	logw := env.log()
 	journaled := spec.Shards > 0
 	in := spec.path()
 	work := WorkDir(out)
-	os.Remove(filepath.Join(work, rewriter.JobFile)) // a half-prepared job is never resumed
+	os.Remove(filepath.Join(work, JobFile)) // a half-prepared job is never resumed
 	dbPath := env.Catalog
 	if dbPath == "" {
 		dbPath = filepath.Join(work, "catalog.db")
@@ -235,7 +235,7 @@ func prepareRun(ctx context.Context, out string, spec Spec, env Env, need *int64
 	// What is kept now stays, and nothing more is (a list decoded later
 	// would take budget the units were already cut for).
 	store.KeepBlocks(store.KeptBytes())
-	fail := func(err error) (reader.Dataset, *catalog.Store, *rewriter.Job, error) {
+	fail := func(err error) (reader.Dataset, *catalog.Store, *Job, error) {
 		store.Close()
 		ds.Close()
 		return nil, nil, nil, err
@@ -295,13 +295,12 @@ func prepareRun(ctx context.Context, out string, spec Spec, env Env, need *int64
 		}
 		ropts.SyncEarly = !env.Verify
 	}
-	inputs, err := rewriter.InputFiles(spec.Input)
+	inputs, err := InputFiles(spec.Input)
 	if err != nil {
 		return fail(err)
 	}
-	job, err := rewriter.Prepare(ctx, store, ds, work, ropts, rewriter.PrepareOptions{
-		Input: spec.Input, Vars: spec.Vars, Signature: spec.Signature(), Shards: max(spec.Shards, 1), UnitBytes: spec.UnitBytes,
-		Inputs: inputs, InMemory: !journaled})
+	job, err := prepareJob(ctx, store, ds, work, ropts, spec, inputs, rewriter.PrepareOptions{
+		Shards: max(spec.Shards, 1), UnitBytes: spec.UnitBytes, InMemory: !journaled})
 	if err != nil {
 		return fail(err)
 	}
@@ -346,7 +345,7 @@ func utcSecond(t time.Time) *time.Time {
 // spec.Shards). Env.OnCatalog, when set, is called with the catalog before
 // the job is prepared (plan prints its plan). It returns nil, nil when
 // there was nothing to do.
-func Prepare(ctx context.Context, out string, spec Spec, env Env) (*rewriter.Job, error) {
+func Prepare(ctx context.Context, out string, spec Spec, env Env) (*Job, error) {
 	logw := env.log()
 	if err := CheckOutput(spec.path(), out, env.Force); err != nil { // again under the lock
 		return nil, err
@@ -395,9 +394,9 @@ func Prepare(ctx context.Context, out string, spec Spec, env Env) (*rewriter.Job
 // prepareLocked builds the catalog of in (spec's input, as given or
 // resolved) into OUT/.relayout/catalog.db and prepares the job. The caller
 // holds OUT's lock.
-func prepareLocked(ctx context.Context, out, in string, spec Spec, env Env, onCatalog func(reader.Dataset, *catalog.Store) error) (*rewriter.Job, error) {
+func prepareLocked(ctx context.Context, out, in string, spec Spec, env Env, onCatalog func(reader.Dataset, *catalog.Store) error) (*Job, error) {
 	work := WorkDir(out)
-	os.Remove(filepath.Join(work, rewriter.JobFile)) // a half-prepared job is never resumed
+	os.Remove(filepath.Join(work, JobFile)) // a half-prepared job is never resumed
 	ds, store, err := BuildCatalog(ctx, in, filepath.Join(work, "catalog.db"), reader.Options{Vars: spec.Vars, Strict: spec.Strict})
 	if err != nil {
 		return nil, err
@@ -425,7 +424,7 @@ func prepareLocked(ctx context.Context, out, in string, spec Spec, env Env, onCa
 
 // prepareWith prepares the job from the catalog store already built in
 // OUT/.relayout/catalog.db.
-func prepareWith(ctx context.Context, out string, spec Spec, env Env, ds reader.Dataset, store *catalog.Store) (*rewriter.Job, error) {
+func prepareWith(ctx context.Context, out string, spec Spec, env Env, ds reader.Dataset, store *catalog.Store) (*Job, error) {
 	logw := env.log()
 	work := WorkDir(out)
 	start := time.Now()
@@ -451,13 +450,12 @@ func prepareWith(ctx context.Context, out string, spec Spec, env Env, ds reader.
 	}
 	ropts := rewriterOptions(spec, env, outFS, choices)
 	ropts.Progress = logw // layout notes (a refined level's, a partly covered array's), striping
-	inputs, err := rewriter.InputFiles(spec.Input)
+	inputs, err := InputFiles(spec.Input)
 	if err != nil {
 		return nil, err
 	}
-	job, err := rewriter.Prepare(ctx, store, ds, work, ropts, rewriter.PrepareOptions{
-		Input: spec.Input, Vars: spec.Vars, Signature: spec.Signature(), Shards: spec.Shards, UnitBytes: spec.UnitBytes,
-		Inputs: inputs})
+	job, err := prepareJob(ctx, store, ds, work, ropts, spec, inputs, rewriter.PrepareOptions{
+		Shards: spec.Shards, UnitBytes: spec.UnitBytes})
 	if err != nil {
 		return nil, err
 	}
@@ -471,7 +469,7 @@ func prepareWith(ctx context.Context, out string, spec Spec, env Env, ds reader.
 }
 
 // openJobInput opens the catalog plan built and the input it describes.
-func openJobInput(out string, job *rewriter.Job) (reader.Dataset, *catalog.Store, error) {
+func openJobInput(out string, job *Job) (reader.Dataset, *catalog.Store, error) {
 	store, err := catalog.OpenStore(filepath.Join(WorkDir(out), "catalog.db"))
 	if err != nil {
 		return nil, nil, err
@@ -502,11 +500,11 @@ func RewriteShard(ctx context.Context, out string, shard Shard, env Env) error {
 func rewriteVerb(ctx context.Context, out string, shard Shard, env Env) error {
 	logw := env.log()
 	work := WorkDir(out)
-	if rewriter.Committed(work, out) {
+	if Committed(work, out) {
 		fmt.Fprintf(logw, "%s: done (committed already)\n", out)
 		return nil
 	}
-	job, err := rewriter.LoadJob(work)
+	job, err := LoadJob(work)
 	if err != nil {
 		return err
 	}
@@ -515,12 +513,12 @@ func rewriteVerb(ctx context.Context, out string, shard Shard, env Env) error {
 	}
 	// Shards share OUT's lock (plan and commit take it exclusively) and
 	// each holds its own: two processes never run the same shard.
-	shared, err := rewriter.LockShared(filepath.Join(work, "lock"), "rewrite")
+	shared, err := LockShared(filepath.Join(work, "lock"), "rewrite")
 	if err != nil {
 		return err
 	}
 	defer shared.Release()
-	own, err := rewriter.LockExclusive(filepath.Join(work, "lock."+rewriter.ShardName(shard.I, shard.N)), fmt.Sprintf("rewrite --shard %d/%d", shard.I, shard.N))
+	own, err := LockExclusive(filepath.Join(work, "lock."+ShardName(shard.I, shard.N)), fmt.Sprintf("rewrite --shard %d/%d", shard.I, shard.N))
 	if err != nil {
 		return err
 	}
@@ -540,26 +538,77 @@ func rewriteVerb(ctx context.Context, out string, shard Shard, env Env) error {
 // rewriteShard runs one shard of OUT's job reading the input through ds
 // and store; mon follows it (nil: a new one of the display's). The caller
 // holds the locks.
-func rewriteShard(ctx context.Context, out string, job *rewriter.Job, shard int, env Env, ds reader.Dataset, store *catalog.Store, mon *rewriter.Monitor) error {
+func rewriteShard(ctx context.Context, out string, job *Job, shard int, env Env, ds reader.Dataset, store *catalog.Store, mon *rewriter.Monitor) error {
 	logw := env.log()
 	if mon == nil {
 		mon = env.display().Monitor()
 	}
 	start := time.Now()
-	st, err := rewriter.RewriteShard(ctx, store, ds, WorkDir(out), job, shard, env.Jobs, env.dataMem(store), mon)
-	if err != nil {
+	work := WorkDir(out)
+	sh := rewriter.Shard{Index: shard, Part: partPath(work, shard, job.Shards)}
+	var st rewriter.ShardStatus
+	var err error
+	if job.InMemory() {
+		_, err = rewriter.RewriteShard(ctx, store, ds, &job.Plan, stageDir(work), sh, env.Jobs, env.dataMem(store), mon)
+		return err // the lines per variable said it
+	}
+	if st, err = rewriteJournaled(ctx, work, job, sh, env, ds, store, mon); err != nil {
 		return err
 	}
-	if job.InMemory() {
-		return nil // the lines per variable said it
-	}
-	name := rewriter.ShardName(shard, job.Shards)
+	name := ShardName(shard, job.Shards)
 	if st.Skipped == st.Units {
 		fmt.Fprintf(logw, "%s: done (%d units, all finished before)\n", name, st.Units)
 		return nil
 	}
 	fmt.Fprintf(logw, "%s: %d units (%d finished before), %s in %.2fs\n", name, st.Units, st.Skipped, HumanBytes(st.Bytes), time.Since(start).Seconds())
 	return nil
+}
+
+// rewriteJournaled runs shard sh of a journaled job: the units its journal
+// lists are skipped, the others recorded in it as they finish, and its
+// final record written once all are. Rerunning a finished shard does
+// nothing.
+func rewriteJournaled(ctx context.Context, work string, job *Job, sh rewriter.Shard, env Env, ds reader.Dataset, store *catalog.Store, mon *rewriter.Monitor) (rewriter.ShardStatus, error) {
+	var st rewriter.ShardStatus
+	jpath := journalPath(work, sh.Index, job.Shards)
+	if err := os.MkdirAll(filepath.Dir(jpath), 0o755); err != nil {
+		return st, fmt.Errorf("job: %w", err)
+	}
+	recs, err := ReplayJournal(jpath, job.ID)
+	if err != nil {
+		return st, err
+	}
+	finished := false
+	sh.Done = map[int]bool{}
+	for _, r := range recs {
+		if r.Done {
+			finished = true
+			continue
+		}
+		sh.Done[r.Unit] = true
+		sh.PartEnd = max(sh.PartEnd, r.PartEnd)
+	}
+	for _, u := range job.Units {
+		if u.Shard == sh.Index {
+			st.Units++
+			if sh.Done[u.ID] {
+				st.Skipped++
+			}
+		}
+	}
+	if finished && st.Skipped == st.Units {
+		return st, nil
+	}
+	jr, err := OpenJournal(jpath, job.ID)
+	if err != nil {
+		return st, err
+	}
+	sh.Journal = jr
+	if st, err = rewriter.RewriteShard(ctx, store, ds, &job.Plan, stageDir(work), sh, env.Jobs, env.dataMem(store), mon); err != nil {
+		jr.abandon() // RewriteShard flushed what its engine had made durable
+		return st, err
+	}
+	return st, jr.Finish()
 }
 
 // Commit is relayout commit: under OUT's lock, it finishes a commit a
@@ -574,11 +623,11 @@ func Commit(ctx context.Context, out string, env Env) error {
 func commitVerb(ctx context.Context, out string, env Env) error {
 	logw := env.log()
 	work := WorkDir(out)
-	if rewriter.Committed(work, out) {
+	if Committed(work, out) {
 		fmt.Fprintf(logw, "%s: done (committed already)\n", out)
 		return nil
 	}
-	job, err := rewriter.LoadJob(work)
+	job, err := LoadJob(work)
 	if err != nil {
 		return err
 	}
@@ -587,12 +636,12 @@ func commitVerb(ctx context.Context, out string, env Env) error {
 		return err
 	}
 	defer lock.Release()
-	if rolled, err := rewriter.RollForward(work, out); err != nil {
+	if rolled, err := RollForward(work, out); err != nil {
 		return err
 	} else if rolled {
 		fmt.Fprintf(logw, "%s: finished the commit a killed relayout had begun\n", out)
 	}
-	if rewriter.Committed(work, out) { // by a commit that held the lock before us
+	if Committed(work, out) { // by a commit that held the lock before us
 		fmt.Fprintf(logw, "%s: done (committed already)\n", out)
 		return nil
 	}
@@ -614,12 +663,12 @@ func commitVerb(ctx context.Context, out string, env Env) error {
 // with Env.Verify, writes the report and the manifest and commits.
 // start is when the command began (the report's seconds), started the
 // manifest's.
-func commitJob(ctx context.Context, out string, job *rewriter.Job, env Env, ds reader.Dataset, store *catalog.Store, tap *verify.Tap, start, started time.Time) error {
+func commitJob(ctx context.Context, out string, job *Job, env Env, ds reader.Dataset, store *catalog.Store, tap *verify.Tap, start, started time.Time) error {
 	logw, disp := env.log(), env.display()
 	commitStart := time.Now()
 	work := WorkDir(out)
 	stage := filepath.Join(work, "stage")
-	recs, err := rewriter.JobRecords(work, job)
+	recs, err := JobRecords(work, job)
 	if err != nil {
 		return err
 	}
@@ -629,21 +678,21 @@ func commitJob(ctx context.Context, out string, job *rewriter.Job, env Env, ds r
 	// before anything is committed.
 	files := make(chan string, len(job.Manifest.Variables))
 	synced := make(chan error, 1)
-	go func() { synced <- rewriter.SyncStage(job, files) }()
+	go func() { synced <- SyncStage(job, files) }()
 	waitSynced := sync.OnceValue(func() error { return <-synced })
 	defer waitSynced()
-	err = rewriter.JoinParts(ctx, work, job, recs, func(path string) { files <- path })
+	err = rewriter.JoinParts(ctx, &job.Plan, stage, partPaths(work, job), recs, func(path string) { files <- path })
 	close(files)
 	if err != nil {
 		return err
 	}
 	pipeline := job.PipelineDigests()
 	if pipeline {
-		rewriter.WriteIOSummary(logw, job.Manifest.IO)
+		WriteIOSummary(logw, job.Manifest.IO)
 	} else {
 		job.Manifest.IO = journalIO(job, recs)
 	}
-	if err := rewriter.StageManifest(work, job); err != nil {
+	if err := StageManifest(work, job); err != nil {
 		return err
 	}
 	// --digest as the user asked it (an in-memory job with verification
@@ -705,7 +754,7 @@ func commitJob(ctx context.Context, out string, job *rewriter.Job, env Env, ds r
 			checks = nil
 		}
 	}
-	job.Manifest.Report = rewriter.BuildReport(work, out, job, recs, checks, verified, start)
+	job.Manifest.Report = BuildReport(work, out, job, recs, checks, verified, start)
 	if env.Report != "" {
 		if err := writeReport(env.Report, job.Manifest.Report); err != nil {
 			return err
@@ -719,11 +768,11 @@ func commitJob(ctx context.Context, out string, job *rewriter.Job, env Env, ds r
 	v := env.Verify
 	job.Manifest.Verified = &v
 	disp.Phase("commit")
-	rec := rewriter.CommitRecord{Job: job.ID, Signature: job.Signature, Inputs: job.Inputs}
+	rec := CommitRecord{Job: job.ID, Signature: job.Signature, Inputs: job.Inputs}
 	if err := waitSynced(); err != nil {
 		return err
 	}
-	if err := rewriter.CommitStage(work, out, &job.Manifest, rec); err != nil {
+	if err := CommitStage(work, out, &job.Manifest, rec); err != nil {
 		return err
 	}
 	if !pipeline {
@@ -736,7 +785,7 @@ func commitJob(ctx context.Context, out string, job *rewriter.Job, env Env, ds r
 // journalIO is the io section a journaled job's manifest can honestly
 // have (catalog.ManifestIO's From "journal"): sums over its units' journal
 // records (recs by unit), the logical bytes of the units they name.
-func journalIO(job *rewriter.Job, recs map[int]rewriter.JournalRecord) *catalog.ManifestIO {
+func journalIO(job *Job, recs map[int]rewriter.UnitRecord) *catalog.ManifestIO {
 	p := &catalog.ManifestIO{From: "journal"}
 	var ns int64
 	for _, u := range job.Units {
@@ -756,15 +805,15 @@ func journalIO(job *rewriter.Job, recs map[int]rewriter.JournalRecord) *catalog.
 // journalCheck is commit's check of a journaled job: the joined stage read
 // back through its reader (a catalog in verify.db, removed after), every
 // unit against its journal record, and the digests into the manifest
-// (rewriter.CheckUnits).
-func journalCheck(ctx context.Context, out string, job *rewriter.Job, recs map[int]rewriter.JournalRecord, env Env) (map[string]string, bool, error) {
+// (CheckUnits).
+func journalCheck(ctx context.Context, out string, job *Job, recs map[int]rewriter.UnitRecord, env Env) (map[string]string, bool, error) {
 	work := WorkDir(out)
 	outDB := filepath.Join(work, "verify.db")
 	outDS, outStore, err := BuildCatalog(ctx, filepath.Join(work, "stage"), outDB, reader.Options{})
 	if err != nil {
 		return nil, false, err
 	}
-	checks, ok, err := rewriter.CheckUnits(ctx, job, recs, outStore, outDS, env.Jobs, env.MaxMem, env.log())
+	checks, ok, err := CheckUnits(ctx, job, recs, outStore, outDS, env.Jobs, env.MaxMem, env.log())
 	outStore.Close()
 	outDS.Close()
 	os.Remove(outDB)

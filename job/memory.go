@@ -2,8 +2,6 @@ package job
 
 import (
 	"runtime/debug"
-
-	"relayout/rewriter"
 )
 
 // releaseRewrite gives back what an in-memory job's rewrite holds once its
@@ -15,7 +13,7 @@ import (
 // peak RSS for --max-mem 1GiB on the 1.5 GB BP4 input of issue 19. (The
 // input's idle run buffers stay: the verifier reads through the same
 // source and reuses them.)
-func releaseRewrite(job *rewriter.Job) {
+func releaseRewrite(job *Job) {
 	job.Release()
 	debug.FreeOSMemory()
 }

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"relayout/catalog"
-	"relayout/rewriter"
 )
 
 // WorkDir is OUT's work directory, OUT/.relayout (see doc.go).
@@ -18,30 +17,30 @@ func WorkDir(out string) string { return filepath.Join(out, ".relayout") }
 
 // settleOut is the first step, under OUT's lock, of every command that
 // writes OUT (run, run --resume, plan -o): it finishes a commit that was
-// interrupted (rewriter.RollForward), then, when OUT holds a finished
+// interrupted (RollForward), then, when OUT holds a finished
 // output: with force, takes it apart so that this job replaces it (the old
-// manifest first, rewriter.Uncommit, and the old job); otherwise reports
+// manifest first, Uncommit, and the old job); otherwise reports
 // done when that output was made with the same options from the same input
 // files (sizes and modification times), and refuses (exit 2) naming the
 // difference when not. sig is this command's job signature, in the input
 // path inAbs; "" (plan -o) takes any finished output as done.
 func settleOut(inAbs, out, sig string, force bool, logw io.Writer) (done bool, err error) {
 	work := WorkDir(out)
-	rolled, err := rewriter.RollForward(work, out)
+	rolled, err := RollForward(work, out)
 	if err != nil {
 		return false, err
 	}
 	if rolled {
 		fmt.Fprintf(logw, "%s: finished the commit a killed relayout had begun\n", out)
 	}
-	if !rewriter.Committed(work, out) {
+	if !Committed(work, out) {
 		return false, nil
 	}
 	if force {
-		if err := rewriter.Uncommit(work, out); err != nil {
+		if err := Uncommit(work, out); err != nil {
 			return false, err
 		}
-		if err := os.Remove(filepath.Join(work, rewriter.JobFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := os.Remove(filepath.Join(work, JobFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return false, err
 		}
 		return false, nil
@@ -50,18 +49,18 @@ func settleOut(inAbs, out, sig string, force bool, logw io.Writer) (done bool, e
 		fmt.Fprintf(logw, "%s: done (committed already; nothing to do)\n", out)
 		return true, nil
 	}
-	rec, _, err := rewriter.ReadCommitRecord(work)
+	rec, _, err := ReadCommitRecord(work)
 	if err != nil {
 		return false, Usagef("%s holds a finished output without a readable commit record (%v): use --force to replace it", out, err)
 	}
 	if d := SignatureDiff(rec.Signature, sig); d != "" {
 		return false, Usagef("%s holds an output made with other options or input (%s): rerun with those, or use --force to replace it", out, d)
 	}
-	now, err := rewriter.InputFiles(inAbs)
+	now, err := InputFiles(inAbs)
 	if err != nil {
 		return false, err
 	}
-	if d := rewriter.InputsDiffer(rec.Inputs, now); d != "" {
+	if d := InputsDiffer(rec.Inputs, now); d != "" {
 		return false, Usagef("%s was made from input files that have changed since (%s): use --force to rewrite it", out, d)
 	}
 	fmt.Fprintf(logw, "%s: done (committed already with the same options and input files; nothing to do)\n", out)
@@ -70,8 +69,8 @@ func settleOut(inAbs, out, sig string, force bool, logw io.Writer) (done bool, e
 
 // lockOut takes OUT's exclusive lock (plan -o, commit, run), explaining a
 // stale one left by a killed job.
-func lockOut(out, cmd string, logw io.Writer) (*rewriter.Lock, error) {
-	l, err := rewriter.LockExclusive(filepath.Join(WorkDir(out), "lock"), cmd)
+func lockOut(out, cmd string, logw io.Writer) (*Lock, error) {
+	l, err := LockExclusive(filepath.Join(WorkDir(out), "lock"), cmd)
 	if err != nil {
 		return nil, err
 	}
@@ -84,8 +83,8 @@ func lockOut(out, cmd string, logw io.Writer) (*rewriter.Lock, error) {
 // existingJob returns OUT's job when one exists: nil when none; an error
 // when it was planned with other options (unless force: then nil, and the
 // caller plans again).
-func existingJob(out string, spec Spec, force bool) (*rewriter.Job, error) {
-	job, err := rewriter.LoadJob(WorkDir(out))
+func existingJob(out string, spec Spec, force bool) (*Job, error) {
+	job, err := LoadJob(WorkDir(out))
 	if errors.Is(err, catalog.ErrNotFound) {
 		return nil, nil
 	}
@@ -197,7 +196,7 @@ func interrupted(ctx context.Context, err error, out string, journaled bool) err
 		}
 		return nil
 	})
-	if rewriter.Committed(work, out) {
+	if Committed(work, out) {
 		return err
 	}
 	if _, e := os.Stat(filepath.Join(work, "committing")); e == nil {

@@ -8,7 +8,7 @@ import (
 
 // Digests gathered band by band.
 //
-// A dataset's digest (sha256, blake3 or xxh64: Job.Digest) is that of its logical
+// A dataset's digest (sha256, blake3 or xxh64: Plan.Digest) is that of its logical
 // array in row-major order, taken in the pipeline from each unit as it is
 // written when the units are row-major runs of the array. Boxes of chunks
 // split below a chunk row (units) and cuboids' pieces are not, but they come band by

@@ -187,7 +187,7 @@ const (
 
 func (o Options) maxMem() int64 {
 	if o.MaxMem <= 0 {
-		return DefaultMaxMem
+		return defaultMaxMem
 	}
 	return o.MaxMem
 }

@@ -165,7 +165,7 @@ func TestRunCancelNoLeaks(t *testing.T) {
 		src := &slowSource{fakeSource: inSrc, cancel: cancel}
 		stage := filepath.Join(dir, fmt.Sprint("stage", jobs))
 		mon := NewMonitor()
-		stop := ShowProgress(mon, "json", new(bytes.Buffer))
+		stop := showProgress(mon, "json", new(bytes.Buffer))
 		_, err := Run(ctx, in, src, stage, Options{Jobs: jobs, MaxMem: 16000, Version: "x", Monitor: mon})
 		stop()
 		cancel()

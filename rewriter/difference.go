@@ -8,11 +8,12 @@ import (
 	"relayout/catalog"
 )
 
-// difference is a mismatch found by a check (the commit's journal check,
-// the comparison of overlapping blocks): a result, not an I/O error.
-type difference struct{ msg string }
+// Difference is a mismatch a read back finds (ReadBack.Dataset: a dataset
+// missing from the output or of another shape, or what the caller's check
+// of a unit refuses): a result, not an I/O error. Msg names what differs.
+type Difference struct{ Msg string }
 
-func (d *difference) Error() string { return d.msg }
+func (d *Difference) Error() string { return d.Msg }
 
 func where(k catalog.Key) string {
 	return fmt.Sprintf("%s step %d level %d", k.Var, k.Step, k.Level)

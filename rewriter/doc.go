@@ -1,9 +1,28 @@
-// Package rewriter executes the plan: for every variable of a catalog it
-// assembles slabs from the input blocks, writes one read-optimized HDF5 file
-// per variable, records a manifest and moves the result into place (Commit).
+// Package rewriter executes a prepared plan, and nothing else: for every
+// variable of a catalog it assembles slabs from the input blocks and writes
+// one read-optimized HDF5 file per variable into a stage directory, with
+// the manifest to be (Plan.Manifest). The job's lifecycle — the work
+// directory, locks, job.json, journals, the commit record and the moves
+// into OUT, the stage's manifest, syncs and report — is package job's,
+// which drives this one through a few names:
+//
+//	Prepare        the stage's files and the Plan: datasets, units, shards
+//	RewriteShard   one Shard's units through the engine; each finished
+//	               unit's UnitRecord to the Shard's Journal (an interface:
+//	               job's journal file), or kept by an in-memory Plan
+//	JoinParts      the part files' chunks into the files, each renamed to
+//	               its final name in the stage
+//	Plan.ReadBack  the joined stage read back, unit by unit, for job's
+//	               check of each unit against its record (damage between
+//	               write and commit; a Difference when one differs), and
+//	               the datasets' digests
+//	Options, PrepareOptions, Monitor (NewMonitor, Progress), FileLayout,
+//	RemoveTemps
+//
+// The rewriter imports neither job nor reader: job passes plain values
+// (the stage, the part files, the units done before) and the Journal.
 // Proving that every element arrived is package verify's, which shares no
-// code with this package; the commit's CheckUnits only checks each unit
-// against its journal record (damage between write and commit).
+// code with this package.
 //
 // # Output
 //
@@ -106,7 +125,7 @@
 // component (an iteration without particles) is an empty dataset of its own. A virtual dataset whose source
 // file is missing reads as its fill value without an error, so the manifest
 // lists the files series.h5 needs (series_files) and package verify checks
-// them; Commit moves series.h5 with the rest.
+// them; the job's commit moves series.h5 with the rest.
 //
 // # File systems
 //
@@ -121,15 +140,13 @@
 //
 // A file is written as <stage>/.<name>.h5.tmp, synced once, then renamed
 // (an in-memory job, redone whole after a crash, renames it first and
-// syncs it while other files' chunks are joined and its output is
-// verified: SyncStage, before the commit); the
-// manifest is written last, also through a synced temporary file. The commit
-// (commitlog.go) is one journaled step: a commit record listing every rename
-// (stage -> OUT, the manifest last) is made durable before the first rename,
-// and whichever command next takes OUT's lock rolls an interrupted commit
-// forward, so a kill at any instant leaves OUT recoverable to the same
-// output. A rename replaces a file of the same name: whether OUT may be
-// replaced (--force) is decided before any work, by the caller.
+// leaves its sync to the job, which syncs it while other files' chunks are
+// joined and its output is verified: job's SyncStage, before the commit).
+// A journaled shard's data is synced before the Journal writes the records
+// naming it (the engine's sync, handed over by Journal.SetSync). The
+// manifest, the commit record and the renames into OUT are the job's
+// (job/commitlog.go): a kill at any instant leaves OUT recoverable to the
+// same output.
 //
 // # Holes and overlapping blocks
 //
@@ -153,7 +170,7 @@
 // One engine (engine.go) executes every job, whether in memory (relayout
 // run: Prepare with PrepareOptions.InMemory, the one shard in this
 // process, JoinParts in place) or journaled (run --resume; plan -o,
-// rewrite --shard, commit): Prepare writes each file's structure and
+// rewrite --shard, commit; the journals are job's): Prepare writes each file's structure and
 // cuts every dataset into work units; a shard runs its units dataset after
 // dataset. Within a dataset, up to Options.Jobs goroutines assemble units
 // (reading blocks through the catalog.Source, which is safe for concurrent
@@ -230,6 +247,6 @@
 //
 // The package must not parse input formats (readers do, through
 // catalog.Source) and calls HDF5 only through internal/h5. It imports
-// planner, catalog and internal packages, never reader (layering_test.go at
-// the module root enforces the layering).
+// planner, catalog and internal packages, never reader or job
+// (layering_test.go at the module root enforces the layering).
 package rewriter

@@ -34,63 +34,107 @@ import (
 //
 // Only compressed and sparse (partly covered: unwritten chunks take no
 // bytes) chunked datasets go through part files. The digest of a dataset
-// (Job.Digest of the logical array, row-major little-endian) is taken by the
+// (Plan.Digest of the logical array, row-major little-endian) is taken by the
 // pipeline when the units are row-major runs of the array, or gathered band
 // by band from the units in memory when they come band by band (tiles,
 // boxes of chunks; banddigest.go) and the band buffers fit the budget, else
 // read back from the file band by band (contiguous tiles, chunk rows), else
 // (encoded chunks, cuboids) from a read-only pass over the input. An in-memory job asks
 // for it (one shard holds every unit); sharded jobs journal each unit's digest
-// instead and commit (CheckUnits) hashes the joined output.
+// instead and commit (job's CheckUnits, through ReadBack) hashes the joined output.
 
-// Dataset kinds (JobDataset.Kind).
+// Dataset kinds (Dataset.Kind).
 const (
-	KindContiguous = "contiguous"
-	KindChunks     = "chunks" // raw chunks allocated when the file is prepared
-	KindParts      = "parts"  // encoded chunks via the part files and JoinParts
-	KindMerged     = "merged"
+	kindContiguous = "contiguous"
+	kindChunks     = "chunks" // raw chunks allocated when the file is prepared
+	kindParts      = "parts"  // encoded chunks via the part files and JoinParts
+	kindMerged     = "merged"
 )
 
 // JobCuboid is one cuboid dataset of a partially covered merged array.
-type JobCuboid struct {
+type Cuboid struct {
 	Lower []int64 `json:"lower"`
 	Count []int64 `json:"count"`
 	Addr  int64   `json:"addr"`
 }
 
 // kind is d.Kind, or what a job from before kinds meant.
-func (d *JobDataset) kind() string {
+func (d *Dataset) kind() string {
 	switch {
 	case d.Kind != "":
 		return d.Kind
 	case d.Chunk != nil:
-		return KindParts
+		return kindParts
 	}
-	return KindContiguous
+	return kindContiguous
 }
 
-// unitLog takes the record of every finished unit: a shard's Journal, or
-// memLog in an in-memory job.
-type unitLog interface {
-	Add(JournalRecord) error
+// StoredBlocks is how many blocks d's data is stored as, but for the
+// chunks of kindParts units (their records list them): every chunk of
+// kindChunks, each cuboid dataset of a merged array (or its one dataset),
+// one contiguous dataset. The report's blocks_out.
+func (d *Dataset) StoredBlocks() int {
+	switch d.kind() {
+	case kindParts:
+		return 0
+	case kindChunks:
+		return int(product(chunkGrid(d.Shape, d.Chunk)))
+	case kindMerged:
+		return max(len(d.Cuboids), 1)
+	}
+	return 1
+}
+
+// UnitRecord is what the engine records of one finished unit: its
+// digest, where its encoded chunks went, what it cost. A journaled shard's
+// records go to its Journal (package job writes them to the shard's
+// journal file), an in-memory job's stay in memory.
+type UnitRecord struct {
+	Unit      int        `json:"u"`
+	Sum       string     `json:"sha,omitempty"` // digest (Plan.Digest) of the unit's logical bytes (row-major little-endian)
+	Chunks    []ChunkRef `json:"c,omitempty"`
+	PartEnd   int64      `json:"pe,omitempty"` // part file length after this unit
+	Nanos     int64      `json:"ns,omitempty"`
+	BlocksIn  int        `json:"bi,omitempty"`
+	ReadBytes int64      `json:"rb,omitempty"`
+	Written   int64      `json:"wb,omitempty"`
+}
+
+// ChunkRef locates one encoded chunk a shard wrote to its part file.
+type ChunkRef struct {
+	Offset []int64 `json:"o"` // chunk's first element in the dataset
+	Pos    int64   `json:"p"` // byte position in the part file
+	Len    int64   `json:"l"`
+}
+
+// Journal takes the record of every unit a journaled shard finishes (the
+// shard's journal, package job's). Records may be kept and written in
+// batches: before a batch is made durable the journal calls the function
+// RewriteShard gave it (SetSync), which makes the data of the batch's
+// units durable, so that a record never names data a crash can lose.
+// RewriteShard flushes it before it returns, and gives it a nil sync then.
+type Journal interface {
+	SetSync(sync func() error)
+	Add(UnitRecord) error
 	Flush() error
 }
 
 // memLog keeps the records in memory (an in-memory job: nothing to resume).
-type memLog struct{ recs map[int]JournalRecord }
+type memLog struct{ recs map[int]UnitRecord }
 
-func (l *memLog) Add(r JournalRecord) error { l.recs[r.Unit] = r; return nil }
-func (l *memLog) Flush() error              { return nil }
+func (l *memLog) SetSync(func() error)   {}
+func (l *memLog) Add(r UnitRecord) error { l.recs[r.Unit] = r; return nil }
+func (l *memLog) Flush() error           { return nil }
 
 // engine executes one shard's units.
 type engine struct {
 	store *catalog.Store
 	src   catalog.Source
-	job   *Job
+	job   *Plan
 	stage string
 	part  string // the shard's part file
 	opts  Options
-	log   unitLog
+	log   Journal
 	// unitSums: journal each unit's digest (commit checks the output
 	// against them). digests: take each dataset's digest (in memory).
 	unitSums, digests bool
@@ -164,7 +208,7 @@ func (e *engine) finishFile(name string) error {
 	return err
 }
 
-func (e *engine) file(d *JobDataset) (*os.File, int64, error) {
+func (e *engine) file(d *Dataset) (*os.File, int64, error) {
 	f := e.files[d.File]
 	if f == nil {
 		var err error
@@ -289,7 +333,7 @@ func (e *engine) groups(ctx context.Context, gs []unitGroup) error {
 	for round := range 2 {
 		for i, g := range gs {
 			k := e.job.Datasets[g.di].kind()
-			if (k == KindParts || k == KindMerged) == (round == 0) {
+			if (k == kindParts || k == kindMerged) == (round == 0) {
 				order = append(order, i)
 			}
 		}
@@ -391,7 +435,7 @@ func (e *engine) setupPass(ctx context.Context, di int, a *catalog.Array, us []*
 	k := d.key()
 	var err error
 	kind := d.kind()
-	if kind == KindMerged {
+	if kind == kindMerged {
 		a = disjointBlocks(a) // cuboids (and a virtual dataset's sources) must not overlap
 	}
 	size := int64(a.DType.Size)
@@ -403,7 +447,7 @@ func (e *engine) setupPass(ctx context.Context, di int, a *catalog.Array, us []*
 			return nil, arrayErr(k, err)
 		}
 	}
-	if err := checkUnitBudget(e.opts, job.largestUnit(us), kind == KindParts); err != nil {
+	if err := checkUnitBudget(e.opts, job.largestUnit(us), kind == kindParts); err != nil {
 		return nil, arrayErr(k, err)
 	}
 	digest := e.digests && whole && e.opts.Digest != catalog.NoDigest
@@ -414,7 +458,7 @@ func (e *engine) setupPass(ctx context.Context, di int, a *catalog.Array, us []*
 	var bands *bandDigest // the digest gathered band by band (banddigest.go)
 	// Contiguous tiles are read back from the file instead (readbackBytes):
 	// the same CPU time as a band's copy, without the band's memory.
-	if digest && !rowMajor && kind != KindContiguous {
+	if digest && !rowMajor && kind != kindContiguous {
 		if bd := newBandDigest(a.Shape, a.DType.Size, boxes); bd != nil && bd.bytes <= e.bandLeft {
 			bands, e.bandLeft = bd, e.bandLeft-bd.bytes
 		}
@@ -430,7 +474,7 @@ func (e *engine) setupPass(ctx context.Context, di int, a *catalog.Array, us []*
 
 	var f *os.File
 	var fsize int64
-	if kind != KindParts {
+	if kind != kindParts {
 		if f, fsize, err = e.file(d); err != nil {
 			return nil, err
 		}
@@ -449,7 +493,7 @@ func (e *engine) setupPass(ctx context.Context, di int, a *catalog.Array, us []*
 		}
 	}
 	switch kind {
-	case KindContiguous:
+	case kindContiguous:
 		if err := outside(d.Addr, product(a.Shape)*size); err != nil {
 			return nil, err
 		}
@@ -468,7 +512,7 @@ func (e *engine) setupPass(ctx context.Context, di int, a *catalog.Array, us []*
 			sumOf(buf, &o)
 			return o, writeBox(f, d.Addr, a.Shape, slab, buf, a.DType.Size, mon)
 		}
-	case KindMerged:
+	case kindMerged:
 		if d.Cuboids == nil {
 			err = outside(d.Addr, product(a.Shape)*size)
 		}
@@ -480,7 +524,7 @@ func (e *engine) setupPass(ctx context.Context, di int, a *catalog.Array, us []*
 		if err != nil {
 			return nil, err
 		}
-	case KindChunks:
+	case kindChunks:
 		chunk := d.Chunk
 		if err := e.opts.checkChunkBudget(chunk, a.DType.Size); err != nil {
 			return nil, arrayErr(k, err)
@@ -535,7 +579,7 @@ func (e *engine) setupPass(ctx context.Context, di int, a *catalog.Array, us []*
 				return err
 			})
 		}
-	case KindParts:
+	case kindParts:
 		if err := e.opts.checkChunkBudget(d.Chunk, a.DType.Size); err != nil {
 			return nil, arrayErr(k, err)
 		}
@@ -583,7 +627,7 @@ func (e *engine) setupPass(ctx context.Context, di int, a *catalog.Array, us []*
 	ps.part.sink = func(slab catalog.Box, buf []byte, o unitOut) error {
 		u := us[i]
 		i++
-		rec := JournalRecord{Unit: u.ID, Sum: o.sum}
+		rec := UnitRecord{Unit: u.ID, Sum: o.sum}
 		if x != nil {
 			x.each(slab, func(b int) {
 				rec.BlocksIn++
@@ -592,7 +636,7 @@ func (e *engine) setupPass(ctx context.Context, di int, a *catalog.Array, us []*
 		}
 		var err error
 		switch kind {
-		case KindMerged:
+		case kindMerged:
 			if d.Cuboids == nil {
 				err = writeBox(f, d.Addr, a.Shape, slab, buf, a.DType.Size, mon)
 				break
@@ -603,7 +647,7 @@ func (e *engine) setupPass(ctx context.Context, di int, a *catalog.Array, us []*
 				rel.Lower[d] = slab.Lower[d] - c.Lower[d]
 			}
 			err = writeBox(f, c.Addr, c.Count, rel, buf, a.DType.Size, mon)
-		case KindParts:
+		case kindParts:
 			for _, c := range o.chunks {
 				t := time.Now()
 				if _, err = writeAt(e.partFile, c.data, e.partEnd); err != nil {
@@ -623,15 +667,15 @@ func (e *engine) setupPass(ctx context.Context, di int, a *catalog.Array, us []*
 		if err != nil {
 			return err
 		}
-		if kind != KindParts {
+		if kind != kindParts {
 			e.dirty[f] = true
 			rec.Written = int64(len(buf))
 			e.early.wrote(f, rec.Written)
 		}
-		if (kind == KindContiguous || kind == KindChunks) && endsRows(slab, a.Shape) {
+		if (kind == kindContiguous || kind == kindChunks) && endsRows(slab, a.Shape) {
 			// rows up to this unit's end are all written
 			end := slab.Lower[0] + slab.Count[0]
-			if kind == KindChunks {
+			if kind == kindChunks {
 				startWriteback(f, 0, 0) // the chunks are spread over the file
 				if back != nil {
 					back.add(rowsDone, end)
@@ -706,17 +750,17 @@ func endsRows(slab catalog.Box, shape []int64) bool {
 
 // checkUnit refuses a unit of a damaged job.json: a box outside the dataset
 // (or its cuboid), of another rank, or a cuboid that does not exist.
-func (j *Job) checkUnit(u *Unit, shape []int64) error {
+func (j *Plan) checkUnit(u *Unit, shape []int64) error {
 	d := &j.Datasets[u.Dataset]
 	b := j.box(u)
 	bad := func(what string) error {
-		return fmt.Errorf("%s: unit %d %v: %s: %w", JobFile, u.ID, b, what, catalog.ErrCorrupt)
+		return fmt.Errorf("job.json: unit %d %v: %s: %w", u.ID, b, what, catalog.ErrCorrupt)
 	}
 	if len(b.Lower) != len(shape) || len(b.Count) != len(shape) {
 		return bad(fmt.Sprintf("not of rank %d", len(shape)))
 	}
 	within := catalog.Box{Lower: make([]int64, len(shape)), Count: shape}
-	if d.kind() == KindMerged && d.Cuboids != nil {
+	if d.kind() == kindMerged && d.Cuboids != nil {
 		if u.Cuboid < 0 || u.Cuboid >= len(d.Cuboids) {
 			return bad(fmt.Sprintf("cuboid %d of %d", u.Cuboid, len(d.Cuboids)))
 		}

@@ -13,7 +13,8 @@ import (
 
 // TestShardsMatchRun: the synthetic input (several ranks' blocks, byte
 // orders, column-major blocks, scalars) written by Run and by a job of 3
-// shards (Prepare, RewriteShard of each, JobRecords, JoinParts, CheckUnits
+// shards (Prepare, RewriteShard of each with its journal, every unit
+// recorded, JoinParts, the unit check (ReadBack), package verify
 // comparing every element with the input) under budgets small enough for
 // tiles, boxes of chunks and cuboid pieces: the same layouts and digests in
 // both manifests, the dataset kinds the engine promises (raw chunks of
@@ -37,13 +38,13 @@ func TestShardsMatchRun(t *testing.T) {
 		wantKind string // of every covered array (not scalars); partly covered chunked ones: parts
 		readable bool   // by the test's output catalog (catalogOutput)
 	}{
-		{"contiguous", Options{Layout: "contiguous", MaxMem: 16000, Fill: true}, KindContiguous, true},
+		{"contiguous", Options{Layout: "contiguous", MaxMem: 16000, Fill: true}, kindContiguous, true},
 		// Without Fill a partly covered array is chunked, holes unallocated
 		// (planner.HoleLayout): parts, like the sparse chunked arrays.
-		{"holes", Options{Layout: "contiguous", MaxMem: 16000}, KindContiguous, true},
-		{"chunks", Options{LayoutFor: chunk, MaxMem: 64000}, KindChunks, true},
-		{"compressed", Options{LayoutFor: chunk, Deflate: 1, MaxMem: 64000}, KindParts, false},
-		{"merged", Options{Layout: planner.Merged, MaxMem: 16000, Merge: MergeOptions{Scope: planner.ScopeRank}}, KindMerged, false},
+		{"holes", Options{Layout: "contiguous", MaxMem: 16000}, kindContiguous, true},
+		{"chunks", Options{LayoutFor: chunk, MaxMem: 64000}, kindChunks, true},
+		{"compressed", Options{LayoutFor: chunk, Deflate: 1, MaxMem: 64000}, kindParts, false},
+		{"merged", Options{Layout: planner.Merged, MaxMem: 16000, Merge: MergeOptions{Scope: planner.ScopeRank}}, kindMerged, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -56,9 +57,10 @@ func TestShardsMatchRun(t *testing.T) {
 				t.Fatal(err)
 			}
 			work := filepath.Join(dir, "job")
+			stage := filepath.Join(work, "stage")
 			popts := tc.opts
 			popts.Version = "test-1"
-			job, err := Prepare(context.Background(), st, src, work, popts, PrepareOptions{Input: dir, Shards: 3, UnitBytes: 1000})
+			job, err := Prepare(context.Background(), st, src, stage, popts, PrepareOptions{Shards: 3, UnitBytes: 1000})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -69,8 +71,8 @@ func TestShardsMatchRun(t *testing.T) {
 					t.Fatal(err)
 				}
 				want := tc.wantKind
-				if (want == KindChunks || want == KindContiguous && !tc.opts.Fill) && !planner.FullyCovered(a) {
-					want = KindParts // holes cost no bytes
+				if (want == kindChunks || want == kindContiguous && !tc.opts.Fill) && !planner.FullyCovered(a) {
+					want = kindParts // holes cost no bytes
 				}
 				if len(d.Shape) > 0 && d.kind() != want {
 					t.Errorf("%s step %d: kind %s, want %s", d.Var, d.Step, d.kind(), want)
@@ -80,28 +82,30 @@ func TestShardsMatchRun(t *testing.T) {
 			if kinds[tc.wantKind] == 0 {
 				t.Errorf("no dataset of kind %s: %v", tc.wantKind, kinds)
 			}
+			recs := map[int]UnitRecord{}
+			parts := make([]string, 3)
 			for s := range 3 {
-				if _, err := RewriteShard(context.Background(), st, src, work, job, s, 2, tc.opts.MaxMem, nil); err != nil {
+				parts[s] = filepath.Join(work, "parts", fmt.Sprintf("shard-%d-of-3.part", s))
+				sh := Shard{Index: s, Part: parts[s], Done: map[int]bool{}, Journal: &memJournal{recs: recs}}
+				if _, err := RewriteShard(context.Background(), st, src, job, stage, sh, 2, tc.opts.MaxMem, nil); err != nil {
 					t.Fatal(err)
 				}
 			}
-			recs, err := JobRecords(work, job)
-			if err != nil {
+			if err := allFinished(job, recs); err != nil {
 				t.Fatal(err)
 			}
 			for _, r := range recs {
-				if k := job.Datasets[job.Units[r.Unit].Dataset].kind(); len(r.Chunks) > 0 && k != KindParts {
+				if k := job.Datasets[job.Units[r.Unit].Dataset].kind(); len(r.Chunks) > 0 && k != kindParts {
 					t.Fatalf("unit %d of a %s dataset wrote %d chunks to a part file", r.Unit, k, len(r.Chunks))
 				}
 			}
-			if err := JoinParts(context.Background(), work, job, recs, nil); err != nil {
+			if err := JoinParts(context.Background(), job, stage, parts, recs, nil); err != nil {
 				t.Fatal(err)
 			}
-			stage := filepath.Join(work, "stage")
 			if tc.readable {
 				out := catalogOutput(t, stage, &job.Manifest, "")
 				var w bytes.Buffer
-				_, ok, err := CheckUnits(context.Background(), job, recs, out, fileSource{stage}, 2, tc.opts.MaxMem, &w)
+				ok, err := checkUnits(context.Background(), job, recs, out, fileSource{stage}, 2, tc.opts.MaxMem, &w)
 				if err != nil || !ok {
 					t.Fatalf("check: ok=%v err=%v\n%s", ok, err, w.String())
 				}
@@ -129,7 +133,7 @@ func TestShardsMatchRun(t *testing.T) {
 				if c, ok := holes[fmt.Sprint(shape)]; ok {
 					return c
 				}
-				if tc.wantKind == KindChunks || tc.wantKind == KindParts {
+				if tc.wantKind == kindChunks || tc.wantKind == kindParts {
 					l, _ := chunk(&catalog.Array{Shape: shape})
 					return l.Chunk
 				}

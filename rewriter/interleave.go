@@ -206,7 +206,7 @@ func joinSlabs(a, b catalog.Box) (catalog.Box, bool) {
 
 // joinable reports whether datasets x and y may share a pipeline: the same
 // step, level and shape (units of the same region of the same writers).
-func joinable(x, y *JobDataset) bool {
+func joinable(x, y *Dataset) bool {
 	return x.Step == y.Step && x.Level == y.Level && slices.Equal(x.Shape, y.Shape) && len(x.Shape) > 0
 }
 
@@ -222,13 +222,13 @@ type jointGrain struct {
 }
 
 // jointKey names the group of joinable datasets d belongs to.
-func jointKey(d *JobDataset) string { return fmt.Sprint(d.Step, " ", d.Level, " ", d.Shape) }
+func jointKey(d *Dataset) string { return fmt.Sprint(d.Step, " ", d.Level, " ", d.Shape) }
 
 // jointGrains is the grain of every group of joinable datasets (jointKey)
 // of which at least two are contiguous or chunked and one is contiguous or
 // encoded in the part files (those that jointGrain.units cuts; merged
 // datasets keep their cuboids' units, raw chunked ones their tiles).
-func jointGrains(ds []JobDataset) map[string]jointGrain {
+func jointGrains(ds []Dataset) map[string]jointGrain {
 	type group struct {
 		g             jointGrain
 		members, cuts int
@@ -237,7 +237,7 @@ func jointGrains(ds []JobDataset) map[string]jointGrain {
 	for i := range ds {
 		d := &ds[i]
 		kind := d.kind()
-		if len(d.Shape) == 0 || kind == KindMerged {
+		if len(d.Shape) == 0 || kind == kindMerged {
 			continue
 		}
 		k := jointKey(d)
@@ -248,11 +248,11 @@ func jointGrains(ds []JobDataset) map[string]jointGrain {
 		}
 		row := int64(d.ElemSize) * product(d.Shape[1:])
 		switch kind {
-		case KindParts:
+		case kindParts:
 			row *= 2
 			g.cuts++
 			fallthrough
-		case KindChunks:
+		case kindChunks:
 			if len(d.Chunk) > 0 && d.Chunk[0] > 0 {
 				g.g.step = lcm(g.g.step, d.Chunk[0])
 			}
@@ -794,7 +794,7 @@ func (ir itemReads) predict(n, k int, readLimit int64) (calls, bytes int64) {
 // group i holds every unit of its dataset) into the sets written through
 // one pipeline: the groups of joinable datasets (one step, level and
 // shape), each set in the order of its first group.
-func joinGroups(j *Job, groups [][]*Unit, whole []bool) [][]unitGroup {
+func joinGroups(j *Plan, groups [][]*Unit, whole []bool) [][]unitGroup {
 	var sets [][]unitGroup
 	for i, g := range groups {
 		ug := unitGroup{di: g[0].Dataset, us: g, whole: whole[i]}

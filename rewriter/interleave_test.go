@@ -546,14 +546,14 @@ func TestJointRegions(t *testing.T) {
 // of every chunked one's chunk rows, that no block crosses, grown to
 // about a tile of the group; no grain where no band fits.
 func TestJointGrain(t *testing.T) {
-	ds := []JobDataset{
-		{Var: "a", Step: 0, Shape: []int64{64, 16, 16}, ElemSize: 8, Kind: KindContiguous},
-		{Var: "b", Step: 0, Shape: []int64{64, 16, 16}, ElemSize: 4, Kind: KindContiguous},
-		{Var: "c", Step: 0, Shape: []int64{64, 16, 16}, ElemSize: 8, Kind: KindParts, Chunk: []int64{16, 16, 16}},
-		{Var: "m", Step: 0, Shape: []int64{64, 16, 16}, ElemSize: 8, Kind: KindMerged},
-		{Var: "a", Step: 1, Shape: []int64{64, 16, 16}, ElemSize: 8, Kind: KindContiguous},
-		{Var: "b", Step: 1, Shape: []int64{64, 16, 16}, ElemSize: 4, Kind: KindContiguous},
-		{Var: "d", Step: 1, Shape: []int64{64, 16}, ElemSize: 4, Kind: KindContiguous},
+	ds := []Dataset{
+		{Var: "a", Step: 0, Shape: []int64{64, 16, 16}, ElemSize: 8, Kind: kindContiguous},
+		{Var: "b", Step: 0, Shape: []int64{64, 16, 16}, ElemSize: 4, Kind: kindContiguous},
+		{Var: "c", Step: 0, Shape: []int64{64, 16, 16}, ElemSize: 8, Kind: kindParts, Chunk: []int64{16, 16, 16}},
+		{Var: "m", Step: 0, Shape: []int64{64, 16, 16}, ElemSize: 8, Kind: kindMerged},
+		{Var: "a", Step: 1, Shape: []int64{64, 16, 16}, ElemSize: 8, Kind: kindContiguous},
+		{Var: "b", Step: 1, Shape: []int64{64, 16, 16}, ElemSize: 4, Kind: kindContiguous},
+		{Var: "d", Step: 1, Shape: []int64{64, 16}, ElemSize: 4, Kind: kindContiguous},
 	}
 	grains := jointGrains(ds)
 	if g := grains[jointKey(&ds[0])]; g != (jointGrain{step: 16, rowBytes: 256 * (8 + 4 + 16)}) {

@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// FileNames maps variable names to output file names, in the given order
+// fileNames maps variable names to output file names, in the given order
 // (sorted by name, as the store lists them, so the mapping is stable):
 // leading and trailing "/" are dropped, "/" becomes ".", every byte outside
 // [A-Za-z0-9._-] becomes "_", a name that would be empty or hidden (leading
@@ -18,9 +18,9 @@ import (
 // name (deterministic, and the staged ".<name>.tmp" stays within the 255
 // bytes a file name may have); the full name stays in the manifest and the
 // dataset path.
-func FileNames(vars []string) []string {
+func fileNames(vars []string) []string {
 	used := make(map[string]bool, len(vars)+1)
-	used[SeriesName] = true // OUT/series.h5 joins the files
+	used[seriesName] = true // OUT/series.h5 joins the files
 	out := make([]string, len(vars))
 	for i, v := range vars {
 		base := fileBase(v)

@@ -86,59 +86,6 @@ func catalogOutput(t *testing.T, dir string, m *catalog.Manifest, omit string) *
 	return st
 }
 
-func TestCommit(t *testing.T) {
-	dir := t.TempDir()
-	in, inSrc := buildInput(t, dir, inputVars())
-	work, out := filepath.Join(dir, "out", ".relayout"), filepath.Join(dir, "out")
-	stage := filepath.Join(work, "stage")
-	m, err := Run(context.Background(), in, inSrc, stage, Options{Version: "test-1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := CommitStage(work, out, m, CommitRecord{Signature: "sig"}); err != nil {
-		t.Fatal(err)
-	}
-	for _, n := range []string{"B.x.h5", "E_x.h5", "rho.h5", "t.h5", catalog.ManifestName} {
-		if _, err := os.Stat(filepath.Join(out, n)); err != nil {
-			t.Errorf("out: %v", err)
-		}
-		if _, err := os.Stat(filepath.Join(stage, n)); err == nil {
-			t.Errorf("%s still in stage", n)
-		}
-	}
-	if _, err := catalog.ReadManifest(filepath.Join(out, catalog.ManifestName)); err != nil {
-		t.Fatal(err)
-	}
-	if !Committed(work, out) || Committing(work) {
-		t.Fatalf("committed %v, committing %v after the commit", Committed(work, out), Committing(work))
-	}
-	// A second run committed over the first replaces its files (the
-	// caller decided --force up front: Uncommit removed the manifest).
-	if err := Uncommit(work, out); err != nil {
-		t.Fatal(err)
-	}
-	if Committed(work, out) {
-		t.Fatal("committed after Uncommit")
-	}
-	if _, err := os.Stat(filepath.Join(out, catalog.ManifestName)); err == nil {
-		t.Fatal("manifest left by Uncommit")
-	}
-	if m, err = Run(context.Background(), in, inSrc, stage, Options{Version: "test-2"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := CommitStage(work, out, m, CommitRecord{Signature: "sig2"}); err != nil {
-		t.Fatal(err)
-	}
-	got, err := catalog.ReadManifest(filepath.Join(out, catalog.ManifestName))
-	if err != nil || got.Version != "test-2" {
-		t.Fatalf("manifest after the replacing commit: %+v, %v", got, err)
-	}
-	rec, pending, err := ReadCommitRecord(work)
-	if err != nil || pending || rec.Signature != "sig2" || len(rec.Renames) != 6 || rec.Renames[5].To != catalog.ManifestName {
-		t.Fatalf("commit record %+v pending %v: %v", rec, pending, err)
-	}
-}
-
 // verifyOutput checks the output in dir against the input with package
 // verify (the independent verifier run and commit use) within maxMem (0:
 // its default), returning what it printed.

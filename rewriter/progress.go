@@ -7,12 +7,12 @@ import (
 	"time"
 )
 
-// ShowProgress polls a Monitor: "json" prints one JSON line per second
+// showProgress polls a Monitor: "json" prints one JSON line per second
 // (bytes, rate, ETA, current variable); anything else shows nothing.
 // relayout run's own displays (the terminal status line, log lines and
 // typed JSON events) are main's progress.go, which reads the same Monitor. The returned stop function prints the final
 // state and must be called once the run ends.
-func ShowProgress(mon *Monitor, mode string, w io.Writer) (stop func()) {
+func showProgress(mon *Monitor, mode string, w io.Writer) (stop func()) {
 	var tick func(final bool)
 	every := time.Second
 	switch mode {

@@ -20,7 +20,7 @@ type Options struct {
 	Chunks     []int64 // decomposition (chunks per dimension), or nil
 	Deflate    int     // 1-9: chunks are shuffled and deflated at this level (chunked layout only); 0: raw
 	Jobs       int     // slab workers per array; <= 0 means GOMAXPROCS
-	MaxMem     int64   // bytes of slab buffers alive at once; <= 0 means DefaultMaxMem
+	MaxMem     int64   // bytes of slab buffers alive at once; <= 0 means defaultMaxMem
 	Version    string  // relayout version, recorded in files and manifest
 	// Digest is the algorithm of the manifest's digests (the zero value:
 	// sha256) and, in a journaled job, of its units' digests; NoDigest
@@ -83,8 +83,8 @@ func FileLayout(fs fsinfo.Info, varBytes int64, ov fsinfo.Override) fsinfo.Decis
 	return fsinfo.Decide(fs, varBytes, 1, ov)
 }
 
-// DefaultMaxMem is the slab memory budget when Options.MaxMem is unset.
-const DefaultMaxMem = 1 << 30
+// defaultMaxMem is the slab memory budget when Options.MaxMem is unset.
+const defaultMaxMem = 1 << 30
 
 func (o Options) jobs() int {
 	if o.Jobs <= 0 {
@@ -102,14 +102,12 @@ const maxSlabBytes = 32 << 20
 // budget (the size of one slab) is in budget.go.
 
 // RemoveTemps removes the temporary files a failed in-memory job left in
-// its stage (work/stage): no partial file stays, and none under a final
+// its stage: no partial file stays, and none under a final
 // name. A journaled job keeps them for its resume.
-func RemoveTemps(work string) { removeTemps(filepath.Join(work, "stage")) }
-
-func removeTemps(stage string) {
+func RemoveTemps(stage string) {
 	ents, _ := os.ReadDir(stage)
 	for _, e := range ents {
-		if n := e.Name(); n == SeriesName || strings.HasPrefix(n, ".") && (strings.HasSuffix(n, ".tmp") || strings.HasSuffix(n, ".join")) {
+		if n := e.Name(); n == seriesName || strings.HasPrefix(n, ".") && (strings.HasSuffix(n, ".tmp") || strings.HasSuffix(n, ".join")) {
 			os.Remove(filepath.Join(stage, n))
 		}
 	}
@@ -131,28 +129,4 @@ func syncDir(dir string) error {
 	}
 	defer d.Close()
 	return d.Sync()
-}
-
-// writeFileAtomic writes data to dir/name through a synced temporary file.
-func writeFileAtomic(dir, name string, data []byte) error {
-	tmp := filepath.Join(dir, "."+name+".tmp")
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, filepath.Join(dir, name))
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return syncDir(dir)
 }

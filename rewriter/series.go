@@ -11,9 +11,9 @@ import (
 	"relayout/internal/h5"
 )
 
-// SeriesName is the file that joins all per-variable files into one
+// seriesName is the file that joins all per-variable files into one
 // openPMD series.
-const SeriesName = "series.h5"
+const seriesName = "series.h5"
 
 // seriesLink is one dataset of a per-variable file as series.h5 sees it.
 type seriesLink struct {
@@ -58,7 +58,7 @@ type seriesLink struct {
 //
 // It returns what was left out and the files series.h5 reads through.
 func writeSeries(stage string, root []catalog.Attr, files []string, links [][]seriesLink) (skipped, used []string, err error) {
-	tmp := filepath.Join(stage, "."+SeriesName+".tmp")
+	tmp := filepath.Join(stage, "."+seriesName+".tmp")
 	w, err := h5.Create(tmp)
 	if err != nil {
 		return nil, nil, fmt.Errorf("rewriter: series: %w", err)
@@ -95,7 +95,7 @@ func writeSeries(stage string, root []catalog.Attr, files []string, links [][]se
 				targets = append(targets, l.boxes)
 			}
 			if conflicts(l.path) || l.record != "" && taken[l.record] {
-				skipped = append(skipped, fmt.Sprintf("%s: %s:%s not linked: the path is taken by another variable", SeriesName, files[i], l.path))
+				skipped = append(skipped, fmt.Sprintf("%s: %s:%s not linked: the path is taken by another variable", seriesName, files[i], l.path))
 				continue
 			}
 			if !steps[l.step] {
@@ -164,7 +164,7 @@ func writeSeries(stage string, root []catalog.Attr, files []string, links [][]se
 	if err := syncFile(tmp); err != nil {
 		return nil, nil, fmt.Errorf("rewriter: series: %w", err)
 	}
-	if err := os.Rename(tmp, filepath.Join(stage, SeriesName)); err != nil {
+	if err := os.Rename(tmp, filepath.Join(stage, seriesName)); err != nil {
 		return nil, nil, fmt.Errorf("rewriter: series: %w", err)
 	}
 	done = true

@@ -2,9 +2,6 @@ package rewriter
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -17,20 +14,17 @@ import (
 	"relayout/planner"
 )
 
-// A sharded job splits relayout run into three steps that may run in different
-// processes on different nodes sharing OUT (relayout plan -o, rewrite
-// --shard I/N, commit; relayout run --resume runs all three in one process):
+// A plan is the work of a job cut into units, each assigned to a shard;
+// package job keeps it in OUT/.relayout/job.json, with its journals and
+// locks (the work directory is the job's, job/workdir.go). What the
+// rewriter writes of it, and where:
 //
-//	OUT/.relayout/job.json            the job: datasets, work units, shard of each unit
-//	OUT/.relayout/catalog.db          the input catalog, built once by plan
-//	OUT/.relayout/stage/.<f>.h5.tmp   each variable's file, HDF5 structure written by plan:
-//	                                  contiguous and merged datasets and raw chunks of
-//	                                  covered arrays allocated early at known offsets,
-//	                                  compressed or sparse chunked datasets created empty
-//	OUT/.relayout/stage/series.h5     the series file (external links), written by plan
-//	OUT/.relayout/parts/shard-I-of-N.part     encoded chunks written by shard I
-//	OUT/.relayout/journal/shard-I-of-N.log    finished units of shard I (journal.go)
-//	OUT/.relayout/lock, lock.shard-I-of-N     flocks (lock.go)
+//	<stage>/.<f>.h5.tmp   each variable's file, HDF5 structure written by Prepare:
+//	                      contiguous and merged datasets and raw chunks of
+//	                      covered arrays allocated early at known offsets,
+//	                      compressed or sparse chunked datasets created empty
+//	<stage>/series.h5     the series file (external links), written by Prepare
+//	<part>                encoded chunks written by one shard (Shard.Part)
 //
 // A work unit is a box of one dataset of at most UnitBytes: a run of whole
 // rows (dimension 0), whole chunk rows when chunked, or where those do not
@@ -38,40 +32,25 @@ import (
 // cuboid; the same row bands for the datasets of one step, level and shape
 // (datasetUnits, jointGrain). Shards write contiguous,
 // merged and raw chunked units (of arrays their blocks cover: chunks
-// allocated by plan) with pwrite straight into the prepared file (disjoint
+// allocated by Prepare) with pwrite straight into the prepared file (disjoint
 // byte ranges, no HDF5 call; engine.go), and compressed or sparse chunked
 // units as encoded chunks appended to their own part file: no shard ever
-// touches HDF5 metadata. Commit joins the chunks into a copy of each file
+// touches HDF5 metadata. JoinParts joins the chunks into a copy of each file
 // with H5Dwrite_chunk
 // (a copy, so that a commit killed half-way leaves the prepared file intact
-// and is simply redone), renames each file to its final stage name, checks
-// every unit against the journal and (unless told not to) every element
-// against the input, writes the manifest and moves the files to OUT.
+// and is simply redone) and renames each file to its final stage name;
+// ReadBack reads every unit back for the job's check against its record. The commit that moves
+// the files to OUT is the job's.
 
-// JobSchema names the job.json format.
-const JobSchema = "relayout-job/1"
-
-// File names under OUT/.relayout.
-const (
-	JobFile        = "job.json"
-	committedFile  = "committed"
-	committingFile = "committing"
-)
-
-// ErrIncomplete reports that some shard has not finished its units.
-var ErrIncomplete = errors.New("job not finished")
-
-// Job is OUT/.relayout/job.json.
-type Job struct {
-	Schema    string           `json:"schema"`
-	ID        string           `json:"id"`
-	Input     string           `json:"input"`
-	Vars      []string         `json:"vars,omitempty"` // the reader's variable selection
-	Signature string           `json:"signature"`      // the options planned with, compared on resume
+// Plan is the prepared work of a job: the output datasets (their files'
+// structure written by Prepare), the work units, the shard of each, and
+// the manifest to be. Package job keeps it in job.json (its Job record
+// embeds it); an in-memory plan (PrepareOptions.InMemory) also holds the
+// state of its run until Release.
+type Plan struct {
 	Shards    int              `json:"shards"`
 	UnitBytes int64            `json:"unit_bytes"`
-	Created   time.Time        `json:"created"`
-	Datasets  []JobDataset     `json:"datasets"`
+	Datasets  []Dataset        `json:"datasets"`
 	Units     []Unit           `json:"units"`
 	Manifest  catalog.Manifest `json:"manifest"` // digests and report filled at commit
 	// Digest is the algorithm of the units' digests in the journals and of
@@ -80,12 +59,6 @@ type Job struct {
 	// whose verifier takes them): none; commit checks the units' presence
 	// and shape.
 	Digest catalog.Digest `json:"digest,omitempty"`
-	// LegacyNoDigest is the NoDigest of a job.json written before Digest
-	// (LoadJob reads it as Digest NoDigest).
-	LegacyNoDigest bool `json:"no_digest,omitempty"`
-	// Inputs are the input files as planned (sizes, modification times),
-	// recorded by the commit so that a rerun can tell the output is current.
-	Inputs []InputFile `json:"inputs,omitempty"`
 
 	mem *memJob // an in-memory job's state (PrepareOptions.InMemory)
 }
@@ -94,7 +67,6 @@ type Job struct {
 // job.json, journals and the stage's manifest.
 type memJob struct {
 	opts  Options // with the run's memory budget and Monitor
-	stage string
 	log   *memLog
 	stats []varStats     // by variable, for the per-variable lines
 	sums  map[int]string // dataset -> digest taken by the pipeline
@@ -102,26 +74,27 @@ type memJob struct {
 
 // Release frees what an in-memory job holds (its memory budget's kept
 // buffers); a journaled job holds nothing. The job is not run after.
-func (j *Job) Release() {
+func (j *Plan) Release() {
 	if j != nil && j.mem != nil && j.mem.opts.mem != nil {
 		j.mem.opts.mem.close()
 	}
 }
 
-// stageDir is the job's stage directory.
-func (j *Job) stageDir(work string) string {
-	if j.mem != nil {
-		return j.mem.stage
+// Finished is the record of every unit an in-memory plan's RewriteShard
+// finished, by unit (a journaled plan's are in the journals: nil).
+func (j *Plan) Finished() map[int]UnitRecord {
+	if j.mem == nil {
+		return nil
 	}
-	return filepath.Join(work, "stage")
+	return j.mem.log.recs
 }
 
 // PipelineDigests gives the manifest of an in-memory job the digests its
 // pipeline took (with NoDigest none; an empty dataset the digest of no
 // bytes) and the run's I/O profile (Manifest.IO). It reports false and
 // does nothing for a journaled job, whose digests commit takes from the
-// joined output (CheckUnits).
-func (j *Job) PipelineDigests() bool {
+// joined output (ReadBack).
+func (j *Plan) PipelineDigests() bool {
 	if j.mem == nil {
 		return false
 	}
@@ -140,7 +113,7 @@ func (j *Job) PipelineDigests() bool {
 }
 
 // JobDataset is one output dataset.
-type JobDataset struct {
+type Dataset struct {
 	Var      string  `json:"var"`
 	Step     int64   `json:"step"`
 	Level    int     `json:"level"`
@@ -156,15 +129,15 @@ type JobDataset struct {
 	Addr     int64   `json:"addr"` // contiguous (or covered merged) data's file offset
 	// Kind says how units reach the file (engine.go); "": parts when
 	// Chunk is set, else contiguous.
-	Kind     string      `json:"kind,omitempty"`
-	ObjAddr  uint64      `json:"obj_addr,omitempty"` // chunks: the dataset's object header (its chunk index)
-	Cuboids  []JobCuboid `json:"cuboids,omitempty"`  // merged, partially covered: the cuboid datasets
-	Split    bool        `json:"split,omitempty"`    // units smaller than a row (or a chunk row)
-	BlocksIn int         `json:"blocks_in"`
-	BytesIn  int64       `json:"bytes_in"`
+	Kind     string   `json:"kind,omitempty"`
+	ObjAddr  uint64   `json:"obj_addr,omitempty"` // chunks: the dataset's object header (its chunk index)
+	Cuboids  []Cuboid `json:"cuboids,omitempty"`  // merged, partially covered: the cuboid datasets
+	Split    bool     `json:"split,omitempty"`    // units smaller than a row (or a chunk row)
+	BlocksIn int      `json:"blocks_in"`
+	BytesIn  int64    `json:"bytes_in"`
 }
 
-func (d *JobDataset) key() catalog.Key { return catalog.Key{Var: d.Var, Step: d.Step, Level: d.Level} }
+func (d *Dataset) key() catalog.Key { return catalog.Key{Var: d.Var, Step: d.Step, Level: d.Level} }
 
 // Unit is rows [Lo, Lo+Rows) of one dataset (a scalar: Rows 0, the whole),
 // or the box Lower, Count when set (a tile, a box of chunks, a piece of a
@@ -182,7 +155,7 @@ type Unit struct {
 	Shard   int     `json:"shard"`
 }
 
-func (j *Job) box(u *Unit) catalog.Box {
+func (j *Plan) box(u *Unit) catalog.Box {
 	shape := j.Datasets[u.Dataset].Shape
 	if u.Count != nil {
 		return catalog.Box{Lower: u.Lower, Count: u.Count}
@@ -197,50 +170,31 @@ func (j *Job) box(u *Unit) catalog.Box {
 
 // PrepareOptions says how to cut the job.
 type PrepareOptions struct {
-	Input     string
-	Vars      []string
-	Signature string
 	Shards    int
 	UnitBytes int64 // cap on a unit's size; 0: 16MiB
-	Inputs    []InputFile
 	// InMemory: the job is run at once in this process and never resumed
-	// (relayout run): no job.json, units as large as the budget allows
+	// (relayout run): units as large as the budget allows
 	// (not the journal's granularity), the finished units recorded in
 	// memory, each dataset's digest taken by the pipeline (no unit
 	// sha256), the parts joined in place and each file synced once, while
-	// the output is verified (SyncStage). The job holds the memory budget and the
+	// the output is verified (package job's SyncStage). The plan holds the memory budget and the
 	// Monitor (Options) of the whole run, in force until Release.
 	InMemory bool
 }
 
-// DefaultUnitBytes caps a work unit: the journal's granularity, and what a
+// defaultUnitBytes caps a work unit: the journal's granularity, and what a
 // shard redoes at most per unit after a crash.
-const DefaultUnitBytes = 16 << 20
+const defaultUnitBytes = 16 << 20
 
-// Prepare is relayout plan -o: it empties work's job state, writes every
-// variable's file structure into work/stage, cuts the arrays into units,
-// assigns them to shards and writes work/job.json last (a crash before that
-// leaves no job, and the next plan starts over).
-func Prepare(ctx context.Context, store *catalog.Store, src catalog.Source, work string, opts Options, p PrepareOptions) (*Job, error) {
-	job, err := prepare(ctx, store, src, work, filepath.Join(work, "stage"), opts, p)
-	return job, err
-}
-
-// prepare is Prepare with the stage directory given (an in-memory job's
-// may lie outside work: tests).
-func prepare(ctx context.Context, store *catalog.Store, src catalog.Source, work, stage string, opts Options, p PrepareOptions) (job *Job, err error) {
+// Prepare writes every variable's file structure into stage (created if
+// missing), cuts the arrays into units and assigns them to shards. What
+// the job keeps of it (job.json) and when is package job's.
+func Prepare(ctx context.Context, store *catalog.Store, src catalog.Source, stage string, opts Options, p PrepareOptions) (job *Plan, err error) {
 	if p.Shards < 1 {
 		return nil, fmt.Errorf("rewriter: prepare: %d shards", p.Shards)
 	}
-	for _, n := range []string{JobFile, committedFile, committingFile, "parts", "journal", "stage"} {
-		if err := os.RemoveAll(filepath.Join(work, n)); err != nil {
-			return nil, fmt.Errorf("rewriter: prepare: %w", err)
-		}
-	}
-	for _, d := range []string{stage, filepath.Join(work, "parts"), filepath.Join(work, "journal")} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return nil, fmt.Errorf("rewriter: prepare: %w", err)
-		}
+	if err := os.MkdirAll(stage, 0o755); err != nil {
+		return nil, fmt.Errorf("rewriter: prepare: %w", err)
 	}
 	info, err := store.Info()
 	if err != nil {
@@ -260,12 +214,8 @@ func prepare(ctx context.Context, store *catalog.Store, src catalog.Source, work
 		names[i] = v.Name
 		total += v.Bytes
 	}
-	files := FileNames(names)
-	var id [8]byte
-	rand.Read(id[:])
-	job = &Job{Schema: JobSchema, ID: hex.EncodeToString(id[:]), Input: p.Input, Vars: p.Vars,
-		Signature: p.Signature, Shards: p.Shards, Inputs: p.Inputs, Created: time.Now().UTC().Truncate(time.Second),
-		Digest: opts.Digest}
+	files := fileNames(names)
+	job = &Plan{Shards: p.Shards, Digest: opts.Digest}
 	if p.InMemory {
 		// One budget and Monitor for the whole run (Release closes it).
 		opts = opts.withPipeline(src, vars)
@@ -276,7 +226,7 @@ func prepare(ctx context.Context, store *catalog.Store, src catalog.Source, work
 		}()
 		job.UnitBytes = opts.budget()
 	} else {
-		job.UnitBytes = planner.UnitBytesFor(total, p.Shards, cmpOr(p.UnitBytes, DefaultUnitBytes))
+		job.UnitBytes = planner.UnitBytesFor(total, p.Shards, cmpOr(p.UnitBytes, defaultUnitBytes))
 		opts.unitCap = job.UnitBytes
 	}
 	opts = opts.withMerge()
@@ -298,25 +248,25 @@ func prepare(ctx context.Context, store *catalog.Store, src catalog.Source, work
 		links[i], stats[i] = st.links, st
 		byKey := map[catalog.Key]int{}
 		for e, md := range mv.Datasets {
-			d := JobDataset{Var: v.Name, Step: md.Step, Level: md.Level, VarIndex: i, Entry: e, File: files[i],
-				Path: md.Path, Shape: md.Shape, ElemSize: v.DType.Size, Addr: -1, Kind: KindContiguous}
+			d := Dataset{Var: v.Name, Step: md.Step, Level: md.Level, VarIndex: i, Entry: e, File: files[i],
+				Path: md.Path, Shape: md.Shape, ElemSize: v.DType.Size, Addr: -1, Kind: kindContiguous}
 			t, ok := targets[d.key()]
 			if !ok {
 				return nil, arrayErr(d.key(), fmt.Errorf("no prepared dataset"))
 			}
 			switch {
 			case t.merged != nil:
-				d.Kind, d.Addr = KindMerged, t.merged.addr
+				d.Kind, d.Addr = kindMerged, t.merged.addr
 				if !t.merged.full {
-					d.Cuboids = []JobCuboid{}
+					d.Cuboids = []Cuboid{}
 					for c, u := range t.merged.plan.Units {
-						d.Cuboids = append(d.Cuboids, JobCuboid{Lower: u.Box.Lower, Count: u.Box.Count, Addr: t.merged.addrs[c]})
+						d.Cuboids = append(d.Cuboids, Cuboid{Lower: u.Box.Lower, Count: u.Box.Count, Addr: t.merged.addrs[c]})
 					}
 				}
 			case t.chunks != nil:
-				d.Kind, d.Chunk, d.ObjAddr = KindChunks, md.Chunk, t.chunks.objAddr
+				d.Kind, d.Chunk, d.ObjAddr = kindChunks, md.Chunk, t.chunks.objAddr
 			case md.Layout == planner.Chunked:
-				d.Kind, d.Chunk = KindParts, md.Chunk
+				d.Kind, d.Chunk = kindParts, md.Chunk
 				if opts.Deflate > 0 {
 					d.Deflate, d.Shuffle = opts.Deflate, v.DType.Size > 1
 				}
@@ -384,7 +334,7 @@ func prepare(ctx context.Context, store *catalog.Store, src catalog.Source, work
 	if err != nil {
 		return nil, err
 	}
-	job.Manifest.Series, job.Manifest.SeriesFiles = SeriesName, seriesFiles
+	job.Manifest.Series, job.Manifest.SeriesFiles = seriesName, seriesFiles
 	job.Manifest.Skipped = append(job.Manifest.Skipped, skipped...)
 
 	su := make([]planner.ShardUnit, len(job.Units))
@@ -395,16 +345,8 @@ func prepare(ctx context.Context, store *catalog.Store, src catalog.Source, work
 		job.Units[i].Shard = s
 	}
 	if p.InMemory {
-		job.mem = &memJob{opts: opts, stage: stage, log: &memLog{recs: map[int]JournalRecord{}}, stats: stats,
+		job.mem = &memJob{opts: opts, log: &memLog{recs: map[int]UnitRecord{}}, stats: stats,
 			sums: map[int]string{}}
-		return job, nil
-	}
-	b, err := json.Marshal(job)
-	if err != nil {
-		return nil, fmt.Errorf("rewriter: prepare: %w", err)
-	}
-	if err := writeFileAtomic(work, JobFile, b); err != nil {
-		return nil, fmt.Errorf("rewriter: prepare: %w", err)
 	}
 	return job, nil
 }
@@ -414,17 +356,17 @@ func prepare(ctx context.Context, store *catalog.Store, src catalog.Source, work
 // smaller than a row (a chunk row when chunked). A contiguous or encoded
 // chunked array joinable with others (g: the grain of their group) is cut
 // in the group's row bands where they fit.
-func datasetUnits(a *catalog.Array, d *JobDataset, t contigTarget, g jointGrain, opts Options) (boxes []catalog.Box, cuboid []int, split bool, err error) {
+func datasetUnits(a *catalog.Array, d *Dataset, t contigTarget, g jointGrain, opts Options) (boxes []catalog.Box, cuboid []int, split bool, err error) {
 	size := a.DType.Size
 	switch d.kind() {
-	case KindContiguous:
+	case kindContiguous:
 		if boxes := g.units(a, min(opts.joinLimit(), opts.tileLimit()), opts); boxes != nil {
 			return boxes, nil, false, nil
 		}
 		boxes, _, err = opts.writeUnits(a)
 		split = len(boxes) > 0 && len(a.Shape) > 1 && boxes[0].Count[0] == 1 && boxes[0].Count[1] < a.Shape[1]
 		return boxes, nil, split, err
-	case KindChunks:
+	case kindChunks:
 		layout := planner.Layout{Kind: planner.Chunked, Chunk: d.Chunk}
 		if err := opts.checkChunkBudget(d.Chunk, size); err != nil {
 			return nil, nil, false, err
@@ -434,7 +376,7 @@ func datasetUnits(a *catalog.Array, d *JobDataset, t contigTarget, g jointGrain,
 		chunkBytes := product(d.Chunk) * int64(size)
 		boxes, split, err = units(a.Shape, layout, size, min(max(opts.tileTarget(), chunkBytes), opts.budget()))
 		return boxes, nil, split, err
-	case KindParts:
+	case kindParts:
 		if err := opts.checkChunkBudget(d.Chunk, size); err != nil {
 			return nil, nil, false, err
 		}
@@ -525,57 +467,6 @@ func prepareVariable(ctx context.Context, store *catalog.Store, src catalog.Sour
 	return mv, st, contig, err
 }
 
-// LoadJob reads work/job.json; a missing job wraps catalog.ErrNotFound.
-func LoadJob(work string) (*Job, error) {
-	b, err := os.ReadFile(filepath.Join(work, JobFile))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("rewriter: %s: no prepared job (run relayout plan IN -o OUT --shards N first): %w",
-			filepath.Join(work, JobFile), catalog.ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("rewriter: %w", err)
-	}
-	var j Job
-	if err := json.Unmarshal(b, &j); err != nil || j.Schema != JobSchema {
-		return nil, fmt.Errorf("rewriter: %s: not a %s job: %w", filepath.Join(work, JobFile), JobSchema, catalog.ErrCorrupt)
-	}
-	if j.LegacyNoDigest {
-		j.Digest, j.LegacyNoDigest = catalog.NoDigest, false
-	}
-	for i, u := range j.Units {
-		if u.ID != i || u.Dataset < 0 || u.Dataset >= len(j.Datasets) || u.Shard < 0 || u.Shard >= j.Shards {
-			return nil, fmt.Errorf("rewriter: %s: unit %d (id %d, dataset %d, shard %d) does not fit the job: %w",
-				filepath.Join(work, JobFile), i, u.ID, u.Dataset, u.Shard, catalog.ErrCorrupt)
-		}
-	}
-	return &j, nil
-}
-
-// Committed reports whether the job in work was committed to out.
-func Committed(work, out string) bool {
-	_, err1 := os.Stat(filepath.Join(work, committedFile))
-	_, err2 := os.Stat(filepath.Join(out, catalog.ManifestName))
-	return err1 == nil && err2 == nil
-}
-
-// Committing reports whether a commit began moving files to their final
-// names (a killed commit; RollForward finishes the moves).
-func Committing(work string) bool {
-	_, err := os.Stat(filepath.Join(work, committingFile))
-	return err == nil
-}
-
-// ShardName is "shard-I-of-N".
-func ShardName(shard, n int) string { return fmt.Sprintf("shard-%d-of-%d", shard, n) }
-
-func journalPath(work string, shard, n int) string {
-	return filepath.Join(work, "journal", ShardName(shard, n)+".log")
-}
-
-func partPath(work string, shard, n int) string {
-	return filepath.Join(work, "parts", ShardName(shard, n)+".part")
-}
-
 // ShardStatus is what RewriteShard did.
 type ShardStatus struct {
 	Units, Skipped int   // units of the shard, and those already journaled
@@ -583,7 +474,7 @@ type ShardStatus struct {
 }
 
 // largestUnit is the bytes of the largest of units.
-func (j *Job) largestUnit(units []*Unit) int64 {
+func (j *Plan) largestUnit(units []*Unit) int64 {
 	var n int64
 	for _, u := range units {
 		n = max(n, j.box(u).Elements()*int64(j.Datasets[u.Dataset].ElemSize))
@@ -591,30 +482,44 @@ func (j *Job) largestUnit(units []*Unit) int64 {
 	return n
 }
 
-// RewriteShard runs shard's units that its journal does not list yet
-// through the engine (engine.go), with at most jobs units assembled at once
+// Shard is one shard of a plan as RewriteShard runs it. For a journaled
+// plan package job fills it from its work directory: the shard's journal
+// (what it finished before, and where the next records go) and its part
+// file. An in-memory plan keeps its records itself: Done, PartEnd and
+// Journal are left unset.
+type Shard struct {
+	Index   int
+	Part    string       // the shard's part file: encoded chunks are appended at PartEnd
+	Done    map[int]bool // units finished before (the journal's), skipped
+	PartEnd int64        // the part file's length after them
+	Journal Journal      // takes the record of every unit finished now (journaled)
+}
+
+// RewriteShard runs the units of shard sh that it does not list as done
+// through the engine (engine.go), writing into the prepared files in
+// stage, with at most jobs units assembled at once
 // and every buffer charged to one budget of maxMem bytes (<= 0:
-// DefaultMaxMem). mon, when set, follows it as it follows an in-memory job: the bytes of
+// defaultMaxMem). mon, when set, follows it as it follows an in-memory job: the bytes of
 // the units to write now, the variable being written, the I/O profile.
-// Rerunning a finished shard does nothing. The caller holds the locks.
+// Each finished unit's record goes to sh.Journal, after the unit's data
+// is durable; the journal is flushed before RewriteShard returns, whether
+// it fails or not. The caller holds the locks.
 //
 // An in-memory job (PrepareOptions.InMemory) records its units in memory
-// instead of a journal, under the budget it was prepared with (jobs and
+// instead of a journal (Finished), under the budget it was prepared with (jobs and
 // maxMem are those of Prepare's Options; mon, when set, takes over from
 // Prepare's Monitor and its I/O profile goes into the manifest), takes each
 // dataset's digest in the pipeline instead of each unit's, and syncs each
 // file once, when its last dataset is written, with a line per variable
-// on Options.Progress.
-func RewriteShard(ctx context.Context, store *catalog.Store, src catalog.Source, work string, job *Job,
-	shard, jobs int, maxMem int64, mon *Monitor) (ShardStatus, error) {
+// on Options.Progress. Rerunning it does nothing.
+func RewriteShard(ctx context.Context, store *catalog.Store, src catalog.Source, job *Plan, stage string,
+	sh Shard, jobs int, maxMem int64, mon *Monitor) (ShardStatus, error) {
 	var st ShardStatus
-	done := map[int]bool{}
-	finished := false
-	var partEnd int64
-	var log unitLog
-	var jr *Journal
-	opts, stage := Options{Jobs: jobs, MaxMem: maxMem, Monitor: mon}, job.stageDir(work)
-	jpath := journalPath(work, shard, job.Shards)
+	done := sh.Done
+	partEnd := sh.PartEnd
+	jr := sh.Journal
+	var log Journal = jr
+	opts := Options{Jobs: jobs, MaxMem: maxMem, Monitor: mon}
 	if m := job.mem; m != nil {
 		if mon != nil && mon != m.opts.Monitor {
 			// mon takes over from the Monitor of Prepare (a display
@@ -626,42 +531,23 @@ func RewriteShard(ctx context.Context, store *catalog.Store, src catalog.Source,
 			mon.begin(src, total)
 			m.opts.Monitor = mon
 		}
-		opts, log = m.opts, m.log
+		opts, log, jr = m.opts, m.log, nil
+		done = map[int]bool{}
 		for _, r := range m.log.recs {
 			done[r.Unit] = true
 			partEnd = max(partEnd, r.PartEnd)
 		}
-	} else {
-		if err := os.MkdirAll(filepath.Dir(jpath), 0o755); err != nil {
-			return st, fmt.Errorf("rewriter: %w", err)
-		}
-		recs, err := ReplayJournal(jpath, job.ID)
-		if err != nil {
-			return st, err
-		}
-		for _, r := range recs {
-			if r.Done {
-				finished = true
-				continue
-			}
-			done[r.Unit] = true
-			partEnd = max(partEnd, r.PartEnd)
-		}
+	} else if jr == nil {
+		return st, fmt.Errorf("rewriter: shard %d of a journaled plan without a journal", sh.Index)
 	}
-	mine, whole := job.shardGroups(shard, done, &st)
-	if len(mine) == 0 && (finished || job.mem != nil && len(done) > 0) {
+	mine, whole := job.shardGroups(sh.Index, done, &st)
+	if len(mine) == 0 && job.mem != nil && len(done) > 0 {
 		return st, nil
 	}
-	if err := os.MkdirAll(filepath.Join(work, "parts"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(sh.Part), 0o755); err != nil {
 		return st, fmt.Errorf("rewriter: %w", err)
 	}
 	if job.mem == nil {
-		var err error
-		if jr, err = OpenJournal(jpath, job.ID); err != nil {
-			return st, err
-		}
-		defer jr.Close()
-		log = jr
 		opts.mem = newMemBudget(opts.maxMem())
 		defer opts.mem.close()
 		if mon != nil {
@@ -675,7 +561,7 @@ func RewriteShard(ctx context.Context, store *catalog.Store, src catalog.Source,
 		}
 	}
 	mon = opts.Monitor
-	e := newEngine(store, src, job, stage, partPath(work, shard, job.Shards), opts, log)
+	e := newEngine(store, src, job, stage, sh.Part, opts, log)
 	// In memory: the dataset digests, files synced at commit. Journaled: each
 	// unit's digest (unless --digest none), the data synced before the
 	// journal records naming it.
@@ -686,7 +572,10 @@ func RewriteShard(ctx context.Context, store *catalog.Store, src catalog.Source,
 	}
 	defer e.close()
 	if jr != nil {
-		jr.Sync = e.syncDirty
+		// The journal syncs the engine's files before its records, while
+		// the engine lives.
+		jr.SetSync(e.syncDirty)
+		defer jr.SetSync(nil)
 	}
 	fail := func(err error) (ShardStatus, error) {
 		if jr != nil {
@@ -764,13 +653,10 @@ func RewriteShard(ctx context.Context, store *catalog.Store, src catalog.Source,
 		}
 		return e.st, nil
 	}
-	if err := jr.Add(JournalRecord{Done: true}); err != nil {
-		return e.st, err
-	}
-	return e.st, jr.Close()
+	return e.st, jr.Flush()
 }
 
-func newEngine(store *catalog.Store, src catalog.Source, job *Job, stage, part string, opts Options, log unitLog) *engine {
+func newEngine(store *catalog.Store, src catalog.Source, job *Plan, stage, part string, opts Options, log Journal) *engine {
 	opts.Digest = job.Digest // the job's, in every pipeline and digest pass (a shard's opts carry only its budget)
 	return &engine{store: store, src: src, job: job, stage: stage, part: part, opts: opts, log: log,
 		files: map[string]*os.File{}, dirty: map[*os.File]bool{}, sums: map[int]string{}}
@@ -779,7 +665,7 @@ func newEngine(store *catalog.Store, src catalog.Source, job *Job, stage, part s
 // shardGroups is shard's units not in done, grouped by dataset in job
 // order, and for each group whether it holds every unit of its dataset. It
 // counts the shard's units and those done in st.
-func (j *Job) shardGroups(shard int, done map[int]bool, st *ShardStatus) ([][]*Unit, []bool) {
+func (j *Plan) shardGroups(shard int, done map[int]bool, st *ShardStatus) ([][]*Unit, []bool) {
 	per := map[int]int{}
 	for i := range j.Units {
 		per[j.Units[i].Dataset]++
@@ -809,4 +695,4 @@ func (j *Job) shardGroups(shard int, done map[int]bool, st *ShardStatus) ([][]*U
 
 // InMemory reports whether the job is an in-memory one
 // (PrepareOptions.InMemory).
-func (j *Job) InMemory() bool { return j.mem != nil }
+func (j *Plan) InMemory() bool { return j.mem != nil }

@@ -1,8 +1,6 @@
 package rewriter
 
 import (
-	"fmt"
-	"io"
 	"sync/atomic"
 	"time"
 
@@ -130,40 +128,4 @@ func (m *Monitor) profile(mem *memBudget) *catalog.ManifestIO {
 		io.MaxMem, io.PeakMem = mem.size, mem.peak()
 	}
 	return io
-}
-
-func mb(n int64) float64 { return float64(n) / (1 << 20) }
-
-// WriteIOSummary prints a manifest's I/O profile, Darshan-like (the
-// rewrite's; WriteVerifyIOSummary prints the verify phase's).
-func WriteIOSummary(w io.Writer, p *catalog.ManifestIO) {
-	if p == nil {
-		return
-	}
-	fmt.Fprintf(w, "io: %.1f MiB of arrays in %.2fs (%.0f MiB/s)\n", mb(p.LogicalBytes), p.WallSeconds, mb(p.LogicalBytes)/max(p.WallSeconds, 1e-9))
-	fmt.Fprintf(w, "io: read  %.1f MiB in %d calls (mean %.1f KiB)\n", mb(p.ReadBytes), p.ReadCalls, float64(p.MeanReadBytes)/1024)
-	if p.LibraryReadBlocks > 0 {
-		fmt.Fprintf(w, "io: read  %.1f MiB in %d blocks through the HDF5 library in %.2fs (plugin filters: the slow path, one read at a time)\n",
-			mb(p.LibraryReadBytes), p.LibraryReadBlocks, p.LibraryReadSeconds)
-	}
-	fmt.Fprintf(w, "io: write %.1f MiB in %d calls (mean %.1f KiB)\n", mb(p.WriteBytes), p.WriteCalls, float64(p.MeanWriteBytes)/1024)
-	fmt.Fprintf(w, "io: stage seconds (summed over workers): fetch %.2f, assemble %.2f, encode %.2f, write %.2f, sync %.2f\n",
-		p.FetchSeconds, p.AssembleSeconds, p.EncodeSeconds, p.WriteSeconds, p.SyncSeconds)
-	split := ""
-	if p.Splits > 0 {
-		split = fmt.Sprintf(", %d arrays split below one row or chunk row", p.Splits)
-	}
-	fmt.Fprintf(w, "io: buffers peak %.1f MiB of their budget %.1f MiB (--max-mem less the block lists kept)%s\n", mb(p.PeakMem), mb(p.MaxMem), split)
-}
-
-// WriteVerifyIOSummary prints the verify phase of an I/O profile (its
-// Verify fields), in WriteIOSummary's style: what the verifier read of
-// the input and of the output.
-func WriteVerifyIOSummary(w io.Writer, p *catalog.ManifestIO) {
-	mean := 0.0
-	if p.VerifyReadCalls > 0 {
-		mean = float64(p.VerifyReadBytes) / float64(p.VerifyReadCalls) / 1024
-	}
-	fmt.Fprintf(w, "io: verify read %.1f MiB of input in %d calls (mean %.1f KiB), %.1f MiB of output through HDF5 in %d reads, in %.2fs\n",
-		mb(p.VerifyReadBytes), p.VerifyReadCalls, mean, mb(p.VerifyOutputBytes), p.VerifyOutputReads, p.VerifySeconds)
 }

@@ -1,6 +1,7 @@
-package rewriter
+package job
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 	"testing"
 
 	"relayout/catalog"
+	"relayout/reader"
+	"relayout/rewriter"
 )
 
 // stageFiles makes work/stage with a manifest naming n variable files, each
@@ -165,5 +168,85 @@ func TestInputsDiffer(t *testing.T) {
 	now, _ := InputFiles(dir)
 	if d := InputsDiffer(was, now); !strings.Contains(d, "sub/data.0: 5 bytes, was 4") || !strings.Contains(d, "md.0 is gone") {
 		t.Fatal(d)
+	}
+}
+
+// stageOutput writes the in-memory rewrite of input in (every variable,
+// manifest of the given version) into stage, as a run's commit finds it:
+// the rewriter's Prepare, its one shard, JoinParts, the pipeline's digests
+// and the manifest in the stage.
+func stageOutput(t *testing.T, in, stage, version string) *catalog.Manifest {
+	t.Helper()
+	ctx := context.Background()
+	ds, store, err := BuildCatalog(ctx, in, filepath.Join(t.TempDir(), "catalog.db"), reader.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ds.Close()
+	defer store.Close()
+	plan, err := rewriter.Prepare(ctx, store, ds, stage, rewriter.Options{Version: version}, rewriter.PrepareOptions{Shards: 1, InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plan.Release()
+	part := filepath.Join(t.TempDir(), "shard-0-of-1.part")
+	if _, err := rewriter.RewriteShard(ctx, store, ds, plan, stage, rewriter.Shard{Part: part}, 2, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := rewriter.JoinParts(ctx, plan, stage, []string{part}, plan.Finished(), nil); err != nil {
+		t.Fatal(err)
+	}
+	plan.PipelineDigests()
+	if err := writeManifest(stage, &plan.Manifest); err != nil {
+		t.Fatal(err)
+	}
+	return &plan.Manifest
+}
+
+func TestCommit(t *testing.T) {
+	in := sample(t)
+	dir := t.TempDir()
+	work, out := filepath.Join(dir, "out", ".relayout"), filepath.Join(dir, "out")
+	stage := filepath.Join(work, "stage")
+	m := stageOutput(t, in, stage, "test-1")
+	if err := CommitStage(work, out, m, CommitRecord{Signature: "sig"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"E.x.h5", "E.y.h5", "E.z.h5", "rho.h5", "series.h5", catalog.ManifestName} {
+		if _, err := os.Stat(filepath.Join(out, n)); err != nil {
+			t.Errorf("out: %v", err)
+		}
+		if _, err := os.Stat(filepath.Join(stage, n)); err == nil {
+			t.Errorf("%s still in stage", n)
+		}
+	}
+	if _, err := catalog.ReadManifest(filepath.Join(out, catalog.ManifestName)); err != nil {
+		t.Fatal(err)
+	}
+	if !Committed(work, out) || Committing(work) {
+		t.Fatalf("committed %v, committing %v after the commit", Committed(work, out), Committing(work))
+	}
+	// A second run committed over the first replaces its files (the
+	// caller decided --force up front: Uncommit removed the manifest).
+	if err := Uncommit(work, out); err != nil {
+		t.Fatal(err)
+	}
+	if Committed(work, out) {
+		t.Fatal("committed after Uncommit")
+	}
+	if _, err := os.Stat(filepath.Join(out, catalog.ManifestName)); err == nil {
+		t.Fatal("manifest left by Uncommit")
+	}
+	m = stageOutput(t, in, stage, "test-2")
+	if err := CommitStage(work, out, m, CommitRecord{Signature: "sig2"}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := catalog.ReadManifest(filepath.Join(out, catalog.ManifestName))
+	if err != nil || got.Version != "test-2" {
+		t.Fatalf("manifest after the replacing commit: %+v, %v", got, err)
+	}
+	rec, pending, err := ReadCommitRecord(work)
+	if err != nil || pending || rec.Signature != "sig2" || len(rec.Renames) != 6 || rec.Renames[5].To != catalog.ManifestName {
+		t.Fatalf("commit record %+v pending %v: %v", rec, pending, err)
 	}
 }

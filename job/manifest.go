@@ -1,4 +1,4 @@
-package rewriter
+package job
 
 import (
 	"fmt"
@@ -9,10 +9,10 @@ import (
 func writeManifest(stage string, m *catalog.Manifest) error {
 	b, err := m.Encode() // ends with a newline
 	if err != nil {
-		return fmt.Errorf("rewriter: manifest: %w", err)
+		return fmt.Errorf("job: manifest: %w", err)
 	}
 	if err := writeFileAtomic(stage, catalog.ManifestName, b); err != nil {
-		return fmt.Errorf("rewriter: manifest: %w", err)
+		return fmt.Errorf("job: manifest: %w", err)
 	}
 	return nil
 }

@@ -1,9 +1,11 @@
-package rewriter
+package job
 
 import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"relayout/rewriter"
 )
 
 func TestJournalReplayTruncatedLastRecord(t *testing.T) {
@@ -13,7 +15,7 @@ func TestJournalReplayTruncatedLastRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	for u := range 5 {
-		if err := j.Add(JournalRecord{Unit: u, Sum: "ab"}); err != nil {
+		if err := j.Add(rewriter.UnitRecord{Unit: u, Sum: "ab"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -37,7 +39,7 @@ func TestJournalReplayTruncatedLastRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := j.Add(JournalRecord{Unit: 4, Sum: "cd"}); err != nil {
+	if err := j.Add(rewriter.UnitRecord{Unit: 4, Sum: "cd"}); err != nil {
 		t.Fatal(err)
 	}
 	j.Close()

@@ -1,4 +1,4 @@
-package rewriter
+package job
 
 import (
 	"bufio"
@@ -10,6 +10,8 @@ import (
 	"io"
 	"os"
 	"time"
+
+	"relayout/rewriter"
 )
 
 // A shard's journal lists the work units it finished, so that a rerun of a
@@ -30,37 +32,26 @@ import (
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
-// ChunkRef locates one encoded chunk a shard wrote to its part file.
-type ChunkRef struct {
-	Offset []int64 `json:"o"` // chunk's first element in the dataset
-	Pos    int64   `json:"p"` // byte position in the part file
-	Len    int64   `json:"l"`
-}
-
-// JournalRecord is one finished unit (or the shard's final record).
+// JournalRecord is one record of a journal: the header (Job), a finished
+// unit (the engine's rewriter.UnitRecord, its fields inline) or the
+// shard's final record (Done).
 type JournalRecord struct {
-	Job       string     `json:"job,omitempty"` // header record only
-	Unit      int        `json:"u"`
-	Sum       string     `json:"sha,omitempty"` // digest (Job.Digest) of the unit's logical bytes (row-major little-endian)
-	Chunks    []ChunkRef `json:"c,omitempty"`
-	PartEnd   int64      `json:"pe,omitempty"` // part file length after this unit
-	Nanos     int64      `json:"ns,omitempty"`
-	BlocksIn  int        `json:"bi,omitempty"`
-	ReadBytes int64      `json:"rb,omitempty"`
-	Written   int64      `json:"wb,omitempty"`
-	Done      bool       `json:"done,omitempty"` // the shard finished every unit
+	Job string `json:"job,omitempty"` // header record only
+	rewriter.UnitRecord
+	Done bool `json:"done,omitempty"` // the shard finished every unit
 }
 
-// Journal appends records to one shard's journal file.
+// Journal appends records to one shard's journal file; it is the
+// rewriter.Journal RewriteShard records the shard's finished units in.
 type Journal struct {
 	f       *os.File
 	pending []JournalRecord
 	last    time.Time
-	// Sync makes the data of pending records durable before they are
-	// written (fsync of output and part files).
-	Sync       func() error
-	BatchUnits int
-	BatchEvery time.Duration
+	// sync makes the data of pending records durable before they are
+	// written (fsync of output and part files): the engine's (SetSync).
+	sync       func() error
+	batchUnits int
+	batchEvery time.Duration
 }
 
 // ReplayJournal reads path's valid records (header excluded). A missing file
@@ -72,18 +63,18 @@ func ReplayJournal(path, job string) ([]JournalRecord, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("rewriter: journal: %w", err)
+		return nil, fmt.Errorf("job: journal: %w", err)
 	}
 	defer f.Close()
 	recs, good, err := readRecords(f)
 	if err != nil {
-		return nil, fmt.Errorf("rewriter: journal %s: %w", path, err)
+		return nil, fmt.Errorf("job: journal %s: %w", path, err)
 	}
 	if len(recs) == 0 || recs[0].Job != job {
 		return nil, f.Truncate(0)
 	}
 	if err := f.Truncate(good); err != nil {
-		return nil, fmt.Errorf("rewriter: journal %s: %w", path, err)
+		return nil, fmt.Errorf("job: journal %s: %w", path, err)
 	}
 	return recs[1:], nil
 }
@@ -124,9 +115,9 @@ func readRecords(r io.Reader) ([]JournalRecord, int64, error) {
 func OpenJournal(path, job string) (*Journal, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("rewriter: journal: %w", err)
+		return nil, fmt.Errorf("job: journal: %w", err)
 	}
-	j := &Journal{f: f, last: time.Now(), BatchUnits: 64, BatchEvery: time.Second}
+	j := &Journal{f: f, last: time.Now(), batchUnits: 64, batchEvery: time.Second}
 	if st, err := f.Stat(); err == nil && st.Size() == 0 {
 		if err := j.write([]JournalRecord{{Job: job}}); err != nil {
 			f.Close()
@@ -136,10 +127,25 @@ func OpenJournal(path, job string) (*Journal, error) {
 	return j, nil
 }
 
-// Add queues rec and flushes the batch when it is large or old enough.
-func (j *Journal) Add(rec JournalRecord) error {
+// SetSync sets what makes the data of pending records durable before
+// they are written (nil: nothing).
+func (j *Journal) SetSync(sync func() error) { j.sync = sync }
+
+// Add queues the record of a finished unit and flushes the batch when it
+// is large or old enough.
+func (j *Journal) Add(rec rewriter.UnitRecord) error { return j.add(JournalRecord{UnitRecord: rec}) }
+
+// Finish records that the shard finished every unit, and closes.
+func (j *Journal) Finish() error {
+	if err := j.add(JournalRecord{Done: true}); err != nil {
+		return err
+	}
+	return j.Close()
+}
+
+func (j *Journal) add(rec JournalRecord) error {
 	j.pending = append(j.pending, rec)
-	if len(j.pending) >= j.BatchUnits || time.Since(j.last) >= j.BatchEvery {
+	if len(j.pending) >= j.batchUnits || time.Since(j.last) >= j.batchEvery {
 		return j.Flush()
 	}
 	return nil
@@ -150,9 +156,9 @@ func (j *Journal) Flush() error {
 	if len(j.pending) == 0 {
 		return nil
 	}
-	if j.Sync != nil {
-		if err := j.Sync(); err != nil {
-			return fmt.Errorf("rewriter: journal: sync data: %w", err)
+	if j.sync != nil {
+		if err := j.sync(); err != nil {
+			return fmt.Errorf("job: journal: sync data: %w", err)
 		}
 	}
 	if err := j.write(j.pending); err != nil {
@@ -168,19 +174,26 @@ func (j *Journal) write(recs []JournalRecord) error {
 	for _, r := range recs {
 		p, err := json.Marshal(r)
 		if err != nil {
-			return fmt.Errorf("rewriter: journal: %w", err)
+			return fmt.Errorf("job: journal: %w", err)
 		}
 		buf = binary.LittleEndian.AppendUint32(buf, uint32(len(p)))
 		buf = binary.LittleEndian.AppendUint32(buf, crc32.Checksum(p, crcTable))
 		buf = append(buf, p...)
 	}
 	if _, err := j.f.Write(buf); err != nil {
-		return fmt.Errorf("rewriter: journal: %w", err)
+		return fmt.Errorf("job: journal: %w", err)
 	}
 	if err := j.f.Sync(); err != nil {
-		return fmt.Errorf("rewriter: journal: %w", err)
+		return fmt.Errorf("job: journal: %w", err)
 	}
 	return nil
+}
+
+// abandon closes the file without writing what is pending: records whose
+// data the engine could not make durable.
+func (j *Journal) abandon() {
+	j.pending = nil
+	j.f.Close()
 }
 
 // Close flushes and closes.
@@ -190,4 +203,45 @@ func (j *Journal) Close() error {
 		err = cerr
 	}
 	return err
+}
+
+// JobRecords replays every shard's journal and returns the record of each
+// finished unit (an in-memory job's, kept by its engine, has no journal).
+// When units are missing the error wraps ErrIncomplete and names each
+// unfinished shard and the command that finishes it.
+func JobRecords(work string, job *Job) (map[int]rewriter.UnitRecord, error) {
+	recs := map[int]rewriter.UnitRecord{}
+	if job.InMemory() {
+		recs = job.Finished() // an in-memory job: no journals
+	}
+	for s := 0; !job.InMemory() && s < job.Shards; s++ {
+		rs, err := ReplayJournal(journalPath(work, s, job.Shards), job.ID)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rs {
+			if !r.Done && job.Units[min(max(r.Unit, 0), len(job.Units)-1)].Shard == s {
+				recs[r.Unit] = r.UnitRecord
+			}
+		}
+	}
+	missing := make([]int, job.Shards)
+	total := make([]int, job.Shards)
+	for _, u := range job.Units {
+		total[u.Shard]++
+		if _, ok := recs[u.ID]; !ok {
+			missing[u.Shard]++
+		}
+	}
+	var msgs []error
+	for s := range job.Shards {
+		if missing[s] > 0 {
+			msgs = append(msgs, fmt.Errorf("%s: %d of %d units not done (run: relayout rewrite OUT --shard %d/%d)",
+				ShardName(s, job.Shards), missing[s], total[s], s, job.Shards))
+		}
+	}
+	if len(msgs) > 0 {
+		return recs, fmt.Errorf("job: commit: %w: %w", ErrIncomplete, errors.Join(msgs...))
+	}
+	return recs, nil
 }

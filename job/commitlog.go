@@ -1,4 +1,4 @@
-package rewriter
+package job
 
 import (
 	"encoding/binary"
@@ -96,7 +96,7 @@ func killHook(i int) {
 func InputFiles(path string) ([]InputFile, error) {
 	st, err := os.Stat(path)
 	if err != nil {
-		return nil, fmt.Errorf("rewriter: input %s: %w", path, err)
+		return nil, fmt.Errorf("job: input %s: %w", path, err)
 	}
 	if !st.IsDir() {
 		return []InputFile{{Name: ".", Size: st.Size(), MTimeNs: st.ModTime().UnixNano()}}, nil
@@ -121,7 +121,7 @@ func InputFiles(path string) ([]InputFile, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("rewriter: input %s: %w", path, err)
+		return nil, fmt.Errorf("job: input %s: %w", path, err)
 	}
 	slices.SortFunc(files, func(a, b InputFile) int { return strings.Compare(a.Name, b.Name) })
 	return files, nil
@@ -203,6 +203,12 @@ func decodeCommitRecord(path string, b []byte) (*CommitRecord, error) {
 	return &r, nil
 }
 
+// validFileName reports whether name can be a file directly in OUT.
+func validFileName(name string) bool {
+	return name != "" && filepath.Base(name) == name && name != "." && name != ".." &&
+		name != catalog.ManifestName && !strings.ContainsRune(name, os.PathSeparator)
+}
+
 func validStageName(n string) bool {
 	return n != "" && filepath.Base(n) == n && n != "." && n != ".."
 }
@@ -218,12 +224,12 @@ func ReadCommitRecord(work string) (rec *CommitRecord, pending bool, err error) 
 			continue
 		}
 		if err != nil {
-			return nil, false, fmt.Errorf("rewriter: %w", err)
+			return nil, false, fmt.Errorf("job: %w", err)
 		}
 		r, err := decodeCommitRecord(path, b)
 		return r, name == committingFile, err
 	}
-	return nil, false, fmt.Errorf("rewriter: %s: no commit record: %w", work, catalog.ErrNotFound)
+	return nil, false, fmt.Errorf("job: %s: no commit record: %w", work, catalog.ErrNotFound)
 }
 
 // CommitStage journals and performs the commit of work/stage to out: the
@@ -256,13 +262,13 @@ func CommitStage(work, out string, m *catalog.Manifest, rec CommitRecord) error 
 	}
 	b, err := encodeCommitRecord(&rec)
 	if err != nil {
-		return fmt.Errorf("rewriter: commit: %w", err)
+		return fmt.Errorf("job: commit: %w", err)
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
-		return fmt.Errorf("rewriter: commit: %w", err)
+		return fmt.Errorf("job: commit: %w", err)
 	}
 	if err := writeFileAtomic(work, committingFile, b); err != nil {
-		return fmt.Errorf("rewriter: commit: %w", err)
+		return fmt.Errorf("job: commit: %w", err)
 	}
 	_, err = RollForward(work, out)
 	return err
@@ -277,7 +283,7 @@ func RollForward(work, out string) (bool, error) {
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("rewriter: commit: %w", err)
+		return false, fmt.Errorf("job: commit: %w", err)
 	}
 	rec, err := decodeCommitRecord(path, b)
 	if err != nil {
@@ -290,27 +296,27 @@ func RollForward(work, out string) (bool, error) {
 		switch {
 		case ferr == nil:
 			if err := os.Rename(from, to); err != nil {
-				return true, fmt.Errorf("rewriter: commit: %w", err)
+				return true, fmt.Errorf("job: commit: %w", err)
 			}
 		case errors.Is(ferr, os.ErrNotExist):
 			if _, err := os.Lstat(to); err != nil {
-				return true, fmt.Errorf("rewriter: commit: %s: neither staged (%s) nor in %s (removed by hand?); rerun with --force: %w",
+				return true, fmt.Errorf("job: commit: %s: neither staged (%s) nor in %s (removed by hand?); rerun with --force: %w",
 					rn.To, from, out, catalog.ErrNotFound)
 			}
 			// renamed before a kill
 		default:
-			return true, fmt.Errorf("rewriter: commit: %w", ferr)
+			return true, fmt.Errorf("job: commit: %w", ferr)
 		}
 	}
 	killHook(len(rec.Renames))
 	if err := syncDir(out); err != nil {
-		return true, fmt.Errorf("rewriter: commit: %w", err)
+		return true, fmt.Errorf("job: commit: %w", err)
 	}
 	if err := os.Rename(path, filepath.Join(work, committedFile)); err != nil {
-		return true, fmt.Errorf("rewriter: commit: %w", err)
+		return true, fmt.Errorf("job: commit: %w", err)
 	}
 	if err := syncDir(work); err != nil {
-		return true, fmt.Errorf("rewriter: commit: %w", err)
+		return true, fmt.Errorf("job: commit: %w", err)
 	}
 	os.RemoveAll(filepath.Join(work, "parts"))
 	return true, nil
@@ -322,14 +328,14 @@ func RollForward(work, out string) (bool, error) {
 // until the new commit replaces those of the same name.
 func Uncommit(work, out string) error {
 	if err := os.Remove(filepath.Join(out, catalog.ManifestName)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("rewriter: %w", err)
+		return fmt.Errorf("job: %w", err)
 	}
 	if err := syncDir(out); err != nil {
-		return fmt.Errorf("rewriter: %w", err)
+		return fmt.Errorf("job: %w", err)
 	}
 	for _, n := range []string{committedFile, committingFile} {
 		if err := os.Remove(filepath.Join(work, n)); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("rewriter: %w", err)
+			return fmt.Errorf("job: %w", err)
 		}
 	}
 	return syncDir(work)

@@ -1,4 +1,4 @@
-package rewriter
+package job
 
 import (
 	"encoding/json"
@@ -54,11 +54,11 @@ func LockShared(path, command string) (*Lock, error) { return takeLock(path, com
 
 func takeLock(path, command string, exclusive bool) (*Lock, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("rewriter: lock: %w", err)
+		return nil, fmt.Errorf("job: lock: %w", err)
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("rewriter: lock: %w", err)
+		return nil, fmt.Errorf("job: lock: %w", err)
 	}
 	how := syscall.LOCK_SH
 	if exclusive {
@@ -72,9 +72,9 @@ func takeLock(path, command string, exclusive bool) (*Lock, error) {
 			if holder != nil {
 				who = holder.String()
 			}
-			return nil, fmt.Errorf("rewriter: %s is held by %s: %w", path, who, ErrLocked)
+			return nil, fmt.Errorf("job: %s is held by %s: %w", path, who, ErrLocked)
 		}
-		return nil, fmt.Errorf("rewriter: lock %s: %w", path, err)
+		return nil, fmt.Errorf("job: lock %s: %w", path, err)
 	}
 	l := &Lock{f: f, path: path}
 	if !exclusive {
