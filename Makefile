@@ -51,6 +51,7 @@ RACE_RUN  := TestRunCancelNoLeaks|TestRunNoDigest|TestAllocatedChunks|TestRunTil
 
 test: deps
 	$(GO) vet ./...
+	$(MAKE) --no-print-directory lint
 	$(GO) test -count=1 ./...
 	CGO_ENABLED=0 $(GO) build ./...
 	CGO_ENABLED=0 $(GO) vet ./...
@@ -64,9 +65,7 @@ test: deps
 # The lint gate beyond go vet: staticcheck (default checks; no staticcheck.conf, as none is noise
 # here) over every package as built with cgo, and internal/h5's stub as built without. Installed
 # with `go install` from the Go module proxy at the pinned version into `go env GOBIN` (or
-# GOPATH/bin) when absent or of another version. Not yet part of `make test`: it reports unused
-# code in rewriter/ (left to the branch that is moving files there); the lead adds `$(MAKE)
-# --no-print-directory lint` to test once that is merged and `make lint` passes.
+# GOPATH/bin) when absent or of another version. `make test` runs it after go vet.
 STATICCHECK_VERSION := v0.8.2
 GOBIN_DIR   = $(or $(shell $(GO) env GOBIN),$(firstword $(subst :, ,$(shell $(GO) env GOPATH)))/bin)
 STATICCHECK = $(GOBIN_DIR)/staticcheck

@@ -68,11 +68,10 @@ func fuzzValue(g []int64, size int) []byte {
 }
 
 type fuzzCase struct {
-	a      *catalog.Array
-	src    catalog.Source
-	slab   catalog.Box
-	fill   []byte // little-endian, nil: zeros
-	stored map[int][]byte
+	a    *catalog.Array
+	src  catalog.Source
+	slab catalog.Box
+	fill []byte // little-endian, nil: zeros
 }
 
 func buildFuzzCase(fb *fuzzBytes) fuzzCase {

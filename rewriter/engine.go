@@ -293,7 +293,6 @@ type chunkOut struct {
 type unitOut struct {
 	sum    string
 	chunks []chunkOut
-	start  time.Time
 }
 
 // unitGroup is units of dataset di in job order; whole: every unit of it.

@@ -19,20 +19,10 @@ import (
 // else (unitSI, position, and any attribute the standard does not name)
 // stays on the component dataset. A scalar record is one dataset and keeps
 // both.
-var (
-	// seriesAttrNames live on "/" and describe the series.
-	seriesAttrNames = []string{"openPMD", "openPMDextension", "basePath", "meshesPath", "particlesPath",
-		"author", "software", "softwareVersion", "softwareDependencies", "machine", "date",
-		"iterationEncoding", "iterationFormat", "comment"}
-	// iterationAttrNames live on /data/<step>.
-	iterationAttrNames = []string{"time", "dt", "timeUnitSI"}
-	// recordAttrNames live on a mesh record (the group of a vector record).
-	recordAttrNames = []string{"unitDimension", "timeOffset", "geometry", "geometryParameters", "dataOrder",
-		"axisLabels", "gridSpacing", "gridGlobalOffset", "gridUnitSI", "gridUnitDimension",
-		"refinementRatio", "fieldSmoothing", "fieldSmoothingParameters"}
-	// componentAttrNames live on a record component dataset.
-	componentAttrNames = []string{"unitSI", "position", "value", "shape"}
-)
+// recordAttrNames live on a mesh record (the group of a vector record).
+var recordAttrNames = []string{"unitDimension", "timeOffset", "geometry", "geometryParameters", "dataOrder",
+	"axisLabels", "gridSpacing", "gridGlobalOffset", "gridUnitSI", "gridUnitDimension",
+	"refinementRatio", "fieldSmoothing", "fieldSmoothingParameters"}
 
 // openPMDVersion is the standard version claimed for inputs that are not
 // openPMD (an openPMD input's own version is kept).

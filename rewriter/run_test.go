@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"relayout/catalog"
+	"relayout/internal/testkit"
 	"relayout/planner"
 )
 
@@ -24,10 +25,7 @@ const python = "/usr/bin/python3"
 func needTool(t *testing.T, path string) {
 	t.Helper()
 	if _, err := os.Stat(path); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s missing (CI=true)", path)
-		}
-		t.Skipf("%s not found; skipping", path)
+		testkit.Unavailable(t, "%s not found", path)
 	}
 }
 
@@ -220,11 +218,6 @@ type oracleResult struct {
 func checkOutput(t *testing.T, dir string, m *catalog.Manifest, vars []testVar, wantChunk func(shape []int64) []int64) {
 	t.Helper()
 	needTool(t, python)
-	type req struct {
-		File, Path, Expr, DType string
-		Shape                   []int64
-		Step                    int64
-	}
 	var reqs []map[string]any
 	var want []testVar
 	var entries []catalog.ManifestDataset

@@ -188,9 +188,3 @@ func syncFile(path string) error {
 	}
 	return err
 }
-
-// validFileName reports whether name can be a file directly in OUT.
-func validFileName(name string) bool {
-	return name != "" && filepath.Base(name) == name && name != "." && name != ".." &&
-		name != catalog.ManifestName && !strings.ContainsRune(name, os.PathSeparator)
-}
