@@ -44,7 +44,7 @@ demo: deps build
 # Packages that must build without cgo (the layering test checks their
 # dependencies too), and the race detector on the concurrent packages'
 # pipeline tests (a selection: -race makes them about 10x slower).
-PUREGO    := ./catalog/ ./planner/ ./reader/bp/ ./reader/amrex/ ./reader/blockio/ ./internal/fileio/
+PUREGO    := ./catalog/ ./planner/ ./reader/bp/ ./reader/amrex/ ./reader/netcdf/ ./reader/blockio/ ./internal/fileio/
 RACE_RUN  := TestRunCancelNoLeaks|TestRunNoDigest|TestAllocatedChunks|TestRunTiles|TestBlockIndexMatchesScan|TestCheckOverlaps|TestRollForward|TestShardsMatchRun
 
 test: deps

@@ -22,7 +22,7 @@ import (
 //	internal/*               → catalog, internal/*
 //
 // cgo only in internal/h5 (gonum.org/v1/hdf5 imported there alone), and
-// catalog, planner, reader/bp, reader/amrex and reader/blockio build with
+// catalog, planner, reader/bp, reader/amrex, reader/netcdf and reader/blockio build with
 // CGO_ENABLED=0: nothing they depend on has cgo files (make test also builds
 // and tests them so).
 var allowed = []struct{ pkg, may string }{
@@ -36,7 +36,7 @@ var allowed = []struct{ pkg, may string }{
 }
 
 // pureGo must build without cgo.
-var pureGo = []string{"relayout/catalog", "relayout/planner", "relayout/reader/bp", "relayout/reader/amrex", "relayout/reader/blockio", "relayout/internal/membudget"}
+var pureGo = []string{"relayout/catalog", "relayout/planner", "relayout/reader/bp", "relayout/reader/amrex", "relayout/reader/netcdf", "relayout/reader/blockio", "relayout/internal/membudget"}
 
 type pkgInfo struct {
 	path     string
