@@ -44,6 +44,10 @@ type member struct {
 	nums  []float64
 	texts []string
 	coord string // the record coordinate variable, "" when none
+	// partial is the element the file's end cuts (hdr.Tail): its bytes in
+	// the file followed by zeros, as netCDF-C reads it; nil when the file
+	// ends between elements.
+	partial []byte
 }
 
 // OpenFile opens one classic file; blocks name it relative to its folder.
@@ -117,7 +121,7 @@ func Open(root string, files []string, cfg Config) (*Dataset, error) {
 		}
 		d.info.Skipped = append(d.info.Skipped, fmt.Sprintf(
 			"%s: variable %s (%s): elements %d to %d of %s (bytes %d to %d) lie past the end of the file (%d bytes): read as zeros, as netCDF-C does (a writer with NC_NOFILL left them unwritten)",
-			m.name, v.Name, m.hdr.Format(), in, t.Slab/es-1, where, t.Start+in*es, t.Start+t.Slab-1, m.size))
+			m.name, v.Name, m.hdr.Format(), in, t.Slab/es-1, where, t.Start+t.InFile, t.Start+t.Slab-1, m.size))
 		d.zeroed[v.Name] = true
 	}
 	d.source = blockio.NewSource(blockio.NewFiles(root, cfg.MaxOpenFiles))
@@ -138,6 +142,15 @@ func openMember(root, name string) (*member, error) {
 	m := &member{name: name, size: size, hdr: h, vars: make(map[string]int, len(h.Vars))}
 	for i := range h.Vars {
 		m.vars[h.Vars[i].Name] = i
+	}
+	if t := h.Tail; t != nil {
+		es := h.Vars[t.Var].Type.Size()
+		if k := t.InFile % es; k != 0 {
+			m.partial = make([]byte, es)
+			if _, err := f.ReadAt(m.partial[:k], t.Start+t.InFile-k); err != nil {
+				return nil, fmt.Errorf("netcdf: %s: offset %d: %w", name, t.Start+t.InFile-k, err)
+			}
+		}
 	}
 	if err := m.readCoord(f); err != nil {
 		return nil, err
@@ -234,8 +247,24 @@ func slabBlocks(m *member, v *Var, rec, off int64, out []catalog.Block) []catalo
 	if t == nil || &m.hdr.Vars[t.Var] != v || t.Record != rec {
 		return append(out, mk(make([]int64, len(shape)), slices.Clone(shape), 0))
 	}
-	for _, p := range prefixBoxes(shape, t.InFile/es) {
+	n := t.InFile / es
+	for _, p := range prefixBoxes(shape, n) {
 		out = append(out, mk(p.Lower, p.Count, p.start))
+	}
+	if m.partial != nil {
+		// The element cut by the end of the file: its bytes in the file,
+		// then zeros, held inline.
+		idx := make([]int64, len(shape))
+		for k, rest := len(shape)-1, n; k >= 0; k-- {
+			idx[k], rest = rest%shape[k], rest/shape[k]
+		}
+		ones := make([]int64, len(shape))
+		for k := range ones {
+			ones[k] = 1
+		}
+		b := mk(idx, ones, n).WithInline(slices.Clone(m.partial))
+		b.File = ""
+		out = append(out, b)
 	}
 	return out
 }

@@ -138,6 +138,7 @@ type oracleDump struct {
 	Global map[string]oracleAttr            `json:"global"`
 	Vars   map[string]map[string]oracleAttr `json:"vars"`
 	Types  map[string]string                `json:"types"`
+	Fills  map[string]string                `json:"fills"`
 }
 
 // oracle runs nc_oracle.py dump: attributes of file, and the values of
@@ -269,4 +270,9 @@ func assemble(t *testing.T, src catalog.Source, a *catalog.Array) []byte {
 		}
 	}
 	return out
+}
+
+// execPython runs the Debian Python (netCDF4, numpy) on args.
+func execPython(args ...string) ([]byte, error) {
+	return exec.Command(testkit.Python, args...).CombinedOutput()
 }

@@ -6,6 +6,7 @@
       {"global": {name: attr}, "vars": {var: {name: attr}}, "types": {var: dtype}}
       attr = {"type": numpy dtype name or "string", "values": [...]} with
       floats as repr strings (NaN and infinities survive JSON).
+      "fills": {var: hex of the fill value (_FillValue, else netCDF-C's default)}
   nc_oracle.py gen DIR
       writes the edge-case files the tests open (see gen below).
 """
@@ -33,10 +34,16 @@ def attr(v):
 def dump(path, out, names):
     ds = netCDF4.Dataset(path)
     ds.set_auto_maskandscale(False)
-    res = {"global": {k: attr(ds.getncattr(k)) for k in ds.ncattrs()}, "vars": {}, "types": {}}
+    res = {"global": {k: attr(ds.getncattr(k)) for k in ds.ncattrs()}, "vars": {}, "types": {}, "fills": {}}
     for name, v in ds.variables.items():
         res["vars"][name] = {k: attr(v.getncattr(k)) for k in v.ncattrs()}
         res["types"][name] = v.dtype.name if v.dtype != np.dtype("S1") else "char"
+        if v.dtype != np.dtype("S1"):
+            if "_FillValue" in v.ncattrs():
+                fv = v.getncattr("_FillValue")
+            else:
+                fv = netCDF4.default_fillvals[v.dtype.str[1:]]
+            res["fills"][name] = np.asarray(fv, dtype=v.dtype.newbyteorder(">")).reshape(-1)[:1].tobytes().hex()
     for name in names:
         v = ds.variables[name]
         v.set_auto_maskandscale(False)
@@ -91,6 +98,25 @@ def gen(d):
         ds.createVariable("r", "f4", ("time", "n"))
         f = ds.createVariable("f", "i4", ("n",))
         f[:] = [10, 20]
+        ds.close()
+        # the last variable in file order is numeric: the tests cut the
+        # file inside its last slab (a record one, a fixed one)
+        ds = netCDF4.Dataset(os.path.join(d, "short-%s.nc" % key), "w", format=fmt)
+        ds.createDimension("t", None)
+        for n, m in zip("xyz", (4, 5, 3)):
+            ds.createDimension(n, m)
+        a = ds.createVariable("a", "f8", ("t", "x"))
+        a[0:2, :] = np.arange(8).reshape(2, 4) + 0.5
+        b = ds.createVariable("b", "i2", ("t", "x", "y", "z"), fill_value=np.int16(-5))
+        b[0:2] = np.arange(120).reshape(2, 4, 5, 3) + 1
+        ds.close()
+        ds = netCDF4.Dataset(os.path.join(d, "shortfix-%s.nc" % key), "w", format=fmt)
+        for n, m in zip("xyz", (4, 5, 3)):
+            ds.createDimension(n, m)
+        f = ds.createVariable("f", "f4", ("x", "y", "z"))
+        f[:] = np.arange(60).reshape(4, 5, 3) * 2
+        g = ds.createVariable("g", "i4", ("x", "y", "z"))
+        g[:] = np.arange(60).reshape(4, 5, 3) + 100
         ds.close()
 
 
