@@ -37,6 +37,8 @@ import (
 	"math"
 	"slices"
 	"unicode/utf8"
+
+	"relayout/catalog"
 )
 
 // Type is a netCDF external type tag.
@@ -147,6 +149,14 @@ func (h *Header) Format() string { return fmt.Sprintf("CDF-%d", h.Version) }
 // maxRank bounds a variable's rank (netCDF-C's NC_MAX_VAR_DIMS is 1024).
 const maxRank = 1024
 
+// maxName bounds a name's length: netCDF-C and PnetCDF refuse names longer
+// than NC_MAX_NAME (256 bytes); four times that leaves room for writers
+// that do not check.
+const maxName = 1024
+
+// maxAttrBytes bounds one attribute's values (header metadata, not data).
+const maxAttrBytes = 64 << 20
+
 // maxBytes bounds any size computed from the header: it keeps every sum of
 // offsets and sizes far from int64 overflow.
 const maxBytes = int64(1) << 62
@@ -233,7 +243,7 @@ func pad4(n int64) int64 { return (n + 3) &^ 3 }
 // name reads a padded name.
 func (c *cursor) name(what string) (string, error) {
 	at := c.off
-	n, err := c.count(what+" name length", c.remaining())
+	n, err := c.count(what+" name length", min(maxName, c.remaining()))
 	if err != nil {
 		return "", err
 	}
@@ -306,8 +316,13 @@ func (c *cursor) attrs(what string, version int) ([]Attr, error) {
 		if a.Type, err = c.typ(where, version); err != nil {
 			return nil, err
 		}
+		at := c.off
 		if a.N, err = c.count(where+" value count", c.remaining()/a.Type.Size()); err != nil {
 			return nil, err
+		}
+		if a.N*a.Type.Size() > maxAttrBytes {
+			return nil, fmt.Errorf("netcdf: %s: offset %d: %s of %d bytes, more than the %d relayout reads: %w",
+				c.file, at, where, a.N*a.Type.Size(), maxAttrBytes, catalog.ErrUnsupported)
 		}
 		b, err := c.bytes(pad4(a.N*a.Type.Size()), where+" values")
 		if err != nil {
@@ -581,8 +596,8 @@ func (h *Header) layout(file string, size, recAt int64, numrecs uint64) error {
 		what := "data"
 		if rec >= 0 {
 			what = fmt.Sprintf("record %d", rec)
-			if start >= size && rec > 0 && v.Begin+(rec-1)*h.RecSize+v.Slab <= size {
-				what += fmt.Sprintf(" (numrecs %d claims records the file does not hold)", h.NumRecs)
+			if !h.Streaming {
+				what = fmt.Sprintf("record %d (numrecs %d claims records the file does not hold)", rec, h.NumRecs)
 			}
 		}
 		at := v.BeginAt
