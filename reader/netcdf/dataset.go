@@ -313,3 +313,7 @@ func prefixBoxes(shape []int64, n int64) []prefixBox {
 	}
 	return out
 }
+
+// SetPath sets DatasetInfo.Path, the input as the user gave it (a folder, a
+// glob pattern).
+func (d *Dataset) SetPath(p string) { d.info.Path = p }

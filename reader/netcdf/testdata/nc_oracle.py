@@ -9,6 +9,11 @@
       "fills": {var: hex of the fill value (_FillValue, else netCDF-C's default)}
   nc_oracle.py gen DIR
       writes the edge-case files the tests open (see gen below).
+  nc_oracle.py genstream DIR
+      writes a stream of history files and broken streams (gen_stream).
+  nc_oracle.py stack OUT VAR FILE...
+      writes VAR of the FILEs, in the order given, concatenated along the
+      record axis (big-endian bytes) to OUT.
 """
 import json
 import os
@@ -120,8 +125,54 @@ def gen(d):
         ds.close()
 
 
+def gen_stream(d):
+    """A stream of three history files (time 0..5, v[t, i] = 10*t + i), and
+    files that break it: an overlap, a duplicated time, another dimension
+    length, another type."""
+    def one(name, times, n=3, ty="f4", fmt="NETCDF3_64BIT_OFFSET"):
+        ds = netCDF4.Dataset(os.path.join(d, name), "w", format=fmt)
+        ds.createDimension("time", None)
+        ds.createDimension("n", n)
+        t = ds.createVariable("time", "f8", ("time",))
+        t.units = "days since 0001-01-01"
+        v = ds.createVariable("v", ty, ("time", "n"))
+        w = ds.createVariable("w", "i4", ("n",))
+        w[:] = np.arange(n) + 100
+        for k, tt in enumerate(times):
+            t[k] = tt
+            v[k, :] = 10 * tt + np.arange(n)
+        ds.close()
+    os.makedirs(os.path.join(d, "good"))
+    one("good/case.h0.0001-01.nc", [0, 1])
+    one("good/case.h0.0001-02.nc", [2, 3, 4], fmt="NETCDF3_64BIT_DATA")
+    one("good/case.h0.0001-03.nc", [5])
+    for bad, kw in {"overlap": dict(times=[3.5]), "duplicate": dict(times=[4]), "dims": dict(times=[9], n=4), "type": dict(times=[9], ty="f8")}.items():
+        os.makedirs(os.path.join(d, bad))
+        one(bad + "/case.h0.0001-01.nc", [0, 1])
+        one(bad + "/case.h0.0001-02.nc", [2, 3, 4])
+        one(bad + "/case.h0.0001-03.nc", **kw)
+
+
+def stack(out, var, files):
+    """var of files concatenated along the record axis, big-endian bytes."""
+    parts = []
+    for f in files:
+        ds = netCDF4.Dataset(f)
+        ds.set_auto_maskandscale(False)
+        a = np.asarray(ds.variables[var][...])
+        parts.append(a)
+        ds.close()
+    a = np.concatenate(parts)
+    with open(out, "wb") as f:
+        f.write(np.ascontiguousarray(a.astype(a.dtype.newbyteorder(">"))).tobytes())
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "dump":
         dump(sys.argv[2], sys.argv[3], sys.argv[4:])
     elif sys.argv[1] == "gen":
         gen(sys.argv[2])
+    elif sys.argv[1] == "genstream":
+        gen_stream(sys.argv[2])
+    elif sys.argv[1] == "stack":
+        stack(sys.argv[2], sys.argv[3], sys.argv[4:])
