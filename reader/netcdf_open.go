@@ -136,4 +136,3 @@ func openGlob(pattern string, sel *selector) (Dataset, error) {
 	d.SetPath(pattern)
 	return d, nil
 }
-
