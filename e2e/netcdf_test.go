@@ -63,6 +63,8 @@ func TestNetcdfStream(t *testing.T) {
 		t.Errorf("%d variables written", len(m.Variables))
 	}
 	netcdfCheck(t, out, files...)
+	// The same stream selected by a glob reads the same: verify through it.
+	mustRun(t, "verify", filepath.Join(src, "mpaso.hist.*"), out)
 
 	r := relayout(t, "run", src, "-o", filepath.Join(t.TempDir(), "out"))
 	if r.code != 2 || !strings.Contains(r.stderr, "mpaso.hist.am.timeSeriesStatsMonthly.* (12 files)") || !strings.Contains(r.stderr, "mpaso.rst.* (1 file)") {

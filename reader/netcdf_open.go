@@ -82,7 +82,8 @@ func openNetCDFFolder(dir string, cands []candidate, sel *selector) (ds Dataset,
 	}
 	prefixes, groups := streams(names)
 	if len(prefixes) > 1 {
-		return nil, fmt.Errorf("reader: %s: this folder holds %d streams of netCDF classic files: %s; pass one of them as a glob, e.g. '%s': %w",
+		return nil, fmt.Errorf("reader: %s: this folder holds %d streams of netCDF classic files: %s; select one: pass it as a glob, e.g. '%s', "+
+			"or a folder holding only its files (symbolic links to them will do): %w",
 			dir, len(prefixes), streamList(prefixes, groups), filepath.Join(dir, prefixes[0]+".*"), catalog.ErrUnsupported), true
 	}
 	d, err := netcdf.Open(dir, names, netcdf.Config{Match: sel.match})

@@ -29,7 +29,7 @@ func TestNetCDFOpen(t *testing.T) {
 
 	_, err = Open(monthly, Options{})
 	for _, m := range []string{"2 streams of netCDF classic files", "mpaso.hist.am.timeSeriesStatsMonthly.* (12 files)",
-		"mpaso.rst.* (1 file)", "pass one of them as a glob"} {
+		"mpaso.rst.* (1 file)", "select one: pass it as a glob"} {
 		if !errors.Is(err, catalog.ErrUnsupported) || !strings.Contains(err.Error(), m) {
 			t.Errorf("folder of two streams: %v does not say %q", err, m)
 		}
