@@ -127,3 +127,32 @@ func gunzipTo(t *testing.T, src, dst string) {
 		t.Fatal(err)
 	}
 }
+
+// TestNetcdfShortFile: a CDF-2 file cut inside the last record of its last
+// variable (what PnetCDF's NC_NOFILL leaves when the tail was never
+// written) goes through run and verify; the output holds what netCDF-C
+// reads (the missing elements as zeros, the element cut in two as its
+// bytes then zeros), and the manifest's skipped says so.
+func TestNetcdfShortFile(t *testing.T) {
+	needNetCDF4(t)
+	gen := t.TempDir()
+	if b, err := exec.Command(python, "../reader/netcdf/testdata/nc_oracle.py", "gen", gen).CombinedOutput(); err != nil {
+		t.Fatalf("nc_oracle.py gen: %v\n%s", err, b)
+	}
+	full, err := os.ReadFile(filepath.Join(gen, "short-cdf2.nc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := filepath.Join(t.TempDir(), "short.nc")
+	if err := os.WriteFile(in, full[:len(full)-37], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	mustRun(t, "run", in, "-o", out, "-q")
+	mustRun(t, "verify", in, out, "-q")
+	netcdfCheck(t, out, in)
+	b, _ := os.ReadFile(filepath.Join(out, "relayout.json"))
+	if !strings.Contains(string(b), "short.nc: variable b (CDF-2): elements 41 to 59 of record 1") || !strings.Contains(string(b), "read as zeros, as netCDF-C does") {
+		t.Errorf("relayout.json does not list the missing tail:\n%s", b)
+	}
+}
