@@ -504,7 +504,7 @@ func ParseHeader(r io.ReaderAt, size int64, file string) (*Header, error) {
 
 // layout computes recsize and numrecs and checks every variable's data
 // against the file size: only the last variable in file order may run past
-// the end (Short).
+// the end (Tail).
 func (h *Header) layout(file string, size, recAt int64, numrecs uint64) error {
 	var recs []int
 	for i := range h.Vars {
@@ -589,7 +589,10 @@ func (h *Header) layout(file string, size, recAt int64, numrecs uint64) error {
 		if end <= size || v.Slab == 0 {
 			continue
 		}
-		if i == last.v && start <= size {
+		// A record whose every byte is missing is not a cut slab: numrecs
+		// claims a record the file does not hold.
+		wholeRecord := rec >= 0 && start >= size && start == recStart+rec*h.RecSize
+		if i == last.v && start <= size && !wholeRecord {
 			h.Tail = &Tail{Var: i, Record: rec, Start: start, Slab: v.Slab, InFile: size - start}
 			continue
 		}

@@ -161,6 +161,11 @@ func TestHostile(t *testing.T) {
 			binary.BigEndian.PutUint64(b[4:], 1<<62)
 			return b
 		}(), "offset 4", "numrecs"},
+		{"numrecs one beyond the file, one record variable", func() []byte {
+			c := newCDF(2).n(3).u32(0x0A).n(2).name("t").n(0).name("x").n(3).absent()
+			c.u32(0x0B).n(1).name("r").n(2).n(0).n(1).absent().u32(uint32(Short)).n(8).begin(128).pad(128)
+			return append(c.b, make([]byte, 2*6)...) // records 0 and 1 of 6 bytes (unpadded)
+		}(), "offset 4", "variable r: record 2 (numrecs 3 claims records the file does not hold) at 140-146"},
 		{"cut inside a non-last variable", good[:512+12+4], "offset 4", "variable r: record 1 (numrecs 2 claims records the file does not hold) at"},
 	}
 	for _, c := range cases {
