@@ -171,6 +171,25 @@ type cursor struct {
 	off  int64
 	buf  []byte // file bytes from bufOff
 	bufO int64
+	// What is being read, for messages only (built when one is needed):
+	// kind "dimension", "variable", "global" or "", the object's name and
+	// the attribute's name.
+	kind, obj, attr string
+}
+
+// where names field in its scope: "variable T attribute units type".
+func (c *cursor) where(field string) string {
+	s := field
+	if c.attr != "" {
+		s = "attribute " + c.attr + " " + s
+	}
+	if c.obj != "" {
+		s = c.obj + " " + s
+	}
+	if c.kind != "" {
+		s = c.kind + " " + s
+	}
+	return s
 }
 
 const window = 64 << 10
@@ -179,11 +198,11 @@ func (c *cursor) corrupt(off int64, what string, args ...any) error {
 	return corruptAt(c.file, off, what, args...)
 }
 
-// bytes returns the next n bytes (n <= remaining, checked by the caller or
-// here), valid until the next call.
-func (c *cursor) bytes(n int64, what string) ([]byte, error) {
+// bytes returns the next n bytes of field (n <= remaining, checked by the
+// caller or here), valid until the next call.
+func (c *cursor) bytes(n int64, field string) ([]byte, error) {
 	if n < 0 || n > c.size-c.off {
-		return nil, c.corrupt(c.off, "%s of %d bytes past the end of the file (%d bytes): truncated header", what, n, c.size)
+		return nil, c.corrupt(c.off, "%s of %d bytes past the end of the file (%d bytes): truncated header", c.where(field), n, c.size)
 	}
 	if c.off < c.bufO || c.off+n > c.bufO+int64(len(c.buf)) {
 		m := min(max(n, window), c.size-c.off)
@@ -194,7 +213,7 @@ func (c *cursor) bytes(n int64, what string) ([]byte, error) {
 		k, err := c.r.ReadAt(c.buf, c.off)
 		if int64(k) < n {
 			if err == nil || errors.Is(err, io.EOF) {
-				return nil, c.corrupt(c.off, "%s: file ends early: truncated header", what)
+				return nil, c.corrupt(c.off, "%s: file ends early: truncated header", c.where(field))
 			}
 			return nil, fmt.Errorf("netcdf: %s: offset %d: %w", c.file, c.off, err)
 		}
@@ -205,8 +224,8 @@ func (c *cursor) bytes(n int64, what string) ([]byte, error) {
 	return b, nil
 }
 
-func (c *cursor) u32(what string) (uint32, error) {
-	b, err := c.bytes(4, what)
+func (c *cursor) u32(field string) (uint32, error) {
+	b, err := c.bytes(4, field)
 	if err != nil {
 		return 0, err
 	}
@@ -214,24 +233,24 @@ func (c *cursor) u32(what string) (uint32, error) {
 }
 
 // count reads a W-wide non-negative integer, at most limit.
-func (c *cursor) count(what string, limit int64) (int64, error) {
+func (c *cursor) count(field string, limit int64) (int64, error) {
 	at := c.off
 	var v uint64
 	if c.w == 8 {
-		b, err := c.bytes(8, what)
+		b, err := c.bytes(8, field)
 		if err != nil {
 			return 0, err
 		}
 		v = binary.BigEndian.Uint64(b)
 	} else {
-		u, err := c.u32(what)
+		u, err := c.u32(field)
 		if err != nil {
 			return 0, err
 		}
 		v = uint64(u)
 	}
 	if v > uint64(limit) {
-		return 0, c.corrupt(at, "%s %d, more than the %d the file can hold", what, v, limit)
+		return 0, c.corrupt(at, "%s %d, more than the %d the file can hold", c.where(field), v, limit)
 	}
 	return int64(v), nil
 }
@@ -240,36 +259,36 @@ func (c *cursor) remaining() int64 { return c.size - c.off }
 
 func pad4(n int64) int64 { return (n + 3) &^ 3 }
 
-// name reads a padded name.
-func (c *cursor) name(what string) (string, error) {
+// name reads a padded name; noun says whose ("dimension", "attribute").
+func (c *cursor) name(noun string) (string, error) {
 	at := c.off
-	n, err := c.count(what+" name length", min(maxName, c.remaining()))
+	n, err := c.count(noun+" name length", min(maxName, c.remaining()))
 	if err != nil {
 		return "", err
 	}
 	if n == 0 {
-		return "", c.corrupt(at, "%s with an empty name", what)
+		return "", c.corrupt(at, "%s with an empty name", c.where(noun))
 	}
-	b, err := c.bytes(pad4(n), what+" name")
+	b, err := c.bytes(pad4(n), noun+" name")
 	if err != nil {
 		return "", err
 	}
 	s := string(b[:n])
 	if !utf8.ValidString(s) {
-		return "", c.corrupt(at, "%s name %q is not UTF-8", what, s)
+		return "", c.corrupt(at, "%s name %q is not UTF-8", c.where(noun), s)
 	}
 	return s, nil
 }
 
 // list reads a list header: tag (or ABSENT) and count. minItem is the
 // fewest bytes one item takes, bounding the count by the bytes left.
-func (c *cursor) list(tag uint32, what string, minItem int64) (int64, error) {
+func (c *cursor) list(tag uint32, noun string, minItem int64) (int64, error) {
 	at := c.off
-	t, err := c.u32(what + " tag")
+	t, err := c.u32(noun + " list tag")
 	if err != nil {
 		return 0, err
 	}
-	n, err := c.count(what+" count", c.remaining()/minItem)
+	n, err := c.count(noun+" list count", c.remaining()/minItem)
 	if err != nil {
 		return 0, err
 	}
@@ -277,59 +296,62 @@ func (c *cursor) list(tag uint32, what string, minItem int64) (int64, error) {
 	case t == 0 && n == 0:
 		return 0, nil
 	case t == 0:
-		return 0, c.corrupt(at, "absent %s with a count of %d", what, n)
+		return 0, c.corrupt(at, "absent %s with a count of %d", c.where(noun+" list"), n)
 	case t != tag:
-		return 0, c.corrupt(at, "%s tag 0x%x, want 0x%x", what, t, tag)
+		return 0, c.corrupt(at, "%s tag 0x%x, want 0x%x", c.where(noun+" list"), t, tag)
 	}
 	return n, nil
 }
 
-func (c *cursor) typ(what string, version int) (Type, error) {
+func (c *cursor) typ(version int) (Type, error) {
 	at := c.off
-	v, err := c.u32(what + " type")
+	v, err := c.u32("type")
 	if err != nil {
 		return 0, err
 	}
 	t := Type(v)
 	if t < Byte || t > UInt64 {
-		return 0, c.corrupt(at, "%s type tag %d", what, v)
+		return 0, c.corrupt(at, "%s tag %d", c.where("type"), v)
 	}
 	if t > Double && version != 5 {
-		return 0, c.corrupt(at, "%s type %s in a CDF-%d file (CDF-5 only)", what, t, version)
+		return 0, c.corrupt(at, "%s %s in a CDF-%d file (CDF-5 only)", c.where("type"), t, version)
 	}
 	return t, nil
 }
 
-func (c *cursor) attrs(what string, version int) ([]Attr, error) {
+// attrs reads an attribute list of the current scope (c.kind, c.obj).
+func (c *cursor) attrs(version int) ([]Attr, error) {
 	// An attribute takes at least: name length, 4 name bytes, type, count.
-	n, err := c.list(0x0C, what+" attribute list", int64(3*c.w+4))
+	n, err := c.list(0x0C, "attribute", int64(3*c.w+4))
 	if err != nil {
 		return nil, err
 	}
 	out := make([]Attr, 0, n)
+	defer func() { c.attr = "" }()
 	for i := int64(0); i < n; i++ {
 		var a Attr
-		if a.Name, err = c.name(what + " attribute"); err != nil {
+		if a.Name, err = c.name("attribute"); err != nil {
 			return nil, err
 		}
-		where := fmt.Sprintf("%s attribute %s", what, a.Name)
-		if a.Type, err = c.typ(where, version); err != nil {
+		c.attr = a.Name
+		if a.Type, err = c.typ(version); err != nil {
 			return nil, err
 		}
 		at := c.off
-		if a.N, err = c.count(where+" value count", c.remaining()/a.Type.Size()); err != nil {
+		if a.N, err = c.count("value count", c.remaining()/a.Type.Size()); err != nil {
 			return nil, err
 		}
 		if a.N*a.Type.Size() > maxAttrBytes {
 			return nil, fmt.Errorf("netcdf: %s: offset %d: %s of %d bytes, more than the %d relayout reads: %w",
-				c.file, at, where, a.N*a.Type.Size(), maxAttrBytes, catalog.ErrUnsupported)
+				c.file, at, c.where("values"), a.N*a.Type.Size(), maxAttrBytes, catalog.ErrUnsupported)
 		}
-		b, err := c.bytes(pad4(a.N*a.Type.Size()), where+" values")
+		b, err := c.bytes(pad4(a.N*a.Type.Size()), "values")
 		if err != nil {
 			return nil, err
 		}
 		a.Values = slices.Clone(b[:a.N*a.Type.Size()])
 		out = append(out, a)
+		c.attr = ""
 	}
 	return out, nil
 }
@@ -382,7 +404,7 @@ func ParseHeader(r io.ReaderAt, size int64, file string) (*Header, error) {
 	}
 
 	// Dimensions: name (>= 2W... at least W+4 bytes) and length.
-	nd, err := c.list(0x0A, "dimension list", int64(2*c.w+4))
+	nd, err := c.list(0x0A, "dimension", int64(2*c.w+4))
 	if err != nil {
 		return nil, err
 	}
@@ -395,9 +417,11 @@ func ParseHeader(r io.ReaderAt, size int64, file string) (*Header, error) {
 			return nil, err
 		}
 		lenAt := c.off
-		if d.Len, err = c.count("dimension "+d.Name+" length", maxBytes); err != nil {
+		c.kind, c.obj = "dimension", d.Name
+		if d.Len, err = c.count("length", maxBytes); err != nil {
 			return nil, err
 		}
+		c.kind, c.obj = "", ""
 		if names[d.Name] {
 			return nil, c.corrupt(at, "dimension %s defined twice", d.Name)
 		}
@@ -410,12 +434,14 @@ func ParseHeader(r io.ReaderAt, size int64, file string) (*Header, error) {
 		}
 		h.Dims = append(h.Dims, d)
 	}
-	if h.Attrs, err = c.attrs("global", h.Version); err != nil {
+	c.kind = "global"
+	if h.Attrs, err = c.attrs(h.Version); err != nil {
 		return nil, err
 	}
+	c.kind = ""
 
 	// Variables: name, rank, attribute list, type, vsize, begin at least.
-	nv, err := c.list(0x0B, "variable list", int64(3*c.w+4+4+4+c.w+bw))
+	nv, err := c.list(0x0B, "variable", int64(3*c.w+4+4+4+c.w+bw))
 	if err != nil {
 		return nil, err
 	}
@@ -430,8 +456,9 @@ func ParseHeader(r io.ReaderAt, size int64, file string) (*Header, error) {
 			return nil, c.corrupt(v.Offset, "variable %s defined twice", v.Name)
 		}
 		vnames[v.Name] = true
+		c.kind, c.obj = "variable", v.Name
 		rankAt := c.off
-		rank, err := c.count("variable "+v.Name+" rank", min(maxRank, c.remaining()/int64(c.w)))
+		rank, err := c.count("rank", min(maxRank, c.remaining()/int64(c.w)))
 		if err != nil {
 			return nil, err
 		}
@@ -439,7 +466,7 @@ func ParseHeader(r io.ReaderAt, size int64, file string) (*Header, error) {
 		v.Shape = make([]int64, rank)
 		for k := range v.DimIDs {
 			at := c.off
-			id, err := c.count("variable "+v.Name+" dimension id", math.MaxInt64)
+			id, err := c.count("dimension id", math.MaxInt64)
 			if err != nil {
 				return nil, err
 			}
@@ -454,10 +481,10 @@ func ParseHeader(r io.ReaderAt, size int64, file string) (*Header, error) {
 				v.Record = true
 			}
 		}
-		if v.Attrs, err = c.attrs("variable "+v.Name, h.Version); err != nil {
+		if v.Attrs, err = c.attrs(h.Version); err != nil {
 			return nil, err
 		}
-		if v.Type, err = c.typ("variable "+v.Name, h.Version); err != nil {
+		if v.Type, err = c.typ(h.Version); err != nil {
 			return nil, err
 		}
 		// Size of the whole variable, or of one record: checked for
@@ -473,12 +500,12 @@ func ParseHeader(r io.ReaderAt, size int64, file string) (*Header, error) {
 			n *= d
 		}
 		v.Slab = n
-		if _, err := c.count("variable "+v.Name+" vsize", math.MaxInt64); err != nil {
+		if _, err := c.count("vsize", math.MaxInt64); err != nil {
 			return nil, err
 		}
 		v.BeginAt = c.off
 		if bw == 8 {
-			b, err := c.bytes(8, "variable "+v.Name+" begin")
+			b, err := c.bytes(8, "begin")
 			if err != nil {
 				return nil, err
 			}
@@ -487,13 +514,14 @@ func ParseHeader(r io.ReaderAt, size int64, file string) (*Header, error) {
 				return nil, c.corrupt(v.BeginAt, "variable %s: begin %d", v.Name, uint64(v.Begin))
 			}
 		} else {
-			u, err := c.u32("variable " + v.Name + " begin")
+			u, err := c.u32("begin")
 			if err != nil {
 				return nil, err
 			}
 			v.Begin = int64(u)
 		}
 		h.Vars = append(h.Vars, v)
+		c.kind, c.obj = "", ""
 	}
 	h.HeaderEnd = c.off
 	if err := h.layout(file, size, recAt, numrecs); err != nil {
