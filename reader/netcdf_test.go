@@ -12,10 +12,10 @@ import (
 	"relayout/reader/netcdf"
 )
 
-// TestNetCDFOpen: a classic file opens as one file; a folder of classic
+// TestNetcdfOpen: a classic file opens as one file; a folder of classic
 // files is one stream when their names share one stream prefix, else it
 // is refused listing the streams with a hint; a glob selects one stream.
-func TestNetCDFOpen(t *testing.T) {
+func TestNetcdfOpen(t *testing.T) {
 	monthly := testkit.SharedData(t, "netcdf/mpas-o-monthly")
 
 	ds, err := Open(filepath.Join(monthly, "mpaso.rst.0001-01-06_00000.nc"), Options{})
@@ -70,9 +70,9 @@ func TestNetCDFOpen(t *testing.T) {
 	ds.Close()
 }
 
-// TestNetCDFFIFO: a FIFO given as the input, or matched by a glob, is
+// TestNetcdfFIFO: a FIFO given as the input, or matched by a glob, is
 // refused by name without blocking.
-func TestNetCDFFIFO(t *testing.T) {
+func TestNetcdfFIFO(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "case.h0.0001-01.nc")
 	if err := syscall.Mkfifo(p, 0o644); err != nil {

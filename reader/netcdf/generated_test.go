@@ -26,12 +26,12 @@ func genFiles(t *testing.T) string {
 	return dir
 }
 
-// TestGenerated: every type (CDF-5's unsigned and 64-bit ones included),
+// TestNetcdfGenerated: every type (CDF-5's unsigned and 64-bit ones included),
 // fixed and record variables, a scalar, attributes of every type, exactly
 // one record variable of shorts (records unpadded), a record dimension
 // with 0 records, in CDF-1, CDF-2 and CDF-5: offsets equal ncoffsets,
 // values, fills and attributes netCDF4-python's.
-func TestGenerated(t *testing.T) {
+func TestNetcdfGenerated(t *testing.T) {
 	need(t, "ncoffsets", "-h")
 	dir := genFiles(t)
 	for _, kind := range []string{"types", "onerec", "zerorec"} {
@@ -78,11 +78,11 @@ func TestGenerated(t *testing.T) {
 	}
 }
 
-// TestShortFile: a file cut inside the last slab of its last variable
+// TestNetcdfShortFile: a file cut inside the last slab of its last variable
 // (a record variable; a fixed one) reads as netCDF-C reads it, zeros past
 // the end, from at most rank boxes (and one inline element cut in two);
 // cut inside another variable it is refused naming the file and offset.
-func TestShortFile(t *testing.T) {
+func TestNetcdfShortFile(t *testing.T) {
 	dir := genFiles(t)
 	for _, c := range []struct {
 		file, last string

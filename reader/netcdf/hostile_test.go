@@ -99,7 +99,7 @@ func beginAt(b []byte, i int) int64 {
 	return h.Vars[i].BeginAt
 }
 
-func TestTiny(t *testing.T) {
+func TestNetcdfTiny(t *testing.T) {
 	for _, v := range []byte{1, 2, 5} {
 		b := tiny(v)
 		h, err := ParseHeader(bytes.NewReader(b), int64(len(b)), "tiny.nc")
@@ -112,10 +112,10 @@ func TestTiny(t *testing.T) {
 	}
 }
 
-// TestHostile: damaged and malicious headers are refused with a
+// TestNetcdfHostile: damaged and malicious headers are refused with a
 // CorruptError naming the file and the offset of the bad field, without
 // panicking or allocating what the header claims.
-func TestHostile(t *testing.T) {
+func TestNetcdfHostile(t *testing.T) {
 	good := tiny(5)
 	cases := []struct {
 		name string
@@ -193,9 +193,9 @@ func TestHostile(t *testing.T) {
 	}
 }
 
-// TestFIFO: a FIFO given as the input is refused by name, without
+// TestNetcdfFIFO: a FIFO given as the input is refused by name, without
 // blocking on it.
-func TestFIFO(t *testing.T) {
+func TestNetcdfFIFO(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "hist.nc")
 	if err := syscall.Mkfifo(p, 0o644); err != nil {
 		t.Skip(err)

@@ -12,10 +12,10 @@ import (
 	"relayout/internal/testkit"
 )
 
-// TestRealOffsets: for every real file, every variable's extents (each
+// TestNetcdfRealOffsets: for every real file, every variable's extents (each
 // record's, for record variables) equal PnetCDF's ncoffsets -r -s, through
 // the header (char variables too) and through the catalog's blocks.
-func TestRealOffsets(t *testing.T) {
+func TestNetcdfRealOffsets(t *testing.T) {
 	need(t, "ncoffsets", "-h")
 	for _, f := range realFiles(t) {
 		t.Run(filepath.Base(f), func(t *testing.T) { checkOffsets(t, f) })
@@ -85,10 +85,10 @@ func checkOffsets(t *testing.T, f string) {
 	}
 }
 
-// TestRealValues: a few variables per real file, read block by block
+// TestNetcdfRealValues: a few variables per real file, read block by block
 // through the Source, equal netCDF-C's values (netCDF4-python), and every
 // attribute, global and per variable, equals netCDF4-python's.
-func TestRealValues(t *testing.T) {
+func TestNetcdfRealValues(t *testing.T) {
 	needPython(t)
 	for _, f := range realFiles(t) {
 		t.Run(filepath.Base(f), func(t *testing.T) { checkValues(t, f, false) })

@@ -29,11 +29,11 @@ func stacked(t *testing.T, v string, files []string) []byte {
 	return b
 }
 
-// TestMPASMonthlyStream: the 12 monthly MPAS-Ocean history files, given
+// TestNetcdfMPASMonthlyStream: the 12 monthly MPAS-Ocean history files, given
 // in a shuffled order, are one stream of 12 records ordered by their
 // xtime_startMonthly text; each record variable's values equal netCDF-C's
 // of the files stacked in the order of the dates in their names.
-func TestMPASMonthlyStream(t *testing.T) {
+func TestNetcdfMPASMonthlyStream(t *testing.T) {
 	needPython(t)
 	dir := testkit.SharedData(t, "netcdf/mpas-o-monthly")
 	names, _ := filepath.Glob(filepath.Join(dir, "mpaso.hist.*.nc"))
@@ -85,11 +85,11 @@ func TestMPASMonthlyStream(t *testing.T) {
 	}
 }
 
-// TestStream: generated history files (CDF-2 and CDF-5 members) given in
+// TestNetcdfStream: generated history files (CDF-2 and CDF-5 members) given in
 // any order form one stream ordered by their time variable; fixed
 // variables come from the first member; overlapping times, another
 // dimension length or another type are refused naming both files.
-func TestStream(t *testing.T) {
+func TestNetcdfStream(t *testing.T) {
 	needPython(t)
 	dir := t.TempDir()
 	if b, err := execPython("testdata/nc_oracle.py", "genstream", dir); err != nil {
@@ -136,7 +136,7 @@ func TestStream(t *testing.T) {
 	}
 }
 
-func TestStreamPrefix(t *testing.T) {
+func TestNetcdfStreamPrefix(t *testing.T) {
 	for in, want := range map[string]string{
 		"mpaso.hist.am.timeSeriesStatsMonthly.0002-01-01.nc": "mpaso.hist.am.timeSeriesStatsMonthly",
 		"case.eam.h0.0001-01.nc":                             "case.eam.h0",
