@@ -152,7 +152,7 @@ func TestNetcdfShortFile(t *testing.T) {
 	mustRun(t, "verify", in, out, "-q")
 	netcdfCheck(t, out, in)
 	b, _ := os.ReadFile(filepath.Join(out, "relayout.json"))
-	if !strings.Contains(string(b), "short.nc: variable b (CDF-2): elements 41 to 59 of record 1") || !strings.Contains(string(b), "read as zeros, as netCDF-C does") {
+	if !strings.Contains(string(b), "short.nc: variable b (CDF-2): elements 41 to 59 of the file's record 1") || !strings.Contains(string(b), "read as zeros, as netCDF-C does") {
 		t.Errorf("relayout.json does not list the missing tail:\n%s", b)
 	}
 }

@@ -110,14 +110,14 @@ func Open(root string, files []string, cfg Config) (*Dataset, error) {
 			continue
 		}
 		v := &m.hdr.Vars[t.Var]
-		if !v.Record && k > 0 {
-			continue // fixed variables come from the first member
+		if !v.Record && k > 0 || v.Type == Char || !cfg.Selects(v.Name) {
+			continue // fixed variables come from the first member; text is skipped whole
 		}
 		es := v.Type.Size()
 		in := t.InFile / es
 		where := "its data"
 		if t.Record >= 0 {
-			where = fmt.Sprintf("record %d", t.Record)
+			where = fmt.Sprintf("the file's record %d", t.Record)
 		}
 		d.info.Skipped = append(d.info.Skipped, fmt.Sprintf(
 			"%s: variable %s (%s): elements %d to %d of %s (bytes %d to %d) lie past the end of the file (%d bytes): read as zeros, as netCDF-C does (a writer with NC_NOFILL left them unwritten)",
