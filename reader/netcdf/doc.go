@@ -28,6 +28,15 @@
 // a stream); Format is "netcdf-classic" and each array's Source names the
 // variant (CDF-1/2/5).
 //
+// A stream (Open with several files) is ordered by the record coordinate:
+// the numeric variable named like the record dimension, else MPAS's text
+// timestamps (xtime, xtime_start*); by file name when the files have none.
+// Its times must increase strictly across files, and every member must
+// define the same dimensions (the record dimension's length aside) and
+// variables (type, dimensions); fixed-size variables are read from the
+// first member. Which files form a stream (a folder, a glob, the stream
+// prefix of their names: StreamPrefix) is package reader's decision.
+//
 // It must not write anything, import cgo or any netCDF library, or read
 // block bytes itself beyond the header and the few bytes of record
 // coordinates a stream is ordered by: Dataset.ReadBlock is a raw pread
