@@ -79,6 +79,9 @@ func Open(root string, files []string, cfg Config) (*Dataset, error) {
 	if err := orderStream(ms); err != nil {
 		return nil, err
 	}
+	if err := sameFixed(root, ms); err != nil {
+		return nil, err
+	}
 	d := &Dataset{
 		info:    catalog.DatasetInfo{Path: root, Root: root, Format: FormatName},
 		members: ms,

@@ -16,7 +16,8 @@ package netcdf
 // (duplicated or overlapping intervals are refused, naming both files).
 // Every member must define the same variables with the same types and
 // dimensions, and the same dimensions but for the record dimension's
-// length; fixed-size variables are read from the first member.
+// length; fixed-size variables are read from the first member, so every
+// member must hold the same values in them (sameFixed reads them all once).
 
 import (
 	"cmp"
@@ -24,10 +25,12 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 	"slices"
 	"strings"
 
 	"relayout/catalog"
+	"relayout/internal/fileio"
 )
 
 // maxCoordBytes bounds what readCoord reads per file.
@@ -252,4 +255,81 @@ func signature(h *Header, v *Var) string {
 		names[k] = h.Dims[id].Name
 	}
 	return fmt.Sprintf("%s(%s)", v.Type, strings.Join(names, ", "))
+}
+
+// sameFixed checks that every member holds the first member's values in
+// its fixed-size variables (the stream's fixed variables are read from the
+// first member only: a member whose mesh or coordinates differ is not of
+// the same stream). The data are compared in pieces of compareChunk bytes;
+// bytes past the end of a file cut short compare as zeros.
+func sameFixed(root string, ms []*member) error {
+	if len(ms) < 2 {
+		return nil
+	}
+	first := ms[0]
+	var fixed []int
+	for i := range first.hdr.Vars {
+		if !first.hdr.Vars[i].Record {
+			fixed = append(fixed, i)
+		}
+	}
+	if len(fixed) == 0 {
+		return nil
+	}
+	fa, _, err := fileio.Open(filepath.Join(root, filepath.FromSlash(first.name)))
+	if err != nil {
+		return fmt.Errorf("netcdf: %w", err)
+	}
+	defer fa.Close()
+	a, b := make([]byte, compareChunk), make([]byte, compareChunk)
+	for _, m := range ms[1:] {
+		fb, _, err := fileio.Open(filepath.Join(root, filepath.FromSlash(m.name)))
+		if err != nil {
+			return fmt.Errorf("netcdf: %w", err)
+		}
+		for _, i := range fixed {
+			va := &first.hdr.Vars[i]
+			vb := &m.hdr.Vars[m.vars[va.Name]]
+			for off := int64(0); off < va.Slab; off += compareChunk {
+				n := min(compareChunk, va.Slab-off)
+				if err := readZeros(fa, a[:n], va.Begin+off); err != nil {
+					fb.Close()
+					return fmt.Errorf("netcdf: %s: %w", first.name, err)
+				}
+				if err := readZeros(fb, b[:n], vb.Begin+off); err != nil {
+					fb.Close()
+					return fmt.Errorf("netcdf: %s: %w", m.name, err)
+				}
+				if k := firstDiff(a[:n], b[:n]); k >= 0 {
+					fb.Close()
+					el := (off + int64(k)) / va.Type.Size()
+					return notOneStream(first, m, fmt.Sprintf("fixed-size variable %s differs at element %d (offset %d of %s, %d of %s)",
+						va.Name, el, va.Begin+el*va.Type.Size(), first.name, vb.Begin+el*va.Type.Size(), m.name))
+				}
+			}
+		}
+		fb.Close()
+	}
+	return nil
+}
+
+const compareChunk = 1 << 20
+
+// readZeros fills p from r at off, zeros past the end of the file.
+func readZeros(r io.ReaderAt, p []byte, off int64) error {
+	n, err := r.ReadAt(p, off)
+	if n < len(p) && err != nil && err != io.EOF {
+		return err
+	}
+	clear(p[n:])
+	return nil
+}
+
+func firstDiff(a, b []byte) int {
+	for i := range a {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return -1
 }

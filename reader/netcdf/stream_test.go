@@ -128,6 +128,7 @@ func TestNetcdfStream(t *testing.T) {
 		"duplicate": "records overlap in time: case.h0.0001-02.nc ends at time = 4, case.h0.0001-03.nc starts at 4",
 		"dims":      "dimension n is 3 against 4",
 		"type":      "variable v is float(time, n) against double(time, n)",
+		"fixed":     "fixed-size variable w differs at element 0",
 	} {
 		_, err := Open(filepath.Join(dir, bad), files, Config{})
 		if !errors.Is(err, catalog.ErrUnsupported) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "case.h0.0001-03.nc") {

@@ -126,10 +126,10 @@ def gen(d):
 
 
 def gen_stream(d):
-    """A stream of three history files (time 0..5, v[t, i] = 10*t + i), and
-    files that break it: an overlap, a duplicated time, another dimension
-    length, another type."""
-    def one(name, times, n=3, ty="f4", fmt="NETCDF3_64BIT_OFFSET"):
+    """A stream of three history files (time 0..5, v[t, i] = 10*t + i, fixed
+    w = 100, 101, 102), and files that break it: an overlap, a duplicated
+    time, another dimension length, another type, other fixed values."""
+    def one(name, times, n=3, ty="f4", fmt="NETCDF3_64BIT_OFFSET", w0=100):
         ds = netCDF4.Dataset(os.path.join(d, name), "w", format=fmt)
         ds.createDimension("time", None)
         ds.createDimension("n", n)
@@ -137,7 +137,7 @@ def gen_stream(d):
         t.units = "days since 0001-01-01"
         v = ds.createVariable("v", ty, ("time", "n"))
         w = ds.createVariable("w", "i4", ("n",))
-        w[:] = np.arange(n) + 100
+        w[:] = np.arange(n) + w0
         for k, tt in enumerate(times):
             t[k] = tt
             v[k, :] = 10 * tt + np.arange(n)
@@ -146,7 +146,8 @@ def gen_stream(d):
     one("good/case.h0.0001-01.nc", [0, 1])
     one("good/case.h0.0001-02.nc", [2, 3, 4], fmt="NETCDF3_64BIT_DATA")
     one("good/case.h0.0001-03.nc", [5])
-    for bad, kw in {"overlap": dict(times=[3.5]), "duplicate": dict(times=[4]), "dims": dict(times=[9], n=4), "type": dict(times=[9], ty="f8")}.items():
+    for bad, kw in {"overlap": dict(times=[3.5]), "duplicate": dict(times=[4]), "dims": dict(times=[9], n=4), "type": dict(times=[9], ty="f8"),
+                    "fixed": dict(times=[9], w0=101)}.items():
         os.makedirs(os.path.join(d, bad))
         one(bad + "/case.h0.0001-01.nc", [0, 1])
         one(bad + "/case.h0.0001-02.nc", [2, 3, 4])
