@@ -258,7 +258,7 @@ func signature(h *Header, v *Var) string {
 }
 
 // sameFixed checks that every member holds the first member's values in
-// its fixed-size variables (the stream's fixed variables are read from the
+// its numeric fixed-size variables (the stream's fixed variables are read from the
 // first member only: a member whose mesh or coordinates differ is not of
 // the same stream). The data are compared in pieces of compareChunk bytes;
 // bytes past the end of a file cut short compare as zeros.
@@ -269,7 +269,7 @@ func sameFixed(root string, ms []*member) error {
 	first := ms[0]
 	var fixed []int
 	for i := range first.hdr.Vars {
-		if !first.hdr.Vars[i].Record {
+		if v := &first.hdr.Vars[i]; !v.Record && v.Type != Char { // text is not written
 			fixed = append(fixed, i)
 		}
 	}
