@@ -123,6 +123,27 @@ func TestNetcdfStream(t *testing.T) {
 			}
 		}
 	}
+	// Time, not the names, orders the stream: the first and last files'
+	// names swapped.
+	swapped := filepath.Join(dir, "swapped")
+	os.Mkdir(swapped, 0o755)
+	for from, to := range map[string]string{"01": "03", "02": "02", "03": "01"} {
+		b, _ := os.ReadFile(filepath.Join(dir, "good", "case.h0.0001-"+from+".nc"))
+		os.WriteFile(filepath.Join(swapped, "case.h0.0001-"+to+".nc"), b, 0o644)
+	}
+	sw, err := Open(swapped, files, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sw.Close()
+	if !slices.Equal(sw.Members(), []string{"case.h0.0001-03.nc", "case.h0.0001-02.nc", "case.h0.0001-01.nc"}) {
+		t.Errorf("swapped names: members %v, want time order", sw.Members())
+	}
+	for _, a := range testkit.ScanAll(t, sw) {
+		if a.Var == "time" && !bytes.Equal(assemble(t, sw, a), stacked(t, "time", sorted)) {
+			t.Error("swapped names: time differs from the unswapped stream's")
+		}
+	}
 	for bad, want := range map[string]string{
 		"overlap":   "records overlap in time: case.h0.0001-02.nc ends at time = 4, case.h0.0001-03.nc starts at 3.5",
 		"duplicate": "records overlap in time: case.h0.0001-02.nc ends at time = 4, case.h0.0001-03.nc starts at 4",
