@@ -37,6 +37,10 @@ func TestEveryRealDataset(t *testing.T) {
 		"chombo/mushy-layer/plt000100.2d.hdf5",
 		"chombo/mushy-layer/plt025000.2d.hdf5",
 		"chombo/mushy-layer/chk000100.3d.hdf5",
+		"netcdf/e3sm-io-f-cdf2/f_case_h1.nc",
+		"netcdf/e3sm-io-f-cdf5/f_case_h1.nc",
+		"netcdf/mpas-mesh-0rec", // a folder holding one classic file
+		"netcdf/mpas-o-timeseries/timeSeries.nc",
 	}
 	for _, rel := range inputs {
 		t.Run(strings.ReplaceAll(rel, "/", "_"), func(t *testing.T) {

@@ -22,7 +22,7 @@ func TestFolderMessagesCLI(t *testing.T) {
 	if err := os.WriteFile(text, []byte("my lab notes\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	formats := "relayout reads ADIOS2 BP3 files (NAME.bp), BP4 and BP5 directories, HDF5 files (plain, openPMD, ADIOS2 HDF5 engine, Chombo), AMReX plotfiles, relayout outputs, and folders of these (a file-based series, or a folder holding one dataset)"
+	formats := "relayout reads ADIOS2 BP3 files (NAME.bp), BP4 and BP5 directories, HDF5 files (plain, openPMD, ADIOS2 HDF5 engine, Chombo), AMReX plotfiles, netCDF classic files (CDF-1/2/5; a folder or glob of history files is one stream), relayout outputs, and folders of these (a file-based series, or a folder holding one dataset)"
 	for _, c := range []struct {
 		name, in string
 		code     int

@@ -10,6 +10,7 @@ import (
 
 	"relayout/catalog"
 	"relayout/internal/testkit"
+	"relayout/reader/netcdf"
 )
 
 // TestCorruptErrors: damaged copies of real inputs, one per reader, end in
@@ -44,6 +45,22 @@ func TestCorruptErrors(t *testing.T) {
 			runPython(t, "import sys, h5py, numpy as np; f = h5py.File(sys.argv[1], 'r+'); f.attrs['num_levels'] = np.int32(f.attrs['num_levels'] + 1)", filepath.Join(root, rel))
 		}
 	}
+	netcdfDimID := func(rel string, id byte) damage { // the first variable's first dimension id (CDF-2)
+		return func(t *testing.T, root string) {
+			f, err := os.Open(filepath.Join(root, rel))
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, _ := f.Stat()
+			h, err := netcdf.ParseHeader(f, st.Size(), rel)
+			f.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := h.Vars[0]
+			patch(rel, v.Offset+4+int64(len(v.Name)+3)/4*4+4+3, id)(t, root)
+		}
+	}
 	for _, c := range []struct {
 		name, data, open string // open: path opened, relative to the copy
 		damage           damage
@@ -75,6 +92,15 @@ func TestCorruptErrors(t *testing.T) {
 			"chombo", "plt000100.2d.hdf5", -1, "this is a Chombo HDF5 file but it is broken"},
 		{"hdf5 signature", "hdf5/openpmd-femm", "example-femm-thetaMode.h5", patch("example-femm-thetaMode.h5", 1, 'X'),
 			"hdf5", "example-femm-thetaMode.h5", 0, "this is a file named like HDF5 but it is broken"},
+		{"netcdf header truncated", "netcdf/mpas-o-timeseries", "timeSeries.nc", truncate("timeSeries.nc", 1000),
+			"netcdf", "timeSeries.nc", -2, "this is a netCDF classic file but it is broken: netcdf: timeSeries.nc: offset"},
+		{"netcdf records cut", "netcdf/mpas-o-timeseries", "timeSeries.nc", truncate("timeSeries.nc", 300000),
+			"netcdf", "timeSeries.nc", 4, "variable timeMonthly_avg_ssh: record 2 (numrecs 3 claims records the file does not hold) at 282580-339804"},
+		{"netcdf dimension id", "netcdf/mpas-o-monthly", "mpaso.rst.0001-01-06_00000.nc", netcdfDimID("mpaso.rst.0001-01-06_00000.nc", 9),
+			"netcdf", "mpaso.rst.0001-01-06_00000.nc", -2, "dimension id 9 of 3"},
+		{"netcdf stream member truncated", "netcdf/mpas-o-monthly", "mpaso.hist.*", truncate("mpaso.hist.am.timeSeriesStatsMonthly.0002-05-01.nc", 2000),
+			"netcdf", "mpaso.hist.am.timeSeriesStatsMonthly.0002-05-01.nc", -2,
+			"this is a stream of netCDF classic files but its mpaso.hist.am.timeSeriesStatsMonthly.0002-05-01.nc is broken"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			root := filepath.Join(t.TempDir(), "in")

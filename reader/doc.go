@@ -1,8 +1,12 @@
 // Package reader opens a simulation output of any supported format and
 // presents it as a catalog.Source plus a stream of catalog arrays: Open
 // detects the format (HDF5 / openPMD-HDF5 / Chombo files or directories, BP3
-// files, BP4/BP5 directories, AMReX plotfiles, relayout output directories)
-// and hands off to the format's sub-package; a folder that is none of them
+// files, BP4/BP5 directories, AMReX plotfiles, netCDF classic files,
+// relayout output directories) and hands off to the format's sub-package;
+// netCDF classic history files form streams (netcdf_open.go: a folder of
+// them sharing one stream prefix, or a glob pattern given as the path,
+// is one dataset whose record axis runs across the files; a folder of
+// several streams is refused listing them); a folder that is none of them
 // (folder.go) is a file-based BP series (bp.Series), or the one dataset it
 // holds, or refused listing the datasets it holds; a path inside a dataset is
 // refused naming the dataset. A BP dataset or AMReX plotfile whose index is
@@ -16,7 +20,7 @@
 // beyond the few signature bytes format detection needs. Readers import
 // catalog, each other and internal packages, never planner or rewriter
 // (layering_test.go at the module root enforces it); reader/bp,
-// reader/amrex and reader/blockio build with CGO_ENABLED=0.
+// reader/amrex, reader/netcdf and reader/blockio build with CGO_ENABLED=0.
 //
 // Concurrency: a Dataset's ReadBlock is safe for concurrent use; Scan runs on
 // the caller's goroutine and must not run concurrently with itself.

@@ -31,11 +31,13 @@ import (
 	"relayout/reader/amrex"
 	"relayout/reader/bp"
 	"relayout/reader/h5"
+	"relayout/reader/netcdf"
 )
 
 // formatsRead is what the "not recognised" message lists.
 const formatsRead = "relayout reads ADIOS2 BP3 files (NAME.bp), BP4 and BP5 directories, " +
-	"HDF5 files (plain, openPMD, ADIOS2 HDF5 engine, Chombo), AMReX plotfiles, relayout outputs, " +
+	"HDF5 files (plain, openPMD, ADIOS2 HDF5 engine, Chombo), AMReX plotfiles, netCDF classic files " +
+	"(CDF-1/2/5; a folder or glob of history files is one stream), relayout outputs, " +
 	"and folders of these (a file-based series, or a folder holding one dataset)"
 
 func notRecognised(path string) error {
@@ -71,6 +73,8 @@ func kindOf(path string, st os.FileInfo) string {
 		return "BP5"
 	case !st.IsDir() && strings.HasSuffix(path, ".bp") && bp.IsBP3(path):
 		return "BP3"
+	case !st.IsDir() && netcdf.IsClassic(path):
+		return kindNetCDF
 	}
 	return ""
 }
@@ -195,6 +199,9 @@ func openFolder(dir string, sel *selector, one bool) (Dataset, error) {
 		}
 		return nilIfErr(bp.OpenSeries(dir, m, bp.Config{Match: sel.match}))
 	}
+	if ds, err, ok := openNetCDFFolder(dir, cands, sel); ok {
+		return ds, err
+	}
 	if !one {
 		return nil, notRecognised(dir)
 	}
@@ -257,6 +264,9 @@ func describe(cands []candidate) []string {
 	}
 	groups := map[string]*group{}
 	key := func(c candidate) string {
+		if c.kind == kindNetCDF {
+			return netcdf.StreamPrefix(c.name) + ".*"
+		}
 		if c.kind != "BP3" && c.kind != "BP4" && c.kind != "BP5" {
 			return ""
 		}
@@ -281,6 +291,9 @@ func describe(cands []candidate) []string {
 		switch {
 		case k == "" || g.n == 1:
 			out = append(out, fmt.Sprintf("%s (%s)", c.name, c.kind))
+		case g.n > 1 && g.kind == kindNetCDF:
+			out = append(out, fmt.Sprintf("%s (a stream of %d netCDF classic files)", k, g.n))
+			g.n = 0 // listed
 		case g.n > 1:
 			out = append(out, fmt.Sprintf("%s (%s series of %d iterations)", k, g.kind, g.n))
 			g.n = 0 // listed

@@ -15,6 +15,7 @@ import (
 	"relayout/reader/bp"
 	"relayout/reader/chombo"
 	"relayout/reader/h5"
+	"relayout/reader/netcdf"
 )
 
 // Options selects what Open catalogues.
@@ -51,6 +52,15 @@ func Open(path string, opts Options) (Dataset, error) {
 	}
 	st, err := os.Stat(path)
 	if err != nil {
+		if errors.Is(err, os.ErrNotExist) && isGlob(path) {
+			// No such file, but a pattern: the netCDF history files it
+			// matches, as one stream (netcdf.go).
+			ds, err := openGlob(path, sel)
+			if err != nil {
+				return nil, err
+			}
+			return checkUnused(path, ds, sel)
+		}
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("reader: %s: %w", path, catalog.ErrNotFound)
 		}
@@ -67,6 +77,11 @@ func Open(path string, opts Options) (Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
+	return checkUnused(path, ds, sel)
+}
+
+// checkUnused refuses a selection pattern that matched nothing.
+func checkUnused(path string, ds Dataset, sel *selector) (Dataset, error) {
 	if unused := sel.unused(); len(unused) > 0 {
 		ds.Close()
 		return nil, &NoMatchError{Path: path, Pattern: unused[0], Names: sel.all()}
@@ -104,6 +119,8 @@ func openAs(path string, st os.FileInfo, sel *selector, folder bool) (Dataset, e
 		return broken(path, "BP5 dataset")(nilIfErr(bp.Open(path, bp.Config{Match: sel.match})))
 	case !st.IsDir() && strings.HasSuffix(path, ".bp") && bp.IsBP3(path):
 		return broken(path, "BP3 file")(nilIfErr(bp.Open(path, bp.Config{Match: sel.match})))
+	case !st.IsDir() && netcdf.IsClassic(path):
+		return broken(path, "netCDF classic file")(nilIfErr(netcdf.OpenFile(path, netcdf.Config{Match: sel.match})))
 	case !st.IsDir() && isHDF5Name(path):
 		// Named like HDF5 but without its signature: a damaged superblock.
 		return broken(path, "file named like HDF5")(nilIfErr(h5.Open(path, cfg)))
@@ -173,6 +190,7 @@ var (
 	_ fastDataset = (*bp.Series)(nil)
 	_ fastDataset = (*amrex.Dataset)(nil)
 	_ fastDataset = (*chombo.Dataset)(nil)
+	_ fastDataset = (*netcdf.Dataset)(nil)
 )
 
 // nilIfErr converts a format reader's concrete result to a Dataset that is

@@ -1,0 +1,139 @@
+package reader
+
+// netCDF classic history files (reader/netcdf) come one file per output
+// interval; a run of them is one stream, one dataset whose record dimension
+// runs across the files:
+//
+//	hist/                                            a folder of classic files
+//	  mpaso.hist.am.timeSeriesStatsMonthly.0002-01-01.nc   sharing one stream
+//	  mpaso.hist.am.timeSeriesStatsMonthly.0002-02-01.nc   prefix (the name less
+//	  ...                                                  its date/time part) is
+//	                                                       that stream;
+//	  mpaso.rst.0001-01-06_00000.nc                  another prefix beside it
+//	                                                 makes the folder refused,
+//	                                                 listing the streams;
+//	'hist/mpaso.hist.*'                              a glob (a path that does not
+//	                                                 exist, with * ? [) selects
+//	                                                 one stream.
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"relayout/catalog"
+	"relayout/internal/fileio"
+	"relayout/reader/netcdf"
+)
+
+// kindNetCDF is the candidate kind of a netCDF classic file in a folder.
+const kindNetCDF = "netCDF classic"
+
+// isGlob reports whether path holds glob metacharacters.
+func isGlob(path string) bool { return strings.ContainsAny(path, "*?[") }
+
+// streams groups netCDF file names (relative to one root) by stream
+// prefix, in the order of the prefixes.
+func streams(names []string) (prefixes []string, groups map[string][]string) {
+	groups = map[string][]string{}
+	for _, n := range names {
+		p := netcdf.StreamPrefix(n)
+		if groups[p] == nil {
+			prefixes = append(prefixes, p)
+		}
+		groups[p] = append(groups[p], n)
+	}
+	slices.Sort(prefixes)
+	return prefixes, groups
+}
+
+// streamList is "mpaso.hist.am.timeSeriesStatsMonthly.* (12 files), mpaso.rst.* (1 file)".
+func streamList(prefixes []string, groups map[string][]string) string {
+	var out []string
+	for i, p := range prefixes {
+		if i == 20 {
+			out = append(out, fmt.Sprintf("... (%d in all)", len(prefixes)))
+			break
+		}
+		n := len(groups[p])
+		s := "s"
+		if n == 1 {
+			s = ""
+		}
+		out = append(out, fmt.Sprintf("%s.* (%d file%s)", p, n, s))
+	}
+	return strings.Join(out, ", ")
+}
+
+// openNetCDFFolder opens a folder whose datasets are all netCDF classic
+// files as the one stream they form; ok is false when the folder holds
+// anything else (openFolder's other rules apply).
+func openNetCDFFolder(dir string, cands []candidate, sel *selector) (ds Dataset, err error, ok bool) {
+	if len(cands) == 0 {
+		return nil, nil, false
+	}
+	names := make([]string, len(cands))
+	for i, c := range cands {
+		if c.kind != kindNetCDF {
+			return nil, nil, false
+		}
+		names[i] = c.name
+	}
+	prefixes, groups := streams(names)
+	if len(prefixes) > 1 {
+		return nil, fmt.Errorf("reader: %s: this folder holds %d streams of netCDF classic files: %s; select one: pass it as a glob, e.g. '%s', "+
+			"or a folder holding only its files (symbolic links to them will do): %w",
+			dir, len(prefixes), streamList(prefixes, groups), filepath.Join(dir, prefixes[0]+".*"), catalog.ErrUnsupported), true
+	}
+	d, err := netcdf.Open(dir, names, netcdf.Config{Match: sel.match})
+	if err != nil {
+		return nil, brokenErr(dir, "folder of netCDF classic files", err), true
+	}
+	d.SetPath(dir)
+	return d, nil, true
+}
+
+// openGlob opens the netCDF classic files pattern matches as one stream.
+func openGlob(pattern string, sel *selector) (Dataset, error) {
+	matches, err := filepath.Glob(pattern)
+	if err != nil {
+		return nil, fmt.Errorf("reader: %s: not a valid glob pattern (%v): %w", pattern, err, catalog.ErrUnsupported)
+	}
+	if len(matches) == 0 {
+		return nil, fmt.Errorf("reader: %s: no file matches this pattern: %w", pattern, catalog.ErrNotFound)
+	}
+	for _, m := range matches {
+		if _, err := fileio.CheckRegular(m); err != nil {
+			return nil, fmt.Errorf("reader: %s: %w", pattern, err)
+		}
+		if !netcdf.IsClassic(m) {
+			return nil, fmt.Errorf("reader: %s: matches %s, which is not a netCDF classic file (a glob selects a stream of netCDF history files): %w",
+				pattern, m, catalog.ErrUnsupported)
+		}
+	}
+	// Block files are named relative to the matches' common folder.
+	root := filepath.Dir(matches[0])
+	for _, m := range matches[1:] {
+		for !strings.HasPrefix(m, root+string(filepath.Separator)) && root != "/" && root != "." {
+			root = filepath.Dir(root)
+		}
+	}
+	names := make([]string, len(matches))
+	for i, m := range matches {
+		if names[i], err = filepath.Rel(root, m); err != nil {
+			return nil, fmt.Errorf("reader: %s: %w", pattern, err)
+		}
+	}
+	prefixes, groups := streams(names)
+	if len(prefixes) > 1 {
+		return nil, fmt.Errorf("reader: %s: matches %d streams of netCDF classic files: %s; narrow the pattern to one: %w",
+			pattern, len(prefixes), streamList(prefixes, groups), catalog.ErrUnsupported)
+	}
+	d, err := netcdf.Open(root, names, netcdf.Config{Match: sel.match})
+	if err != nil {
+		return nil, brokenErr(pattern, "stream of netCDF classic files", err)
+	}
+	d.SetPath(pattern)
+	return d, nil
+}
