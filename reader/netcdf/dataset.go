@@ -201,6 +201,12 @@ func (d *Dataset) array(name string) *catalog.Array {
 	for i := range v.Attrs {
 		a.Attrs = append(a.Attrs, v.Attrs[i].CatalogAttr())
 	}
+	if len(v.DimIDs) > 0 {
+		a.Dims = make([]string, len(v.DimIDs))
+		for k, id := range v.DimIDs {
+			a.Dims[k] = first.hdr.Dims[id].Name
+		}
+	}
 	if d.zeroed[name] {
 		a.Fill = make([]byte, dt.Size) // holes read as zeros, as netCDF-C reads them
 	}

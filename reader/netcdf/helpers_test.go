@@ -139,6 +139,7 @@ type oracleDump struct {
 	Vars   map[string]map[string]oracleAttr `json:"vars"`
 	Types  map[string]string                `json:"types"`
 	Fills  map[string]string                `json:"fills"`
+	Dims   map[string][]string              `json:"dims"`
 }
 
 // oracle runs nc_oracle.py dump: attributes of file, and the values of

@@ -128,6 +128,9 @@ func checkValues(t *testing.T, f string, all bool) {
 		if hex.EncodeToString(a.Fill) != o.Fills[a.Var] && !d.zeroed[a.Var] {
 			t.Errorf("%s: fill %x, netCDF4 %s", a.Var, a.Fill, o.Fills[a.Var])
 		}
+		if !slices.Equal(a.Dims, o.Dims[a.Var]) && (len(a.Dims) > 0 || len(o.Dims[a.Var]) > 0) {
+			t.Errorf("%s: dimensions %q, netCDF4 %q", a.Var, a.Dims, o.Dims[a.Var])
+		}
 		if o.Types[a.Var] != a.DType.Name() {
 			t.Errorf("%s: type %s, netCDF4 %s", a.Var, a.DType.Name(), o.Types[a.Var])
 		}

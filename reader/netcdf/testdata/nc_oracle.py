@@ -7,6 +7,7 @@
       attr = {"type": numpy dtype name or "string", "values": [...]} with
       floats as repr strings (NaN and infinities survive JSON).
       "fills": {var: hex of the fill value (_FillValue, else netCDF-C's default)}
+      "dims": {var: [dimension names]}
   nc_oracle.py gen DIR
       writes the edge-case files the tests open (see gen below).
   nc_oracle.py genstream DIR
@@ -39,10 +40,11 @@ def attr(v):
 def dump(path, out, names):
     ds = netCDF4.Dataset(path)
     ds.set_auto_maskandscale(False)
-    res = {"global": {k: attr(ds.getncattr(k)) for k in ds.ncattrs()}, "vars": {}, "types": {}, "fills": {}}
+    res = {"global": {k: attr(ds.getncattr(k)) for k in ds.ncattrs()}, "vars": {}, "types": {}, "fills": {}, "dims": {}}
     for name, v in ds.variables.items():
         res["vars"][name] = {k: attr(v.getncattr(k)) for k in v.ncattrs()}
         res["types"][name] = v.dtype.name if v.dtype != np.dtype("S1") else "char"
+        res["dims"][name] = list(v.dimensions)
         if v.dtype != np.dtype("S1"):
             if "_FillValue" in v.ncattrs():
                 fv = v.getncattr("_FillValue")
