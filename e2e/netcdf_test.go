@@ -34,7 +34,8 @@ func netcdfCheck(t *testing.T, out string, files ...string) {
 }
 
 // TestNetcdfStream: the 12 monthly MPAS-Ocean history files, selected by
-// a folder holding them alone (symbolic links to them), are one stream:
+// a folder holding them alone (symbolic links to them) or by a glob, are
+// one stream (OUT the folder of the glob's files is refused):
 // run and verify succeed, each variable is one dataset of 12 records whose
 // values equal netCDF4-python's of the files stacked in date order, and
 // the text variables are listed as skipped. Their own folder, which also
@@ -63,8 +64,17 @@ func TestNetcdfStream(t *testing.T) {
 		t.Errorf("%d variables written", len(m.Variables))
 	}
 	netcdfCheck(t, out, files...)
-	// The same stream selected by a glob reads the same: verify through it.
-	mustRun(t, "verify", filepath.Join(src, "mpaso.hist.*"), out)
+	// The same stream selected by a glob reads the same: verify through it,
+	// and run through it (OUT may not be the files' own folder).
+	glob := filepath.Join(src, "mpaso.hist.*")
+	mustRun(t, "verify", glob, out)
+	out2 := filepath.Join(t.TempDir(), "out")
+	mustRun(t, "run", glob, "-o", out2, "-q")
+	netcdfCheck(t, out2, files...)
+	in := filepath.Join(hist, "mpaso.hist.*")
+	if r := relayout(t, "run", in, "-o", hist); r.code != 2 || !strings.Contains(r.stderr, "relayout never writes into its input") {
+		t.Errorf("run %s -o %s: exit %d\n%s", in, hist, r.code, r.stderr)
+	}
 
 	r := relayout(t, "run", src, "-o", filepath.Join(t.TempDir(), "out"))
 	if r.code != 2 || !strings.Contains(r.stderr, "mpaso.hist.am.timeSeriesStatsMonthly.* (12 files)") || !strings.Contains(r.stderr, "mpaso.rst.* (1 file)") {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"relayout/catalog"
+	"relayout/reader"
 )
 
 // Committing a job moves its finished, verified stage to OUT by renames.
@@ -95,6 +96,19 @@ func killHook(i int) {
 // sizes and modification times, sorted by name.
 func InputFiles(path string) ([]InputFile, error) {
 	st, err := os.Stat(path)
+	if matches := reader.GlobMatches(path); err != nil && matches != nil {
+		// A pattern selecting a stream of history files: the files it
+		// matches now, named as they match.
+		var files []InputFile
+		for _, m := range matches {
+			fi, err := os.Stat(m)
+			if err != nil {
+				return nil, fmt.Errorf("job: input %s: %w", m, err)
+			}
+			files = append(files, InputFile{Name: filepath.ToSlash(m), Size: fi.Size(), MTimeNs: fi.ModTime().UnixNano()})
+		}
+		return files, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("job: input %s: %w", path, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"relayout/catalog"
+	"relayout/reader"
 )
 
 // WorkDir is OUT's work directory, OUT/.relayout (see doc.go).
@@ -119,7 +120,27 @@ func CheckOutput(in, out string, force bool) error {
 	}
 	st, err := os.Stat(inAbs)
 	if err != nil {
-		return fmt.Errorf("run: %s: %w", in, catalog.ErrNotFound)
+		// A pattern selecting a stream of history files: OUT must not be
+		// one of them, nor the directory of one.
+		matches := reader.GlobMatches(in)
+		if len(matches) == 0 {
+			return fmt.Errorf("run: %s: %w", in, catalog.ErrNotFound)
+		}
+		for _, m := range matches {
+			// The folder the pattern names, and the one a link leads to.
+			dir, err := RealPath(filepath.Dir(m))
+			if err != nil {
+				return fmt.Errorf("run: %s: %w", m, err)
+			}
+			mAbs, err := RealPath(m)
+			if err != nil {
+				return fmt.Errorf("run: %s: %w", m, err)
+			}
+			if outAbs == mAbs || outAbs == dir || outAbs == filepath.Dir(mAbs) {
+				return Usagef("run: -o %s is the directory of the input's file %s: relayout never writes into its input", out, m)
+			}
+		}
+		return checkOutDir(out, force)
 	}
 	inDir := inAbs
 	if !st.IsDir() {
@@ -138,6 +159,13 @@ func CheckOutput(in, out string, force bool) error {
 	if outAbs == inAbs {
 		return Usagef("run: -o %s is the input", out)
 	}
+	return checkOutDir(out, force)
+}
+
+// checkOutDir accepts an OUT holding a relayout output, a commit of one in
+// progress or a prepared job, and otherwise refuses a non-empty OUT
+// without force (checkEmpty).
+func checkOutDir(out string, force bool) error {
 	for _, n := range []string{"committed", "committing", "job.json"} {
 		if _, err := os.Stat(filepath.Join(WorkDir(out), n)); err == nil {
 			return nil

@@ -18,6 +18,7 @@ package reader
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -32,6 +33,17 @@ const kindNetCDF = "netCDF classic"
 
 // isGlob reports whether path holds glob metacharacters.
 func isGlob(path string) bool { return strings.ContainsAny(path, "*?[") }
+
+// GlobMatches is what Open reads when path does not exist but is a pattern
+// (a stream of history files selected by a glob): the files it matches,
+// sorted; nil when path exists, is no pattern or matches nothing.
+func GlobMatches(path string) []string {
+	if _, err := os.Lstat(path); err == nil || !isGlob(path) {
+		return nil
+	}
+	m, _ := filepath.Glob(path)
+	return m
+}
 
 // streams groups netCDF file names (relative to one root) by stream
 // prefix, in the order of the prefixes.
