@@ -155,7 +155,25 @@ type ManifestDataset struct {
 	// level is always chunked (planner.LevelLayout), and so is a partly
 	// covered array asked contiguous, unless --fill (planner.HoleLayout).
 	Note string `json:"note,omitempty"`
+	// Var is the input variable this dataset holds when it is not its
+	// file's own: a netCDF time series file holds copies of the variable's
+	// coordinate and ancillary variables beside it ("time", "lat",
+	// "time_bnds"); empty for the file's own variable.
+	Var string `json:"var,omitempty"`
 }
+
+// Key is the input array dataset d of variable v holds: d.Var's when set
+// (a copy of another variable), else v's, at d's step and level.
+func (v *ManifestVariable) Key(d *ManifestDataset) Key {
+	name := v.Name
+	if d.Var != "" {
+		name = d.Var
+	}
+	return Key{Var: name, Step: d.Step, Level: d.Level}
+}
+
+// IsCopy reports whether d holds another variable than v (ManifestDataset.Var).
+func (v *ManifestVariable) IsCopy(d *ManifestDataset) bool { return d.Var != "" && d.Var != v.Name }
 
 // DigestKind is the algorithm of the manifest's digests: options.digest,
 // or SHA256 for a manifest without options (one of an older version, or a

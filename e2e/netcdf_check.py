@@ -1,4 +1,4 @@
-"""Compares a relayout output of netCDF classic input with netCDF4-python.
+"""Compares a relayout output of netCDF input with netCDF4-python.
 
   netcdf_check.py OUT FILE...
 
@@ -8,11 +8,21 @@ equal the variable read through netCDF4-python (netCDF-C; no masking or
 scaling): a record variable concatenated over the FILEs along its first
 axis, a fixed one from the first FILE; its attributes must be the
 variable's. Every numeric variable of the input must be in the output, and
-every char variable listed under "skipped". Prints one line per variable;
-exits 1 on any difference.
+every char variable listed under "skipped".
+
+Each output file is also opened as netCDF, the way climate users read it:
+through netCDF4-python, where the variable has the input's dimension names,
+values and attributes, every other variable of the file (its coordinate
+and ancillary variables) equals the input's variable of that name, and the
+global attributes are the input's (history with one line prepended);
+through xarray (open_dataset of each file, open_mfdataset of them all, or
+merge where the files have no coordinates to order them by); and
+through ncdump -h. Prints one line per variable; exits 1 on any difference.
 """
+import subprocess
 import json
 import os
+import xarray
 import sys
 
 import h5py
@@ -27,6 +37,54 @@ for d in dss:
 first = dss[0]
 bad = 0
 written = {v["name"]: v for v in man["variables"]}
+
+
+def input_values(name):
+    v = first.variables[name]
+    if v.dimensions and first.dimensions[v.dimensions[0]].isunlimited():
+        return np.concatenate([np.asarray(d.variables[name][...]) for d in dss])
+    return np.asarray(v[...])
+
+
+def same_attr(a, b):
+    if isinstance(a, str) or isinstance(b, str):
+        return a == b
+    return np.array_equal(np.atleast_1d(a), np.atleast_1d(b)) and np.asarray(a).dtype == np.asarray(b).dtype
+
+
+def check_netcdf(path, name):
+    """The file of variable name read through netCDF-C: 0 when equal."""
+    nbad = 0
+    subprocess.run(["ncdump", "-h", path], check=True, stdout=subprocess.DEVNULL)
+    with netCDF4.Dataset(path) as o:
+        o.set_auto_maskandscale(False)
+        for n, ov in o.variables.items():
+            iv = first.variables[n]
+            want = input_values(n)
+            got = np.asarray(ov[...])
+            if list(ov.dimensions) != list(iv.dimensions) or got.dtype != want.dtype or not np.array_equal(got, want, equal_nan=want.dtype.kind == "f"):
+                print("NETCDF", path, n, ov.dimensions, got.dtype, got.shape, "input", iv.dimensions, want.dtype, want.shape)
+                nbad += 1
+            for k in iv.ncattrs():
+                if k not in ov.ncattrs() or not same_attr(iv.getncattr(k), ov.getncattr(k)):
+                    print("NETCDF ATTR", path, n, k, repr(iv.getncattr(k)), repr(ov.getncattr(k) if k in ov.ncattrs() else None))
+                    nbad += 1
+            if set(ov.ncattrs()) != set(iv.ncattrs()):
+                print("NETCDF ATTRS", path, n, sorted(set(ov.ncattrs()) ^ set(iv.ncattrs())))
+                nbad += 1
+        if name not in o.variables:
+            print("NETCDF", path, "lacks", name)
+            nbad += 1
+        for k in first.ncattrs():
+            a, b = first.getncattr(k), o.getncattr(k) if k in o.ncattrs() else None
+            if k == "history":
+                ok = isinstance(b, str) and b.endswith("\n" + a) and b.split("\n")[0].find("relayout") > 0
+            else:
+                ok = b is not None and same_attr(a, b)
+            if not ok:
+                print("NETCDF GLOBAL", path, k, repr(a)[:80], repr(b)[:80])
+                nbad += 1
+    return nbad
 for name, v in first.variables.items():
     if v.dtype == np.dtype("S1"):
         if not any(("variable " + name + ":") in s for s in man.get("skipped", [])):
@@ -57,6 +115,26 @@ for name, v in first.variables.items():
         if not ok:
             print("ATTR", name, k, repr(a), repr(b))
             bad += 1
+    if same and m["file"].endswith(".nc"):
+        bad += check_netcdf(os.path.join(out, m["file"]), name)
     print("OK " if same else "DIFF", name, got.shape, got.dtype)
     bad += not same
+if any(v["file"].endswith(".nc") for v in man["variables"]):
+    paths = [os.path.join(out, v["file"]) for v in man["variables"]]
+    for p in paths:
+        xarray.open_dataset(p).close()
+    try:
+        mf = xarray.open_mfdataset(paths)
+    except ValueError as e:
+        # Without coordinate variables (MPAS: its times are text, not
+        # written yet) xarray cannot order the files by coordinates: it
+        # merges them instead.
+        if "needs a coordinate" not in str(e):
+            raise
+        mf = xarray.merge([xarray.open_dataset(p) for p in paths])
+    with mf:
+        missing = [n for n in written if n not in mf.variables]
+        if missing:
+            print("XARRAY open_mfdataset lacks", missing)
+            bad += 1
 sys.exit(1 if bad else 0)

@@ -192,7 +192,7 @@ func VerifyOutput(ctx context.Context, in *catalog.Store, inSrc catalog.Source, 
 			for j := range ds {
 				d := &ds[j]
 				if d.Sum(kind) == "" {
-					d.SetSum(kind, res.Digests[catalog.Key{Var: mv.Name, Step: d.Step, Level: d.Level}])
+					d.SetSum(kind, res.Digests[mv.Key(d)]) // a copy: its array's
 				}
 			}
 		}

@@ -335,7 +335,7 @@ func TestCutChunks(t *testing.T) {
 }
 
 func TestFileNames(t *testing.T) {
-	got := fileNames([]string{"B/x", "B.x", "/abs/name", "a b*c", "", ".hidden", "B_x", "B/x-2", "B.x-2"})
+	got := fileNames([]string{"B/x", "B.x", "/abs/name", "a b*c", "", ".hidden", "B_x", "B/x-2", "B.x-2"}, ".h5")
 	want := []string{"B.x.h5", "B.x-2.h5", "abs.name.h5", "a_b_c.h5", "_.h5", "_.hidden.h5", "B_x.h5", "B.x-2-2.h5", "B.x-2-3.h5"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %q\nwant %q", got, want)

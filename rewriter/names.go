@@ -18,15 +18,15 @@ import (
 // name (deterministic, and the staged ".<name>.tmp" stays within the 255
 // bytes a file name may have); the full name stays in the manifest and the
 // dataset path.
-func fileNames(vars []string) []string {
+func fileNames(vars []string, ext string) []string {
 	used := make(map[string]bool, len(vars)+1)
 	used[seriesName] = true // OUT/series.h5 joins the files
 	out := make([]string, len(vars))
 	for i, v := range vars {
 		base := fileBase(v)
-		name := base + ".h5"
+		name := base + ext
 		for n := 2; used[name]; n++ {
-			name = fmt.Sprintf("%s-%d.h5", base, n)
+			name = fmt.Sprintf("%s-%d%s", base, n, ext)
 		}
 		used[name] = true
 		out[i] = name

@@ -9,8 +9,8 @@ import (
 // deterministically, distinct for distinct names that share a long prefix.
 func TestFileNamesLong(t *testing.T) {
 	a, b := strings.Repeat("v", 5000), strings.Repeat("v", 4999)+"w"
-	got := fileNames([]string{a, b, strings.Repeat("x", maxFileBase)})
-	again := fileNames([]string{a, b, strings.Repeat("x", maxFileBase)})
+	got := fileNames([]string{a, b, strings.Repeat("x", maxFileBase)}, ".h5")
+	again := fileNames([]string{a, b, strings.Repeat("x", maxFileBase)}, ".h5")
 	for i := range got {
 		if got[i] != again[i] {
 			t.Errorf("not deterministic: %q, %q", got[i], again[i])

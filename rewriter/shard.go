@@ -214,7 +214,8 @@ func Prepare(ctx context.Context, store *catalog.Store, src catalog.Source, stag
 		names[i] = v.Name
 		total += v.Bytes
 	}
-	files := fileNames(names)
+	fc := newFileConfig(info, vars, opts)
+	files := fileNames(names, fc.ext())
 	job = &Plan{Shards: p.Shards, Digest: opts.Digest}
 	if p.InMemory {
 		// One budget and Monitor for the whole run (Release closes it).
@@ -232,7 +233,6 @@ func Prepare(ctx context.Context, store *catalog.Store, src catalog.Source, stag
 	opts = opts.withMerge()
 	job.Manifest = catalog.Manifest{Tool: "relayout", Version: opts.Version,
 		Input: catalog.ManifestInput{Path: info.Path, Format: info.Format}, Variables: []catalog.ManifestVariable{}, Skipped: info.Skipped}
-	fc := newFileConfig(info, vars, opts)
 	links := make([][]seriesLink, len(vars))
 	stats := make([]varStats, len(vars))
 	// Every variable's structure first (the datasets' kinds), then the
@@ -247,13 +247,16 @@ func Prepare(ctx context.Context, store *catalog.Store, src catalog.Source, stag
 		}
 		links[i], stats[i] = st.links, st
 		byKey := map[catalog.Key]int{}
-		for e, md := range mv.Datasets {
-			d := Dataset{Var: v.Name, Step: md.Step, Level: md.Level, VarIndex: i, Entry: e, File: files[i],
-				Path: md.Path, Shape: md.Shape, ElemSize: v.DType.Size, Addr: -1, Kind: kindContiguous}
+		for e := range mv.Datasets {
+			md := &mv.Datasets[e]
+			k := mv.Key(md) // a netCDF file's coordinates are other variables' arrays
+			d := Dataset{Var: k.Var, Step: md.Step, Level: md.Level, VarIndex: i, Entry: e, File: files[i],
+				Path: md.Path, Shape: md.Shape, Addr: -1, Kind: kindContiguous}
 			t, ok := targets[d.key()]
 			if !ok {
 				return nil, arrayErr(d.key(), fmt.Errorf("no prepared dataset"))
 			}
+			d.ElemSize = t.elemSize
 			switch {
 			case t.merged != nil:
 				d.Kind, d.Addr = kindMerged, t.merged.addr
@@ -280,9 +283,9 @@ func Prepare(ctx context.Context, store *catalog.Store, src catalog.Source, stag
 		varTargets[i], varKeys[i] = targets, byKey
 	}
 	grains := jointGrains(job.Datasets)
-	for i, v := range vars {
+	for i := range vars {
 		targets, byKey := varTargets[i], varKeys[i]
-		err = store.EachArray(ctx, v.Name, func(a *catalog.Array) error {
+		err = eachFileArray(ctx, store, &job.Manifest.Variables[i], func(a *catalog.Array) error {
 			if a.Constant {
 				return nil // attributes only, written by prepareVariable
 			}
@@ -330,12 +333,14 @@ func Prepare(ctx context.Context, store *catalog.Store, src catalog.Source, stag
 			return nil, err
 		}
 	}
-	skipped, seriesFiles, err := writeSeries(stage, fc.root, files, links)
-	if err != nil {
-		return nil, err
+	if !fc.netCDF { // netCDF time series are files of their own
+		skipped, seriesFiles, err := writeSeries(stage, fc.root, files, links)
+		if err != nil {
+			return nil, err
+		}
+		job.Manifest.Series, job.Manifest.SeriesFiles = seriesName, seriesFiles
+		job.Manifest.Skipped = append(job.Manifest.Skipped, skipped...)
 	}
-	job.Manifest.Series, job.Manifest.SeriesFiles = seriesName, seriesFiles
-	job.Manifest.Skipped = append(job.Manifest.Skipped, skipped...)
 
 	su := make([]planner.ShardUnit, len(job.Units))
 	for i, u := range job.Units {

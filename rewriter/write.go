@@ -37,7 +37,10 @@ type varStats struct {
 type fileConfig struct {
 	root   []catalog.Attr // attributes of "/"
 	format string         // the input's format (DatasetInfo.Format)
-	meshes string         // the meshes group of every iteration (meshesGroup)
+	// netCDF: the files are netCDF time series (netcdf.go), not openPMD
+	// series: the input is netCDF.
+	netCDF bool
+	meshes string // the meshes group of every iteration (meshesGroup)
 	// particles is the particles group of every iteration (particlesGroup);
 	// hasParticles: particles are written. bothGroups: the root has a
 	// particlesPath (particles written, or kept from an openPMD input), so
@@ -48,6 +51,9 @@ type fileConfig struct {
 }
 
 func newFileConfig(info catalog.DatasetInfo, vars []catalog.VarSummary, opts Options) fileConfig {
+	if isNetCDF(info.Format) {
+		return fileConfig{root: netCDFRoot(info, opts.Version, time.Now()), format: info.Format, netCDF: true}
+	}
 	fc := fileConfig{root: seriesRoot(info, opts.Version, time.Now()), format: info.Format,
 		meshes: meshesGroup(info)}
 	fc.particles = particlesGroup(info, fc.meshes)
@@ -61,16 +67,20 @@ func newFileConfig(info catalog.DatasetInfo, vars []catalog.VarSummary, opts Opt
 // contigTarget is a contiguous dataset whose bytes are written with pwrite
 // after the HDF5 structure is closed.
 type contigTarget struct {
-	addr   int64
-	entry  int           // index into ManifestVariable.Datasets
-	merged *mergedTarget // merged layout (merged.go), else nil
-	chunks *chunkTarget  // raw chunks allocated at creation (chunkwrite.go), else nil
+	addr     int64
+	elemSize int           // bytes of an element of the array
+	entry    int           // index into ManifestVariable.Datasets
+	merged   *mergedTarget // merged layout (merged.go), else nil
+	chunks   *chunkTarget  // raw chunks allocated at creation (chunkwrite.go), else nil
 }
 
 // writeStructure creates every dataset of variable name and its attributes
 // (prepareVariable's phase 1). It returns each dataset's target, by array key.
 func writeStructure(ctx context.Context, w *h5.Writer, store *catalog.Store, src catalog.Source, name string,
 	fc fileConfig, opts Options, mv *catalog.ManifestVariable, st *varStats) (map[catalog.Key]contigTarget, error) {
+	if fc.netCDF {
+		return writeNetCDF(ctx, w, store, name, fc, opts, mv, st)
+	}
 	if err := w.SetAttrs("/", fc.root); err != nil {
 		return nil, fmt.Errorf("rewriter: %s: %w", name, err)
 	}
@@ -96,61 +106,13 @@ func writeStructure(ctx context.Context, w *h5.Writer, store *catalog.Store, src
 				Shape: nonNil(a.Shape), Offset: nonNil(a.Offset), Layout: catalog.ConstantLayout}
 			entry.SetSum(opts.Digest, constantDigest(a, opts.Digest))
 		} else {
-			layout, err := arrayLayout(a, opts, store)
-			if err != nil {
+			var t contigTarget
+			var err error
+			if entry, t, spec, err = createData(w, store, a, path, opts); err != nil {
 				return err
 			}
-			// Holes read back as the fill value in every layout (leFill).
-			spec = h5.DatasetSpec{DType: a.DType.LittleEndian(), Shape: a.Shape, Chunk: layout.Chunk, Fill: leFill(a)}
-			if layout.Kind == planner.Chunked && opts.Deflate > 0 {
-				spec.Deflate, spec.Shuffle = opts.Deflate, a.DType.Size > 1
-			}
-			var d *h5.OutDataset
-			var mt *mergedTarget
-			if layout.Kind == planner.Chunked {
-				// With its blocks: raw chunks of a covered array are
-				// allocated now, to be pwritten.
-				full, err := store.Array(a.Key())
-				if err == nil {
-					err = checkArray(full)
-				}
-				if err != nil {
-					return arrayErr(a.Key(), err)
-				}
-				spec.Allocate = canAllocateChunks(full, layout.Chunk, opts)
-			}
-			if layout.Kind == planner.Merged {
-				mt, err = createMerged(w, store, a, path, spec, opts)
-			} else {
-				d, err = w.CreateDataset(path, spec)
-			}
-			if err != nil {
-				return arrayErr(a.Key(), err)
-			}
-			entry = catalog.ManifestDataset{
-				Step: a.Step, Level: a.Level, Path: path,
-				Shape: nonNil(a.Shape), Offset: nonNil(a.Offset), Layout: layout.Kind, Chunk: layout.Chunk,
-				Compression: compression(spec), Note: layout.Note,
-			}
-			if mt != nil {
-				entry.Cuboids = len(mt.plan.Units)
-				contig[a.Key()] = contigTarget{addr: mt.addr, entry: len(mv.Datasets), merged: mt}
-			} else if spec.Allocate {
-				contig[a.Key()] = contigTarget{entry: len(mv.Datasets), chunks: &chunkTarget{layout: layout, objAddr: d.ObjAddr()}}
-			} else if layout.Kind == planner.Chunked {
-				// encoded chunks come later, from the shards' part files
-				contig[a.Key()] = contigTarget{entry: len(mv.Datasets), addr: -1}
-			} else {
-				contig[a.Key()] = contigTarget{addr: d.Address(), entry: len(mv.Datasets)}
-			}
-			if d != nil {
-				if cerr := d.Close(); err == nil && cerr != nil {
-					err = cerr
-				}
-			}
-			if err != nil {
-				return arrayErr(a.Key(), err)
-			}
+			t.entry = len(mv.Datasets)
+			contig[a.Key()] = t
 		}
 		var ma meshAttrs
 		if species != "" {
@@ -211,6 +173,69 @@ func writeStructure(ctx context.Context, w *h5.Writer, store *catalog.Store, src
 		return nil
 	})
 	return contig, err
+}
+
+// createData creates the dataset of array a (its blocks not needed: loaded
+// here when the layout needs them) at path in its layout, and returns its
+// manifest entry, where its units go (entry left to the caller) and its
+// HDF5 spec. Every output structure creates its data through it.
+func createData(w *h5.Writer, store *catalog.Store, a *catalog.Array, path string, opts Options) (catalog.ManifestDataset, contigTarget, h5.DatasetSpec, error) {
+	var entry catalog.ManifestDataset
+	var t contigTarget
+	layout, err := arrayLayout(a, opts, store)
+	if err != nil {
+		return entry, t, h5.DatasetSpec{}, err
+	}
+	// Holes read back as the fill value in every layout (leFill).
+	spec := h5.DatasetSpec{DType: a.DType.LittleEndian(), Shape: a.Shape, Chunk: layout.Chunk, Fill: leFill(a)}
+	if layout.Kind == planner.Chunked && opts.Deflate > 0 {
+		spec.Deflate, spec.Shuffle = opts.Deflate, a.DType.Size > 1
+	}
+	var d *h5.OutDataset
+	var mt *mergedTarget
+	if layout.Kind == planner.Chunked {
+		// With its blocks: raw chunks of a covered array are
+		// allocated now, to be pwritten.
+		full, err := store.Array(a.Key())
+		if err == nil {
+			err = checkArray(full)
+		}
+		if err != nil {
+			return entry, t, spec, arrayErr(a.Key(), err)
+		}
+		spec.Allocate = canAllocateChunks(full, layout.Chunk, opts)
+	}
+	if layout.Kind == planner.Merged {
+		mt, err = createMerged(w, store, a, path, spec, opts)
+	} else {
+		d, err = w.CreateDataset(path, spec)
+	}
+	if err != nil {
+		return entry, t, spec, arrayErr(a.Key(), err)
+	}
+	entry = catalog.ManifestDataset{
+		Step: a.Step, Level: a.Level, Path: path,
+		Shape: nonNil(a.Shape), Offset: nonNil(a.Offset), Layout: layout.Kind, Chunk: layout.Chunk,
+		Compression: compression(spec), Note: layout.Note,
+	}
+	switch {
+	case mt != nil:
+		entry.Cuboids = len(mt.plan.Units)
+		t = contigTarget{addr: mt.addr, merged: mt}
+	case spec.Allocate:
+		t = contigTarget{chunks: &chunkTarget{layout: layout, objAddr: d.ObjAddr()}}
+	case layout.Kind == planner.Chunked:
+		t = contigTarget{addr: -1} // encoded chunks come later, from the shards' part files
+	default:
+		t = contigTarget{addr: d.Address()}
+	}
+	if d != nil {
+		if err := d.Close(); err != nil {
+			return entry, t, spec, arrayErr(a.Key(), err)
+		}
+	}
+	t.elemSize = a.DType.Size
+	return entry, t, spec, nil
 }
 
 // chunkGrid is the number of chunks along each dimension.

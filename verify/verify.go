@@ -161,7 +161,9 @@ func Check(ctx context.Context, in *catalog.Store, inSrc catalog.Source, outDir 
 		mv := &m.Variables[i]
 		for j := range mv.Datasets {
 			d := &mv.Datasets[j]
-			r.out[catalog.Key{Var: mv.Name, Step: d.Step, Level: d.Level}] = outRef{mv, d}
+			if !mv.IsCopy(d) { // copies are checked against their array's own dataset (copies.go)
+				r.out[catalog.Key{Var: mv.Name, Step: d.Step, Level: d.Level}] = outRef{mv, d}
+			}
 		}
 		for j := range mv.Constants {
 			d := &mv.Constants[j]
@@ -171,6 +173,11 @@ func Check(ctx context.Context, in *catalog.Store, inSrc catalog.Source, outDir 
 	ok, err := r.variables(ctx, vars, log)
 	if err != nil {
 		return Result{}, err
+	}
+	if ok {
+		if ok, err = r.checkCopies(ctx, m, log); err != nil {
+			return Result{}, err
+		}
 	}
 	if n := r.stats.checksummed.Load(); n > 0 {
 		// Said, as the chance it leaves is not nil.

@@ -85,3 +85,33 @@ func (w *Writer) AttachScale(dset string, dim int, scale, name string) error {
 	}
 	return nil
 }
+
+// MakeScale makes the dataset at path a dimension scale named name
+// (H5DSset_scale) unless it is one already: a netCDF-4 coordinate variable
+// that no other dataset of its file is attached to is still its dimension.
+func (w *Writer) MakeScale(path, name string) error {
+	fid, unlock, err := w.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	cp, f1 := cstr(path)
+	defer f1()
+	sid := C.H5Dopen2(fid, cp, C.h5q_default())
+	if sid < 0 {
+		return w.failf(path, "cannot open dataset")
+	}
+	defer C.H5Dclose(sid)
+	switch C.H5DSis_scale(sid) {
+	case 0:
+		cn, f2 := cstr(name)
+		defer f2()
+		if C.H5DSset_scale(sid, cn) < 0 {
+			return w.failf(path, "cannot make dimension scale %q", name)
+		}
+	case 1:
+	default:
+		return w.failf(path, "cannot query dimension scale")
+	}
+	return nil
+}

@@ -99,6 +99,7 @@ func (w *Writer) ExternalLink(link, target, obj string) error { return noHDF5(w.
 func (w *Writer) AttachScale(dset string, dim int, scale, name string) error {
 	return noHDF5(w.path + ": " + dset)
 }
+func (w *Writer) MakeScale(path, name string) error { return noHDF5(w.path + ": " + path) }
 
 // OutDataset is a dataset being written (never, without cgo).
 type OutDataset struct{ path string }

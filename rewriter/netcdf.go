@@ -1,0 +1,276 @@
+package rewriter
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"relayout/catalog"
+	"relayout/internal/h5"
+)
+
+// The netCDF time-series structure. A netCDF input (classic history files,
+// a stream of them, or netCDF-4) is written as one netCDF-4 file per
+// variable, the time series climate analysis reads (what `ncclimo --split`
+// makes), which netCDF-C, NCO, xarray, netCDF4-python and h5py open as it
+// is:
+//
+//	/                 the input's global attributes, with a line naming this run
+//	                  prepended to history (NCO's convention: newest first)
+//	/<var>            the variable over its full record axis: its attributes unchanged,
+//	                  _FillValue also its HDF5 fill value, its dimensions' scales attached
+//	                  (DIMENSION_LIST)
+//	/<coord>          the coordinate variable of each dimension of a dataset of the file
+//	                  (the input variable named like the dimension, over that dimension
+//	                  alone), copied, made the dimension's HDF5 dimension scale
+//	/<dim>            a dimension without a coordinate variable: a dimension scale whose
+//	                  NAME is netCDF-4's "This is a netCDF dimension but not a netCDF
+//	                  variable.", its data never written (it takes no bytes)
+//	/<ancillary>      the variables that the variable's and its coordinates' bounds,
+//	                  climatology, coordinates and cell_measures attributes name
+//	                  (time_bnds, lat, area), copied with their own dimensions
+//
+// The copies are datasets of the file's manifest entry whose Var names the
+// variable they hold: the engine writes them like any array (their units
+// read their input blocks), and package verify checks them against the
+// input's arrays like the file's own. A name an attribute gives that is no
+// numeric variable of the catalog (a text variable, one not selected) is
+// left out: the catalog's skipped list already names text variables.
+
+// isNetCDF reports whether format is a netCDF input's (reader/netcdf's
+// "netcdf-classic", reader/h5's "netcdf4").
+func isNetCDF(format string) bool { return strings.HasPrefix(format, "netcdf") }
+
+// ext is the output files' extension.
+func (fc fileConfig) ext() string {
+	if fc.netCDF {
+		return ".nc"
+	}
+	return ".h5"
+}
+
+// netCDFRoot is the root attributes of every netCDF file: the input's
+// global attributes, history with a line for this run first.
+func netCDFRoot(info catalog.DatasetInfo, version string, now time.Time) []catalog.Attr {
+	line := fmt.Sprintf("%s: relayout %s: time series of %s", now.UTC().Format("Mon Jan  2 15:04:05 2006"), version, info.Path)
+	root := slices.Clone(info.Attrs)
+	for i := range root {
+		if root[i].Name == "history" && len(root[i].Strings) == 1 {
+			root[i] = strAttr("history", line+"\n"+root[i].Strings[0])
+			return root
+		}
+	}
+	return append(root, strAttr("history", line))
+}
+
+// ncDimensionOnly is the NAME netCDF-4 gives the dimension scale of a
+// dimension without a coordinate variable (netCDF-C hides the dataset).
+const ncDimensionOnly = "This is a netCDF dimension but not a netCDF variable."
+
+// ncAncillaryAttrs are the CF attributes naming variables a variable
+// needs beside it; cell_measures is "measure: name" pairs.
+var ncAncillaryAttrs = []string{"bounds", "climatology", "coordinates", "cell_measures"}
+
+// ncMembers is the arrays (headers) the file of variable name holds: its
+// own first, then, in the order found, the coordinate variables of their
+// dimensions and the ancillary variables their attributes name.
+func ncMembers(ctx context.Context, store *catalog.Store, name string) ([]*catalog.Array, error) {
+	var members []*catalog.Array
+	seen := map[string]bool{}
+	var add func(v string) error
+	add = func(v string) error {
+		if seen[v] {
+			return nil
+		}
+		seen[v] = true
+		var arrays []*catalog.Array
+		if err := store.EachArrayHeader(ctx, v, func(a *catalog.Array) error {
+			arrays = append(arrays, a)
+			return nil
+		}); err != nil {
+			return err
+		}
+		if len(arrays) != 1 {
+			return nil // no such numeric variable (text, not selected)
+		}
+		a := arrays[0]
+		members = append(members, a)
+		for _, d := range a.Dims {
+			if d != "" && d != a.Var && isCoordinate(ctx, store, d) {
+				if err := add(d); err != nil {
+					return err
+				}
+			}
+		}
+		for _, an := range ncAncillaryAttrs {
+			for _, ref := range attrNames(a.Attrs, an) {
+				if err := add(ref); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	if err := add(name); err != nil {
+		return nil, err
+	}
+	return members, nil
+}
+
+// isCoordinate reports whether variable d is the coordinate variable of
+// dimension d: one array over d alone.
+func isCoordinate(ctx context.Context, store *catalog.Store, d string) bool {
+	ok := false
+	store.EachArrayHeader(ctx, d, func(a *catalog.Array) error {
+		ok = len(a.Dims) == 1 && a.Dims[0] == d
+		return nil
+	})
+	return ok
+}
+
+// attrNames is the variable names attribute name of as gives: its words
+// ("lat lon"), or for cell_measures the word after each "measure:".
+func attrNames(as []catalog.Attr, name string) []string {
+	a := findAttr(as, name)
+	if a == nil || len(a.Strings) == 0 {
+		return nil
+	}
+	words := strings.Fields(strings.Join(a.Strings, " "))
+	if name != "cell_measures" {
+		return words
+	}
+	var out []string
+	for _, w := range words {
+		if !strings.HasSuffix(w, ":") {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// writeNetCDF creates the netCDF structure of variable name's file (see
+// above): its datasets, their attributes and dimension scales. It returns
+// each dataset's target, by array key.
+func writeNetCDF(ctx context.Context, w *h5.Writer, store *catalog.Store, name string, fc fileConfig, opts Options,
+	mv *catalog.ManifestVariable, st *varStats) (map[catalog.Key]contigTarget, error) {
+	if err := w.SetAttrs("/", fc.root); err != nil {
+		return nil, fmt.Errorf("rewriter: %s: %w", name, err)
+	}
+	members, err := ncMembers(ctx, store, name)
+	if err != nil {
+		return nil, err
+	}
+	contig := map[catalog.Key]contigTarget{}
+	paths := map[string]bool{}
+	for i, a := range members {
+		path := "/" + strings.Trim(a.Var, "/")
+		entry, t, _, err := createData(w, store, a, path, opts)
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			entry.Var = a.Var
+		}
+		t.entry = len(mv.Datasets)
+		contig[a.Key()] = t
+		if err := w.SetAttrs(path, a.Attrs); err != nil {
+			return nil, arrayErr(a.Key(), err)
+		}
+		mv.Datasets = append(mv.Datasets, entry)
+		paths[path] = true
+		st.arrays++
+		st.bytes += a.Bytes()
+	}
+	// The dimensions, in the order first met: each a scale, attached to
+	// every dataset over it.
+	var dims []string
+	length := map[string]int64{}
+	for _, a := range members {
+		if len(a.Dims) != len(a.Shape) {
+			continue // dimensions without names (a netCDF-4 dataset of plain HDF5)
+		}
+		for k, d := range a.Dims {
+			if d == "" {
+				continue
+			}
+			n, ok := length[d]
+			switch {
+			case !ok:
+				dims, length[d] = append(dims, d), a.Shape[k]
+			case n != a.Shape[k]:
+				return nil, arrayErr(a.Key(), fmt.Errorf("dimension %s of length %d, %d in %s: %w", d, a.Shape[k], n, members[0].Var, catalog.ErrCorrupt))
+			}
+		}
+	}
+	scale := map[string]string{} // dimension -> its NAME
+	for _, d := range dims {
+		path := "/" + d
+		switch {
+		case slices.ContainsFunc(members, func(a *catalog.Array) bool { return a.Var == d && len(a.Dims) == 1 && a.Dims[0] == d }):
+			scale[d] = d // its coordinate variable
+		case paths[path]:
+			continue // a variable of the file has the name but is not its coordinate: no scale
+		default:
+			n := length[d]
+			spec := h5.DatasetSpec{DType: catalog.DType{Kind: catalog.Float, Size: 4}, Shape: []int64{n}}
+			if n > 0 {
+				spec.Chunk = []int64{min(n, 1<<20)} // never written: no chunk allocated
+			}
+			ds, err := w.CreateDataset(path, spec)
+			if err == nil {
+				err = ds.Close()
+			}
+			if err != nil {
+				return nil, fmt.Errorf("rewriter: %s: dimension %s: %w", name, d, err)
+			}
+			scale[d] = fmt.Sprintf("%s%10d", ncDimensionOnly, n)
+		}
+	}
+	for _, a := range members {
+		if len(a.Dims) != len(a.Shape) {
+			continue
+		}
+		for k, d := range a.Dims {
+			if scale[d] == "" || (a.Var == d && len(a.Dims) == 1) {
+				continue // no scale; a coordinate variable is its own
+			}
+			if err := w.AttachScale("/"+strings.Trim(a.Var, "/"), k, "/"+d, scale[d]); err != nil {
+				return nil, arrayErr(a.Key(), err)
+			}
+		}
+	}
+	// A coordinate variable no other dataset uses is still its dimension.
+	for _, a := range members {
+		if len(a.Dims) == 1 && a.Dims[0] == a.Var {
+			if err := w.MakeScale("/"+a.Var, a.Var); err != nil {
+				return nil, arrayErr(a.Key(), err)
+			}
+		}
+	}
+	return contig, nil
+}
+
+// eachFileArray calls fn with every array (with its blocks) of the file of
+// manifest entry mv: its own variable's and, in a netCDF time series, the
+// coordinate and ancillary variables copied beside it.
+func eachFileArray(ctx context.Context, store *catalog.Store, mv *catalog.ManifestVariable, fn func(*catalog.Array) error) error {
+	if err := store.EachArray(ctx, mv.Name, fn); err != nil {
+		return err
+	}
+	for i := range mv.Datasets {
+		d := &mv.Datasets[i]
+		if !mv.IsCopy(d) {
+			continue
+		}
+		a, err := store.Array(mv.Key(d))
+		if err != nil {
+			return err
+		}
+		if err := fn(a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
