@@ -264,7 +264,7 @@ func prepareRun(ctx context.Context, out string, spec Spec, env Env, need *int64
 	if spec.Layout == Contiguous {
 		// Contiguous datasets are allocated whole: an output the file
 		// system cannot hold is refused before it is allocated.
-		*need = contiguousBytes(vars, spec.Fill)
+		*need = contiguousBytes(vars)
 		if err := checkSpace(out, *need, "rerun the same command"); err != nil {
 			return fail(err)
 		}
@@ -415,7 +415,7 @@ func prepareLocked(ctx context.Context, out, in string, spec Spec, env Env, onCa
 		if err != nil {
 			return nil, err
 		}
-		if err := checkSpace(out, contiguousBytes(vars, spec.Fill), "rerun the same command"); err != nil {
+		if err := checkSpace(out, contiguousBytes(vars), "rerun the same command"); err != nil {
 			return nil, err
 		}
 	}
