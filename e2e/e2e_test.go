@@ -79,6 +79,7 @@ type manifest struct {
 		Constants         []manifestDataset
 		Species           string // particle record components
 	}
+	Series  string
 	Skipped []string
 }
 
@@ -89,6 +90,7 @@ type manifestDataset struct {
 	Shape, Chunk []int64
 	SHA256       string
 	Compression  string
+	Var          string // a copy of another variable (netCDF time series)
 }
 
 func readManifest(t *testing.T, out string) manifest {

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"compress/gzip"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -9,17 +10,16 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"relayout/internal/testkit"
 )
 
-// needNetCDF4 skips (fails under CI=true) when netCDF4-python is missing.
+// needNetCDF4 skips (fails under CI=true) when the netCDF readers are
+// missing.
 func needNetCDF4(t *testing.T) {
 	t.Helper()
-	if err := exec.Command(python, "-c", "import netCDF4, h5py").Run(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("netCDF4 and h5py unavailable under CI: %v", err)
-		}
-		t.Skipf("skipping: %s with netCDF4 and h5py unavailable: %v", python, err)
-	}
+	testkit.NeedPython(t, "apt-get install python3-netcdf4 python3-h5py python3-xarray", "netCDF4", "h5py", "xarray")
+	testkit.NeedTool(t, "ncdump", "apt-get install netcdf-bin")
 }
 
 // netcdfCheck compares out with the input files (in time order) through
@@ -164,5 +164,84 @@ func TestNetcdfShortFile(t *testing.T) {
 	b, _ := os.ReadFile(filepath.Join(out, "relayout.json"))
 	if !strings.Contains(string(b), "short.nc: variable b (CDF-2): elements 41 to 59 of the file's record 1") || !strings.Contains(string(b), "read as zeros, as netCDF-C does") {
 		t.Errorf("relayout.json does not list the missing tail:\n%s", b)
+	}
+}
+
+// TestNetcdfTimeSeries: a stream of EAM-like history files written through
+// netCDF-C (scripts/gen_history.py), months 1-6 CDF-2 and 7-12 CDF-5,
+// becomes one netCDF-4 time series file per variable that netCDF-C
+// (ncdump, netCDF4-python), xarray and h5py read with the input's values,
+// dimension names and attributes, each holding copies of the coordinate
+// and ancillary variables it needs (T001.nc: time, time_bnds, lev, lat,
+// lon); verify finds a changed element of a variable and of a copy.
+func TestNetcdfTimeSeries(t *testing.T) {
+	needNetCDF4(t)
+	tmp := t.TempDir()
+	in := filepath.Join(tmp, "hist")
+	for _, k := range []struct{ dir, format string }{{"a", "NETCDF3_64BIT_OFFSET"}, {"b", "NETCDF3_64BIT_DATA"}} {
+		if b, err := exec.Command(python, "../scripts/gen_history.py", filepath.Join(tmp, k.dir), "--format", k.format,
+			"--vars3d", "2", "--vars2d", "3", "--lev", "3", "--lat", "5", "--lon", "7", "--records", "2").CombinedOutput(); err != nil {
+			t.Fatalf("gen_history.py: %v\n%s", err, b)
+		}
+	}
+	os.Mkdir(in, 0o755)
+	var files []string
+	for m := 1; m <= 12; m++ {
+		dir := "a"
+		if m > 6 {
+			dir = "b"
+		}
+		name := fmt.Sprintf("bench.eam.h0.0001-%02d.nc", m)
+		if err := os.Rename(filepath.Join(tmp, dir, name), filepath.Join(in, name)); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, filepath.Join(in, name))
+	}
+	out := filepath.Join(tmp, "out")
+	mustRun(t, "run", in, "-o", out, "-q")
+	mustRun(t, "verify", in, out, "-q")
+	netcdfCheck(t, out, files...)
+
+	m := readManifest(t, out)
+	if m.Series != "" {
+		t.Errorf("series %q: a netCDF output has none", m.Series)
+	}
+	copies := map[string][]string{}
+	for _, v := range m.Variables {
+		if v.File != v.Name+".nc" {
+			t.Errorf("%s: file %s", v.Name, v.File)
+		}
+		for _, d := range v.Datasets {
+			if d.Var != "" {
+				copies[v.Name] = append(copies[v.Name], d.Var)
+			}
+		}
+	}
+	sort.Strings(copies["T001"])
+	if got := strings.Join(copies["T001"], " "); got != "lat lev lon time time_bnds" {
+		t.Errorf("T001.nc holds copies of %q, want lat lev lon time time_bnds", got)
+	}
+
+	// A changed element of the variable, then of a copy: DIFF, exit 1.
+	for _, c := range []struct{ path, want string }{{"T001", "DIFF T001"}, {"lat", "copy of lat"}} {
+		script := `import h5py, sys
+with h5py.File(sys.argv[1], "r+") as f:
+    d = f[sys.argv[2]]
+    v = d[...]
+    v.flat[3] += 1
+    d[...] = v`
+		if b, err := exec.Command(python, "-c", script, filepath.Join(out, "T001.nc"), c.path).CombinedOutput(); err != nil {
+			t.Fatalf("changing %s: %v\n%s", c.path, err, b)
+		}
+		r := relayout(t, "verify", in, out)
+		if r.code != 1 || !strings.Contains(r.stdout, c.want) {
+			t.Errorf("verify after changing T001.nc:/%s: exit %d, want 1 and %q\n%s%s", c.path, r.code, c.want, r.stdout, r.stderr)
+		}
+		if c.path == "T001" { // put it back: the copy's check comes after the arrays pass
+			b, err := exec.Command(python, "-c", strings.Replace(script, "+= 1", "-= 1", 1), filepath.Join(out, "T001.nc"), c.path).CombinedOutput()
+			if err != nil {
+				t.Fatalf("restoring %s: %v\n%s", c.path, err, b)
+			}
+		}
 	}
 }

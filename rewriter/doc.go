@@ -38,9 +38,18 @@
 // default under "sha256", blake3 under "blake3", xxh64 under "xxh64", or none), its filters ("compression") and each file's
 // storage decision.
 //
+// # netCDF time series
+//
+// A netCDF input (catalog format "netcdf-classic" or "netcdf4") is written
+// as one netCDF-4 file per variable, <name>.nc, holding the variable, the
+// coordinate variables of its dimensions and the ancillary variables its
+// attributes name (copies: manifest datasets whose Var names the variable
+// they hold), each dimension an HDF5 dimension scale (netcdf.go). No
+// series.h5. Every other input gets the openPMD structure below.
+//
 // # openPMD structure
 //
-// Every file is a group-based openPMD series (standard 1.1.0) holding one
+// Every other file is a group-based openPMD series (standard 1.1.0) holding one
 // mesh or particle record component, whatever the input (openpmd.go,
 // particles.go), that openPMD-api reads as it is:
 //

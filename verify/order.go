@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/binary"
 	"math"
 	"slices"
 	"sync"
@@ -272,13 +273,7 @@ func (sp *stagePlan) place(i int, p placement, region catalog.Box, data, stage [
 				copy(d[k*size:(k+1)*size], data[i:i+size])
 			}
 		default:
-			for k := range n {
-				i := (in0 + k*step) * size
-				e, o := data[i:i+size], d[k*size:(k+1)*size]
-				for j := range o {
-					o[j] = e[len(e)-1-j]
-				}
-			}
+			placeSwapped(d, data, in0, step, n, size)
 		}
 		// Next row: the odometer over dimensions 0..r-2, in0 with it.
 		d0 := last - 1
@@ -468,4 +463,33 @@ func (r *run) compareStage(ctx context.Context, st *staging, out []byte, keep fu
 		})
 	}
 	return g.Wait()
+}
+
+// placeSwapped copies n elements of data, the first at element in0 and
+// step elements apart, to consecutive places in d, each element's bytes
+// reversed (big-endian input into the little-endian stage): whole words
+// where the element size has one.
+func placeSwapped(d, data []byte, in0, step, n, size int64) {
+	switch size {
+	case 8:
+		for k := range n {
+			binary.LittleEndian.PutUint64(d[8*k:], binary.BigEndian.Uint64(data[(in0+k*step)*8:]))
+		}
+	case 4:
+		for k := range n {
+			binary.LittleEndian.PutUint32(d[4*k:], binary.BigEndian.Uint32(data[(in0+k*step)*4:]))
+		}
+	case 2:
+		for k := range n {
+			binary.LittleEndian.PutUint16(d[2*k:], binary.BigEndian.Uint16(data[(in0+k*step)*2:]))
+		}
+	default:
+		for k := range n {
+			i := (in0 + k*step) * size
+			e, o := data[i:i+size], d[k*size:(k+1)*size]
+			for j := range o {
+				o[j] = e[len(e)-1-j]
+			}
+		}
+	}
 }

@@ -2,6 +2,7 @@ package verify
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 
 	"relayout/catalog"
@@ -146,12 +147,12 @@ func (p placement) compare(data []byte, region, band catalog.Box, out []byte) *m
 		for d := range rank {
 			out0 += (g[d] - band.Lower[d]) * bandStride[d]
 		}
-		if inStep == 1 && !p.swap {
+		if inStep == 1 {
 			a := data[in0*size : (in0+runLen)*size]
 			b := out[out0*size : (out0+runLen)*size]
-			if !bytes.Equal(a, b) {
+			if !p.equalRun(a, b) {
 				for k := int64(0); k < runLen; k++ {
-					if !bytes.Equal(a[k*size:(k+1)*size], b[k*size:(k+1)*size]) {
+					if !p.equal(a[k*size:(k+1)*size], b[k*size:(k+1)*size]) {
 						return p.mismatchAt(g, k, a[k*size:(k+1)*size], b[k*size:(k+1)*size])
 					}
 				}
@@ -184,6 +185,43 @@ func (p placement) mismatchAt(g []int64, k int64, in, out []byte) *mismatch {
 	idx := append([]int64(nil), g...)
 	idx[p.rank-1] += k
 	return &mismatch{index: idx, in: p.le(in), out: bytes.Clone(out)}
+}
+
+// equalRun compares a run of input elements (input byte order) with the
+// same run of output elements (little-endian), bit for bit: bytes.Equal,
+// or for big-endian input (netCDF classic, s390x writers) whole words
+// loaded in each order, a few times faster than element by element.
+func (p placement) equalRun(in, out []byte) bool {
+	if !p.swap {
+		return bytes.Equal(in, out)
+	}
+	switch p.size {
+	case 8:
+		for i := 0; i+8 <= len(in); i += 8 {
+			if binary.BigEndian.Uint64(in[i:]) != binary.LittleEndian.Uint64(out[i:]) {
+				return false
+			}
+		}
+	case 4:
+		for i := 0; i+4 <= len(in); i += 4 {
+			if binary.BigEndian.Uint32(in[i:]) != binary.LittleEndian.Uint32(out[i:]) {
+				return false
+			}
+		}
+	case 2:
+		for i := 0; i+2 <= len(in); i += 2 {
+			if binary.BigEndian.Uint16(in[i:]) != binary.LittleEndian.Uint16(out[i:]) {
+				return false
+			}
+		}
+	default:
+		for i := 0; i < len(in); i += p.size {
+			if !p.equal(in[i:i+p.size], out[i:i+p.size]) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // equal compares one input element (input byte order) with one output
