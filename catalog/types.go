@@ -17,16 +17,20 @@ var (
 	ErrNotFound    = errors.New("not found")
 )
 
-// Kind is the numeric class of an element type.
+// Kind is the class of an element type.
 type Kind uint8
 
 const (
 	Int Kind = iota + 1
 	Uint
 	Float
+	// Char is text, one character a byte (netCDF's NC_CHAR, HDF5's
+	// fixed-length string of one byte): moved as bytes, compared bit for
+	// bit like the numeric kinds, but no number.
+	Char
 )
 
-// DType is a numeric element type as stored: class, size in bytes and byte order.
+// DType is an element type as stored: class, size in bytes and byte order.
 type DType struct {
 	Kind      Kind
 	Size      int
@@ -42,6 +46,8 @@ func (d DType) Name() string {
 		return fmt.Sprintf("uint%d", 8*d.Size)
 	case Float:
 		return fmt.Sprintf("float%d", 8*d.Size)
+	case Char:
+		return "char"
 	}
 	return "invalid"
 }
@@ -54,20 +60,22 @@ func (d DType) NumPy() string {
 	} else if d.BigEndian {
 		order = ">"
 	}
-	c := map[Kind]string{Int: "i", Uint: "u", Float: "f"}[d.Kind]
+	c := map[Kind]string{Int: "i", Uint: "u", Float: "f", Char: "S"}[d.Kind]
 	return fmt.Sprintf("%s%s%d", order, c, d.Size)
 }
 
 func (d DType) String() string { return d.NumPy() }
 
 // Valid reports whether d is a type relayout can move: integers of 1, 2, 4, 8
-// bytes and IEEE floats of 4 or 8 bytes.
+// bytes, IEEE floats of 4 or 8 bytes and characters of 1 byte.
 func (d DType) Valid() bool {
 	switch d.Kind {
 	case Int, Uint:
 		return d.Size == 1 || d.Size == 2 || d.Size == 4 || d.Size == 8
 	case Float:
 		return d.Size == 4 || d.Size == 8
+	case Char:
+		return d.Size == 1
 	}
 	return false
 }
@@ -89,6 +97,8 @@ func ParseDType(s string) (DType, error) {
 		d.Kind = Uint
 	case 'f':
 		d.Kind = Float
+	case 'S':
+		d.Kind = Char
 	}
 	if _, err := fmt.Sscanf(s[2:], "%d", &d.Size); err != nil || !d.Valid() {
 		return DType{}, Corrupt("relayout", "", -1, "catalog value: dtype %q", s)

@@ -7,8 +7,8 @@ every variable of relayout.json, the output dataset read through h5py must
 equal the variable read through netCDF4-python (netCDF-C; no masking or
 scaling): a record variable concatenated over the FILEs along its first
 axis, a fixed one from the first FILE; its attributes must be the
-variable's. Every numeric variable of the input must be in the output, and
-every char variable listed under "skipped".
+variable's. Every variable of the input, text (char) included, must be in
+the output.
 
 Each output file is also opened as netCDF, the way climate users read it:
 through netCDF4-python, where the variable has the input's dimension names,
@@ -86,11 +86,6 @@ def check_netcdf(path, name):
                 nbad += 1
     return nbad
 for name, v in first.variables.items():
-    if v.dtype == np.dtype("S1"):
-        if not any(("variable " + name + ":") in s for s in man.get("skipped", [])):
-            print("MISSING from skipped: char variable", name)
-            bad += 1
-        continue
     if name not in written:
         print("MISSING from the output:", name)
         bad += 1

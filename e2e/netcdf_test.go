@@ -37,8 +37,9 @@ func netcdfCheck(t *testing.T, out string, files ...string) {
 // a folder holding them alone (symbolic links to them) or by a glob, are
 // one stream (OUT the folder of the glob's files is refused):
 // run and verify succeed, each variable is one dataset of 12 records whose
-// values equal netCDF4-python's of the files stacked in date order, and
-// the text variables are listed as skipped. Their own folder, which also
+// values equal netCDF4-python's of the files stacked in date order, the
+// text timestamps (xtime_startMonthly, xtime_endMonthly) included. Their
+// own folder, which also
 // holds the restart file (another stream), is refused with exit 2 listing
 // both streams.
 func TestNetcdfStream(t *testing.T) {
@@ -60,8 +61,13 @@ func TestNetcdfStream(t *testing.T) {
 	mustRun(t, "run", hist, "-o", out, "-q")
 	mustRun(t, "verify", hist, out)
 	m := readManifest(t, out)
-	if len(m.Variables) != 2 {
-		t.Errorf("%d variables written", len(m.Variables))
+	if len(m.Variables) != 4 {
+		t.Errorf("%d variables written, want 2 and the 2 text timestamps", len(m.Variables))
+	}
+	for _, v := range m.Variables {
+		if strings.HasPrefix(v.Name, "xtime") && v.DType != "|S1" {
+			t.Errorf("%s: dtype %s, want |S1", v.Name, v.DType)
+		}
 	}
 	netcdfCheck(t, out, files...)
 	// The same stream selected by a glob reads the same: verify through it,

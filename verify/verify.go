@@ -395,6 +395,8 @@ func formatElem(b []byte, dt catalog.DType) string {
 		u = u<<8 | uint64(b[i])
 	}
 	switch dt.Kind {
+	case catalog.Char:
+		return strconv.QuoteRune(rune(b[0]))
 	case catalog.Int:
 		shift := 64 - 8*uint(dt.Size)
 		return strconv.FormatInt(int64(u<<shift)>>shift, 10)

@@ -121,8 +121,14 @@ func dtypeOf(tid C.hid_t) (dt catalog.DType, numeric bool, desc string) {
 		}
 	case C.H5T_STRING:
 		desc = "string"
-		if C.H5Tis_variable_str(tid) > 0 {
+		switch {
+		case C.H5Tis_variable_str(tid) > 0:
 			desc = "variable-length string"
+		case size == 1:
+			// One character an element (netCDF-4's NC_CHAR, NumPy's S1):
+			// bytes to move as they are.
+			dt = catalog.DType{Kind: catalog.Char, Size: 1}
+			desc, numeric = "char", true
 		}
 	case C.H5T_COMPOUND:
 		desc = "compound"
@@ -173,7 +179,7 @@ func fileType(dt catalog.DType) (C.hid_t, error) {
 	if !dt.Valid() {
 		return -1, fmt.Errorf("h5: dtype %v: %w", dt, catalog.ErrUnsupported)
 	}
-	kind := map[catalog.Kind]C.int{catalog.Int: 1, catalog.Uint: 2, catalog.Float: 3}[dt.Kind]
+	kind := map[catalog.Kind]C.int{catalog.Int: 1, catalog.Uint: 2, catalog.Float: 3, catalog.Char: 4}[dt.Kind]
 	be := C.int(0)
 	if dt.BigEndian {
 		be = 1

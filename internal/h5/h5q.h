@@ -23,10 +23,21 @@ static inline hid_t h5q_dcpl_class(void) { return H5P_DATASET_CREATE; }
 static inline hid_t h5q_fapl_class(void) { return H5P_FILE_ACCESS; }
 static inline hid_t h5q_lcpl_class(void) { return H5P_LINK_CREATE; }
 
-// h5q_std_type returns a copy of the standard file type for a numeric dtype
-// (kind 1 int, 2 uint, 3 float), or -1.
+// h5q_std_type returns a copy of the standard file type for a dtype (kind
+// 1 int, 2 uint, 3 float; 4 char: a one-byte string, NUL-terminated
+// padding, ASCII, as netCDF-4 stores NC_CHAR), or -1.
 static inline hid_t h5q_std_type(int kind, int size, int be) {
 	hid_t t = -1;
+	if (kind == 4) {
+		if (size != 1) return -1;
+		t = H5Tcopy(H5T_C_S1);
+		if (t < 0) return -1;
+		if (H5Tset_strpad(t, H5T_STR_NULLTERM) < 0 || H5Tset_cset(t, H5T_CSET_ASCII) < 0) {
+			H5Tclose(t);
+			return -1;
+		}
+		return t;
+	}
 	switch (kind) {
 	case 1:
 		switch (size) {

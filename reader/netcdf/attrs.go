@@ -8,10 +8,12 @@ import (
 	"relayout/catalog"
 )
 
-// DType is the catalog element type of a numeric netCDF type (big-endian,
-// as stored); ok is false for char.
+// DType is the catalog element type of a netCDF type (big-endian, as
+// stored; char is catalog.Char); ok is false for a type tag netCDF lacks.
 func (t Type) DType() (dt catalog.DType, ok bool) {
 	switch t {
+	case Char:
+		return catalog.DType{Kind: catalog.Char, Size: 1}, true
 	case Byte, Short, Int, Int64:
 		dt.Kind = catalog.Int
 	case UByte, UShort, UInt, UInt64:

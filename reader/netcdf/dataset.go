@@ -100,10 +100,6 @@ func Open(root string, files []string, cfg Config) (*Dataset, error) {
 		if !cfg.Selects(v.Name) {
 			continue
 		}
-		if v.Type == Char {
-			d.info.Skipped = append(d.info.Skipped, fmt.Sprintf("char (text) variable %s: not written yet (text variables are not supported by the output)", v.Name))
-			continue
-		}
 		d.vars = append(d.vars, v.Name)
 	}
 	slices.Sort(d.vars)
@@ -113,8 +109,8 @@ func Open(root string, files []string, cfg Config) (*Dataset, error) {
 			continue
 		}
 		v := &m.hdr.Vars[t.Var]
-		if !v.Record && k > 0 || v.Type == Char || !cfg.Selects(v.Name) {
-			continue // fixed variables come from the first member; text is skipped whole
+		if !v.Record && k > 0 || !cfg.Selects(v.Name) {
+			continue // fixed variables come from the first member
 		}
 		es := v.Type.Size()
 		in := t.InFile / es
@@ -161,8 +157,8 @@ func openMember(root, name string) (*member, error) {
 	return m, nil
 }
 
-// Info describes the input; Skipped lists the text variables and the
-// never-written tails read as zeros.
+// Info describes the input; Skipped lists the never-written tails read as
+// zeros.
 func (d *Dataset) Info() catalog.DatasetInfo { return d.info }
 
 // Members lists the files in time order, relative to the root.

@@ -22,9 +22,8 @@
 // never-written tails unallocated), is read as netCDF-C reads it: the slab's
 // part in the file is split into at most rank row-major boxes, the rest is
 // a hole read as zeros (that array's Fill is zero), and DatasetInfo.Skipped
-// says so. char (text) variables cannot be held by the catalog (numeric
-// types only): they are listed in DatasetInfo.Skipped, never dropped
-// silently. Global attributes are DatasetInfo.Attrs (the first member's, for
+// says so. char (text) variables are arrays of catalog.Char (MPAS's xtime,
+// E3SM's date_written), moved as bytes. Global attributes are DatasetInfo.Attrs (the first member's, for
 // a stream); Format is "netcdf-classic" and each array's Source names the
 // variant (CDF-1/2/5).
 //

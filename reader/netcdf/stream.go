@@ -269,7 +269,7 @@ func sameFixed(root string, ms []*member) error {
 	first := ms[0]
 	var fixed []int
 	for i := range first.hdr.Vars {
-		if v := &first.hdr.Vars[i]; !v.Record && v.Type != Char { // text is not written
+		if v := &first.hdr.Vars[i]; !v.Record {
 			fixed = append(fixed, i)
 		}
 	}

@@ -45,12 +45,11 @@ def dump(path, out, names):
         res["vars"][name] = {k: attr(v.getncattr(k)) for k in v.ncattrs()}
         res["types"][name] = v.dtype.name if v.dtype != np.dtype("S1") else "char"
         res["dims"][name] = list(v.dimensions)
-        if v.dtype != np.dtype("S1"):
-            if "_FillValue" in v.ncattrs():
-                fv = v.getncattr("_FillValue")
-            else:
-                fv = netCDF4.default_fillvals[v.dtype.str[1:]]
-            res["fills"][name] = np.asarray(fv, dtype=v.dtype.newbyteorder(">")).reshape(-1)[:1].tobytes().hex()
+        if "_FillValue" in v.ncattrs():
+            fv = v.getncattr("_FillValue")
+        else:
+            fv = netCDF4.default_fillvals[v.dtype.str[1:]]
+        res["fills"][name] = np.asarray(fv, dtype=v.dtype.newbyteorder(">")).reshape(-1)[:1].tobytes().hex()
     for name in names:
         v = ds.variables[name]
         v.set_auto_maskandscale(False)
