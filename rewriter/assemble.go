@@ -125,6 +125,12 @@ func copyRun(dst, src []byte, n, stride int64, size int, swap bool) {
 		copy(dst[:n*int64(size)], src[:n*int64(size)])
 		return
 	}
+	if stride == 1 && swap && (size == 2 || size == 4) {
+		// Big-endian runs (netCDF classic, s390x writers): whole 64-bit
+		// words, their bytes reversed within each element.
+		k := swapWords(dst, src, n*int64(size), size)
+		dst, src, n = dst[k:], src[k:], n-k/int64(size)
+	}
 	step := stride * int64(size)
 	switch {
 	case !swap || size == 1:
@@ -146,6 +152,23 @@ func copyRun(dst, src []byte, n, stride int64, size int, swap bool) {
 	default:
 		panic(fmt.Sprintf("rewriter: element size %d", size))
 	}
+}
+
+// swapWords copies the first whole 8-byte words of the nb bytes of src to
+// dst, reversing the bytes of each element of size bytes (2 or 4) in them,
+// and returns how many bytes it copied (a multiple of 8).
+func swapWords(dst, src []byte, nb int64, size int) int64 {
+	var k int64
+	for ; k+8 <= nb; k += 8 {
+		x := binary.LittleEndian.Uint64(src[k:])
+		if size == 4 {
+			x = bits.RotateLeft64(bits.ReverseBytes64(x), 32)
+		} else {
+			x = (x&0x00ff00ff00ff00ff)<<8 | (x>>8)&0x00ff00ff00ff00ff
+		}
+		binary.LittleEndian.PutUint64(dst[k:], x)
+	}
+	return k
 }
 
 // checkArray validates what assembly relies on, so that corrupt catalog

@@ -73,61 +73,64 @@ const ncDimensionOnly = "This is a netCDF dimension but not a netCDF variable."
 // needs beside it; cell_measures is "measure: name" pairs.
 var ncAncillaryAttrs = []string{"bounds", "climatology", "coordinates", "cell_measures"}
 
-// ncMembers is the arrays (headers) the file of variable name holds: its
+// ncHeaders is every variable's array header, by name, read from the
+// catalog once for all files (a netCDF variable has one array): each file
+// looks up its coordinates and ancillaries here (131 files of an EAM-like
+// stream asked the catalog 8 times each, 0.25 CPU-s of Prepare's 0.42).
+type ncHeaders map[string]*catalog.Array
+
+func loadNCHeaders(ctx context.Context, store *catalog.Store, vars []catalog.VarSummary) (ncHeaders, error) {
+	h := ncHeaders{}
+	for _, v := range vars {
+		n := 0
+		err := store.EachArrayHeader(ctx, v.Name, func(a *catalog.Array) error {
+			h[v.Name], n = a, n+1
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		if n != 1 {
+			delete(h, v.Name) // not a netCDF variable's one array
+		}
+	}
+	return h, nil
+}
+
+// members is the arrays (headers) the file of variable name holds: its
 // own first, then, in the order found, the coordinate variables of their
 // dimensions and the ancillary variables their attributes name.
-func ncMembers(ctx context.Context, store *catalog.Store, name string) ([]*catalog.Array, error) {
+func (h ncHeaders) members(name string) []*catalog.Array {
 	var members []*catalog.Array
 	seen := map[string]bool{}
-	var add func(v string) error
-	add = func(v string) error {
-		if seen[v] {
-			return nil
+	var add func(v string)
+	add = func(v string) {
+		a := h[v]
+		if seen[v] || a == nil { // nil: no such variable in the catalog (not selected)
+			return
 		}
 		seen[v] = true
-		var arrays []*catalog.Array
-		if err := store.EachArrayHeader(ctx, v, func(a *catalog.Array) error {
-			arrays = append(arrays, a)
-			return nil
-		}); err != nil {
-			return err
-		}
-		if len(arrays) != 1 {
-			return nil // no such numeric variable (text, not selected)
-		}
-		a := arrays[0]
 		members = append(members, a)
 		for _, d := range a.Dims {
-			if d != "" && d != a.Var && isCoordinate(ctx, store, d) {
-				if err := add(d); err != nil {
-					return err
-				}
+			if d != "" && d != a.Var && h.isCoordinate(d) {
+				add(d)
 			}
 		}
 		for _, an := range ncAncillaryAttrs {
 			for _, ref := range attrNames(a.Attrs, an) {
-				if err := add(ref); err != nil {
-					return err
-				}
+				add(ref)
 			}
 		}
-		return nil
 	}
-	if err := add(name); err != nil {
-		return nil, err
-	}
-	return members, nil
+	add(name)
+	return members
 }
 
 // isCoordinate reports whether variable d is the coordinate variable of
 // dimension d: one array over d alone.
-func isCoordinate(ctx context.Context, store *catalog.Store, d string) bool {
-	ok := false
-	store.EachArrayHeader(ctx, d, func(a *catalog.Array) error {
-		ok = len(a.Dims) == 1 && a.Dims[0] == d
-		return nil
-	})
-	return ok
+func (h ncHeaders) isCoordinate(d string) bool {
+	a := h[d]
+	return a != nil && len(a.Dims) == 1 && a.Dims[0] == d
 }
 
 // attrNames is the variable names attribute name of as gives: its words
@@ -158,9 +161,9 @@ func writeNetCDF(ctx context.Context, w *h5.Writer, store *catalog.Store, name s
 	if err := w.SetAttrs("/", fc.root); err != nil {
 		return nil, fmt.Errorf("rewriter: %s: %w", name, err)
 	}
-	members, err := ncMembers(ctx, store, name)
-	if err != nil {
-		return nil, err
+	members := fc.ncHeaders.members(name)
+	if len(members) == 0 {
+		return nil, fmt.Errorf("rewriter: %s: no array in the catalog: %w", name, catalog.ErrNotFound)
 	}
 	contig := map[catalog.Key]contigTarget{}
 	paths := map[string]bool{}

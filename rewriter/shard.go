@@ -215,6 +215,11 @@ func Prepare(ctx context.Context, store *catalog.Store, src catalog.Source, stag
 		total += v.Bytes
 	}
 	fc := newFileConfig(info, vars, opts)
+	if fc.netCDF {
+		if fc.ncHeaders, err = loadNCHeaders(ctx, store, vars); err != nil {
+			return nil, err
+		}
+	}
 	files := fileNames(names, fc.ext())
 	job = &Plan{Shards: p.Shards, Digest: opts.Digest}
 	if p.InMemory {

@@ -38,9 +38,10 @@ type fileConfig struct {
 	root   []catalog.Attr // attributes of "/"
 	format string         // the input's format (DatasetInfo.Format)
 	// netCDF: the files are netCDF time series (netcdf.go), not openPMD
-	// series: the input is netCDF.
-	netCDF bool
-	meshes string // the meshes group of every iteration (meshesGroup)
+	// series: the input is netCDF. ncHeaders: every variable's header.
+	netCDF    bool
+	ncHeaders ncHeaders
+	meshes    string // the meshes group of every iteration (meshesGroup)
 	// particles is the particles group of every iteration (particlesGroup);
 	// hasParticles: particles are written. bothGroups: the root has a
 	// particlesPath (particles written, or kept from an openPMD input), so
