@@ -99,7 +99,7 @@ d.close()
 	for _, c := range []struct{ in, file, attrs, want string }{
 		{h5, "rho.h5", "_FillValue,valid_max,valid_min,payload,negzero,time",
 			"_FillValue 7ff8000000000000\nnegzero 8000000000000000\npayload 7ff4000000000001\ntime 3ff0000000000000 7ff8000000000000\nvalid_max 7ff0000000000000\nvalid_min fff0000000000000\n"},
-		{nc, "temp.h5", "_FillValue,valid_max,time", "_FillValue 7ff8000000000000\ntime 3ff0000000000000 7ff8000000000000\nvalid_max 7ff0000000000000\n"},
+		{nc, "temp.nc", "_FillValue,valid_max,time", "_FillValue 7ff8000000000000\ntime 3ff0000000000000 7ff8000000000000\nvalid_max 7ff0000000000000\n"},
 	} {
 		t.Run(filepath.Base(c.in), func(t *testing.T) {
 			out := filepath.Join(dir, "out-"+filepath.Base(c.in))
