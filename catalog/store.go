@@ -22,7 +22,8 @@ CREATE TABLE dataset (
   root    TEXT NOT NULL,
   format  TEXT NOT NULL,
   attrs   TEXT NOT NULL,            -- JSON list of attributes
-  skipped TEXT NOT NULL             -- JSON list of "object: reason"
+  skipped TEXT NOT NULL,            -- JSON list of "object: reason"
+  span    TEXT                      -- JSON [first, last]: a stream's first and last dates (DatasetInfo.Span)
 );
 CREATE TABLE arrays (
   id         INTEGER PRIMARY KEY,
@@ -171,6 +172,13 @@ func OpenStore(path string) (*Store, error) {
 		return nil, Corrupt("relayout", path, -1, "catalog: %v", err)
 	}
 	s.whole = n == 0 && !s.legacy
+	if err := s.db.QueryRow(`SELECT count(*) FROM pragma_table_info('dataset') WHERE name = 'span'`).Scan(&n); err != nil {
+		s.db.Close()
+		return nil, Corrupt("relayout", path, -1, "catalog: %v", err)
+	}
+	if n == 0 {
+		s.missing = map[string]bool{"dataset.span": true}
+	}
 	for _, c := range laterColumns {
 		if err := s.db.QueryRow(`SELECT count(*) FROM pragma_table_info('arrays') WHERE name = ?`, c).Scan(&n); err != nil {
 			s.db.Close()
@@ -296,8 +304,21 @@ func (s *Store) SetInfo(info DatasetInfo) error {
 	if info.Skipped == nil {
 		info.Skipped = []string{}
 	}
-	if _, err := tx.Exec(`INSERT INTO dataset VALUES (?,?,?,?,?)`,
-		info.Path, info.Root, info.Format, mustJSON(info.Attrs), mustJSON(info.Skipped)); err != nil {
+	var span any
+	if info.Span != nil {
+		span = mustJSON(info.Span)
+	}
+	if s.missing["dataset.span"] {
+		if span != nil {
+			return fmt.Errorf("catalog: %s: written by an earlier version of relayout: read-only: %w", s.path, ErrUnsupported)
+		}
+		_, err = tx.Exec(`INSERT INTO dataset (path, root, format, attrs, skipped) VALUES (?,?,?,?,?)`,
+			info.Path, info.Root, info.Format, mustJSON(info.Attrs), mustJSON(info.Skipped))
+	} else {
+		_, err = tx.Exec(`INSERT INTO dataset (path, root, format, attrs, skipped, span) VALUES (?,?,?,?,?,?)`,
+			info.Path, info.Root, info.Format, mustJSON(info.Attrs), mustJSON(info.Skipped), span)
+	}
+	if err != nil {
 		return fmt.Errorf("catalog: %s: %w", s.path, err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -310,8 +331,13 @@ func (s *Store) SetInfo(info DatasetInfo) error {
 func (s *Store) Info() (DatasetInfo, error) {
 	var info DatasetInfo
 	var attrs, skipped string
-	err := s.db.QueryRow(`SELECT path, root, format, attrs, skipped FROM dataset`).
-		Scan(&info.Path, &info.Root, &info.Format, &attrs, &skipped)
+	var span sql.NullString
+	col := "span"
+	if s.missing["dataset.span"] {
+		col = "NULL"
+	}
+	err := s.db.QueryRow(`SELECT path, root, format, attrs, skipped, `+col+` FROM dataset`).
+		Scan(&info.Path, &info.Root, &info.Format, &attrs, &skipped, &span)
 	if errors.Is(err, sql.ErrNoRows) {
 		return info, fmt.Errorf("catalog: %s: no dataset recorded: %w", s.path, ErrNotFound)
 	}
@@ -320,6 +346,14 @@ func (s *Store) Info() (DatasetInfo, error) {
 	}
 	if err := s.fromJSON(attrs, &info.Attrs); err != nil {
 		return info, err
+	}
+	if span.Valid {
+		if err := s.fromJSON(span.String, &info.Span); err != nil {
+			return info, err
+		}
+		if len(info.Span) != 2 {
+			return info, Corrupt("relayout", s.path, -1, "catalog: dataset span %s", span.String)
+		}
 	}
 	return info, s.fromJSON(skipped, &info.Skipped)
 }

@@ -101,16 +101,47 @@ func TestOpenStoreRejectsOtherFiles(t *testing.T) {
 }
 
 func TestDTypeNumPy(t *testing.T) {
-	for _, s := range []string{"<f8", ">f4", "|i1", "<u2", ">i8", "|u1"} {
+	for _, s := range []string{"<f8", ">f4", "|i1", "<u2", ">i8", "|u1", "|S1"} {
 		d, err := ParseDType(s)
 		if err != nil || d.NumPy() != s {
 			t.Fatalf("%s: %v %v", s, d, err)
 		}
 	}
-	for _, s := range []string{"", "<f2", "<x8", "<i3"} {
+	for _, s := range []string{"", "<f2", "<x8", "<i3", "|S2"} {
 		if _, err := ParseDType(s); err == nil {
 			t.Fatalf("%q accepted", s)
 		}
+	}
+}
+
+// TestStoreSpan: a stream's date span round-trips; a catalog of an earlier
+// version (no span column) reads without one and takes no new span.
+func TestStoreSpan(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "catalog.db")
+	s, err := CreateStore(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := DatasetInfo{Path: "hist", Root: "/d", Format: "netcdf-classic", Span: []string{"185001", "201412"}}
+	if err := s.SetInfo(info); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Info(); err != nil || !reflect.DeepEqual(got.Span, info.Span) {
+		t.Fatalf("span %q %v, want %q", got.Span, err, info.Span)
+	}
+	if _, err := s.db.Exec(`ALTER TABLE dataset DROP COLUMN span`); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if s, err = OpenStore(path); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got, err := s.Info(); err != nil || got.Span != nil || got.Format != "netcdf-classic" {
+		t.Fatalf("earlier catalog: %+v %v", got, err)
+	}
+	if err := s.SetInfo(info); !errors.Is(err, ErrUnsupported) {
+		t.Fatalf("a span into an earlier catalog: %v", err)
 	}
 }
 

@@ -436,6 +436,11 @@ type DatasetInfo struct {
 	Format  string   `json:"format"` // "hdf5", "openpmd-hdf5", "relayout", ...
 	Attrs   []Attr   `json:"attrs,omitempty"`
 	Skipped []string `json:"skipped,omitempty"` // objects seen but not catalogued, with the reason
+	// Span is a stream of history files' first and last dates as their
+	// names give them, year and month ("000101", "000112"), that output
+	// file names carry as ncclimo's do (VAR_000101_000112.nc); nil when
+	// the names give none.
+	Span []string `json:"span,omitempty"`
 }
 
 // BatchSource is a Source that fetches many blocks with few, large reads

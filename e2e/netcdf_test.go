@@ -177,9 +177,10 @@ func TestNetcdfShortFile(t *testing.T) {
 // netCDF-C (scripts/gen_history.py), months 1-6 CDF-2 and 7-12 CDF-5,
 // becomes one netCDF-4 time series file per variable that netCDF-C
 // (ncdump, netCDF4-python), xarray and h5py read with the input's values,
-// dimension names and attributes, each holding copies of the coordinate
-// and ancillary variables it needs (T001.nc: time, time_bnds, lev, lat,
-// lon); verify finds a changed element of a variable and of a copy.
+// dimension names and attributes, named as ncclimo names them
+// (T001_000101_000112.nc), each holding copies of the coordinate and
+// ancillary variables it needs (T001: time, time_bnds, lev, lat, lon);
+// verify finds a changed element of a variable and of a copy.
 func TestNetcdfTimeSeries(t *testing.T) {
 	needNetCDF4(t)
 	tmp := t.TempDir()
@@ -214,7 +215,7 @@ func TestNetcdfTimeSeries(t *testing.T) {
 	}
 	copies := map[string][]string{}
 	for _, v := range m.Variables {
-		if v.File != v.Name+".nc" {
+		if v.File != v.Name+"_000101_000112.nc" { // as ncclimo names it
 			t.Errorf("%s: file %s", v.Name, v.File)
 		}
 		for _, d := range v.Datasets {
@@ -236,7 +237,8 @@ with h5py.File(sys.argv[1], "r+") as f:
     v = d[...]
     v.flat[3] += 1
     d[...] = v`
-		if b, err := exec.Command(python, "-c", script, filepath.Join(out, "T001.nc"), c.path).CombinedOutput(); err != nil {
+		t001 := filepath.Join(out, "T001_000101_000112.nc")
+		if b, err := exec.Command(python, "-c", script, t001, c.path).CombinedOutput(); err != nil {
 			t.Fatalf("changing %s: %v\n%s", c.path, err, b)
 		}
 		r := relayout(t, "verify", in, out)
@@ -244,7 +246,7 @@ with h5py.File(sys.argv[1], "r+") as f:
 			t.Errorf("verify after changing T001.nc:/%s: exit %d, want 1 and %q\n%s%s", c.path, r.code, c.want, r.stdout, r.stderr)
 		}
 		if c.path == "T001" { // put it back: the copy's check comes after the arrays pass
-			b, err := exec.Command(python, "-c", strings.Replace(script, "+= 1", "-= 1", 1), filepath.Join(out, "T001.nc"), c.path).CombinedOutput()
+			b, err := exec.Command(python, "-c", strings.Replace(script, "+= 1", "-= 1", 1), t001, c.path).CombinedOutput()
 			if err != nil {
 				t.Fatalf("restoring %s: %v\n%s", c.path, err, b)
 			}

@@ -43,12 +43,17 @@ import (
 // "netcdf-classic", reader/h5's "netcdf4").
 func isNetCDF(format string) bool { return strings.HasPrefix(format, "netcdf") }
 
-// ext is the output files' extension.
+// ext is what the output files' names end with: ".h5", or for netCDF
+// time series ".nc" after the stream's first and last year and month, as
+// ncclimo names them (T_185001_201412.nc), when its files' names give them.
 func (fc fileConfig) ext() string {
-	if fc.netCDF {
-		return ".nc"
+	switch {
+	case !fc.netCDF:
+		return ".h5"
+	case len(fc.span) == 2:
+		return "_" + fc.span[0] + "_" + fc.span[1] + ".nc"
 	}
-	return ".h5"
+	return ".nc"
 }
 
 // netCDFRoot is the root attributes of every netCDF file: the input's

@@ -41,7 +41,8 @@ type fileConfig struct {
 	// series: the input is netCDF. ncHeaders: every variable's header.
 	netCDF    bool
 	ncHeaders ncHeaders
-	meshes    string // the meshes group of every iteration (meshesGroup)
+	span      []string // the stream's first and last dates (DatasetInfo.Span)
+	meshes    string   // the meshes group of every iteration (meshesGroup)
 	// particles is the particles group of every iteration (particlesGroup);
 	// hasParticles: particles are written. bothGroups: the root has a
 	// particlesPath (particles written, or kept from an openPMD input), so
@@ -53,7 +54,7 @@ type fileConfig struct {
 
 func newFileConfig(info catalog.DatasetInfo, vars []catalog.VarSummary, opts Options) fileConfig {
 	if isNetCDF(info.Format) {
-		return fileConfig{root: netCDFRoot(info, opts.Version, time.Now()), format: info.Format, netCDF: true}
+		return fileConfig{root: netCDFRoot(info, opts.Version, time.Now()), format: info.Format, netCDF: true, span: info.Span}
 	}
 	fc := fileConfig{root: seriesRoot(info, opts.Version, time.Now()), format: info.Format,
 		meshes: meshesGroup(info)}

@@ -50,6 +50,34 @@ func StreamPrefix(name string) string {
 	}
 }
 
+// DateSpan is the year and month that the names of a stream's first and
+// last files give after their stream prefix ("case.eam.h0.0001-01.nc",
+// "mpaso.hist.am.timeSeriesStatsMonthly.0002-12-01.nc": "000101",
+// "000212"), as ncclimo names its time series; nil when either name has
+// no YYYY-MM date there.
+func DateSpan(first, last string) []string {
+	var span []string
+	for _, name := range []string{first, last} {
+		base := filepath.Base(name)
+		p := StreamPrefix(base)
+		date, ok := strings.CutPrefix(base, p+".")
+		if !ok || len(date) < 7 || date[4] != '-' || !allDigits(date[:4]) || !allDigits(date[5:7]) {
+			return nil
+		}
+		span = append(span, date[:4]+date[5:7])
+	}
+	return span
+}
+
+func allDigits(s string) bool {
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
 func isDateTime(s string) bool {
 	digit := false
 	for _, r := range s {

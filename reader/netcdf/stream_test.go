@@ -179,3 +179,24 @@ func TestNetcdfStreamPrefix(t *testing.T) {
 		}
 	}
 }
+
+// TestNetcdfDateSpan: the year and month of a stream's first and last
+// files, as ncclimo names time series, from E3SM's, MPAS's and CESM's
+// history file names; none when a name has no date.
+func TestNetcdfDateSpan(t *testing.T) {
+	for _, c := range []struct {
+		first, last string
+		want        []string
+	}{
+		{"v3.LR.historical_0101.eam.h0.1850-01.nc", "v3.LR.historical_0101.eam.h0.2014-12.nc", []string{"185001", "201412"}},
+		{"mpaso.hist.am.timeSeriesStatsMonthly.0002-01-01.nc", "mpaso.hist.am.timeSeriesStatsMonthly.0002-12-01.nc", []string{"000201", "000212"}},
+		{"b.e21.B1850.f09_g17.cam.h1.0001-01-01-00000.nc", "b.e21.B1850.f09_g17.cam.h1.0001-12-27-00000.nc", []string{"000101", "000112"}},
+		{"mpaso.rst.0001-01-06_00000.nc", "mpaso.rst.0001-01-06_00000.nc", []string{"000101", "000101"}},
+		{"timeSeries.nc", "timeSeries.nc", nil},
+		{"case.eam.h0.1850.nc", "case.eam.h0.1851.nc", nil},
+	} {
+		if got := DateSpan(c.first, c.last); !slices.Equal(got, c.want) {
+			t.Errorf("DateSpan(%s, %s) = %q, want %q", c.first, c.last, got, c.want)
+		}
+	}
+}
