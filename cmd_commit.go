@@ -11,7 +11,7 @@ import (
 
 func runCommit(ctx context.Context, args []string) (err error) {
 	var report string
-	var noVerify, quiet bool
+	var noVerify, quiet, verbose bool
 	var jobs int
 	var maxMemS string
 	fs := newFlags("commit", "relayout commit OUT [flags]",
@@ -21,6 +21,7 @@ func runCommit(ctx context.Context, args []string) (err error) {
 	fs.IntVar(&jobs, "jobs", runtime.NumCPU(), "parallel readers while checking")
 	fs.StringVar(&maxMemS, "max-mem", "1GiB", "memory budget for the units read back (fewer in flight when they would not fit)")
 	fs.BoolVarP(&quiet, "quiet", "q", false, "print nothing but errors")
+	verboseFlag(fs, &verbose, "also print the diagnostics: the checks' OK lines per variable, the verification's io: line")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -29,6 +30,9 @@ func runCommit(ctx context.Context, args []string) (err error) {
 	}
 	if jobs < 1 {
 		return usagef("commit: --jobs must be at least 1")
+	}
+	if err := checkVerbosity("commit", quiet, verbose); err != nil {
+		return err
 	}
 	maxMem, err := parseBudget("commit", "max-mem", maxMemS)
 	if err != nil {
@@ -39,5 +43,9 @@ func runCommit(ctx context.Context, args []string) (err error) {
 	if quiet {
 		logw = io.Discard
 	}
-	return job.Commit(ctx, fs.Arg(0), job.Env{Log: logw, Verify: !noVerify, Report: report, Jobs: jobs, MaxMem: maxMem, Version: version, Verb: "commit"})
+	env := job.Env{Log: logw, Verify: !noVerify, Report: report, Jobs: jobs, MaxMem: maxMem, Version: version, Verb: "commit"}
+	if verbose {
+		env.Verbose = logw
+	}
+	return job.Commit(ctx, fs.Arg(0), env)
 }

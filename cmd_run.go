@@ -20,6 +20,7 @@ type runOptions struct {
 	force      bool
 	noVerify   bool
 	quiet      bool
+	verbose    bool
 	cpuProfile string
 	memProfile string
 	tracePath  string
@@ -63,6 +64,7 @@ func runRun(ctx context.Context, args []string) (err error) {
 	fs.BoolVar(&lf.netcdf, "netcdf", false, "give every dimension a coordinate (HDF5 dimension scale) for netCDF-4, ncdump and xarray; openPMD-api 0.16 then cannot read the record components (see docs/output.md)")
 	fs.BoolVar(&o.noVerify, "no-verify", false, "skip re-reading the output and comparing it with the input before commit")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "print nothing but errors")
+	verboseFlag(fs, &o.verbose, "also print the diagnostics: each variable's figures, the verification's OK lines, the I/O profile (io: lines, also in the manifest's io section), informational notes")
 	fs.DurationVar(&o.stats, "stats", 30*time.Second, "without a terminal (--progress auto): a progress line at every phase and every interval (0: phases only)")
 	fs.StringVar(&o.progress, "progress", "auto", "progress display: auto (a bar when stderr is a terminal), bar, json (typed events, one JSON object per line on stdout, schema relayout-progress/1, see docs/usage.md: Progress), none")
 	fs.BoolVar(&o.resume, "resume", false, "journaled run: resume a killed run --resume on the same OUT, skipping finished work units (see docs/batch-jobs.md: Resume)")
@@ -93,6 +95,9 @@ func runRun(ctx context.Context, args []string) (err error) {
 	}
 	if o.out == "" {
 		return usagef("run: -o OUT is required")
+	}
+	if err := checkVerbosity("run", o.quiet, o.verbose); err != nil {
+		return err
 	}
 	progress, err := progressMode(o.progress, o.quiet)
 	if err != nil {
@@ -141,6 +146,9 @@ func runRun(ctx context.Context, args []string) (err error) {
 	}
 	disp, logw := newDisplay(progress, o.stats, in, o.out, logw)
 	env.Log, env.Display = logw, disp
+	if o.verbose {
+		env.Verbose = logw
+	}
 	err = cliError(job.Run(ctx, o.out, spec, env))
 	disp.finish(ctx, err)
 	return err

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -15,14 +14,18 @@ import (
 func runVerify(ctx context.Context, args []string) error {
 	var vars []string
 	var maxMemS string
-	var quiet, exact bool
+	var quiet, verbose, exact bool
 	fs := newFlags("verify", "relayout verify IN OUT",
 		"relayout verify diags/ reorganized/   # exit 0: every element equal; 1: a difference")
 	fs.StringArrayVar(&vars, "var", nil, "verify only these variables (name or glob, repeatable)")
 	fs.StringVar(&maxMemS, "max-mem", "1GiB", "memory for the input and output copies being compared")
 	fs.BoolVarP(&quiet, "quiet", "q", false, "print only the differences (DIFF lines), not the OK lines")
+	verboseFlag(fs, &verbose, "also print what the verifier read (the io: verify line)")
 	fs.BoolVar(&exact, "exact", false, "compare every element, none by positional checksum (arrays of small blocks are otherwise compared by one, exact but for a chance below 2^-30 an array)")
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := checkVerbosity("verify", quiet, verbose); err != nil {
 		return err
 	}
 	maxMem, err := parseBudget("verify", "max-mem", maxMemS)
@@ -45,9 +48,14 @@ func runVerify(ctx context.Context, args []string) error {
 	}
 	defer ds.Close()
 	defer store.Close()
+	// OK and DIFF lines are verify's result; the io: line is a
+	// diagnostic (-v); -q keeps the DIFF lines alone.
 	w := io.Writer(os.Stdout)
-	if quiet {
-		w = &dropOK{w: os.Stdout}
+	switch {
+	case quiet:
+		w = job.RouteLines(os.Stdout, io.Discard, "OK ", "io: ")
+	case !verbose:
+		w = job.RouteLines(os.Stdout, io.Discard, "io: ")
 	}
 	ok, _, err := job.VerifyOutput(ctx, store, ds, out, nil, w, maxMem, 0, nil, false, exact, nil)
 	if err != nil {
@@ -57,28 +65,4 @@ func runVerify(ctx context.Context, args []string) error {
 		return fmt.Errorf("%w: %s differs from %s", errVerifyFailed, out, in)
 	}
 	return nil
-}
-
-// dropOK passes whole lines to w except those starting "OK " and the
-// "io: " summary (verify -q: the differences only).
-type dropOK struct {
-	w       io.Writer
-	partial []byte
-}
-
-func (d *dropOK) Write(p []byte) (int, error) {
-	d.partial = append(d.partial, p...)
-	for {
-		i := bytes.IndexByte(d.partial, '\n')
-		if i < 0 {
-			return len(p), nil
-		}
-		line := d.partial[:i+1]
-		if !bytes.HasPrefix(line, []byte("OK ")) && !bytes.HasPrefix(line, []byte("io: ")) {
-			if _, err := d.w.Write(line); err != nil {
-				return 0, err
-			}
-		}
-		d.partial = d.partial[i+1:]
-	}
 }

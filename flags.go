@@ -76,6 +76,20 @@ func parseFlags(fs *pflag.FlagSet, args []string) error {
 	return nil
 }
 
+// verboseFlag defines -v/--verbose on a verb that prints diagnostics
+// beside its results (run, commit, verify): help says what it adds.
+func verboseFlag(fs *pflag.FlagSet, v *bool, help string) {
+	fs.BoolVarP(v, "verbose", "v", false, help)
+}
+
+// checkVerbosity refuses -q with -v: one asks for less, the other for more.
+func checkVerbosity(verb string, quiet, verbose bool) error {
+	if quiet && verbose {
+		return usagef("%s: -q/--quiet and -v/--verbose ask for less and more: give one", verb)
+	}
+	return nil
+}
+
 // parseDims parses "64,64,64" or "4x4x4" into positive integers.
 func parseDims(s string) ([]int64, error) {
 	if s == "" {

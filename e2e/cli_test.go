@@ -188,6 +188,77 @@ print("manifest ok")
 	}
 }
 
+// TestRunScreen (issue 41): a default run on a terminal shows the progress
+// and a short summary — no io: line, no OK line, no per-variable figures,
+// no storage line where nothing was attempted — ending with where the
+// manifest is; -v brings the diagnostics back (in a log as on a terminal),
+// with the same summary; -q prints nothing. relayout verify keeps its OK
+// lines, its io: verify line under -v.
+func TestRunScreen(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in")
+	mustRun(t, "generate", in, "--shape", "32,32,32", "--chunk-shape", "16,16,16", "--steps", "0,1", "-q")
+	out := filepath.Join(dir, "o1")
+	b, err := exec.Command(python, "-c", ptyRun, binary, "run", in, "-o", out).Output()
+	if err != nil {
+		t.Fatalf("run in a pty: %v\n%s", err, b)
+	}
+	lines := screen(strings.ReplaceAll(string(b), "\r\n", "\n"))
+	for len(lines) > 0 && lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	want := []string{
+		"catalog: 4 variables from " + in + " (openpmd-hdf5) in ",
+		"done: 4 variables written to " + out + " in ",
+		"  written:   2.0MiB of arrays in 5 files (",
+		"  verified:  element by element: every element equals the input",
+		"  manifest:  " + filepath.Join(out, "relayout.json"),
+	}
+	if len(lines) != len(want) {
+		t.Fatalf("default screen: %d lines, want %d:\n%s", len(lines), len(want), strings.Join(lines, "\n"))
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(lines[i], w) {
+			t.Errorf("default screen line %d: %q, want it to start with %q", i+1, lines[i], w)
+		}
+	}
+	if !strings.HasSuffix(lines[3], "; sha256 of every array in the manifest") {
+		t.Errorf("the summary does not say the digests recorded: %q", lines[3])
+	}
+
+	// -v: the diagnostics, in a log (no terminal) as on one, then the
+	// same summary.
+	r := mustRun(t, "run", in, "-o", filepath.Join(dir, "o2"), "-v")
+	for _, w := range []string{"catalog: ", "storage: ", "E/x: 2 arrays", "io: read ", "io: write ", "io: stage seconds",
+		"io: buffers peak", "OK  rho", "io: verify read", "done: 4 variables", "  manifest:  "} {
+		if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(w)).MatchString(r.stderr) {
+			t.Errorf("run -v: no line starting %q:\n%s", w, r.stderr)
+		}
+	}
+	// Without -v, in a log: the progress lines, the catalog and the
+	// summary, nothing else.
+	r = mustRun(t, "run", in, "-o", filepath.Join(dir, "o3"))
+	for _, l := range strings.Split(strings.TrimSpace(r.stderr), "\n") {
+		if !strings.HasPrefix(l, "progress: ") && !strings.HasPrefix(l, "catalog: ") && !strings.HasPrefix(l, "done: ") && !strings.HasPrefix(l, "  ") {
+			t.Errorf("default run in a log: line %q (a diagnostic without -v?)\n%s", l, r.stderr)
+		}
+	}
+	if r := mustRun(t, "run", in, "-o", filepath.Join(dir, "o4"), "-q"); r.stderr != "" || r.stdout != "" {
+		t.Errorf("run -q printed:\n%s%s", r.stdout, r.stderr)
+	}
+	if r := relayout(t, "run", in, "-o", filepath.Join(dir, "o5"), "-q", "-v"); r.code != 2 {
+		t.Errorf("run -q -v: exit %d, want 2\n%s", r.code, r.stderr)
+	}
+
+	r = mustRun(t, "verify", in, out)
+	if !strings.Contains(r.stdout, "OK  rho  2 steps") || strings.Contains(r.stdout, "io: ") {
+		t.Errorf("verify: want the OK lines and no io: line:\n%s", r.stdout)
+	}
+	if r := mustRun(t, "verify", in, out, "-v"); !strings.Contains(r.stdout, "OK  rho  2 steps") || !strings.Contains(r.stdout, "\nio: verify read ") {
+		t.Errorf("verify -v: want the OK lines and the io: verify line:\n%s", r.stdout)
+	}
+}
+
 // TestProgressJSON: with --progress json every stdout line is a JSON event
 // (human text stays on stderr), the sequence is start, progress through the
 // phases catalog, rewrite, verify, commit in order, then the summary, and
@@ -364,14 +435,15 @@ func screen(raw string) []string {
 }
 
 // TestTerminalProgress: in a terminal the status line shows every phase,
-// log lines are never broken by it (each is a whole line of the screen),
-// and it is gone at the end, leaving the "done:" summary; without a
-// terminal a "progress:" line marks every phase and the rewrite's end.
+// log lines (-v: every diagnostic) are never broken by it (each is a whole
+// line of the screen), and it is gone at the end, leaving the "done:"
+// summary; without a terminal a "progress:" line marks every phase and the
+// rewrite's end.
 func TestTerminalProgress(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in")
 	mustRun(t, "generate", in, "--shape", "64,64,64", "--chunk-shape", "16,16,16", "--steps", "0,1", "-q")
-	cmd := exec.Command(python, "-c", ptyRun, binary, "run", in, "-o", filepath.Join(dir, "o1"), "--jobs", "1")
+	cmd := exec.Command(python, "-c", ptyRun, binary, "run", in, "-o", filepath.Join(dir, "o1"), "--jobs", "1", "-v")
 	b, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("run in a pty: %v\n%s", err, b)
@@ -402,7 +474,8 @@ func TestTerminalProgress(t *testing.T) {
 			t.Errorf("no screen line starts with %q:\n%s", w, strings.Join(lines, "\n"))
 		}
 	}
-	if len(lines) == 0 || !strings.HasPrefix(lines[len(lines)-1], "done: 4 variables") {
+	if n := len(lines); n < 4 || !strings.HasPrefix(lines[n-4], "done: 4 variables") ||
+		lines[n-1] != "  manifest:  "+filepath.Join(dir, "o1", "relayout.json") {
 		t.Errorf("the screen does not end with the summary:\n%s", strings.Join(lines, "\n"))
 	}
 

@@ -117,7 +117,7 @@ func checkReadOnce(t *testing.T, what string, read float64, stored, files int64)
 // the output's logical bytes through HDF5.
 func verifyInterleaved(t *testing.T, in, out string, stored, files, logical int64) {
 	t.Helper()
-	r := mustRun(t, "verify", in, out)
+	r := mustRun(t, "verify", in, out, "-v") // -v: the io: verify line
 	if n := len(regexp.MustCompile(`(?m)^OK  `).FindAllString(r.stdout, -1)); n != 6 {
 		t.Fatalf("verify: want 6 OK lines (5 variables and series.h5), got:\n%s", r.stdout)
 	}

@@ -55,7 +55,7 @@ func TestPluginFiltersRunVerify(t *testing.T) {
 	wrote := pluginsGen(t, "write", in)
 	t.Logf("filters written: %v", wrote)
 	out := filepath.Join(dir, "out")
-	r := mustRun(t, "run", in, "-o", out)
+	r := mustRun(t, "run", in, "-o", out, "-v") // -v: the io: lines
 	if !strings.Contains(r.stderr, "through the HDF5 library") {
 		t.Errorf("io summary does not show the library reads:\n%s", r.stderr)
 	}

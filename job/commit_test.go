@@ -21,7 +21,7 @@ func TestCheckUnits(t *testing.T) {
 	in := sample(t)
 	out := filepath.Join(t.TempDir(), "out")
 	var log bytes.Buffer
-	env := Env{Log: &log, Jobs: 1, MaxMem: 64 << 20, Version: "test", Verb: "plan"}
+	env := Env{Log: &log, Verbose: &log, Jobs: 1, MaxMem: 64 << 20, Version: "test", Verb: "plan"}
 	spec := specOf(t, in, Spec{Readers: DefaultReaders, Shards: 2, UnitBytes: 1024})
 	job, err := Prepare(ctx, out, spec, env)
 	if err != nil || job == nil {

@@ -27,6 +27,11 @@
 //	              InputFiles/InputsDiffer
 //	commit.go     SyncStage, StageManifest, CheckUnits (each unit against
 //	              its journal record), BuildReport, the I/O summaries
+//	summary.go    the lines that end a committed job (written, verified,
+//	              skipped, manifest); Env.Log gets them, the diagnostics
+//	              (per-variable figures, OK lines, io: lines) go to
+//	              Env.Verbose (-v)
+//	lines.go      RouteLines: a check's lines split by their prefix
 //	manifest.go   the manifest written through a synced temporary file
 //	out.go        OUT's checks (never inside the input, empty unless --force),
 //	              its lock, settleOut (roll forward, done, --force, refusals),

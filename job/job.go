@@ -31,16 +31,21 @@ type Display interface {
 // Env is how a job runs, not what it writes (that is the Spec): where its
 // notes go, its budgets, and what the user asked of a rerun.
 type Env struct {
-	Log     io.Writer // notes and figures (nil: discarded)
-	Display Display   // nil: none
-	MaxMem  int64     // memory budget of data buffers and kept block lists (<= 0: the rewriter's default)
-	Jobs    int       // parallel pipelines (<= 0: GOMAXPROCS)
-	Verify  bool      // compare every element with the input before the commit
-	Report  string    // write the job report (JSON, catalog.Report) to this file
-	Force   bool      // replace a finished output, plan again over a job, write into a non-empty OUT
-	Catalog string    // plain run: the catalog database (default OUT/.relayout/catalog.db)
-	Version string    // relayout's version, recorded in the files and the manifest
-	Verb    string    // the command, for messages (default "run")
+	// Log receives what a user must see: warnings, decisions, results and
+	// the summary; Verbose the diagnostics (-v): each variable's figures,
+	// the checks' OK lines, the I/O profile (io: lines, in the manifest's io
+	// section either way), informational notes. Nil: discarded.
+	Log     io.Writer
+	Verbose io.Writer
+	Display Display // nil: none
+	MaxMem  int64   // memory budget of data buffers and kept block lists (<= 0: the rewriter's default)
+	Jobs    int     // parallel pipelines (<= 0: GOMAXPROCS)
+	Verify  bool    // compare every element with the input before the commit
+	Report  string  // write the job report (JSON, catalog.Report) to this file
+	Force   bool    // replace a finished output, plan again over a job, write into a non-empty OUT
+	Catalog string  // plain run: the catalog database (default OUT/.relayout/catalog.db)
+	Version string  // relayout's version, recorded in the files and the manifest
+	Verb    string  // the command, for messages (default "run")
 	// OnCatalog, when set, is called by Prepare with the input's catalog
 	// before the job is prepared (relayout plan -o prints its plan).
 	OnCatalog func(reader.Dataset, *catalog.Store) error
@@ -61,6 +66,31 @@ func (e Env) log() io.Writer {
 		return io.Discard
 	}
 	return e.Log
+}
+
+func (e Env) verbose() io.Writer {
+	if e.Verbose == nil {
+		return io.Discard
+	}
+	return e.Verbose
+}
+
+// stepLog is where a step's own result goes ("prepared ...", a shard's
+// "shard-I-of-N: ..." line, "committed: ..."): to Log for the verb that
+// runs that step alone (plan -o, rewrite, commit), to Verbose for run,
+// which runs them all and ends with its summary.
+func (e Env) stepLog() io.Writer {
+	if e.verb() == "run" {
+		return e.verbose()
+	}
+	return e.log()
+}
+
+// checkLog is where a check's lines go: its OK lines, its io: line and
+// how it compared (compare:, which the summary says too) to Verbose, the
+// rest (DIFF) to Log.
+func (e Env) checkLog() io.Writer {
+	return RouteLines(e.log(), e.verbose(), "OK ", "io: ", "compare: ")
 }
 
 func (e Env) verb() string {
@@ -193,7 +223,9 @@ func runJob(ctx context.Context, out string, spec Spec, env Env, need *int64) er
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(logw, "done: %d variables written to %s in %.2fs\n", len(job.Manifest.Variables), out, time.Since(start).Seconds())
+	took := time.Since(start)
+	fmt.Fprintf(logw, "done: %d variables written to %s in %.2fs\n", len(job.Manifest.Variables), out, took.Seconds())
+	writeSummary(logw, out, &job.Manifest, took)
 	return nil
 }
 
@@ -252,11 +284,10 @@ func prepareRun(ctx context.Context, out string, spec Spec, env Env, need *int64
 		}
 		return fail(fmt.Errorf("run: %s: no variable to rewrite (%ssee relayout catalog %s): %w", in, why, in, catalog.ErrNotFound))
 	}
-	kept := ""
+	fmt.Fprintf(logw, "catalog: %d variables from %s (%s) in %.2fs\n", len(vars), in, ds.Info().Format, time.Since(start).Seconds())
 	if n := store.KeptBytes(); n > 0 {
-		kept = fmt.Sprintf("; %s of block lists kept in memory, of --max-mem", HumanBytes(n))
+		fmt.Fprintf(env.verbose(), "catalog: %s of block lists kept in memory, of --max-mem\n", HumanBytes(n))
 	}
-	fmt.Fprintf(logw, "catalog: %d variables from %s (%s) in %.2fs%s\n", len(vars), in, ds.Info().Format, time.Since(start).Seconds(), kept)
 	if len(skipped) > 0 {
 		fmt.Fprintf(logw, "skipped: %d objects not rewritten (listed with the reason under \"skipped\" in %s), the first: %s\n",
 			len(skipped), catalog.ManifestName, skipped[0])
@@ -282,9 +313,17 @@ func prepareRun(ctx context.Context, out string, spec Spec, env Env, need *int64
 	for _, v := range vars {
 		largest = max(largest, v.Bytes)
 	}
-	fmt.Fprintf(logw, "storage: %s is on %s; largest file: %s\n", out, outFS.Name, rewriter.FileLayout(outFS, largest, spec.Storage))
+	// The storage decision is the user's to see when one was made:
+	// nothing attempted on a local file system is said under -v.
+	storage := rewriter.FileLayout(outFS, largest, spec.Storage)
+	storagew := logw
+	if storage.FS.Kind == fsinfo.Local && !storage.Striped() && storage.Alignment == 0 {
+		storagew = env.verbose()
+	}
+	fmt.Fprintf(storagew, "storage: %s is on %s; largest file: %s\n", out, outFS.Name, storage)
 	ropts := rewriterOptions(spec, env, outFS, logw)
-	ropts.Progress = logw // layout notes (a refined level's, a partly covered array's)
+	ropts.Progress = logw         // layout notes (a refined level's, a partly covered array's)
+	ropts.Verbose = env.verbose() // each variable's figures
 	if !journaled {
 		// The in-memory job runs under the budgets it is prepared with;
 		// with verification the verifier computes the digests from what
@@ -309,7 +348,7 @@ func prepareRun(ctx context.Context, out string, spec Spec, env Env, need *int64
 		for _, u := range job.Units {
 			total += u.Bytes
 		}
-		fmt.Fprintf(logw, "prepared %s: %d variables, %d datasets, %d units of up to %s (%s) in %.2fs\n",
+		fmt.Fprintf(env.stepLog(), "prepared %s: %d variables, %d datasets, %d units of up to %s (%s) in %.2fs\n",
 			out, len(vars), len(job.Datasets), len(job.Units), HumanBytes(job.UnitBytes), HumanBytes(total), time.Since(start).Seconds())
 	}
 	return ds, store, job, nil
@@ -539,7 +578,6 @@ func rewriteVerb(ctx context.Context, out string, shard Shard, env Env) error {
 // and store; mon follows it (nil: a new one of the display's). The caller
 // holds the locks.
 func rewriteShard(ctx context.Context, out string, job *Job, shard int, env Env, ds reader.Dataset, store *catalog.Store, mon *rewriter.Monitor) error {
-	logw := env.log()
 	if mon == nil {
 		mon = env.display().Monitor()
 	}
@@ -555,7 +593,7 @@ func rewriteShard(ctx context.Context, out string, job *Job, shard int, env Env,
 	if st, err = rewriteJournaled(ctx, work, job, sh, env, ds, store, mon); err != nil {
 		return err
 	}
-	name := ShardName(shard, job.Shards)
+	name, logw := ShardName(shard, job.Shards), env.stepLog()
 	if st.Skipped == st.Units {
 		fmt.Fprintf(logw, "%s: done (%d units, all finished before)\n", name, st.Units)
 		return nil
@@ -652,7 +690,11 @@ func commitVerb(ctx context.Context, out string, env Env) error {
 	defer ds.Close()
 	defer store.Close()
 	now := time.Now()
-	return commitJob(ctx, out, job, env, ds, store, nil, now, job.Created)
+	if err := commitJob(ctx, out, job, env, ds, store, nil, now, job.Created); err != nil {
+		return err
+	}
+	writeSummary(logw, out, &job.Manifest, 0)
+	return nil
 }
 
 // commitJob is relayout commit without the lock (held by the caller, who
@@ -688,7 +730,7 @@ func commitJob(ctx context.Context, out string, job *Job, env Env, ds reader.Dat
 	}
 	pipeline := job.PipelineDigests()
 	if pipeline {
-		WriteIOSummary(logw, job.Manifest.IO)
+		WriteIOSummary(env.verbose(), job.Manifest.IO)
 	} else {
 		job.Manifest.IO = journalIO(job, recs)
 	}
@@ -719,7 +761,7 @@ func commitJob(ctx context.Context, out string, job *Job, env Env, ds reader.Dat
 		// the units) adds nothing.
 		disp.Phase("verify")
 		var summed int
-		if ok, summed, err = VerifyOutput(ctx, store, ds, stage, &job.Manifest, logw, env.dataMem(store), env.Jobs, disp.Monitor(), digest != catalog.NoDigest, false, tap); err != nil {
+		if ok, summed, err = VerifyOutput(ctx, store, ds, stage, &job.Manifest, env.checkLog(), env.dataMem(store), env.Jobs, disp.Monitor(), digest != catalog.NoDigest, false, tap); err != nil {
 			return err
 		}
 		verified = "every element equals the input"
@@ -776,7 +818,7 @@ func commitJob(ctx context.Context, out string, job *Job, env Env, ds reader.Dat
 		return err
 	}
 	if !pipeline {
-		fmt.Fprintf(logw, "committed: %d variables to %s (%d units from %d shard(s)) in %.2fs\n",
+		fmt.Fprintf(env.stepLog(), "committed: %d variables to %s (%d units from %d shard(s)) in %.2fs\n",
 			len(job.Manifest.Variables), out, len(job.Units), job.Shards, time.Since(commitStart).Seconds())
 	}
 	return nil
@@ -813,7 +855,7 @@ func journalCheck(ctx context.Context, out string, job *Job, recs map[int]rewrit
 	if err != nil {
 		return nil, false, err
 	}
-	checks, ok, err := CheckUnits(ctx, job, recs, outStore, outDS, env.Jobs, env.MaxMem, env.log())
+	checks, ok, err := CheckUnits(ctx, job, recs, outStore, outDS, env.Jobs, env.MaxMem, env.checkLog())
 	outStore.Close()
 	outDS.Close()
 	os.Remove(outDB)

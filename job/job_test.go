@@ -210,7 +210,7 @@ func TestRunChargesKeptBlocks(t *testing.T) {
 	in := sample(t)
 	out := filepath.Join(t.TempDir(), "out")
 	var log bytes.Buffer
-	env := Env{Log: &log, Verify: true, Jobs: 2, MaxMem: 64 << 20, Version: "test"}
+	env := Env{Log: &log, Verbose: &log, Verify: true, Jobs: 2, MaxMem: 64 << 20, Version: "test"}
 	if err := Run(ctx, out, specOf(t, in, Spec{Readers: DefaultReaders}), env); err != nil {
 		t.Fatalf("run: %v\n%s", err, log.String())
 	}

@@ -32,8 +32,15 @@ type Options struct {
 	// by default: an attached scale writes a DIMENSION_LIST attribute of
 	// object references, which openPMD-api (0.16) cannot read, and it then
 	// skips the whole record component.
-	NetCDF   bool
+	NetCDF bool
+	// Progress receives the notes a user must see: a layout changed for an
+	// array (a refined level's, a partly covered array's), striping not
+	// applied. Nil: none.
 	Progress io.Writer
+	// Verbose receives the figures of each variable as an in-memory job
+	// finishes its file ("E/x: 2 arrays, 4.0 MiB, 0.03 s"): relayout run -v.
+	// Nil: none.
+	Verbose io.Writer
 	// Monitor, when set, follows the run (progress displays poll it); an in-memory Prepare
 	// makes one otherwise. Its I/O profile goes into Manifest.IO.
 	Monitor *Monitor

@@ -311,7 +311,7 @@ func TestRunContiguous(t *testing.T) {
 	var progress bytes.Buffer
 	// 3 jobs and 2.4 KB: slabs of 400 bytes, so many slabs per array.
 	// Fill: the partly covered rho stays contiguous too (TestRunHoles).
-	m, err := Run(context.Background(), st, src, stage, Options{Jobs: 3, MaxMem: 16000, Version: "test-1", Progress: &progress, Fill: true})
+	m, err := Run(context.Background(), st, src, stage, Options{Jobs: 3, MaxMem: 16000, Version: "test-1", Progress: &progress, Verbose: &progress, Fill: true})
 	if err != nil {
 		t.Fatal(err)
 	}

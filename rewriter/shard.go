@@ -521,7 +521,7 @@ type Shard struct {
 // Prepare's Monitor and its I/O profile goes into the manifest), takes each
 // dataset's digest in the pipeline instead of each unit's, and syncs each
 // file once, when its last dataset is written, with a line per variable
-// on Options.Progress. Rerunning it does nothing.
+// on Options.Verbose. Rerunning it does nothing.
 func RewriteShard(ctx context.Context, store *catalog.Store, src catalog.Source, job *Plan, stage string,
 	sh Shard, jobs int, maxMem int64, mon *Monitor) (ShardStatus, error) {
 	var st ShardStatus
@@ -609,7 +609,7 @@ func RewriteShard(ctx context.Context, store *catalog.Store, src catalog.Source,
 		if err := e.finishFile(mv.File); err != nil {
 			return fmt.Errorf("rewriter: %s: %w", mv.Name, err)
 		}
-		if p := opts.Progress; p != nil {
+		if p := opts.Verbose; p != nil {
 			vs := job.mem.stats[vi]
 			striped := ""
 			if mv.Storage != nil && mv.Storage.Striped {
