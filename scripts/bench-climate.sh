@@ -66,7 +66,7 @@ EOF
   NFILES[$k]=$(ls "$DIR/$k"/*.nc | wc -l)
 done
 
-drop() { for k in "${INPUTS[@]}"; do /usr/bin/python3 -c '
+drop() { local k; for k in "${INPUTS[@]}"; do /usr/bin/python3 -c '
 import os, sys
 for p in sys.argv[1:]:
     fd = os.open(p, os.O_RDONLY); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED); os.close(fd)' "$DIR/$k"/*.nc; done; }
