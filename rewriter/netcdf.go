@@ -262,8 +262,12 @@ func writeNetCDF(ctx context.Context, w *h5.Writer, store *catalog.Store, name s
 
 // eachFileArray calls fn with every array (with its blocks) of the file of
 // manifest entry mv: its own variable's and, in a netCDF time series, the
-// coordinate and ancillary variables copied beside it.
-func eachFileArray(ctx context.Context, store *catalog.Store, mv *catalog.ManifestVariable, fn func(*catalog.Array) error) error {
+// coordinate and ancillary variables copied beside it. copies keeps the
+// arrays copied, read from the catalog once for every file that holds
+// them (time and lat in each of E3SM's 414 files: 2,500 catalog reads,
+// 0.4 CPU-s of Prepare); fn must not modify an array.
+func eachFileArray(ctx context.Context, store *catalog.Store, mv *catalog.ManifestVariable, copies map[catalog.Key]*catalog.Array,
+	fn func(*catalog.Array) error) error {
 	if err := store.EachArray(ctx, mv.Name, fn); err != nil {
 		return err
 	}
@@ -272,9 +276,14 @@ func eachFileArray(ctx context.Context, store *catalog.Store, mv *catalog.Manife
 		if !mv.IsCopy(d) {
 			continue
 		}
-		a, err := store.Array(mv.Key(d))
-		if err != nil {
-			return err
+		k := mv.Key(d)
+		a := copies[k]
+		if a == nil {
+			var err error
+			if a, err = store.Array(k); err != nil {
+				return err
+			}
+			copies[k] = a
 		}
 		if err := fn(a); err != nil {
 			return err

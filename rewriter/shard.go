@@ -288,9 +288,10 @@ func Prepare(ctx context.Context, store *catalog.Store, src catalog.Source, stag
 		varTargets[i], varKeys[i] = targets, byKey
 	}
 	grains := jointGrains(job.Datasets)
+	copies := map[catalog.Key]*catalog.Array{} // netCDF: the arrays copied beside others (eachFileArray)
 	for i := range vars {
 		targets, byKey := varTargets[i], varKeys[i]
-		err = eachFileArray(ctx, store, &job.Manifest.Variables[i], func(a *catalog.Array) error {
+		err = eachFileArray(ctx, store, &job.Manifest.Variables[i], copies, func(a *catalog.Array) error {
 			if a.Constant {
 				return nil // attributes only, written by prepareVariable
 			}

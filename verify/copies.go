@@ -29,22 +29,35 @@ const copyBandBytes = 4 << 20
 // difference.
 func (r *run) checkCopies(ctx context.Context, m *catalog.Manifest, log io.Writer) (bool, error) {
 	ok := true
+	c := &copyCheck{run: r, own: map[string]*h5.File{}, hdrs: map[catalog.Key]*catalog.Array{}}
+	defer c.close()
 	for i := range m.Variables {
 		mv := &m.Variables[i]
 		n := 0
 		var diff error
+		var cf *h5.File
 		for j := range mv.Datasets {
 			d := &mv.Datasets[j]
 			if !mv.IsCopy(d) {
 				continue
 			}
 			n++
+			if cf == nil {
+				var err error
+				if cf, err = h5.Open(filepath.Join(r.dir, filepath.FromSlash(mv.File))); err != nil {
+					return false, fmt.Errorf("verify: %w", err)
+				}
+			}
 			if diff == nil {
 				var err error
-				if diff, err = r.checkCopy(ctx, mv, d); err != nil {
+				if diff, err = c.check(ctx, cf, mv, d); err != nil {
+					cf.Close()
 					return false, err
 				}
 			}
+		}
+		if cf != nil {
+			cf.Close()
 		}
 		if n == 0 {
 			continue
@@ -60,17 +73,64 @@ func (r *run) checkCopies(ctx context.Context, m *catalog.Manifest, log io.Write
 	return ok, nil
 }
 
-// checkCopy compares copy d of variable mv's file with the dataset of the
+// copyCheck is checkCopies' state: the files of the arrays copied and the
+// input's headers, each opened or read once for every file holding a copy
+// (an E3SM history stream's 414 files hold 2,500 copies of a few arrays).
+type copyCheck struct {
+	*run
+	own  map[string]*h5.File            // by manifest file name
+	hdrs map[catalog.Key]*catalog.Array // input array headers
+}
+
+func (c *copyCheck) close() {
+	for _, f := range c.own {
+		f.Close()
+	}
+}
+
+// header is the input's array k, without its blocks.
+func (c *copyCheck) header(ctx context.Context, k catalog.Key) (*catalog.Array, error) {
+	if a := c.hdrs[k]; a != nil {
+		return a, nil
+	}
+	err := c.in.EachArrayHeader(ctx, k.Var, func(a *catalog.Array) error {
+		c.hdrs[a.Key()] = a
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("verify: %w", err)
+	}
+	if c.hdrs[k] == nil {
+		return nil, fmt.Errorf("verify: %s step %d level %d: %w", k.Var, k.Step, k.Level, catalog.ErrNotFound)
+	}
+	return c.hdrs[k], nil
+}
+
+// ownFile is the open output file name (relative to the output directory).
+func (c *copyCheck) ownFile(name string) (*h5.File, error) {
+	if f := c.own[name]; f != nil {
+		return f, nil
+	}
+	f, err := h5.Open(filepath.Join(c.dir, filepath.FromSlash(name)))
+	if err != nil {
+		return nil, fmt.Errorf("verify: %w", err)
+	}
+	c.own[name] = f
+	return f, nil
+}
+
+// check compares copy d of variable mv's file cf with the dataset of the
 // array it holds. A difference is returned as diff; err is for I/O.
-func (r *run) checkCopy(ctx context.Context, mv *catalog.ManifestVariable, d *catalog.ManifestDataset) (diff, err error) {
+func (c *copyCheck) check(ctx context.Context, cf *h5.File, mv *catalog.ManifestVariable, d *catalog.ManifestDataset) (diff, err error) {
+	r := c.run
 	k := mv.Key(d)
 	own, found := r.out[k]
 	if !found {
 		return difff("%s:%s is a copy of %s step %d level %d, which the output does not hold", mv.File, d.Path, k.Var, k.Step, k.Level), nil
 	}
-	a, err := r.in.Array(k)
+	a, err := c.header(ctx, k)
 	if err != nil {
-		return nil, fmt.Errorf("verify: %w", err)
+		return nil, err
 	}
 	if !slices.Equal(d.Shape, a.Shape) {
 		return difff("%s:%s (copy of %s): shape %v, input %v", mv.File, d.Path, k.Var, d.Shape, a.Shape), nil
@@ -84,16 +144,10 @@ func (r *run) checkCopy(ctx context.Context, mv *catalog.ManifestVariable, d *ca
 			return difff("%s:%s (copy of %s): %s %s, the array's is %s", mv.File, d.Path, k.Var, kind, d.Sum(kind), want), nil
 		}
 	}
-	cf, err := h5.Open(filepath.Join(r.dir, filepath.FromSlash(mv.File)))
+	of, err := c.ownFile(own.v.File)
 	if err != nil {
-		return nil, fmt.Errorf("verify: %w", err)
+		return nil, err
 	}
-	defer cf.Close()
-	of, err := h5.Open(filepath.Join(r.dir, filepath.FromSlash(own.v.File)))
-	if err != nil {
-		return nil, fmt.Errorf("verify: %w", err)
-	}
-	defer of.Close()
 	ci, err := cf.Dataset(d.Path)
 	if err != nil {
 		return difff("%s:%s (copy of %s): %v", mv.File, d.Path, k.Var, err), nil
