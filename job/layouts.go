@@ -24,7 +24,9 @@ func layoutFor(spec Spec, logw io.Writer) func(*catalog.Array) (planner.Layout, 
 	}
 	logged := map[string]bool{}
 	return func(a *catalog.Array) (planner.Layout, error) {
-		l, why, err := planner.LayoutFor(a.Shape, a.DType.Size, a.BlockGrain(), opts)
+		o := opts
+		o.Series = planner.IsSeries(a) // a climate time series: its maps and point series weighed
+		l, why, err := planner.LayoutFor(a.Shape, a.DType.Size, a.BlockGrain(), o)
 		if err != nil {
 			return l, err
 		}

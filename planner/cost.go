@@ -304,6 +304,40 @@ func StandardPatterns(shape []int64) []Pattern {
 	return ps
 }
 
+// SeriesPatterns are the reads climate analysis makes of a variable over
+// its record axis (dimension 0: time), for arrays of two or more
+// dimensions (StandardPatterns otherwise):
+//   - whole: every record, readers split along time;
+//   - map: one record (the middle one) whole, readers split over the other
+//     axes — a field at one time, the map users plot;
+//   - series: every record at one horizontal place, one reader: for
+//     [time, ncol] one column index, for [time, ..., y, x] the last two axes
+//     at their middle and those between whole — the time series of a point
+//     or of a column (every level).
+func SeriesPatterns(shape []int64) []Pattern {
+	dims := len(shape)
+	if dims < 2 {
+		return StandardPatterns(shape)
+	}
+	full := catalog.Box{Lower: make([]int64, dims), Count: slices.Clone(shape)}
+	x := make([]int64, dims)
+	x[0] = 1
+	ps := []Pattern{{Name: "whole", Region: full, Split: x}}
+	m := catalog.Box{Lower: make([]int64, dims), Count: slices.Clone(shape)}
+	m.Lower[0], m.Count[0] = shape[0]/2, 1
+	split := make([]int64, dims)
+	for i := 1; i < dims; i++ {
+		split[i] = 1
+	}
+	ps = append(ps, Pattern{Name: "map", Region: m, Split: split})
+	s := catalog.Box{Lower: make([]int64, dims), Count: slices.Clone(shape)}
+	first := max(1, dims-2) // the horizontal axes: the last one or two
+	for i := first; i < dims; i++ {
+		s.Lower[i], s.Count[i] = shape[i]/2, 1
+	}
+	return append(ps, Pattern{Name: "series", Region: s, Split: make([]int64, dims)})
+}
+
 // ReaderGrid spreads n readers over the axes of region with a non-zero split
 // weight: the prime factors of n, largest first, each go to the axis whose
 // parts are currently largest (never more parts than elements). The product

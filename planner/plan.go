@@ -49,6 +49,25 @@ type PlanOptions struct {
 	// Fill keeps partly covered arrays dense when contiguous (--fill):
 	// without it HoleLayout chunks them so that holes cost no bytes.
 	Fill bool
+	// Series: the array is a time series along dimension 0 (IsSeries):
+	// the reads weighed are SeriesPatterns, not the seed paper's. Set per
+	// array by whoever chooses its layout (chooseFor, relayout run's).
+	Series bool
+}
+
+// IsSeries reports whether a is a climate variable over its record axis:
+// a netCDF array (its dimensions named) of at least two dimensions, the
+// first of which runs across the history files (time). Its reads are
+// SeriesPatterns.
+func IsSeries(a *catalog.Array) bool { return a.Dims != nil && len(a.Shape) >= 2 }
+
+// patterns is the reads an array of shape is weighed against: nil (the
+// callee's defaults, StandardPatterns or ReadPatterns) unless Series.
+func (o PlanOptions) patterns(shape []int64) []Pattern {
+	if o.Series {
+		return SeriesPatterns(shape)
+	}
+	return nil
 }
 
 // CostParams returns the cost parameters of o: o.Cost, or the defaults.
@@ -600,6 +619,9 @@ func planMerged(a *catalog.Array, opts PlanOptions, m *scopeMerges) (ArrayPlan, 
 	}
 	cp := opts.CostParams()
 	pats := StandardPatterns(shape)
+	if IsSeries(a) {
+		pats = SeriesPatterns(shape)
+	}
 	// Patterns reading the same region with the same reader grid (whole
 	// and 2x1x1) cost the same: predicted once. The predictions are
 	// independent: spread over workers for many pieces, each into its slot.
@@ -686,7 +708,7 @@ func LayoutFor(shape []int64, elemSize int, grain []int64, opts PlanOptions) (La
 func layoutFor(shape []int64, elemSize int, grain []int64, opts PlanOptions) (Layout, string, []AutoCandidate, error) {
 	if opts.Layout == AutoLayout {
 		readers := max(opts.Readers, 1)
-		rank := AutoRanking(shape, elemSize, grain, readers, nil, opts.CostParams())
+		rank := AutoRanking(shape, elemSize, grain, readers, opts.patterns(shape), opts.CostParams())
 		l, why := autoPick(rank, readers)
 		return l, why, rank, nil
 	}
@@ -716,6 +738,7 @@ func layoutFor(shape []int64, elemSize int, grain []int64, opts PlanOptions) (La
 // The ranking is auto's (layoutFor) where auto's choice stands, else nil.
 func chooseFor(a *catalog.Array, opts PlanOptions, full bool) (Layout, string, []AutoCandidate, error) {
 	opts.ChunkShape, opts.Chunks = ArrayChunks(a, opts.ChunkShape, opts.Chunks)
+	opts.Series = IsSeries(a)
 	l, why, rank, err := layoutFor(a.Shape, a.DType.Size, a.BlockGrain(), opts)
 	if err != nil {
 		return l, why, nil, err
