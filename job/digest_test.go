@@ -1,7 +1,11 @@
 package job
 
 import (
+	"bytes"
+	"context"
 	"fmt"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"relayout/catalog"
@@ -63,6 +67,84 @@ func TestPlanDigests(t *testing.T) {
 					t.Fatalf("%+v: a journaled pipeline hashes the units", got)
 				}
 			})
+		}
+	}
+}
+
+// TestRunDigests runs every combination of planDigests' table, in memory
+// and journaled (run --resume), verified and not, for each --digest, on a
+// contiguous and a compressed chunked output: every dataset gets the
+// digest of --digest (none: none), the same whoever takes it (the
+// pipeline, the verifier or commit's read-back), and the report says
+// which check ran.
+func TestRunDigests(t *testing.T) {
+	ctx := context.Background()
+	in := sample(t)
+	layouts := map[string]Spec{
+		"contiguous": {Readers: DefaultReaders},
+		"parts":      {Readers: DefaultReaders, Layout: Chunked, ChunkShape: []int64{4, 4, 8}, Deflate: 1, Given: Given{Layout: true}},
+	}
+	for name, base := range layouts {
+		for _, d := range []catalog.Digest{catalog.SHA256, catalog.BLAKE3, catalog.XXH64, catalog.NoDigest} {
+			sums := map[string]string{} // dataset -> digest, the same in every combination
+			for _, journaled := range []bool{false, true} {
+				for _, verify := range []bool{true, false} {
+					dp := planDigests(journaled, verify, d)
+					s := base
+					s.Digest = d
+					if journaled {
+						s.Shards = 1
+					}
+					spec := specOf(t, in, s)
+					out := filepath.Join(t.TempDir(), "out")
+					var log bytes.Buffer
+					env := Env{Log: &log, Verify: verify, Jobs: 2, MaxMem: 64 << 20, Version: "test"}
+					what := fmt.Sprintf("%s journaled=%v verify=%v %v", name, journaled, verify, d)
+					if err := Run(ctx, out, spec, env); err != nil {
+						t.Fatalf("%s: %v\n%s", what, err, log.String())
+					}
+					m, err := catalog.ReadManifest(filepath.Join(out, catalog.ManifestName))
+					if err != nil {
+						t.Fatal(err)
+					}
+					var want string
+					switch {
+					case verify:
+						want = "every element equals the input"
+					case dp.readBack && d == catalog.NoDigest:
+						want = "every unit present (--digest none: no unit digest)"
+					case dp.readBack:
+						want = fmt.Sprintf("every unit's %v equals its journal record", d)
+					default:
+						want = "not verified (--no-verify)"
+					}
+					if m.Report == nil || !strings.HasPrefix(m.Report.Verified, want) {
+						t.Errorf("%s: report %+v, want verified %q", what, m.Report, want)
+					}
+					n := 0
+					for _, v := range m.Variables {
+						for _, ds := range v.Datasets {
+							n++
+							got, key := ds.Sum(d), fmt.Sprintf("%s/%s", v.Name, ds.Path)
+							if d == catalog.NoDigest {
+								if ds.SHA256 != "" || ds.BLAKE3 != "" || ds.XXH64 != "" {
+									t.Errorf("%s: %s has a digest", what, key)
+								}
+								continue
+							}
+							if got == "" {
+								t.Errorf("%s: %s has no %v", what, key, d)
+							} else if prev, ok := sums[key]; ok && prev != got {
+								t.Errorf("%s: %s %v %s, another combination's %s", what, key, d, got, prev)
+							}
+							sums[key] = got
+						}
+					}
+					if n == 0 {
+						t.Fatalf("%s: no dataset in the manifest", what)
+					}
+				}
+			}
 		}
 	}
 }
