@@ -23,6 +23,12 @@
 //	lock.go       the flocks (LockExclusive, LockShared) and their records
 //	journal.go    each shard's journal (Journal: the rewriter.Journal its
 //	              RewriteShard records units in), JobRecords
+//	digest.go     planDigests: the one place that decides where a job's
+//	              digests come from (the rewrite pipeline's, the verifier's,
+//	              commit's read-back; the unit digests journals record) for
+//	              every --resume x --no-verify x --digest, with the reasons;
+//	              which of its sites takes a dataset's digest is the
+//	              rewriter's, per layout (its engine.digestSite)
 //	commitlog.go  the commit record, CommitStage, RollForward, Uncommit,
 //	              InputFiles/InputsDiffer
 //	commit.go     SyncStage, StageManifest, CheckUnits (each unit against

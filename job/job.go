@@ -325,13 +325,8 @@ func prepareRun(ctx context.Context, out string, spec Spec, env Env, need *int64
 	ropts.Progress = logw         // layout notes (a refined level's, a partly covered array's)
 	ropts.Verbose = env.verbose() // each variable's figures
 	if !journaled {
-		// The in-memory job runs under the budgets it is prepared with;
-		// with verification the verifier computes the digests from what
-		// it compares, and the pipeline takes none.
+		// The in-memory job runs under the budgets it is prepared with.
 		ropts.Jobs, ropts.MaxMem = env.Jobs, env.dataMem(store)
-		if env.Verify {
-			ropts.Digest = catalog.NoDigest
-		}
 		ropts.SyncEarly = !env.Verify
 	}
 	inputs, err := InputFiles(spec.Input)
@@ -355,9 +350,12 @@ func prepareRun(ctx context.Context, out string, spec Spec, env Env, need *int64
 }
 
 // rewriterOptions are the rewriter's options of spec's layout (both
-// engines): the layouts decided per array go through layoutFor.
+// engines): the layouts decided per array go through layoutFor, the
+// digest its pipeline takes through planDigests (an in-memory job with
+// verification: none, the verifier's).
 func rewriterOptions(spec Spec, env Env, outFS fsinfo.Info, logw io.Writer) rewriter.Options {
-	ropts := rewriter.Options{Layout: string(spec.Layout), ChunkShape: spec.ChunkShape, Chunks: spec.Chunks, Digest: spec.Digest,
+	digests := planDigests(spec.Shards > 0, env.Verify, spec.Digest)
+	ropts := rewriter.Options{Layout: string(spec.Layout), ChunkShape: spec.ChunkShape, Chunks: spec.Chunks, Digest: digests.pipeline,
 		Deflate: spec.Deflate, Version: env.Version, FS: outFS, Storage: spec.Storage, NetCDF: spec.NetCDF,
 		Fill: spec.Fill}
 	if f := layoutFor(spec, logw); f != nil {
@@ -700,9 +698,10 @@ func commitVerb(ctx context.Context, out string, env Env) error {
 // commitJob is relayout commit without the lock (held by the caller, who
 // has rolled forward any interrupted commit: settleOut, or commitVerb),
 // reading the input through ds and store: it joins the parts, takes the
-// digests (an in-memory job: the pipeline's; a journaled one: CheckUnits,
-// which checks every unit against its journal), verifies every element
-// with Env.Verify, writes the report and the manifest and commits.
+// digests where planDigests says (the pipeline's, the verifier's, or
+// CheckUnits', which checks every unit against its journal), verifies
+// every element with Env.Verify, writes the report and the manifest and
+// commits.
 // start is when the command began (the report's seconds), started the
 // manifest's.
 func commitJob(ctx context.Context, out string, job *Job, env Env, ds reader.Dataset, store *catalog.Store, tap *verify.Tap, start, started time.Time) error {
@@ -728,8 +727,17 @@ func commitJob(ctx context.Context, out string, job *Job, env Env, ds reader.Dat
 	if err != nil {
 		return err
 	}
-	pipeline := job.PipelineDigests()
-	if pipeline {
+	// --digest as the user asked it (an in-memory job with verification
+	// leaves the digests to the verifier: its Digest is none), and where
+	// the manifest's digests come from (planDigests).
+	spec, specErr := ParseSignature(job.Signature)
+	digest := job.Digest
+	if specErr == nil {
+		digest = spec.Digest
+	}
+	digests := planDigests(!job.InMemory(), env.Verify, digest)
+	inMemory := job.PipelineDigests() // an in-memory job's: the pipeline's digests (digests.pipeline), its I/O profile
+	if inMemory {
 		WriteIOSummary(env.verbose(), job.Manifest.IO)
 	} else {
 		job.Manifest.IO = journalIO(job, recs)
@@ -737,14 +745,9 @@ func commitJob(ctx context.Context, out string, job *Job, env Env, ds reader.Dat
 	if err := StageManifest(work, job); err != nil {
 		return err
 	}
-	// --digest as the user asked it (an in-memory job with verification
-	// leaves the digests to the verifier: its Digest is none). The
-	// manifest's options say it before the verifier reads them
-	// (Manifest.DigestKind: the algorithm it checks and fills).
-	spec, specErr := ParseSignature(job.Signature)
-	digest := job.Digest
+	// The manifest's options say the digest before the verifier reads
+	// them (Manifest.DigestKind: the algorithm it checks and fills).
 	if specErr == nil {
-		digest = spec.Digest
 		job.Manifest.Options = manifestOptions(spec, env.MaxMem, env.Jobs)
 	}
 	if err := job.CheckBudget(env.dataMem(store)); err != nil {
@@ -756,12 +759,11 @@ func commitJob(ctx context.Context, out string, job *Job, env Env, ds reader.Dat
 	switch {
 	case env.Verify:
 		// Every element compared with the input, and the digests the
-		// manifest lacks computed from what was compared equal: the
-		// journal pass (CheckUnits reads the whole output again to hash
-		// the units) adds nothing.
+		// manifest lacks computed from what was compared equal
+		// (digests.verifier).
 		disp.Phase("verify")
 		var summed int
-		if ok, summed, err = VerifyOutput(ctx, store, ds, stage, &job.Manifest, env.checkLog(), env.dataMem(store), env.Jobs, disp.Monitor(), digest != catalog.NoDigest, false, tap); err != nil {
+		if ok, summed, err = VerifyOutput(ctx, store, ds, stage, &job.Manifest, env.checkLog(), env.dataMem(store), env.Jobs, disp.Monitor(), digests.verifier, false, tap); err != nil {
 			return err
 		}
 		verified = "every element equals the input"
@@ -771,20 +773,20 @@ func commitJob(ctx context.Context, out string, job *Job, env Env, ds reader.Dat
 		for _, v := range job.Manifest.Variables {
 			checks[v.Name] = "ok"
 		}
-	case pipeline:
-		// Nothing to check the output against but the input.
-		verified = "not verified (--no-verify)"
-		for _, v := range job.Manifest.Variables {
-			checks[v.Name] = "not verified"
-		}
-	default:
+	case digests.readBack:
 		disp.Phase("verify")
 		if checks, ok, err = journalCheck(ctx, out, job, recs, env); err != nil {
 			return err
 		}
-		verified = fmt.Sprintf("every unit's %v equals its journal record", job.Digest)
-		if job.Digest == catalog.NoDigest {
+		verified = fmt.Sprintf("every unit's %v equals its journal record", digests.units)
+		if digests.units == catalog.NoDigest {
 			verified = "every unit present (--digest none: no unit digest)"
+		}
+	default:
+		// Nothing to check the output against but the input.
+		verified = "not verified (--no-verify)"
+		for _, v := range job.Manifest.Variables {
+			checks[v.Name] = "not verified"
 		}
 	}
 	if digest == catalog.NoDigest && ok {
@@ -792,7 +794,7 @@ func commitJob(ctx context.Context, out string, job *Job, env Env, ds reader.Dat
 	}
 	if !ok {
 		verified = "FAILED"
-		if pipeline || env.Verify {
+		if !digests.readBack {
 			checks = nil
 		}
 	}
@@ -817,7 +819,7 @@ func commitJob(ctx context.Context, out string, job *Job, env Env, ds reader.Dat
 	if err := CommitStage(work, out, &job.Manifest, rec); err != nil {
 		return err
 	}
-	if !pipeline {
+	if !inMemory {
 		fmt.Fprintf(env.stepLog(), "committed: %d variables to %s (%d units from %d shard(s)) in %.2fs\n",
 			len(job.Manifest.Variables), out, len(job.Units), job.Shards, time.Since(commitStart).Seconds())
 	}

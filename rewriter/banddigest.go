@@ -26,7 +26,8 @@ import (
 // length (engine.bandLeft bounds what a pipeline's bands may hold).
 // Contiguous tiles (planner.AlignedTiles) are read back from the written
 // file instead (readbackBytes): a pread from the page cache costs what the
-// copy does, and a band of 448^3 float64 is 51 MB.
+// copy does, and a band of 448^3 float64 is 51 MB. Which datasets get a
+// band digest is engine.digestSite's choice.
 type bandDigest struct {
 	size  int
 	bands []catalog.Box // in row order

@@ -70,3 +70,55 @@ func TestBandDigest(t *testing.T) {
 		t.Error("rank 1: accepted (its units are row-major runs)")
 	}
 }
+
+// TestDigestSite enumerates digestSite's table: every dataset kind with
+// units in row-major runs, band by band (the band fitting the allowance or
+// not) and in no such order, whole or not, in a job that takes the
+// datasets' digests or not, with --digest sha256 or none.
+func TestDigestSite(t *testing.T) {
+	a := &catalog.Array{Shape: []int64{4, 4}, DType: catalog.DType{Kind: catalog.Float, Size: 8}}
+	const band = 2 * 4 * 8 // the band buffer of the tiles below
+	rows := []catalog.Box{box([]int64{0, 0}, []int64{2, 4}), box([]int64{2, 0}, []int64{2, 4})}
+	tiles := []catalog.Box{ // band by band
+		box([]int64{0, 0}, []int64{2, 2}), box([]int64{0, 2}, []int64{2, 2}),
+		box([]int64{2, 0}, []int64{2, 2}), box([]int64{2, 2}, []int64{2, 2}),
+	}
+	columns := []catalog.Box{ // neither
+		box([]int64{0, 0}, []int64{2, 2}), box([]int64{2, 0}, []int64{2, 2}),
+		box([]int64{0, 2}, []int64{2, 2}), box([]int64{2, 2}, []int64{2, 2}),
+	}
+	kinds := []string{kindContiguous, kindChunks, kindParts, kindMerged}
+	for _, c := range []struct {
+		units    []catalog.Box
+		bandLeft int64
+		want     [4]digestSite // by kinds
+	}{
+		{rows, band, [4]digestSite{digestInOrder, digestInOrder, digestInOrder, digestInOrder}},
+		{tiles, band, [4]digestSite{digestReadBack, digestBands, digestBands, digestBands}},
+		{tiles, band - 1, [4]digestSite{digestReadBack, digestChunkRows, digestInput, digestInput}},
+		{columns, band, [4]digestSite{digestReadBack, digestChunkRows, digestInput, digestInput}},
+	} {
+		for ki, kind := range kinds {
+			for _, off := range []struct {
+				digests, whole bool
+				digest         catalog.Digest
+			}{{true, true, catalog.SHA256}, {false, true, catalog.SHA256}, {true, false, catalog.SHA256}, {true, true, catalog.NoDigest}} {
+				e := &engine{digests: off.digests, opts: Options{Digest: off.digest}, bandLeft: c.bandLeft}
+				site, bd := e.digestSite(kind, a, c.units, off.whole)
+				want := c.want[ki]
+				if !off.digests || !off.whole || off.digest == catalog.NoDigest {
+					want = digestNone
+				}
+				if site != want {
+					t.Errorf("%s units %v, band allowance %d, %+v: site %d, want %d", kind, c.units, c.bandLeft, off, site, want)
+				}
+				if (bd != nil) != (site == digestBands) {
+					t.Errorf("%s: site %d with band digest %v", kind, site, bd)
+				}
+				if left := c.bandLeft - e.bandLeft; (site == digestBands) != (left == band) || (site != digestBands && left != 0) {
+					t.Errorf("%s: site %d charged %d of the band allowance", kind, site, left)
+				}
+			}
+		}
+	}
+}

@@ -197,7 +197,12 @@
 // read back from the written file (the page cache) band by band through a
 // 1 MiB buffer (readbackBytes); units of encoded chunks or cuboids that
 // are not row-major runs have theirs gathered band by band in a buffer
-// charged to the budget (banddigest.go). Units whose blocks interleave in the
+// charged to the budget (banddigest.go). One function, engine.digestSite,
+// chooses each dataset's digest site (in order, bands, read back, chunk
+// rows, a pass over the input), with the reason of each case; whether a
+// job's pipeline takes the datasets' digests at all (an in-memory job
+// without verification), its units' (journaled) or none is package job's
+// one decision (planDigests). Units whose blocks interleave in the
 // input file are joined (interleave.go).
 //
 // Every input byte is read once also where datasets interleave: the

@@ -573,9 +573,10 @@ func RewriteShard(ctx context.Context, store *catalog.Store, src catalog.Source,
 	}
 	mon = opts.Monitor
 	e := newEngine(store, src, job, stage, sh.Part, opts, log)
-	// In memory: the dataset digests, files synced at commit. Journaled: each
-	// unit's digest (unless --digest none), the data synced before the
-	// journal records naming it.
+	// In memory: the dataset digests (where digestSite says), files synced
+	// at commit. Journaled: each unit's digest (unless --digest none), the
+	// data synced before the journal records naming it. The job's Digest
+	// (none: nothing hashed) is package job's planDigests' pipeline.
 	e.partEnd, e.digests, e.syncEach, e.deferSync = partEnd, job.mem != nil, job.mem == nil, job.mem != nil
 	e.unitSums = job.mem == nil && job.Digest != catalog.NoDigest
 	if job.mem != nil && opts.SyncEarly {
