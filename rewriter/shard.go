@@ -204,7 +204,7 @@ func Prepare(ctx context.Context, store *catalog.Store, src catalog.Source, stag
 	if err != nil {
 		return nil, fmt.Errorf("rewriter: %w", err)
 	}
-	opts = opts.withHoles() // checkPlan and writeStructure share HoleLayout's answers
+	opts = opts.withLimits().withHoles() // checkPlan and writeStructure share HoleLayout's answers
 	if err := checkPlan(ctx, store, vars, opts); err != nil {
 		return nil, err
 	}
@@ -230,10 +230,10 @@ func Prepare(ctx context.Context, store *catalog.Store, src catalog.Source, stag
 				opts.mem.close()
 			}
 		}()
-		job.UnitBytes = opts.budget()
+		job.UnitBytes = opts.Limits.UnitTarget
 	} else {
 		job.UnitBytes = planner.UnitBytesFor(total, p.Shards, cmpOr(p.UnitBytes, defaultUnitBytes))
-		opts.unitCap = job.UnitBytes
+		opts.Limits = opts.Limits.CapUnits(job.UnitBytes)
 	}
 	opts = opts.withMerge()
 	job.Manifest = catalog.Manifest{Tool: "relayout", Version: opts.Version,
@@ -370,7 +370,7 @@ func datasetUnits(a *catalog.Array, d *Dataset, t contigTarget, g jointGrain, op
 	size := a.DType.Size
 	switch d.kind() {
 	case kindContiguous:
-		if boxes := g.units(a, min(opts.joinLimit(), opts.tileLimit()), opts); boxes != nil {
+		if boxes := g.units(a, min(opts.Limits.JoinLimit, opts.Limits.TileLimit), opts); boxes != nil {
 			return boxes, nil, false, nil
 		}
 		boxes, _, err = opts.writeUnits(a)
@@ -382,16 +382,16 @@ func datasetUnits(a *catalog.Array, d *Dataset, t contigTarget, g jointGrain, op
 			return nil, nil, false, err
 		}
 		// Units of about a tile (or one chunk, if larger): assembled, written
-		// and read back while in the caches (see tileTarget).
+		// and read back while in the caches (see limits.TileTarget).
 		chunkBytes := product(d.Chunk) * int64(size)
-		boxes, split, err = units(a.Shape, layout, size, min(max(opts.tileTarget(), chunkBytes), opts.budget()))
+		boxes, split, err = units(a.Shape, layout, size, min(max(opts.Limits.TileTarget, chunkBytes), opts.Limits.UnitTarget))
 		return boxes, nil, split, err
 	case kindParts:
 		if err := opts.checkChunkBudget(d.Chunk, size); err != nil {
 			return nil, nil, false, err
 		}
 		// a chunked unit is charged twice: its buffer and the chunks cut from it
-		if boxes := g.units(a, opts.joinLimit()/2, opts); boxes != nil {
+		if boxes := g.units(a, opts.Limits.JoinLimit/2, opts); boxes != nil {
 			return boxes, nil, false, nil
 		}
 		boxes, split, err = opts.arrayUnits(a, planner.Layout{Kind: planner.Chunked, Chunk: d.Chunk})
@@ -399,7 +399,7 @@ func datasetUnits(a *catalog.Array, d *Dataset, t contigTarget, g jointGrain, op
 	}
 	// merged: each cuboid in row-major pieces that fit the budget
 	for ui, u := range t.merged.plan.Units {
-		parts, _, err := units(u.Box.Count, planner.Layout{Kind: planner.Contiguous}, size, opts.budget())
+		parts, _, err := units(u.Box.Count, planner.Layout{Kind: planner.Contiguous}, size, opts.Limits.UnitTarget)
 		if err != nil {
 			return nil, nil, false, err
 		}
@@ -509,7 +509,7 @@ type Shard struct {
 // through the engine (engine.go), writing into the prepared files in
 // stage, with at most jobs units assembled at once
 // and every buffer charged to one budget of maxMem bytes (<= 0:
-// defaultMaxMem). mon, when set, follows it as it follows an in-memory job: the bytes of
+// limits.DefaultMaxMem). mon, when set, follows it as it follows an in-memory job: the bytes of
 // the units to write now, the variable being written, the I/O profile.
 // Each finished unit's record goes to sh.Journal, after the unit's data
 // is durable; the journal is flushed before RewriteShard returns, whether
@@ -529,7 +529,7 @@ func RewriteShard(ctx context.Context, store *catalog.Store, src catalog.Source,
 	partEnd := sh.PartEnd
 	jr := sh.Journal
 	var log Journal = jr
-	opts := Options{Jobs: jobs, MaxMem: maxMem, Monitor: mon}
+	opts := Options{Jobs: jobs, MaxMem: maxMem, Monitor: mon}.withLimits()
 	if m := job.mem; m != nil {
 		if mon != nil && mon != m.opts.Monitor {
 			// mon takes over from the Monitor of Prepare (a display
@@ -558,7 +558,7 @@ func RewriteShard(ctx context.Context, store *catalog.Store, src catalog.Source,
 		return st, fmt.Errorf("rewriter: %w", err)
 	}
 	if job.mem == nil {
-		opts.mem = newMemBudget(opts.maxMem())
+		opts.mem = newMemBudget(opts.Limits.MaxMem)
 		defer opts.mem.close()
 		if mon != nil {
 			var total int64

@@ -438,7 +438,7 @@ type readbackHash struct {
 // still in the CPU's caches when they are hashed, and the buffer costs
 // little memory beside the pipeline's. Measured on issue 19's BP4 input
 // (three 448^3 arrays read back at --max-mem 1GiB --no-verify): 1 MiB
-// buffers instead of 16 MiB ones (readLimit) peaked at 284-301 MB RSS
+// buffers instead of 16 MiB ones (Limits.ReadLimit) peaked at 284-301 MB RSS
 // instead of 334-338 MB, with 74-81k minor faults instead of 86-89k, in
 // the same CPU time. Contiguous tiles are always read back so
 // (engine.setupPass): with 51 MB bands of fields/Bx and 26 MB ones of
@@ -646,9 +646,9 @@ func writeCoordinates(w *h5.Writer, path string, a *catalog.Array, ma meshAttrs,
 	for _, n := range a.Shape {
 		elems += n
 	}
-	if limit := opts.maxMem() / 4; elems > limit/8 {
+	if limit := opts.Limits.MaxMem / 4; elems > limit/8 {
 		return fmt.Errorf("--netcdf: the coordinates of shape %v take %s, more than a quarter of --max-mem %s: raise --max-mem or leave out --netcdf: %w",
-			a.Shape, fsinfo.Size(elems*8), fsinfo.Size(opts.maxMem()), catalog.ErrUnsupported)
+			a.Shape, fsinfo.Size(elems*8), fsinfo.Size(opts.Limits.MaxMem), catalog.ErrUnsupported)
 	}
 	// A dimension must not share its name with a variable of the file
 	// (xarray refuses a component "x" over a dimension "x").
