@@ -403,15 +403,9 @@ func bandReserve(a *catalog.Array, jobs int) int64 {
 	return int64(jobs) * (maxLen + maxDec)
 }
 
-// env is the pipeline environment of a run: an in-memory Prepare sets Options.Monitor and
-// the budget; callers that leave them unset get an unlimited budget.
-func (o Options) env() pipeEnv {
-	return pipeEnv{mem: o.mem, readLimit: o.Limits.ReadLimit, mon: o.Monitor, digest: o.Digest}
-}
-
-// withPipeline readies o for a run over src writing vars: a Monitor (the
-// caller's or a new one) started on the total bytes, and the memory budget.
-func (o Options) withPipeline(src catalog.Source, vars []catalog.VarSummary) Options {
+// withMonitor readies o for a run over src writing vars: a Monitor (the
+// caller's or a new one) started on the total bytes.
+func (o Options) withMonitor(src catalog.Source, vars []catalog.VarSummary) Options {
 	if o.Monitor == nil {
 		o.Monitor = NewMonitor()
 	}
@@ -420,6 +414,5 @@ func (o Options) withPipeline(src catalog.Source, vars []catalog.VarSummary) Opt
 		total += v.Bytes
 	}
 	o.Monitor.begin(src, total)
-	o.mem = newMemBudget(o.Limits.MaxMem)
 	return o
 }

@@ -135,6 +135,7 @@ type engine struct {
 	stage string
 	part  string // the shard's part file
 	opts  Options
+	mem   *memBudget // the shard's memory budget (Limits.MaxMem)
 	log   Journal
 	// unitSums: journal each unit's digest (commit checks the output
 	// against them). digests: take each dataset's digest (in memory).
@@ -238,6 +239,12 @@ func (e *engine) partOut() (*os.File, error) {
 		e.partFile = f
 	}
 	return e.partFile, nil
+}
+
+// env is the pipeline environment of the engine's units: its budget, the
+// reads' limit, the Monitor and the digest.
+func (e *engine) env() pipeEnv {
+	return pipeEnv{mem: e.mem, readLimit: e.opts.Limits.ReadLimit, mon: e.opts.Monitor, digest: e.opts.Digest}
 }
 
 // checkUnitBudget refuses units that cannot fit the budget one at a time
@@ -366,7 +373,7 @@ func (e *engine) groups(ctx context.Context, gs []unitGroup) error {
 	items, gaps := jointItems(parts, e.opts.Limits.ItemLimit, e.opts.Limits.ReadLimit, minItemRead)
 	indexing.Wait()
 	passes = byPart // in part order, for the digests below
-	sums, err := streamJoint(ctx, e.opts.env(), e.src, parts, items, gaps, e.opts.Limits.Jobs)
+	sums, err := streamJoint(ctx, e.env(), e.src, parts, items, gaps, e.opts.Limits.Jobs)
 	if err != nil {
 		if len(gs) == 1 {
 			k := e.job.Datasets[gs[0].di].key()
@@ -464,7 +471,7 @@ func (e *engine) setupPass(ctx context.Context, di int, a *catalog.Array, us []*
 		}
 	}
 	inPipeline := rowMajor || bands != nil // the pipeline takes the digest
-	env := e.opts.env()
+	env := e.env()
 	if !(digest && inPipeline) {
 		env.digest = catalog.NoDigest
 	}
@@ -724,7 +731,7 @@ func (e *engine) finishDigest(ctx context.Context, di int, a *catalog.Array, row
 		if err != nil {
 			return arrayErr(k, err)
 		}
-		henv := e.opts.env()
+		henv := e.env()
 		if sum, err = streamArrayEnv[struct{}](ctx, henv, e.src, a, hashUnits, e.opts.Limits.Jobs, nil, nil); err != nil {
 			return arrayErr(k, err)
 		}

@@ -50,8 +50,6 @@ type Options struct {
 	// computed from them by Prepare and RewriteShard (tests set some).
 	Limits limits.Limits
 
-	mem *memBudget // MaxMem as a semaphore, made by an in-memory Prepare or RewriteShard
-
 	// LayoutFor, when set, chooses each array's layout instead of Layout,
 	// ChunkShape and Chunks (e.g. planner.LayoutFor with the auto layout); the
 	// result is checked like a chunk shape given by the user.
@@ -73,8 +71,6 @@ type Options struct {
 	// while it is written (earlySync), for a run with nothing after its
 	// rewrite but the sync of its files (no verification to hide it).
 	SyncEarly bool
-
-	holes *holeLayouts // HoleLayout per array, made by prepare
 }
 
 // FileLayout is the file-system layout decision for the output file of a
