@@ -188,15 +188,20 @@ func (l Limits) CapUnits(n int64) Limits {
 	return l
 }
 
-// String is the limits on one line, as relayout run -v prints them.
+// String is the limits on one line, as relayout run -v prints them (the
+// budget: --max-mem less what the job keeps elsewhere).
 func (l Limits) String() string {
-	s := fmt.Sprintf("limits: --max-mem %s, --jobs %d: units of %s (aligned up to %s, joined up to %s), reads up to %s, tiles of %s (bands up to %s), items up to %s, digest bands up to %s",
+	s := fmt.Sprintf("limits: budget %s, %d jobs: units of %s (aligned up to %s, joined up to %s), reads up to %s, tiles of %s (bands up to %s), items up to %s, digest bands up to %s",
 		size(l.MaxMem), l.Jobs, size(l.UnitTarget), size(l.UnitLimit), size(l.JoinLimit), size(l.ReadLimit),
 		size(l.TileTarget), size(l.TileLimit), size(l.ItemLimit), size(l.BandAllowance))
 	if l.UnitCap > 0 {
 		s += fmt.Sprintf(", work units up to %s", size(l.UnitCap))
 	}
-	return s + fmt.Sprintf("; verify: %d arrays at once, %s each", l.VerifySlots, size(l.VerifyShare))
+	arrays := "arrays"
+	if l.VerifySlots == 1 {
+		arrays = "array"
+	}
+	return s + fmt.Sprintf("; verify: %d %s at once, %s each", l.VerifySlots, arrays, size(l.VerifyShare))
 }
 
 // size is n bytes in binary units to one decimal ("1.5 MiB"), or bytes.

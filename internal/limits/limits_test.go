@@ -112,7 +112,7 @@ func TestCapUnits(t *testing.T) {
 		t.Errorf("CapUnits(0) = %+v", l2)
 	}
 	s := l.String()
-	for _, w := range []string{"--max-mem 1 GiB", "--jobs 2", "units of 1000 B", "work units up to 1000 B", "verify: 2 arrays at once, 512 MiB each"} {
+	for _, w := range []string{"budget 1 GiB, 2 jobs", "units of 1000 B", "work units up to 1000 B", "verify: 2 arrays at once, 512 MiB each"} {
 		if !strings.Contains(s, w) {
 			t.Errorf("%q lacks %q", s, w)
 		}
