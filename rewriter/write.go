@@ -648,7 +648,7 @@ func writeCoordinates(w *h5.Writer, path string, a *catalog.Array, ma meshAttrs,
 	for _, n := range a.Shape {
 		elems += n
 	}
-	if limit := opts.Limits.MaxMem / 4; elems > limit/8 {
+	if limit := opts.Limits.CoordBytes; elems > limit/8 {
 		return fmt.Errorf("--netcdf: the coordinates of shape %v take %s, more than a quarter of --max-mem %s: raise --max-mem or leave out --netcdf: %w",
 			a.Shape, fsinfo.Size(elems*8), fsinfo.Size(opts.Limits.MaxMem), catalog.ErrUnsupported)
 	}

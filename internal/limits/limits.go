@@ -119,6 +119,11 @@ type Limits struct {
 	// 4x4x4 on issue 19's BP4 input rose by 70 MB to 1,076 MiB for
 	// --max-mem 1GiB).
 	BandAllowance int64
+	// CoordBytes bounds the coordinate variables of one dataset that
+	// --netcdf builds in memory (float64, one per index of each
+	// dimension): a quarter of the budget, so that a declared shape far
+	// larger than its data (a sparse (2^40,) dataset) is refused.
+	CoordBytes int64
 	// UnitCap caps the size of a work unit (a sharded job's unit size: the
 	// journal's granularity, CapUnits); 0: none.
 	UnitCap int64
@@ -154,6 +159,7 @@ func For(maxMem int64, jobs int) Limits {
 	l.UnitLimit = max(maxMem/int64(jobs+1)-l.ReadLimit, l.UnitTarget)
 	l.JoinLimit = max(maxMem/2-l.ReadLimit, l.UnitLimit)
 	l.items()
+	l.CoordBytes = maxMem / 4
 
 	k := min(jobs, VerifyMaxInFlight)
 	for k > 1 && maxMem/int64(k) < VerifyMinShare {

@@ -30,7 +30,7 @@ func TestFor(t *testing.T) {
 		{8 * GiB, 8, Limits{Share: 477218588, ReadLimit: 16777216, UnitTarget: 33554432, UnitLimit: 937659960, JoinLimit: 4278190080, ItemLimit: 67108864, BandAllowance: 1073741824, VerifySlots: 4, VerifyShare: 2147483648, VerifyJointRows: 858993459}},
 	} {
 		want := c.want
-		want.MaxMem, want.Jobs, want.TileTarget, want.TileLimit = c.mem, c.jobs, 8*MiB, 16*MiB
+		want.MaxMem, want.Jobs, want.TileTarget, want.TileLimit, want.CoordBytes = c.mem, c.jobs, 8*MiB, 16*MiB, c.mem/4
 		got := For(c.mem, c.jobs)
 		if got != want {
 			t.Errorf("For(%d, %d) =\n%+v, want\n%+v", c.mem, c.jobs, got, want)
@@ -53,7 +53,7 @@ func checkOrder(t *testing.T, l Limits) {
 		v    int64
 	}{{"Share", l.Share}, {"ReadLimit", l.ReadLimit}, {"UnitTarget", l.UnitTarget}, {"UnitLimit", l.UnitLimit},
 		{"JoinLimit", l.JoinLimit}, {"TileTarget", l.TileTarget}, {"TileLimit", l.TileLimit}, {"ItemLimit", l.ItemLimit},
-		{"BandAllowance", l.BandAllowance}, {"VerifySlots", int64(l.VerifySlots)}, {"VerifyShare", l.VerifyShare},
+		{"BandAllowance", l.BandAllowance}, {"CoordBytes", l.CoordBytes}, {"VerifySlots", int64(l.VerifySlots)}, {"VerifyShare", l.VerifyShare},
 		{"VerifyJointRows", l.VerifyJointRows}} {
 		if f.v <= 0 {
 			t.Errorf("%+v: %s %d", l, f.name, f.v)
