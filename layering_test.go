@@ -24,8 +24,8 @@ import (
 // cgo only in internal/h5 (gonum.org/v1/hdf5 imported there alone, its cgo
 // files behind //go:build cgo with a stub otherwise, so that the whole
 // module builds with CGO_ENABLED=0: make test builds and vets it so), and
-// catalog, planner, reader/bp, reader/amrex, reader/netcdf, reader/blockio and
-// internal/membudget are pure Go: nothing they depend on has cgo files
+// catalog, planner, reader/bp, reader/amrex, reader/netcdf, reader/blockio,
+// internal/membudget and internal/limits are pure Go: nothing they depend on has cgo files
 // (make test also tests them with CGO_ENABLED=0).
 var allowed = []struct{ pkg, may string }{
 	{"relayout/job", "relayout/reader relayout/planner relayout/rewriter relayout/verify relayout/catalog relayout/internal/"},
@@ -38,7 +38,7 @@ var allowed = []struct{ pkg, may string }{
 }
 
 // pureGo must build without cgo.
-var pureGo = []string{"relayout/catalog", "relayout/planner", "relayout/reader/bp", "relayout/reader/amrex", "relayout/reader/netcdf", "relayout/reader/blockio", "relayout/internal/membudget"}
+var pureGo = []string{"relayout/catalog", "relayout/planner", "relayout/reader/bp", "relayout/reader/amrex", "relayout/reader/netcdf", "relayout/reader/blockio", "relayout/internal/membudget", "relayout/internal/limits"}
 
 type pkgInfo struct {
 	path     string

@@ -229,7 +229,7 @@ func TestRunScreen(t *testing.T) {
 	// -v: the diagnostics, in a log (no terminal) as on one, then the
 	// same summary.
 	r := mustRun(t, "run", in, "-o", filepath.Join(dir, "o2"), "-v")
-	for _, w := range []string{"catalog: ", "storage: ", "E/x: 2 arrays", "io: read ", "io: write ", "io: stage seconds",
+	for _, w := range []string{"catalog: ", "limits: budget ", "storage: ", "E/x: 2 arrays", "io: read ", "io: write ", "io: stage seconds",
 		"io: buffers peak", "OK  rho", "io: verify read", "done: 4 variables", "  manifest:  "} {
 		if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(w)).MatchString(r.stderr) {
 			t.Errorf("run -v: no line starting %q:\n%s", w, r.stderr)

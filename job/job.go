@@ -13,6 +13,7 @@ import (
 
 	"relayout/catalog"
 	"relayout/internal/fsinfo"
+	"relayout/internal/limits"
 	"relayout/planner"
 	"relayout/reader"
 	"relayout/rewriter"
@@ -288,6 +289,10 @@ func prepareRun(ctx context.Context, out string, spec Spec, env Env, need *int64
 	if n := store.KeptBytes(); n > 0 {
 		fmt.Fprintf(env.verbose(), "catalog: %s of block lists kept in memory, of --max-mem\n", HumanBytes(n))
 	}
+	// The sizes the rewrite and the check derive from the data budget and
+	// --jobs (the shards' and the check's of a journaled job).
+	lim := limits.For(env.dataMem(store), env.Jobs)
+	fmt.Fprintln(env.verbose(), lim)
 	if len(skipped) > 0 {
 		fmt.Fprintf(logw, "skipped: %d objects not rewritten (listed with the reason under \"skipped\" in %s), the first: %s\n",
 			len(skipped), catalog.ManifestName, skipped[0])
@@ -326,7 +331,7 @@ func prepareRun(ctx context.Context, out string, spec Spec, env Env, need *int64
 	ropts.Verbose = env.verbose() // each variable's figures
 	if !journaled {
 		// The in-memory job runs under the budgets it is prepared with.
-		ropts.Jobs, ropts.MaxMem = env.Jobs, env.dataMem(store)
+		ropts.Jobs, ropts.MaxMem, ropts.Limits = env.Jobs, env.dataMem(store), lim
 		ropts.SyncEarly = !env.Verify
 	}
 	inputs, err := InputFiles(spec.Input)

@@ -11,6 +11,7 @@ import (
 
 	"relayout/catalog"
 	"relayout/internal/gen"
+	"relayout/internal/limits"
 )
 
 // sample writes a small generated openPMD series and returns its directory.
@@ -227,5 +228,30 @@ func TestRunChargesKeptBlocks(t *testing.T) {
 	}
 	if !strings.Contains(log.String(), "of block lists kept in memory, of --max-mem") {
 		t.Errorf("the run does not say what the kept lists take:\n%s", log.String())
+	}
+}
+
+// TestRunPrintsLimits: run -v prints the limits once, those of the data
+// budget (--max-mem less the kept block lists: the manifest's io max_mem)
+// and --jobs, which the rewrite and the check use; not without -v.
+func TestRunPrintsLimits(t *testing.T) {
+	ctx := context.Background()
+	in := sample(t)
+	out := filepath.Join(t.TempDir(), "out")
+	var log, verbose bytes.Buffer
+	env := Env{Log: &log, Verbose: &verbose, Verify: true, Jobs: 2, MaxMem: 64 << 20, Version: "test"}
+	if err := Run(ctx, out, specOf(t, in, Spec{Readers: DefaultReaders}), env); err != nil {
+		t.Fatalf("run: %v\n%s", err, log.String())
+	}
+	m, err := catalog.ReadManifest(filepath.Join(out, catalog.ManifestName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := limits.For(m.IO.MaxMem, env.Jobs).String() + "\n"
+	if n := strings.Count(verbose.String(), want); n != 1 {
+		t.Errorf("-v: %d lines %q, want 1:\n%s", n, want, verbose.String())
+	}
+	if strings.Contains(log.String(), "limits: ") {
+		t.Errorf("the limits without -v:\n%s", log.String())
 	}
 }

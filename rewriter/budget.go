@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"relayout/catalog"
+	"relayout/internal/limits"
 	"relayout/internal/membudget"
 	"relayout/planner"
 )
@@ -177,113 +178,55 @@ func (m *memBudget) release(n int64) {
 	m.sem.Release(n)
 }
 
-// Read and unit sizes derived from the budget. The ordered pipeline keeps up
-// to about 2*jobs+1 units alive (jobs being assembled, jobs+1 waiting their
-// turn); each gets a share of the budget, a quarter of which is for reads.
-const (
-	minReadLimit = 64 << 10
-	maxReadLimit = 16 << 20 // blockio's own cap on a coalesced run
-)
+// The sizes derived from the budget (Options.Limits: read, unit, join,
+// tile and item limits, the band allowance) are package limits', computed
+// once by limits.For from MaxMem and Jobs; the reasons for their divisors
+// are there.
 
-func (o Options) maxMem() int64 {
-	if o.MaxMem <= 0 {
-		return defaultMaxMem
+// withLimits is o with its Limits computed from MaxMem and Jobs unless set
+// (tests set some of them).
+func (o Options) withLimits() Options {
+	if o.Limits.MaxMem == 0 {
+		o.Limits = limits.For(o.MaxMem, o.Jobs)
 	}
-	return o.MaxMem
-}
-
-func (o Options) share() int64 { return max(o.maxMem()/int64(2*o.jobs()+2), 1) }
-
-// readLimit is the largest coalesced read a unit issues.
-// Below minReadLimit only when the budget itself is that small.
-func (o Options) readLimit() int64 {
-	return min(max(o.share()/4, min(minReadLimit, o.share()/2), 1), maxReadLimit)
-}
-
-// budget is the slab size to aim for: its share of the memory budget minus
-// the read allowance, at most maxSlabBytes.
-func (o Options) budget() int64 {
-	b := min(max(o.share()-o.readLimit(), 1), maxSlabBytes)
-	if o.unitCap > 0 {
-		b = min(b, o.unitCap)
-	}
-	return b
-}
-
-// unitLimit is the most bytes one unit may hold when it grows to end on a
-// source block boundary (planner.AlignedSlabs): enough that jobs+1 such
-// units and their reads fit the budget at once (jobs being assembled, one
-// being hashed and written), and never less than the slab target.
-func (o Options) unitLimit() int64 {
-	l := o.maxMem()/int64(o.jobs()+1) - o.readLimit()
-	if o.unitCap > 0 {
-		l = min(l, o.unitCap)
-	}
-	return max(l, o.budget())
-}
-
-// joinLimit is the most bytes a unit may hold when it is made large so that
-// blocks interleaved in the input are read in one pass (the joint bands of
-// jointGrain.units, mergeInterleaved, a whole array before writeUnits cuts
-// tiles): two such units and their reads fit the budget (one being
-// assembled, one written). Fewer units assembled at once cost less
-// than what the join saves: units whose blocks interleave, left apart, read
-// either each other's bytes or every block alone (64^3 float64 in 4^3
-// HDF5 chunks scattered in the file, 2 MiB: one unit read in about 8
-// requests, two units in about 2,070; e2e TestTinyChunksReadOnce).
-func (o Options) joinLimit() int64 {
-	l := o.maxMem()/2 - o.readLimit()
-	if o.unitCap > 0 {
-		l = min(l, o.unitCap)
-	}
-	return max(l, o.unitLimit())
+	return o
 }
 
 // arrayUnits is units for array a: when whole slabs fit, their boundaries
 // are placed on a's block extents along dimension 0 (planner.AlignedSlabs),
 // so that each source block is read once, whole; otherwise as units.
 func (o Options) arrayUnits(a *catalog.Array, layout planner.Layout) ([]catalog.Box, bool, error) {
-	us, split, err := units(a.Shape, layout, a.DType.Size, o.budget())
+	l := o.Limits
+	us, split, err := units(a.Shape, layout, a.DType.Size, l.UnitTarget)
 	if err != nil || split || len(us) < 2 || len(a.Shape) < 2 {
 		return us, split, err
 	}
 	if !wholeRows(us[0], a.Shape) {
 		return us, split, nil // row-major pieces of rows: nothing to align
 	}
-	limit, join := o.unitLimit(), o.joinLimit()
+	limit, join := l.UnitLimit, l.JoinLimit
 	if layout.Kind == planner.Chunked {
 		// a chunked unit is charged twice: its buffer and the chunks cut from it
 		limit, join = limit/2, join/2
 	}
-	us = planner.AlignedSlabs(a.Shape, layout, a.DType.Size, blockBoxes(a), o.budget(), limit)
-	return mergeInterleaved(a, us, join, o.readLimit()), false, nil
+	us = planner.AlignedSlabs(a.Shape, layout, a.DType.Size, blockBoxes(a), l.UnitTarget, limit)
+	return mergeInterleaved(a, us, join, l.ReadLimit), false, nil
 }
 
-// Cache-sized units. A unit is assembled by one core, then hashed and
-// written by others; while it fits the caches those passes do not go back
-// to memory. Measured on the 1 GiB bench input (bench/RESULTS.md,
-// 2026-12-01), 4 MiB tiles ran 1.5x faster than 64 MiB row bands and
-// varied far less from run to run on a shared machine, although their
-// digest needs a pass over the written bytes; 4, 8 and 16 MiB tiles ran
-// alike, and 8 MiB ones read the input in 1 MiB requests (a Lustre RPC).
-const (
-	tileTarget = 8 << 20  // tile size aimed at
-	tileLimit  = 16 << 20 // bands up to this size stay whole-row units
-)
-
 // writeUnits is arrayUnits for a contiguous array written with writeBox:
-// where the array exceeds tileLimit (or the budget's limit of a joined unit,
-// joinLimit, if lower), block-aligned tiles of about tileTarget bytes instead
+// where the array exceeds Limits.TileLimit (or the budget's limit of a joined
+// unit, JoinLimit, if lower), block-aligned tiles of about TileTarget bytes instead
 // (planner.AlignedTiles), every block still read once, whole. tiled
 // reports tiles: they are not row-major runs of the array, so its digest
 // is taken from the written file band by band.
 func (o Options) writeUnits(a *catalog.Array) ([]catalog.Box, bool, error) {
 	contig := planner.Layout{Kind: planner.Contiguous}
-	limit := min(o.unitLimit(), o.tileLimit())
-	if len(a.Shape) >= 2 && a.Bytes() > min(o.joinLimit(), o.tileLimit()) {
+	l := o.Limits
+	limit := min(l.UnitLimit, l.TileLimit)
+	if len(a.Shape) >= 2 && a.Bytes() > min(l.JoinLimit, l.TileLimit) {
 		// Tiles only where whole rows fit a unit (else rows are split).
-		if us, _, err := units(a.Shape, contig, a.DType.Size, o.budget()); err == nil && len(us) > 0 && wholeRows(us[0], a.Shape) {
-			target := min(o.budget(), o.tileTarget())
+		if us, _, err := units(a.Shape, contig, a.DType.Size, l.UnitTarget); err == nil && len(us) > 0 && wholeRows(us[0], a.Shape) {
+			target := min(l.UnitTarget, l.TileTarget)
 			if t := planner.AlignedTiles(a.Shape, a.DType.Size, blockBoxes(a), target, limit); t != nil {
 				return t, true, nil
 			}
@@ -291,24 +234,6 @@ func (o Options) writeUnits(a *catalog.Array) ([]catalog.Box, bool, error) {
 	}
 	us, _, err := o.arrayUnits(a, contig)
 	return us, false, err
-}
-
-func (o Options) tileTarget() int64 {
-	if o.tiles.target > 0 {
-		return o.tiles.target
-	}
-	return tileTarget
-}
-
-func (o Options) tileLimit() int64 {
-	l := int64(tileLimit)
-	if o.tiles.limit > 0 {
-		l = o.tiles.limit
-	}
-	if o.unitCap > 0 {
-		l = min(l, o.unitCap)
-	}
-	return l
 }
 
 // wholeRows reports whether u spans shape in every dimension after the first.
@@ -395,9 +320,9 @@ func units(shape []int64, layout planner.Layout, size int, budget int64) ([]cata
 // encoded copy, cannot fit the memory budget: the chunk is the smallest
 // output unit.
 func (o Options) checkChunkBudget(chunk []int64, size int) error {
-	if b := product(chunk) * int64(size); 2*b > o.maxMem() {
+	if b := product(chunk) * int64(size); 2*b > o.Limits.MaxMem {
 		return fmt.Errorf("one chunk %v is %d bytes: with its encoded copy it does not fit --max-mem %d; raise --max-mem or choose smaller chunks: %w",
-			chunk, b, o.maxMem(), catalog.ErrUnsupported)
+			chunk, b, o.Limits.MaxMem, catalog.ErrUnsupported)
 	}
 	return nil
 }
@@ -463,22 +388,10 @@ func readNeed(reads []*catalog.Block, dt catalog.DType, limit int64, batch bool)
 	return run + maxDec
 }
 
-// bandAllowance is what the band buffers of one pipeline's digests
-// (bandDigest) may hold: what the budget leaves beside its largest item
-// and the coalesced reads of jobs units, so that an item and its reads
-// still fit beside them (the pipeline's setup also sets aside the largest
-// of its arrays' block reads, bandReserve), and at most an eighth of the budget: a band
-// buffer is resident while the reads charged beside it often are not
-// (with a quarter, peak RSS of --chunks 4x4x4 on issue 19's BP4 input rose
-// by 70 MB to 1,076 MiB for --max-mem 1GiB).
-func (o Options) bandAllowance() int64 {
-	return max(0, min(o.maxMem()/8, o.maxMem()-o.itemLimit()-2*int64(o.jobs())*o.readLimit()))
-}
-
 // bandReserve is what the reads of a's blocks may hold beyond the
-// coalesced runs that bandAllowance sets aside: its largest stored block
-// and its largest decoded one, for each of jobs units read at once.
-func (o Options) bandReserve(a *catalog.Array) int64 {
+// coalesced runs that Limits.BandAllowance sets aside: its largest stored
+// block and its largest decoded one, for each of jobs units read at once.
+func bandReserve(a *catalog.Array, jobs int) int64 {
 	var maxLen, maxDec int64
 	for i := range a.Blocks {
 		b := &a.Blocks[i]
@@ -487,18 +400,12 @@ func (o Options) bandReserve(a *catalog.Array) int64 {
 			maxDec = max(maxDec, product(b.StoredShape())*int64(a.DType.Size))
 		}
 	}
-	return int64(o.jobs()) * (maxLen + maxDec)
+	return int64(jobs) * (maxLen + maxDec)
 }
 
-// env is the pipeline environment of a run: an in-memory Prepare sets Options.Monitor and
-// the budget; callers that leave them unset get an unlimited budget.
-func (o Options) env() pipeEnv {
-	return pipeEnv{mem: o.mem, readLimit: o.readLimit(), mon: o.Monitor, digest: o.Digest}
-}
-
-// withPipeline readies o for a run over src writing vars: a Monitor (the
-// caller's or a new one) started on the total bytes, and the memory budget.
-func (o Options) withPipeline(src catalog.Source, vars []catalog.VarSummary) Options {
+// withMonitor readies o for a run over src writing vars: a Monitor (the
+// caller's or a new one) started on the total bytes.
+func (o Options) withMonitor(src catalog.Source, vars []catalog.VarSummary) Options {
 	if o.Monitor == nil {
 		o.Monitor = NewMonitor()
 	}
@@ -507,6 +414,5 @@ func (o Options) withPipeline(src catalog.Source, vars []catalog.VarSummary) Opt
 		total += v.Bytes
 	}
 	o.Monitor.begin(src, total)
-	o.mem = newMemBudget(o.maxMem())
 	return o
 }

@@ -288,7 +288,8 @@ func testRunTiles(t *testing.T, dt catalog.DType, order catalog.Order) {
 			opts.MaxMem = 3 << 20
 		case "cache tiles":
 			// the default budget, with cache-sized tiles scaled down to this array
-			opts.tiles.target, opts.tiles.limit = 256<<10, 512<<10
+			opts = opts.withLimits()
+			opts.Limits.TileTarget, opts.Limits.TileLimit = 256<<10, 512<<10
 		}
 		m, err := Run(context.Background(), in, inSrc, stage, opts)
 		if err != nil {

@@ -29,7 +29,7 @@ func canAllocateChunks(a *catalog.Array, chunk []int64, opts Options) bool {
 		return false
 	}
 	grid := chunkGrid(a.Shape, chunk)
-	return product(grid[1:])*product(chunk[1:])*int64(a.DType.Size) <= opts.readLimit()
+	return product(grid[1:])*product(chunk[1:])*int64(a.DType.Size) <= opts.Limits.ReadLimit
 }
 
 // allocatedChunks lists the chunks HDF5 allocated for a dataset (its object

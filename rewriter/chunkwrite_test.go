@@ -87,7 +87,10 @@ func runAllocatedCase(t *testing.T, vars []testVar, chunkOf func([]int64) []int6
 			}
 			return planner.Layout{Kind: planner.Chunked, Chunk: chunkOf(a.Shape)}, nil
 		}}
-	opts.tiles.target = tile
+	opts = opts.withLimits()
+	if tile > 0 {
+		opts.Limits.TileTarget = tile
+	}
 	m, err := Run(context.Background(), st, src, stage, opts)
 	if err != nil {
 		t.Fatal(err)

@@ -215,7 +215,7 @@
 // between block edges), and items are whole bands of every dataset
 // (jointItems, jointRegions): k bands, the fewest whose predicted reads
 // average at least 256 KiB a request (minItemRead), within a quarter of
-// the budget and 64 MiB (itemLimit). An item is admitted,
+// the budget and 64 MiB (Options.Limits.ItemLimit). An item is admitted,
 // assembled and released as one: one pass over the union of its units'
 // blocks in file order (catalog.MixedBatchSource: runs coalesced across
 // the datasets, each block decoded with its own element type and copied

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"relayout/catalog"
+	"relayout/internal/limits"
 	"relayout/planner"
 )
 
@@ -137,6 +138,7 @@ type engine struct {
 	stage string
 	part  string // the shard's part file
 	opts  Options
+	mem   *memBudget // the shard's memory budget (Limits.MaxMem)
 	log   Journal
 	// unitSums: journal each unit's digest (commit checks the output
 	// against them). digests: take each dataset's digest (in memory).
@@ -156,7 +158,7 @@ type engine struct {
 	early     *earlySync // Options.SyncEarly of an in-memory job, else nil
 	st        ShardStatus
 	// bandLeft: what the band buffers of the pipeline being set up may
-	// still hold (Options.bandAllowance, less the largest bandReserve of
+	// still hold (Limits.BandAllowance, less the largest bandReserve of
 	// its arrays so far: bandReserved; the reads of jobs units at once,
 	// whichever arrays they are of).
 	bandLeft, bandReserved int64
@@ -242,17 +244,23 @@ func (e *engine) partOut() (*os.File, error) {
 	return e.partFile, nil
 }
 
+// env is the pipeline environment of the engine's units: its budget, the
+// reads' limit, the Monitor and the digest.
+func (e *engine) env() pipeEnv {
+	return pipeEnv{mem: e.mem, readLimit: e.opts.Limits.ReadLimit, mon: e.opts.Monitor, digest: e.opts.Digest}
+}
+
 // checkUnitBudget refuses units that cannot fit the budget one at a time
 // with their largest read (twice: a second copy, the encoded chunks or the
 // input beside the output).
-func checkUnitBudget(opts Options, largest int64, twice bool) error {
-	need := largest + opts.readLimit()
+func checkUnitBudget(l limits.Limits, largest int64, twice bool) error {
+	need := largest + l.ReadLimit
 	if twice {
 		need += largest
 	}
-	if need > opts.maxMem() {
+	if need > l.MaxMem {
 		return fmt.Errorf("work units of %d bytes need %d bytes of buffers each: --max-mem %d is too small; raise it or plan with a smaller --unit-size: %w",
-			largest, need, opts.maxMem(), catalog.ErrUnsupported)
+			largest, need, l.MaxMem, catalog.ErrUnsupported)
 	}
 	return nil
 }
@@ -327,7 +335,7 @@ func (e *engine) groups(ctx context.Context, gs []unitGroup) error {
 	}()
 	parts := make([]*jointPart, len(gs))
 	byPart := make([]*pass, len(gs))
-	e.bandLeft, e.bandReserved = e.opts.bandAllowance(), 0
+	e.bandLeft, e.bandReserved = e.opts.Limits.BandAllowance, 0
 	// Datasets whose digest would otherwise need a second pass over the
 	// input (encoded chunks, cuboids) are set up first: their band digests
 	// come before those that could read the file back instead.
@@ -365,10 +373,10 @@ func (e *engine) groups(ctx context.Context, gs []unitGroup) error {
 			p.reads.blocks.knowDisjoint(disjoint[i])
 		})
 	}
-	items, gaps := jointItems(parts, e.opts.itemLimit(), e.opts.readLimit(), minItemRead)
+	items, gaps := jointItems(parts, e.opts.Limits.ItemLimit, e.opts.Limits.ReadLimit, minItemRead)
 	indexing.Wait()
 	passes = byPart // in part order, for the digests below
-	sums, err := streamJoint(ctx, e.opts.env(), e.src, parts, items, gaps, e.opts.jobs())
+	sums, err := streamJoint(ctx, e.env(), e.src, parts, items, gaps, e.opts.Limits.Jobs)
 	if err != nil {
 		if len(gs) == 1 {
 			k := e.job.Datasets[gs[0].di].key()
@@ -405,7 +413,7 @@ func (e *engine) groupName(gs []unitGroup) string {
 func (e *engine) loadArrays(ctx context.Context, gs []unitGroup) ([]*catalog.Array, []bool, error) {
 	arrays, disjoint := make([]*catalog.Array, len(gs)), make([]bool, len(gs))
 	eg, gctx := errgroup.WithContext(ctx)
-	eg.SetLimit(e.opts.jobs())
+	eg.SetLimit(e.opts.Limits.Jobs)
 	for i, g := range gs {
 		eg.Go(func() error {
 			k := e.job.Datasets[g.di].key()
@@ -449,14 +457,14 @@ func (e *engine) setupPass(ctx context.Context, di int, a *catalog.Array, us []*
 			return nil, arrayErr(k, err)
 		}
 	}
-	if err := checkUnitBudget(e.opts, job.largestUnit(us), kind == kindParts); err != nil {
+	if err := checkUnitBudget(e.opts.Limits, job.largestUnit(us), kind == kindParts); err != nil {
 		return nil, arrayErr(k, err)
 	}
-	if r := e.opts.bandReserve(a); r > e.bandReserved {
+	if r := bandReserve(a, e.opts.Limits.Jobs); r > e.bandReserved {
 		e.bandLeft, e.bandReserved = max(0, e.bandLeft-(r-e.bandReserved)), r
 	}
 	site, bands := e.digestSite(kind, a, boxes, whole)
-	env := e.opts.env()
+	env := e.env()
 	if site != digestInOrder && site != digestBands { // the pipeline takes no digest
 		env.digest = catalog.NoDigest
 	}
@@ -490,7 +498,7 @@ func (e *engine) setupPass(ctx context.Context, di int, a *catalog.Array, us []*
 			return nil, err
 		}
 		if site == digestReadBack {
-			if back, err = startReadbackHash(ctx, f, env.mem, min(e.opts.readLimit(), readbackBytes), e.opts.Digest, readBytes(f)); err != nil {
+			if back, err = startReadbackHash(ctx, f, env.mem, min(e.opts.Limits.ReadLimit, readbackBytes), e.opts.Digest, readBytes(f)); err != nil {
 				return nil, arrayErr(k, err)
 			}
 			ps.cleanup = append(ps.cleanup, back.abort)
@@ -531,7 +539,7 @@ func (e *engine) setupPass(ctx context.Context, di int, a *catalog.Array, us []*
 			read := func(h hash.Hash, buf []byte, lo, hi int64) error {
 				return hashChunkRows(f, h, buf, a.Shape, chunk, size, addrs, lo, hi)
 			}
-			if back, err = startReadbackHash(ctx, f, env.mem, e.opts.readLimit(), e.opts.Digest, read); err != nil {
+			if back, err = startReadbackHash(ctx, f, env.mem, e.opts.Limits.ReadLimit, e.opts.Digest, read); err != nil {
 				return nil, arrayErr(k, err)
 			}
 			ps.cleanup = append(ps.cleanup, back.abort)
@@ -783,12 +791,12 @@ func (e *engine) finishDigest(ctx context.Context, di int, a *catalog.Array, sit
 	default:
 		// Encoded chunks and cuboids: a read-only pass over the input in
 		// row-major units that fit the budget.
-		hashUnits, _, err := units(a.Shape, planner.Layout{Kind: planner.Contiguous}, a.DType.Size, e.opts.budget())
+		hashUnits, _, err := units(a.Shape, planner.Layout{Kind: planner.Contiguous}, a.DType.Size, e.opts.Limits.UnitTarget)
 		if err != nil {
 			return arrayErr(k, err)
 		}
-		henv := e.opts.env()
-		if sum, err = streamArrayEnv[struct{}](ctx, henv, e.src, a, hashUnits, e.opts.jobs(), nil, nil); err != nil {
+		henv := e.env()
+		if sum, err = streamArrayEnv[struct{}](ctx, henv, e.src, a, hashUnits, e.opts.Limits.Jobs, nil, nil); err != nil {
 			return arrayErr(k, err)
 		}
 	}

@@ -7,49 +7,48 @@ import (
 	"relayout/planner"
 )
 
-// holeLayouts remembers planner.HoleLayout's answer per array for one job:
-// checkPlan and writeStructure both ask, and the answer needs the array's
-// blocks, which the headers they walk do not carry.
+// holeLayouts is where the layouts of a job's partly covered arrays come
+// from: the store their blocks are loaded from (the headers checkPlan and
+// writeStructure walk do not carry them), and planner.HoleLayout's answer
+// per array, remembered for the job (Prepare makes one: checkPlan and
+// writeStructure both ask). Nil: no store (an array is used as is) and no
+// memory.
 type holeLayouts struct {
-	mu sync.Mutex
-	m  map[catalog.Key]planner.Layout
+	store *catalog.Store
+	mu    sync.Mutex
+	m     map[catalog.Key]planner.Layout
 }
 
-// withHoles readies the cache of holeLayout.
-func (o Options) withHoles() Options {
-	if o.holes == nil {
-		o.holes = &holeLayouts{m: map[catalog.Key]planner.Layout{}}
-	}
-	return o
+func newHoleLayouts(store *catalog.Store) *holeLayouts {
+	return &holeLayouts{store: store, m: map[catalog.Key]planner.Layout{}}
 }
 
 // holeLayout is planner.HoleLayout of a for layout l (l itself with
 // opts.Fill or for anything but a contiguous array with data). a's blocks
-// are loaded from store when a is a header (store nil: a is used as is).
-func holeLayout(a *catalog.Array, l planner.Layout, opts Options, store *catalog.Store) (planner.Layout, error) {
+// are loaded from holes' store when a is a header.
+func holeLayout(a *catalog.Array, l planner.Layout, opts Options, holes *holeLayouts) (planner.Layout, error) {
 	if opts.Fill || l.Kind != planner.Contiguous || a.Constant || len(a.Shape) == 0 || a.Elements() == 0 {
 		return l, nil
 	}
-	if opts.holes != nil {
-		opts.holes.mu.Lock()
-		hl, ok := opts.holes.m[a.Key()]
-		opts.holes.mu.Unlock()
-		if ok {
-			return hl, nil
-		}
+	if holes == nil {
+		return planner.HoleLayout(a, l), nil
+	}
+	holes.mu.Lock()
+	hl, ok := holes.m[a.Key()]
+	holes.mu.Unlock()
+	if ok {
+		return hl, nil
 	}
 	full := a
-	if a.Blocks == nil && store != nil {
+	if a.Blocks == nil && holes.store != nil {
 		var err error
-		if full, err = store.Array(a.Key()); err != nil {
+		if full, err = holes.store.Array(a.Key()); err != nil {
 			return l, err
 		}
 	}
-	hl := planner.HoleLayout(full, l)
-	if opts.holes != nil {
-		opts.holes.mu.Lock()
-		opts.holes.m[a.Key()] = hl
-		opts.holes.mu.Unlock()
-	}
+	hl = planner.HoleLayout(full, l)
+	holes.mu.Lock()
+	holes.m[a.Key()] = hl
+	holes.mu.Unlock()
 	return hl, nil
 }

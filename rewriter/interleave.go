@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"relayout/catalog"
+	"relayout/internal/limits"
 )
 
 // Units whose blocks interleave in the input.
@@ -282,8 +283,8 @@ func lcm(a, b int64) int64 {
 // units cuts array a into bands of the group's grain: the fewest rows, a multiple of step,
 // such that no block of a crosses from one band into the next (each block
 // is read once, whole), doubled while a band of the group holds at most
-// opts.tileTarget() bytes. nil (cut a as its own) when g cuts nothing, when
-// no such band of the group fits an item (Options.itemLimit), or when a's
+// opts.Limits.TileTarget bytes. nil (cut a as its own) when g cuts nothing, when
+// no such band of the group fits an item (Limits.ItemLimit), or when a's
 // band exceeds limit bytes.
 func (g jointGrain) units(a *catalog.Array, limit int64, opts Options) []catalog.Box {
 	if g.step <= 0 || g.rowBytes <= 0 || len(a.Shape) == 0 || a.Shape[0] <= 0 {
@@ -315,15 +316,15 @@ func (g jointGrain) units(a *catalog.Array, limit int64, opts Options) []catalog
 	}
 	rows := g.step
 	for ; rows < n0 && crosses(rows); rows += g.step {
-		if rows*g.rowBytes > opts.itemLimit() {
+		if rows*g.rowBytes > opts.Limits.ItemLimit {
 			return nil
 		}
 	}
-	if min(rows, n0)*g.rowBytes > opts.itemLimit() {
+	if min(rows, n0)*g.rowBytes > opts.Limits.ItemLimit {
 		return nil
 	}
 	rowBytes := int64(a.DType.Size) * product(a.Shape[1:])
-	for rows < n0 && 2*rows*g.rowBytes <= opts.tileTarget() && 2*rows*rowBytes <= limit {
+	for rows < n0 && 2*rows*g.rowBytes <= opts.Limits.TileTarget && 2*rows*rowBytes <= limit {
 		rows *= 2
 	}
 	if min(rows, n0)*rowBytes > limit {
@@ -338,24 +339,12 @@ func (g jointGrain) units(a *catalog.Array, limit int64, opts Options) []catalog
 	return out
 }
 
-// itemLimit caps the buffers of an item: a quarter of the budget, at most
-// maxItemBytes (or the slab target, if more), so that the pipeline's items
-// (pipelineDepth) and their reads fit the budget together. jointItems takes
-// items smaller than that where their reads are long enough (minItemRead).
-// Items are not the journal's granularity (units are), so a sharded job's
-// unit size does not cap them.
-func (o Options) itemLimit() int64 { return max(o.budget(), min(o.maxMem()/4, maxItemBytes)) }
-
-// maxItemBytes caps an item whatever the budget: larger items only
-// lengthen read requests already past minItemRead, and hold more memory.
-// Measured on issue 19's BP4 input (4 variables of 448^3 in 32^3 blocks,
-// one 32-row band of the four is 205 MB, cut by position) at --max-mem
-// 1GiB, --no-verify: items of a quarter of the budget peaked at 672 MB RSS
-// (1,659 reads of 944 KiB), of 64 MiB at 362-380 MB (3,411 reads of 459
-// KiB) in the same CPU time; 32 MiB ones cut bp_gen.py's BP4 256^3 in 8^3
-// blocks (a band of 32 rows is ~50 MB) below its bands: 7,237 reads of 42
-// KiB instead of 1,024 of 293 KiB.
-const maxItemBytes = 64 << 20
+// Options.Limits.ItemLimit caps the buffers of an item: a quarter of the
+// budget, at most limits.MaxItemBytes (or the slab target, if more), so
+// that the pipeline's items (pipelineDepth) and their reads fit the budget
+// together. jointItems takes items smaller than that where their reads are
+// long enough (minItemRead). Items are not the journal's granularity (units
+// are), so a sharded job's unit size does not cap them.
 
 // minItemRead is the mean read request an item is grown to reach: on the
 // planner's built-in cost model (50 us a request, 1 GiB/s) the requests'
@@ -741,7 +730,7 @@ func sortExtents(refs itemReads) {
 // reads assembleJoint makes).
 func (ir itemReads) predict(n, k int, readLimit int64) (calls, bytes int64) {
 	if readLimit <= 0 {
-		readLimit = maxReadLimit
+		readLimit = limits.MaxReadLimit
 	}
 	type state struct {
 		file             int32

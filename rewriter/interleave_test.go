@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"relayout/catalog"
+	"relayout/internal/limits"
 	"relayout/planner"
 )
 
@@ -578,8 +579,8 @@ func TestJointGrain(t *testing.T) {
 		return a
 	}
 	repeat := func(h int64, n int) []int64 { return slices.Repeat([]int64{h}, n) }
-	opts := Options{}
-	opts.tiles.target = 8 * 256 * 12 // 8 rows of the step-1 group
+	opts := Options{}.withLimits()
+	opts.Limits.TileTarget = 8 * 256 * 12 // 8 rows of the step-1 group
 	cases := []struct {
 		name string
 		g    jointGrain
@@ -592,7 +593,7 @@ func TestJointGrain(t *testing.T) {
 		{"12-row blocks", jointGrain{step: 1, rowBytes: 256 * 12}, array(8, 12, 12, 12, 12, 12, 4), opts, 12},
 		{"chunk rows", jointGrain{step: 16, rowBytes: 256 * 28}, array(8, repeat(4, 16)...), opts, 16},
 		{"chunk rows, 12-row blocks", jointGrain{step: 16, rowBytes: 256 * 28}, array(8, 12, 12, 12, 12, 12, 4), opts, 48},
-		{"one band over an item", jointGrain{step: 1, rowBytes: 256 * 12}, array(8, 40, 24), Options{MaxMem: 64 * 256 * 12}, 0},
+		{"one band over an item", jointGrain{step: 1, rowBytes: 256 * 12}, array(8, 40, 24), Options{MaxMem: 64 * 256 * 12}.withLimits(), 0},
 		{"no grain", jointGrain{}, array(8, repeat(4, 16)...), opts, 0},
 	}
 	for _, c := range cases {
@@ -749,7 +750,7 @@ func TestJointIndexForeign(t *testing.T) {
 	}
 }
 
-// TestItemLimitFlat: items stop growing at maxItemBytes whatever the
+// TestItemLimitFlat: items stop growing at limits.MaxItemBytes whatever the
 // budget. Two interleaved arrays of 512x256x256 (float64 and float32, in
 // 32x8x8 blocks in a shuffled order, so that no item's reads reach
 // minItemRead and items grow to the limit): a quarter of the budget held
@@ -776,12 +777,12 @@ func TestItemLimitFlat(t *testing.T) {
 	}
 	var prev [][]jointRef
 	for _, mem := range []int64{256 << 20, 1 << 30, 8 << 30} {
-		opts := Options{MaxMem: mem, Jobs: 2}
+		opts := Options{MaxMem: mem, Jobs: 2}.withLimits()
 		parts := []*jointPart{{a: f8, slabs: rowBands(0, n0, b0, n)}, {a: f4, slabs: rowBands(0, n0, b0, n)}}
 		for _, p := range parts {
 			p.reads = newSlabReads(nil, p.a, p.slabs)
 		}
-		items, _ := jointItems(parts, opts.itemLimit(), opts.readLimit(), minItemRead)
+		items, _ := jointItems(parts, opts.Limits.ItemLimit, opts.Limits.ReadLimit, minItemRead)
 		var most int64
 		for _, it := range items {
 			var bytes int64
@@ -792,8 +793,8 @@ func TestItemLimitFlat(t *testing.T) {
 			most = max(most, bytes)
 		}
 		t.Logf("--max-mem %d MiB: %d items, the largest %d MiB", mem>>20, len(items), most>>20)
-		if most > maxItemBytes || most < maxItemBytes/2 {
-			t.Errorf("--max-mem %d MiB: largest item %d bytes, want (%d, %d]", mem>>20, most, maxItemBytes/2, maxItemBytes)
+		if most > limits.MaxItemBytes || most < limits.MaxItemBytes/2 {
+			t.Errorf("--max-mem %d MiB: largest item %d bytes, want (%d, %d]", mem>>20, most, limits.MaxItemBytes/2, limits.MaxItemBytes)
 		}
 		if prev != nil && !slices.EqualFunc(items, prev, slices.Equal) {
 			t.Errorf("--max-mem %d MiB: other items than at 256 MiB", mem>>20)

@@ -12,6 +12,7 @@ import (
 
 	"relayout/catalog"
 	"relayout/internal/h5"
+	"relayout/internal/limits"
 	"relayout/planner"
 )
 
@@ -176,8 +177,7 @@ func copyFile(src, dst string) error {
 type ReadBack struct {
 	plan   *Plan
 	outSrc catalog.Source
-	jobs   int
-	maxMem int64
+	lim    limits.Limits // of jobs and maxMem
 	mem    *memBudget
 	byDS   map[int][]*Unit
 }
@@ -185,8 +185,8 @@ type ReadBack struct {
 // ReadBack is a read back of j's joined stage through outSrc (the stage's
 // reader); Close frees its budget.
 func (j *Plan) ReadBack(outSrc catalog.Source, jobs int, maxMem int64) *ReadBack {
-	return &ReadBack{plan: j, outSrc: outSrc, jobs: jobs, maxMem: maxMem,
-		mem: newMemBudget(Options{MaxMem: maxMem}.maxMem()), byDS: j.unitsByDataset()}
+	lim := limits.For(maxMem, jobs)
+	return &ReadBack{plan: j, outSrc: outSrc, lim: lim, mem: newMemBudget(lim.MaxMem), byDS: j.unitsByDataset()}
 }
 
 // Close frees the budget.
@@ -206,12 +206,12 @@ func (j *Plan) unitsByDataset() map[int][]*Unit {
 // rewrite does (checkUnitBudget): commit reads the output back within the
 // same one budget, whichever check it runs.
 func (j *Plan) CheckBudget(maxMem int64) error {
-	opts := Options{MaxMem: maxMem}
+	lim := limits.For(maxMem, 0)
 	byDS := j.unitsByDataset()
 	for di := range j.Datasets {
 		if us := byDS[di]; len(us) == 0 {
 			continue
-		} else if err := checkUnitBudget(opts, j.largestUnit(us), false); err != nil {
+		} else if err := checkUnitBudget(lim, j.largestUnit(us), false); err != nil {
 			return arrayErr(j.Datasets[di].key(), err)
 		}
 	}
@@ -232,11 +232,11 @@ func (r *ReadBack) Dataset(ctx context.Context, di int, out *catalog.Store, chec
 	job, d, us := r.plan, &r.plan.Datasets[di], r.byDS[di]
 	mem := r.mem
 	k := d.key()
-	opts := Options{Jobs: r.jobs, MaxMem: r.maxMem}
-	if err := checkUnitBudget(opts, job.largestUnit(us), false); err != nil {
+	lim := r.lim
+	if err := checkUnitBudget(lim, job.largestUnit(us), false); err != nil {
 		return "", arrayErr(k, err)
 	}
-	ctx = catalog.WithReadLimit(ctx, opts.readLimit())
+	ctx = catalog.WithReadLimit(ctx, lim.ReadLimit)
 	o, err := out.Array(k)
 	if errors.Is(err, catalog.ErrNotFound) {
 		return "", &Difference{where(k) + ": missing from output"}
@@ -260,7 +260,7 @@ func (r *ReadBack) Dataset(ctx context.Context, di int, out *catalog.Store, chec
 	cost := make([]int64, len(us))
 	admit := func(ctx context.Context, i int) error {
 		n := job.box(us[i]).Elements() * int64(d.ElemSize)
-		cost[i] = n + opts.readLimit()
+		cost[i] = n + lim.ReadLimit
 		return mem.acquire(ctx, cost[i])
 	}
 	release := func(i int) { mem.release(cost[i]) }
@@ -269,7 +269,7 @@ func (r *ReadBack) Dataset(ctx context.Context, di int, out *catalog.Store, chec
 		boxes[i] = job.box(u)
 	}
 	rowMajor := rowMajorRun(d.Shape, boxes)
-	err = orderedAdmit(ctx, opts.jobs(), len(us), admit, release, func(ctx context.Context, i int) ([]byte, error) {
+	err = orderedAdmit(ctx, lim.Jobs, len(us), admit, release, func(ctx context.Context, i int) ([]byte, error) {
 		return assembleSlab(ctx, r.outSrc, outBlocks, job.box(us[i]), leFill(o))
 	}, func(i int, ob []byte) error {
 		if err := check(us[i], job.Digest.Hex(ob)); err != nil {
@@ -292,11 +292,11 @@ func (r *ReadBack) Dataset(ctx context.Context, di int, out *catalog.Store, chec
 	}
 	// Tiles, boxes of chunks, cuboids: the digest takes a pass of its own
 	// over the output in row-major units.
-	hashUnits, _, err := units(o.Shape, planner.Layout{Kind: planner.Contiguous}, o.DType.Size, opts.budget())
+	hashUnits, _, err := units(o.Shape, planner.Layout{Kind: planner.Contiguous}, o.DType.Size, lim.UnitTarget)
 	if err != nil {
 		return "", arrayErr(k, err)
 	}
-	sum, err := streamArrayEnv[struct{}](ctx, pipeEnv{mem: mem, readLimit: opts.readLimit(), digest: job.Digest}, r.outSrc, o, hashUnits, opts.jobs(), nil, nil)
+	sum, err := streamArrayEnv[struct{}](ctx, pipeEnv{mem: mem, readLimit: lim.ReadLimit, digest: job.Digest}, r.outSrc, o, hashUnits, lim.Jobs, nil, nil)
 	if err != nil {
 		return "", arrayErr(k, err)
 	}

@@ -174,7 +174,7 @@ func writeNetCDF(ctx context.Context, w *h5.Writer, store *catalog.Store, name s
 	paths := map[string]bool{}
 	for i, a := range members {
 		path := "/" + strings.Trim(a.Var, "/")
-		entry, t, _, err := createData(w, store, a, path, opts)
+		entry, t, _, err := createData(w, store, fc.holes, a, path, opts)
 		if err != nil {
 			return nil, err
 		}

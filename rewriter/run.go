@@ -5,11 +5,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 
 	"relayout/catalog"
 	"relayout/internal/fsinfo"
+	"relayout/internal/limits"
 	"relayout/planner"
 )
 
@@ -20,7 +20,7 @@ type Options struct {
 	Chunks     []int64 // decomposition (chunks per dimension), or nil
 	Deflate    int     // 1-9: chunks are shuffled and deflated at this level (chunked layout only); 0: raw
 	Jobs       int     // slab workers per array; <= 0 means GOMAXPROCS
-	MaxMem     int64   // bytes of slab buffers alive at once; <= 0 means defaultMaxMem
+	MaxMem     int64   // bytes of slab buffers alive at once; <= 0 means limits.DefaultMaxMem
 	Version    string  // relayout version, recorded in files and manifest
 	// Digest is the algorithm of the manifest's digests (the zero value:
 	// sha256) and, in a journaled job, of its units' digests; NoDigest
@@ -45,14 +45,10 @@ type Options struct {
 	// makes one otherwise. Its I/O profile goes into Manifest.IO.
 	Monitor *Monitor
 
-	mem *memBudget // MaxMem as a semaphore, made by an in-memory Prepare or RewriteShard
-
-	// unitCap caps the size of a work unit (a sharded job's unit size:
-	// the journal's granularity); 0: the budget's own.
-	unitCap int64
-
-	// tiles overrides tileTarget and tileLimit (tests).
-	tiles struct{ target, limit int64 }
+	// Limits are the sizes derived from MaxMem and Jobs (limits.For, with
+	// a sharded job's unit size as Limits.UnitCap): the zero value is
+	// computed from them by Prepare and RewriteShard (tests set some).
+	Limits limits.Limits
 
 	// LayoutFor, when set, chooses each array's layout instead of Layout,
 	// ChunkShape and Chunks (e.g. planner.LayoutFor with the auto layout); the
@@ -75,8 +71,6 @@ type Options struct {
 	// while it is written (earlySync), for a run with nothing after its
 	// rewrite but the sync of its files (no verification to hide it).
 	SyncEarly bool
-
-	holes *holeLayouts // HoleLayout per array, made by prepare
 }
 
 // FileLayout is the file-system layout decision for the output file of a
@@ -89,24 +83,6 @@ func FileLayout(fs fsinfo.Info, varBytes int64, ov fsinfo.Override) fsinfo.Decis
 	}
 	return fsinfo.Decide(fs, varBytes, 1, ov)
 }
-
-// defaultMaxMem is the slab memory budget when Options.MaxMem is unset.
-const defaultMaxMem = 1 << 30
-
-func (o Options) jobs() int {
-	if o.Jobs <= 0 {
-		return runtime.GOMAXPROCS(0)
-	}
-	return o.Jobs
-}
-
-// maxSlabBytes caps a slab well below the memory budget: smaller slabs let
-// the workers assemble one array in parallel while earlier slabs are hashed
-// and written, and keep the peak RSS low. Large enough that per-slab costs
-// (one write call, a scan of the block list) stay negligible.
-const maxSlabBytes = 32 << 20
-
-// budget (the size of one slab) is in budget.go.
 
 // RemoveTemps removes the temporary files a failed in-memory job left in
 // its stage: no partial file stays, and none under a final

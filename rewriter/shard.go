@@ -66,7 +66,8 @@ type Plan struct {
 // memJob is what an in-memory job keeps between its steps instead of
 // job.json, journals and the stage's manifest.
 type memJob struct {
-	opts  Options // with the run's memory budget and Monitor
+	opts  Options    // with the run's Limits and Monitor
+	mem   *memBudget // the run's memory budget (Limits.MaxMem)
 	log   *memLog
 	stats []varStats     // by variable, for the per-variable lines
 	sums  map[int]string // dataset -> digest taken by the pipeline
@@ -75,8 +76,8 @@ type memJob struct {
 // Release frees what an in-memory job holds (its memory budget's kept
 // buffers); a journaled job holds nothing. The job is not run after.
 func (j *Plan) Release() {
-	if j != nil && j.mem != nil && j.mem.opts.mem != nil {
-		j.mem.opts.mem.close()
+	if j != nil && j.mem != nil && j.mem.mem != nil {
+		j.mem.mem.close()
 	}
 }
 
@@ -108,7 +109,7 @@ func (j *Plan) PipelineDigests() bool {
 			md.SetSum(j.Digest, j.Digest.Hex(nil)) // no units: the digest of no bytes
 		}
 	}
-	m.IO = j.mem.opts.Monitor.profile(j.mem.opts.mem)
+	m.IO = j.mem.opts.Monitor.profile(j.mem.mem)
 	return true
 }
 
@@ -204,8 +205,9 @@ func Prepare(ctx context.Context, store *catalog.Store, src catalog.Source, stag
 	if err != nil {
 		return nil, fmt.Errorf("rewriter: %w", err)
 	}
-	opts = opts.withHoles() // checkPlan and writeStructure share HoleLayout's answers
-	if err := checkPlan(ctx, store, vars, opts); err != nil {
+	opts = opts.withLimits()
+	holes := newHoleLayouts(store) // checkPlan and writeStructure share HoleLayout's answers
+	if err := checkPlan(ctx, holes, vars, opts); err != nil {
 		return nil, err
 	}
 	names := make([]string, len(vars))
@@ -215,6 +217,7 @@ func Prepare(ctx context.Context, store *catalog.Store, src catalog.Source, stag
 		total += v.Bytes
 	}
 	fc := newFileConfig(info, vars, opts)
+	fc.holes = holes
 	if fc.netCDF {
 		if fc.ncHeaders, err = loadNCHeaders(ctx, store, vars); err != nil {
 			return nil, err
@@ -222,18 +225,20 @@ func Prepare(ctx context.Context, store *catalog.Store, src catalog.Source, stag
 	}
 	files := fileNames(names, fc.ext())
 	job = &Plan{Shards: p.Shards, Digest: opts.Digest}
+	var mem *memBudget
 	if p.InMemory {
 		// One budget and Monitor for the whole run (Release closes it).
-		opts = opts.withPipeline(src, vars)
+		opts = opts.withMonitor(src, vars)
+		mem = newMemBudget(opts.Limits.MaxMem)
 		defer func() {
 			if err != nil {
-				opts.mem.close()
+				mem.close()
 			}
 		}()
-		job.UnitBytes = opts.budget()
+		job.UnitBytes = opts.Limits.UnitTarget
 	} else {
 		job.UnitBytes = planner.UnitBytesFor(total, p.Shards, cmpOr(p.UnitBytes, defaultUnitBytes))
-		opts.unitCap = job.UnitBytes
+		opts.Limits = opts.Limits.CapUnits(job.UnitBytes)
 	}
 	opts = opts.withMerge()
 	job.Manifest = catalog.Manifest{Tool: "relayout", Version: opts.Version,
@@ -356,7 +361,7 @@ func Prepare(ctx context.Context, store *catalog.Store, src catalog.Source, stag
 		job.Units[i].Shard = s
 	}
 	if p.InMemory {
-		job.mem = &memJob{opts: opts, log: &memLog{recs: map[int]UnitRecord{}}, stats: stats,
+		job.mem = &memJob{opts: opts, mem: mem, log: &memLog{recs: map[int]UnitRecord{}}, stats: stats,
 			sums: map[int]string{}}
 	}
 	return job, nil
@@ -371,7 +376,7 @@ func datasetUnits(a *catalog.Array, d *Dataset, t contigTarget, g jointGrain, op
 	size := a.DType.Size
 	switch d.kind() {
 	case kindContiguous:
-		if boxes := g.units(a, min(opts.joinLimit(), opts.tileLimit()), opts); boxes != nil {
+		if boxes := g.units(a, min(opts.Limits.JoinLimit, opts.Limits.TileLimit), opts); boxes != nil {
 			return boxes, nil, false, nil
 		}
 		boxes, _, err = opts.writeUnits(a)
@@ -383,16 +388,16 @@ func datasetUnits(a *catalog.Array, d *Dataset, t contigTarget, g jointGrain, op
 			return nil, nil, false, err
 		}
 		// Units of about a tile (or one chunk, if larger): assembled, written
-		// and read back while in the caches (see tileTarget).
+		// and read back while in the caches (see limits.TileTarget).
 		chunkBytes := product(d.Chunk) * int64(size)
-		boxes, split, err = units(a.Shape, layout, size, min(max(opts.tileTarget(), chunkBytes), opts.budget()))
+		boxes, split, err = units(a.Shape, layout, size, min(max(opts.Limits.TileTarget, chunkBytes), opts.Limits.UnitTarget))
 		return boxes, nil, split, err
 	case kindParts:
 		if err := opts.checkChunkBudget(d.Chunk, size); err != nil {
 			return nil, nil, false, err
 		}
 		// a chunked unit is charged twice: its buffer and the chunks cut from it
-		if boxes := g.units(a, opts.joinLimit()/2, opts); boxes != nil {
+		if boxes := g.units(a, opts.Limits.JoinLimit/2, opts); boxes != nil {
 			return boxes, nil, false, nil
 		}
 		boxes, split, err = opts.arrayUnits(a, planner.Layout{Kind: planner.Chunked, Chunk: d.Chunk})
@@ -400,7 +405,7 @@ func datasetUnits(a *catalog.Array, d *Dataset, t contigTarget, g jointGrain, op
 	}
 	// merged: each cuboid in row-major pieces that fit the budget
 	for ui, u := range t.merged.plan.Units {
-		parts, _, err := units(u.Box.Count, planner.Layout{Kind: planner.Contiguous}, size, opts.budget())
+		parts, _, err := units(u.Box.Count, planner.Layout{Kind: planner.Contiguous}, size, opts.Limits.UnitTarget)
 		if err != nil {
 			return nil, nil, false, err
 		}
@@ -510,7 +515,7 @@ type Shard struct {
 // through the engine (engine.go), writing into the prepared files in
 // stage, with at most jobs units assembled at once
 // and every buffer charged to one budget of maxMem bytes (<= 0:
-// defaultMaxMem). mon, when set, follows it as it follows an in-memory job: the bytes of
+// limits.DefaultMaxMem). mon, when set, follows it as it follows an in-memory job: the bytes of
 // the units to write now, the variable being written, the I/O profile.
 // Each finished unit's record goes to sh.Journal, after the unit's data
 // is durable; the journal is flushed before RewriteShard returns, whether
@@ -530,7 +535,8 @@ func RewriteShard(ctx context.Context, store *catalog.Store, src catalog.Source,
 	partEnd := sh.PartEnd
 	jr := sh.Journal
 	var log Journal = jr
-	opts := Options{Jobs: jobs, MaxMem: maxMem, Monitor: mon}
+	opts := Options{Jobs: jobs, MaxMem: maxMem, Monitor: mon}.withLimits()
+	var mem *memBudget
 	if m := job.mem; m != nil {
 		if mon != nil && mon != m.opts.Monitor {
 			// mon takes over from the Monitor of Prepare (a display
@@ -542,7 +548,7 @@ func RewriteShard(ctx context.Context, store *catalog.Store, src catalog.Source,
 			mon.begin(src, total)
 			m.opts.Monitor = mon
 		}
-		opts, log, jr = m.opts, m.log, nil
+		opts, mem, log, jr = m.opts, m.mem, m.log, nil
 		done = map[int]bool{}
 		for _, r := range m.log.recs {
 			done[r.Unit] = true
@@ -559,8 +565,8 @@ func RewriteShard(ctx context.Context, store *catalog.Store, src catalog.Source,
 		return st, fmt.Errorf("rewriter: %w", err)
 	}
 	if job.mem == nil {
-		opts.mem = newMemBudget(opts.maxMem())
-		defer opts.mem.close()
+		mem = newMemBudget(opts.Limits.MaxMem)
+		defer mem.close()
 		if mon != nil {
 			var total int64
 			for _, group := range mine {
@@ -572,7 +578,7 @@ func RewriteShard(ctx context.Context, store *catalog.Store, src catalog.Source,
 		}
 	}
 	mon = opts.Monitor
-	e := newEngine(store, src, job, stage, sh.Part, opts, log)
+	e := newEngine(store, src, job, stage, sh.Part, opts, mem, log)
 	// In memory: the dataset digests (where digestSite says), files synced
 	// at commit. Journaled: each unit's digest (unless --digest none), the
 	// data synced before the journal records naming it. The job's Digest
@@ -668,9 +674,9 @@ func RewriteShard(ctx context.Context, store *catalog.Store, src catalog.Source,
 	return e.st, jr.Flush()
 }
 
-func newEngine(store *catalog.Store, src catalog.Source, job *Plan, stage, part string, opts Options, log Journal) *engine {
+func newEngine(store *catalog.Store, src catalog.Source, job *Plan, stage, part string, opts Options, mem *memBudget, log Journal) *engine {
 	opts.Digest = job.Digest // the job's, in every pipeline and digest pass (a shard's opts carry only its budget)
-	return &engine{store: store, src: src, job: job, stage: stage, part: part, opts: opts, log: log,
+	return &engine{store: store, src: src, job: job, stage: stage, part: part, opts: opts, mem: mem, log: log,
 		files: map[string]*os.File{}, dirty: map[*os.File]bool{}, sums: map[int]string{}}
 }
 

@@ -27,18 +27,18 @@ func TestCheckUnitBudget(t *testing.T) {
 		{2, 32 * mib, 16 * mib, true, true},
 		{1, 0, 16 * mib, false, false}, // 0: the default budget
 	} {
-		opts := Options{Jobs: tc.jobs, MaxMem: tc.maxMem}
-		err := checkUnitBudget(opts, tc.unit, tc.twice)
+		opts := Options{Jobs: tc.jobs, MaxMem: tc.maxMem}.withLimits()
+		err := checkUnitBudget(opts.Limits, tc.unit, tc.twice)
 		if tc.wantUnsupported != errors.Is(err, catalog.ErrUnsupported) {
 			t.Errorf("%+v: %v", tc, err)
 		}
 		if err == nil {
-			need := tc.unit + opts.readLimit()
+			need := tc.unit + opts.Limits.ReadLimit
 			if tc.twice {
 				need += tc.unit
 			}
-			if need > opts.maxMem() {
-				t.Errorf("%+v: passed, but one unit needs %d of %d", tc, need, opts.maxMem())
+			if need > opts.Limits.MaxMem {
+				t.Errorf("%+v: passed, but one unit needs %d of %d", tc, need, opts.Limits.MaxMem)
 			}
 		}
 	}

@@ -50,6 +50,7 @@ type fileConfig struct {
 	particles    string
 	hasParticles bool
 	bothGroups   bool
+	holes        *holeLayouts // the job's, shared with checkPlan
 }
 
 func newFileConfig(info catalog.DatasetInfo, vars []catalog.VarSummary, opts Options) fileConfig {
@@ -110,7 +111,7 @@ func writeStructure(ctx context.Context, w *h5.Writer, store *catalog.Store, src
 		} else {
 			var t contigTarget
 			var err error
-			if entry, t, spec, err = createData(w, store, a, path, opts); err != nil {
+			if entry, t, spec, err = createData(w, store, fc.holes, a, path, opts); err != nil {
 				return err
 			}
 			t.entry = len(mv.Datasets)
@@ -181,10 +182,10 @@ func writeStructure(ctx context.Context, w *h5.Writer, store *catalog.Store, src
 // here when the layout needs them) at path in its layout, and returns its
 // manifest entry, where its units go (entry left to the caller) and its
 // HDF5 spec. Every output structure creates its data through it.
-func createData(w *h5.Writer, store *catalog.Store, a *catalog.Array, path string, opts Options) (catalog.ManifestDataset, contigTarget, h5.DatasetSpec, error) {
+func createData(w *h5.Writer, store *catalog.Store, holes *holeLayouts, a *catalog.Array, path string, opts Options) (catalog.ManifestDataset, contigTarget, h5.DatasetSpec, error) {
 	var entry catalog.ManifestDataset
 	var t contigTarget
-	layout, err := arrayLayout(a, opts, store)
+	layout, err := arrayLayout(a, opts, holes)
 	if err != nil {
 		return entry, t, h5.DatasetSpec{}, err
 	}
@@ -438,7 +439,7 @@ type readbackHash struct {
 // still in the CPU's caches when they are hashed, and the buffer costs
 // little memory beside the pipeline's. Measured on issue 19's BP4 input
 // (three 448^3 arrays read back at --max-mem 1GiB --no-verify): 1 MiB
-// buffers instead of 16 MiB ones (readLimit) peaked at 284-301 MB RSS
+// buffers instead of 16 MiB ones (Limits.ReadLimit) peaked at 284-301 MB RSS
 // instead of 334-338 MB, with 74-81k minor faults instead of 86-89k, in
 // the same CPU time. Contiguous tiles are always read back so
 // (engine.setupPass): with 51 MB bands of fields/Bx and 26 MB ones of
@@ -526,15 +527,15 @@ func nonNil(v []int64) []int64 {
 // AMR level is chunked whatever was asked (planner.LevelLayout), and a
 // partly covered array that would be contiguous is chunked with its holes
 // unallocated unless opts.Fill (planner.HoleLayout, which needs the blocks:
-// loaded from store when a is a header, once per array, opts.holes), their
+// loaded from holes' store when a is a header, once per array), their
 // Note going to the log and the manifest. A layout that does not fit the
 // array (wrong rank, chunks over HDF5's limit) wraps catalog.ErrUnsupported.
-func arrayLayout(a *catalog.Array, opts Options, store *catalog.Store) (planner.Layout, error) {
+func arrayLayout(a *catalog.Array, opts Options, holes *holeLayouts) (planner.Layout, error) {
 	layout, err := requestedLayout(a, opts)
 	if err != nil {
 		return layout, err
 	}
-	return coveredLayout(a, layout, opts, store)
+	return coveredLayout(a, layout, opts, holes)
 }
 
 // requestedLayout is the layout asked for a (by opts.LayoutFor, else the
@@ -558,11 +559,11 @@ func requestedLayout(a *catalog.Array, opts Options) (planner.Layout, error) {
 }
 
 // coveredLayout is arrayLayout's rest, from the requested layout: a partly
-// covered array's (its blocks loaded from store when a is a header), and
+// covered array's (its blocks loaded from holes' store when a is a header), and
 // the check of its chunk size. Safe for concurrent use (opts.LayoutFor is
 // not called).
-func coveredLayout(a *catalog.Array, layout planner.Layout, opts Options, store *catalog.Store) (planner.Layout, error) {
-	layout, err := holeLayout(a, layout, opts, store)
+func coveredLayout(a *catalog.Array, layout planner.Layout, opts Options, holes *holeLayouts) (planner.Layout, error) {
+	layout, err := holeLayout(a, layout, opts, holes)
 	if err != nil {
 		return layout, arrayErr(a.Key(), err)
 	}
@@ -583,7 +584,8 @@ func coveredLayout(a *catalog.Array, layout planner.Layout, opts Options, store 
 // distinct layout note (a refined level's, a partly covered array's) is
 // logged once per variable, in catalog order, and the error returned is
 // that of the first array in that order.
-func checkPlan(ctx context.Context, store *catalog.Store, vars []catalog.VarSummary, opts Options) error {
+func checkPlan(ctx context.Context, holes *holeLayouts, vars []catalog.VarSummary, opts Options) error {
+	store := holes.store
 	type planned struct {
 		v   int
 		a   *catalog.Array
@@ -611,7 +613,7 @@ func checkPlan(ctx context.Context, store *catalog.Store, vars []catalog.VarSumm
 	for i := range arrays {
 		if p := &arrays[i]; p.err == nil {
 			eg.Go(func() error {
-				p.l, p.err = coveredLayout(p.a, p.l, opts, store)
+				p.l, p.err = coveredLayout(p.a, p.l, opts, holes)
 				return nil
 			})
 		}
@@ -646,9 +648,9 @@ func writeCoordinates(w *h5.Writer, path string, a *catalog.Array, ma meshAttrs,
 	for _, n := range a.Shape {
 		elems += n
 	}
-	if limit := opts.maxMem() / 4; elems > limit/8 {
+	if limit := opts.Limits.CoordBytes; elems > limit/8 {
 		return fmt.Errorf("--netcdf: the coordinates of shape %v take %s, more than a quarter of --max-mem %s: raise --max-mem or leave out --netcdf: %w",
-			a.Shape, fsinfo.Size(elems*8), fsinfo.Size(opts.maxMem()), catalog.ErrUnsupported)
+			a.Shape, fsinfo.Size(elems*8), fsinfo.Size(opts.Limits.MaxMem), catalog.ErrUnsupported)
 	}
 	// A dimension must not share its name with a variable of the file
 	// (xarray refuses a component "x" over a dimension "x").

@@ -90,7 +90,8 @@
 // Concurrency: up to min(Options.Jobs, 4) arrays are verified at once (of
 // one variable or the next ones; fewer when a share would fall below
 // 32 MiB; a joint group takes a slot and a share per member, at most all
-// of them), so that the HDF5 reads of one array (one call at a time in the
+// of them: Limits.VerifySlots and VerifyShare, computed once by package
+// limits from MaxMem and Jobs as the rewriter's limits are), so that the HDF5 reads of one array (one call at a time in the
 // process: the library's global lock) overlap the input reads,
 // comparisons and hashing of the others, and several arrays hash on
 // several cores. Within an array, bands are read, compared and hashed as a

@@ -24,7 +24,7 @@ import (
 // cores (one array's sha256 is sequential):
 //
 //	variables in catalog order ──► arrays in step, level order
-//	      │  (at most slots() in flight, each MaxMem/slots())
+//	      │  (at most Limits.VerifySlots in flight, each VerifyShare)
 //	      ▼
 //	 array ─► bands: HDF5 read ─► compare (Jobs goroutines) ─► sha256
 //	      │
@@ -35,22 +35,11 @@ import (
 // difference reported is that of its first array (in step, level order)
 // that differs, whatever finished first.
 
-// maxInFlight bounds the arrays verified at once.
-const maxInFlight = 4
-
-// minShare is the least budget an array in flight gets: below it, fewer
-// arrays run at once (a small --max-mem keeps its bands, one array at a
+// The arrays verified at once (r.lim.VerifySlots) and each one's share of
+// the budget (VerifyShare) are package limits': at most
+// limits.VerifyMaxInFlight, fewer while a share would fall below
+// limits.VerifyMinShare (a small --max-mem keeps its bands, one array at a
 // time).
-const minShare = 32 << 20
-
-// slots is the number of arrays verified at once.
-func (r *run) slots() int {
-	k := min(r.opts.Jobs, maxInFlight)
-	for k > 1 && r.opts.MaxMem/int64(k) < minShare {
-		k--
-	}
-	return max(k, 1)
-}
 
 // varRun is one variable being verified.
 type varRun struct {
@@ -94,8 +83,7 @@ func (r *run) variables(ctx context.Context, vars []catalog.VarSummary, log io.W
 		fatalOnce.Do(func() { fatal = err })
 		cancel(err)
 	}
-	slots := r.slots()
-	share := r.opts.MaxMem / int64(slots)
+	slots, share := r.lim.VerifySlots, r.lim.VerifyShare
 	sem := make(chan struct{}, slots)
 
 	// The printer: one line per variable, in order.
@@ -186,7 +174,7 @@ launch:
 					if _, found := r.out[o.Key()]; p.vi <= vi || taken[p] || !found || runs[p.vi].failed.Load() {
 						continue
 					}
-					if 4*(rows+rowBytes(o)) > r.opts.MaxMem/10 {
+					if 4*(rows+rowBytes(o)) > r.lim.VerifyJointRows {
 						break // one row of every member, its buffers and stage: a tenth of the budget
 					}
 					rows += rowBytes(o)

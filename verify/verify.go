@@ -19,10 +19,11 @@ import (
 	"time"
 
 	"relayout/catalog"
+	"relayout/internal/limits"
 )
 
 // DefaultMaxMem is the budget when Options.MaxMem is not set.
-const DefaultMaxMem = 1 << 30
+const DefaultMaxMem = limits.DefaultMaxMem
 
 // Options configure Output.
 type Options struct {
@@ -149,7 +150,7 @@ func Check(ctx context.Context, in *catalog.Store, inSrc catalog.Source, outDir 
 		return Result{}, fmt.Errorf("verify: manifest: %w", err)
 	}
 	start, base := time.Now(), catalog.ReadCounters(inSrc)
-	r := &run{in: in, src: inSrc, dir: outDir, opts: opts, out: map[catalog.Key]outRef{}, digests: map[catalog.Key]string{},
+	r := &run{in: in, src: inSrc, dir: outDir, opts: opts, lim: limits.For(opts.MaxMem, opts.Jobs), out: map[catalog.Key]outRef{}, digests: map[catalog.Key]string{},
 		workers: make(chan struct{}, opts.Jobs), digestKind: kind, fields: newFields()}
 	if opts.Tap != nil {
 		r.fields = opts.Tap.fields
@@ -219,6 +220,7 @@ type run struct {
 	src   catalog.Source
 	dir   string
 	opts  Options
+	lim   limits.Limits // of opts.MaxMem and opts.Jobs: the slots and their shares
 	out   map[catalog.Key]outRef
 	total int64
 	// digestKind is the manifest's algorithm (Manifest.DigestKind): of the
@@ -278,7 +280,7 @@ func (r *run) putSpare(bufs [][]byte) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, b := range bufs {
-		if b != nil && len(r.spare) < 3*maxInFlight {
+		if b != nil && len(r.spare) < 3*limits.VerifyMaxInFlight {
 			r.spare = append(r.spare, b)
 		}
 	}
