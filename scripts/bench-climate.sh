@@ -42,6 +42,7 @@ for k in "${INPUTS[@]}"; do
       --format "${BENCH_FORMAT:-NETCDF3_64BIT_OFFSET}" ;;
   e3sm)
     [ -f "$PEERS/env.sh" ] || { echo "bench-climate: $PEERS/env.sh not found: e3sm needs the peers" >&2; exit 1; }
+    PEERS=$(cd "$PEERS" && pwd) # the writer runs in the input's folder
     R=${BENCH_E3SM_RECORDS:-4}
     ( . "$PEERS/env.sh"; cd "$DIR/e3sm"
       for m in $(seq -w 1 12); do
