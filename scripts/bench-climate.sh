@@ -9,7 +9,8 @@
 #         123 record variables, 20 of them 72x96x144 float32, 1.0 GiB; BENCH_FORMAT picks the
 #         kind, e.g. NETCDF3_64BIT_DATA for CDF-5; BENCH_FILES, BENCH_LEV scale it)
 #   e3sm  12 E3SM-IO F-case h0 files (CDF-5, PnetCDF, the real 16-task decomposition; needs
-#         ../shared/peers), BENCH_E3SM_RECORDS records each, their time values made increasing
+#         ../shared/peers; BENCH_E3SM_RECORDS is its -r, though its h0 file keeps one record),
+#         their time values made increasing
 #   mpas  the 12 real monthly MPAS-Ocean history files of ../shared/data/netcdf/mpas-o-monthly
 # Commands: cp -r --reflink=never + sync (the floor); ncclimo --split of every variable (NCO,
 #   its default parallelism) + sync; ncrcat -v VAR for every variable, one after another, + sync
