@@ -1,9 +1,7 @@
 package e2e
 
 import (
-	"compress/gzip"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -106,7 +104,7 @@ func TestNetcdfRealFiles(t *testing.T) {
 				inputs = append(inputs, p)
 			case strings.HasSuffix(p, ".nc.gz"):
 				dst := filepath.Join(tmp, set+"-"+strings.TrimSuffix(de.Name(), ".gz"))
-				gunzipTo(t, p, dst)
+				testkit.Gunzip(t, p, dst)
 				inputs = append(inputs, dst)
 			}
 		}
@@ -118,29 +116,6 @@ func TestNetcdfRealFiles(t *testing.T) {
 			mustRun(t, "verify", in, out, "-q")
 			netcdfCheck(t, out, in)
 		})
-	}
-}
-
-func gunzipTo(t *testing.T, src, dst string) {
-	t.Helper()
-	f, err := os.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	z, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := os.Create(dst)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(w, z); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"relayout/catalog"
+	"relayout/internal/fileio"
 	"relayout/rewriter"
 )
 
@@ -27,7 +28,7 @@ func SyncStage(job *Job, files <-chan string) error {
 		if !job.InMemory() || first != nil {
 			continue
 		}
-		if err := syncFile(path); err != nil {
+		if err := fileio.SyncFile(path); err != nil {
 			first = fmt.Errorf("job: commit: %w", err)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"relayout/catalog"
+	"relayout/internal/fileio"
 	"relayout/reader"
 )
 
@@ -323,13 +324,13 @@ func RollForward(work, out string) (bool, error) {
 		}
 	}
 	killHook(len(rec.Renames))
-	if err := syncDir(out); err != nil {
+	if err := fileio.SyncDir(out); err != nil {
 		return true, fmt.Errorf("job: commit: %w", err)
 	}
 	if err := os.Rename(path, filepath.Join(work, committedFile)); err != nil {
 		return true, fmt.Errorf("job: commit: %w", err)
 	}
-	if err := syncDir(work); err != nil {
+	if err := fileio.SyncDir(work); err != nil {
 		return true, fmt.Errorf("job: commit: %w", err)
 	}
 	os.RemoveAll(filepath.Join(work, "parts"))
@@ -344,7 +345,7 @@ func Uncommit(work, out string) error {
 	if err := os.Remove(filepath.Join(out, catalog.ManifestName)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("job: %w", err)
 	}
-	if err := syncDir(out); err != nil {
+	if err := fileio.SyncDir(out); err != nil {
 		return fmt.Errorf("job: %w", err)
 	}
 	for _, n := range []string{committedFile, committingFile} {
@@ -352,5 +353,5 @@ func Uncommit(work, out string) error {
 			return fmt.Errorf("job: %w", err)
 		}
 	}
-	return syncDir(work)
+	return fileio.SyncDir(work)
 }

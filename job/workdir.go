@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"relayout/catalog"
+	"relayout/internal/fileio"
 	"relayout/rewriter"
 )
 
@@ -199,28 +200,6 @@ func partPaths(work string, job *Job) []string {
 // stageDir is work's stage: the output under its final names.
 func stageDir(work string) string { return filepath.Join(work, "stage") }
 
-// syncDir makes renames inside dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}
-
-func syncFile(path string) error {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err != nil {
-		return err
-	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
 // writeFileAtomic writes data to dir/name through a synced temporary file.
 func writeFileAtomic(dir, name string, data []byte) error {
 	tmp := filepath.Join(dir, "."+name+".tmp")
@@ -242,5 +221,5 @@ func writeFileAtomic(dir, name string, data []byte) error {
 		os.Remove(tmp)
 		return err
 	}
-	return syncDir(dir)
+	return fileio.SyncDir(dir)
 }

@@ -11,6 +11,7 @@ import (
 	"slices"
 
 	"relayout/catalog"
+	"relayout/internal/fileio"
 	"relayout/internal/h5"
 	"relayout/internal/limits"
 	"relayout/planner"
@@ -64,7 +65,7 @@ func joinParts(ctx context.Context, stage string, partPaths []string, job *Plan,
 		if len(chunked) == 0 {
 			if inPlace {
 				// synced by SyncStage
-			} else if err := syncFile(tmp); err != nil {
+			} else if err := fileio.SyncFile(tmp); err != nil {
 				return fmt.Errorf("rewriter: commit: %w", err)
 			}
 			if err := os.Rename(tmp, final); err != nil {
@@ -133,7 +134,7 @@ func joinParts(ctx context.Context, stage string, partPaths []string, job *Plan,
 		}
 		if inPlace {
 			// synced by SyncStage
-		} else if err := syncFile(join); err != nil {
+		} else if err := fileio.SyncFile(join); err != nil {
 			return fmt.Errorf("rewriter: commit: %w", err)
 		}
 		if err := os.Rename(join, final); err != nil {
@@ -145,7 +146,7 @@ func joinParts(ctx context.Context, stage string, partPaths []string, job *Plan,
 	if inPlace {
 		return nil
 	}
-	return syncDir(stage)
+	return fileio.SyncDir(stage)
 }
 
 // copyFile copies src to dst (copy_file_range: a reflink or an in-kernel

@@ -103,13 +103,3 @@ func arrayErr(k catalog.Key, err error) error {
 	}
 	return fmt.Errorf("rewriter: %s step %d: %w", k.Var, k.Step, err)
 }
-
-// syncDir makes renames inside dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"relayout/catalog"
+	"relayout/internal/fileio"
 	"relayout/internal/h5"
 )
 
@@ -161,7 +162,7 @@ func writeSeries(stage string, root []catalog.Attr, files []string, links [][]se
 	if err := w.Close(); err != nil {
 		return nil, nil, fmt.Errorf("rewriter: series: %w", err)
 	}
-	if err := syncFile(tmp); err != nil {
+	if err := fileio.SyncFile(tmp); err != nil {
 		return nil, nil, fmt.Errorf("rewriter: series: %w", err)
 	}
 	if err := os.Rename(tmp, filepath.Join(stage, seriesName)); err != nil {
@@ -175,16 +176,4 @@ func writeSeries(stage string, root []catalog.Attr, files []string, links [][]se
 		}
 	}
 	return skipped, used, nil
-}
-
-func syncFile(path string) error {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err != nil {
-		return err
-	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }

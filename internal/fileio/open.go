@@ -153,3 +153,28 @@ func openError(path string, err error) error {
 	}
 	return fmt.Errorf("blockio: %s: %w", path, err)
 }
+
+// SyncFile makes the file at path durable (fsync), reporting the first of
+// the sync's and the close's errors.
+func SyncFile(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// SyncDir makes the entries of directory dir durable (a rename or create
+// in it), as fsync of the directory does.
+func SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

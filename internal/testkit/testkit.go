@@ -1,6 +1,7 @@
 package testkit
 
 import (
+	"compress/gzip"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -257,5 +258,30 @@ func repoRoot(t testing.TB) string {
 		if d == filepath.Dir(d) {
 			t.Fatalf("no go.mod above %s", dir)
 		}
+	}
+}
+
+// Gunzip writes the gzip file src decompressed to dst (the real data ship
+// some netCDF files gzipped).
+func Gunzip(t testing.TB, src, dst string) {
+	t.Helper()
+	f, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := os.Create(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, z); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -3,9 +3,7 @@ package netcdf
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,35 +41,12 @@ func realFiles(t *testing.T) []string {
 				out = append(out, p)
 			case strings.HasSuffix(de.Name(), ".nc.gz"):
 				dst := filepath.Join(tmp, set+"-"+strings.TrimSuffix(de.Name(), ".gz"))
-				gunzip(t, p, dst)
+				testkit.Gunzip(t, p, dst)
 				out = append(out, dst)
 			}
 		}
 	}
 	return out
-}
-
-func gunzip(t *testing.T, src, dst string) {
-	t.Helper()
-	f, err := os.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	z, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := os.Create(dst)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, z); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // need skips (or fails under CI=true) when a tool is missing.
