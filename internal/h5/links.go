@@ -69,16 +69,8 @@ func (w *Writer) AttachScale(dset string, dim int, scale, name string) error {
 		return w.failf(scale, "cannot open dataset")
 	}
 	defer C.H5Dclose(sid)
-	switch C.H5DSis_scale(sid) {
-	case 0:
-		cn, f3 := cstr(name)
-		defer f3()
-		if C.H5DSset_scale(sid, cn) < 0 {
-			return w.failf(scale, "cannot make dimension scale %q", name)
-		}
-	case 1:
-	default:
-		return w.failf(scale, "cannot query dimension scale")
+	if err := w.setScale(sid, scale, name); err != nil {
+		return err
 	}
 	if C.H5DSattach_scale(did, sid, C.uint(dim)) < 0 {
 		return w.failf(dset, "cannot attach dimension scale %s to dimension %d", scale, dim)
@@ -102,10 +94,17 @@ func (w *Writer) MakeScale(path, name string) error {
 		return w.failf(path, "cannot open dataset")
 	}
 	defer C.H5Dclose(sid)
+	return w.setScale(sid, path, name)
+}
+
+// setScale makes the open dataset sid (at path, for messages) a dimension
+// scale named name (H5DSset_scale) unless it is one; the caller holds the
+// file's lock.
+func (w *Writer) setScale(sid C.hid_t, path, name string) error {
 	switch C.H5DSis_scale(sid) {
 	case 0:
-		cn, f2 := cstr(name)
-		defer f2()
+		cn, free := cstr(name)
+		defer free()
 		if C.H5DSset_scale(sid, cn) < 0 {
 			return w.failf(path, "cannot make dimension scale %q", name)
 		}
