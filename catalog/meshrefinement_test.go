@@ -36,7 +36,6 @@ func TestSetLevelBoxes(t *testing.T) {
 
 // HoleBytes: the part of a refined level's (or an openPMD _lvl record's)
 // domain that no box covers; level 0 and box-less arrays have none.
-// UncoveredBytes: the part of the other arrays that no block covers.
 func TestVariablesHoleBytes(t *testing.T) {
 	s, err := CreateStore(t.TempDir() + "/c.db")
 	if err != nil {
@@ -61,13 +60,9 @@ func TestVariablesHoleBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]int64{"rho": (256 - 32) * 8, "E_lvl1/x": (256 - 16) * 8, "plain": 0}
-	uncovered := map[string]int64{"rho": (64 - 16) * 8, "E_lvl1/x": 0, "plain": (256 - 16) * 8}
 	for _, v := range vs {
 		if v.HoleBytes != want[v.Name] {
 			t.Errorf("%s: HoleBytes %d, want %d", v.Name, v.HoleBytes, want[v.Name])
-		}
-		if v.UncoveredBytes != uncovered[v.Name] {
-			t.Errorf("%s: UncoveredBytes %d, want %d", v.Name, v.UncoveredBytes, uncovered[v.Name])
 		}
 	}
 }

@@ -45,7 +45,6 @@ CREATE TABLE arrays (
   species     TEXT    NOT NULL DEFAULT '', -- openPMD particle species of a particle record component ('' a mesh)
   grain       TEXT,                 -- JSON list: the block grid's step per dimension (Array.BlockGrain)
   dims        TEXT,                 -- JSON list: the dimensions' names (Array.Dims; netCDF), NULL: none
-  covered     INTEGER,              -- elements its blocks cover (overlaps counted once per block, at most all)
   UNIQUE (var, step, level)
 );
 CREATE TABLE block_parts (          -- an array's blocks, one JSON list cut between blocks (blocklist.go)
@@ -118,7 +117,7 @@ type Store struct {
 func (s *Store) OmitBlockLists() { s.noLists = true }
 
 // laterColumns are the columns added to arrays after its first version.
-var laterColumns = []string{"constant", "species", "grain", "dims", "covered"}
+var laterColumns = []string{"constant", "species", "grain", "dims"}
 
 // col is the arrays column name, or the SQL literal def standing for its
 // value in a catalog that lacks it.
@@ -396,11 +395,11 @@ func (s *Store) Put(a *Array) error {
 		return Corrupt("relayout", s.path, -1, "catalog: constant array %s step %d: %d blocks, value of %d bytes", a.Var, a.Step, len(a.Blocks), len(a.Fill))
 	}
 	res, err := tx.Exec(`INSERT INTO arrays (var, step, level, dtype, shape, offset, fill, attrs, step_attrs, source, boxes,
-		nblocks, block_bytes, constant, species, grain, dims, covered)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		nblocks, block_bytes, constant, species, grain, dims)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 		a.Var, a.Step, a.Level, a.DType.NumPy(), mustJSON(nonNil(a.Shape)), mustJSON(nonNil(a.Offset)), a.Fill,
 		mustJSON(nonNilAttrs(a.Attrs)), mustJSON(nonNilAttrs(a.StepAttrs)), a.Source, boxes,
-		len(a.Blocks), stored, a.Constant, a.Species, grain, dims, coveredElements(a))
+		len(a.Blocks), stored, a.Constant, a.Species, grain, dims)
 	if err != nil {
 		return fmt.Errorf("catalog: %s: array %s step %d level %d: %w", s.path, a.Var, a.Step, a.Level, err)
 	}
@@ -448,18 +447,6 @@ func nonNilAttrs(v []Attr) []Attr {
 	return v
 }
 
-// coveredElements is the number of a's elements its blocks cover, each
-// block counted whole (overlapping blocks more than once), at most all.
-func coveredElements(a *Array) int64 {
-	n, all := int64(0), a.Elements()
-	for i := range a.Blocks {
-		if n += a.Blocks[i].Box.Elements(); n >= all {
-			return all
-		}
-	}
-	return n
-}
-
 // VarSummary is one variable as `relayout catalog` shows it.
 type VarSummary struct {
 	Name        string
@@ -475,19 +462,14 @@ type VarSummary struct {
 	// or an openPMD "<record>_lvl<N>", with a box table) that no box covers
 	// (in Bytes): the output's sparse chunks never store them.
 	HoleBytes int64
-	// UncoveredBytes are the logical bytes of its other arrays that no
-	// block covers (in Bytes; at least: overlapping blocks count twice):
-	// the output stores none of them unless --fill keeps a partly covered
-	// array dense. 0 for catalogs of earlier versions (unknown).
-	UncoveredBytes int64
-	Files          int // distinct source files
-	Steps          []int64
-	Levels         int
+	Files     int // distinct source files
+	Steps     []int64
+	Levels    int
 }
 
 // Variables summarises every variable, sorted by name.
 func (s *Store) Variables() ([]VarSummary, error) {
-	rows, err := s.db.Query(`SELECT id, var, step, level, dtype, shape, boxes, ` + s.col("constant", "0") + `, ` + s.col("covered", "NULL") + ` FROM arrays ORDER BY var, step, level`)
+	rows, err := s.db.Query(`SELECT id, var, step, level, dtype, shape, boxes, ` + s.col("constant", "0") + ` FROM arrays ORDER BY var, step, level`)
 	if err != nil {
 		return nil, fmt.Errorf("catalog: %s: %w", s.path, err)
 	}
@@ -500,12 +482,11 @@ func (s *Store) Variables() ([]VarSummary, error) {
 		shape    string
 		boxes    sql.NullString
 		constant bool
-		covered  sql.NullInt64
 	}
 	var all []arr
 	for rows.Next() {
 		var a arr
-		if err := rows.Scan(&a.id, &a.v, &a.step, &a.level, &a.dtype, &a.shape, &a.boxes, &a.constant, &a.covered); err != nil {
+		if err := rows.Scan(&a.id, &a.v, &a.step, &a.level, &a.dtype, &a.shape, &a.boxes, &a.constant); err != nil {
 			rows.Close()
 			return nil, err
 		}
@@ -550,8 +531,6 @@ func (s *Store) Variables() ([]VarSummary, error) {
 				covered += b.Elements()
 			}
 			vs.HoleBytes += max(0, n-covered*int64(vs.DType.Size))
-		} else if a.covered.Valid && !a.constant {
-			vs.UncoveredBytes += max(0, n-a.covered.Int64*int64(vs.DType.Size))
 		}
 		if n := len(vs.Steps); n == 0 || vs.Steps[n-1] != a.step {
 			vs.Steps = append(vs.Steps, a.step)

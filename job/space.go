@@ -78,13 +78,12 @@ func checkSpace(out string, need int64, rerun string) error {
 // contiguousBytes is the size of an output written contiguously: every
 // array's logical bytes (contiguous datasets are allocated whole), but for
 // a refined AMR level only what its boxes cover (always chunked sparsely).
-// A partly covered array's holes (VarSummary.UncoveredBytes) are counted
-// although its output leaves them unallocated: its rewrite still walks
-// the whole logical extent (every row assembled, every byte hashed), so a
-// declared shape far beyond its blocks (a damaged header's 2^40 rows, a
-// netCDF-4 variable with one chunk written of 2^40) is refused here, up
-// front, rather than running out of time or memory (e2e
-// TestDeclaredShapeHuge).
+// A partly covered array's holes are counted although its output leaves
+// them unallocated: its rewrite still walks the whole logical extent
+// (every row assembled, every byte hashed), so a declared shape far beyond
+// its blocks (a damaged header's 2^40 rows, a netCDF-4 variable with one
+// chunk of 2^40 written) is refused here, up front, rather than running out
+// of time or memory (e2e TestDeclaredShapeHuge).
 func contiguousBytes(vars []catalog.VarSummary) int64 {
 	var n int64
 	for _, v := range vars {

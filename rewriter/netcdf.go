@@ -132,11 +132,12 @@ func (h ncHeaders) members(name string) []*catalog.Array {
 }
 
 // isCoordinate reports whether variable d is the coordinate variable of
-// dimension d: one array over d alone.
-func (h ncHeaders) isCoordinate(d string) bool {
-	a := h[d]
-	return a != nil && len(a.Dims) == 1 && a.Dims[0] == d
-}
+// dimension d.
+func (h ncHeaders) isCoordinate(d string) bool { return h[d] != nil && isCoordinate(h[d]) }
+
+// isCoordinate reports whether a is a coordinate variable: over one
+// dimension, of its own name.
+func isCoordinate(a *catalog.Array) bool { return len(a.Dims) == 1 && a.Dims[0] == a.Var }
 
 // attrNames is the variable names attribute name of as gives: its words
 // ("lat lon"), or for cell_measures the word after each "measure:".
@@ -172,8 +173,10 @@ func writeNetCDF(ctx context.Context, w *h5.Writer, store *catalog.Store, name s
 	}
 	contig := map[catalog.Key]contigTarget{}
 	paths := map[string]bool{}
+	coords := map[string]bool{} // the dimensions whose coordinate variable the file holds
 	for i, a := range members {
 		path := "/" + strings.Trim(a.Var, "/")
+		coords[a.Var] = isCoordinate(a)
 		entry, t, _, err := createData(w, store, fc.holes, a, path, opts)
 		if err != nil {
 			return nil, err
@@ -216,8 +219,11 @@ func writeNetCDF(ctx context.Context, w *h5.Writer, store *catalog.Store, name s
 	for _, d := range dims {
 		path := "/" + d
 		switch {
-		case slices.ContainsFunc(members, func(a *catalog.Array) bool { return a.Var == d && len(a.Dims) == 1 && a.Dims[0] == d }):
-			scale[d] = d // its coordinate variable
+		case coords[d]: // its coordinate variable is its scale, even where no other dataset is over it
+			if err := w.MakeScale(path, d); err != nil {
+				return nil, fmt.Errorf("rewriter: %s: dimension %s: %w", name, d, err)
+			}
+			scale[d] = d
 		case paths[path]:
 			continue // a variable of the file has the name but is not its coordinate: no scale
 		default:
@@ -241,18 +247,10 @@ func writeNetCDF(ctx context.Context, w *h5.Writer, store *catalog.Store, name s
 			continue
 		}
 		for k, d := range a.Dims {
-			if scale[d] == "" || (a.Var == d && len(a.Dims) == 1) {
+			if scale[d] == "" || isCoordinate(a) {
 				continue // no scale; a coordinate variable is its own
 			}
 			if err := w.AttachScale("/"+strings.Trim(a.Var, "/"), k, "/"+d, scale[d]); err != nil {
-				return nil, arrayErr(a.Key(), err)
-			}
-		}
-	}
-	// A coordinate variable no other dataset uses is still its dimension.
-	for _, a := range members {
-		if len(a.Dims) == 1 && a.Dims[0] == a.Var {
-			if err := w.MakeScale("/"+a.Var, a.Var); err != nil {
 				return nil, arrayErr(a.Key(), err)
 			}
 		}

@@ -144,12 +144,13 @@ func (d *Dataset) finish(hf *ih5.File, e entry, a *catalog.Array) error {
 		}
 		attrs = mergeAttrs(sp, attrs)
 	}
-	a.Attrs = dropScaleAttrs(attrs)
-	if e.netCDF {
+	if e.netCDF { // netCDF-C's hidden attributes, the scales' among them
 		a.Attrs = dropNCHidden(attrs)
 		if a.Dims, err = hf.DimensionNames(e.path); err != nil {
 			return err
 		}
+	} else {
+		a.Attrs = dropScaleAttrs(attrs)
 	}
 	if d.info.Format == "relayout" {
 		if err := relayoutBoxes(hf, e, a); err != nil {
