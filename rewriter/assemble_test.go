@@ -113,17 +113,18 @@ func runAssembly(t *testing.T, src catalog.Source, a *catalog.Array, layout plan
 	}
 	slabs := planner.Slabs(a.Shape, layout, a.DType.Size, budget)
 	var got []byte
-	sum, err := streamArray(context.Background(), src, a, slabs, jobs, func(slab catalog.Box, buf []byte) error {
+	part := &jointPart{a: a, slabs: slabs, sink: func(slab catalog.Box, buf []byte, _ unitOut) error {
 		if want := slab.Elements() * int64(a.DType.Size); int64(len(buf)) != want {
 			t.Errorf("slab %v: %d bytes, want %d", slab, len(buf), want)
 		}
 		got = append(got, buf...)
 		return nil
-	})
+	}}
+	sums, err := streamJoint(context.Background(), pipeEnv{}, src, []*jointPart{part}, singleItems(0, len(slabs)), nil, jobs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return got, sum
+	return got, sums[0]
 }
 
 func checkBytes(t *testing.T, got, want []byte, sum string, dt catalog.DType) {
@@ -276,7 +277,7 @@ func TestAssembleCorrupt(t *testing.T) {
 			Codecs: []catalog.Codec{{Name: "fake"}}},
 	}}
 	src := &fakeSource{files: map[string][]byte{"f": make([]byte, 12)}}
-	_, err := streamArray(context.Background(), src, a, planner.Slabs(a.Shape, planner.Layout{Kind: planner.Contiguous}, 4, 1<<20), 2, nil)
+	_, err := hashArray(context.Background(), pipeEnv{}, src, a, planner.Slabs(a.Shape, planner.Layout{Kind: planner.Contiguous}, 4, 1<<20), catalog.SHA256, 2)
 	if !errors.Is(err, catalog.ErrCorrupt) {
 		t.Fatalf("err %v, want ErrCorrupt", err)
 	}

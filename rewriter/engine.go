@@ -20,7 +20,7 @@ import (
 // The execution engine. A job (Prepare) is a list of output datasets, each
 // of one kind, and a list of work units (boxes of a dataset) assigned to
 // shards. Every unit of every kind goes through the one ordered pipeline
-// (streamArrayEnv): admitted in order against the one memory budget
+// (streamJoint): admitted in order against the one memory budget
 // (memBudget, Options.MaxMem, at most Jobs+1 units alive), its reads
 // announced ahead (catalog.Prefetcher), assembled on up to Jobs workers,
 // then written, hashed and journaled in order:
@@ -245,9 +245,9 @@ func (e *engine) partOut() (*os.File, error) {
 }
 
 // env is the pipeline environment of the engine's units: its budget, the
-// reads' limit, the Monitor and the digest.
+// reads' limit and the Monitor.
 func (e *engine) env() pipeEnv {
-	return pipeEnv{mem: e.mem, readLimit: e.opts.Limits.ReadLimit, mon: e.opts.Monitor, digest: e.opts.Digest}
+	return pipeEnv{mem: e.mem, readLimit: e.opts.Limits.ReadLimit, mon: e.opts.Monitor}
 }
 
 // checkUnitBudget refuses units that cannot fit the budget one at a time
@@ -465,9 +465,12 @@ func (e *engine) setupPass(ctx context.Context, di int, a *catalog.Array, us []*
 	}
 	site, bands := e.digestSite(kind, a, boxes, whole)
 	env := e.env()
+	digest := e.opts.Digest
 	if site != digestInOrder && site != digestBands { // the pipeline takes no digest
-		env.digest = catalog.NoDigest
+		digest = catalog.NoDigest
 	}
+	var keep int64      // bytes kept per unit byte beyond its buffer
+	var prepWrites bool // prep writes the unit: not timed as encoding
 	if d.Split && mon != nil {
 		mon.splits.Add(1)
 	}
@@ -506,7 +509,7 @@ func (e *engine) setupPass(ctx context.Context, di int, a *catalog.Array, us []*
 		// Written by the worker that assembled the unit (its place in the
 		// file is fixed), the units of an item in parallel: the ordered
 		// sink only records them, so that writing does not wait its turn.
-		env.prepWrites = true
+		prepWrites = true
 		prep = func(slab catalog.Box, buf []byte) (unitOut, error) {
 			var o unitOut
 			sumOf(buf, &o)
@@ -544,7 +547,7 @@ func (e *engine) setupPass(ctx context.Context, di int, a *catalog.Array, us []*
 			}
 			ps.cleanup = append(ps.cleanup, back.abort)
 		}
-		env.prepWrites = true
+		prepWrites = true
 		zeros := make([]byte, chunk[len(chunk)-1]*size) // padding of edge chunks, only read
 		// Short rows: the kernel's cost per vector entry exceeds a copy, so
 		// such chunks are cut (cutChunks) and written with one pwrite each.
@@ -586,7 +589,7 @@ func (e *engine) setupPass(ctx context.Context, di int, a *catalog.Array, us []*
 		if _, err := e.partOut(); err != nil {
 			return nil, err
 		}
-		env.keep = 1 // the chunks cut from a unit
+		keep = 1 // the chunks cut from a unit
 		touched, grid := touchedChunks(a, d.Chunk), chunkGrid(a.Shape, d.Chunk)
 		prep = func(slab catalog.Box, buf []byte) (unitOut, error) {
 			var o unitOut
@@ -606,7 +609,7 @@ func (e *engine) setupPass(ctx context.Context, di int, a *catalog.Array, us []*
 		}
 	}
 	if prep == nil {
-		env.prepWrites = true // a unit digest at most: not encoding
+		prepWrites = true // a unit digest at most: not encoding
 		prep = func(_ catalog.Box, buf []byte) (unitOut, error) {
 			var o unitOut
 			sumOf(buf, &o)
@@ -623,7 +626,7 @@ func (e *engine) setupPass(ctx context.Context, di int, a *catalog.Array, us []*
 	last := time.Now()
 	var rowsDone int64 // rows of dimension 0 written whole
 	i := 0
-	ps.part = &jointPart{a: a, slabs: boxes, keep: env.keep, digest: env.digest, prepWrites: env.prepWrites, prep: prep, bands: bands}
+	ps.part = &jointPart{a: a, slabs: boxes, keep: keep, digest: digest, prepWrites: prepWrites, prep: prep, bands: bands}
 	ps.part.sink = func(slab catalog.Box, buf []byte, o unitOut) error {
 		u := us[i]
 		i++
@@ -795,8 +798,7 @@ func (e *engine) finishDigest(ctx context.Context, di int, a *catalog.Array, sit
 		if err != nil {
 			return arrayErr(k, err)
 		}
-		henv := e.env()
-		if sum, err = streamArrayEnv[struct{}](ctx, henv, e.src, a, hashUnits, e.opts.Limits.Jobs, nil, nil); err != nil {
+		if sum, err = hashArray(ctx, e.env(), e.src, a, hashUnits, e.opts.Digest, e.opts.Limits.Jobs); err != nil {
 			return arrayErr(k, err)
 		}
 	}

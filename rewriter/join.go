@@ -297,7 +297,7 @@ func (r *ReadBack) Dataset(ctx context.Context, di int, out *catalog.Store, chec
 	if err != nil {
 		return "", arrayErr(k, err)
 	}
-	sum, err := streamArrayEnv[struct{}](ctx, pipeEnv{mem: mem, readLimit: lim.ReadLimit, digest: job.Digest}, r.outSrc, o, hashUnits, lim.Jobs, nil, nil)
+	sum, err := hashArray(ctx, pipeEnv{mem: mem, readLimit: lim.ReadLimit}, r.outSrc, o, hashUnits, job.Digest, lim.Jobs)
 	if err != nil {
 		return "", arrayErr(k, err)
 	}

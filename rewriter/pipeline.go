@@ -69,35 +69,33 @@ func orderedAdmit[T any](ctx context.Context, jobs, n int, admit func(context.Co
 	return ctx.Err()
 }
 
-// streamArray assembles the slabs of a (which must pass checkArray) on up to
-// jobs goroutines and hands them, in slab order, to sink (nil: hash only). It
-// returns the hex sha256 of the slabs' bytes, which is the digest of the
-// logical array in row-major little-endian order because planner.Slabs cuts
-// along dimension 0 in order.
-func streamArray(ctx context.Context, src catalog.Source, a *catalog.Array, slabs []catalog.Box, jobs int,
-	sink func(slab catalog.Box, buf []byte) error) (string, error) {
-	var s func(catalog.Box, []byte, struct{}) error
-	if sink != nil {
-		s = func(slab catalog.Box, buf []byte, _ struct{}) error { return sink(slab, buf) }
+// hashArray is the pipeline with nothing to write: the digest of a's
+// slabs in order (hex; "" with catalog.NoDigest), which is the digest of
+// the logical array, row-major little-endian, when the slabs are row-major
+// runs of it (rowMajorRun).
+func hashArray(ctx context.Context, env pipeEnv, src catalog.Source, a *catalog.Array, slabs []catalog.Box, digest catalog.Digest, jobs int) (string, error) {
+	sums, err := streamJoint(ctx, env, src, []*jointPart{{a: a, slabs: slabs, digest: digest}}, singleItems(0, len(slabs)), nil, jobs)
+	if err != nil {
+		return "", err
 	}
-	return streamArrayEnv(ctx, pipeEnv{}, src, a, slabs, jobs, nil, s)
+	return sums[0], nil
+}
+
+// singleItems is n items of one unit each, the units of part in order.
+func singleItems(part, n int) [][]jointRef {
+	items := make([][]jointRef, n)
+	for i := range items {
+		items[i] = []jointRef{{part, i}}
+	}
+	return items
 }
 
 // pipeEnv is what the pipeline charges and reports to: the memory budget
-// (nil: unlimited), the largest coalesced read, the slab bytes kept per slab
-// beyond its buffer (keep: 1 for the encoded chunks cut from it, 0 else),
-// the Monitor (nil: none), the digest of the slabs in order (the zero
-// value sha256; NoDigest: none, the pipeline returns ""), and whether prep
-// is the write.
+// (nil: unlimited), the largest coalesced read and the Monitor (nil: none).
 type pipeEnv struct {
 	mem       *memBudget
 	readLimit int64
-	keep      int64
 	mon       *Monitor
-	digest    catalog.Digest
-	// prepWrites: prep writes the slab (and times its writes itself); it
-	// is not counted as encoding.
-	prepWrites bool
 }
 
 // pipelineDepth is the most units alive at once in a budgeted pipeline:
@@ -150,145 +148,6 @@ func (r *slabReads) admit(ctx context.Context, i int) {
 		r.pf.Prefetch(ctx, r.of(k))
 		r.announced = k
 	}
-}
-
-// streamArrayEnv is streamArray with a per-slab step, prep, that runs on the
-// workers in parallel after assembly (cutting and encoding chunks, writing
-// raw chunks, a unit's digest), whose result reaches sink with the slab, in
-// slab order; charging env.mem before each slab's buffers exist and timing
-// the stages on env.mon.
-func streamArrayEnv[T any](ctx context.Context, env pipeEnv, src catalog.Source, a *catalog.Array, slabs []catalog.Box, jobs int,
-	prep func(slab catalog.Box, buf []byte) (T, error), sink func(slab catalog.Box, buf []byte, v T) error) (string, error) {
-	type slabOut struct {
-		buf []byte
-		v   T
-	}
-	if env.readLimit > 0 {
-		ctx = catalog.WithReadLimit(ctx, env.readLimit)
-	}
-	_, batch := src.(catalog.BatchSource)
-	reads := newSlabReads(src, a, slabs)
-	size := int64(a.DType.Size)
-	keep := make([]int64, len(slabs))
-	transient := make([]int64, len(slabs))
-	bufs := make([][]byte, len(slabs)) // from the budget's kept buffers, or made by the worker
-	var admit func(context.Context, int) error
-	// depth bounds the units alive at once whatever the budget.
-	depth := make(chan struct{}, pipelineDepth(jobs))
-	if env.mem != nil {
-		admit = func(ctx context.Context, i int) error {
-			select {
-			case depth <- struct{}{}:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-			reads.admit(ctx, i)
-			keep[i] = slabs[i].Elements() * size * (1 + env.keep)
-			transient[i] = readNeed(reads.of(i), a.DType, max(env.readLimit, 1), batch)
-			n := slabs[i].Elements() * size
-			b, err := env.mem.acquireBuf(ctx, n, keep[i]-n+transient[i])
-			if b != nil { // a kept buffer, charged for its cap
-				bufs[i] = b
-				keep[i] += int64(cap(b)) - n
-			}
-			if err != nil {
-				<-depth // not admitted: release is not called for it
-			}
-			return err
-		}
-	}
-	fill := leFill(a)
-	// The digest is serial (row-major order), so it runs on a goroutine of
-	// its own fed in slab order: the ordered sink hands a slab to it and
-	// goes on writing, and assembly of later slabs proceeds meanwhile. A
-	// slab's memory is released (and its buffer kept for reuse) once both
-	// its write and its hashing are done.
-	h := env.digest.New() // nil: no digest
-	type hashJob struct {
-		buf  []byte
-		done func()
-	}
-	hashq := make(chan hashJob, len(slabs))
-	hashed := make(chan struct{})
-	go func() {
-		defer close(hashed)
-		for j := range hashq {
-			if h != nil {
-				h.Write(j.buf)
-			}
-			j.done()
-		}
-	}()
-	refs := make([]atomic.Int32, len(slabs))
-	free := func(i int) { // the last of write and hash to finish with slab i
-		if refs[i].Add(-1) != 0 {
-			return
-		}
-		if env.mem != nil {
-			if b := bufs[i]; b != nil && int64(cap(b)) <= keep[i] {
-				env.mem.release(keep[i] - int64(cap(b)))
-				env.mem.keepBuf(b) // still charged
-			} else {
-				env.mem.release(keep[i])
-				membudget.Unmap(b)
-			}
-			keep[i] = 0
-			<-depth
-		}
-		bufs[i] = nil
-	}
-	err := orderedAdmit(ctx, jobs, len(slabs), admit, func(i int) {
-		if refs[i].Load() == 0 { // never reached the sink: nothing hashing it
-			refs[i].Store(1)
-		}
-		free(i)
-	}, func(ctx context.Context, i int) (_ slabOut, err error) {
-		buf, dirty := bufs[i], true
-		if buf == nil {
-			n := slabs[i].Elements() * size
-			if env.mem == nil {
-				buf = make([]byte, n)
-			} else if buf, err = membudget.Map(n); err != nil {
-				return slabOut{}, err
-			}
-			dirty, bufs[i] = false, buf
-		}
-		err = assembleInto(ctx, env.mon, src, a, slabs[i], reads.of(i), fill, buf, dirty, reads.blocks.disjoint())
-		reads.drop(i)
-		if env.mem != nil {
-			env.mem.release(transient[i])
-			transient[i] = 0
-		}
-		if err != nil {
-			return slabOut{}, err
-		}
-		if prep == nil {
-			return slabOut{buf: buf}, nil
-		}
-		t := time.Now()
-		v, err := prep(slabs[i], buf)
-		if env.mon != nil && !env.prepWrites {
-			env.mon.since(stageEncode, t)
-		}
-		return slabOut{buf, v}, err
-	}, func(i int, o slabOut) error {
-		refs[i].Store(2) // the hasher and the release after this callback
-		hashq <- hashJob{o.buf, func() { free(i) }}
-		if sink == nil {
-			return nil
-		}
-		err := sink(slabs[i], o.buf, o.v)
-		if err == nil && env.mon != nil && sink != nil {
-			env.mon.done.Add(int64(len(o.buf)))
-		}
-		return err
-	})
-	close(hashq)
-	<-hashed
-	if err != nil || h == nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // jointPart is one dataset's share of a joint pipeline (streamJoint): its
