@@ -95,8 +95,8 @@ func TestDigestSite(t *testing.T) {
 	}{
 		{rows, band, [4]digestSite{digestInOrder, digestInOrder, digestInOrder, digestInOrder}},
 		{tiles, band, [4]digestSite{digestReadBack, digestBands, digestBands, digestBands}},
-		{tiles, band - 1, [4]digestSite{digestReadBack, digestChunkRows, digestInput, digestInput}},
-		{columns, band, [4]digestSite{digestReadBack, digestChunkRows, digestInput, digestInput}},
+		{tiles, band - 1, [4]digestSite{digestReadBack, digestReadBack, digestInput, digestInput}},
+		{columns, band, [4]digestSite{digestReadBack, digestReadBack, digestInput, digestInput}},
 	} {
 		for ki, kind := range kinds {
 			for _, off := range []struct {
@@ -104,7 +104,8 @@ func TestDigestSite(t *testing.T) {
 				digest         catalog.Digest
 			}{{true, true, catalog.SHA256}, {false, true, catalog.SHA256}, {true, false, catalog.SHA256}, {true, true, catalog.NoDigest}} {
 				e := &engine{digests: off.digests, opts: Options{Digest: off.digest}, bandLeft: c.bandLeft}
-				site, bd := e.digestSite(kind, a, c.units, off.whole)
+				d := &Dataset{Kind: kind, Shape: a.Shape, Chunk: []int64{2, 2}}
+				site, bd := e.digestSite(targetOf(d).traits(), a, c.units, off.whole)
 				want := c.want[ki]
 				if !off.digests || !off.whole || off.digest == catalog.NoDigest {
 					want = digestNone

@@ -198,8 +198,8 @@
 // 1 MiB buffer (readbackBytes); units of encoded chunks or cuboids that
 // are not row-major runs have theirs gathered band by band in a buffer
 // charged to the budget (banddigest.go). One function, engine.digestSite,
-// chooses each dataset's digest site (in order, bands, read back, chunk
-// rows, a pass over the input), with the reason of each case; whether a
+// chooses each dataset's digest site (in order, bands, read back by the
+// target, a pass over the input), with the reason of each case; whether a
 // job's pipeline takes the datasets' digests at all (an in-memory job
 // without verification), its units' (journaled) or none is package job's
 // one decision (planDigests). Units whose blocks interleave in the
@@ -258,6 +258,16 @@
 // than there are workers. Cancelling the context stops the pipeline; a
 // failed in-memory job leaves no partial file under a final name
 // (RemoveTemps).
+//
+// # Output targets
+//
+// Each output layout is one type behind one interface, target (target.go;
+// targetOf is the one place a dataset's kind is looked at): it cuts its
+// dataset into units, prepares a unit's bytes on the worker that assembled
+// it, puts it in unit order and finishes with the digest it read back, in
+// a file of its own (target_contiguous.go, target_chunks.go,
+// target_parts.go, target_merged.go). Adding a layout is a planner kind,
+// the Dataset.Kind Prepare sets for it, and one target file.
 //
 // The package must not parse input formats (readers do, through
 // catalog.Source) and calls HDF5 only through internal/h5. It imports

@@ -3,7 +3,6 @@ package rewriter
 import (
 	"context"
 	"fmt"
-	"hash"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,76 +17,40 @@ import (
 )
 
 // The execution engine. A job (Prepare) is a list of output datasets, each
-// of one kind, and a list of work units (boxes of a dataset) assigned to
-// shards. Every unit of every kind goes through the one ordered pipeline
-// (streamJoint): admitted in order against the one memory budget
+// stored through one target (target.go: contiguous, raw chunks, encoded
+// chunks, merged), and a list of work units (boxes of a dataset) assigned
+// to shards. Every unit of every target goes through the one ordered
+// pipeline (streamJoint): admitted in order against the one memory budget
 // (memBudget, Options.MaxMem, at most Jobs+1 units alive), its reads
 // announced ahead (catalog.Prefetcher), assembled on up to Jobs workers,
-// then written, hashed and journaled in order:
+// prepared by the target on the worker (encoded, or written where its
+// place is fixed), then put by the target, hashed and journaled in order.
 //
-//	kind        worker (after assembly)        ordered sink            nothing else
-//	contiguous  (unit digest), pwrite at Addr  -                       -
-//	chunks      pwrite(v) each chunk at the    -                       -
-//	            address the chunk index lists
-//	parts       cut and encode chunks          append to the part file JoinParts: H5Dwrite_chunk
-//	merged      (unit digest)                  pwrite at Addr, or at
-//	            the cuboid dataset's address
-//
-// Only compressed and sparse (partly covered: unwritten chunks take no
-// bytes) chunked datasets go through part files. The digest of a dataset
-// (Plan.Digest of the logical array, row-major little-endian) is taken
-// where digestSite chooses, by the dataset's kind and its units (its
-// table gives the reasons): by the pipeline when the units are row-major
-// runs of the array, or gathered band by band from the units in memory
-// when they come band by band (tiles, boxes of chunks; banddigest.go) and the band buffers fit the budget, else read back from
-// the file (contiguous tiles, chunk rows), else (encoded chunks, cuboids)
-// from a read-only pass over the input. An in-memory job asks for it (one
-// shard holds every unit); sharded jobs journal each unit's digest instead
-// and commit (job's CheckUnits, through ReadBack) hashes the joined output.
-// Whether a job's pipeline takes digests at all is package job's decision
-// (planDigests).
+// The digest of a dataset (Plan.Digest of the logical array, row-major
+// little-endian) is taken where digestSite chooses, by the target's traits
+// and the units (its table gives the reasons): by the pipeline when the
+// units are row-major runs of the array, or gathered band by band from the
+// units in memory when they come band by band (tiles, boxes of chunks;
+// banddigest.go) and the band buffers fit the budget, else read back by
+// the target from its file (contiguous tiles, chunk rows), else (encoded
+// chunks, cuboids) from a read-only pass over the input. An in-memory job
+// asks for it (one shard holds every unit); sharded jobs journal each
+// unit's digest instead and commit (job's CheckUnits, through ReadBack)
+// hashes the joined output. Whether a job's pipeline takes digests at all
+// is package job's decision (planDigests).
 
-// Dataset kinds (Dataset.Kind).
-const (
-	kindContiguous = "contiguous"
-	kindChunks     = "chunks" // raw chunks allocated when the file is prepared
-	kindParts      = "parts"  // encoded chunks via the part files and JoinParts
-	kindMerged     = "merged"
-)
-
-// JobCuboid is one cuboid dataset of a partially covered merged array.
+// Cuboid is one cuboid dataset of a partially covered merged array.
 type Cuboid struct {
 	Lower []int64 `json:"lower"`
 	Count []int64 `json:"count"`
 	Addr  int64   `json:"addr"`
 }
 
-// kind is d.Kind, or what a job from before kinds meant.
-func (d *Dataset) kind() string {
-	switch {
-	case d.Kind != "":
-		return d.Kind
-	case d.Chunk != nil:
-		return kindParts
-	}
-	return kindContiguous
-}
-
 // StoredBlocks is how many blocks d's data is stored as, but for the
-// chunks of kindParts units (their records list them): every chunk of
-// kindChunks, each cuboid dataset of a merged array (or its one dataset),
+// encoded chunks of its units (their records list them): every chunk of
+// raw chunks, each cuboid dataset of a merged array (or its one dataset),
 // one contiguous dataset. The report's blocks_out.
-func (d *Dataset) StoredBlocks() int {
-	switch d.kind() {
-	case kindParts:
-		return 0
-	case kindChunks:
-		return int(product(chunkGrid(d.Shape, d.Chunk)))
-	case kindMerged:
-		return max(len(d.Cuboids), 1)
-	}
-	return 1
-}
+func (d *Dataset) StoredBlocks() int { return targetOf(d).traits().storedBlocks }
 
 // UnitRecord is what the engine records of one finished unit: its
 // digest, where its encoded chunks went, what it cost. A journaled shard's
@@ -321,6 +284,12 @@ type pass struct {
 	cleanup []func()
 }
 
+func (p *pass) close() {
+	for _, c := range p.cleanup {
+		c()
+	}
+}
+
 // groups writes the groups (of distinct datasets) through one pipeline:
 // their units in items (jointItems), so that datasets whose blocks
 // interleave in the input are read once together (interleave.go).
@@ -328,22 +297,21 @@ func (e *engine) groups(ctx context.Context, gs []unitGroup) error {
 	passes := make([]*pass, 0, len(gs))
 	defer func() {
 		for _, p := range passes {
-			for _, c := range p.cleanup {
-				c()
-			}
+			p.close()
 		}
 	}()
 	parts := make([]*jointPart, len(gs))
 	byPart := make([]*pass, len(gs))
 	e.bandLeft, e.bandReserved = e.opts.Limits.BandAllowance, 0
 	// Datasets whose digest would otherwise need a second pass over the
-	// input (encoded chunks, cuboids) are set up first: their band digests
-	// come before those that could read the file back instead.
+	// input (targets that cannot read back: encoded chunks, cuboids) are
+	// set up first: their band digests come before those that could read
+	// the file back instead.
 	order := make([]int, 0, len(gs))
 	for round := range 2 {
 		for i, g := range gs {
-			k := e.job.Datasets[g.di].kind()
-			if (k == kindParts || k == kindMerged) == (round == 0) {
+			noReadBack := targetOf(&e.job.Datasets[g.di]).traits().readBack == readBackNone
+			if noReadBack == (round == 0) {
 				order = append(order, i)
 			}
 		}
@@ -435,20 +403,19 @@ func (e *engine) loadArrays(ctx context.Context, gs []unitGroup) ([]*catalog.Arr
 }
 
 // setupPass readies the units us of dataset di (whole: all of them; a: its
-// array, checked by loadArrays) for the pipeline: the prepared file opened,
-// each unit's step after assembly (prep) and its ordered write and journal
+// array, checked by loadArrays) for the pipeline through the dataset's
+// target: opened, each unit's step after assembly (prep: the target's,
+// with the unit's digest when journaled) and its ordered write and journal
 // record (sink).
 func (e *engine) setupPass(ctx context.Context, di int, a *catalog.Array, us []*Unit, whole bool) (*pass, error) {
-	ps := &pass{}
 	job := e.job
 	d := &job.Datasets[di]
 	k := d.key()
-	var err error
-	kind := d.kind()
-	if kind == kindMerged {
-		a = disjointBlocks(a) // cuboids (and a virtual dataset's sources) must not overlap
+	t := targetOf(d)
+	tr := t.traits()
+	if tr.disjoint {
+		a = disjointBlocks(a)
 	}
-	size := int64(a.DType.Size)
 	mon := e.opts.Monitor
 	boxes := make([]catalog.Box, len(us))
 	for i, u := range us {
@@ -457,163 +424,31 @@ func (e *engine) setupPass(ctx context.Context, di int, a *catalog.Array, us []*
 			return nil, arrayErr(k, err)
 		}
 	}
-	if err := checkUnitBudget(e.opts.Limits, job.largestUnit(us), kind == kindParts); err != nil {
+	if err := checkUnitBudget(e.opts.Limits, job.largestUnit(us), tr.encoded); err != nil {
 		return nil, arrayErr(k, err)
 	}
 	if r := bandReserve(a, e.opts.Limits.Jobs); r > e.bandReserved {
 		e.bandLeft, e.bandReserved = max(0, e.bandLeft-(r-e.bandReserved)), r
 	}
-	site, bands := e.digestSite(kind, a, boxes, whole)
-	env := e.env()
+	site, bands := e.digestSite(tr, a, boxes, whole)
 	digest := e.opts.Digest
 	if site != digestInOrder && site != digestBands { // the pipeline takes no digest
 		digest = catalog.NoDigest
 	}
-	var keep int64      // bytes kept per unit byte beyond its buffer
-	var prepWrites bool // prep writes the unit: not timed as encoding
 	if d.Split && mon != nil {
 		mon.splits.Add(1)
 	}
-
-	var f *os.File
-	var fsize int64
-	if kind != kindParts {
-		if f, fsize, err = e.file(d); err != nil {
-			return nil, err
-		}
+	ps := &pass{cleanup: []func(){t.close}}
+	if err := t.open(ctx, e, a, site == digestReadBack); err != nil {
+		ps.close()
+		return nil, arrayErr(k, err)
 	}
-	outside := func(addr, n int64) error {
-		if n > 0 && (addr < 0 || addr+n > fsize) {
-			return arrayErr(k, fmt.Errorf("%s: data at %d+%d outside the prepared file (%d bytes)", f.Name(), addr, n, fsize))
-		}
-		return nil
-	}
-	var back *readbackHash
-	var prep func(catalog.Box, []byte) (unitOut, error)
-	sumOf := func(buf []byte, o *unitOut) {
-		if e.unitSums {
+	prep := t.prep
+	if e.unitSums {
+		prep = func(slab catalog.Box, buf []byte) (unitOut, error) {
+			o, err := t.prep(slab, buf)
 			o.sum = e.opts.Digest.Hex(buf)
-		}
-	}
-	switch kind {
-	case kindContiguous:
-		if err := outside(d.Addr, product(a.Shape)*size); err != nil {
-			return nil, err
-		}
-		if site == digestReadBack {
-			if back, err = startReadbackHash(ctx, f, env.mem, min(e.opts.Limits.ReadLimit, readbackBytes), e.opts.Digest, readBytes(f)); err != nil {
-				return nil, arrayErr(k, err)
-			}
-			ps.cleanup = append(ps.cleanup, back.abort)
-		}
-		// Written by the worker that assembled the unit (its place in the
-		// file is fixed), the units of an item in parallel: the ordered
-		// sink only records them, so that writing does not wait its turn.
-		prepWrites = true
-		prep = func(slab catalog.Box, buf []byte) (unitOut, error) {
-			var o unitOut
-			sumOf(buf, &o)
-			return o, writeBox(f, d.Addr, a.Shape, slab, buf, a.DType.Size, mon)
-		}
-	case kindMerged:
-		if d.Cuboids == nil {
-			err = outside(d.Addr, product(a.Shape)*size)
-		}
-		for _, c := range d.Cuboids {
-			if err == nil {
-				err = outside(c.Addr, product(c.Count)*size)
-			}
-		}
-		if err != nil {
-			return nil, err
-		}
-	case kindChunks:
-		chunk := d.Chunk
-		if err := e.opts.checkChunkBudget(chunk, a.DType.Size); err != nil {
-			return nil, arrayErr(k, err)
-		}
-		grid := chunkGrid(a.Shape, chunk)
-		chunkBytes := product(chunk) * size
-		addrs, err := allocatedChunks(f, d.ObjAddr, grid, chunk, chunkBytes)
-		if err != nil {
-			return nil, arrayErr(k, err)
-		}
-		if site == digestChunkRows {
-			read := func(h hash.Hash, buf []byte, lo, hi int64) error {
-				return hashChunkRows(f, h, buf, a.Shape, chunk, size, addrs, lo, hi)
-			}
-			if back, err = startReadbackHash(ctx, f, env.mem, e.opts.Limits.ReadLimit, e.opts.Digest, read); err != nil {
-				return nil, arrayErr(k, err)
-			}
-			ps.cleanup = append(ps.cleanup, back.abort)
-		}
-		prepWrites = true
-		zeros := make([]byte, chunk[len(chunk)-1]*size) // padding of edge chunks, only read
-		// Short rows: the kernel's cost per vector entry exceeds a copy, so
-		// such chunks are cut (cutChunks) and written with one pwrite each.
-		gather := chunk[len(chunk)-1]*size < gatherRow && chunkBytes <= gatherChunk
-		prep = func(slab catalog.Box, buf []byte) (unitOut, error) {
-			var o unitOut
-			sumOf(buf, &o)
-			if gather {
-				return o, cutChunks(buf, slab, a.Shape, chunk, a.DType.Size, func(off []int64, data []byte) error {
-					tw := time.Now()
-					addr := addrs[chunkIndex(off, chunk, grid)]
-					n, err := writeAt(f, data, addr)
-					if mon != nil {
-						mon.wrote(n, tw)
-					}
-					if err != nil {
-						return fmt.Errorf("%s: writing a chunk at %d: %w", f.Name(), addr, err)
-					}
-					return nil
-				})
-			}
-			return o, eachChunk(slab, chunk, func(c []int64) error {
-				tw := time.Now()
-				k := int64(0) // the chunk's index in the grid
-				for d := range c {
-					k = k*grid[d] + c[d]
-				}
-				n, err := writeChunkFrom(f, addrs[k], buf, slab, a.Shape, chunk, c, size, zeros)
-				if mon != nil {
-					mon.wrote(int(n), tw)
-				}
-				return err
-			})
-		}
-	case kindParts:
-		if err := e.opts.checkChunkBudget(d.Chunk, a.DType.Size); err != nil {
-			return nil, arrayErr(k, err)
-		}
-		if _, err := e.partOut(); err != nil {
-			return nil, err
-		}
-		keep = 1 // the chunks cut from a unit
-		touched, grid := touchedChunks(a, d.Chunk), chunkGrid(a.Shape, d.Chunk)
-		prep = func(slab catalog.Box, buf []byte) (unitOut, error) {
-			var o unitOut
-			sumOf(buf, &o)
-			if slab.Lower[0]%d.Chunk[0] != 0 {
-				return o, fmt.Errorf("unit %v not aligned to chunk %v", slab, d.Chunk) // planner bug
-			}
-			err := cutChunks(buf, slab, a.Shape, d.Chunk, a.DType.Size, func(off []int64, data []byte) error {
-				if _, ok := touched[chunkIndex(off, d.Chunk, grid)]; touched != nil && !ok {
-					return nil
-				}
-				enc, err := encodeChunk(data, a.DType.Size, d.Deflate)
-				o.chunks = append(o.chunks, chunkOut{append([]int64(nil), off...), enc})
-				return err
-			})
 			return o, err
-		}
-	}
-	if prep == nil {
-		prepWrites = true // a unit digest at most: not encoding
-		prep = func(_ catalog.Box, buf []byte) (unitOut, error) {
-			var o unitOut
-			sumOf(buf, &o)
-			return o, nil
 		}
 	}
 	var x *blockIndex
@@ -624,9 +459,12 @@ func (e *engine) setupPass(ctx context.Context, di int, a *catalog.Array, us []*
 		x = indexBlocks(a)
 	}
 	last := time.Now()
-	var rowsDone int64 // rows of dimension 0 written whole
 	i := 0
-	ps.part = &jointPart{a: a, slabs: boxes, keep: keep, digest: digest, prepWrites: prepWrites, prep: prep, bands: bands}
+	keep := int64(0) // bytes kept per unit byte beyond its buffer
+	if tr.encoded {
+		keep = 1 // the chunks cut from it
+	}
+	ps.part = &jointPart{a: a, slabs: boxes, keep: keep, digest: digest, prepWrites: !tr.encoded, prep: prep, bands: bands}
 	ps.part.sink = func(slab catalog.Box, buf []byte, o unitOut) error {
 		u := us[i]
 		i++
@@ -637,61 +475,8 @@ func (e *engine) setupPass(ctx context.Context, di int, a *catalog.Array, us []*
 				rec.ReadBytes += a.Blocks[b].Length
 			})
 		}
-		var err error
-		switch kind {
-		case kindMerged:
-			if d.Cuboids == nil {
-				err = writeBox(f, d.Addr, a.Shape, slab, buf, a.DType.Size, mon)
-				break
-			}
-			c := d.Cuboids[u.Cuboid]
-			rel := catalog.Box{Lower: make([]int64, len(c.Lower)), Count: slab.Count}
-			for d := range rel.Lower {
-				rel.Lower[d] = slab.Lower[d] - c.Lower[d]
-			}
-			err = writeBox(f, c.Addr, c.Count, rel, buf, a.DType.Size, mon)
-		case kindParts:
-			for _, c := range o.chunks {
-				t := time.Now()
-				if _, err = writeAt(e.partFile, c.data, e.partEnd); err != nil {
-					break
-				}
-				if mon != nil {
-					mon.wrote(len(c.data), t)
-				}
-				rec.Chunks = append(rec.Chunks, ChunkRef{Offset: c.off, Pos: e.partEnd, Len: int64(len(c.data))})
-				e.partEnd += int64(len(c.data))
-				rec.Written += int64(len(c.data))
-			}
-			if e.syncEach {
-				e.dirty[e.partFile] = true
-			}
-		}
-		if err != nil {
+		if err := t.put(u, slab, buf, o, &rec); err != nil {
 			return err
-		}
-		if kind != kindParts {
-			e.dirty[f] = true
-			rec.Written = int64(len(buf))
-			e.early.wrote(f, rec.Written)
-		}
-		if (kind == kindContiguous || kind == kindChunks) && endsRows(slab, a.Shape) {
-			// rows up to this unit's end are all written
-			end := slab.Lower[0] + slab.Count[0]
-			if kind == kindChunks {
-				startWriteback(f, 0, 0) // the chunks are spread over the file
-				if back != nil {
-					back.add(rowsDone, end)
-				}
-			} else {
-				rowBytes := product(a.Shape[1:]) * size
-				off, n := d.Addr+rowsDone*rowBytes, (end-rowsDone)*rowBytes
-				startWriteback(f, off, n)
-				if back != nil {
-					back.add(off, n)
-				}
-			}
-			rowsDone = end
 		}
 		rec.PartEnd = e.partEnd
 		now := time.Now()
@@ -703,9 +488,17 @@ func (e *engine) setupPass(ctx context.Context, di int, a *catalog.Array, us []*
 		if site == digestNone {
 			return nil
 		}
-		return e.finishDigest(ctx, di, a, site, back, sum)
+		return e.finishDigest(ctx, di, a, site, t, sum)
 	}
 	return ps, nil
+}
+
+// wroteFile records n bytes of a unit written to prepared file f: the
+// file to sync, the early sync's count, the unit's record.
+func (e *engine) wroteFile(f *os.File, n int, rec *UnitRecord) {
+	e.dirty[f] = true
+	rec.Written = int64(n)
+	e.early.wrote(f, rec.Written)
 }
 
 // digestSite is where the engine takes a dataset's digest (Plan.Digest of
@@ -715,24 +508,25 @@ func (e *engine) setupPass(ctx context.Context, di int, a *catalog.Array, us []*
 type digestSite int
 
 const (
-	digestNone      digestSite = iota // none taken here
-	digestInOrder                     // the pipeline hashes the units in order as they are written
-	digestBands                       // gathered band by band from the units in memory (banddigest.go)
-	digestReadBack                    // read back from the written file through readbackBytes (write.go)
-	digestChunkRows                   // read back chunk row by chunk row (hashChunkRows, chunkwrite.go)
-	digestInput                       // a read-only pass over the input in row-major units (finishDigest)
+	digestNone     digestSite = iota // none taken here
+	digestInOrder                    // the pipeline hashes the units in order as they are written
+	digestBands                      // gathered band by band from the units in memory (banddigest.go)
+	digestReadBack                   // the target reads its written bytes back (targetTraits.readBack)
+	digestInput                      // a read-only pass over the input in row-major units (finishDigest)
 )
 
-// digestSite chooses, in one place, where the digest of dataset kind's
-// array a, written as the units boxes (in order; whole: all of its units),
-// is taken, and returns the band digest it charged to the pipeline's band
-// allowance (e.bandLeft) when it chose digestBands:
+// digestSite chooses, in one place, where the digest of array a, written
+// through a target of traits tr as the units boxes (in order; whole: all
+// of its units), is taken, and returns the band digest it charged to the
+// pipeline's band allowance (e.bandLeft) when it chose digestBands. By
+// the target's readBack (contiguous: bytes; raw chunks: rows; encoded
+// chunks and merged: none):
 //
-//	units of the dataset            contiguous  chunks      parts       merged
-//	not whole, or no dataset digest none        none        none        none
-//	row-major runs of the array     in order    in order    in order    in order
-//	band by band, the band fits     read back   bands       bands       bands
-//	otherwise                       read back   chunk rows  input       input
+//	units of the dataset            bytes       rows        none
+//	not whole, or no dataset digest none        none        none
+//	row-major runs of the array     in order    in order    in order
+//	band by band, the band fits     read back   bands       bands
+//	otherwise                       read back   read back   input
 //
 // Why:
 //   - none: a journaled shard journals each unit's digest instead (commit
@@ -743,52 +537,52 @@ const (
 //     costs the hash alone, beside the write.
 //   - bands: a copy of the array's bytes from memory into one band buffer
 //     charged to the budget (at most an eighth of it; groups sets up the
-//     encoded chunks and cuboids first, so the allowance goes to those
+//     targets that cannot read back first, so the allowance goes to those
 //     that would otherwise need an input pass), where the alternative is
 //     reading back or a second pass over the input: issue 19's BP4 448³
 //     --no-verify read 1493 MiB in 1051 calls instead of 1613 MiB in 2199
 //     (6ee1095).
-//   - read back, contiguous tiles: a pread from the page cache costs what
-//     the band's copy does, without the band's memory (a band of 448³
-//     float64 is 51 MB): peak RSS 657-690 -> 281-292 MB on the same input,
-//     reads unchanged (fbff8d3).
-//   - chunk rows: raw chunks pwritten straight from the unit buffers,
-//     units smaller than a chunk row whose band does not fit: the written
-//     chunks are read back from the page cache a chunk row at a time
-//     (93eb28f).
+//   - read back, contiguous (bytes): a pread from the page cache costs
+//     what the band's copy does, without the band's memory (a band of
+//     448³ float64 is 51 MB): peak RSS 657-690 -> 281-292 MB on the same
+//     input, reads unchanged (fbff8d3).
+//   - read back, raw chunks (rows): chunks pwritten straight from the unit
+//     buffers, units smaller than a chunk row whose band does not fit: the
+//     written chunks are read back from the page cache a chunk row at a
+//     time (93eb28f).
 //   - input: encoded chunks (the file holds them deflated, and in part
 //     files until JoinParts) and cuboids whose band does not fit have no
 //     row-major copy to read back: a read-only pass over the input.
-func (e *engine) digestSite(kind string, a *catalog.Array, boxes []catalog.Box, whole bool) (digestSite, *bandDigest) {
+func (e *engine) digestSite(tr targetTraits, a *catalog.Array, boxes []catalog.Box, whole bool) (digestSite, *bandDigest) {
 	if !e.digests || !whole || e.opts.Digest == catalog.NoDigest {
 		return digestNone, nil
 	}
 	if rowMajorRun(a.Shape, boxes) {
 		return digestInOrder, nil
 	}
-	if kind == kindContiguous {
+	if tr.readBack == readBackBytes {
 		return digestReadBack, nil
 	}
 	if bd := newBandDigest(a.Shape, a.DType.Size, boxes); bd != nil && bd.bytes <= e.bandLeft {
 		e.bandLeft -= bd.bytes
 		return digestBands, bd
 	}
-	if kind == kindChunks {
-		return digestChunkRows, nil
+	if tr.readBack == readBackRows {
+		return digestReadBack, nil
 	}
 	return digestInput, nil
 }
 
 // finishDigest records dataset di's digest once its units are written,
 // from where digestSite chose: sum from the pipeline (in order, bands),
-// the file read back (back), or a read-only pass over the input.
-func (e *engine) finishDigest(ctx context.Context, di int, a *catalog.Array, site digestSite, back *readbackHash, sum string) error {
+// target t's read-back, or a read-only pass over the input.
+func (e *engine) finishDigest(ctx context.Context, di int, a *catalog.Array, site digestSite, t target, sum string) error {
 	k := e.job.Datasets[di].key()
 	var err error
 	switch site {
 	case digestInOrder, digestBands:
-	case digestReadBack, digestChunkRows:
-		if sum, err = back.stop(); err != nil {
+	case digestReadBack:
+		if sum, err = t.finish(); err != nil {
 			return arrayErr(k, err)
 		}
 	default:
@@ -824,7 +618,6 @@ func endsRows(slab catalog.Box, shape []int64) bool {
 // checkUnit refuses a unit of a damaged job.json: a box outside the dataset
 // (or its cuboid), of another rank, or a cuboid that does not exist.
 func (j *Plan) checkUnit(u *Unit, shape []int64) error {
-	d := &j.Datasets[u.Dataset]
 	b := j.box(u)
 	bad := func(what string) error {
 		return fmt.Errorf("job.json: unit %d %v: %s: %w", u.ID, b, what, catalog.ErrCorrupt)
@@ -832,16 +625,9 @@ func (j *Plan) checkUnit(u *Unit, shape []int64) error {
 	if len(b.Lower) != len(shape) || len(b.Count) != len(shape) {
 		return bad(fmt.Sprintf("not of rank %d", len(shape)))
 	}
-	within := catalog.Box{Lower: make([]int64, len(shape)), Count: shape}
-	if d.kind() == kindMerged && d.Cuboids != nil {
-		if u.Cuboid < 0 || u.Cuboid >= len(d.Cuboids) {
-			return bad(fmt.Sprintf("cuboid %d of %d", u.Cuboid, len(d.Cuboids)))
-		}
-		c := d.Cuboids[u.Cuboid]
-		within = catalog.Box{Lower: c.Lower, Count: c.Count}
-		if len(c.Lower) != len(shape) || len(c.Count) != len(shape) || !inside(within, catalog.Box{Lower: make([]int64, len(shape)), Count: shape}) {
-			return bad(fmt.Sprintf("cuboid %v outside the shape %v", within, shape))
-		}
+	within, err := targetOf(&j.Datasets[u.Dataset]).within(u, shape)
+	if err != nil {
+		return bad(err.Error())
 	}
 	for i := range b.Count {
 		if b.Count[i] < 0 || b.Lower[i] < 0 {

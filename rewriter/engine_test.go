@@ -74,10 +74,10 @@ func TestShardsMatchRun(t *testing.T) {
 				if (want == kindChunks || want == kindContiguous && !tc.opts.Fill) && !planner.FullyCovered(a) {
 					want = kindParts // holes cost no bytes
 				}
-				if len(d.Shape) > 0 && d.kind() != want {
-					t.Errorf("%s step %d: kind %s, want %s", d.Var, d.Step, d.kind(), want)
+				if len(d.Shape) > 0 && d.Kind != want {
+					t.Errorf("%s step %d: kind %s, want %s", d.Var, d.Step, d.Kind, want)
 				}
-				kinds[d.kind()]++
+				kinds[d.Kind]++
 			}
 			if kinds[tc.wantKind] == 0 {
 				t.Errorf("no dataset of kind %s: %v", tc.wantKind, kinds)
@@ -95,7 +95,7 @@ func TestShardsMatchRun(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, r := range recs {
-				if k := job.Datasets[job.Units[r.Unit].Dataset].kind(); len(r.Chunks) > 0 && k != kindParts {
+				if k := job.Datasets[job.Units[r.Unit].Dataset].Kind; len(r.Chunks) > 0 && k != kindParts {
 					t.Fatalf("unit %d of a %s dataset wrote %d chunks to a part file", r.Unit, k, len(r.Chunks))
 				}
 			}

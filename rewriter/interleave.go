@@ -237,8 +237,8 @@ func jointGrains(ds []Dataset) map[string]jointGrain {
 	groups := map[string]*group{}
 	for i := range ds {
 		d := &ds[i]
-		kind := d.kind()
-		if len(d.Shape) == 0 || kind == kindMerged {
+		tr := targetOf(d).traits()
+		if len(d.Shape) == 0 || tr.bandStep == 0 {
 			continue
 		}
 		k := jointKey(d)
@@ -248,18 +248,13 @@ func jointGrains(ds []Dataset) map[string]jointGrain {
 			groups[k] = g
 		}
 		row := int64(d.ElemSize) * product(d.Shape[1:])
-		switch kind {
-		case kindParts:
-			row *= 2
-			g.cuts++
-			fallthrough
-		case kindChunks:
-			if len(d.Chunk) > 0 && d.Chunk[0] > 0 {
-				g.g.step = lcm(g.g.step, d.Chunk[0])
-			}
-		default:
+		if tr.encoded {
+			row *= 2 // its buffer and its encoded chunks
+		}
+		if tr.bandCut {
 			g.cuts++
 		}
+		g.g.step = lcm(g.g.step, tr.bandStep)
 		g.g.rowBytes += row
 		g.members++
 	}

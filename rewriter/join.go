@@ -58,7 +58,7 @@ func joinParts(ctx context.Context, stage string, partPaths []string, job *Plan,
 		tmp := filepath.Join(stage, "."+mv.File+".tmp")
 		var chunked []int
 		for di := range job.Datasets {
-			if job.Datasets[di].VarIndex == vi && job.Datasets[di].kind() == kindParts {
+			if job.Datasets[di].VarIndex == vi && targetOf(&job.Datasets[di]).traits().encoded {
 				chunked = append(chunked, di)
 			}
 		}

@@ -312,7 +312,7 @@ func Prepare(ctx context.Context, store *catalog.Store, src catalog.Source, stag
 			if err := checkArray(a); err != nil {
 				return arrayErr(a.Key(), err)
 			}
-			boxes, cuboid, split, err := datasetUnits(a, d, targets[a.Key()], grains[jointKey(d)], opts)
+			boxes, cuboid, split, err := targetOf(d).units(a, targets[a.Key()], grains[jointKey(d)], opts)
 			if err != nil {
 				return arrayErr(a.Key(), err)
 			}
@@ -365,59 +365,6 @@ func Prepare(ctx context.Context, store *catalog.Store, src catalog.Source, stag
 			sums: map[int]string{}}
 	}
 	return job, nil
-}
-
-// datasetUnits cuts array a (with its blocks), prepared as d, into work
-// units: for a merged array also each unit's cuboid; split reports units
-// smaller than a row (a chunk row when chunked). A contiguous or encoded
-// chunked array joinable with others (g: the grain of their group) is cut
-// in the group's row bands where they fit.
-func datasetUnits(a *catalog.Array, d *Dataset, t contigTarget, g jointGrain, opts Options) (boxes []catalog.Box, cuboid []int, split bool, err error) {
-	size := a.DType.Size
-	switch d.kind() {
-	case kindContiguous:
-		if boxes := g.units(a, min(opts.Limits.JoinLimit, opts.Limits.TileLimit), opts); boxes != nil {
-			return boxes, nil, false, nil
-		}
-		boxes, _, err = opts.writeUnits(a)
-		split = len(boxes) > 0 && len(a.Shape) > 1 && boxes[0].Count[0] == 1 && boxes[0].Count[1] < a.Shape[1]
-		return boxes, nil, split, err
-	case kindChunks:
-		layout := planner.Layout{Kind: planner.Chunked, Chunk: d.Chunk}
-		if err := opts.checkChunkBudget(d.Chunk, size); err != nil {
-			return nil, nil, false, err
-		}
-		// Units of about a tile (or one chunk, if larger): assembled, written
-		// and read back while in the caches (see limits.TileTarget).
-		chunkBytes := product(d.Chunk) * int64(size)
-		boxes, split, err = units(a.Shape, layout, size, min(max(opts.Limits.TileTarget, chunkBytes), opts.Limits.UnitTarget))
-		return boxes, nil, split, err
-	case kindParts:
-		if err := opts.checkChunkBudget(d.Chunk, size); err != nil {
-			return nil, nil, false, err
-		}
-		// a chunked unit is charged twice: its buffer and the chunks cut from it
-		if boxes := g.units(a, opts.Limits.JoinLimit/2, opts); boxes != nil {
-			return boxes, nil, false, nil
-		}
-		boxes, split, err = opts.arrayUnits(a, planner.Layout{Kind: planner.Chunked, Chunk: d.Chunk})
-		return boxes, nil, split, err
-	}
-	// merged: each cuboid in row-major pieces that fit the budget
-	for ui, u := range t.merged.plan.Units {
-		parts, _, err := units(u.Box.Count, planner.Layout{Kind: planner.Contiguous}, size, opts.Limits.UnitTarget)
-		if err != nil {
-			return nil, nil, false, err
-		}
-		for _, p := range parts {
-			for k := range p.Lower {
-				p.Lower[k] += u.Box.Lower[k]
-			}
-			boxes = append(boxes, p)
-			cuboid = append(cuboid, ui)
-		}
-	}
-	return boxes, cuboid, false, nil
 }
 
 func cmpOr(v, def int64) int64 {

@@ -45,13 +45,15 @@ func TestCheckUnitBudget(t *testing.T) {
 }
 
 // TestDamagedPlanUnits: units that do not fit their datasets (a box
-// outside the shape, of another rank, a missing cuboid) are refused as
+// outside the shape, of another rank, a missing cuboid, a dataset of a
+// kind this version does not know) are refused as
 // corrupt before any byte is written (package job's TestDamagedJobUnits
 // checks the units' ids, datasets and shards when job.json is read).
 func TestDamagedPlanUnits(t *testing.T) {
 	j := Plan{Shards: 1,
 		Datasets: []Dataset{{Var: "v", Shape: []int64{4, 4}, ElemSize: 8, Kind: kindContiguous},
-			{Var: "w", Shape: []int64{8, 8}, ElemSize: 8, Kind: kindMerged, Cuboids: []Cuboid{{Lower: []int64{0, 0}, Count: []int64{4, 8}}}}},
+			{Var: "w", Shape: []int64{8, 8}, ElemSize: 8, Kind: kindMerged, Cuboids: []Cuboid{{Lower: []int64{0, 0}, Count: []int64{4, 8}}}},
+			{Var: "x", Shape: []int64{4, 4}, ElemSize: 8, Kind: "tiles"}},
 		Units: []Unit{{ID: 0, Dataset: 0, Lo: 0, Rows: 4}}}
 	for _, u := range []Unit{
 		{Dataset: 0, Lo: 2, Rows: 4},
@@ -59,6 +61,7 @@ func TestDamagedPlanUnits(t *testing.T) {
 		{Dataset: 0, Lower: []int64{0}, Count: []int64{1}},
 		{Dataset: 1, Lower: []int64{0, 0}, Count: []int64{5, 8}},
 		{Dataset: 1, Lower: []int64{0, 0}, Count: []int64{1, 8}, Cuboid: 1},
+		{Dataset: 2, Lo: 0, Rows: 4},
 	} {
 		if err := j.checkUnit(&u, j.Datasets[u.Dataset].Shape); !errors.Is(err, catalog.ErrCorrupt) {
 			t.Errorf("%+v: %v, want ErrCorrupt", u, err)

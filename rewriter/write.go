@@ -442,7 +442,7 @@ type readbackHash struct {
 // buffers instead of 16 MiB ones (Limits.ReadLimit) peaked at 284-301 MB RSS
 // instead of 334-338 MB, with 74-81k minor faults instead of 86-89k, in
 // the same CPU time. Contiguous tiles are always read back so
-// (engine.setupPass): with 51 MB bands of fields/Bx and 26 MB ones of
+// (digestSite): with 51 MB bands of fields/Bx and 26 MB ones of
 // fields/id beside fine/Ez's, peak RSS was 20-50 MB higher, CPU the same.
 const readbackBytes = 1 << 20
 
