@@ -149,27 +149,45 @@ func BuildPlan(file string, id int, dims []int64, blocks [][]int64) (*Plan, erro
 			p.BlockNeed[b] = p.BlockLen[b] // only a padded block may come short
 		}
 	}
-	// One pass over the destinations: runs and holes.
-	for dst := int64(0); dst < p.Elems; {
-		v := inv[dst]
+	// Two passes over the destinations: count the runs and holes, then
+	// list them into slices allocated once.
+	nr, nh := 0, 0
+	walk(inv, func(dst, n int64, v uint64) {
 		if v == 0 {
-			end := dst + 1
-			for end < p.Elems && inv[end] == 0 {
+			nh++
+		} else {
+			nr++
+		}
+	})
+	p.Runs, p.Holes = make([]Run, 0, nr), make([]Range, 0, nh)
+	walk(inv, func(dst, n int64, v uint64) {
+		if v == 0 {
+			p.Holes = append(p.Holes, Range{dst, n})
+			return
+		}
+		p.Runs = append(p.Runs, Run{Dst: dst, Src: int64(v & maxSrc), Len: n, Block: int32(v>>srcBits) - 1})
+		p.Covered += n
+	})
+	return p, nil
+}
+
+// walk calls fn for each maximal stretch of inv: a hole (v 0) or a run
+// (v the packed source of its first element, successive elements next).
+func walk(inv []uint64, fn func(dst, n int64, v uint64)) {
+	for dst, end := int64(0), int64(0); dst < int64(len(inv)); dst = end {
+		v := inv[dst]
+		end = dst + 1
+		if v == 0 {
+			for end < int64(len(inv)) && inv[end] == 0 {
 				end++
 			}
-			p.Holes = append(p.Holes, Range{dst, end - dst})
-			dst = end
-			continue
+		} else {
+			for end < int64(len(inv)) && inv[end] == v+uint64(end-dst) {
+				end++
+			}
 		}
-		end := dst + 1
-		for end < p.Elems && inv[end] == v+uint64(end-dst) {
-			end++
-		}
-		p.Runs = append(p.Runs, Run{Dst: dst, Src: int64(v & maxSrc), Len: end - dst, Block: int32(v>>srcBits) - 1})
-		p.Covered += end - dst
-		dst = end
+		fn(dst, end-dst, v)
 	}
-	return p, nil
 }
 
 // padded reports whether map block m may be SCORPIO's padding of a group
