@@ -46,7 +46,7 @@ demo: deps build
 # test checks their dependencies too). Then the race detector on the
 # concurrent packages' pipeline tests (a selection: -race makes them about
 # 10x slower).
-PUREGO    := ./catalog/ ./planner/ ./reader/bp/ ./reader/amrex/ ./reader/netcdf/ ./reader/blockio/ ./internal/fileio/ ./internal/limits/
+PUREGO    := ./catalog/ ./planner/ ./reader/bp/ ./reader/scorpio/ ./reader/amrex/ ./reader/netcdf/ ./reader/blockio/ ./internal/fileio/ ./internal/limits/
 RACE_RUN  := TestRunCancelNoLeaks|TestRunNoDigest|TestAllocatedChunks|TestRunTiles|TestBlockIndexMatchesScan|TestCheckOverlaps|TestRollForward|TestShardsMatchRun
 
 test: deps

@@ -24,7 +24,7 @@ import (
 // cgo only in internal/h5 (gonum.org/v1/hdf5 imported there alone, its cgo
 // files behind //go:build cgo with a stub otherwise, so that the whole
 // module builds with CGO_ENABLED=0: make test builds and vets it so), and
-// catalog, planner, reader/bp, reader/amrex, reader/netcdf, reader/blockio,
+// catalog, planner, reader/bp, reader/scorpio, reader/amrex, reader/netcdf, reader/blockio,
 // internal/membudget and internal/limits are pure Go: nothing they depend on has cgo files
 // (make test also tests them with CGO_ENABLED=0).
 var allowed = []struct{ pkg, may string }{
@@ -38,7 +38,7 @@ var allowed = []struct{ pkg, may string }{
 }
 
 // pureGo must build without cgo.
-var pureGo = []string{"relayout/catalog", "relayout/planner", "relayout/reader/bp", "relayout/reader/amrex", "relayout/reader/netcdf", "relayout/reader/blockio", "relayout/internal/membudget", "relayout/internal/limits"}
+var pureGo = []string{"relayout/catalog", "relayout/planner", "relayout/reader/bp", "relayout/reader/scorpio", "relayout/reader/amrex", "relayout/reader/netcdf", "relayout/reader/blockio", "relayout/internal/membudget", "relayout/internal/limits"}
 
 type pkgInfo struct {
 	path     string

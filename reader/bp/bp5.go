@@ -292,6 +292,7 @@ type bp5State struct {
 	scratch    []byte // the writer block last read and not kept
 	stepInfo   map[int]*bp5StepInfo
 	tables     []uint64 // the arena of buildArray5's writer tables
+	local      bool     // catalog local arrays (OpenLocal)
 }
 
 // dropCaches lets the Scan caches go (nothing on a BP3/BP4 dataset: b nil).
@@ -329,6 +330,27 @@ const (
 )
 
 func openBP5(dir string, cfg Config) (*Dataset, error) {
+	return openBP5With(dir, cfg, false)
+}
+
+// OpenLocal opens a BP5 directory as Open does, but catalogs its 1-D local
+// arrays as well, for readers of layouts built on them (reader/scorpio):
+// each (variable, step) is a 1-D array whose blocks lie end to end in
+// writer-rank order, as a joined array's do (Block.Rank is the writer; Box
+// the running element offset and count; Shape the total). A local array
+// of more than one dimension is refused (ErrUnsupported) when scanned.
+func OpenLocal(dir string, cfg Config) (*Dataset, error) {
+	if !IsBP5(dir) {
+		return nil, fmt.Errorf("bp5: %s: not a BP5 directory: %w", dir, catalog.ErrUnsupported)
+	}
+	return openBP5With(dir, cfg, true)
+}
+
+// RawAttrs returns every attribute as written, names unsplit ("var/attr"
+// stays whole), each with its last value, in first-definition order.
+func (d *Dataset) RawAttrs() []catalog.Attr { return slices.Clone(d.attrs.list) }
+
+func openBP5With(dir string, cfg Config, local bool) (*Dataset, error) {
 	files := blockio.NewFiles(dir, cfg.MaxOpenFiles)
 	d := &Dataset{
 		info:    catalog.DatasetInfo{Path: dir, Root: dir, Format: "bp5"},
@@ -337,7 +359,7 @@ func openBP5(dir string, cfg Config) (*Dataset, error) {
 		pfx:     "bp5",
 		meta:    "md.0",
 		subfile: func(i uint32) string { return fmt.Sprintf("data.%d", i) },
-		b5:      &bp5State{blockLimit: bp5BlockCache},
+		b5:      &bp5State{blockLimit: bp5BlockCache, local: local},
 	}
 	fail := func(err error) (*Dataset, error) { files.Close(); return nil, err }
 	ctx := context.Background()
@@ -966,7 +988,7 @@ func (d *Dataset) newEntry5(fv *bp5Var, step int) entry {
 		e.err = fmt.Errorf("bp5: %s: variable %q: %s: %w", d.info.Path, fv.name, fv.unsupp, catalog.ErrUnsupported)
 	case !ok:
 		e.skip = fmt.Sprintf("element type %s is not supported by run", desc)
-	case fv.kind() == localArray:
+	case fv.kind() == localArray && !d.b5.local:
 		e.skip = "local array (blocks have no global position) is not supported by run"
 	case fv.elem != dt.Size:
 		e.err = catalog.Corrupt("bp5", "mmd.0", -1, "variable %q: element size %d for %s", fv.name, fv.elem, desc)
@@ -1093,6 +1115,13 @@ func (d *Dataset) buildArray5(ctx context.Context, e *entry) (*catalog.Array, er
 			}
 			if e.kind == globalArray && (uint64(len(wt.shp)) != dims || uint64(len(wt.offs)) != db) {
 				return nil, catalog.Corrupt("bp5", "md.0", mdOff, "%s: global array without shape or offsets", writerBlock(e.name, e.Step, r, 0))
+			}
+			if e.kind == localArray {
+				// OpenLocal: the blocks of a 1-D local array lie end to end.
+				if dims != 1 {
+					return nil, fmt.Errorf("bp5: %s: variable %q step %d: local array of %d dimensions: %w", d.info.Path, e.name, e.Step, dims, catalog.ErrUnsupported)
+				}
+				wt.shp, joinedDim = []uint64{joinedDim64}, 0
 			}
 			if e.kind == joinedArray {
 				if uint64(len(wt.shp)) != dims {
