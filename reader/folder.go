@@ -32,6 +32,7 @@ import (
 	"relayout/reader/bp"
 	"relayout/reader/h5"
 	"relayout/reader/netcdf"
+	"relayout/reader/scorpio"
 )
 
 // formatsRead is what the "not recognised" message lists.
@@ -69,6 +70,8 @@ func kindOf(path string, st os.FileInfo) string {
 		return "HDF5"
 	case st.IsDir() && bp.IsBP4(path):
 		return "BP4"
+	case st.IsDir() && scorpio.Is(path):
+		return "SCORPIO BP"
 	case st.IsDir() && bp.IsBP5(path):
 		return "BP5"
 	case !st.IsDir() && strings.HasSuffix(path, ".bp") && bp.IsBP3(path):

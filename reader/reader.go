@@ -16,6 +16,7 @@ import (
 	"relayout/reader/chombo"
 	"relayout/reader/h5"
 	"relayout/reader/netcdf"
+	"relayout/reader/scorpio"
 )
 
 // Options selects what Open catalogues.
@@ -61,6 +62,15 @@ func Open(path string, opts Options) (Dataset, error) {
 			}
 			return checkUnused(path, ds, sel)
 		}
+		if errors.Is(err, os.ErrNotExist) && scorpio.Is(path) {
+			// NAME.nc, SCORPIO's link to NAME.nc.bp/md.0, dangling
+			// where the model wrote it under another path.
+			ds, err := openSCORPIO(path, sel)
+			if err != nil {
+				return nil, err
+			}
+			return checkUnused(path, ds, sel)
+		}
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("reader: %s: %w", path, catalog.ErrNotFound)
 		}
@@ -101,6 +111,8 @@ func openAs(path string, st os.FileInfo, sel *selector, folder bool) (Dataset, e
 	switch {
 	case st.IsDir() && fileExists(filepath.Join(path, catalog.ManifestName)):
 		return nilIfErr(h5.OpenRelayout(path, cfg))
+	case scorpio.Is(path): // NAME.nc.bp, or NAME.nc beside it (a link to its md.0)
+		return openSCORPIO(path, sel)
 	case st.IsDir() && amrex.Detect(path):
 		return broken(path, "AMReX plotfile")(nilIfErr(amrex.Open(path, amrex.Config{Match: sel.match})))
 	case (h5dir || !st.IsDir() && isHDF5(path)) && chombo.Detect(path):
@@ -138,6 +150,11 @@ func openAs(path string, st os.FileInfo, sel *selector, folder bool) (Dataset, e
 		return openFolder(path, sel, folder)
 	}
 	return nil, notRecognised(path)
+}
+
+// openSCORPIO opens SCORPIO's ADIOS output (a BP5 NAME.nc.bp, or NAME.nc).
+func openSCORPIO(path string, sel *selector) (Dataset, error) {
+	return broken(path, "SCORPIO BP dataset")(nilIfErr(scorpio.Open(path, scorpio.Config{Match: sel.match})))
 }
 
 // broken says which format path is when its reader refuses it as damaged:
@@ -191,6 +208,7 @@ var (
 	_ fastDataset = (*amrex.Dataset)(nil)
 	_ fastDataset = (*chombo.Dataset)(nil)
 	_ fastDataset = (*netcdf.Dataset)(nil)
+	_ fastDataset = (*scorpio.Dataset)(nil)
 )
 
 // nilIfErr converts a format reader's concrete result to a Dataset that is

@@ -35,7 +35,7 @@ func BenchmarkBuildPlanBig(b *testing.B) {
 	b.SetBytes(72 * 100000 * 8) // map bytes
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		if _, err := BuildPlan("bench", 1, dims, blocks); err != nil {
+		if _, err := BuildPlan("bench", 1, dims, blocks, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -43,7 +43,7 @@ func BenchmarkBuildPlanBig(b *testing.B) {
 
 func BenchmarkScatterBig(b *testing.B) {
 	blocks, dims := bigMap()
-	p, err := BuildPlan("bench", 1, dims, blocks)
+	p, err := BuildPlan("bench", 1, dims, blocks, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func BenchmarkIO16(b *testing.B) {
 	b.Run("plan", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
-			if _, err := BuildPlan("bench", 515, d.decomps[515].dims, blocks); err != nil {
+			if _, err := BuildPlan("bench", 515, d.decomps[515].dims, blocks, nil); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -83,7 +83,7 @@ func BenchmarkIO16(b *testing.B) {
 	v := d.Var("U")
 	data := make([][]byte, len(v.Writes[0].Blocks))
 	for g := range data {
-		if data[g], err = d.ReadBlock(ctx, &v.Writes[0].Blocks[g], v.Type); err != nil {
+		if data[g], err = d.readRaw(ctx, &v.Writes[0].Blocks[g], v.Type); err != nil {
 			b.Fatal(err)
 		}
 	}

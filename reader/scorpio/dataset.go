@@ -101,6 +101,9 @@ type Dataset struct {
 	bp       *bp.Dataset
 	bo       binary.ByteOrder
 
+	match   func(string) bool // Config.Match
+	skipped []string          // DatasetInfo.Skipped
+
 	mu    sync.Mutex
 	plans map[int]*planOnce
 }
@@ -168,7 +171,7 @@ const (
 // It reads the metadata and the small bookkeeping variables (dimensions,
 // frame, decomposition and fill-value tracks), not the decompositions (Plan
 // reads them) nor the data.
-func Open(path string) (*Dataset, error) {
+func Open(path string, cfg Config) (*Dataset, error) {
 	dir := Resolve(path)
 	if dir == "" {
 		return nil, fmt.Errorf("scorpio: %s: not a SCORPIO BP dataset (NAME.nc.bp BP5 directory or NAME.nc beside it): %w", path, catalog.ErrUnsupported)
@@ -177,7 +180,7 @@ func Open(path string) (*Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Dataset{Path: dir, bp: b, byName: map[string]*Var{}, decomps: map[int]*decomp{}, plans: map[int]*planOnce{}, FillMode: -1}
+	d := &Dataset{Path: dir, bp: b, byName: map[string]*Var{}, decomps: map[int]*decomp{}, plans: map[int]*planOnce{}, FillMode: -1, match: cfg.Match}
 	if err := d.load(context.Background()); err != nil {
 		b.Close()
 		return nil, err
@@ -205,9 +208,9 @@ func (d *Dataset) Decomps() []int {
 	return ids
 }
 
-// ReadBlock returns the decoded bytes of a block of this dataset (blosc
-// decoded; Write.Blocks and Blob.Block).
-func (d *Dataset) ReadBlock(ctx context.Context, b *catalog.Block, dt catalog.DType) ([]byte, error) {
+// readRaw returns the decoded bytes of a BP block of this dataset (blosc
+// decoded; Write.Blocks, Blob.Block, the decompositions' blocks).
+func (d *Dataset) readRaw(ctx context.Context, b *catalog.Block, dt catalog.DType) ([]byte, error) {
 	return d.bp.ReadBlock(ctx, b, dt)
 }
 
@@ -535,7 +538,7 @@ func (d *Dataset) varFrames(v *Var) int64 {
 
 // blobHeader reads a blob's start and count.
 func (d *Dataset) blobHeader(ctx context.Context, v *Var, b *Blob) (start, count []int64, err error) {
-	raw, err := d.ReadBlock(ctx, &b.Block, catalog.DType{Kind: catalog.Uint, Size: 1})
+	raw, err := d.readRaw(ctx, &b.Block, catalog.DType{Kind: catalog.Uint, Size: 1})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -546,7 +549,7 @@ func (d *Dataset) blobHeader(ctx context.Context, v *Var, b *Blob) (start, count
 // ReadBlob returns a put_var call's start, count and values (file type,
 // writer byte order, row-major over count).
 func (d *Dataset) ReadBlob(ctx context.Context, v *Var, b *Blob) (start, count []int64, data []byte, err error) {
-	raw, err := d.ReadBlock(ctx, &b.Block, catalog.DType{Kind: catalog.Uint, Size: 1})
+	raw, err := d.readRaw(ctx, &b.Block, catalog.DType{Kind: catalog.Uint, Size: 1})
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -613,7 +616,7 @@ func (d *Dataset) MapBlocks(ctx context.Context, id int) ([][]int64, error) {
 	}
 	out := make([][]int64, len(dc.blocks))
 	for g := range dc.blocks {
-		raw, err := d.ReadBlock(ctx, &dc.blocks[g], dc.dt)
+		raw, err := d.readRaw(ctx, &dc.blocks[g], dc.dt)
 		if err != nil {
 			return nil, err
 		}
@@ -627,7 +630,15 @@ func (d *Dataset) buildPlan(ctx context.Context, id int) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return BuildPlan(fmt.Sprintf("md.0:%s%d", pfxDecomp, id), id, d.decomps[id].dims, blocks)
+	dc := d.decomps[id]
+	where := func(b int, j int64) (string, int64) {
+		blk := &dc.blocks[b]
+		if len(blk.Codecs) > 0 { // compressed: the block's place
+			return blk.File, blk.Offset
+		}
+		return blk.File, blk.Offset + j*int64(dc.dt.Size)
+	}
+	return BuildPlan(pfxDecomp+strconv.Itoa(id), id, dc.dims, blocks, where)
 }
 
 // ReadWrite places one darray write into dst (Elems of the plan x element
@@ -645,12 +656,12 @@ func (d *Dataset) ReadWrite(ctx context.Context, v *Var, w *Write, dst []byte, s
 	}
 	blocks := scratch[:len(w.Blocks)]
 	for g := range w.Blocks {
-		if blocks[g], err = d.ReadBlock(ctx, &w.Blocks[g], v.Type); err != nil {
+		if blocks[g], err = d.readRaw(ctx, &w.Blocks[g], v.Type); err != nil {
 			return err
 		}
 	}
-	if err := p.CheckBlocks(blocks, v.Type.Size, fmt.Sprintf("variable %q frame %d", v.Name, w.Frame)); err != nil {
-		return catalog.CorruptIn(err, w.Blocks[0].File)
+	if err := p.CheckBlocks(blocks, v.Type.Size, fmt.Sprintf("variable %q frame %d", v.Name, w.Frame), w.Blocks); err != nil {
+		return err
 	}
 	if err := p.Scatter(dst, blocks, v.Type.Size); err != nil {
 		return err
@@ -695,7 +706,7 @@ func (d *Dataset) ints(ctx context.Context, a *catalog.Array) ([]int64, error) {
 func (d *Dataset) bytes(ctx context.Context, a *catalog.Array) ([]byte, error) {
 	var out []byte
 	for i := range a.Blocks {
-		b, err := d.ReadBlock(ctx, &a.Blocks[i], a.DType)
+		b, err := d.readRaw(ctx, &a.Blocks[i], a.DType)
 		if err != nil {
 			return nil, err
 		}
@@ -740,7 +751,9 @@ func ncDType(t int) (catalog.DType, bool) {
 	switch t {
 	case 1:
 		return catalog.DType{Kind: catalog.Int, Size: 1}, true
-	case 2, 7: // char, ubyte
+	case 2:
+		return catalog.DType{Kind: catalog.Char, Size: 1}, true
+	case 7:
 		return catalog.DType{Kind: catalog.Uint, Size: 1}, true
 	case 3:
 		return catalog.DType{Kind: catalog.Int, Size: 2}, true

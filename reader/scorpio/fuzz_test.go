@@ -71,7 +71,7 @@ func FuzzBuildPlan(f *testing.F) {
 	f.Add(encodeDecomp([][]int64{{0, -1, 2}, {1, 0}}, []int64{3}))
 	f.Add(encodeDecomp([][]int64{{2, 3}, {0, 1}}, []int64{2, 2}))
 	for _, dir := range realSeedSets() {
-		d, err := Open(dir)
+		d, err := Open(dir, Config{})
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -89,7 +89,7 @@ func FuzzBuildPlan(f *testing.F) {
 		if !ok {
 			return
 		}
-		p, err := BuildPlan("fuzz", 1, dims, blocks)
+		p, err := BuildPlan("fuzz", 1, dims, blocks, nil)
 		if err != nil {
 			if !errors.Is(err, catalog.ErrCorrupt) && !errors.Is(err, catalog.ErrUnsupported) {
 				t.Fatalf("error of no kind: %v", err)
@@ -143,13 +143,13 @@ func FuzzBuildPlan(f *testing.F) {
 func FuzzParseBlob(f *testing.F) {
 	f.Add(append([]byte{1, 8}, make([]byte, 24)...))
 	for _, dir := range realSeedSets() {
-		d, err := Open(dir)
+		d, err := Open(dir, Config{})
 		if err != nil {
 			f.Fatal(err)
 		}
 		for _, v := range d.Vars() {
 			for i := range v.Blobs {
-				raw, err := d.ReadBlock(context.Background(), &v.Blobs[i].Block, catalog.DType{Kind: catalog.Uint, Size: 1})
+				raw, err := d.readRaw(context.Background(), &v.Blobs[i].Block, catalog.DType{Kind: catalog.Uint, Size: 1})
 				if err != nil {
 					f.Fatal(err)
 				}

@@ -22,6 +22,10 @@ import (
 // entry covers (holes). It is built once per decomposition and applied to
 // every write of every variable that uses it.
 
+// EntryWhere locates entry j of map block b in the input: its file and byte
+// offset (the block's offset when the map is compressed), for errors.
+type EntryWhere func(b int, j int64) (file string, off int64)
+
 // Run moves Len elements from source block Block, starting at element Src,
 // to destination elements [Dst, Dst+Len).
 type Run struct {
@@ -75,8 +79,19 @@ const (
 // Entries out of range and destinations covered twice are corrupt
 // (ErrCorrupt, naming the block and entry). Memory: 8 bytes per destination
 // element while building, then 32 bytes per run and 16 per hole.
-func BuildPlan(file string, id int, dims []int64, blocks [][]int64) (*Plan, error) {
+func BuildPlan(file string, id int, dims []int64, blocks [][]int64, where EntryWhere) (*Plan, error) {
 	p := &Plan{ID: id, Dims: append([]int64(nil), dims...), Elems: 1}
+	// bad is a damaged entry j of block b, at its place in the input when
+	// where knows it.
+	bad := func(b, j int, what string, args ...any) error {
+		f, off := file, int64(-1)
+		if where != nil {
+			f, off = where(b, int64(j))
+			what = "%s: " + what
+			args = append([]any{file}, args...)
+		}
+		return catalog.Corrupt("scorpio", f, off, what, args...)
+	}
 	for _, d := range dims {
 		if d < 0 || (d > 0 && p.Elems > math.MaxInt64/d) {
 			return nil, catalog.Corrupt("scorpio", file, -1, "decomposition %d: dimensions %v", id, dims)
@@ -117,16 +132,16 @@ func BuildPlan(file string, id int, dims []int64, blocks [][]int64) (*Plan, erro
 			dst := e - int64(p.Base)
 			if e < int64(p.Base) {
 				if e < int64(p.Base)-1 {
-					return nil, catalog.Corrupt("scorpio", file, -1, "decomposition %d block %d entry %d: map entry %d (%d-based)", id, b, j, e, p.Base)
+					return nil, bad(b, j, "decomposition %d block %d entry %d: map entry %d (%d-based)", id, b, j, e, p.Base)
 				}
 				p.Pads++
 				continue
 			}
 			if dst >= p.Elems {
-				return nil, catalog.Corrupt("scorpio", file, -1, "decomposition %d block %d entry %d: map entry %d outside %d elements %v (%d-based)", id, b, j, e, p.Elems, dims, p.Base)
+				return nil, bad(b, j, "decomposition %d block %d entry %d: map entry %d outside %d elements %v (%d-based)", id, b, j, e, p.Elems, dims, p.Base)
 			}
 			if old := inv[dst]; old != 0 {
-				return nil, catalog.Corrupt("scorpio", file, -1, "decomposition %d block %d entry %d: element %d already mapped by block %d entry %d", id, b, j, dst, old>>srcBits-1, old&maxSrc)
+				return nil, bad(b, j, "decomposition %d block %d entry %d: element %d already mapped by block %d entry %d", id, b, j, dst, old>>srcBits-1, old&maxSrc)
 			}
 			inv[dst] = uint64(b+1)<<srcBits | uint64(j)
 			if p.BlockNeed[b] < 0 {
@@ -249,9 +264,10 @@ func detectBase(blocks [][]int64, elems int64) int {
 }
 
 // CheckBlocks reports whether blocks (one per source block, decoded bytes)
-// fit the plan for elements of elemSize bytes; var and what name them in
-// the error (e.g. `variable "T" frame 2`).
-func (p *Plan) CheckBlocks(blocks [][]byte, elemSize int, what string) error {
+// fit the plan for elements of elemSize bytes; what names them in the
+// error (e.g. `variable "T" frame 2`), and stored, when given, where each
+// block is in the input.
+func (p *Plan) CheckBlocks(blocks [][]byte, elemSize int, what string, stored []catalog.Block) error {
 	if elemSize <= 0 {
 		return fmt.Errorf("scorpio: %s: element size %d", what, elemSize)
 	}
@@ -259,7 +275,11 @@ func (p *Plan) CheckBlocks(blocks [][]byte, elemSize int, what string) error {
 		return catalog.Corrupt("scorpio", "", -1, "%s: %d data blocks for the %d blocks of decomposition %d", what, len(blocks), len(p.BlockLen), p.ID)
 	}
 	if b := p.badBlock(blocks, elemSize); b >= 0 {
-		return catalog.Corrupt("scorpio", "", -1, "%s: data block %d holds %d bytes (%d-byte elements), its map block %d entries (decomposition %d)",
+		file, off := "", int64(-1)
+		if b < len(stored) {
+			file, off = stored[b].File, stored[b].Offset
+		}
+		return catalog.Corrupt("scorpio", file, off, "%s: data block %d holds %d bytes (%d-byte elements), its map block %d entries (decomposition %d)",
 			what, b, len(blocks[b]), elemSize, p.BlockLen[b], p.ID)
 	}
 	return nil
@@ -285,7 +305,7 @@ func (p *Plan) Scatter(dst []byte, blocks [][]byte, elemSize int) error {
 		return fmt.Errorf("scorpio: decomposition %d: destination of %d bytes for %d elements of %d bytes", p.ID, len(dst), p.Elems, elemSize)
 	}
 	if elemSize <= 0 || len(blocks) != len(p.BlockLen) || p.badBlock(blocks, elemSize) >= 0 {
-		return p.CheckBlocks(blocks, elemSize, fmt.Sprintf("decomposition %d", p.ID))
+		return p.CheckBlocks(blocks, elemSize, fmt.Sprintf("decomposition %d", p.ID), nil)
 	}
 	es := int64(elemSize)
 	for _, r := range p.Runs {

@@ -128,7 +128,7 @@ func TestPlanMatchesNaive(t *testing.T) {
 		if n%6 == 0 {
 			dims = []int64{6, n / 6}
 		}
-		p, err := BuildPlan("test", 512, dims, stored)
+		p, err := BuildPlan("test", 512, dims, stored, nil)
 		if err != nil {
 			t.Fatalf("iter %d (n %d base %d): %v", iter, n, base, err)
 		}
@@ -209,7 +209,7 @@ func checkStructure(t *testing.T, p *Plan) {
 // group's [0, 0] gives element 0 only when no other block covers it.
 func TestPaddingBlocks(t *testing.T) {
 	// 0-based: block 1 is an empty group's padding, element 0 is block 0's.
-	p, err := BuildPlan("t", 1, []int64{4}, [][]int64{{0, 1, -1}, {0, 0}, {3, 0}, {2, -1}})
+	p, err := BuildPlan("t", 1, []int64{4}, [][]int64{{0, 1, -1}, {0, 0}, {3, 0}, {2, -1}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +218,7 @@ func TestPaddingBlocks(t *testing.T) {
 		t.Fatalf("base %d runs %+v holes %+v need %v", p.Base, p.Runs, p.Holes, p.BlockNeed)
 	}
 	// 0-based: [0, 0] is element 0 when nobody else has it.
-	p, err = BuildPlan("t", 1, []int64{3}, [][]int64{{1, 2, -1}, {0, 0}})
+	p, err = BuildPlan("t", 1, []int64{3}, [][]int64{{1, 2, -1}, {0, 0}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +226,7 @@ func TestPaddingBlocks(t *testing.T) {
 		t.Fatalf("runs %+v", p.Runs)
 	}
 	// 1-based: the zeros are plain pads.
-	p, err = BuildPlan("t", 1, []int64{3}, [][]int64{{1, 2}, {0, 0}, {3, 0}})
+	p, err = BuildPlan("t", 1, []int64{3}, [][]int64{{1, 2}, {0, 0}, {3, 0}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +234,7 @@ func TestPaddingBlocks(t *testing.T) {
 		t.Fatalf("base %d covered %d pads %d", p.Base, p.Covered, p.Pads)
 	}
 	// A CONTIG map without pads: 0-based by its perfect cover.
-	p, err = BuildPlan("t", 1, []int64{4}, [][]int64{{2, 3}, {0, 1}})
+	p, err = BuildPlan("t", 1, []int64{4}, [][]int64{{2, 3}, {0, 1}}, nil)
 	if err != nil || p.Base != 0 || p.Covered != 4 {
 		t.Fatalf("perfect 0-based cover: %v %+v", err, p)
 	}
@@ -253,12 +253,12 @@ func TestPlanCorrupt(t *testing.T) {
 		{"below -1", [][]int64{{0, 1, -1}, {-2}}, "block 1 entry 0: map entry -2 (0-based)"},
 		{"beyond 0-based", [][]int64{{0, -1, 4}}, "map entry 4 outside 4 elements"},
 	} {
-		_, err := BuildPlan("md.0:/__pio__/decomp/7", 7, []int64{4}, c.blocks)
+		_, err := BuildPlan("md.0:/__pio__/decomp/7", 7, []int64{4}, c.blocks, nil)
 		if !errors.Is(err, catalog.ErrCorrupt) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "decomposition 7") || !strings.Contains(err.Error(), "/__pio__/decomp/7") {
 			t.Errorf("%s: %v, want corrupt %q", c.name, err, c.want)
 		}
 	}
-	p, err := BuildPlan("t", 3, []int64{4}, [][]int64{{1, 2}, {3, 4, 0}})
+	p, err := BuildPlan("t", 3, []int64{4}, [][]int64{{1, 2}, {3, 4, 0}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +276,7 @@ func TestPlanCorrupt(t *testing.T) {
 func TestScatterAllocs(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	stored, _ := randomMap(rng, 5000, 8, 1)
-	p, err := BuildPlan("t", 1, []int64{5000}, stored)
+	p, err := BuildPlan("t", 1, []int64{5000}, stored, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,201 @@
+package e2e
+
+import (
+	"context"
+	enc "encoding/binary"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"relayout/catalog"
+	"relayout/internal/testkit"
+	"relayout/reader/bp"
+)
+
+// scorpioName is the history file every SCORPIO sample holds (NAME.nc, the
+// link, beside NAME.nc.bp).
+const scorpioName = "f.eam.h1.0001-01-01-00000.nc"
+
+// scorpioReference is the same history file written through PnetCDF: the
+// reference for every value (the samples' PROVENANCE).
+func scorpioReference(t *testing.T) string {
+	return filepath.Join(sharedData(t, "scorpio/pnetcdf-cdf2"), scorpioName)
+}
+
+// ncksReads runs NCO's ncks on every output file: it must print the
+// variable's values (NCO opens the output as it is).
+func ncksReads(t *testing.T, out string) {
+	t.Helper()
+	ncks := testkit.NeedTool(t, "ncks", "apt-get install nco")
+	files, _ := filepath.Glob(filepath.Join(out, "*.nc"))
+	if len(files) == 0 {
+		t.Fatalf("no .nc file in %s", out)
+	}
+	for _, f := range files {
+		v := strings.TrimSuffix(filepath.Base(f), ".nc")
+		b, err := exec.Command(ncks, "-H", "-C", "-v", v, f).CombinedOutput()
+		if err != nil || !strings.Contains(string(b), v) {
+			t.Errorf("ncks -H -v %s %s: %v\n%s", v, f, err, b)
+		}
+	}
+}
+
+// TestSCORPIOSamples: the three SCORPIO ADIOS samples — 16 I/O tasks with
+// the box rearranger, the CONTIG rearranger (a 0-based map with -1 pads
+// that adios2pio-nm 2.0.1 misplaces by one element), and Blosc2-compressed
+// (ADIOSC) — given as NAME.nc (SCORPIO's link to NAME.nc.bp/md.0) or as
+// the NAME.nc.bp directory, run and verify; every variable, its
+// dimensions, attributes and values, read through netCDF4-python, xarray,
+// ncdump and h5py, equals the same file written through PnetCDF, TS's
+// holes holding its _FillValue; NCO reads every file.
+func TestSCORPIOSamples(t *testing.T) {
+	needNetCDF4(t)
+	ref := scorpioReference(t)
+	for _, c := range []struct{ set, name string }{
+		{"adios-io16", scorpioName},
+		{"adios-contig", scorpioName + ".bp"},
+		{"adiosc-io16", scorpioName + ".bp"},
+	} {
+		t.Run(c.set, func(t *testing.T) {
+			in := filepath.Join(sharedData(t, "scorpio/"+c.set), c.name)
+			out := filepath.Join(t.TempDir(), "ts")
+			r := mustRun(t, "run", in, "-o", out)
+			if !strings.Contains(r.stderr+r.stdout, "netcdf-scorpio") {
+				t.Errorf("run does not say the input is SCORPIO's:\n%s%s", r.stdout, r.stderr)
+			}
+			mustRun(t, "verify", in, out)
+			netcdfCheck(t, out, ref)
+			ncksReads(t, out)
+			m := readManifest(t, out)
+			if len(m.Variables) != 8 {
+				t.Errorf("%d variables written, want 8 (area, PS, TS, T, U, lev, time, date_written)", len(m.Variables))
+			}
+		})
+	}
+}
+
+// scorpioGen runs the bundled SCORPIO writer (scorpio_gen) on ranks MPI
+// ranks in dir with args, writing name there (run in dir: SCORPIO makes
+// the link from the bare name).
+func scorpioGen(t *testing.T, dir string, ranks int, name string, args ...string) {
+	t.Helper()
+	_, env := testkit.PeersEnv(t)
+	mpirun := testkit.NeedTool(t, "mpirun", "apt-get install openmpi-bin (../shared/peers/debian-packages.txt)")
+	cmd := exec.Command(mpirun, append([]string{"--allow-run-as-root", "--oversubscribe", "-np", fmt.Sprint(ranks), "scorpio_gen", "-o", name}, args...)...)
+	cmd.Dir, cmd.Env = dir, env
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("scorpio_gen %s: %v\n%s", strings.Join(args, " "), err, b)
+	}
+}
+
+// TestSCORPIOWritten: history files written at test time by SCORPIO
+// itself (scorpio_gen over the real E3SM maps) where the samples do not
+// reach: I/O groups of several ranks whose leader merges their blocks
+// (8 ranks, 2 and 4 I/O tasks), the subset rearranger, CONTIG with
+// Blosc2, and 6 frames; each converts, verifies and equals, through
+// netCDF4-python, xarray and ncdump, the same file written through
+// PnetCDF by the same writer.
+func TestSCORPIOWritten(t *testing.T) {
+	needNetCDF4(t)
+	dir := t.TempDir()
+	scorpioGen(t, dir, 8, "ref.nc", "-t", "pnetcdf", "-n", "6", "-i", "2")
+	ref := filepath.Join(dir, "ref.nc")
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"box-io2", []string{"-t", "adios", "-i", "2"}},
+		{"subset-io4", []string{"-t", "adios", "-i", "4", "-r", "subset"}},
+		{"contig-blosc2", []string{"-t", "adiosc", "-r", "contig"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			name := c.name + ".nc"
+			scorpioGen(t, dir, 8, name, append(c.args, "-n", "6")...)
+			out := filepath.Join(t.TempDir(), "ts")
+			mustRun(t, "run", filepath.Join(dir, name), "-o", out, "-q")
+			netcdfCheck(t, out, ref)
+		})
+	}
+}
+
+// scorpioBlock is where variable name's first BP block is in a SCORPIO
+// dataset (read with reader/bp, only to know where to damage it).
+func scorpioBlock(t *testing.T, dir, name string, step int64) catalog.Block {
+	t.Helper()
+	d, err := bp.OpenLocal(dir, bp.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	var found *catalog.Block
+	err = d.Scan(context.Background(), func(a *catalog.Array) error {
+		if a.Var == name && a.Step == step && found == nil {
+			found = &a.Blocks[0]
+		}
+		return nil
+	})
+	if err != nil || found == nil || found.File == "" {
+		t.Fatalf("%s in %s: %v (%v)", name, dir, found, err)
+	}
+	return *found
+}
+
+// TestSCORPIODamaged: a decomposition whose map sends an element outside
+// the variable, and a write whose decomposition does not exist, end the
+// run with exit 2 and a message naming the file (and the entry's offset)
+// and the decomposition; nothing is left under a final name in OUT.
+func TestSCORPIODamaged(t *testing.T) {
+	src := filepath.Join(sharedData(t, "scorpio/adios-io16"), scorpioName+".bp")
+	for _, c := range []struct {
+		name    string
+		damage  func(t *testing.T, dir string)
+		mention []string
+	}{
+		{"map-entry-out-of-range", func(t *testing.T, dir string) {
+			b := scorpioBlock(t, dir, "/__pio__/decomp/512", 0)
+			patchFile(t, filepath.Join(dir, b.File), b.Offset+5*8, enc.LittleEndian.AppendUint64(nil, 99999))
+		}, []string{"data.0", "decomposition 512", "99999"}},
+		{"missing-decomposition", func(t *testing.T, dir string) {
+			b := scorpioBlock(t, dir, "/__pio__/track/decomp_id/PS", 0)
+			patchFile(t, filepath.Join(dir, b.File), b.Offset+4, enc.LittleEndian.AppendUint32(nil, 999))
+		}, []string{"PS", "decomposition 999 does not exist"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), scorpioName+".bp")
+			testkit.CopyTree(t, src, dir)
+			c.damage(t, dir)
+			out := filepath.Join(t.TempDir(), "ts")
+			r := relayout(t, "run", dir, "-o", out)
+			if r.code != 2 {
+				t.Fatalf("exit %d, want 2\n%s", r.code, r.stderr)
+			}
+			for _, m := range c.mention {
+				if !strings.Contains(r.stderr, m) {
+					t.Errorf("the message does not name %q:\n%s", m, r.stderr)
+				}
+			}
+			if names := finalNames(t, out); len(names) > 0 {
+				t.Errorf("damaged input left %v in OUT", names)
+			}
+		})
+	}
+}
+
+// patchFile writes b at off of file (made writable: CopyTree keeps modes).
+func patchFile(t *testing.T, file string, off int64, b []byte) {
+	t.Helper()
+	if err := os.Chmod(file, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(file, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteAt(b, off); err != nil {
+		t.Fatal(err)
+	}
+}
