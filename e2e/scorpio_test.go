@@ -4,6 +4,7 @@ import (
 	"context"
 	enc "encoding/binary"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,15 +31,15 @@ func scorpioReference(t *testing.T) string {
 func ncksReads(t *testing.T, out string) {
 	t.Helper()
 	ncks := testkit.NeedTool(t, "ncks", "apt-get install nco")
-	files, _ := filepath.Glob(filepath.Join(out, "*.nc"))
-	if len(files) == 0 {
-		t.Fatalf("no .nc file in %s", out)
+	m := readManifest(t, out)
+	if len(m.Variables) == 0 {
+		t.Fatalf("no variable in %s", out)
 	}
-	for _, f := range files {
-		v := strings.TrimSuffix(filepath.Base(f), ".nc")
-		b, err := exec.Command(ncks, "-H", "-C", "-v", v, f).CombinedOutput()
-		if err != nil || !strings.Contains(string(b), v) {
-			t.Errorf("ncks -H -v %s %s: %v\n%s", v, f, err, b)
+	for _, v := range m.Variables {
+		f := filepath.Join(out, v.File)
+		b, err := exec.Command(ncks, "-H", "-C", "-v", v.Name, f).CombinedOutput()
+		if err != nil || !strings.Contains(string(b), v.Name) {
+			t.Errorf("ncks -H -v %s %s: %v\n%s", v.Name, f, err, b)
 		}
 	}
 }
@@ -118,6 +119,96 @@ func TestSCORPIOWritten(t *testing.T) {
 			mustRun(t, "run", filepath.Join(dir, name), "-o", out, "-q")
 			netcdfCheck(t, out, ref)
 		})
+	}
+}
+
+// TestSCORPIOStream: three SCORPIO history files of one stream (copies of
+// the io16 sample whose time values were moved on by 3 and 6 days, named
+// by their dates), given as a glob of their NAME.nc.bp directories, as a
+// glob of their NAME.nc links, and as their folder, are one time series:
+// every record variable holds 9 records in date order, each equal to the
+// PnetCDF reference of its file (time moved the same way), fixed ones are
+// the first file's, and the files are named VAR_000101_000101.nc as
+// ncclimo names them. OUT inside an input's NAME.nc.bp is refused; a file
+// of another stream beside them is refused in the folder (exit 2, naming
+// both streams); files whose times overlap are refused by name.
+func TestSCORPIOStream(t *testing.T) {
+	needNetCDF4(t)
+	src := sharedData(t, "scorpio/adios-io16")
+	dir, refDir := t.TempDir(), t.TempDir()
+	var refs []string
+	for k, day := range []string{"01", "04", "07"} {
+		name := "case.eam.h1.0001-01-" + day + "-00000.nc"
+		bpDir := filepath.Join(dir, name+".bp")
+		testkit.CopyTree(t, filepath.Join(src, scorpioName+".bp"), bpDir)
+		if err := os.Symlink(name+".bp/md.0", filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+		// The time blobs: int64 start, int64 count, float64 value.
+		d, err := bp.OpenLocal(bpDir, bp.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var blobs []catalog.Block
+		d.Scan(context.Background(), func(a *catalog.Array) error {
+			if a.Var == "/__pio__/var/time" {
+				blobs = append(blobs, a.Blocks...)
+			}
+			return nil
+		})
+		d.Close()
+		if len(blobs) != 3 {
+			t.Fatalf("%d time blobs", len(blobs))
+		}
+		for f, b := range blobs {
+			patchFile(t, filepath.Join(bpDir, b.File), b.Offset+16, enc.LittleEndian.AppendUint64(nil, math.Float64bits(float64(3*k+f)+0.5)))
+		}
+		ref := filepath.Join(refDir, fmt.Sprintf("ref%d.nc", k))
+		script := fmt.Sprintf("import netCDF4, shutil\nshutil.copy(%q, %q)\nwith netCDF4.Dataset(%q, 'r+') as d:\n    d['time'][:] = d['time'][:] + %d\n", scorpioReference(t), ref, ref, 3*k)
+		if b, err := exec.Command(python, "-c", script).CombinedOutput(); err != nil {
+			t.Fatalf("moving the reference's time: %v\n%s", err, b)
+		}
+		refs = append(refs, ref)
+	}
+	for _, in := range []string{filepath.Join(dir, "case.eam.h1.*.nc.bp"), filepath.Join(dir, "case.eam.h1.*.nc"), dir} {
+		out := filepath.Join(t.TempDir(), "ts")
+		mustRun(t, "run", in, "-o", out, "-q")
+		netcdfCheck(t, out, refs...)
+		m := readManifest(t, out)
+		for _, v := range m.Variables {
+			if want := v.Name + "_000101_000101.nc"; v.File != want {
+				t.Errorf("%s written to %s, want %s", v.Name, v.File, want)
+			}
+			if v.Name == "T" && (len(v.Datasets) == 0 || v.Datasets[0].Shape[0] != 9) {
+				t.Errorf("T: %+v, want 9 records", v.Datasets)
+			}
+		}
+	}
+	// OUT inside the input: a file's NAME.nc.bp folder, given its link or
+	// a glob of them.
+	first := filepath.Join(dir, "case.eam.h1.0001-01-01-00000.nc")
+	for _, in := range []string{first, filepath.Join(dir, "case.eam.h1.*.nc.bp")} {
+		r := relayout(t, "run", in, "-o", first+".bp/ts", "-q")
+		if r.code != 2 || !strings.Contains(r.stderr, "never writes into its input") {
+			t.Errorf("run %s -o inside it: exit %d\n%s", in, r.code, r.stderr)
+		}
+		if _, err := os.Stat(first + ".bp/ts"); err == nil {
+			t.Errorf("run %s wrote into its input", in)
+		}
+	}
+	// Another stream beside them: the folder is refused, naming both.
+	other := filepath.Join(dir, "case.elm.h0.0001-01-01-00000.nc.bp")
+	testkit.CopyTree(t, filepath.Join(src, scorpioName+".bp"), other)
+	r := relayout(t, "run", dir, "-o", filepath.Join(t.TempDir(), "x"), "-q")
+	if r.code != 2 || !strings.Contains(r.stderr, "case.eam.h1.*") || !strings.Contains(r.stderr, "case.elm.h0.*") {
+		t.Errorf("a folder of two streams: exit %d\n%s", r.code, r.stderr)
+	}
+	os.RemoveAll(other)
+	// Overlapping times: a fourth copy of the first file.
+	testkit.CopyTree(t, filepath.Join(dir, "case.eam.h1.0001-01-01-00000.nc.bp"), filepath.Join(dir, "case.eam.h1.0001-01-10-00000.nc.bp"))
+	r = relayout(t, "run", filepath.Join(dir, "case.eam.h1.*.nc.bp"), "-o", filepath.Join(t.TempDir(), "y"), "-q")
+	if r.code != 2 || !strings.Contains(r.stderr, "overlap") {
+		t.Errorf("overlapping files: exit %d\n%s", r.code, r.stderr)
 	}
 }
 

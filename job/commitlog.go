@@ -96,20 +96,25 @@ func killHook(i int) {
 // directory, walked without following symlinked directories) with their
 // sizes and modification times, sorted by name.
 func InputFiles(path string) ([]InputFile, error) {
-	st, err := os.Stat(path)
-	if matches := reader.GlobMatches(path); err != nil && matches != nil {
+	if matches := reader.GlobMatches(path); matches != nil {
 		// A pattern selecting a stream of history files: the files it
-		// matches now, named as they match.
+		// matches now (a folder's, such as SCORPIO's NAME.nc.bp, each
+		// under the folder's name), named as they match.
 		var files []InputFile
 		for _, m := range matches {
-			fi, err := os.Stat(m)
+			fs, err := InputFiles(m)
 			if err != nil {
-				return nil, fmt.Errorf("job: input %s: %w", m, err)
+				return nil, err
 			}
-			files = append(files, InputFile{Name: filepath.ToSlash(m), Size: fi.Size(), MTimeNs: fi.ModTime().UnixNano()})
+			for _, f := range fs {
+				f.Name = filepath.ToSlash(filepath.Join(m, f.Name))
+				files = append(files, f)
+			}
 		}
 		return files, nil
 	}
+	path = reader.InputPath(path)
+	st, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("job: input %s: %w", path, err)
 	}

@@ -110,6 +110,7 @@ func existingJob(out string, spec Spec, force bool) (*Job, error) {
 // relayout output, a commit of one in progress or a prepared job
 // (settleOut and checkEmpty decide those under OUT's lock).
 func CheckOutput(in, out string, force bool) error {
+	in = reader.InputPath(in)
 	inAbs, err := RealPath(in)
 	if err != nil {
 		return fmt.Errorf("run: %s: %w", in, catalog.ErrNotFound)
@@ -138,6 +139,9 @@ func CheckOutput(in, out string, force bool) error {
 			}
 			if outAbs == mAbs || outAbs == dir || outAbs == filepath.Dir(mAbs) {
 				return Usagef("run: -o %s is the directory of the input's file %s: relayout never writes into its input", out, m)
+			}
+			if strings.HasPrefix(outAbs, mAbs+string(filepath.Separator)) {
+				return Usagef("run: -o %s is inside the input's %s: relayout never writes into its input", out, m)
 			}
 		}
 		return checkOutDir(out, force)

@@ -71,7 +71,7 @@ func kindOf(path string, st os.FileInfo) string {
 	case st.IsDir() && bp.IsBP4(path):
 		return "BP4"
 	case st.IsDir() && scorpio.Is(path):
-		return "SCORPIO BP"
+		return kindSCORPIO
 	case st.IsDir() && bp.IsBP5(path):
 		return "BP5"
 	case !st.IsDir() && strings.HasSuffix(path, ".bp") && bp.IsBP3(path):
@@ -267,8 +267,11 @@ func describe(cands []candidate) []string {
 	}
 	groups := map[string]*group{}
 	key := func(c candidate) string {
-		if c.kind == kindNetCDF {
+		switch c.kind {
+		case kindNetCDF:
 			return netcdf.StreamPrefix(c.name) + ".*"
+		case kindSCORPIO:
+			return netcdf.StreamPrefix(strings.TrimSuffix(c.name, ".bp")) + ".*.nc.bp"
 		}
 		if c.kind != "BP3" && c.kind != "BP4" && c.kind != "BP5" {
 			return ""
@@ -294,8 +297,8 @@ func describe(cands []candidate) []string {
 		switch {
 		case k == "" || g.n == 1:
 			out = append(out, fmt.Sprintf("%s (%s)", c.name, c.kind))
-		case g.n > 1 && g.kind == kindNetCDF:
-			out = append(out, fmt.Sprintf("%s (a stream of %d netCDF classic files)", k, g.n))
+		case g.n > 1 && (g.kind == kindNetCDF || g.kind == kindSCORPIO):
+			out = append(out, fmt.Sprintf("%s (a stream of %d %s files)", k, g.n, g.kind))
 			g.n = 0 // listed
 		case g.n > 1:
 			out = append(out, fmt.Sprintf("%s (%s series of %d iterations)", k, g.kind, g.n))

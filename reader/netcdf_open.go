@@ -26,23 +26,48 @@ import (
 	"relayout/catalog"
 	"relayout/internal/fileio"
 	"relayout/reader/netcdf"
+	"relayout/reader/scorpio"
 )
 
-// kindNetCDF is the candidate kind of a netCDF classic file in a folder.
-const kindNetCDF = "netCDF classic"
+// Candidate kinds of history files in a folder: a netCDF classic file, a
+// SCORPIO ADIOS dataset (NAME.nc.bp).
+const (
+	kindNetCDF  = "netCDF classic"
+	kindSCORPIO = "SCORPIO BP"
+)
 
 // isGlob reports whether path holds glob metacharacters.
 func isGlob(path string) bool { return strings.ContainsAny(path, "*?[") }
 
 // GlobMatches is what Open reads when path does not exist but is a pattern
 // (a stream of history files selected by a glob): the files it matches,
-// sorted; nil when path exists, is no pattern or matches nothing.
+// sorted, each as InputPath gives it (SCORPIO's links as their folders,
+// each once); nil when path exists, is no pattern or matches nothing.
 func GlobMatches(path string) []string {
 	if _, err := os.Lstat(path); err == nil || !isGlob(path) {
 		return nil
 	}
 	m, _ := filepath.Glob(path)
-	return m
+	var out []string
+	for _, p := range m {
+		if p = InputPath(p); !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// InputPath is what path's input lives in: SCORPIO's NAME.nc, a link to
+// NAME.nc.bp/md.0, stands for its NAME.nc.bp folder; any other path for
+// itself.
+func InputPath(path string) string {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return path
+	}
+	if dir := scorpio.Resolve(path); dir != "" && scorpio.Is(path) {
+		return dir
+	}
+	return path
 }
 
 // streams groups netCDF file names (relative to one root) by stream
@@ -86,11 +111,23 @@ func openNetCDFFolder(dir string, cands []candidate, sel *selector) (ds Dataset,
 		return nil, nil, false
 	}
 	names := make([]string, len(cands))
+	scorpios := 0
 	for i, c := range cands {
-		if c.kind != kindNetCDF {
+		switch c.kind {
+		case kindNetCDF:
+		case kindSCORPIO:
+			scorpios++
+		default:
 			return nil, nil, false
 		}
 		names[i] = c.name
+	}
+	if scorpios == len(cands) {
+		ds, err := openSCORPIOStream(dir, dir, names, sel)
+		return ds, err, true
+	}
+	if scorpios > 0 {
+		return nil, nil, false
 	}
 	prefixes, groups := streams(names)
 	if len(prefixes) > 1 {
@@ -106,7 +143,9 @@ func openNetCDFFolder(dir string, cands []candidate, sel *selector) (ds Dataset,
 	return d, nil, true
 }
 
-// openGlob opens the netCDF classic files pattern matches as one stream.
+// openGlob opens the history files pattern matches as one stream: netCDF
+// classic files, or SCORPIO's ADIOS datasets (NAME.nc.bp, or the NAME.nc
+// links beside them: each dataset once).
 func openGlob(pattern string, sel *selector) (Dataset, error) {
 	matches, err := filepath.Glob(pattern)
 	if err != nil {
@@ -114,6 +153,9 @@ func openGlob(pattern string, sel *selector) (Dataset, error) {
 	}
 	if len(matches) == 0 {
 		return nil, fmt.Errorf("reader: %s: no file matches this pattern: %w", pattern, catalog.ErrNotFound)
+	}
+	if scorpio.Is(matches[0]) {
+		return openSCORPIOGlob(pattern, matches, sel)
 	}
 	for _, m := range matches {
 		if _, err := fileio.CheckRegular(m); err != nil {
@@ -124,18 +166,9 @@ func openGlob(pattern string, sel *selector) (Dataset, error) {
 				pattern, m, catalog.ErrUnsupported)
 		}
 	}
-	// Block files are named relative to the matches' common folder.
-	root := filepath.Dir(matches[0])
-	for _, m := range matches[1:] {
-		for !strings.HasPrefix(m, root+string(filepath.Separator)) && root != "/" && root != "." {
-			root = filepath.Dir(root)
-		}
-	}
-	names := make([]string, len(matches))
-	for i, m := range matches {
-		if names[i], err = filepath.Rel(root, m); err != nil {
-			return nil, fmt.Errorf("reader: %s: %w", pattern, err)
-		}
+	root, names, err := relativeToCommon(pattern, matches)
+	if err != nil {
+		return nil, err
 	}
 	prefixes, groups := streams(names)
 	if len(prefixes) > 1 {
@@ -148,4 +181,62 @@ func openGlob(pattern string, sel *selector) (Dataset, error) {
 	}
 	d.SetPath(pattern)
 	return d, nil
+}
+
+// relativeToCommon names matches relative to their common folder.
+func relativeToCommon(pattern string, matches []string) (root string, names []string, err error) {
+	root = filepath.Dir(matches[0])
+	for _, m := range matches[1:] {
+		for !strings.HasPrefix(m, root+string(filepath.Separator)) && root != "/" && root != "." {
+			root = filepath.Dir(root)
+		}
+	}
+	names = make([]string, len(matches))
+	for i, m := range matches {
+		if names[i], err = filepath.Rel(root, m); err != nil {
+			return "", nil, fmt.Errorf("reader: %s: %w", pattern, err)
+		}
+	}
+	return root, names, nil
+}
+
+// openSCORPIOGlob opens the SCORPIO datasets a pattern matches as one
+// stream ('case.eam.h0.*.nc.bp', or 'case.eam.h0.*.nc' for their links).
+func openSCORPIOGlob(pattern string, matches []string, sel *selector) (Dataset, error) {
+	var dirs []string
+	for _, m := range matches {
+		dir := scorpio.Resolve(m)
+		if dir == "" || !scorpio.Is(m) {
+			return nil, fmt.Errorf("reader: %s: matches %s, which is not a SCORPIO BP dataset as %s is (a glob selects one stream of history files): %w",
+				pattern, m, matches[0], catalog.ErrUnsupported)
+		}
+		if !slices.Contains(dirs, dir) {
+			dirs = append(dirs, dir)
+		}
+	}
+	root, names, err := relativeToCommon(pattern, dirs)
+	if err != nil {
+		return nil, err
+	}
+	return openSCORPIOStream(pattern, root, names, sel)
+}
+
+// openSCORPIOStream opens SCORPIO datasets names (relative to root) as the
+// one stream they must form; path is what the user gave.
+func openSCORPIOStream(path, root string, names []string, sel *selector) (Dataset, error) {
+	trimmed := make([]string, len(names))
+	for i, n := range names {
+		trimmed[i] = strings.TrimSuffix(n, ".bp") // NAME.nc
+	}
+	prefixes, groups := streams(trimmed)
+	if len(prefixes) > 1 {
+		return nil, fmt.Errorf("reader: %s: %d streams of SCORPIO files: %s; select one with a glob, e.g. '%s': %w",
+			path, len(prefixes), streamList(prefixes, groups), filepath.Join(root, prefixes[0]+".*.nc.bp"), catalog.ErrUnsupported)
+	}
+	s, err := scorpio.OpenStream(root, names, scorpio.Config{Match: sel.match})
+	if err != nil {
+		return nil, brokenErr(path, "stream of SCORPIO BP datasets", err)
+	}
+	s.SetPath(path)
+	return s, nil
 }

@@ -152,9 +152,15 @@ func openAs(path string, st os.FileInfo, sel *selector, folder bool) (Dataset, e
 	return nil, notRecognised(path)
 }
 
-// openSCORPIO opens SCORPIO's ADIOS output (a BP5 NAME.nc.bp, or NAME.nc).
+// openSCORPIO opens SCORPIO's ADIOS output (a BP5 NAME.nc.bp, or NAME.nc)
+// as a stream of one dataset.
 func openSCORPIO(path string, sel *selector) (Dataset, error) {
-	return broken(path, "SCORPIO BP dataset")(nilIfErr(scorpio.Open(path, scorpio.Config{Match: sel.match})))
+	s, err := scorpio.OpenStream(filepath.Dir(path), []string{filepath.Base(path)}, scorpio.Config{Match: sel.match})
+	if err != nil {
+		return nil, brokenErr(path, "SCORPIO BP dataset", err)
+	}
+	s.SetPath(path)
+	return s, nil
 }
 
 // broken says which format path is when its reader refuses it as damaged:
@@ -208,7 +214,7 @@ var (
 	_ fastDataset = (*amrex.Dataset)(nil)
 	_ fastDataset = (*chombo.Dataset)(nil)
 	_ fastDataset = (*netcdf.Dataset)(nil)
-	_ fastDataset = (*scorpio.Dataset)(nil)
+	_ fastDataset = (*scorpio.Stream)(nil)
 )
 
 // nilIfErr converts a format reader's concrete result to a Dataset that is

@@ -95,7 +95,7 @@ func Open(root string, files []string, cfg Config) (*Dataset, error) {
 	for i := range first.hdr.Attrs {
 		d.info.Attrs = append(d.info.Attrs, first.hdr.Attrs[i].CatalogAttr())
 	}
-	d.info.Span = dateSpan(first.name, ms[len(ms)-1].name)
+	d.info.Span = DateSpan(first.name, ms[len(ms)-1].name)
 	for i := range first.hdr.Vars {
 		v := &first.hdr.Vars[i]
 		if !cfg.Selects(v.Name) {

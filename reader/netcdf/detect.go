@@ -50,12 +50,12 @@ func StreamPrefix(name string) string {
 	}
 }
 
-// dateSpan is the year and month that the names of a stream's first and
+// DateSpan is the year and month that the names of a stream's first and
 // last files give after their stream prefix ("case.eam.h0.0001-01.nc",
 // "mpaso.hist.am.timeSeriesStatsMonthly.0002-12-01.nc": "000101",
 // "000212"), as ncclimo names its time series; nil when either name has
 // no YYYY-MM date there.
-func dateSpan(first, last string) []string {
+func DateSpan(first, last string) []string {
 	var span []string
 	for _, name := range []string{first, last} {
 		base := filepath.Base(name)

@@ -195,8 +195,8 @@ func TestNetcdfDateSpan(t *testing.T) {
 		{"timeSeries.nc", "timeSeries.nc", nil},
 		{"case.eam.h0.1850.nc", "case.eam.h0.1851.nc", nil},
 	} {
-		if got := dateSpan(c.first, c.last); !slices.Equal(got, c.want) {
-			t.Errorf("dateSpan(%s, %s) = %q, want %q", c.first, c.last, got, c.want)
+		if got := DateSpan(c.first, c.last); !slices.Equal(got, c.want) {
+			t.Errorf("DateSpan(%s, %s) = %q, want %q", c.first, c.last, got, c.want)
 		}
 	}
 }

@@ -66,7 +66,7 @@ func TestCorruptDecomposition(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := copySample(t)
-			d, err := Open(dir, Config{})
+			d, err := Open(dir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -92,7 +92,7 @@ func TestCorruptDecomposition(t *testing.T) {
 // name at Open.
 func TestMissingDecomposition(t *testing.T) {
 	dir := copySample(t)
-	d, err := Open(dir, Config{})
+	d, err := Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestMissingDecomposition(t *testing.T) {
 	}
 	d.Close()
 	patch(t, filepath.Join(dir, blk.File), blk.Offset+4, binary.LittleEndian.AppendUint32(nil, 999))
-	_, err = Open(dir, Config{})
+	_, err = Open(dir)
 	wantCorrupt(t, err, `variable "PS" step 0 write 1 (frame 1): decomposition 999 does not exist`)
 
 	// decomp_stored 0 (the samples store them): the variable pass refuses
@@ -132,11 +132,11 @@ func TestTruncated(t *testing.T) {
 	if err := os.Truncate(md, 20000); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Open(filepath.Join(filepath.Dir(dir), sample), Config{})
+	_, err := Open(filepath.Join(filepath.Dir(dir), sample))
 	wantCorrupt(t, err, "md.0")
 
 	dir = copySample(t)
-	d, err := Open(dir, Config{})
+	d, err := Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func TestNotSCORPIO(t *testing.T) {
 		if Is(p) {
 			t.Errorf("Is(%s)", p)
 		}
-		if _, err := Open(p, Config{}); !errors.Is(err, catalog.ErrUnsupported) {
+		if _, err := Open(p); !errors.Is(err, catalog.ErrUnsupported) {
 			t.Errorf("Open(%s): %v, want ErrUnsupported", p, err)
 		}
 	}

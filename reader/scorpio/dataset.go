@@ -101,9 +101,6 @@ type Dataset struct {
 	bp       *bp.Dataset
 	bo       binary.ByteOrder
 
-	match   func(string) bool // Config.Match
-	skipped []string          // DatasetInfo.Skipped
-
 	mu    sync.Mutex
 	plans map[int]*planOnce
 }
@@ -171,7 +168,7 @@ const (
 // It reads the metadata and the small bookkeeping variables (dimensions,
 // frame, decomposition and fill-value tracks), not the decompositions (Plan
 // reads them) nor the data.
-func Open(path string, cfg Config) (*Dataset, error) {
+func Open(path string) (*Dataset, error) {
 	dir := Resolve(path)
 	if dir == "" {
 		return nil, fmt.Errorf("scorpio: %s: not a SCORPIO BP dataset (NAME.nc.bp BP5 directory or NAME.nc beside it): %w", path, catalog.ErrUnsupported)
@@ -180,7 +177,7 @@ func Open(path string, cfg Config) (*Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Dataset{Path: dir, bp: b, byName: map[string]*Var{}, decomps: map[int]*decomp{}, plans: map[int]*planOnce{}, FillMode: -1, match: cfg.Match}
+	d := &Dataset{Path: dir, bp: b, byName: map[string]*Var{}, decomps: map[int]*decomp{}, plans: map[int]*planOnce{}, FillMode: -1}
 	if err := d.load(context.Background()); err != nil {
 		b.Close()
 		return nil, err

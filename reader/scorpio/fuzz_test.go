@@ -71,7 +71,7 @@ func FuzzBuildPlan(f *testing.F) {
 	f.Add(encodeDecomp([][]int64{{0, -1, 2}, {1, 0}}, []int64{3}))
 	f.Add(encodeDecomp([][]int64{{2, 3}, {0, 1}}, []int64{2, 2}))
 	for _, dir := range realSeedSets() {
-		d, err := Open(dir, Config{})
+		d, err := Open(dir)
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -143,7 +143,7 @@ func FuzzBuildPlan(f *testing.F) {
 func FuzzParseBlob(f *testing.F) {
 	f.Add(append([]byte{1, 8}, make([]byte, 24)...))
 	for _, dir := range realSeedSets() {
-		d, err := Open(dir, Config{})
+		d, err := Open(dir)
 		if err != nil {
 			f.Fatal(err)
 		}

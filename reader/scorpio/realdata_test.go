@@ -29,7 +29,7 @@ func openSample(t *testing.T, set string, viaLink bool) *Dataset {
 	if viaLink {
 		p = filepath.Join(dir, sample)
 	}
-	d, err := Open(p, Config{})
+	d, err := Open(p)
 	if err != nil {
 		t.Fatalf("%s: %v", set, err)
 	}

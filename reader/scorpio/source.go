@@ -2,10 +2,16 @@ package scorpio
 
 import (
 	"context"
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"math"
+	"path/filepath"
 	"slices"
+	"strings"
 
 	"relayout/catalog"
+	"relayout/reader/netcdf"
 )
 
 // The catalog of a SCORPIO dataset (what relayout rewrites): every netCDF
@@ -44,31 +50,230 @@ type Config struct {
 	Match func(name string) bool
 }
 
-// Info describes the dataset for the catalog.
-func (d *Dataset) Info() catalog.DatasetInfo {
-	return catalog.DatasetInfo{Path: d.Path, Root: d.Path, Format: FormatName, Attrs: slices.Clone(d.Attrs), Skipped: slices.Clone(d.skipped)}
+// Stream is what relayout reads of SCORPIO output: the datasets of one
+// history stream (a glob such as 'case.eam.h0.*.nc.bp', a folder of them,
+// or one dataset), ordered by their record coordinate, as one netCDF
+// dataset whose record dimension runs across them (a reader.Dataset).
+type Stream struct {
+	info    catalog.DatasetInfo
+	members []*member // in time order
+	match   func(string) bool
+}
+
+// member is one dataset of a stream.
+type member struct {
+	name  string // the NAME.nc.bp directory, relative to the stream's root
+	d     *Dataset
+	rec0  int64     // the stream's record index of its first frame
+	times []float64 // its record coordinate's values, nil when it has none
+}
+
+// OpenStream opens the SCORPIO datasets names (NAME.nc.bp directories or
+// NAME.nc links, relative to root) as one stream: every dataset must define
+// the same variables (names, types, dimensions, the fixed dimensions'
+// lengths), and their records, ordered by the record coordinate (the
+// variable named like the record dimension) where there is one, else by
+// name, must not overlap in time.
+func OpenStream(root string, names []string, cfg Config) (*Stream, error) {
+	s := &Stream{match: cfg.Match}
+	for _, n := range names {
+		d, err := Open(filepath.Join(root, n))
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		rel, err := filepath.Rel(root, d.Path)
+		if err != nil {
+			rel = d.Path
+		}
+		m := &member{name: rel, d: d}
+		s.members = append(s.members, m)
+		if m.times, err = recordTimes(d); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
+	if err := s.order(); err != nil {
+		s.Close()
+		return nil, err
+	}
+	first, last := s.members[0], s.members[len(s.members)-1]
+	s.info = catalog.DatasetInfo{Path: root, Root: root, Format: FormatName, Attrs: slices.Clone(first.d.Attrs),
+		Span: netcdf.DateSpan(strings.TrimSuffix(first.name, ".bp"), strings.TrimSuffix(last.name, ".bp"))}
+	return s, nil
+}
+
+// recordTimes is the values of d's record coordinate (the put_var variable
+// named like its record dimension), by frame; nil when it has none.
+func recordTimes(d *Dataset) ([]float64, error) {
+	var rec *Dim
+	for i := range d.Dims {
+		if d.Dims[i].Record {
+			rec = &d.Dims[i]
+		}
+	}
+	if rec == nil {
+		return nil, nil
+	}
+	v := d.Var(rec.Name)
+	if v == nil || v.Kind != PutVar || len(v.Dims) != 1 || v.Type.Kind != catalog.Float && v.Type.Kind != catalog.Int && v.Type.Kind != catalog.Uint {
+		return nil, nil
+	}
+	times := make([]float64, rec.Len)
+	seen := make([]bool, rec.Len)
+	for i := range v.Blobs {
+		start, count, data, err := d.ReadBlob(context.Background(), v, &v.Blobs[i])
+		if err != nil {
+			return nil, err
+		}
+		for k := int64(0); k < count[0]; k++ {
+			times[start[0]+k] = number(v.Type, data[k*int64(v.Type.Size):], d.bo)
+			seen[start[0]+k] = true
+		}
+	}
+	if slices.Contains(seen, false) {
+		return nil, nil // frames without a time: the names' order stands
+	}
+	return times, nil
+}
+
+// number is the value of one element of type dt.
+func number(dt catalog.DType, b []byte, bo binary.ByteOrder) float64 {
+	switch {
+	case dt.Kind == catalog.Float && dt.Size == 4:
+		return float64(math.Float32frombits(bo.Uint32(b)))
+	case dt.Kind == catalog.Float:
+		return math.Float64frombits(bo.Uint64(b))
+	case dt.Kind == catalog.Int:
+		return float64(decodeInts(b[:dt.Size], dt, bo)[0])
+	}
+	return float64(uint64(decodeInts(b[:dt.Size], dt, bo)[0]))
+}
+
+// order sorts the members by name, then by their first time, checks that
+// they define the same variables and that their records do not overlap,
+// and numbers their records.
+func (s *Stream) order() error {
+	slices.SortFunc(s.members, func(a, b *member) int { return strings.Compare(a.name, b.name) })
+	first := s.members[0]
+	for _, m := range s.members[1:] {
+		if err := sameVars(first, m); err != nil {
+			return err
+		}
+	}
+	timed := !slices.ContainsFunc(s.members, func(m *member) bool { return m.times == nil })
+	if timed {
+		slices.SortStableFunc(s.members, func(a, b *member) int {
+			switch {
+			case len(a.times) == 0 || len(b.times) == 0:
+				return len(b.times) - len(a.times) // files without records last
+			case a.times[0] < b.times[0]:
+				return -1
+			case a.times[0] > b.times[0]:
+				return 1
+			}
+			return 0
+		})
+	}
+	var rec int64
+	var prev *member
+	for _, m := range s.members {
+		m.rec0 = rec
+		rec += m.d.records()
+		if !timed || len(m.times) == 0 {
+			continue
+		}
+		for k := 1; k < len(m.times); k++ {
+			if m.times[k] <= m.times[k-1] {
+				return fmt.Errorf("scorpio: %s: its record coordinate is not increasing (%g after %g): %w", m.name, m.times[k], m.times[k-1], catalog.ErrUnsupported)
+			}
+		}
+		if prev != nil && prev.times[len(prev.times)-1] >= m.times[0] {
+			return fmt.Errorf("scorpio: %s and %s are not one stream of history files: their records overlap in time (%g ends the first, %g starts the second): %w",
+				prev.name, m.name, prev.times[len(prev.times)-1], m.times[0], catalog.ErrUnsupported)
+		}
+		prev = m
+	}
+	return nil
+}
+
+// sameVars refuses members that do not define the same variables.
+func sameVars(a, b *member) error {
+	diff := func(what string, args ...any) error {
+		return fmt.Errorf("scorpio: %s and %s are not one stream of history files: %s: %w", a.name, b.name, fmt.Sprintf(what, args...), catalog.ErrUnsupported)
+	}
+	if len(a.d.vars) != len(b.d.vars) {
+		return diff("%d variables against %d", len(a.d.vars), len(b.d.vars))
+	}
+	for _, v := range a.d.vars {
+		w := b.d.Var(v.Name)
+		switch {
+		case w == nil:
+			return diff("variable %s only in the first", v.Name)
+		case w.Type != v.Type || w.NCType != v.NCType:
+			return diff("variable %s of type %d against %d", v.Name, v.NCType, w.NCType)
+		case !slices.Equal(w.Dims, v.Dims):
+			return diff("variable %s over %v against %v", v.Name, v.Dims, w.Dims)
+		case v.Record() != w.Record():
+			return diff("variable %s a record variable in one only", v.Name)
+		}
+		fixed := v.Shape
+		if v.Record() {
+			fixed = fixed[1:]
+		}
+		if !slices.Equal(fixed, w.Shape[len(w.Shape)-len(fixed):]) {
+			return diff("variable %s of shape %v against %v", v.Name, v.Shape, w.Shape)
+		}
+	}
+	return nil
+}
+
+// records is the length of d's record dimension (0: none).
+func (d *Dataset) records() int64 {
+	for _, dim := range d.Dims {
+		if dim.Record {
+			return dim.Len
+		}
+	}
+	return 0
+}
+
+// Info describes the stream for the catalog.
+func (s *Stream) Info() catalog.DatasetInfo { return s.info }
+
+// SetPath sets DatasetInfo.Path, the input as the user gave it.
+func (s *Stream) SetPath(p string) { s.info.Path = p }
+
+// Members lists the datasets in time order, relative to the root.
+func (s *Stream) Members() []string {
+	out := make([]string, len(s.members))
+	for i, m := range s.members {
+		out[i] = m.name
+	}
+	return out
+}
+
+// Close closes every member's files.
+func (s *Stream) Close() error {
+	var err error
+	for _, m := range s.members {
+		err = errors.Join(err, m.d.Close())
+	}
+	return err
 }
 
 // Scan emits one array per selected variable, by name.
-func (d *Dataset) Scan(ctx context.Context, emit func(*catalog.Array) error) error {
-	vars := slices.Clone(d.vars)
-	slices.SortFunc(vars, func(a, b *Var) int {
-		if a.Name < b.Name {
-			return -1
-		}
-		if a.Name > b.Name {
-			return 1
-		}
-		return 0
-	})
+func (s *Stream) Scan(ctx context.Context, emit func(*catalog.Array) error) error {
+	vars := slices.Clone(s.members[0].d.vars)
+	slices.SortFunc(vars, func(a, b *Var) int { return strings.Compare(a.Name, b.Name) })
 	for _, v := range vars {
-		if d.match != nil && !d.match(v.Name) {
+		if s.match != nil && !s.match(v.Name) {
 			continue
 		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		a, err := d.array(ctx, v)
+		a, err := s.array(ctx, v)
 		if err != nil {
 			return err
 		}
@@ -79,20 +284,48 @@ func (d *Dataset) Scan(ctx context.Context, emit func(*catalog.Array) error) err
 	return nil
 }
 
-// array is v's catalog array (see above).
-func (d *Dataset) array(ctx context.Context, v *Var) (*catalog.Array, error) {
-	dt := v.Type
+// array is v's catalog array over the stream (see above; v is the first
+// member's).
+func (s *Stream) array(ctx context.Context, v *Var) (*catalog.Array, error) {
+	first := s.members[0]
 	a := &catalog.Array{
-		Var: v.Name, DType: dt,
+		Var: v.Name, DType: v.Type,
 		Shape:  slices.Clone(v.Shape),
 		Offset: make([]int64, len(v.Shape)),
 		Dims:   slices.Clone(v.Dims),
 		Attrs:  slices.Clone(v.Attrs),
-		Fill:   d.FillValue(v, nil),
-		Source: fmt.Sprintf("%s (SCORPIO %s):%s", d.Path, v.Kind, v.Name),
+		Fill:   first.d.FillValue(v, nil),
+		Source: fmt.Sprintf("%s (SCORPIO %s):%s", first.name, v.Kind, v.Name),
 	}
 	if len(a.Dims) == 0 {
 		a.Dims = nil
+	}
+	members := s.members[:1] // a fixed variable is the first member's
+	if v.Record() {
+		members = s.members
+		last := s.members[len(s.members)-1]
+		a.Shape[0] = last.rec0 + last.d.records()
+		if len(s.members) > 1 {
+			a.Source = fmt.Sprintf("%s ... %s (%d SCORPIO files):%s", first.name, last.name, len(s.members), v.Name)
+		}
+	}
+	for mi, m := range members {
+		var err error
+		if a.Blocks, err = m.blocks(ctx, mi, m.d.Var(v.Name), a.Blocks); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+// blocks appends the blocks of member mi's variable v (see above).
+func (m *member) blocks(ctx context.Context, mi int, v *Var, out []catalog.Block) ([]catalog.Block, error) {
+	mk := func(box catalog.Box, codec string, i int, file string, off int64) catalog.Block {
+		if v.Record() {
+			box.Lower[0] += m.rec0
+		}
+		return catalog.Block{Box: box, Rank: -1, Order: catalog.RowMajor, File: filepath.Join(m.name, file), Offset: off,
+			Codecs: []catalog.Codec{{Name: codec, Dataset: v.Name, Params: []uint32{uint32(mi), uint32(i)}}}}
 	}
 	switch v.Kind {
 	case Darray:
@@ -117,36 +350,37 @@ func (d *Dataset) array(ctx context.Context, v *Var) (*catalog.Array, error) {
 			} else if f != -1 {
 				return nil, corrupt("variable %q write %d: frame %d for a variable without the record dimension", v.Name, i, f)
 			}
-			b := catalog.Block{Box: box, Rank: -1, Order: catalog.RowMajor,
-				Codecs: []catalog.Codec{{Name: DarrayCodec, Dataset: v.Name, Params: []uint32{uint32(i)}}}}
+			var file string
+			var off int64
 			if len(w.Blocks) > 0 {
-				b.File, b.Offset = w.Blocks[0].File, w.Blocks[0].Offset
+				file, off = w.Blocks[0].File, w.Blocks[0].Offset
 			}
+			b := mk(box, DarrayCodec, i, file, off)
 			for g := range w.Blocks {
 				b.Length += w.Blocks[g].Length
 			}
-			a.Blocks = append(a.Blocks, b)
+			out = append(out, b)
 		}
 	case PutVar:
 		for i := range v.Blobs {
 			bl := &v.Blobs[i]
-			start, count, err := d.blobHeader(ctx, v, bl)
+			start, count, _, err := m.d.ReadBlob(ctx, v, bl)
 			if err != nil {
 				return nil, err
 			}
 			box := catalog.Box{Lower: start, Count: count}
 			if !insideShape(box, v.Shape) {
-				return nil, catalog.Corrupt("scorpio", bl.Block.File, bl.Block.Offset, "variable %q: put_var start %v count %v outside shape %v", v.Name, start, count, v.Shape)
+				return nil, catalog.Corrupt("scorpio", filepath.Join(m.name, bl.Block.File), bl.Block.Offset, "variable %q: put_var start %v count %v outside shape %v", v.Name, start, count, v.Shape)
 			}
 			if box.Elements() == 0 {
 				continue
 			}
-			a.Blocks = append(a.Blocks, catalog.Block{Box: box, Rank: -1, Order: catalog.RowMajor,
-				File: bl.Block.File, Offset: bl.Block.Offset, Length: bl.Block.Length,
-				Codecs: []catalog.Codec{{Name: BlobCodec, Dataset: v.Name, Params: []uint32{uint32(i)}}}})
+			b := mk(box, BlobCodec, i, bl.Block.File, bl.Block.Offset)
+			b.Length = bl.Block.Length
+			out = append(out, b)
 		}
 	}
-	return a, nil
+	return out, nil
 }
 
 func insideShape(b catalog.Box, shape []int64) bool {
@@ -163,13 +397,14 @@ func insideShape(b catalog.Box, shape []int64) bool {
 
 // ReadBlock returns the decoded bytes of a block Scan emitted: a darray
 // write placed over its box, or a put_var call's values.
-func (d *Dataset) ReadBlock(ctx context.Context, b *catalog.Block, dt catalog.DType) ([]byte, error) {
-	if len(b.Codecs) != 1 || len(b.Codecs[0].Params) != 1 {
-		return nil, fmt.Errorf("scorpio: %s: a block that is no SCORPIO write (codecs %v): %w", d.Path, b.Codecs, catalog.ErrCorrupt)
+func (s *Stream) ReadBlock(ctx context.Context, b *catalog.Block, dt catalog.DType) ([]byte, error) {
+	if len(b.Codecs) != 1 || len(b.Codecs[0].Params) != 2 || int(b.Codecs[0].Params[0]) >= len(s.members) {
+		return nil, fmt.Errorf("scorpio: %s: a block that is no SCORPIO write of this stream (codecs %v): %w", s.info.Path, b.Codecs, catalog.ErrCorrupt)
 	}
 	c := b.Codecs[0]
+	d := s.members[c.Params[0]].d
 	v := d.byName[c.Dataset]
-	i := int(c.Params[0])
+	i := int(c.Params[1])
 	switch {
 	case v == nil:
 		return nil, fmt.Errorf("scorpio: %s: no variable %q: %w", d.Path, c.Dataset, catalog.ErrCorrupt)
@@ -199,9 +434,9 @@ func (d *Dataset) ReadBlock(ctx context.Context, b *catalog.Block, dt catalog.DT
 
 // ReadBlocks implements catalog.BatchSource: each block read on its own
 // (a darray write gathers its I/O groups' blocks itself).
-func (d *Dataset) ReadBlocks(ctx context.Context, blocks []*catalog.Block, dt catalog.DType, fn func(i int, data []byte) error) error {
+func (s *Stream) ReadBlocks(ctx context.Context, blocks []*catalog.Block, dt catalog.DType, fn func(i int, data []byte) error) error {
 	for i, b := range blocks {
-		data, err := d.ReadBlock(ctx, b, dt)
+		data, err := s.ReadBlock(ctx, b, dt)
 		if err != nil {
 			return err
 		}
@@ -213,9 +448,9 @@ func (d *Dataset) ReadBlocks(ctx context.Context, blocks []*catalog.Block, dt ca
 }
 
 // ReadBlocksMixed implements catalog.MixedBatchSource like ReadBlocks.
-func (d *Dataset) ReadBlocksMixed(ctx context.Context, blocks []*catalog.Block, dts []catalog.DType, fn func(i int, data []byte) error) error {
+func (s *Stream) ReadBlocksMixed(ctx context.Context, blocks []*catalog.Block, dts []catalog.DType, fn func(i int, data []byte) error) error {
 	for i, b := range blocks {
-		data, err := d.ReadBlock(ctx, b, dts[i])
+		data, err := s.ReadBlock(ctx, b, dts[i])
 		if err != nil {
 			return err
 		}
@@ -228,9 +463,17 @@ func (d *Dataset) ReadBlocksMixed(ctx context.Context, blocks []*catalog.Block, 
 
 // ReadBlockInto implements catalog.IOSource for blocks without codecs, which
 // a SCORPIO dataset has none of.
-func (d *Dataset) ReadBlockInto(ctx context.Context, b *catalog.Block, dst []byte) error {
-	return fmt.Errorf("scorpio: %s: every block has a codec: %w", d.Path, catalog.ErrCorrupt)
+func (s *Stream) ReadBlockInto(ctx context.Context, b *catalog.Block, dst []byte) error {
+	return fmt.Errorf("scorpio: %s: every block has a codec: %w", s.info.Path, catalog.ErrCorrupt)
 }
 
-// IOStats counts the reads of the BP files.
-func (d *Dataset) IOStats() catalog.IOCounters { return d.bp.IOStats() }
+// IOStats counts the reads of the members' BP files.
+func (s *Stream) IOStats() catalog.IOCounters {
+	var c catalog.IOCounters
+	for _, m := range s.members {
+		mc := m.d.bp.IOStats()
+		c.ReadCalls += mc.ReadCalls
+		c.ReadBytes += mc.ReadBytes
+	}
+	return c
+}
