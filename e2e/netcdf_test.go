@@ -232,6 +232,19 @@ func TestNetcdfTimeSeries(t *testing.T) {
 		t.Errorf("netcdf_ncrcat.py: %d record variables appended, want 8\n%s", n, b)
 	}
 
+	// verify checks it too: the file of V001 made fixed-size by nccopy -u
+	// (the same values) is a difference.
+	v001 := filepath.Join(halves[0], "V001_000101_000106.nc")
+	if b, err := exec.Command("nccopy", "-u", v001, v001+".fixed").CombinedOutput(); err != nil {
+		t.Fatalf("nccopy -u: %v\n%s", err, b)
+	}
+	if err := os.Rename(v001+".fixed", v001); err != nil {
+		t.Fatal(err)
+	}
+	if r := relayout(t, "verify", filepath.Join(tmp, "half0"), halves[0]); r.code != 1 || !strings.Contains(r.stdout, "is unlimited along [], want [0]") {
+		t.Errorf("verify of a fixed record dimension: exit %d, want 1 naming it\n%s%s", r.code, r.stdout, r.stderr)
+	}
+
 	// A changed element of the variable, then of a copy: DIFF, exit 1.
 	for _, c := range []struct{ path, want string }{{"T001", "DIFF T001"}, {"lat", "copy of lat"}} {
 		script := `import h5py, sys
