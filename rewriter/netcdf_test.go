@@ -23,8 +23,8 @@ func TestRecordChunk(t *testing.T) {
 		{[]int64{12, 72, 96, 144}, rec, 8, []int64{1, 37, 96, 144}}, // float64: 7.9 MiB, lev cut
 		{[]int64{12, 2, 4096, 4096}, rec, 4, []int64{1, 1, 256, 4096}},
 		{[]int64{24, 3, 5, 7}, rec, 4, []int64{9, 3, 5, 7}}, // 420 bytes a record
-		{[]int64{12, 48602}, rec[:2], 4, []int64{1, 48602}},  // [time, ncol]
-		{[]int64{24}, rec[:1], 8, []int64{24}},               // time
+		{[]int64{12, 48602}, rec[:2], 4, []int64{1, 48602}}, // [time, ncol]
+		{[]int64{24}, rec[:1], 8, []int64{24}},              // time
 		{[]int64{1000}, rec[:1], 8, []int64{512}},
 		{[]int64{1000, 2}, rec[:2], 8, []int64{256, 2}}, // time_bnds
 		{[]int64{12, 8}, rec[:2], 1, []int64{12, 8}},    // date_written
