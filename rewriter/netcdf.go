@@ -22,7 +22,8 @@ import (
 //	                  prepended to history (NCO's convention: newest first)
 //	/<var>            the variable over its full record axis: its attributes unchanged,
 //	                  _FillValue also its HDF5 fill value, its dimensions' scales attached
-//	                  (DIMENSION_LIST)
+//	                  (DIMENSION_LIST); over the record dimension, chunked and unlimited
+//	                  along it (see Unlimited dimensions below)
 //	/<coord>          the coordinate variable of each dimension of a dataset of the file
 //	                  (the input variable named like the dimension, over that dimension
 //	                  alone), copied, made the dimension's HDF5 dimension scale
