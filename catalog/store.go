@@ -23,7 +23,8 @@ CREATE TABLE dataset (
   format  TEXT NOT NULL,
   attrs   TEXT NOT NULL,            -- JSON list of attributes
   skipped TEXT NOT NULL,            -- JSON list of "object: reason"
-  span    TEXT                      -- JSON [first, last]: a stream's first and last dates (DatasetInfo.Span)
+  span    TEXT,                     -- JSON [first, last]: a stream's first and last dates (DatasetInfo.Span)
+  unlimited TEXT                    -- JSON list: the input's unlimited (record) dimensions (DatasetInfo.Unlimited)
 );
 CREATE TABLE arrays (
   id         INTEGER PRIMARY KEY,
@@ -116,6 +117,10 @@ type Store struct {
 // store is an error.
 func (s *Store) OmitBlockLists() { s.noLists = true }
 
+// laterDatasetColumns are the columns added to dataset after its first
+// version (missing: "dataset.<name>").
+var laterDatasetColumns = []string{"span", "unlimited"}
+
 // laterColumns are the columns added to arrays after its first version.
 var laterColumns = []string{"constant", "species", "grain", "dims"}
 
@@ -171,12 +176,17 @@ func OpenStore(path string) (*Store, error) {
 		return nil, Corrupt("relayout", path, -1, "catalog: %v", err)
 	}
 	s.whole = n == 0 && !s.legacy
-	if err := s.db.QueryRow(`SELECT count(*) FROM pragma_table_info('dataset') WHERE name = 'span'`).Scan(&n); err != nil {
-		s.db.Close()
-		return nil, Corrupt("relayout", path, -1, "catalog: %v", err)
-	}
-	if n == 0 {
-		s.missing = map[string]bool{"dataset.span": true}
+	for _, c := range laterDatasetColumns {
+		if err := s.db.QueryRow(`SELECT count(*) FROM pragma_table_info('dataset') WHERE name = ?`, c).Scan(&n); err != nil {
+			s.db.Close()
+			return nil, Corrupt("relayout", path, -1, "catalog: %v", err)
+		}
+		if n == 0 {
+			if s.missing == nil {
+				s.missing = map[string]bool{}
+			}
+			s.missing["dataset."+c] = true
+		}
 	}
 	for _, c := range laterColumns {
 		if err := s.db.QueryRow(`SELECT count(*) FROM pragma_table_info('arrays') WHERE name = ?`, c).Scan(&n); err != nil {
@@ -303,20 +313,22 @@ func (s *Store) SetInfo(info DatasetInfo) error {
 	if info.Skipped == nil {
 		info.Skipped = []string{}
 	}
-	var span any
-	if info.Span != nil {
-		span = mustJSON(info.Span)
-	}
-	if s.missing["dataset.span"] {
-		if span != nil {
+	cols := []string{"path", "root", "format", "attrs", "skipped"}
+	vals := []any{info.Path, info.Root, info.Format, mustJSON(info.Attrs), mustJSON(info.Skipped)}
+	for _, c := range []struct {
+		name string
+		set  bool
+		v    any
+	}{{"span", info.Span != nil, info.Span}, {"unlimited", info.Unlimited != nil, info.Unlimited}} {
+		if !c.set {
+			continue
+		}
+		if s.missing["dataset."+c.name] {
 			return fmt.Errorf("catalog: %s: written by an earlier version of relayout: read-only: %w", s.path, ErrUnsupported)
 		}
-		_, err = tx.Exec(`INSERT INTO dataset (path, root, format, attrs, skipped) VALUES (?,?,?,?,?)`,
-			info.Path, info.Root, info.Format, mustJSON(info.Attrs), mustJSON(info.Skipped))
-	} else {
-		_, err = tx.Exec(`INSERT INTO dataset (path, root, format, attrs, skipped, span) VALUES (?,?,?,?,?,?)`,
-			info.Path, info.Root, info.Format, mustJSON(info.Attrs), mustJSON(info.Skipped), span)
+		cols, vals = append(cols, c.name), append(vals, mustJSON(c.v))
 	}
+	_, err = tx.Exec(`INSERT INTO dataset (`+strings.Join(cols, ", ")+`) VALUES (?`+strings.Repeat(",?", len(cols)-1)+`)`, vals...)
 	if err != nil {
 		return fmt.Errorf("catalog: %s: %w", s.path, err)
 	}
@@ -330,13 +342,15 @@ func (s *Store) SetInfo(info DatasetInfo) error {
 func (s *Store) Info() (DatasetInfo, error) {
 	var info DatasetInfo
 	var attrs, skipped string
-	var span sql.NullString
-	col := "span"
-	if s.missing["dataset.span"] {
-		col = "NULL"
+	var span, unlimited sql.NullString
+	col := func(name string) string {
+		if s.missing["dataset."+name] {
+			return "NULL"
+		}
+		return name
 	}
-	err := s.db.QueryRow(`SELECT path, root, format, attrs, skipped, `+col+` FROM dataset`).
-		Scan(&info.Path, &info.Root, &info.Format, &attrs, &skipped, &span)
+	err := s.db.QueryRow(`SELECT path, root, format, attrs, skipped, `+col("span")+`, `+col("unlimited")+` FROM dataset`).
+		Scan(&info.Path, &info.Root, &info.Format, &attrs, &skipped, &span, &unlimited)
 	if errors.Is(err, sql.ErrNoRows) {
 		return info, fmt.Errorf("catalog: %s: no dataset recorded: %w", s.path, ErrNotFound)
 	}
@@ -352,6 +366,11 @@ func (s *Store) Info() (DatasetInfo, error) {
 		}
 		if len(info.Span) != 2 {
 			return info, Corrupt("relayout", s.path, -1, "catalog: dataset span %s", span.String)
+		}
+	}
+	if unlimited.Valid {
+		if err := s.fromJSON(unlimited.String, &info.Unlimited); err != nil {
+			return info, err
 		}
 	}
 	return info, s.fromJSON(skipped, &info.Skipped)

@@ -114,22 +114,26 @@ func TestDTypeNumPy(t *testing.T) {
 	}
 }
 
-// TestStoreSpan: a stream's date span round-trips; a catalog of an earlier
-// version (no span column) reads without one and takes no new span.
+// TestStoreSpan: a stream's date span and unlimited dimensions round-trip;
+// a catalog of an earlier version (no span or unlimited column) reads
+// without them and takes no new ones.
 func TestStoreSpan(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "catalog.db")
 	s, err := CreateStore(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	info := DatasetInfo{Path: "hist", Root: "/d", Format: "netcdf-classic", Span: []string{"185001", "201412"}}
+	info := DatasetInfo{Path: "hist", Root: "/d", Format: "netcdf-classic", Span: []string{"185001", "201412"}, Unlimited: []string{"time"}}
 	if err := s.SetInfo(info); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := s.Info(); err != nil || !reflect.DeepEqual(got.Span, info.Span) {
-		t.Fatalf("span %q %v, want %q", got.Span, err, info.Span)
+	if got, err := s.Info(); err != nil || !reflect.DeepEqual(got.Span, info.Span) || !reflect.DeepEqual(got.Unlimited, info.Unlimited) {
+		t.Fatalf("span %q unlimited %q %v, want %q %q", got.Span, got.Unlimited, err, info.Span, info.Unlimited)
 	}
 	if _, err := s.db.Exec(`ALTER TABLE dataset DROP COLUMN span`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.db.Exec(`ALTER TABLE dataset DROP COLUMN unlimited`); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -137,11 +141,17 @@ func TestStoreSpan(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if got, err := s.Info(); err != nil || got.Span != nil || got.Format != "netcdf-classic" {
+	if got, err := s.Info(); err != nil || got.Span != nil || got.Unlimited != nil || got.Format != "netcdf-classic" {
 		t.Fatalf("earlier catalog: %+v %v", got, err)
 	}
 	if err := s.SetInfo(info); !errors.Is(err, ErrUnsupported) {
 		t.Fatalf("a span into an earlier catalog: %v", err)
+	}
+	if err := s.SetInfo(DatasetInfo{Path: "hist", Root: "/d", Format: "netcdf-classic", Unlimited: []string{"time"}}); !errors.Is(err, ErrUnsupported) {
+		t.Fatalf("unlimited dimensions into an earlier catalog: %v", err)
+	}
+	if err := s.SetInfo(DatasetInfo{Path: "hist", Root: "/d", Format: "netcdf-classic"}); err != nil {
+		t.Fatalf("neither into an earlier catalog: %v", err)
 	}
 }
 

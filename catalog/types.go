@@ -441,6 +441,11 @@ type DatasetInfo struct {
 	// file names carry as ncclimo's do (VAR_000101_000112.nc); nil when
 	// the names give none.
 	Span []string `json:"span,omitempty"`
+	// Unlimited names the input's unlimited dimensions (netCDF: the
+	// record dimension of classic files, those a netCDF-4 file's
+	// dimension scales make unlimited), which a netCDF output keeps
+	// unlimited; nil when the format has none.
+	Unlimited []string `json:"unlimited,omitempty"`
 }
 
 // BatchSource is a Source that fetches many blocks with few, large reads

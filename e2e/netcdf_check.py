@@ -17,7 +17,11 @@ and ancillary variables) equals the input's variable of that name, and the
 global attributes are the input's (history with one line prepended);
 through xarray (open_dataset of each file, open_mfdataset of them all, or
 merge where the files have no coordinates to order them by); and
-through ncdump -h. Prints one line per variable; exits 1 on any difference.
+through ncdump -h. The input's record (unlimited) dimension must be
+unlimited in each file, with every file's records (netCDF4-python's
+isunlimited(), ncdump's "time = UNLIMITED ; // (N currently)"), the other
+dimensions fixed with their lengths. Prints one line per variable; exits 1
+on any difference.
 """
 import subprocess
 import json
@@ -55,9 +59,21 @@ def same_attr(a, b):
 def check_netcdf(path, name):
     """The file of variable name read through netCDF-C: 0 when equal."""
     nbad = 0
-    subprocess.run(["ncdump", "-h", path], check=True, stdout=subprocess.DEVNULL)
+    header = subprocess.run(["ncdump", "-h", path], check=True, stdout=subprocess.PIPE, text=True).stdout
     with netCDF4.Dataset(path) as o:
         o.set_auto_maskandscale(False)
+        for dn, dim in o.dimensions.items():
+            # The input's record (unlimited) dimension stays unlimited,
+            # holding every file's records; the others keep their length.
+            unlimited = dn in first.dimensions and first.dimensions[dn].isunlimited()
+            n = sum(len(d.dimensions[dn]) for d in dss) if unlimited else len(first.dimensions.get(dn, []))
+            if dim.isunlimited() != unlimited or len(dim) != n:
+                print("NETCDF DIMENSION", path, dn, "unlimited", dim.isunlimited(), len(dim), "input", unlimited, n)
+                nbad += 1
+            line = "\t%s = UNLIMITED ; // (%d currently)\n" % (dn, n) if unlimited else "\t%s = %d ;\n" % (dn, n)
+            if line not in header:
+                print("NCDUMP", path, "lacks", repr(line))
+                nbad += 1
         for n, ov in o.variables.items():
             iv = first.variables[n]
             want = input_values(n)

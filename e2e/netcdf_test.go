@@ -155,7 +155,9 @@ func TestNetcdfShortFile(t *testing.T) {
 // dimension names and attributes, named as ncclimo names them
 // (T001_000101_000112.nc), each holding copies of the coordinate and
 // ancillary variables it needs (T001: time, time_bnds, lev, lat, lon);
-// verify finds a changed element of a variable and of a copy.
+// the record dimension (time) stays unlimited, so that ncrcat appends the
+// series of the stream's second half to those of its first; verify finds
+// a changed element of a variable and of a copy.
 func TestNetcdfTimeSeries(t *testing.T) {
 	needNetCDF4(t)
 	tmp := t.TempDir()
@@ -202,6 +204,45 @@ func TestNetcdfTimeSeries(t *testing.T) {
 	sort.Strings(copies["T001"])
 	if got := strings.Join(copies["T001"], " "); got != "lat lev lon time time_bnds" {
 		t.Errorf("T001.nc holds copies of %q, want lat lev lon time time_bnds", got)
+	}
+
+	// The record dimension is unlimited (netcdf_check.py checks it through
+	// netCDF4-python and ncdump): NCO's ncrcat appends the time series of
+	// months 7-12 (CDF-5 inputs) to that of months 1-6 (CDF-2), and the
+	// joined files hold the whole stream's values (netcdf_ncrcat.py).
+	testkit.NeedTool(t, "ncrcat", "apt-get install nco")
+	var halves []string
+	for h, months := range [][]string{files[:6], files[6:]} {
+		dir := filepath.Join(tmp, fmt.Sprint("half", h))
+		os.Mkdir(dir, 0o755)
+		for _, f := range months {
+			if err := os.Symlink(f, filepath.Join(dir, filepath.Base(f))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		o := filepath.Join(tmp, fmt.Sprint("out", h))
+		mustRun(t, "run", dir, "-o", o, "-q")
+		halves = append(halves, o)
+	}
+	joined := filepath.Join(tmp, "ncrcat")
+	os.Mkdir(joined, 0o755)
+	if b, err := exec.Command(python, append([]string{"netcdf_ncrcat.py", joined, halves[0], halves[1]}, files...)...).CombinedOutput(); err != nil {
+		t.Fatalf("netcdf_ncrcat.py: %v\n%s", err, b)
+	} else if n := strings.Count(string(b), "OK "); n != 5+3 { // T001-2, V001-3; time, time_bnds, date
+		t.Errorf("netcdf_ncrcat.py: %d record variables appended, want 8\n%s", n, b)
+	}
+
+	// verify checks it too: the file of V001 made fixed-size by nccopy -u
+	// (the same values) is a difference.
+	v001 := filepath.Join(halves[0], "V001_000101_000106.nc")
+	if b, err := exec.Command("nccopy", "-u", v001, v001+".fixed").CombinedOutput(); err != nil {
+		t.Fatalf("nccopy -u: %v\n%s", err, b)
+	}
+	if err := os.Rename(v001+".fixed", v001); err != nil {
+		t.Fatal(err)
+	}
+	if r := relayout(t, "verify", filepath.Join(tmp, "half0"), halves[0]); r.code != 1 || !strings.Contains(r.stdout, "is unlimited along [], want [0]") {
+		t.Errorf("verify of a fixed record dimension: exit %d, want 1 naming it\n%s%s", r.code, r.stdout, r.stderr)
 	}
 
 	// A changed element of the variable, then of a copy: DIFF, exit 1.

@@ -25,7 +25,7 @@ type chunkTarget struct {
 // array's holes would otherwise take space), and one plane of a chunk row
 // small enough for the digest's read-back buffer.
 func canAllocateChunks(a *catalog.Array, chunk []int64, opts Options) bool {
-	if opts.Deflate > 0 || len(a.Shape) == 0 || !planner.FullyCovered(a) {
+	if opts.Deflate > 0 || len(a.Shape) == 0 || a.Elements() == 0 || !planner.FullyCovered(a) {
 		return false
 	}
 	grid := chunkGrid(a.Shape, chunk)

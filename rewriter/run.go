@@ -67,6 +67,11 @@ type Options struct {
 	// chunked and its holes cost nothing (planner.HoleLayout).
 	Fill bool
 
+	// unlimited names the input's unlimited dimensions when the output is
+	// netCDF (catalog.DatasetInfo.Unlimited, set by Prepare): arrays over
+	// them are chunked and extendible along them (recordLayout).
+	unlimited []string
+
 	// SyncEarly (an in-memory job): fdatasync each file in the background
 	// while it is written (earlySync), for a run with nothing after its
 	// rewrite but the sync of its files (no verification to hide it).

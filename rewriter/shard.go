@@ -206,6 +206,9 @@ func Prepare(ctx context.Context, store *catalog.Store, src catalog.Source, stag
 		return nil, fmt.Errorf("rewriter: %w", err)
 	}
 	opts = opts.withLimits()
+	if isNetCDF(info.Format) {
+		opts.unlimited = info.Unlimited
+	}
 	holes := newHoleLayouts(store) // checkPlan and writeStructure share HoleLayout's answers
 	if err := checkPlan(ctx, holes, vars, opts); err != nil {
 		return nil, err

@@ -191,6 +191,9 @@ func createData(w *h5.Writer, store *catalog.Store, holes *holeLayouts, a *catal
 	}
 	// Holes read back as the fill value in every layout (leFill).
 	spec := h5.DatasetSpec{DType: a.DType.LittleEndian(), Shape: a.Shape, Chunk: layout.Chunk, Fill: leFill(a)}
+	if layout.Kind == planner.Chunked {
+		spec.Unlimited = unlimitedAxes(a, opts.unlimited) // recordLayout chunked them
+	}
 	if layout.Kind == planner.Chunked && opts.Deflate > 0 {
 		spec.Deflate, spec.Shuffle = opts.Deflate, a.DType.Size > 1
 	}
@@ -559,14 +562,16 @@ func requestedLayout(a *catalog.Array, opts Options) (planner.Layout, error) {
 }
 
 // coveredLayout is arrayLayout's rest, from the requested layout: a partly
-// covered array's (its blocks loaded from holes' store when a is a header), and
-// the check of its chunk size. Safe for concurrent use (opts.LayoutFor is
-// not called).
+// covered array's (its blocks loaded from holes' store when a is a header),
+// a netCDF array's over an unlimited dimension (recordLayout), and the
+// check of its chunk size. Safe for concurrent use (opts.LayoutFor is not
+// called).
 func coveredLayout(a *catalog.Array, layout planner.Layout, opts Options, holes *holeLayouts) (planner.Layout, error) {
 	layout, err := holeLayout(a, layout, opts, holes)
 	if err != nil {
 		return layout, arrayErr(a.Key(), err)
 	}
+	layout = recordLayout(a, layout, opts.unlimited)
 	if layout.Kind == planner.Chunked {
 		if b := product(layout.Chunk) * int64(a.DType.Size); b > maxChunkBytes {
 			return layout, arrayErr(a.Key(), fmt.Errorf("chunk %v of %v is %d bytes, HDF5 allows %d: %w",

@@ -15,7 +15,9 @@
 # Commands: cp -r --reflink=never + sync (the floor); ncclimo --split of every variable (NCO,
 #   its default parallelism) + sync; ncrcat -v VAR for every variable, one after another, + sync
 #   (what ncclimo runs per variable); nccopy -k nc4 of every file (each de-interleaved, no
-#   time series) + sync; relayout run (verifies) and relayout run --no-verify.
+#   time series) + sync; relayout run (verifies) and relayout run --no-verify; with BIN_BASE (a
+#   relayout binary built from another commit) also that binary's two runs, in the same rounds,
+#   so that a change is measured side by side ("relayout (base)").
 # The full log goes to bench/history/<date>-bench-climate.md (BENCH_HISTORY; empty: stdout only).
 set -euo pipefail
 RUNS=${BENCH_RUNS:-3}
@@ -99,6 +101,10 @@ for k in "${INPUTS[@]}"; do
   CMDS+=("$k:cp+sync|cpsync $k" "$k:ncclimo --split+sync|climo $k" "$k:ncrcat -v VAR (each)+sync|rcat $k"
     "$k:nccopy -k nc4 (each file)+sync|copy4 $k"
     "$k:relayout|$BIN run -q $DIR/$k -o $DIR/out/r" "$k:relayout --no-verify|$BIN run -q $DIR/$k -o $DIR/out/r --no-verify")
+  if [ -n "${BIN_BASE:-}" ]; then
+    CMDS+=("$k:relayout (base)|$BIN_BASE run -q $DIR/$k -o $DIR/out/r"
+      "$k:relayout --no-verify (base)|$BIN_BASE run -q $DIR/$k -o $DIR/out/r --no-verify")
+  fi
 done
 t0=$(date +%s)
 for r in $(seq "$RUNS"); do

@@ -149,6 +149,10 @@ func (r *run) openMember(a *catalog.Array, ref outRef, f *h5.File) (*member, err
 	if !equalInts(info.Shape, a.Shape) {
 		return nil, difff("%s: shape in=%v out=%v (%s:%s)", where(k), a.Shape, info.Shape, ref.v.File, ref.d.Path)
 	}
+	if want := r.unlimitedAxes(a); !slices.Equal(info.Unlimited, want) {
+		return nil, difff("%s: %s:%s is unlimited along %v, want %v (the input's unlimited dimensions %v)", where(k), ref.v.File, ref.d.Path,
+			axesOf(info.Unlimited), axesOf(want), r.unlimited)
+	}
 	if ref.d.Layout == "chunked" && (info.Layout != "chunked" || !equalInts(info.Chunk, ref.d.Chunk)) {
 		return nil, difff("%s: manifest says chunked %v, %s:%s is %s %v", where(k), ref.d.Chunk, ref.v.File, ref.d.Path, info.Layout, info.Chunk)
 	}
@@ -597,4 +601,31 @@ func (r *run) fetchCompare(ctx context.Context, a *catalog.Array, b *catalog.Blo
 	r.stats.compareNs.Add(int64(time.Since(t1)))
 	recycle(data)
 	return m, nil
+}
+
+// unlimitedAxes marks the axes of a over one of the input's unlimited
+// dimensions (run.unlimited), as h5.DatasetInfo.Unlimited reads them: nil
+// when there is none.
+func (r *run) unlimitedAxes(a *catalog.Array) []bool {
+	var axes []bool
+	for k, d := range a.Dims {
+		if d != "" && slices.Contains(r.unlimited, d) && len(a.Dims) == len(a.Shape) {
+			if axes == nil {
+				axes = make([]bool, len(a.Shape))
+			}
+			axes[k] = true
+		}
+	}
+	return axes
+}
+
+// axesOf lists the axes marked.
+func axesOf(marked []bool) []int {
+	axes := []int{}
+	for k, m := range marked {
+		if m {
+			axes = append(axes, k)
+		}
+	}
+	return axes
 }

@@ -157,6 +157,10 @@ func (c *copyCheck) check(ctx context.Context, cf *h5.File, mv *catalog.Manifest
 		return nil, fmt.Errorf("verify: %w", err)
 	}
 	dt := a.DType.LittleEndian()
+	if !slices.Equal(ci.Unlimited, oi.Unlimited) {
+		return difff("%s:%s (copy of %s): unlimited along %v, its dataset %s:%s along %v", mv.File, d.Path, k.Var,
+			axesOf(ci.Unlimited), own.v.File, own.d.Path, axesOf(oi.Unlimited)), nil
+	}
 	if ci.DType != oi.DType || ci.DType != dt || !slices.Equal(ci.Shape, oi.Shape) || !bytes.Equal(ci.Fill, oi.Fill) {
 		return difff("%s:%s (copy of %s): %s %v fill %s, its dataset %s:%s %s %v fill %s", mv.File, d.Path, k.Var,
 			ci.DType, ci.Shape, hex.EncodeToString(ci.Fill), own.v.File, own.d.Path, oi.DType, oi.Shape, hex.EncodeToString(oi.Fill)), nil

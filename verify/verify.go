@@ -155,6 +155,11 @@ func Check(ctx context.Context, in *catalog.Store, inSrc catalog.Source, outDir 
 	if opts.Tap != nil {
 		r.fields = opts.Tap.fields
 	}
+	if info, err := in.Info(); err == nil && strings.HasPrefix(info.Format, "netcdf") {
+		r.unlimited = info.Unlimited
+	} else if err != nil && !errors.Is(err, catalog.ErrNotFound) { // a catalog without a dataset description: none
+		return Result{}, fmt.Errorf("verify: %w", err)
+	}
 	for _, v := range vars {
 		r.total += v.Bytes
 	}
@@ -223,6 +228,9 @@ type run struct {
 	lim   limits.Limits // of opts.MaxMem and opts.Jobs: the slots and their shares
 	out   map[catalog.Key]outRef
 	total int64
+	// unlimited are a netCDF input's unlimited dimensions, which its
+	// output keeps unlimited (the datasets over them extendible).
+	unlimited []string
 	// digestKind is the manifest's algorithm (Manifest.DigestKind): of the
 	// digests checked and of Result.Digests.
 	digestKind catalog.Digest

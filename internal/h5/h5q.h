@@ -14,6 +14,7 @@ static inline hid_t h5q_default(void) { return H5P_DEFAULT; }
 static inline hid_t h5q_all(void) { return H5S_ALL; }
 static inline size_t h5q_variable(void) { return H5T_VARIABLE; }
 static inline haddr_t h5q_undef(void) { return HADDR_UNDEF; }
+static inline hsize_t h5q_unlimited(void) { return H5S_UNLIMITED; }
 static inline hid_t h5q_native_i64(void) { return H5T_NATIVE_INT64; }
 static inline hid_t h5q_native_u64(void) { return H5T_NATIVE_UINT64; }
 static inline hid_t h5q_native_u32(void) { return H5T_NATIVE_UINT32; }

@@ -499,9 +499,17 @@ func (f *File) Dataset(path string) (*DatasetInfo, error) {
 	}
 	info.Shape = []int64{}
 	if C.H5Sget_simple_extent_type(space) == C.H5S_SIMPLE && rank > 0 {
-		dims := make([]C.hsize_t, rank)
-		C.H5Sget_simple_extent_dims(space, &dims[0], nil)
+		dims, maxdims := make([]C.hsize_t, rank), make([]C.hsize_t, rank)
+		C.H5Sget_simple_extent_dims(space, &dims[0], &maxdims[0])
 		info.Shape = int64s(dims)
+		for i, m := range maxdims {
+			if m == C.h5q_unlimited() {
+				if info.Unlimited == nil {
+					info.Unlimited = make([]bool, rank)
+				}
+				info.Unlimited[i] = true
+			}
+		}
 	} else if C.H5Sget_simple_extent_type(space) == C.H5S_NULL {
 		info.TypeDesc += " (null dataspace)"
 		info.Numeric = false

@@ -17,12 +17,15 @@ type DatasetInfo struct {
 	Numeric  bool          // integer 1/2/4/8 bytes or IEEE float 4/8 bytes
 	TypeDesc string        // human description: "float64", "string", "compound", "float128", ...
 	Shape    []int64       // empty for a scalar dataspace
-	Layout   string        // "contiguous", "chunked", "compact", "virtual"
-	Chunk    []int64       // chunked only
-	Filters  []Filter      // in pipeline (encode) order
-	Address  int64         // contiguous: file offset of the data, -1 when not allocated (or External)
-	Fill     []byte        // fill value (user-defined, or zeros for the default), one element in file byte order; nil = undefined
-	ObjAddr  uint64        // object header address (H5Oget_info), for a native chunk-index parser
+	// Unlimited marks the axes whose maximum size is H5S_UNLIMITED (nil:
+	// none): a netCDF-4 dimension scale so made is an unlimited dimension.
+	Unlimited []bool
+	Layout    string   // "contiguous", "chunked", "compact", "virtual"
+	Chunk     []int64  // chunked only
+	Filters   []Filter // in pipeline (encode) order
+	Address   int64    // contiguous: file offset of the data, -1 when not allocated (or External)
+	Fill      []byte   // fill value (user-defined, or zeros for the default), one element in file byte order; nil = undefined
+	ObjAddr   uint64   // object header address (H5Oget_info), for a native chunk-index parser
 	// External is true for a contiguous dataset whose data lives in external
 	// raw files (H5Pset_external): Address is then -1 and the data is not in
 	// this file at all.
@@ -77,6 +80,12 @@ type DatasetSpec struct {
 	// internal/chunkindex: asking the library chunk by chunk is quadratic)
 	// and pwrites whole raw chunks there, off HDF5's global lock.
 	Allocate bool
+	// Unlimited (chunked only; nil = none) marks the axes whose maximum
+	// size is H5S_UNLIMITED: the dataset can be extended along them later
+	// (H5Dset_extent; ncrcat appending records), and a dimension scale so
+	// made is an unlimited netCDF-4 dimension. A chunk may then exceed the
+	// shape along those axes (an empty record axis).
+	Unlimited []bool
 }
 
 // VirtualSource maps a whole dataset (Path) of file File onto the box Box

@@ -147,7 +147,13 @@ func (w *Writer) CreateDataset(path string, spec DatasetSpec) (*OutDataset, erro
 		space = C.H5Screate(C.H5S_SCALAR)
 	} else {
 		dims := hsizes(spec.Shape)
-		space = C.H5Screate_simple(C.int(len(dims)), &dims[0], &dims[0])
+		maxdims := hsizes(spec.Shape)
+		for i, u := range spec.Unlimited {
+			if u {
+				maxdims[i] = C.h5q_unlimited()
+			}
+		}
+		space = C.H5Screate_simple(C.int(len(dims)), &dims[0], &maxdims[0])
 	}
 	if space < 0 {
 		return nil, w.failf(path, "cannot create dataspace %v", spec.Shape)
@@ -243,9 +249,16 @@ func (w *Writer) checkSpec(path string, spec DatasetSpec) error {
 	if spec.Deflate < 0 || spec.Deflate > 9 {
 		return refuse("deflate level %d (want 1-9)", spec.Deflate)
 	}
+	unlimited := false
+	for _, u := range spec.Unlimited {
+		unlimited = unlimited || u
+	}
+	if spec.Unlimited != nil && len(spec.Unlimited) != len(spec.Shape) {
+		return refuse("unlimited axes %v for shape %v", spec.Unlimited, spec.Shape)
+	}
 	if spec.Chunk == nil {
-		if spec.Deflate > 0 || spec.Shuffle || spec.Allocate {
-			return refuse("filters and chunk allocation need a chunked layout")
+		if spec.Deflate > 0 || spec.Shuffle || spec.Allocate || unlimited {
+			return refuse("filters, chunk allocation and unlimited dimensions need a chunked layout")
 		}
 		return nil
 	}
@@ -257,7 +270,7 @@ func (w *Writer) checkSpec(path string, spec DatasetSpec) error {
 	}
 	for i, c := range spec.Chunk {
 		// HDF5 requires chunk dimensions within fixed dataset dimensions.
-		if c <= 0 || c > spec.Shape[i] {
+		if c <= 0 || c > spec.Shape[i] && (spec.Unlimited == nil || !spec.Unlimited[i]) {
 			return refuse("chunk %v does not fit shape %v", spec.Chunk, spec.Shape)
 		}
 	}

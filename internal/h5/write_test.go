@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -30,6 +31,8 @@ type pyDataset struct {
 	Chunks []int64   `json:"chunks"`
 	Offset int64     `json:"offset"`
 	Fill   float64   `json:"fill"`
+	// MaxShape is h5py's maxshape, -1 for an unlimited axis.
+	MaxShape []int64 `json:"maxshape"`
 }
 
 const readBackScript = `
@@ -44,7 +47,8 @@ for name in sys.argv[2:]:
     dcpl.get_fill_value(fill)
     out[name] = dict(values=[float(x) for x in np.asarray(d[()]).reshape(-1)], shape=list(d.shape),
                      dtype=d.dtype.str, layout=dcpl.get_layout(), chunks=list(d.chunks) if d.chunks else [],
-                     offset=-1 if off is None else off, fill=float(fill[0]))
+                     offset=-1 if off is None else off, fill=float(fill[0]),
+                     maxshape=[-1 if m is None else m for m in (d.maxshape or ())])
 print(json.dumps(out))
 `
 
@@ -347,6 +351,12 @@ func jsonNum(v any) string { b, _ := json.Marshal(v); return string(b) }
 // edge chunks included (their padding never shows), and the filter and
 // allocation combinations that cannot work are refused.
 func TestAllocatedChunksPwrite(t *testing.T) {
+	for _, unlimited := range []bool{false, true} {
+		t.Run(fmt.Sprint("unlimited=", unlimited), func(t *testing.T) { testAllocatedChunksPwrite(t, unlimited) })
+	}
+}
+
+func testAllocatedChunksPwrite(t *testing.T, unlimited bool) {
 	path := filepath.Join(t.TempDir(), "alloc.h5")
 	w, err := Create(path)
 	if err != nil {
@@ -354,7 +364,11 @@ func TestAllocatedChunksPwrite(t *testing.T) {
 	}
 	i32 := catalog.DType{Kind: catalog.Int, Size: 4}
 	shape, chunk := []int64{10, 7, 5}, []int64{4, 3, 5}
-	d, err := w.CreateDataset("/a", DatasetSpec{DType: i32, Shape: shape, Chunk: chunk, Allocate: true})
+	spec := DatasetSpec{DType: i32, Shape: shape, Chunk: chunk, Allocate: true}
+	if unlimited {
+		spec.Unlimited = []bool{true, false, false}
+	}
+	d, err := w.CreateDataset("/a", spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -365,6 +379,9 @@ func TestAllocatedChunksPwrite(t *testing.T) {
 	for _, bad := range []DatasetSpec{
 		{DType: i32, Shape: shape, Chunk: chunk, Allocate: true, Deflate: 4},
 		{DType: i32, Shape: shape, Allocate: true},
+		{DType: i32, Shape: shape, Unlimited: []bool{true, false, false}},        // contiguous
+		{DType: i32, Shape: shape, Chunk: chunk, Unlimited: []bool{true, false}}, // wrong rank
+		{DType: i32, Shape: shape, Chunk: []int64{4, 8, 5}, Unlimited: []bool{true, false, false}},
 	} {
 		if _, err := w.CreateDataset("/bad", bad); !errors.Is(err, catalog.ErrUnsupported) {
 			t.Errorf("%+v: %v, want ErrUnsupported", bad, err)
@@ -427,6 +444,25 @@ func TestAllocatedChunksPwrite(t *testing.T) {
 	a := readBack(t, path, "/a")["/a"]
 	if !reflect.DeepEqual(a.Chunks, chunk) || len(a.Values) != 350 {
 		t.Fatalf("chunks %v, %d values", a.Chunks, len(a.Values))
+	}
+	wantMax := slices.Clone(shape)
+	if unlimited {
+		wantMax[0] = -1
+	}
+	if !slices.Equal(a.MaxShape, wantMax) {
+		t.Errorf("maxshape %v, want %v", a.MaxShape, wantMax)
+	}
+	rf, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rf.Close()
+	info, err := rf.Dataset("/a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(info.Unlimited, spec.Unlimited) {
+		t.Errorf("read back: unlimited %v, want %v", info.Unlimited, spec.Unlimited)
 	}
 	for i, v := range a.Values {
 		if v != float64(i) {

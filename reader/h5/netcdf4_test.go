@@ -12,7 +12,7 @@ import (
 // scales (a coordinate variable after itself), dimensions without a
 // coordinate variable listed as skipped and not as variables (a 2^40 one
 // among them), netCDF-C's hidden attributes dropped and the netCDF ones
-// kept; values equal h5py's, the sparse variable's one chunk its only block.
+// kept, the unlimited dimension (time) the dataset's, no other; values equal h5py's, the sparse variable's one chunk its only block.
 func TestNetCDF4(t *testing.T) {
 	dir := t.TempDir()
 	runPython(t, `
@@ -73,6 +73,9 @@ s.close()
 		}
 	}
 	checkValues(t, d, arrays, oracle(t, file))
+	if u := d.Info().Unlimited; !slices.Equal(u, []string{"time"}) { // known once scanned
+		t.Errorf("unlimited dimensions %q, want time", u)
+	}
 
 	// A variable of 2^40 elements with one chunk written: one block, the
 	// dimension skipped, nothing allocated for the rest.
@@ -85,6 +88,9 @@ s.close()
 		t.Errorf("skipped %q: want the dimension n", sp.Info().Skipped)
 	}
 	b := scanAll(t, sp)
+	if u := sp.Info().Unlimited; u != nil {
+		t.Errorf("sparse.nc: unlimited dimensions %q, want none", u)
+	}
 	if len(b) != 1 || b[0].Var != "B" || len(b[0].Blocks) != 1 || b[0].Blocks[0].Box.Count[0] != 1024 ||
 		!slices.Equal(b[0].Dims, []string{"n"}) || b[0].Shape[0] != 1<<40 {
 		t.Fatalf("sparse.nc: %+v, want B over n (2^40) with one block of 1024", b)

@@ -96,6 +96,9 @@ func Open(root string, files []string, cfg Config) (*Dataset, error) {
 		d.info.Attrs = append(d.info.Attrs, first.hdr.Attrs[i].CatalogAttr())
 	}
 	d.info.Span = DateSpan(first.name, ms[len(ms)-1].name)
+	if h := first.hdr; h.RecDim >= 0 {
+		d.info.Unlimited = []string{h.Dims[h.RecDim].Name} // the dimension the members are joined along
+	}
 	for i := range first.hdr.Vars {
 		v := &first.hdr.Vars[i]
 		if !cfg.Selects(v.Name) {

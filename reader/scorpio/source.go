@@ -100,6 +100,11 @@ func OpenStream(root string, names []string, cfg Config) (*Stream, error) {
 	first, last := s.members[0], s.members[len(s.members)-1]
 	s.info = catalog.DatasetInfo{Path: root, Root: root, Format: FormatName, Attrs: slices.Clone(first.d.Attrs),
 		Span: netcdf.DateSpan(strings.TrimSuffix(first.name, ".bp"), strings.TrimSuffix(last.name, ".bp"))}
+	for _, dim := range first.d.Dims {
+		if dim.Record {
+			s.info.Unlimited = append(s.info.Unlimited, dim.Name) // the dimension the members are joined along
+		}
+	}
 	return s, nil
 }
 
