@@ -483,6 +483,32 @@ type Source interface {
 	ReadBlock(ctx context.Context, b *Block, dt DType) ([]byte, error)
 }
 
+// PlacedSource is a Source some of whose blocks the input places element
+// by element through maps it stores (SCORPIO's decompositions: a frame of a
+// distributed variable is its I/O groups' data blocks, scattered).
+// Placement hands over such a block as stored, so that a verifier places
+// its elements by its own reading of the maps instead of trusting
+// ReadBlock's.
+type PlacedSource interface {
+	Source
+	// Placement returns block b's parts as stored; nil (and no error)
+	// for a block the input does not place through a map.
+	Placement(ctx context.Context, b *Block, dt DType) (*Placement, error)
+}
+
+// Placement is a placed block as the input stores it: element j of part g
+// (Parts[g], decoded, dt.Size bytes an element in the block's byte order)
+// goes to the flat row-major index Maps[g][j] of the block's box
+// (Box.Count). The maps are as stored: 1-based with 0 for a pad, or
+// 0-based with -1 for a pad, which they do not say; a part may hold fewer
+// elements than its map has entries when the missing ones are pads. Places
+// no entry reaches hold Fill.
+type Placement struct {
+	Parts [][]byte
+	Maps  [][]int64
+	Fill  []byte
+}
+
 // Prefetcher is a Source that can ask the operating system to start reading
 // blocks it will be asked for soon (posix_fadvise WILLNEED), so that the
 // disk or file system has several requests in flight while the caller works.

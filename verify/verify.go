@@ -150,7 +150,7 @@ func Check(ctx context.Context, in *catalog.Store, inSrc catalog.Source, outDir 
 		return Result{}, fmt.Errorf("verify: manifest: %w", err)
 	}
 	start, base := time.Now(), catalog.ReadCounters(inSrc)
-	r := &run{in: in, src: inSrc, dir: outDir, opts: opts, lim: limits.For(opts.MaxMem, opts.Jobs), out: map[catalog.Key]outRef{}, digests: map[catalog.Key]string{},
+	r := &run{in: in, src: placing(inSrc), dir: outDir, opts: opts, lim: limits.For(opts.MaxMem, opts.Jobs), out: map[catalog.Key]outRef{}, digests: map[catalog.Key]string{},
 		workers: make(chan struct{}, opts.Jobs), digestKind: kind, fields: newFields()}
 	if opts.Tap != nil {
 		r.fields = opts.Tap.fields

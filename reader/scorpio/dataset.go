@@ -103,6 +103,13 @@ type Dataset struct {
 
 	mu    sync.Mutex
 	plans map[int]*planOnce
+	maps  map[int]*mapsOnce
+}
+
+type mapsOnce struct {
+	once sync.Once
+	maps [][]int64
+	err  error
 }
 
 type planOnce struct {
@@ -603,6 +610,23 @@ func (d *Dataset) Plan(ctx context.Context, id int) (*Plan, error) {
 	d.mu.Unlock()
 	po.once.Do(func() { po.p, po.err = d.buildPlan(ctx, id) })
 	return po.p, po.err
+}
+
+// storedMaps is decomposition id's map blocks as stored, read once and
+// shared (read-only): the verifier's placement reads every frame's.
+func (d *Dataset) storedMaps(ctx context.Context, id int) ([][]int64, error) {
+	d.mu.Lock()
+	if d.maps == nil {
+		d.maps = map[int]*mapsOnce{}
+	}
+	mo, ok := d.maps[id]
+	if !ok {
+		mo = &mapsOnce{}
+		d.maps[id] = mo
+	}
+	d.mu.Unlock()
+	mo.once.Do(func() { mo.maps, mo.err = d.MapBlocks(ctx, id) })
+	return mo.maps, mo.err
 }
 
 // MapBlocks reads decomposition id's map blocks as stored.

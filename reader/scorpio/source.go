@@ -437,6 +437,36 @@ func (s *Stream) ReadBlock(ctx context.Context, b *catalog.Block, dt catalog.DTy
 	return nil, fmt.Errorf("scorpio: %s: variable %q: %s block %d of %d writes, %d put_var calls: %w", d.Path, v.Name, c.Name, i, len(v.Writes), len(v.Blobs), catalog.ErrCorrupt)
 }
 
+// Placement implements catalog.PlacedSource: a darray block's data blocks
+// of every I/O group and their decomposition's map blocks, as stored, and
+// the write's fill value; nil for a put_var block.
+func (s *Stream) Placement(ctx context.Context, b *catalog.Block, dt catalog.DType) (*catalog.Placement, error) {
+	if len(b.Codecs) != 1 || b.Codecs[0].Name != DarrayCodec {
+		return nil, nil
+	}
+	c := b.Codecs[0]
+	if len(c.Params) != 2 || int(c.Params[0]) >= len(s.members) {
+		return nil, fmt.Errorf("scorpio: %s: a block that is no SCORPIO write of this stream (codecs %v): %w", s.info.Path, b.Codecs, catalog.ErrCorrupt)
+	}
+	d := s.members[c.Params[0]].d
+	v := d.byName[c.Dataset]
+	if v == nil || int(c.Params[1]) >= len(v.Writes) {
+		return nil, fmt.Errorf("scorpio: %s: no write %d of variable %q: %w", d.Path, c.Params[1], c.Dataset, catalog.ErrCorrupt)
+	}
+	w := &v.Writes[c.Params[1]]
+	maps, err := d.storedMaps(ctx, w.Decomp)
+	if err != nil {
+		return nil, err
+	}
+	pl := &catalog.Placement{Maps: maps, Fill: d.FillValue(v, w), Parts: make([][]byte, len(w.Blocks))}
+	for g := range w.Blocks {
+		if pl.Parts[g], err = d.readRaw(ctx, &w.Blocks[g], v.Type); err != nil {
+			return nil, err
+		}
+	}
+	return pl, nil
+}
+
 // ReadBlocks implements catalog.BatchSource: each block read on its own
 // (a darray write gathers its I/O groups' blocks itself).
 func (s *Stream) ReadBlocks(ctx context.Context, blocks []*catalog.Block, dt catalog.DType, fn func(i int, data []byte) error) error {
