@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	_ "modernc.org/sqlite" // pure-Go SQLite driver, registered as "sqlite"
 )
@@ -105,6 +106,26 @@ type Store struct {
 	missing map[string]bool
 	cache   blockCache // decoded block lists kept (KeepBlocks)
 	noLists bool       // Put stores no block list (OmitBlockLists)
+	stmts   sync.Map   // query text -> *sql.Stmt (stmt)
+}
+
+// stmt is query q prepared once for the store's life (a *sql.Stmt is safe
+// for concurrent use): sqlite's parser costs more than the lookups
+// themselves. E3SM-IO's F-case h0 (414 arrays, each read three times)
+// spent 0.28 of 1.6 CPU-s parsing the same few statements over again.
+func (s *Store) stmt(q string) (*sql.Stmt, error) {
+	if st, ok := s.stmts.Load(q); ok {
+		return st.(*sql.Stmt), nil
+	}
+	st, err := s.db.Prepare(q)
+	if err != nil {
+		return nil, fmt.Errorf("catalog: %s: %w", s.path, err)
+	}
+	if prev, loaded := s.stmts.LoadOrStore(q, st); loaded {
+		st.Close()
+		return prev.(*sql.Stmt), nil
+	}
+	return st, nil
 }
 
 // OmitBlockLists makes Put store each array without its block list: the
@@ -232,7 +253,13 @@ func openDB(path string) (*Store, error) {
 func (s *Store) Path() string { return s.path }
 
 // Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	s.stmts.Range(func(_, st any) bool {
+		st.(*sql.Stmt).Close()
+		return true
+	})
+	return s.db.Close()
+}
 
 func mustJSON(v any) string {
 	b, err := json.Marshal(v)
@@ -376,18 +403,41 @@ func (s *Store) Info() (DatasetInfo, error) {
 	return info, s.fromJSON(skipped, &info.Skipped)
 }
 
+// Put's statements.
+const (
+	insertArray = `INSERT INTO arrays (var, step, level, dtype, shape, offset, fill, attrs, step_attrs, source, boxes,
+		nblocks, block_bytes, constant, species, grain, dims)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+	insertPart   = `INSERT INTO block_parts VALUES (?,?,?,?)`
+	insertFile   = `INSERT INTO block_files VALUES (?,?,?)`
+	insertInline = `INSERT INTO inline_blocks VALUES (?,?,?)`
+)
+
+var putStatements = []string{insertArray, insertPart, insertFile, insertInline}
+
 // Put stores one array and its blocks in one transaction. While the kept
 // lists have room (KeepBlocks) it keeps a's block list, as it is when
 // compact: the caller must not modify the blocks afterwards.
 func (s *Store) Put(a *Array) error {
-	if s.legacy || s.whole {
+	if s.legacy || s.whole || len(s.missing) > 0 {
 		return fmt.Errorf("catalog: %s: written by an earlier version of relayout: read-only: %w", s.path, ErrUnsupported)
+	}
+	// The statements are prepared (once: stmt) before the transaction
+	// takes the store's one connection, and bound to it.
+	stmts := map[string]*sql.Stmt{}
+	for _, q := range putStatements {
+		st, err := s.stmt(q)
+		if err != nil {
+			return err
+		}
+		stmts[q] = st
 	}
 	tx, err := s.db.Begin()
 	if err != nil {
 		return fmt.Errorf("catalog: %s: %w", s.path, err)
 	}
 	defer tx.Rollback()
+	exec := func(q string, args ...any) (sql.Result, error) { return tx.Stmt(stmts[q]).Exec(args...) }
 	var boxes, grain any
 	if a.Boxes != nil {
 		boxes = mustJSON(a.Boxes)
@@ -407,15 +457,10 @@ func (s *Store) Put(a *Array) error {
 	} else {
 		parts, firsts, files, stored = encodeParts(a.Blocks, blockPartBytes)
 	}
-	if len(s.missing) > 0 {
-		return fmt.Errorf("catalog: %s: written by an earlier version of relayout: read-only: %w", s.path, ErrUnsupported)
-	}
 	if a.Constant && (len(a.Blocks) > 0 || len(a.Fill) != a.DType.Size) {
 		return Corrupt("relayout", s.path, -1, "catalog: constant array %s step %d: %d blocks, value of %d bytes", a.Var, a.Step, len(a.Blocks), len(a.Fill))
 	}
-	res, err := tx.Exec(`INSERT INTO arrays (var, step, level, dtype, shape, offset, fill, attrs, step_attrs, source, boxes,
-		nblocks, block_bytes, constant, species, grain, dims)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+	res, err := exec(insertArray,
 		a.Var, a.Step, a.Level, a.DType.NumPy(), mustJSON(nonNil(a.Shape)), mustJSON(nonNil(a.Offset)), a.Fill,
 		mustJSON(nonNilAttrs(a.Attrs)), mustJSON(nonNilAttrs(a.StepAttrs)), a.Source, boxes,
 		len(a.Blocks), stored, a.Constant, a.Species, grain, dims)
@@ -427,18 +472,18 @@ func (s *Store) Put(a *Array) error {
 		return err
 	}
 	for i, list := range parts {
-		if _, err := tx.Exec(`INSERT INTO block_parts VALUES (?,?,?,?)`, id, i, firsts[i], list); err != nil {
+		if _, err := exec(insertPart, id, i, firsts[i], list); err != nil {
 			return fmt.Errorf("catalog: %s: blocks of %s: %w", s.path, a.Var, err)
 		}
 	}
 	for i, name := range files {
-		if _, err := tx.Exec(`INSERT INTO block_files VALUES (?,?,?)`, id, i, name); err != nil {
+		if _, err := exec(insertFile, id, i, name); err != nil {
 			return fmt.Errorf("catalog: %s: files of %s: %w", s.path, a.Var, err)
 		}
 	}
 	for i := range a.Blocks {
 		if b := &a.Blocks[i]; b.Inline() != nil && !s.noLists {
-			if _, err := tx.Exec(`INSERT INTO inline_blocks VALUES (?,?,?)`, id, i, b.Inline()); err != nil {
+			if _, err := exec(insertInline, id, i, b.Inline()); err != nil {
 				return fmt.Errorf("catalog: %s: inline block %d of %s: %w", s.path, i, a.Var, err)
 			}
 		}
@@ -647,8 +692,12 @@ func (s *Store) array(k Key, blocks bool) (_ *Array, err error) {
 	var id int64
 	var dtype, shape, offset, attrs, stepAttrs string
 	var boxes, grain, dims sql.NullString
-	err = s.db.QueryRow(`SELECT id, dtype, shape, offset, fill, attrs, step_attrs, source, boxes, `+s.col("constant", "0")+`, `+s.col("species", "''")+`, `+s.col("grain", "NULL")+`, `+s.col("dims", "NULL")+` FROM arrays
-		WHERE var = ? AND step = ? AND level = ?`, k.Var, k.Step, k.Level).
+	st, err := s.stmt(`SELECT id, dtype, shape, offset, fill, attrs, step_attrs, source, boxes, ` + s.col("constant", "0") + `, ` + s.col("species", "''") + `, ` + s.col("grain", "NULL") + `, ` + s.col("dims", "NULL") + ` FROM arrays
+		WHERE var = ? AND step = ? AND level = ?`)
+	if err != nil {
+		return nil, err
+	}
+	err = st.QueryRow(k.Var, k.Step, k.Level).
 		Scan(&id, &dtype, &shape, &offset, &a.Fill, &attrs, &stepAttrs, &a.Source, &boxes, &a.Constant, &a.Species, &grain, &dims)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("catalog: %s: %s step %d level %d: %w", s.path, k.Var, k.Step, k.Level, ErrNotFound)
@@ -714,7 +763,11 @@ func (s *Store) array(k Key, blocks bool) (_ *Array, err error) {
 		return nil, err
 	}
 	var files []string
-	rows, err := s.db.Query(`SELECT idx, name FROM block_files WHERE array_id = ? ORDER BY idx`, id)
+	st, err = s.stmt(`SELECT idx, name FROM block_files WHERE array_id = ? ORDER BY idx`)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := st.Query(id)
 	if err != nil {
 		return nil, err
 	}
@@ -741,8 +794,10 @@ func (s *Store) array(k Key, blocks bool) (_ *Array, err error) {
 	if len(a.Blocks) != nblocks {
 		return nil, Corrupt("relayout", s.path, -1, "catalog: %s step %d level %d: %d blocks listed, nblocks %d", k.Var, k.Step, k.Level, len(a.Blocks), nblocks)
 	}
-	rows, err = s.db.Query(`SELECT seq, data FROM inline_blocks WHERE array_id = ?`, id)
-	if err != nil {
+	if st, err = s.stmt(`SELECT seq, data FROM inline_blocks WHERE array_id = ?`); err != nil {
+		return nil, err
+	}
+	if rows, err = st.Query(id); err != nil {
 		return nil, err
 	}
 	defer rows.Close()
@@ -774,10 +829,17 @@ func (s *Store) blockLists(id int64) (lists []string, firsts []int, nblocks int,
 		}
 		return []string{list}, nil, nblocks, nil
 	}
-	if err := s.db.QueryRow(`SELECT nblocks FROM arrays WHERE id = ?`, id).Scan(&nblocks); err != nil {
+	st, err := s.stmt(`SELECT nblocks FROM arrays WHERE id = ?`)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	if err := st.QueryRow(id).Scan(&nblocks); err != nil {
 		return nil, nil, 0, fmt.Errorf("catalog: %s: %w", s.path, err)
 	}
-	rows, err := s.db.Query(`SELECT part, first, list FROM block_parts WHERE array_id = ? ORDER BY part`, id)
+	if st, err = s.stmt(`SELECT part, first, list FROM block_parts WHERE array_id = ? ORDER BY part`); err != nil {
+		return nil, nil, 0, err
+	}
+	rows, err := st.Query(id)
 	if err != nil {
 		return nil, nil, 0, fmt.Errorf("catalog: %s: %w", s.path, err)
 	}
