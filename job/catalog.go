@@ -178,7 +178,7 @@ func VerifyOutput(ctx context.Context, in *catalog.Store, inSrc catalog.Source, 
 	}
 	vio.VerifyReadBytes, vio.VerifyReadCalls = res.IO.Input.ReadBytes, res.IO.Input.ReadCalls
 	vio.VerifyOutputBytes, vio.VerifyOutputReads, vio.VerifySeconds = res.IO.OutputBytes, res.IO.OutputReads, res.IO.Seconds
-	WriteVerifyIOSummary(w, vio)
+	writeVerifyIOSummary(w, vio)
 	if !res.OK || !opts.FillDigests {
 		return res.OK, res.Checksummed, err
 	}

@@ -53,7 +53,7 @@ func ChunkNotes(ctx context.Context, verb string, store *catalog.Store, chunkSha
 			if err != nil {
 				return Usagef("%s: %s step %d: %v", verb, a.Var, a.Step, err)
 			}
-			byShape[key] = &seen{first: a.Var, note: ChunkNote(a.Shape, l, shape, grid, "\x00")}
+			byShape[key] = &seen{first: a.Var, note: chunkNote(a.Shape, l, shape, grid, "\x00")}
 			order = append(order, key)
 			return nil
 		})
@@ -75,9 +75,9 @@ func ChunkNotes(ctx context.Context, verb string, store *catalog.Store, chunkSha
 	return nil
 }
 
-// ChunkNote is the note for one array shape, or "" when the flag is exact.
+// chunkNote is the note for one array shape, or "" when the flag is exact.
 // who is inserted after the shape.
-func ChunkNote(shape []int64, l planner.Layout, chunkShape, chunks []int64, who string) string {
+func chunkNote(shape []int64, l planner.Layout, chunkShape, chunks []int64, who string) string {
 	if l.Kind != planner.Chunked || len(shape) == 0 {
 		return ""
 	}

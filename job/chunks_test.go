@@ -21,7 +21,7 @@ func TestChunkNote(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := ChunkNote(c.shape, l, c.chunkShape, c.chunks, " (X)"); got != c.want {
+		if got := chunkNote(c.shape, l, c.chunkShape, c.chunks, " (X)"); got != c.want {
 			t.Errorf("%v %v %v:\n got %q\nwant %q", c.shape, c.chunkShape, c.chunks, got, c.want)
 		}
 	}

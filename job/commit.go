@@ -14,7 +14,7 @@ import (
 	"relayout/rewriter"
 )
 
-// SyncStage syncs the variable files of an in-memory job's stage as
+// syncStage syncs the variable files of an in-memory job's stage as
 // JoinParts hands them over on files (their stage paths), until files is
 // closed; its engine and JoinParts leave them unsynced: the caller runs it
 // beside JoinParts and the verification, the disk writing back while
@@ -22,7 +22,7 @@ import (
 // commits once it returns. A journaled job's files were synced before
 // their journal records: nothing to do but drain files. The first error is
 // returned once files is closed.
-func SyncStage(job *Job, files <-chan string) error {
+func syncStage(job *Job, files <-chan string) error {
 	var first error
 	for path := range files {
 		if !job.InMemory() || first != nil {
@@ -35,13 +35,13 @@ func SyncStage(job *Job, files <-chan string) error {
 	return first
 }
 
-// StageManifest writes the job's manifest (sha256 still empty) into
+// stageManifest writes the job's manifest (sha256 still empty) into
 // work/stage, so the stage reads back like a relayout output. An in-memory
 // job's is written unsynced: its commit writes the manifest again, synced,
 // and a sync here would wait for the whole output being written back (an
 // ext4 fsync commits the journal, with the data written before it): 0.19 s
 // on small5 before its verification could start.
-func StageManifest(work string, job *Job) error {
+func stageManifest(work string, job *Job) error {
 	if !job.InMemory() {
 		return writeManifest(stageDir(work), &job.Manifest)
 	}
@@ -55,7 +55,7 @@ func StageManifest(work string, job *Job) error {
 	return nil
 }
 
-// CheckUnits reads every dataset of the joined stage back (out, through its
+// checkUnits reads every dataset of the joined stage back (out, through its
 // reader: the rewriter's ReadBack), unit by unit: each unit's digest
 // (Plan.Digest) must equal the one its shard journaled (damage between the
 // shard's write and the commit). It is not the check against the input:
@@ -66,7 +66,7 @@ func StageManifest(work string, job *Job) error {
 // to one memory budget of maxMem bytes (as the shards are). A job of
 // --digest none (Plan.Digest NoDigest) journaled no digest: its datasets
 // are only checked for presence and shape, and get no digest.
-func CheckUnits(ctx context.Context, job *Job, recs map[int]rewriter.UnitRecord, out *catalog.Store, outSrc catalog.Source,
+func checkUnits(ctx context.Context, job *Job, recs map[int]rewriter.UnitRecord, out *catalog.Store, outSrc catalog.Source,
 	jobs int, maxMem int64, w io.Writer) (map[string]string, bool, error) {
 	rb := job.ReadBack(outSrc, jobs, maxMem)
 	defer rb.Close()
@@ -83,7 +83,7 @@ func CheckUnits(ctx context.Context, job *Job, recs map[int]rewriter.UnitRecord,
 			sum, err := rb.Dataset(ctx, di, out, func(u *rewriter.Unit, got string) error {
 				if want := recs[u.ID].Sum; got != want {
 					return &rewriter.Difference{Msg: fmt.Sprintf("%s rows %d+%d (unit %d of %s): %v of output %s, journal says %s",
-						where(d), u.Lo, u.Rows, u.ID, ShardName(u.Shard, job.Shards), job.Digest, got, want)}
+						where(d), u.Lo, u.Rows, u.ID, shardName(u.Shard, job.Shards), job.Digest, got, want)}
 				}
 				return nil
 			})
@@ -120,8 +120,8 @@ func where(d *rewriter.Dataset) string {
 	return fmt.Sprintf("%s step %d level %d", d.Var, d.Step, d.Level)
 }
 
-// BuildReport is the job's report from its journals and check results.
-func BuildReport(work, out string, job *Job, recs map[int]rewriter.UnitRecord, checks map[string]string, verified string, start time.Time) *catalog.Report {
+// buildReport is the job's report from its journals and check results.
+func buildReport(work, out string, job *Job, recs map[int]rewriter.UnitRecord, checks map[string]string, verified string, start time.Time) *catalog.Report {
 	r := &catalog.Report{Schema: "relayout-report/1", Input: job.Input, Output: out, Shards: job.Shards,
 		Units: len(job.Units), Verified: verified, Variables: []catalog.ReportVariable{}}
 	for vi, mv := range job.Manifest.Variables {
@@ -168,9 +168,9 @@ func BuildReport(work, out string, job *Job, recs map[int]rewriter.UnitRecord, c
 
 func mb(n int64) float64 { return float64(n) / (1 << 20) }
 
-// WriteIOSummary prints a manifest's I/O profile, Darshan-like (the
+// writeIOSummary prints a manifest's I/O profile, Darshan-like (the
 // rewrite's; WriteVerifyIOSummary prints the verify phase's).
-func WriteIOSummary(w io.Writer, p *catalog.ManifestIO) {
+func writeIOSummary(w io.Writer, p *catalog.ManifestIO) {
 	if p == nil {
 		return
 	}
@@ -190,10 +190,10 @@ func WriteIOSummary(w io.Writer, p *catalog.ManifestIO) {
 	fmt.Fprintf(w, "io: buffers peak %.1f MiB of their budget %.1f MiB (--max-mem less the block lists kept)%s\n", mb(p.PeakMem), mb(p.MaxMem), split)
 }
 
-// WriteVerifyIOSummary prints the verify phase of an I/O profile (its
+// writeVerifyIOSummary prints the verify phase of an I/O profile (its
 // Verify fields), in WriteIOSummary's style: what the verifier read of
 // the input and of the output.
-func WriteVerifyIOSummary(w io.Writer, p *catalog.ManifestIO) {
+func writeVerifyIOSummary(w io.Writer, p *catalog.ManifestIO) {
 	mean := 0.0
 	if p.VerifyReadCalls > 0 {
 		mean = float64(p.VerifyReadBytes) / float64(p.VerifyReadCalls) / 1024

@@ -32,15 +32,15 @@ func TestCheckUnits(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	work := WorkDir(out)
-	recs, err := JobRecords(work, job)
+	work := workDir(out)
+	recs, err := jobRecords(work, job)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := rewriter.JoinParts(ctx, &job.Plan, stageDir(work), partPaths(work, job), recs, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := StageManifest(work, job); err != nil {
+	if err := stageManifest(work, job); err != nil {
 		t.Fatal(err)
 	}
 	log.Reset()
@@ -70,7 +70,7 @@ func TestCheckUnits(t *testing.T) {
 	u := job.Units[0]
 	v := job.Manifest.Variables[job.Datasets[u.Dataset].VarIndex].Name
 	want := "DIFF " + where(&job.Datasets[u.Dataset])
-	if !strings.HasPrefix(checks[v], want) || !strings.Contains(checks[v], "(unit 0 of "+ShardName(u.Shard, 2)+")") ||
+	if !strings.HasPrefix(checks[v], want) || !strings.Contains(checks[v], "(unit 0 of "+shardName(u.Shard, 2)+")") ||
 		!strings.Contains(checks[v], "journal says "+r.Sum) || !strings.Contains(log.String(), checks[v]) {
 		t.Fatalf("damaged record: %q\n%s", checks[v], log.String())
 	}

@@ -92,17 +92,17 @@ func killHook(i int) {
 	}
 }
 
-// InputFiles lists the regular files of the input path (a file or a
+// inputFiles lists the regular files of the input path (a file or a
 // directory, walked without following symlinked directories) with their
 // sizes and modification times, sorted by name.
-func InputFiles(path string) ([]InputFile, error) {
+func inputFiles(path string) ([]InputFile, error) {
 	if matches := reader.GlobMatches(path); matches != nil {
 		// A pattern selecting a stream of history files: the files it
 		// matches now (a folder's, such as SCORPIO's NAME.nc.bp, each
 		// under the folder's name), named as they match.
 		var files []InputFile
 		for _, m := range matches {
-			fs, err := InputFiles(m)
+			fs, err := inputFiles(m)
 			if err != nil {
 				return nil, err
 			}
@@ -147,10 +147,10 @@ func InputFiles(path string) ([]InputFile, error) {
 	return files, nil
 }
 
-// InputsDiffer describes how the input files now differ from those a job
+// inputsDiffer describes how the input files now differ from those a job
 // recorded ("" when they match): the first few files added, removed or
 // changed in size or modification time.
-func InputsDiffer(was, now []InputFile) string {
+func inputsDiffer(was, now []InputFile) string {
 	old := map[string]InputFile{}
 	for _, f := range was {
 		old[f.Name] = f
@@ -233,10 +233,10 @@ func validStageName(n string) bool {
 	return n != "" && filepath.Base(n) == n && n != "." && n != ".."
 }
 
-// ReadCommitRecord reads work's commit record: the pending one (pending
+// readCommitRecord reads work's commit record: the pending one (pending
 // true) or that of the committed job. A missing record wraps
 // catalog.ErrNotFound.
-func ReadCommitRecord(work string) (rec *CommitRecord, pending bool, err error) {
+func readCommitRecord(work string) (rec *CommitRecord, pending bool, err error) {
 	for _, name := range []string{committingFile, committedFile} {
 		path := filepath.Join(work, name)
 		b, err := os.ReadFile(path)
@@ -252,12 +252,12 @@ func ReadCommitRecord(work string) (rec *CommitRecord, pending bool, err error) 
 	return nil, false, fmt.Errorf("job: %s: no commit record: %w", work, catalog.ErrNotFound)
 }
 
-// CommitStage journals and performs the commit of work/stage to out: the
+// commitStage journals and performs the commit of work/stage to out: the
 // manifest m is written into the stage, then the commit record (job id,
 // signature and input files from rec, the renames: every file m names, the
 // manifest last), then the renames are rolled forward. Files of the same
 // name in out are replaced.
-func CommitStage(work, out string, m *catalog.Manifest, rec CommitRecord) error {
+func commitStage(work, out string, m *catalog.Manifest, rec CommitRecord) error {
 	stage := filepath.Join(work, "stage")
 	if err := writeManifest(stage, m); err != nil {
 		return err
@@ -290,13 +290,13 @@ func CommitStage(work, out string, m *catalog.Manifest, rec CommitRecord) error 
 	if err := writeFileAtomic(work, committingFile, b); err != nil {
 		return fmt.Errorf("job: commit: %w", err)
 	}
-	_, err = RollForward(work, out)
+	_, err = rollForward(work, out)
 	return err
 }
 
-// RollForward finishes the commit recorded in work/committing, if any
+// rollForward finishes the commit recorded in work/committing, if any
 // (true when there was one). The caller holds OUT's lock.
-func RollForward(work, out string) (bool, error) {
+func rollForward(work, out string) (bool, error) {
 	path := filepath.Join(work, committingFile)
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -342,11 +342,11 @@ func RollForward(work, out string) (bool, error) {
 	return true, nil
 }
 
-// Uncommit undoes the finished state of out before a --force rerun
+// uncommit undoes the finished state of out before a --force rerun
 // replaces it: the manifest goes first (a reader no longer takes out for a
 // complete output), then the committed record. Files of the old output stay
 // until the new commit replaces those of the same name.
-func Uncommit(work, out string) error {
+func uncommit(work, out string) error {
 	if err := os.Remove(filepath.Join(out, catalog.ManifestName)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("job: %w", err)
 	}

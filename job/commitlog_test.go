@@ -67,18 +67,18 @@ func TestRollForwardAtEveryRename(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if Committed(work, out) && cut <= files {
+		if committed(work, out) && cut <= files {
 			t.Fatalf("cut %d: committed before the manifest's rename", cut)
 		}
 		for range 2 {
-			rolled, err := RollForward(work, out)
+			rolled, err := rollForward(work, out)
 			if err != nil {
 				t.Fatalf("cut %d: %v", cut, err)
 			}
 			_ = rolled
 		}
-		if !Committed(work, out) || Committing(work) {
-			t.Fatalf("cut %d: committed %v committing %v", cut, Committed(work, out), Committing(work))
+		if !committed(work, out) || committing(work) {
+			t.Fatalf("cut %d: committed %v committing %v", cut, committed(work, out), committing(work))
 		}
 		entries, _ := os.ReadDir(out)
 		var names []string
@@ -93,7 +93,7 @@ func TestRollForwardAtEveryRename(t *testing.T) {
 				t.Fatalf("cut %d: %s holds %q", cut, n, got)
 			}
 		}
-		if rolled, err := RollForward(work, out); rolled || err != nil {
+		if rolled, err := rollForward(work, out); rolled || err != nil {
 			t.Fatalf("cut %d: a finished commit rolled forward again: %v %v", cut, rolled, err)
 		}
 	}
@@ -156,17 +156,17 @@ func TestInputsDiffer(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "md.0"), []byte("abc"), 0o644)
 	os.MkdirAll(filepath.Join(dir, "sub"), 0o755)
 	os.WriteFile(filepath.Join(dir, "sub", "data.0"), []byte("abcd"), 0o644)
-	was, err := InputFiles(dir)
+	was, err := inputFiles(dir)
 	if err != nil || len(was) != 2 || was[0].Name != "md.0" || was[1].Name != "sub/data.0" || was[1].Size != 4 {
 		t.Fatalf("%+v %v", was, err)
 	}
-	if d := InputsDiffer(was, was); d != "" {
+	if d := inputsDiffer(was, was); d != "" {
 		t.Fatal(d)
 	}
 	os.WriteFile(filepath.Join(dir, "sub", "data.0"), []byte("abcde"), 0o644)
 	os.Remove(filepath.Join(dir, "md.0"))
-	now, _ := InputFiles(dir)
-	if d := InputsDiffer(was, now); !strings.Contains(d, "sub/data.0: 5 bytes, was 4") || !strings.Contains(d, "md.0 is gone") {
+	now, _ := inputFiles(dir)
+	if d := inputsDiffer(was, now); !strings.Contains(d, "sub/data.0: 5 bytes, was 4") || !strings.Contains(d, "md.0 is gone") {
 		t.Fatal(d)
 	}
 }
@@ -209,7 +209,7 @@ func TestCommit(t *testing.T) {
 	work, out := filepath.Join(dir, "out", ".relayout"), filepath.Join(dir, "out")
 	stage := filepath.Join(work, "stage")
 	m := stageOutput(t, in, stage, "test-1")
-	if err := CommitStage(work, out, m, CommitRecord{Signature: "sig"}); err != nil {
+	if err := commitStage(work, out, m, CommitRecord{Signature: "sig"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range []string{"E.x.h5", "E.y.h5", "E.z.h5", "rho.h5", "series.h5", catalog.ManifestName} {
@@ -223,29 +223,29 @@ func TestCommit(t *testing.T) {
 	if _, err := catalog.ReadManifest(filepath.Join(out, catalog.ManifestName)); err != nil {
 		t.Fatal(err)
 	}
-	if !Committed(work, out) || Committing(work) {
-		t.Fatalf("committed %v, committing %v after the commit", Committed(work, out), Committing(work))
+	if !committed(work, out) || committing(work) {
+		t.Fatalf("committed %v, committing %v after the commit", committed(work, out), committing(work))
 	}
 	// A second run committed over the first replaces its files (the
 	// caller decided --force up front: Uncommit removed the manifest).
-	if err := Uncommit(work, out); err != nil {
+	if err := uncommit(work, out); err != nil {
 		t.Fatal(err)
 	}
-	if Committed(work, out) {
+	if committed(work, out) {
 		t.Fatal("committed after Uncommit")
 	}
 	if _, err := os.Stat(filepath.Join(out, catalog.ManifestName)); err == nil {
 		t.Fatal("manifest left by Uncommit")
 	}
 	m = stageOutput(t, in, stage, "test-2")
-	if err := CommitStage(work, out, m, CommitRecord{Signature: "sig2"}); err != nil {
+	if err := commitStage(work, out, m, CommitRecord{Signature: "sig2"}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := catalog.ReadManifest(filepath.Join(out, catalog.ManifestName))
 	if err != nil || got.Version != "test-2" {
 		t.Fatalf("manifest after the replacing commit: %+v, %v", got, err)
 	}
-	rec, pending, err := ReadCommitRecord(work)
+	rec, pending, err := readCommitRecord(work)
 	if err != nil || pending || rec.Signature != "sig2" || len(rec.Renames) != 6 || rec.Renames[5].To != catalog.ManifestName {
 		t.Fatalf("commit record %+v pending %v: %v", rec, pending, err)
 	}

@@ -134,7 +134,7 @@ func Run(ctx context.Context, out string, spec Spec, env Env) error {
 	if journaled {
 		hint = "rerun the same command (--resume keeps the finished units)"
 	}
-	err = WithDiskHint(err, out, need, hint)
+	err = withDiskHint(err, out, need, hint)
 	return interrupted(ctx, err, out, journaled)
 }
 
@@ -150,7 +150,7 @@ func runJob(ctx context.Context, out string, spec Spec, env Env, need *int64) er
 	}
 	start := time.Now()
 	disp.Phase("catalog")
-	if err := CheckOutput(spec.path(), out, env.Force); err != nil { // again under the lock
+	if err := checkOutput(spec.path(), out, env.Force); err != nil { // again under the lock
 		return err
 	}
 	lock, err := lockOut(out, cmd, staleTo)
@@ -175,12 +175,12 @@ func runJob(ctx context.Context, out string, spec Spec, env Env, need *int64) er
 	if job == nil {
 		ds, store, job, err = prepareRun(ctx, out, spec, env, need)
 	} else {
-		fmt.Fprintf(logw, "resuming the job prepared in %s (%d units)\n", WorkDir(out), len(job.Units))
+		fmt.Fprintf(logw, "resuming the job prepared in %s (%d units)\n", workDir(out), len(job.Units))
 		ds, store, err = openJobInput(out, job)
 	}
 	if err != nil {
 		if !journaled {
-			rewriter.RemoveTemps(stageDir(WorkDir(out)))
+			rewriter.RemoveTemps(stageDir(workDir(out)))
 		}
 		return err
 	}
@@ -202,7 +202,7 @@ func runJob(ctx context.Context, out string, spec Spec, env Env, need *int64) er
 	for s := range job.Shards {
 		if err := rewriteShard(tap.Context(ctx), out, job, s, env, ds, store, mon); err != nil {
 			if !journaled {
-				rewriter.RemoveTemps(stageDir(WorkDir(out)))
+				rewriter.RemoveTemps(stageDir(workDir(out)))
 			}
 			return err
 		}
@@ -218,8 +218,8 @@ func runJob(ctx context.Context, out string, spec Spec, env Env, need *int64) er
 		started = start
 	}
 	err = commitJob(ctx, out, job, env, ds, store, tap, start, started)
-	if err != nil && !journaled && !Committing(WorkDir(out)) {
-		rewriter.RemoveTemps(stageDir(WorkDir(out)))
+	if err != nil && !journaled && !committing(workDir(out)) {
+		rewriter.RemoveTemps(stageDir(workDir(out)))
 	}
 	if err != nil {
 		return err
@@ -247,7 +247,7 @@ func prepareRun(ctx context.Context, out string, spec Spec, env Env, need *int64
 	logw := env.log()
 	journaled := spec.Shards > 0
 	in := spec.path()
-	work := WorkDir(out)
+	work := workDir(out)
 	os.Remove(filepath.Join(work, JobFile)) // a half-prepared job is never resumed
 	dbPath := env.Catalog
 	if dbPath == "" {
@@ -334,7 +334,7 @@ func prepareRun(ctx context.Context, out string, spec Spec, env Env, need *int64
 		ropts.Jobs, ropts.MaxMem, ropts.Limits = env.Jobs, env.dataMem(store), lim
 		ropts.SyncEarly = !env.Verify
 	}
-	inputs, err := InputFiles(spec.Input)
+	inputs, err := inputFiles(spec.Input)
 	if err != nil {
 		return fail(err)
 	}
@@ -389,7 +389,7 @@ func utcSecond(t time.Time) *time.Time {
 // there was nothing to do.
 func Prepare(ctx context.Context, out string, spec Spec, env Env) (*Job, error) {
 	logw := env.log()
-	if err := CheckOutput(spec.path(), out, env.Force); err != nil { // again under the lock
+	if err := checkOutput(spec.path(), out, env.Force); err != nil { // again under the lock
 		return nil, err
 	}
 	lock, err := lockOut(out, "plan -o", os.Stderr)
@@ -437,7 +437,7 @@ func Prepare(ctx context.Context, out string, spec Spec, env Env) (*Job, error) 
 // resolved) into OUT/.relayout/catalog.db and prepares the job. The caller
 // holds OUT's lock.
 func prepareLocked(ctx context.Context, out, in string, spec Spec, env Env, onCatalog func(reader.Dataset, *catalog.Store) error) (*Job, error) {
-	work := WorkDir(out)
+	work := workDir(out)
 	os.Remove(filepath.Join(work, JobFile)) // a half-prepared job is never resumed
 	ds, store, err := BuildCatalog(ctx, in, filepath.Join(work, "catalog.db"), reader.Options{Vars: spec.Vars, Strict: spec.Strict})
 	if err != nil {
@@ -468,7 +468,7 @@ func prepareLocked(ctx context.Context, out, in string, spec Spec, env Env, onCa
 // OUT/.relayout/catalog.db.
 func prepareWith(ctx context.Context, out string, spec Spec, env Env, ds reader.Dataset, store *catalog.Store) (*Job, error) {
 	logw := env.log()
-	work := WorkDir(out)
+	work := workDir(out)
 	start := time.Now()
 	vars, err := store.Variables()
 	if err != nil {
@@ -492,7 +492,7 @@ func prepareWith(ctx context.Context, out string, spec Spec, env Env, ds reader.
 	}
 	ropts := rewriterOptions(spec, env, outFS, choices)
 	ropts.Progress = logw // layout notes (a refined level's, a partly covered array's), striping
-	inputs, err := InputFiles(spec.Input)
+	inputs, err := inputFiles(spec.Input)
 	if err != nil {
 		return nil, err
 	}
@@ -512,7 +512,7 @@ func prepareWith(ctx context.Context, out string, spec Spec, env Env, ds reader.
 
 // openJobInput opens the catalog plan built and the input it describes.
 func openJobInput(out string, job *Job) (reader.Dataset, *catalog.Store, error) {
-	store, err := catalog.OpenStore(filepath.Join(WorkDir(out), "catalog.db"))
+	store, err := catalog.OpenStore(filepath.Join(workDir(out), "catalog.db"))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -536,13 +536,13 @@ type Shard struct {
 // same shard), skipping the units its journal has finished.
 func RewriteShard(ctx context.Context, out string, shard Shard, env Env) error {
 	err := rewriteVerb(ctx, out, shard, env)
-	return WithDiskHint(err, out, 0, "rerun the same command (the shard's journal keeps its finished units)")
+	return withDiskHint(err, out, 0, "rerun the same command (the shard's journal keeps its finished units)")
 }
 
 func rewriteVerb(ctx context.Context, out string, shard Shard, env Env) error {
 	logw := env.log()
-	work := WorkDir(out)
-	if Committed(work, out) {
+	work := workDir(out)
+	if committed(work, out) {
 		fmt.Fprintf(logw, "%s: done (committed already)\n", out)
 		return nil
 	}
@@ -555,12 +555,12 @@ func rewriteVerb(ctx context.Context, out string, shard Shard, env Env) error {
 	}
 	// Shards share OUT's lock (plan and commit take it exclusively) and
 	// each holds its own: two processes never run the same shard.
-	shared, err := LockShared(filepath.Join(work, "lock"), "rewrite")
+	shared, err := lockShared(filepath.Join(work, "lock"), "rewrite")
 	if err != nil {
 		return err
 	}
 	defer shared.Release()
-	own, err := LockExclusive(filepath.Join(work, "lock."+ShardName(shard.I, shard.N)), fmt.Sprintf("rewrite --shard %d/%d", shard.I, shard.N))
+	own, err := lockExclusive(filepath.Join(work, "lock."+shardName(shard.I, shard.N)), fmt.Sprintf("rewrite --shard %d/%d", shard.I, shard.N))
 	if err != nil {
 		return err
 	}
@@ -585,7 +585,7 @@ func rewriteShard(ctx context.Context, out string, job *Job, shard int, env Env,
 		mon = env.display().Monitor()
 	}
 	start := time.Now()
-	work := WorkDir(out)
+	work := workDir(out)
 	sh := rewriter.Shard{Index: shard, Part: partPath(work, shard, job.Shards)}
 	var st rewriter.ShardStatus
 	var err error
@@ -596,7 +596,7 @@ func rewriteShard(ctx context.Context, out string, job *Job, shard int, env Env,
 	if st, err = rewriteJournaled(ctx, work, job, sh, env, ds, store, mon); err != nil {
 		return err
 	}
-	name, logw := ShardName(shard, job.Shards), env.stepLog()
+	name, logw := shardName(shard, job.Shards), env.stepLog()
 	if st.Skipped == st.Units {
 		fmt.Fprintf(logw, "%s: done (%d units, all finished before)\n", name, st.Units)
 		return nil
@@ -615,7 +615,7 @@ func rewriteJournaled(ctx context.Context, work string, job *Job, sh rewriter.Sh
 	if err := os.MkdirAll(filepath.Dir(jpath), 0o755); err != nil {
 		return st, fmt.Errorf("job: %w", err)
 	}
-	recs, err := ReplayJournal(jpath, job.ID)
+	recs, err := replayJournal(jpath, job.ID)
 	if err != nil {
 		return st, err
 	}
@@ -640,7 +640,7 @@ func rewriteJournaled(ctx context.Context, work string, job *Job, sh rewriter.Sh
 	if finished && st.Skipped == st.Units {
 		return st, nil
 	}
-	jr, err := OpenJournal(jpath, job.ID)
+	jr, err := openJournal(jpath, job.ID)
 	if err != nil {
 		return st, err
 	}
@@ -658,13 +658,13 @@ func rewriteJournaled(ctx context.Context, work string, job *Job, sh rewriter.Sh
 // the files to their final names, journaled. A committed OUT is done.
 func Commit(ctx context.Context, out string, env Env) error {
 	err := commitVerb(ctx, out, env)
-	return WithDiskHint(err, out, 0, "rerun relayout commit")
+	return withDiskHint(err, out, 0, "rerun relayout commit")
 }
 
 func commitVerb(ctx context.Context, out string, env Env) error {
 	logw := env.log()
-	work := WorkDir(out)
-	if Committed(work, out) {
+	work := workDir(out)
+	if committed(work, out) {
 		fmt.Fprintf(logw, "%s: done (committed already)\n", out)
 		return nil
 	}
@@ -677,12 +677,12 @@ func commitVerb(ctx context.Context, out string, env Env) error {
 		return err
 	}
 	defer lock.Release()
-	if rolled, err := RollForward(work, out); err != nil {
+	if rolled, err := rollForward(work, out); err != nil {
 		return err
 	} else if rolled {
 		fmt.Fprintf(logw, "%s: finished the commit a killed relayout had begun\n", out)
 	}
-	if Committed(work, out) { // by a commit that held the lock before us
+	if committed(work, out) { // by a commit that held the lock before us
 		fmt.Fprintf(logw, "%s: done (committed already)\n", out)
 		return nil
 	}
@@ -712,9 +712,9 @@ func commitVerb(ctx context.Context, out string, env Env) error {
 func commitJob(ctx context.Context, out string, job *Job, env Env, ds reader.Dataset, store *catalog.Store, tap *verify.Tap, start, started time.Time) error {
 	logw, disp := env.log(), env.display()
 	commitStart := time.Now()
-	work := WorkDir(out)
+	work := workDir(out)
 	stage := filepath.Join(work, "stage")
-	recs, err := JobRecords(work, job)
+	recs, err := jobRecords(work, job)
 	if err != nil {
 		return err
 	}
@@ -724,7 +724,7 @@ func commitJob(ctx context.Context, out string, job *Job, env Env, ds reader.Dat
 	// before anything is committed.
 	files := make(chan string, len(job.Manifest.Variables))
 	synced := make(chan error, 1)
-	go func() { synced <- SyncStage(job, files) }()
+	go func() { synced <- syncStage(job, files) }()
 	waitSynced := sync.OnceValue(func() error { return <-synced })
 	defer waitSynced()
 	err = rewriter.JoinParts(ctx, &job.Plan, stage, partPaths(work, job), recs, func(path string) { files <- path })
@@ -735,7 +735,7 @@ func commitJob(ctx context.Context, out string, job *Job, env Env, ds reader.Dat
 	// --digest as the user asked it (an in-memory job with verification
 	// leaves the digests to the verifier: its Digest is none), and where
 	// the manifest's digests come from (planDigests).
-	spec, specErr := ParseSignature(job.Signature)
+	spec, specErr := parseSignature(job.Signature)
 	digest := job.Digest
 	if specErr == nil {
 		digest = spec.Digest
@@ -743,11 +743,11 @@ func commitJob(ctx context.Context, out string, job *Job, env Env, ds reader.Dat
 	digests := planDigests(!job.InMemory(), env.Verify, digest)
 	inMemory := job.PipelineDigests() // an in-memory job's: the pipeline's digests (digests.pipeline), its I/O profile
 	if inMemory {
-		WriteIOSummary(env.verbose(), job.Manifest.IO)
+		writeIOSummary(env.verbose(), job.Manifest.IO)
 	} else {
 		job.Manifest.IO = journalIO(job, recs)
 	}
-	if err := StageManifest(work, job); err != nil {
+	if err := stageManifest(work, job); err != nil {
 		return err
 	}
 	// The manifest's options say the digest before the verifier reads
@@ -803,7 +803,7 @@ func commitJob(ctx context.Context, out string, job *Job, env Env, ds reader.Dat
 			checks = nil
 		}
 	}
-	job.Manifest.Report = BuildReport(work, out, job, recs, checks, verified, start)
+	job.Manifest.Report = buildReport(work, out, job, recs, checks, verified, start)
 	if env.Report != "" {
 		if err := writeReport(env.Report, job.Manifest.Report); err != nil {
 			return err
@@ -821,7 +821,7 @@ func commitJob(ctx context.Context, out string, job *Job, env Env, ds reader.Dat
 	if err := waitSynced(); err != nil {
 		return err
 	}
-	if err := CommitStage(work, out, &job.Manifest, rec); err != nil {
+	if err := commitStage(work, out, &job.Manifest, rec); err != nil {
 		return err
 	}
 	if !inMemory {
@@ -856,13 +856,13 @@ func journalIO(job *Job, recs map[int]rewriter.UnitRecord) *catalog.ManifestIO {
 // unit against its journal record, and the digests into the manifest
 // (CheckUnits).
 func journalCheck(ctx context.Context, out string, job *Job, recs map[int]rewriter.UnitRecord, env Env) (map[string]string, bool, error) {
-	work := WorkDir(out)
+	work := workDir(out)
 	outDB := filepath.Join(work, "verify.db")
 	outDS, outStore, err := BuildCatalog(ctx, filepath.Join(work, "stage"), outDB, reader.Options{})
 	if err != nil {
 		return nil, false, err
 	}
-	checks, ok, err := CheckUnits(ctx, job, recs, outStore, outDS, env.Jobs, env.MaxMem, env.checkLog())
+	checks, ok, err := checkUnits(ctx, job, recs, outStore, outDS, env.Jobs, env.MaxMem, env.checkLog())
 	outStore.Close()
 	outDS.Close()
 	os.Remove(outDB)

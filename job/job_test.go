@@ -163,7 +163,7 @@ func TestCheckOutput(t *testing.T) {
 		{in, full, true, ""},
 		{in, filepath.Join(t.TempDir(), "new"), false, ""},
 	} {
-		err := CheckOutput(c.in, c.out, c.force)
+		err := checkOutput(c.in, c.out, c.force)
 		if c.want == "" {
 			if err != nil {
 				t.Errorf("%s -> %s: %v", c.in, c.out, err)
@@ -174,7 +174,7 @@ func TestCheckOutput(t *testing.T) {
 			t.Errorf("%s -> %s: %v; want a usage error with %q", c.in, c.out, err, c.want)
 		}
 	}
-	if err := CheckOutput(filepath.Join(in, "missing"), t.TempDir(), false); !errors.Is(err, catalog.ErrNotFound) {
+	if err := checkOutput(filepath.Join(in, "missing"), t.TempDir(), false); !errors.Is(err, catalog.ErrNotFound) {
 		t.Errorf("missing input: %v", err)
 	}
 }
@@ -185,8 +185,8 @@ func TestInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	out := t.TempDir()
-	os.MkdirAll(WorkDir(out), 0o755)
-	os.WriteFile(filepath.Join(WorkDir(out), "catalog.db"), make([]byte, 2048), 0o644)
+	os.MkdirAll(workDir(out), 0o755)
+	os.WriteFile(filepath.Join(workDir(out), "catalog.db"), make([]byte, 2048), 0o644)
 	for _, c := range []struct {
 		journaled bool
 		want      string

@@ -54,10 +54,10 @@ type Journal struct {
 	batchEvery time.Duration
 }
 
-// ReplayJournal reads path's valid records (header excluded). A missing file
+// replayJournal reads path's valid records (header excluded). A missing file
 // or one for another job (header mismatch) yields none. The file is
 // truncated after the last valid record.
-func ReplayJournal(path, job string) ([]JournalRecord, error) {
+func replayJournal(path, job string) ([]JournalRecord, error) {
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -110,9 +110,9 @@ func readRecords(r io.Reader) ([]JournalRecord, int64, error) {
 	}
 }
 
-// OpenJournal opens path for appending; a new or emptied file gets the
+// openJournal opens path for appending; a new or emptied file gets the
 // header naming job.
-func OpenJournal(path, job string) (*Journal, error) {
+func openJournal(path, job string) (*Journal, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("job: journal: %w", err)
@@ -205,17 +205,17 @@ func (j *Journal) Close() error {
 	return err
 }
 
-// JobRecords replays every shard's journal and returns the record of each
+// jobRecords replays every shard's journal and returns the record of each
 // finished unit (an in-memory job's, kept by its engine, has no journal).
 // When units are missing the error wraps ErrIncomplete and names each
 // unfinished shard and the command that finishes it.
-func JobRecords(work string, job *Job) (map[int]rewriter.UnitRecord, error) {
+func jobRecords(work string, job *Job) (map[int]rewriter.UnitRecord, error) {
 	recs := map[int]rewriter.UnitRecord{}
 	if job.InMemory() {
 		recs = job.Finished() // an in-memory job: no journals
 	}
 	for s := 0; !job.InMemory() && s < job.Shards; s++ {
-		rs, err := ReplayJournal(journalPath(work, s, job.Shards), job.ID)
+		rs, err := replayJournal(journalPath(work, s, job.Shards), job.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -237,7 +237,7 @@ func JobRecords(work string, job *Job) (map[int]rewriter.UnitRecord, error) {
 	for s := range job.Shards {
 		if missing[s] > 0 {
 			msgs = append(msgs, fmt.Errorf("%s: %d of %d units not done (run: relayout rewrite OUT --shard %d/%d)",
-				ShardName(s, job.Shards), missing[s], total[s], s, job.Shards))
+				shardName(s, job.Shards), missing[s], total[s], s, job.Shards))
 		}
 	}
 	if len(msgs) > 0 {

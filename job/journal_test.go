@@ -10,7 +10,7 @@ import (
 
 func TestJournalReplayTruncatedLastRecord(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "shard.log")
-	j, err := OpenJournal(path, "job1")
+	j, err := openJournal(path, "job1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +27,7 @@ func TestJournalReplayTruncatedLastRecord(t *testing.T) {
 	if err := os.Truncate(path, full.Size()-7); err != nil {
 		t.Fatal(err)
 	}
-	recs, err := ReplayJournal(path, "job1")
+	recs, err := replayJournal(path, "job1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func TestJournalReplayTruncatedLastRecord(t *testing.T) {
 		t.Fatalf("replay after a cut record: %d records %+v, want units 0-3", len(recs), recs)
 	}
 	// The damaged tail is gone and appending continues cleanly.
-	j, err = OpenJournal(path, "job1")
+	j, err = openJournal(path, "job1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func TestJournalReplayTruncatedLastRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	j.Close()
-	recs, _ = ReplayJournal(path, "job1")
+	recs, _ = replayJournal(path, "job1")
 	if len(recs) != 5 || recs[4].Sum != "cd" {
 		t.Fatalf("after resume: %+v", recs)
 	}
@@ -51,11 +51,11 @@ func TestJournalReplayTruncatedLastRecord(t *testing.T) {
 	b, _ := os.ReadFile(path)
 	b[len(b)-3] ^= 0xff
 	os.WriteFile(path, b, 0o644)
-	if recs, _ = ReplayJournal(path, "job1"); len(recs) != 4 {
+	if recs, _ = replayJournal(path, "job1"); len(recs) != 4 {
 		t.Fatalf("bad crc: %d records, want 4", len(recs))
 	}
 	// A journal of another job is discarded.
-	if recs, _ = ReplayJournal(path, "job2"); len(recs) != 0 {
+	if recs, _ = replayJournal(path, "job2"); len(recs) != 0 {
 		t.Fatalf("other job: %d records", len(recs))
 	}
 }

@@ -44,13 +44,13 @@ type Lock struct {
 	Stale *LockInfo // record left by a holder that died without releasing
 }
 
-// LockExclusive takes path exclusively (plan, commit, run): refused while any
+// lockExclusive takes path exclusively (plan, commit, run): refused while any
 // other process holds it, shared or exclusive.
-func LockExclusive(path, command string) (*Lock, error) { return takeLock(path, command, true) }
+func lockExclusive(path, command string) (*Lock, error) { return takeLock(path, command, true) }
 
-// LockShared takes path shared (shards of one job run concurrently); an
+// lockShared takes path shared (shards of one job run concurrently); an
 // exclusive holder refuses them and they refuse it.
-func LockShared(path, command string) (*Lock, error) { return takeLock(path, command, false) }
+func lockShared(path, command string) (*Lock, error) { return takeLock(path, command, false) }
 
 func takeLock(path, command string, exclusive bool) (*Lock, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {

@@ -13,8 +13,8 @@ import (
 	"relayout/reader"
 )
 
-// WorkDir is OUT's work directory, OUT/.relayout (see doc.go).
-func WorkDir(out string) string { return filepath.Join(out, ".relayout") }
+// workDir is OUT's work directory, OUT/.relayout (see doc.go).
+func workDir(out string) string { return filepath.Join(out, ".relayout") }
 
 // settleOut is the first step, under OUT's lock, of every command that
 // writes OUT (run, run --resume, plan -o): it finishes a commit that was
@@ -26,19 +26,19 @@ func WorkDir(out string) string { return filepath.Join(out, ".relayout") }
 // difference when not. sig is this command's job signature, in the input
 // path inAbs; "" (plan -o) takes any finished output as done.
 func settleOut(inAbs, out, sig string, force bool, logw io.Writer) (done bool, err error) {
-	work := WorkDir(out)
-	rolled, err := RollForward(work, out)
+	work := workDir(out)
+	rolled, err := rollForward(work, out)
 	if err != nil {
 		return false, err
 	}
 	if rolled {
 		fmt.Fprintf(logw, "%s: finished the commit a killed relayout had begun\n", out)
 	}
-	if !Committed(work, out) {
+	if !committed(work, out) {
 		return false, nil
 	}
 	if force {
-		if err := Uncommit(work, out); err != nil {
+		if err := uncommit(work, out); err != nil {
 			return false, err
 		}
 		if err := os.Remove(filepath.Join(work, JobFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -50,18 +50,18 @@ func settleOut(inAbs, out, sig string, force bool, logw io.Writer) (done bool, e
 		fmt.Fprintf(logw, "%s: done (committed already; nothing to do)\n", out)
 		return true, nil
 	}
-	rec, _, err := ReadCommitRecord(work)
+	rec, _, err := readCommitRecord(work)
 	if err != nil {
 		return false, Usagef("%s holds a finished output without a readable commit record (%v): use --force to replace it", out, err)
 	}
-	if d := SignatureDiff(rec.Signature, sig); d != "" {
+	if d := signatureDiff(rec.Signature, sig); d != "" {
 		return false, Usagef("%s holds an output made with other options or input (%s): rerun with those, or use --force to replace it", out, d)
 	}
-	now, err := InputFiles(inAbs)
+	now, err := inputFiles(inAbs)
 	if err != nil {
 		return false, err
 	}
-	if d := InputsDiffer(rec.Inputs, now); d != "" {
+	if d := inputsDiffer(rec.Inputs, now); d != "" {
 		return false, Usagef("%s was made from input files that have changed since (%s): use --force to rewrite it", out, d)
 	}
 	fmt.Fprintf(logw, "%s: done (committed already with the same options and input files; nothing to do)\n", out)
@@ -71,7 +71,7 @@ func settleOut(inAbs, out, sig string, force bool, logw io.Writer) (done bool, e
 // lockOut takes OUT's exclusive lock (plan -o, commit, run), explaining a
 // stale one left by a killed job.
 func lockOut(out, cmd string, logw io.Writer) (*Lock, error) {
-	l, err := LockExclusive(filepath.Join(WorkDir(out), "lock"), cmd)
+	l, err := lockExclusive(filepath.Join(workDir(out), "lock"), cmd)
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +85,7 @@ func lockOut(out, cmd string, logw io.Writer) (*Lock, error) {
 // when it was planned with other options (unless force: then nil, and the
 // caller plans again).
 func existingJob(out string, spec Spec, force bool) (*Job, error) {
-	job, err := LoadJob(WorkDir(out))
+	job, err := LoadJob(workDir(out))
 	if errors.Is(err, catalog.ErrNotFound) {
 		return nil, nil
 	}
@@ -105,11 +105,11 @@ func existingJob(out string, spec Spec, force bool) (*Job, error) {
 	return job, nil
 }
 
-// CheckOutput refuses an OUT inside the input (or equal to the input's own
+// checkOutput refuses an OUT inside the input (or equal to the input's own
 // directory) and a non-empty OUT without force, unless OUT holds a
 // relayout output, a commit of one in progress or a prepared job
 // (settleOut and checkEmpty decide those under OUT's lock).
-func CheckOutput(in, out string, force bool) error {
+func checkOutput(in, out string, force bool) error {
 	in = reader.InputPath(in)
 	inAbs, err := RealPath(in)
 	if err != nil {
@@ -171,7 +171,7 @@ func CheckOutput(in, out string, force bool) error {
 // without force (checkEmpty).
 func checkOutDir(out string, force bool) error {
 	for _, n := range []string{"committed", "committing", "job.json"} {
-		if _, err := os.Stat(filepath.Join(WorkDir(out), n)); err == nil {
+		if _, err := os.Stat(filepath.Join(workDir(out), n)); err == nil {
 			return nil
 		}
 	}
@@ -218,7 +218,7 @@ func interrupted(ctx context.Context, err error, out string, journaled bool) err
 	if err == nil || (ctx.Err() == nil && !errors.Is(err, context.Canceled)) {
 		return err
 	}
-	work := WorkDir(out)
+	work := workDir(out)
 	var size int64
 	filepath.WalkDir(work, func(_ string, d os.DirEntry, err error) error {
 		if err == nil && d.Type().IsRegular() {
@@ -228,7 +228,7 @@ func interrupted(ctx context.Context, err error, out string, journaled bool) err
 		}
 		return nil
 	})
-	if Committed(work, out) {
+	if committed(work, out) {
 		return err
 	}
 	if _, e := os.Stat(filepath.Join(work, "committing")); e == nil {

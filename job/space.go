@@ -48,10 +48,10 @@ func isDiskFull(err error) bool {
 		strings.Contains(s, "disk quota exceeded")
 }
 
-// WithDiskHint turns a disk-full err of a job writing into out into a
+// withDiskHint turns a disk-full err of a job writing into out into a
 // DiskFullError naming out's directory, its free space and need (0:
 // unknown); other errors pass unchanged.
-func WithDiskHint(err error, out string, need int64, rerun string) error {
+func withDiskHint(err error, out string, need int64, rerun string) error {
 	var de *DiskFullError
 	if !isDiskFull(err) || errors.As(err, &de) {
 		return err

@@ -110,8 +110,8 @@ func (s Spec) Signature() string {
 	return string(b)
 }
 
-// ParseSignature reads a signature (of any version so far) back into a Spec.
-func ParseSignature(sig string) (Spec, error) {
+// parseSignature reads a signature (of any version so far) back into a Spec.
+func parseSignature(sig string) (Spec, error) {
 	var s Spec
 	if err := json.Unmarshal([]byte(sig), &s); err != nil {
 		return s, err
@@ -160,9 +160,9 @@ func allFields(sig string) (map[string]any, error) {
 	return m, nil
 }
 
-// SignatureDiff names the options in which two signatures differ ("" when
+// signatureDiff names the options in which two signatures differ ("" when
 // they decide the same output).
-func SignatureDiff(was, now string) string {
+func signatureDiff(was, now string) string {
 	a, err1 := outputFields(was)
 	b, err2 := outputFields(now)
 	if err1 != nil || err2 != nil {

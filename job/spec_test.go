@@ -27,7 +27,7 @@ func TestSignatureRoundTrip(t *testing.T) {
 		if !strings.HasPrefix(sig, `{"spec":"`+SpecSchema+`",`) {
 			t.Errorf("signature not tagged first: %s", sig)
 		}
-		got, err := ParseSignature(sig)
+		got, err := parseSignature(sig)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -36,39 +36,39 @@ func TestSignatureRoundTrip(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("round trip:\n got %+v\nwant %+v", got, want)
 		}
-		if d := SignatureDiff(sig, got.Signature()); d != "" {
+		if d := signatureDiff(sig, got.Signature()); d != "" {
 			t.Errorf("a signature differs from itself: %s", d)
 		}
 	}
 	// The old jobSpec's JSON (no "spec" tag) of a plain contiguous run.
 	old := `{"input":"/data/in","layout":"contiguous","storage":{"StripeCount":0,"StripeSize":0,"NoStripe":false,"Align":0,"AlignThreshold":0},"shards":0}`
 	now := Spec{Input: "/data/in", Layout: Contiguous}.Signature()
-	if d := SignatureDiff(old, now); d != "" {
+	if d := signatureDiff(old, now); d != "" {
 		t.Errorf("an untagged signature of the same options differs: %s", d)
 	}
-	if s, err := ParseSignature(old); err != nil || s.Schema != SpecSchema || s.Layout != Contiguous {
+	if s, err := parseSignature(old); err != nil || s.Schema != SpecSchema || s.Layout != Contiguous {
 		t.Errorf("untagged signature: %+v %v", s, err)
 	}
 	// --digest none before Spec.Digest: "no_digest":true reads as
 	// Digest NoDigest and decides the same output; another digest differs.
 	oldNone := `{"input":"/data/in","layout":"contiguous","storage":{"StripeCount":0,"StripeSize":0,"NoStripe":false,"Align":0,"AlignThreshold":0},"shards":1,"no_digest":true}`
 	none := Spec{Input: "/data/in", Layout: Contiguous, Shards: 1, Digest: catalog.NoDigest}
-	if d := SignatureDiff(oldNone, none.Signature()); d != "" || !sameJob(oldNone, none.Signature()) {
+	if d := signatureDiff(oldNone, none.Signature()); d != "" || !sameJob(oldNone, none.Signature()) {
 		t.Errorf("an old --digest none signature differs from Digest none: %s", d)
 	}
-	if s, err := ParseSignature(oldNone); err != nil || s.Digest != catalog.NoDigest {
+	if s, err := parseSignature(oldNone); err != nil || s.Digest != catalog.NoDigest {
 		t.Errorf("old --digest none signature: %+v %v", s, err)
 	}
 	xxh := none
 	xxh.Digest = catalog.XXH64
-	if d := SignatureDiff(oldNone, xxh.Signature()); d != `digest was "none", now "xxh64"` {
+	if d := signatureDiff(oldNone, xxh.Signature()); d != `digest was "none", now "xxh64"` {
 		t.Errorf("none -> xxh64: diff %q", d)
 	}
 	xxh.Digest = catalog.SHA256
-	if d := SignatureDiff(xxh.Signature(), none.Signature()); d != `digest was null, now "none"` {
+	if d := signatureDiff(xxh.Signature(), none.Signature()); d != `digest was null, now "none"` {
 		t.Errorf("sha256 -> none: diff %q", d)
 	}
-	if _, err := ParseSignature(`{"spec":"relayout-job-spec/99"}`); err == nil {
+	if _, err := parseSignature(`{"spec":"relayout-job-spec/99"}`); err == nil {
 		t.Error("a signature of an unknown version accepted")
 	}
 }
@@ -80,7 +80,7 @@ func TestSignatureDiff(t *testing.T) {
 	base := Spec{Input: "/in", Layout: Contiguous}
 	resume := base
 	resume.Shards, resume.UnitBytes = 1, 256<<10
-	if d := SignatureDiff(base.Signature(), resume.Signature()); d != "" {
+	if d := signatureDiff(base.Signature(), resume.Signature()); d != "" {
 		t.Errorf("shards/unit size decide the output: %s", d)
 	}
 	if sameJob(base.Signature(), resume.Signature()) {
@@ -91,13 +91,13 @@ func TestSignatureDiff(t *testing.T) {
 	}
 	chunked := base
 	chunked.Layout, chunked.Chunks, chunked.Deflate = Chunked, []int64{2, 2, 2}, 4
-	d := SignatureDiff(base.Signature(), chunked.Signature())
+	d := signatureDiff(base.Signature(), chunked.Signature())
 	for _, want := range []string{`layout was "contiguous", now "chunked"`, `chunks was null, now [2,2,2]`, `deflate was null, now 4`} {
 		if !strings.Contains(d, want) {
 			t.Errorf("diff %q lacks %q", d, want)
 		}
 	}
-	if d := SignatureDiff("not json", base.Signature()); !strings.Contains(d, "recorded options") {
+	if d := signatureDiff("not json", base.Signature()); !strings.Contains(d, "recorded options") {
 		t.Errorf("unreadable signature: %q", d)
 	}
 }

@@ -163,29 +163,29 @@ func LoadJob(work string) (*Job, error) {
 	return &j, nil
 }
 
-// Committed reports whether the job in work was committed to out.
-func Committed(work, out string) bool {
+// committed reports whether the job in work was committed to out.
+func committed(work, out string) bool {
 	_, err1 := os.Stat(filepath.Join(work, committedFile))
 	_, err2 := os.Stat(filepath.Join(out, catalog.ManifestName))
 	return err1 == nil && err2 == nil
 }
 
-// Committing reports whether a commit began moving files to their final
+// committing reports whether a commit began moving files to their final
 // names (a killed commit; RollForward finishes the moves).
-func Committing(work string) bool {
+func committing(work string) bool {
 	_, err := os.Stat(filepath.Join(work, committingFile))
 	return err == nil
 }
 
-// ShardName is "shard-I-of-N".
-func ShardName(shard, n int) string { return fmt.Sprintf("shard-%d-of-%d", shard, n) }
+// shardName is "shard-I-of-N".
+func shardName(shard, n int) string { return fmt.Sprintf("shard-%d-of-%d", shard, n) }
 
 func journalPath(work string, shard, n int) string {
-	return filepath.Join(work, "journal", ShardName(shard, n)+".log")
+	return filepath.Join(work, "journal", shardName(shard, n)+".log")
 }
 
 func partPath(work string, shard, n int) string {
-	return filepath.Join(work, "parts", ShardName(shard, n)+".part")
+	return filepath.Join(work, "parts", shardName(shard, n)+".part")
 }
 
 // partPaths is the part file of every shard of job, by shard.
