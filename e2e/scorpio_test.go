@@ -76,6 +76,21 @@ func TestSCORPIOSamples(t *testing.T) {
 			}
 		})
 	}
+	// --var selects variables by name and glob; one that selects none is
+	// refused listing the variables.
+	in := filepath.Join(sharedData(t, "scorpio/adios-io16"), scorpioName+".bp")
+	out := filepath.Join(t.TempDir(), "sel")
+	mustRun(t, "run", in, "-o", out, "-q", "--var", "T", "--var", "P*")
+	var names []string
+	for _, v := range readManifest(t, out).Variables {
+		names = append(names, v.Name)
+	}
+	if strings.Join(names, " ") != "PS T" {
+		t.Errorf("--var T --var 'P*' wrote %v", names)
+	}
+	if r := relayout(t, "run", in, "-o", filepath.Join(t.TempDir(), "none"), "-q", "--var", "nope"); r.code != 2 || !strings.Contains(r.stderr, "PS, T, TS, U") {
+		t.Errorf("--var nope: exit %d\n%s", r.code, r.stderr)
+	}
 }
 
 // scorpioGen runs the bundled SCORPIO writer (scorpio_gen) on ranks MPI

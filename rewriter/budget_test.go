@@ -100,8 +100,11 @@ func TestRunJobsAndMemory(t *testing.T) {
 					t.Fatalf("%s mem %d jobs %d: io %+v", layout, mem, jobs, m.IO)
 				}
 				// Rows of B/x are 792 bytes; from 5 jobs on, 16000 bytes leave units
-				// smaller; chunk rows (2376 bytes) are split up to 16000 bytes.
-				if (mem == 16000 && (jobs >= 5 || layout == "chunked") || mem == 9000 && layout == "chunked") && m.IO.Splits == 0 {
+				// smaller; chunk rows (2376 bytes) are split up to 16000 bytes, but
+				// for 1 or 2 jobs at 16000, where a chunk row fits a unit's share
+				// and the blocks exceed a tile: units then align on the blocks,
+				// each read once (rawChunksOut.units).
+				if (mem == 16000 && (jobs >= 5 || layout == "chunked" && jobs >= 3) || mem == 9000 && layout == "chunked") && m.IO.Splits == 0 {
 					t.Errorf("%s mem %d jobs %d: no unit was split", layout, mem, jobs)
 				}
 				if m.IO.WriteBytes < m.IO.LogicalBytes && layout == "contiguous" || m.IO.WriteCalls == 0 {

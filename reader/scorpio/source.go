@@ -55,9 +55,9 @@ type Config struct {
 // or one dataset), ordered by their record coordinate, as one netCDF
 // dataset whose record dimension runs across them (a reader.Dataset).
 type Stream struct {
-	info    catalog.DatasetInfo
-	members []*member // in time order
-	match   func(string) bool
+	info     catalog.DatasetInfo
+	members  []*member       // in time order
+	selected map[string]bool // Config.Match of each variable, asked once at open
 }
 
 // member is one dataset of a stream.
@@ -75,7 +75,7 @@ type member struct {
 // variable named like the record dimension) where there is one, else by
 // name, must not overlap in time.
 func OpenStream(root string, names []string, cfg Config) (*Stream, error) {
-	s := &Stream{match: cfg.Match}
+	s := &Stream{selected: map[string]bool{}}
 	for _, n := range names {
 		d, err := Open(filepath.Join(root, n))
 		if err != nil {
@@ -98,6 +98,9 @@ func OpenStream(root string, names []string, cfg Config) (*Stream, error) {
 		return nil, err
 	}
 	first, last := s.members[0], s.members[len(s.members)-1]
+	for _, v := range first.d.vars {
+		s.selected[v.Name] = cfg.Match == nil || cfg.Match(v.Name)
+	}
 	s.info = catalog.DatasetInfo{Path: root, Root: root, Format: FormatName, Attrs: slices.Clone(first.d.Attrs),
 		Span: netcdf.DateSpan(strings.TrimSuffix(first.name, ".bp"), strings.TrimSuffix(last.name, ".bp"))}
 	for _, dim := range first.d.Dims {
@@ -272,7 +275,7 @@ func (s *Stream) Scan(ctx context.Context, emit func(*catalog.Array) error) erro
 	vars := slices.Clone(s.members[0].d.vars)
 	slices.SortFunc(vars, func(a, b *Var) int { return strings.Compare(a.Name, b.Name) })
 	for _, v := range vars {
-		if s.match != nil && !s.match(v.Name) {
+		if !s.selected[v.Name] {
 			continue
 		}
 		if err := ctx.Err(); err != nil {
