@@ -21,7 +21,8 @@
 # (for adios2pio-nm, one of its ranks, not their sum).
 # After the rounds, one relayout run -v with --cpuprofile (BENCH_PROFILE=0: not) puts its io: lines
 # and `go tool pprof -top` in the log.
-# The full log goes to bench/history/<date>-bench-scorpio.md (BENCH_HISTORY; empty: stdout only).
+# The full log goes to bench/history/<date>-bench-scorpio.md (BENCH_HISTORY; empty: stdout only);
+# BENCH_DIR=DIR BENCH_KEEP=1 keeps the input and maps in DIR.
 set -euo pipefail
 RUNS=${BENCH_RUNS:-3}
 BIN=$(cd "$(dirname "${BIN:-bin/relayout}")" && pwd)/$(basename "${BIN:-bin/relayout}")
@@ -35,7 +36,7 @@ MAXMEM=${BENCH_MAXMEM:-512MiB}
 HISTORY=${BENCH_HISTORY-bench/history/$(date -u +%Y-%m-%d)-bench-scorpio.md}
 DIR=${BENCH_DIR:-$(mktemp -d "${TMPDIR:-/var/tmp}/relayout-bench-scorpio.XXXXXX")}
 mkdir -p "$DIR"
-trap 'rm -rf "$DIR"' EXIT
+trap '[ "${BENCH_KEEP:-0}" = 1 ] || rm -rf "$DIR"' EXIT # BENCH_KEEP=1: keep the input (profiling)
 LOG=$DIR/log; : >"$LOG"
 say() { echo "$@" | tee -a "$LOG"; }
 [ -f "$PEERS/env.sh" ] || { echo "bench-scorpio: $PEERS/env.sh not found: the benchmark needs ../shared/peers" >&2; exit 1; }
