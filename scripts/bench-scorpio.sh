@@ -131,12 +131,15 @@ import json, sys
 io = json.load(open(sys.argv[1]))["io"]
 print(io["read_bytes"], io.get("verify_read_bytes", 0), io["read_calls"], io["max_mem"], io["peak_mem"])' "$1"; }
 say ""
+declare -A RSS_V
 for mm in "" "--max-mem $MAXMEM"; do
   rm -rf "$DIR/out"; drop
   # shellcheck disable=SC2086
   /usr/bin/time -f "%e %M" -o "$DIR/time" "$BIN" run -v "$DIR/in/$NAME.bp" -o "$DIR/out" $mm >"$DIR/v" 2>&1
   read -r w m <"$DIR/time"
   read -r rb vb rc bmax bpeak < <(manifest "$DIR/out/relayout.json")
+  READ_RATIO=$(div "$rb" "$IN_BYTES")
+  RSS_V[${mm:-default}]=$(( m / 1024 ))
   say "relayout run ${mm:-(default --max-mem 1GiB)}: ${w}s, peak RSS $(( m / 1024 )) MiB; read $rb bytes in $rc calls ($(div "$rb" "$IN_BYTES") of the $IN_BYTES stored; data.0 $DATA_BYTES), verify read $vb more ($(div "$vb" "$IN_BYTES")); buffers peak $(( bpeak >> 20 )) of a $(( bmax >> 20 )) MiB budget"
   grep -E '^(io:|done:|  )' "$DIR/v" | grep -v '^progress' | sed 's/^/    /' >>"$LOG"
 done
@@ -165,6 +168,15 @@ for line in "${CMDS[@]}"; do
   say "| $n | $(med "$n") | $(div "$(med "$n")" "$floor") | $(div "$peerm" "$(med "$n")") | $(rss "$n") |"
 done
 [ "$PEER_ONCE" = 1 ] && say "(adios2pio-nm: one run, more than ${PEER_MAX}s)"
+# Issue 42's targets, from the medians above and the -v runs.
+met() { if [ "$(echo "$1" | bc -l)" = 1 ]; then echo met; else echo "NOT met"; fi; }
+rl=$(med relayout); mmed=$(med "relayout --max-mem $MAXMEM")
+mmb=$(( $(numfmt --from=iec-i "${MAXMEM%B}") >> 20 ))
+rd=$(rss relayout); rm5=$(rss "relayout --max-mem $MAXMEM")
+say ""
+say "targets: adios2pio-nm ÷ relayout $(div "$peerm" "$rl") (≥ 10: $(met "$peerm / $rl >= 10")); relayout ÷ cp+sync $(div "$rl" "$floor") (≤ 2: $(met "$rl / $floor <= 2")), --max-mem $MAXMEM $(div "$mmed" "$floor");" \
+  "peak RSS $rd MiB at the default --max-mem 1GiB (≤ 1088: $(met "$rd <= 1088")), $rm5 MiB at --max-mem $MAXMEM (≤ $(( mmb + 64 )): $(met "$rm5 <= $mmb + 64"));" \
+  "input bytes read once: read $READ_RATIO of the stored bytes ($(met "$READ_RATIO <= 1.01"))"
 if [ -n "$HISTORY" ]; then
   mkdir -p "$(dirname "$HISTORY")"
   { echo "# $(date -u +%Y-%m-%d) — make bench-scorpio, BENCH_NCOL=$NCOL BENCH_FRAMES=$FRAMES BENCH_RUNS=$RUNS"; echo; cat "$LOG"; } >>"$HISTORY"
