@@ -6,7 +6,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 BIN     := bin/relayout
 FUZZTIME ?= 3000x
 
-.PHONY: all deps build install demo test lint fuzz fuzz-inputs bench bench-peers bench-scale bench-climate clean
+.PHONY: all deps build install demo test lint fuzz fuzz-inputs bench bench-peers bench-scale bench-climate bench-scorpio clean
 
 # HDF5 linked statically where its archives are installed (Debian's libhdf5-dev), by builds and
 # tests alike: a command then starts without loading the 37 libraries of the shared libhdf5
@@ -118,6 +118,11 @@ bench-scale: deps build
 # relayout on 12 monthly CDF-2 files written through netCDF-C (1 GiB) and the real MPAS-Ocean set.
 bench-climate: deps build
 	scripts/bench-climate.sh
+
+# SCORPIO ADIOS output into time series (issue 42): cp+sync, adios2pio-nm and relayout on a 1.1 GB
+# file written by scorpio_gen on 16 ranks (100,000 columns in shuffled runs of 4, 72 levels, 12 frames).
+bench-scorpio: deps build
+	scripts/bench-scorpio.sh
 
 clean:
 	rm -rf bin demo
