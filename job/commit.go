@@ -169,7 +169,7 @@ func buildReport(work, out string, job *Job, recs map[int]rewriter.UnitRecord, c
 func mb(n int64) float64 { return float64(n) / (1 << 20) }
 
 // writeIOSummary prints a manifest's I/O profile, Darshan-like (the
-// rewrite's; WriteVerifyIOSummary prints the verify phase's).
+// rewrite's; writeVerifyIOSummary prints the verify phase's).
 func writeIOSummary(w io.Writer, p *catalog.ManifestIO) {
 	if p == nil {
 		return
@@ -191,7 +191,7 @@ func writeIOSummary(w io.Writer, p *catalog.ManifestIO) {
 }
 
 // writeVerifyIOSummary prints the verify phase of an I/O profile (its
-// Verify fields), in WriteIOSummary's style: what the verifier read of
+// Verify fields), in writeIOSummary's style: what the verifier read of
 // the input and of the output.
 func writeVerifyIOSummary(w io.Writer, p *catalog.ManifestIO) {
 	mean := 0.0

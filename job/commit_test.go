@@ -11,7 +11,7 @@ import (
 	"relayout/rewriter"
 )
 
-// TestCheckUnits: commit's unit check of a journaled job (CheckUnits, on
+// TestCheckUnits: commit's unit check of a journaled job (checkUnits, on
 // the rewriter's read back of the joined stage) passes every unit whose
 // digest equals its journal record, with a line per variable and the
 // dataset digests in the manifest, and reports a unit whose record says

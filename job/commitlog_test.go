@@ -227,15 +227,15 @@ func TestCommit(t *testing.T) {
 		t.Fatalf("committed %v, committing %v after the commit", committed(work, out), committing(work))
 	}
 	// A second run committed over the first replaces its files (the
-	// caller decided --force up front: Uncommit removed the manifest).
+	// caller decided --force up front: uncommit removed the manifest).
 	if err := uncommit(work, out); err != nil {
 		t.Fatal(err)
 	}
 	if committed(work, out) {
-		t.Fatal("committed after Uncommit")
+		t.Fatal("committed after uncommit")
 	}
 	if _, err := os.Stat(filepath.Join(out, catalog.ManifestName)); err == nil {
-		t.Fatal("manifest left by Uncommit")
+		t.Fatal("manifest left by uncommit")
 	}
 	m = stageOutput(t, in, stage, "test-2")
 	if err := commitStage(work, out, m, CommitRecord{Signature: "sig2"}); err != nil {

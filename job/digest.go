@@ -24,7 +24,7 @@ type digestPlan struct {
 	// it read through the library and compared equal to the input
 	// (VerifyOutput's fill).
 	verifier bool
-	// readBack: commit reads the joined output back (CheckUnits, through
+	// readBack: commit reads the joined output back (checkUnits, through
 	// Plan.ReadBack): every unit against its journal record and the
 	// datasets' digests (--digest none: only their presence and shape).
 	readBack bool
@@ -58,7 +58,7 @@ type digestPlan struct {
 //     whether the commit verifies is the commit's choice (commit
 //     --no-verify, run --resume --no-verify), not the job's signature, and
 //     the shards ran before it. The verifier fills the manifest's digests;
-//     commit's journal pass (CheckUnits reads the whole output again to
+//     commit's journal pass (checkUnits reads the whole output again to
 //     hash the units) adds nothing to a comparison of every element with
 //     the input, and is skipped (23f10ad).
 //   - journaled, --no-verify: the shards are separate processes and none

@@ -11,7 +11,7 @@
 // Package map (main → job → {reader, planner, rewriter, verify} → catalog; no
 // package below job imports it, layering_test.go checks):
 //
-//	spec.go       Spec, Layout kinds, Signature/ParseSignature/SignatureDiff,
+//	spec.go       Spec, Layout kinds, Signature/parseSignature/signatureDiff,
 //	              Validate (the cross-flag checks), PlanOptions (plan previews
 //	              what run writes), the manifest's options
 //	job.go        Env (log, display, budgets, verify, report, force), Run,
@@ -19,20 +19,20 @@
 //	workdir.go    OUT/.relayout: job.json (Job: the rewriter's Plan with the
 //	              job's id, input, signature and input files), LoadJob,
 //	              prepareJob (the work directory emptied, the plan, job.json
-//	              last), Committed/Committing, the shards' file names
-//	lock.go       the flocks (LockExclusive, LockShared) and their records
+//	              last), committed/committing, the shards' file names
+//	lock.go       the flocks (lockExclusive, lockShared) and their records
 //	journal.go    each shard's journal (Journal: the rewriter.Journal its
-//	              RewriteShard records units in), JobRecords
+//	              RewriteShard records units in), jobRecords
 //	digest.go     planDigests: the one place that decides where a job's
 //	              digests come from (the rewrite pipeline's, the verifier's,
 //	              commit's read-back; the unit digests journals record) for
 //	              every --resume x --no-verify x --digest, with the reasons;
 //	              which of its sites takes a dataset's digest is the
 //	              rewriter's, per layout (its engine.digestSite)
-//	commitlog.go  the commit record, CommitStage, RollForward, Uncommit,
-//	              InputFiles/InputsDiffer
-//	commit.go     SyncStage, StageManifest, CheckUnits (each unit against
-//	              its journal record), BuildReport, the I/O summaries
+//	commitlog.go  the commit record, commitStage, rollForward, uncommit,
+//	              inputFiles/inputsDiffer
+//	commit.go     syncStage, stageManifest, checkUnits (each unit against
+//	              its journal record), buildReport, the I/O summaries
 //	summary.go    the lines that end a committed job (written, verified,
 //	              skipped, manifest); Env.Log gets them, the diagnostics
 //	              (per-variable figures, OK lines, io: lines) go to
@@ -53,7 +53,7 @@
 // The rewriter executes the plan; the job drives it through rewriter.Prepare
 // (into the stage), RewriteShard (a rewriter.Shard: index, part file, the
 // units its journal lists, the journal), JoinParts (the part files),
-// the plan's ReadBack (CheckUnits' reading) and its other methods
+// the plan's ReadBack (checkUnits' reading) and its other methods
 // (PipelineDigests, CheckBudget, Finished, Release), with
 // rewriter.Options and its Monitor.
 //
@@ -61,7 +61,7 @@
 // rewriter's internals (only its exported API), map errors to exit codes.
 // Every function takes the context of the command. Its goroutines are few
 // and end before the function that starts them returns: commitJob's one
-// syncs an in-memory job's files (SyncStage) beside JoinParts and the
+// syncs an in-memory job's files (syncStage) beside JoinParts and the
 // verification, and BuildCatalogEach's one calls its each beside the store
 // (alongside); the pipelines' goroutines are the rewriter's and the
 // verifier's.

@@ -704,7 +704,7 @@ func commitVerb(ctx context.Context, out string, env Env) error {
 // has rolled forward any interrupted commit: settleOut, or commitVerb),
 // reading the input through ds and store: it joins the parts, takes the
 // digests where planDigests says (the pipeline's, the verifier's, or
-// CheckUnits', which checks every unit against its journal), verifies
+// checkUnits', which checks every unit against its journal), verifies
 // every element with Env.Verify, writes the report and the manifest and
 // commits.
 // start is when the command began (the report's seconds), started the
@@ -854,7 +854,7 @@ func journalIO(job *Job, recs map[int]rewriter.UnitRecord) *catalog.ManifestIO {
 // journalCheck is commit's check of a journaled job: the joined stage read
 // back through its reader (a catalog in verify.db, removed after), every
 // unit against its journal record, and the digests into the manifest
-// (CheckUnits).
+// (checkUnits).
 func journalCheck(ctx context.Context, out string, job *Job, recs map[int]rewriter.UnitRecord, env Env) (map[string]string, bool, error) {
 	work := workDir(out)
 	outDB := filepath.Join(work, "verify.db")

@@ -18,9 +18,9 @@ func workDir(out string) string { return filepath.Join(out, ".relayout") }
 
 // settleOut is the first step, under OUT's lock, of every command that
 // writes OUT (run, run --resume, plan -o): it finishes a commit that was
-// interrupted (RollForward), then, when OUT holds a finished
+// interrupted (rollForward), then, when OUT holds a finished
 // output: with force, takes it apart so that this job replaces it (the old
-// manifest first, Uncommit, and the old job); otherwise reports
+// manifest first, uncommit, and the old job); otherwise reports
 // done when that output was made with the same options from the same input
 // files (sizes and modification times), and refuses (exit 2) naming the
 // difference when not. sig is this command's job signature, in the input

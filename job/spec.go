@@ -39,7 +39,7 @@ const SpecSchema = "relayout-job-spec/1"
 // Spec is everything that decides a job's output, and how its work is cut
 // (Shards, UnitBytes). Its JSON is the job's signature (Signature): a
 // resume, a rerun or a commit with other options is refused naming the
-// difference (SignatureDiff). Budgets (Env.MaxMem, Env.Jobs) are not part
+// difference (signatureDiff). Budgets (Env.MaxMem, Env.Jobs) are not part
 // of it: they change how fast, not what.
 type Spec struct {
 	Schema string   `json:"spec"` // SpecSchema (set by Signature)

@@ -171,7 +171,7 @@ func committed(work, out string) bool {
 }
 
 // committing reports whether a commit began moving files to their final
-// names (a killed commit; RollForward finishes the moves).
+// names (a killed commit; rollForward finishes the moves).
 func committing(work string) bool {
 	_, err := os.Stat(filepath.Join(work, committingFile))
 	return err == nil

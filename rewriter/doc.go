@@ -150,7 +150,7 @@
 // A file is written as <stage>/.<name>.h5.tmp, synced once, then renamed
 // (an in-memory job, redone whole after a crash, renames it first and
 // leaves its sync to the job, which syncs it while other files' chunks are
-// joined and its output is verified: job's SyncStage, before the commit).
+// joined and its output is verified: job's syncStage, before the commit).
 // A journaled shard's data is synced before the Journal writes the records
 // naming it (the engine's sync, handed over by Journal.SetSync). The
 // manifest, the commit record and the renames into OUT are the job's

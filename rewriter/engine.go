@@ -35,7 +35,7 @@ import (
 // the target from its file (contiguous tiles, chunk rows), else (encoded
 // chunks, cuboids) from a read-only pass over the input. An in-memory job
 // asks for it (one shard holds every unit); sharded jobs journal each
-// unit's digest instead and commit (job's CheckUnits, through ReadBack)
+// unit's digest instead and commit (job's checkUnits, through ReadBack)
 // hashes the joined output. Whether a job's pipeline takes digests at all
 // is package job's decision (planDigests).
 
@@ -116,7 +116,7 @@ type engine struct {
 	dirty    map[*os.File]bool
 	sums     map[int]string // dataset -> digest (digests)
 	// deferSync: an in-memory job's files are closed unsynced, and synced
-	// by SyncStage while the output is verified.
+	// by syncStage while the output is verified.
 	deferSync bool
 	early     *earlySync // Options.SyncEarly of an in-memory job, else nil
 	st        ShardStatus

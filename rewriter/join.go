@@ -25,9 +25,9 @@ import (
 // already under its stage name was joined by an earlier (killed) commit.
 // An in-memory job, which is redone whole after a crash, has its chunks
 // written into the prepared file itself instead of a copy, and its files
-// are left unsynced, for package job's SyncStage, and the directory to the manifest's
+// are left unsynced, for package job's syncStage, and the directory to the manifest's
 // synced rename. joined (nil: none) is handed each file's stage path as
-// soon as it is under it, so that SyncStage syncs the files without
+// soon as it is under it, so that syncStage syncs the files without
 // chunks (mere renames, first) while the chunks of others are joined.
 func JoinParts(ctx context.Context, job *Plan, stage string, parts []string, recs map[int]UnitRecord, joined func(path string)) error {
 	if joined == nil {
@@ -64,7 +64,7 @@ func joinParts(ctx context.Context, stage string, partPaths []string, job *Plan,
 		}
 		if len(chunked) == 0 {
 			if inPlace {
-				// synced by SyncStage
+				// synced by syncStage
 			} else if err := fileio.SyncFile(tmp); err != nil {
 				return fmt.Errorf("rewriter: commit: %w", err)
 			}
@@ -133,7 +133,7 @@ func joinParts(ctx context.Context, stage string, partPaths []string, job *Plan,
 			return fmt.Errorf("rewriter: commit: %w", err)
 		}
 		if inPlace {
-			// synced by SyncStage
+			// synced by syncStage
 		} else if err := fileio.SyncFile(join); err != nil {
 			return fmt.Errorf("rewriter: commit: %w", err)
 		}
@@ -169,7 +169,7 @@ func copyFile(src, dst string) error {
 }
 
 // ReadBack reads a joined stage back, dataset by dataset, for the job's
-// unit checks (package job's CheckUnits: each unit against its journal
+// unit checks (package job's checkUnits: each unit against its journal
 // record). It is not the check against the input: that is package
 // verify's, which shares no code with this one. At most jobs units are
 // read at once, each charged with its copy and its largest read to one

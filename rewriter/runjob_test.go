@@ -54,7 +54,7 @@ func writeManifest(stage string, m *catalog.Manifest) error {
 }
 
 // allFinished refuses recs that lack a unit of job (what package job's
-// JobRecords refuses as ErrIncomplete).
+// jobRecords refuses as ErrIncomplete).
 func allFinished(job *Plan, recs map[int]UnitRecord) error {
 	for _, u := range job.Units {
 		if _, ok := recs[u.ID]; !ok {
@@ -90,7 +90,7 @@ func (j *memJournal) Flush() error {
 }
 
 // checkUnits is the commit's unit check as the tests drive it (package
-// job's CheckUnits): every dataset of the joined stage read back, each
+// job's checkUnits): every dataset of the joined stage read back, each
 // unit's digest equal to its record's, the dataset digests into the
 // plan's manifest; what differs goes to w.
 func checkUnits(ctx context.Context, job *Plan, recs map[int]UnitRecord, out *catalog.Store, outSrc catalog.Source,

@@ -178,7 +178,7 @@ type PrepareOptions struct {
 	// (not the journal's granularity), the finished units recorded in
 	// memory, each dataset's digest taken by the pipeline (no unit
 	// sha256), the parts joined in place and each file synced once, while
-	// the output is verified (package job's SyncStage). The plan holds the memory budget and the
+	// the output is verified (package job's syncStage). The plan holds the memory budget and the
 	// Monitor (Options) of the whole run, in force until Release.
 	InMemory bool
 }

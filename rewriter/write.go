@@ -368,7 +368,7 @@ const earlySyncBytes = 128 << 20
 // earlySync fdatasyncs an in-memory job's files in the background while
 // they are written (Options.SyncEarly), one at a time, once every
 // earlySyncBytes: what the disk holds when the rewrite ends is then
-// nearly all of it, and the commit's fsync (SyncStage) finds little to
+// nearly all of it, and the commit's fsync (syncStage) finds little to
 // do. The durability of the output is still the commit's fsync; a failed
 // early sync fails the run (wait), since the error is reported once and a
 // later fsync might not see it.
