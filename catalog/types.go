@@ -507,6 +507,9 @@ type Placement struct {
 	Parts [][]byte
 	Maps  [][]int64
 	Fill  []byte
+	// Map names the maps: the same for every block they place (a
+	// verifier reads them once), "" when unnamed.
+	Map string
 }
 
 // Prefetcher is a Source that can ask the operating system to start reading

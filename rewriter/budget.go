@@ -194,23 +194,57 @@ func (o Options) withLimits() Options {
 
 // arrayUnits is units for array a: when whole slabs fit, their boundaries
 // are placed on a's block extents along dimension 0 (planner.AlignedSlabs),
-// so that each source block is read once, whole; otherwise as units.
+// so that each source block is read once, whole; otherwise as units, but
+// where a's blocks are larger than those units (largeBlockUnits).
 func (o Options) arrayUnits(a *catalog.Array, layout planner.Layout) ([]catalog.Box, bool, error) {
 	l := o.Limits
 	us, split, err := units(a.Shape, layout, a.DType.Size, l.UnitTarget)
-	if err != nil || split || len(us) < 2 || len(a.Shape) < 2 {
+	if err != nil || len(us) < 2 || len(a.Shape) < 2 {
 		return us, split, err
-	}
-	if !wholeRows(us[0], a.Shape) {
-		return us, split, nil // row-major pieces of rows: nothing to align
 	}
 	limit, join := l.UnitLimit, l.JoinLimit
 	if layout.Kind == planner.Chunked {
 		// a chunked unit is charged twice: its buffer and the chunks cut from it
 		limit, join = limit/2, join/2
 	}
+	if split || !wholeRows(us[0], a.Shape) {
+		if rows := largeBlockUnits(a, layout, us[0].Elements()*int64(a.DType.Size), l.UnitTarget, limit); rows != nil {
+			return rows, false, nil
+		}
+		return us, split, nil // pieces of rows: nothing to align
+	}
 	us = planner.AlignedSlabs(a.Shape, layout, a.DType.Size, blockBoxes(a), l.UnitTarget, limit)
 	return mergeInterleaved(a, us, join, l.ReadLimit), false, nil
+}
+
+// largeBlockUnits is, for an array whose blocks are larger than units of
+// unit bytes, units of whole rows (chunk rows) aligned on the blocks
+// (planner.AlignedSlabs, aiming at target, within limit), so that each
+// block is read once, whole, rather than once by each unit that cuts it: a
+// SCORPIO frame (one 57.6 MB block of 1.8M scattered runs) was read and
+// scattered by each of the 16 MB units of its chunk row. nil when its
+// blocks are not larger, or a row does not fit limit.
+func largeBlockUnits(a *catalog.Array, layout planner.Layout, unit, target, limit int64) []catalog.Box {
+	if len(a.Shape) < 2 || largestBlock(a) <= unit {
+		return nil
+	}
+	rows := int64(1)
+	if layout.Kind == planner.Chunked && len(layout.Chunk) > 0 {
+		rows = layout.Chunk[0]
+	}
+	if rows*product(a.Shape[1:])*int64(a.DType.Size) > limit {
+		return nil
+	}
+	return planner.AlignedSlabs(a.Shape, layout, a.DType.Size, blockBoxes(a), target, limit)
+}
+
+// largestBlock is the bytes of a's largest block (its box's elements).
+func largestBlock(a *catalog.Array) int64 {
+	var n int64
+	for i := range a.Blocks {
+		n = max(n, a.Blocks[i].Box.Elements())
+	}
+	return n * int64(a.DType.Size)
 }
 
 // writeUnits is arrayUnits for a contiguous array written with writeBox:

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"relayout/catalog"
+	"relayout/internal/limits"
 	"relayout/internal/membudget"
 	"relayout/planner"
 )
@@ -79,15 +80,21 @@ func TestUnits(t *testing.T) {
 // TestRunJobsAndMemory: every --jobs from 1 to 8 under budgets that force
 // units below one row (or chunk row), over byte-swapped and column-major
 // sources; the output is compared element by element with the input
-// (Verify) and the budget is never exceeded.
+// (Verify) and the budget is never exceeded. Where a row cannot fit a
+// unit's share (Limits.UnitLimit) units must be split below it; each
+// layout must have split somewhere (elsewhere units may grow to whole rows
+// aligned on blocks larger than a unit: largeBlockUnits).
 func TestRunJobsAndMemory(t *testing.T) {
 	all := inputVars()
 	for _, layout := range []string{"contiguous", "chunked"} {
+		splitSomewhere := false
 		for _, mem := range []int64{9000, 16000, 40000, 0} {
 			for jobs := 1; jobs <= 8; jobs++ {
 				vars, opts := all, Options{Layout: layout, Jobs: jobs, MaxMem: mem, Version: "test-1"}
+				// Rows of B/x are 792 bytes, its chunk rows 2376.
+				row := int64(792)
 				if layout == "chunked" {
-					vars, opts.ChunkShape = all[:3], []int64{3, 2, 4} // B/x only: 3-D
+					vars, opts.ChunkShape, row = all[:3], []int64{3, 2, 4}, 2376 // B/x only: 3-D
 				}
 				dir := t.TempDir()
 				in, inSrc := buildInput(t, dir, vars)
@@ -99,19 +106,18 @@ func TestRunJobsAndMemory(t *testing.T) {
 				if m.IO == nil || m.IO.PeakMem > m.IO.MaxMem || m.IO.PeakMem == 0 {
 					t.Fatalf("%s mem %d jobs %d: io %+v", layout, mem, jobs, m.IO)
 				}
-				// Rows of B/x are 792 bytes; from 5 jobs on, 16000 bytes leave units
-				// smaller; chunk rows (2376 bytes) are split up to 16000 bytes, but
-				// for 1 or 2 jobs at 16000, where a chunk row fits a unit's share
-				// and the blocks exceed a tile: units then align on the blocks,
-				// each read once (rawChunksOut.units).
-				if (mem == 16000 && (jobs >= 5 || layout == "chunked" && jobs >= 3) || mem == 9000 && layout == "chunked") && m.IO.Splits == 0 {
-					t.Errorf("%s mem %d jobs %d: no unit was split", layout, mem, jobs)
+				if lim := limits.For(mem, jobs); mem > 0 && row > lim.UnitLimit && m.IO.Splits == 0 {
+					t.Errorf("%s mem %d jobs %d: rows of %d bytes, units of at most %d, but no unit was split", layout, mem, jobs, row, lim.UnitLimit)
 				}
+				splitSomewhere = splitSomewhere || m.IO.Splits > 0
 				if m.IO.WriteBytes < m.IO.LogicalBytes && layout == "contiguous" || m.IO.WriteCalls == 0 {
 					t.Errorf("%s: io %+v", layout, m.IO)
 				}
 				verifyOutput(t, in, inSrc, stage, m, 0)
 			}
+		}
+		if !splitSomewhere {
+			t.Errorf("%s: no budget split a unit below a row", layout)
 		}
 	}
 	// Element by element through h5py as well, for the tightest case.

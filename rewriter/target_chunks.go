@@ -39,11 +39,9 @@ func (t *rawChunksOut) traits() targetTraits {
 }
 
 // units are about a tile (or one chunk, if larger): assembled, written and
-// read back while in the caches (see limits.TileTarget). Where the array's
-// blocks are larger than such a unit, whole rows aligned on the blocks
-// instead (planner.AlignedSlabs, within Limits.UnitLimit), so that each
-// block is read once, whole: a SCORPIO frame (one 57.6 MB block of 1.8M
-// scattered runs) was read and scattered once per tile that cut it.
+// read back while in the caches (see limits.TileTarget); but whole rows
+// aligned on the blocks where these are larger than a tile
+// (largeBlockUnits), each block read once.
 func (t *rawChunksOut) units(a *catalog.Array, _ contigTarget, _ jointGrain, opts Options) ([]catalog.Box, []int, bool, error) {
 	size := a.DType.Size
 	if err := opts.checkChunkBudget(t.d.Chunk, size); err != nil {
@@ -52,22 +50,11 @@ func (t *rawChunksOut) units(a *catalog.Array, _ contigTarget, _ jointGrain, opt
 	layout := planner.Layout{Kind: planner.Chunked, Chunk: t.d.Chunk}
 	chunkBytes := product(t.d.Chunk) * int64(size)
 	tile := min(max(opts.Limits.TileTarget, chunkBytes), opts.Limits.UnitTarget)
-	if len(a.Shape) > 0 && largestBlock(a) > tile {
-		if chunkRow := t.d.Chunk[0] * product(a.Shape[1:]) * int64(size); chunkRow <= opts.Limits.UnitLimit {
-			return planner.AlignedSlabs(a.Shape, layout, size, blockBoxes(a), opts.Limits.UnitTarget, opts.Limits.UnitLimit), nil, false, nil
-		}
+	if rows := largeBlockUnits(a, layout, tile, opts.Limits.UnitTarget, opts.Limits.UnitLimit); rows != nil {
+		return rows, nil, false, nil
 	}
 	boxes, split, err := units(a.Shape, layout, size, tile)
 	return boxes, nil, split, err
-}
-
-// largestBlock is the bytes of a's largest block (its box's elements).
-func largestBlock(a *catalog.Array) int64 {
-	var n int64
-	for i := range a.Blocks {
-		n = max(n, a.Blocks[i].Box.Elements())
-	}
-	return n * int64(a.DType.Size)
 }
 
 func (t *rawChunksOut) within(_ *Unit, shape []int64) (catalog.Box, error) {

@@ -3,6 +3,7 @@ package verify
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"relayout/catalog"
 )
@@ -32,16 +33,19 @@ import (
 
 // placingSource reads the blocks its source places through maps by
 // placing them itself (placeParts); every other block, and every other
-// capability the verifier looks for, is the source's.
+// capability the verifier looks for, is the source's. Each map is read once
+// (its base, holes and validity: mapReading), whatever number of blocks
+// it places.
 type placingSource struct {
-	src catalog.PlacedSource
+	src  catalog.PlacedSource
+	maps *sync.Map // Placement.Map -> *mapReading
 }
 
 // placing returns src, or src wrapped so that its placed blocks are placed
 // by the verifier.
 func placing(src catalog.Source) catalog.Source {
 	if ps, ok := src.(catalog.PlacedSource); ok {
-		return placingSource{ps}
+		return placingSource{ps, &sync.Map{}}
 	}
 	return src
 }
@@ -54,8 +58,20 @@ func (p placingSource) ReadBlock(ctx context.Context, b *catalog.Block, dt catal
 	if pl == nil {
 		return p.src.ReadBlock(ctx, b, dt)
 	}
-	out, err := placeParts(b.Box.Elements(), dt.Size, pl)
-	if err != nil {
+	n := b.Box.Elements()
+	var mr *mapReading
+	if v, ok := p.maps.Load(pl.Map); ok && pl.Map != "" && v.(*mapReading).n == n {
+		mr = v.(*mapReading)
+	} else {
+		if mr, err = readMaps(pl.Maps, n); err != nil {
+			return nil, fmt.Errorf("verify: %s block at %v: %w", b.File, b.Box.Lower, err)
+		}
+		if pl.Map != "" {
+			p.maps.Store(pl.Map, mr)
+		}
+	}
+	out := make([]byte, n*int64(dt.Size))
+	if err := mr.place(out, dt.Size, pl); err != nil {
 		return nil, fmt.Errorf("verify: %s block at %v: %w", b.File, b.Box.Lower, err)
 	}
 	return out, nil
@@ -92,69 +108,122 @@ func (p placingSource) ReadBlocksMixed(ctx context.Context, blocks []*catalog.Bl
 // IOStats is the source's counters.
 func (p placingSource) IOStats() catalog.IOCounters { return catalog.ReadCounters(p.src) }
 
-// placeParts places pl's parts into a block of n elements of size bytes
-// (see above).
-func placeParts(n int64, size int, pl *catalog.Placement) ([]byte, error) {
-	if len(pl.Parts) != len(pl.Maps) {
-		return nil, catalog.Corrupt("", "", -1, "%d data parts for %d maps", len(pl.Parts), len(pl.Maps))
-	}
-	if len(pl.Fill) != size {
-		return nil, fmt.Errorf("a fill value of %d bytes for %d-byte elements: %w", len(pl.Fill), size, catalog.ErrCorrupt)
-	}
-	zeroBased := mapsZeroBased(pl.Maps, n)
-	out := make([]byte, n*int64(size))
+// mapReading is the verifier's reading of maps over n places (see above):
+// their base, the [0, 0] map that places element 0 (-1: none), and the
+// places no entry reaches; reading checked every entry (in range, no
+// place twice).
+type mapReading struct {
+	n         int64
+	zeroBased bool
+	takes0    int
+	holes     []int64
+}
+
+// readMaps reads maps over n places.
+func readMaps(maps [][]int64, n int64) (*mapReading, error) {
+	mr := &mapReading{n: n, zeroBased: mapsZeroBased(maps, n), takes0: -1}
 	covered := make([]bool, n)
-	put := func(g, j int, dst int64) error {
-		if dst >= n {
-			return catalog.Corrupt("", "", -1, "map %d entry %d places element %d of %d", g, j, dst, n)
-		}
-		if covered[dst] {
-			return catalog.Corrupt("", "", -1, "map %d entry %d places element %d, placed before", g, j, dst)
-		}
-		src := int64(j) * int64(size)
-		if src+int64(size) > int64(len(pl.Parts[g])) {
-			return catalog.Corrupt("", "", -1, "map %d entry %d: its part holds %d bytes", g, j, len(pl.Parts[g]))
-		}
-		copy(out[dst*int64(size):], pl.Parts[g][src:src+int64(size)])
-		covered[dst] = true
-		return nil
-	}
 	var empty []int // 0-based [0, 0] maps: element 0 when nothing else places it
-	for g, m := range pl.Maps {
-		padded := zeroBased && len(m) == 2 && m[1] == 0
-		if padded && m[0] == 0 {
+	for g, m := range maps {
+		if mr.padded(m) && m[0] == 0 {
 			empty = append(empty, g)
 			continue
 		}
 		for j, e := range m {
-			dst := e
-			if !zeroBased {
-				dst = e - 1
-			}
-			if padded && j == 1 || dst < 0 {
+			dst := mr.dst(m, j, e)
+			if dst < 0 {
 				if dst < -1 {
 					return nil, catalog.Corrupt("", "", -1, "map %d entry %d: %d", g, j, e)
 				}
 				continue // a pad
 			}
-			if err := put(g, j, dst); err != nil {
-				return nil, err
+			if dst >= n {
+				return nil, catalog.Corrupt("", "", -1, "map %d entry %d places element %d of %d", g, j, dst, n)
 			}
+			if covered[dst] {
+				return nil, catalog.Corrupt("", "", -1, "map %d entry %d places element %d, placed before", g, j, dst)
+			}
+			covered[dst] = true
 		}
 	}
 	for _, g := range empty {
-		if n > 0 && !covered[0] && len(pl.Parts[g]) >= size {
-			if err := put(g, 0, 0); err != nil {
-				return nil, err
-			}
+		if n > 0 && !covered[0] {
+			mr.takes0, covered[0] = g, true
+			break
 		}
 	}
 	for i, c := range covered {
 		if !c {
-			copy(out[int64(i)*int64(size):], pl.Fill)
+			mr.holes = append(mr.holes, int64(i))
 		}
 	}
-	return out, nil
+	return mr, nil
+}
+
+// padded reports SCORPIO's padding of a group of one element or none: two
+// entries, the second 0, in a 0-based map.
+func (mr *mapReading) padded(m []int64) bool { return mr.zeroBased && len(m) == 2 && m[1] == 0 }
+
+// dst is where entry j (e) of map m places its element: -1 for a pad,
+// below -1 for an entry no base allows.
+func (mr *mapReading) dst(m []int64, j int, e int64) int64 {
+	switch {
+	case mr.padded(m) && j == 1:
+		return -1
+	case mr.zeroBased:
+		return e
+	}
+	return e - 1
+}
+
+// place places pl's parts into out (n elements of size bytes) by mr.
+func (mr *mapReading) place(out []byte, size int, pl *catalog.Placement) error {
+	if len(pl.Parts) != len(pl.Maps) {
+		return catalog.Corrupt("", "", -1, "%d data parts for %d maps", len(pl.Parts), len(pl.Maps))
+	}
+	if len(pl.Fill) != size {
+		return fmt.Errorf("a fill value of %d bytes for %d-byte elements: %w", len(pl.Fill), size, catalog.ErrCorrupt)
+	}
+	es := int64(size)
+	for g, m := range pl.Maps {
+		part := pl.Parts[g]
+		if mr.padded(m) && m[0] == 0 {
+			if g == mr.takes0 {
+				if len(part) < size {
+					copy(out[:es], pl.Fill) // an empty group's part holds nothing: a hole
+				} else {
+					copy(out[:es], part[:es])
+				}
+			}
+			continue
+		}
+		for j, e := range m {
+			dst := mr.dst(m, j, e)
+			if dst < 0 {
+				continue
+			}
+			src := int64(j) * es
+			if src+es > int64(len(part)) {
+				return catalog.Corrupt("", "", -1, "map %d entry %d: its part holds %d bytes", g, j, len(part))
+			}
+			copy(out[dst*es:dst*es+es], part[src:src+es])
+		}
+	}
+	for _, h := range mr.holes {
+		copy(out[h*es:h*es+es], pl.Fill)
+	}
+	return nil
+}
+
+// placeParts places pl's parts into a block of n elements of size bytes
+// (see above), reading its maps anew.
+func placeParts(n int64, size int, pl *catalog.Placement) ([]byte, error) {
+	mr, err := readMaps(pl.Maps, n)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, n*int64(size))
+	return out, mr.place(out, size, pl)
 }
 
 // mapsZeroBased decides the base of maps over n places (see above).

@@ -461,7 +461,8 @@ func (s *Stream) Placement(ctx context.Context, b *catalog.Block, dt catalog.DTy
 	if err != nil {
 		return nil, err
 	}
-	pl := &catalog.Placement{Maps: maps, Fill: d.FillValue(v, w), Parts: make([][]byte, len(w.Blocks))}
+	pl := &catalog.Placement{Maps: maps, Fill: d.FillValue(v, w), Parts: make([][]byte, len(w.Blocks)),
+		Map: fmt.Sprintf("%s%s%d", s.members[c.Params[0]].name, pfxDecomp, w.Decomp)}
 	for g := range w.Blocks {
 		if pl.Parts[g], err = d.readRaw(ctx, &w.Blocks[g], v.Type); err != nil {
 			return nil, err
