@@ -282,3 +282,23 @@ func TestRealPlans(t *testing.T) {
 	var ce *catalog.CorruptError
 	_ = errors.As(nil, &ce)
 }
+
+// TestSuperseded: a frame written more than once is said (the last write
+// is the one Scan catalogs, the earlier ones are listed as skipped); the
+// samples write every frame once.
+func TestSuperseded(t *testing.T) {
+	v := &Var{Name: "T", Writes: []Write{{Frame: 0}, {Frame: 1}, {Frame: 1}, {Frame: 2}, {Frame: 1}}}
+	got := superseded("h.nc.bp", v)
+	if len(got) != 1 || got[0] != "h.nc.bp: T frame 1 written 3 times: the earlier writes superseded by the last (SCORPIO's order)" {
+		t.Errorf("superseded: %q", got)
+	}
+	dir := testkit.SharedData(t, "scorpio/adios-io16")
+	s, err := OpenStream(dir, []string{sample + ".bp"}, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if sk := s.Info().Skipped; len(sk) != 0 {
+		t.Errorf("the io16 sample: skipped %q", sk)
+	}
+}

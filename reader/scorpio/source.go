@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
 	"slices"
@@ -108,7 +109,33 @@ func OpenStream(root string, names []string, cfg Config) (*Stream, error) {
 			s.info.Unlimited = append(s.info.Unlimited, dim.Name) // the dimension the members are joined along
 		}
 	}
+	// Writes superseded by a later write of the same frame are not read:
+	// said, not dropped in silence.
+	for _, m := range s.members {
+		for _, v := range m.d.vars {
+			if !s.selected[v.Name] {
+				continue
+			}
+			s.info.Skipped = append(s.info.Skipped, superseded(m.name, v)...)
+		}
+	}
 	return s, nil
+}
+
+// superseded names the frames of v (of member name) written more than once:
+// the last write is read, the earlier ones are not.
+func superseded(name string, v *Var) []string {
+	n := map[int64]int{}
+	for _, w := range v.Writes {
+		n[w.Frame]++
+	}
+	var out []string
+	for _, f := range slices.Sorted(maps.Keys(n)) {
+		if n[f] > 1 {
+			out = append(out, fmt.Sprintf("%s: %s frame %d written %d times: the earlier writes superseded by the last (SCORPIO's order)", name, v.Name, f, n[f]))
+		}
+	}
+	return out
 }
 
 // recordTimes is the values of d's record coordinate (the put_var variable
