@@ -48,7 +48,7 @@ func runCatalog(ctx context.Context, args []string) error {
 		defer os.RemoveAll(tmp)
 		dbPath = filepath.Join(tmp, "catalog.db")
 	}
-	ds, store, err := job.BuildCatalogEach(ctx, in, dbPath, reader.Options{Vars: vars, Strict: strict}, 0, onlySummary, nil)
+	ds, store, err := job.BuildCatalogEach(ctx, in, dbPath, reader.Options{Vars: vars, Strict: strict}, 0, onlySummary, nil, nil)
 	if err != nil {
 		return err
 	}

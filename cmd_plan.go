@@ -64,14 +64,14 @@ func (pf planFlags) options(cmd string) (planner.PlanOptions, error) {
 // openCatalog builds the catalog of in at dbPath, or in a temporary directory
 // removed by the returned cleanup when dbPath is empty.
 func openCatalog(ctx context.Context, in, dbPath string, vars []string, strict bool) (reader.Dataset, *catalog.Store, func(), error) {
-	return openCatalogEach(ctx, in, dbPath, vars, strict, nil)
+	return openCatalogEach(ctx, in, dbPath, vars, strict, nil, nil)
 }
 
 // openCatalogEach is openCatalog that hands each array to each as it is
 // stored (job.BuildCatalogEach). With each, a temporary catalog stores no
 // block lists: the caller plans the arrays as they come, and nothing reads
 // the lists back before the file is removed.
-func openCatalogEach(ctx context.Context, in, dbPath string, vars []string, strict bool, each func(*catalog.Array) error) (reader.Dataset, *catalog.Store, func(), error) {
+func openCatalogEach(ctx context.Context, in, dbPath string, vars []string, strict bool, each func(*catalog.Array) error, opened func(catalog.DatasetInfo)) (reader.Dataset, *catalog.Store, func(), error) {
 	cleanup := func() {}
 	summary := dbPath == "" && each != nil
 	if dbPath == "" {
@@ -82,7 +82,7 @@ func openCatalogEach(ctx context.Context, in, dbPath string, vars []string, stri
 		cleanup = func() { os.RemoveAll(tmp) }
 		dbPath = filepath.Join(tmp, "catalog.db")
 	}
-	ds, store, err := job.BuildCatalogEach(ctx, in, dbPath, reader.Options{Vars: vars, Strict: strict}, 0, summary, each)
+	ds, store, err := job.BuildCatalogEach(ctx, in, dbPath, reader.Options{Vars: vars, Strict: strict}, 0, summary, each, opened)
 	if err != nil {
 		cleanup()
 		return nil, nil, nil, err
@@ -212,13 +212,26 @@ func runPlan(ctx context.Context, args []string) (err error) {
 		return err
 	}
 	// The arrays are planned as the catalog is built (the plan of the
-	// catalog, without reading its block lists back).
-	pc, err := newPlanCollector(opts)
-	if err != nil {
-		return err
+	// catalog, without reading its block lists back), once the input is
+	// open: its unlimited dimensions chunk the arrays over them.
+	var pc *planCollector
+	opened := func(info catalog.DatasetInfo) {
+		o := opts
+		o.Unlimited = info.Unlimited
+		pc, err = newPlanCollector(o)
 	}
-	ds, store, done, err := openCatalogEach(ctx, in, dbPath, spec.Vars, spec.Strict, pc.add)
-	if err != nil {
+	add := func(a *catalog.Array) error {
+		if pc == nil {
+			return err // the collector could not be made
+		}
+		return pc.add(a)
+	}
+	ds, store, done, openErr := openCatalogEach(ctx, in, dbPath, spec.Vars, spec.Strict, add, opened)
+	if openErr != nil {
+		return openErr
+	}
+	if pc == nil {
+		done()
 		return err
 	}
 	defer done()
@@ -240,6 +253,7 @@ func runPlan(ctx context.Context, args []string) (err error) {
 // showPlan prints the plan of the catalog under opts (JSON or text) on
 // stdout.
 func showPlan(ctx context.Context, ds reader.Dataset, store *catalog.Store, opts planner.PlanOptions, asJSON bool) error {
+	opts.Unlimited = ds.Info().Unlimited // arrays over them are chunked, as run writes them
 	pc, err := newPlanCollector(opts)
 	if err != nil {
 		return err

@@ -3,11 +3,13 @@ package e2e
 import (
 	"context"
 	enc "encoding/binary"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -90,6 +92,60 @@ func TestSCORPIOSamples(t *testing.T) {
 	}
 	if r := relayout(t, "run", in, "-o", filepath.Join(t.TempDir(), "none"), "-q", "--var", "nope"); r.code != 2 || !strings.Contains(r.stderr, "PS, T, TS, U") {
 		t.Errorf("--var nope: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// TestPlanPredictsRecordChunks: relayout plan predicts, for every array of
+// a netCDF input over its record (unlimited) dimension, the layout run
+// writes: chunked, with the chunk of the manifest (a SCORPIO sample and a
+// stream of classic files; plan without -o plans as the catalog is built).
+func TestPlanPredictsRecordChunks(t *testing.T) {
+	for _, in := range []string{
+		filepath.Join(sharedData(t, "scorpio/adios-io16"), scorpioName+".bp"),
+		filepath.Join(sharedData(t, "netcdf/mpas-o-monthly"), "mpaso.hist.am.timeSeriesStatsMonthly.*.nc"),
+	} {
+		r := mustRun(t, "plan", "--json", in)
+		var doc struct {
+			Variables []struct {
+				Name    string
+				Layouts []struct {
+					Layout struct {
+						Kind  string
+						Chunk []int64
+					}
+				}
+			}
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+			t.Fatalf("plan --json %s: %v", in, err)
+		}
+		out := filepath.Join(t.TempDir(), "ts")
+		mustRun(t, "run", in, "-o", out, "-q", "--no-verify")
+		written := map[string]manifestDataset{}
+		for _, v := range readManifest(t, out).Variables {
+			for _, d := range v.Datasets {
+				if d.Var == "" { // the variable's own dataset, not a copy
+					written[v.Name] = d
+				}
+			}
+		}
+		chunked := 0
+		for _, v := range doc.Variables {
+			w, ok := written[v.Name]
+			if !ok || len(v.Layouts) != 1 {
+				continue // text variables plan does not cost
+			}
+			l := v.Layouts[0].Layout
+			if l.Kind != w.Layout || !slices.Equal(l.Chunk, w.Chunk) {
+				t.Errorf("%s: %s: plan predicts %s %v, run wrote %s %v", in, v.Name, l.Kind, l.Chunk, w.Layout, w.Chunk)
+			}
+			if l.Kind == "chunked" {
+				chunked++
+			}
+		}
+		if chunked == 0 {
+			t.Errorf("%s: no record variable planned chunked", in)
+		}
 	}
 }
 

@@ -19,7 +19,7 @@ import (
 // reader's *reader.NoMatchError (main turns it into a usage error with
 // suggestions).
 func BuildCatalog(ctx context.Context, path, dbPath string, opts reader.Options) (reader.Dataset, *catalog.Store, error) {
-	return BuildCatalogEach(ctx, path, dbPath, opts, 0, false, nil)
+	return BuildCatalogEach(ctx, path, dbPath, opts, 0, false, nil, nil)
 }
 
 // BuildCatalogEach is BuildCatalog that also hands each array to each (when
@@ -33,10 +33,13 @@ func BuildCatalog(ctx context.Context, path, dbPath string, opts reader.Options)
 // later passes then never decode them). A summary store (summary true:
 // the catalog is only summarised or planned, then removed) stores none
 // (catalog.Store.OmitBlockLists).
-func BuildCatalogEach(ctx context.Context, path, dbPath string, opts reader.Options, keep int64, summary bool, each func(*catalog.Array) error) (reader.Dataset, *catalog.Store, error) {
+func BuildCatalogEach(ctx context.Context, path, dbPath string, opts reader.Options, keep int64, summary bool, each func(*catalog.Array) error, opened func(catalog.DatasetInfo)) (reader.Dataset, *catalog.Store, error) {
 	ds, err := reader.Open(path, opts)
 	if err != nil {
 		return nil, nil, err
+	}
+	if opened != nil {
+		opened(ds.Info())
 	}
 	if err := os.MkdirAll(filepath.Dir(dbPath), 0o755); err != nil {
 		ds.Close()

@@ -261,7 +261,7 @@ func prepareRun(ctx context.Context, out string, spec Spec, env Env, need *int64
 		// within a quarter of the budget, they are never decoded.
 		keep = max(env.MaxMem, 0) / keepShare
 	}
-	ds, store, err := BuildCatalogEach(ctx, in, dbPath, reader.Options{Vars: spec.Vars, Strict: spec.Strict}, keep, false, nil)
+	ds, store, err := BuildCatalogEach(ctx, in, dbPath, reader.Options{Vars: spec.Vars, Strict: spec.Strict}, keep, false, nil, nil)
 	if err != nil {
 		return nil, nil, nil, err
 	}

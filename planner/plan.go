@@ -49,6 +49,10 @@ type PlanOptions struct {
 	// Fill keeps partly covered arrays dense when contiguous (--fill):
 	// without it HoleLayout chunks them so that holes cost no bytes.
 	Fill bool
+	// Unlimited: the input's unlimited dimensions (netCDF's record
+	// dimension, catalog.DatasetInfo.Unlimited): arrays over them are
+	// chunked (RecordLayout), as run writes them.
+	Unlimited []string
 	// Series: the array is a time series along dimension 0 (IsSeries):
 	// the reads weighed are SeriesPatterns, not the seed paper's. Set per
 	// array by whoever chooses its layout (chooseFor, relayout run's).
@@ -748,8 +752,11 @@ func chooseFor(a *catalog.Array, opts PlanOptions, full bool) (Layout, string, [
 	}
 	if !opts.Fill {
 		if hl := holeLayout(a, l, full); hl.Note != "" {
-			return hl, hl.Note, nil, nil
+			l, why, rank = hl, hl.Note, nil
 		}
+	}
+	if rl := RecordLayout(a, l, opts.Unlimited); rl.Kind != l.Kind {
+		return rl, "over the unlimited dimension: chunked, a record slab a chunk (HDF5 extends only chunked datasets)", nil, nil
 	}
 	return l, why, rank, nil
 }

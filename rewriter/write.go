@@ -192,7 +192,7 @@ func createData(w *h5.Writer, store *catalog.Store, holes *holeLayouts, a *catal
 	// Holes read back as the fill value in every layout (leFill).
 	spec := h5.DatasetSpec{DType: a.DType.LittleEndian(), Shape: a.Shape, Chunk: layout.Chunk, Fill: leFill(a)}
 	if layout.Kind == planner.Chunked {
-		spec.Unlimited = unlimitedAxes(a, opts.unlimited) // recordLayout chunked them
+		spec.Unlimited = planner.UnlimitedAxes(a, opts.unlimited) // recordLayout chunked them
 	}
 	if layout.Kind == planner.Chunked && opts.Deflate > 0 {
 		spec.Deflate, spec.Shuffle = opts.Deflate, a.DType.Size > 1
@@ -571,7 +571,7 @@ func coveredLayout(a *catalog.Array, layout planner.Layout, opts Options, holes 
 	if err != nil {
 		return layout, arrayErr(a.Key(), err)
 	}
-	layout = recordLayout(a, layout, opts.unlimited)
+	layout = planner.RecordLayout(a, layout, opts.unlimited)
 	if layout.Kind == planner.Chunked {
 		if b := product(layout.Chunk) * int64(a.DType.Size); b > maxChunkBytes {
 			return layout, arrayErr(a.Key(), fmt.Errorf("chunk %v of %v is %d bytes, HDF5 allows %d: %w",

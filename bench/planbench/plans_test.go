@@ -100,7 +100,7 @@ func TestPlansUnchanged(t *testing.T) {
 						vps[a.Var] = p.Variable(a.Var, a.DType)
 					}
 					return vps[a.Var].Add(a)
-				})
+				}, nil)
 			if err != nil {
 				t.Fatalf("%s %s: %v", in, pc.name, err)
 			}

@@ -1,11 +1,10 @@
-package rewriter
+package planner
 
 import (
 	"slices"
 	"testing"
 
 	"relayout/catalog"
-	"relayout/planner"
 )
 
 // TestRecordChunk: a record slab a chunk, its outer axes cut to stay
@@ -45,28 +44,28 @@ func TestRecordLayout(t *testing.T) {
 	a := &catalog.Array{Var: "T", DType: f4, Shape: []int64{12, 5, 7}, Dims: []string{"time", "lat", "lon"}}
 	fixed := &catalog.Array{Var: "area", DType: f4, Shape: []int64{5, 7}, Dims: []string{"lat", "lon"}}
 	plain := &catalog.Array{Var: "E/x", DType: f4, Shape: []int64{12, 5, 7}}
-	contig := planner.Layout{Kind: planner.Contiguous}
-	chunked := planner.Layout{Kind: planner.Chunked, Chunk: []int64{4, 5, 7}}
+	contig := Layout{Kind: Contiguous}
+	chunked := Layout{Kind: Chunked, Chunk: []int64{4, 5, 7}}
 	unl := []string{"time"}
 	for _, c := range []struct {
 		a         *catalog.Array
-		l         planner.Layout
+		l         Layout
 		unlimited []string
-		want      planner.Layout
+		want      Layout
 	}{
-		{a, contig, unl, planner.Layout{Kind: planner.Chunked, Chunk: []int64{12, 5, 7}}},
-		{a, planner.Layout{Kind: planner.Merged}, unl, planner.Layout{Kind: planner.Chunked, Chunk: []int64{12, 5, 7}}},
+		{a, contig, unl, Layout{Kind: Chunked, Chunk: []int64{12, 5, 7}}},
+		{a, Layout{Kind: Merged}, unl, Layout{Kind: Chunked, Chunk: []int64{12, 5, 7}}},
 		{a, chunked, unl, chunked},
 		{a, contig, nil, contig},
 		{fixed, contig, unl, contig},
 		{plain, contig, unl, contig},
 	} {
-		got := recordLayout(c.a, c.l, c.unlimited)
+		got := RecordLayout(c.a, c.l, c.unlimited)
 		if got.Kind != c.want.Kind || !slices.Equal(got.Chunk, c.want.Chunk) {
 			t.Errorf("%s %v unlimited %v: %v %v, want %v %v", c.a.Var, c.l, c.unlimited, got.Kind, got.Chunk, c.want.Kind, c.want.Chunk)
 		}
 	}
-	if got := unlimitedAxes(a, unl); !slices.Equal(got, []bool{true, false, false}) {
+	if got := UnlimitedAxes(a, unl); !slices.Equal(got, []bool{true, false, false}) {
 		t.Errorf("unlimitedAxes = %v", got)
 	}
 }
