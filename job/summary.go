@@ -38,6 +38,9 @@ func writeSummary(w io.Writer, out string, m *catalog.Manifest, elapsed time.Dur
 	if m.Series != "" {
 		files[m.Series] = true
 	}
+	for _, v := range m.Views {
+		files[v.File] = true
+	}
 	var disk int64
 	for f := range files {
 		if fi, err := os.Stat(filepath.Join(out, f)); err == nil {

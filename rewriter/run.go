@@ -66,6 +66,8 @@ type Options struct {
 	// contiguous, holes written as the fill value; without it the array is
 	// chunked and its holes cost nothing (planner.HoleLayout).
 	Fill bool
+	// NoViews (--no-views): no ParaView views (views.go).
+	NoViews bool
 
 	// unlimited names the input's unlimited dimensions when the output is
 	// netCDF (catalog.DatasetInfo.Unlimited, set by Prepare): arrays over

@@ -88,6 +88,12 @@ type DatasetSpec struct {
 	Unlimited []bool
 }
 
+// NullPadString, as catalog.Attr.Type, writes strings padded with NULs to
+// the longest one's length and not terminated (H5T_STR_NULLPAD): readers
+// that compare the attribute's bytes with a name need it (ParaView 5.11's
+// VTKHDF reader takes a terminated "ImageData" for an unknown type).
+const NullPadString = "nullpad-string"
+
 // VirtualSource maps a whole dataset (Path) of file File onto the box Box
 // of a virtual dataset. File "" is the file holding the virtual dataset
 // (stored as "."); any other name is relative to that file's directory
