@@ -97,7 +97,7 @@ func FileLayout(fs fsinfo.Info, varBytes int64, ov fsinfo.Override) fsinfo.Decis
 func RemoveTemps(stage string) {
 	ents, _ := os.ReadDir(stage)
 	for _, e := range ents {
-		if n := e.Name(); n == seriesName || strings.HasPrefix(n, ".") && (strings.HasSuffix(n, ".tmp") || strings.HasSuffix(n, ".join")) {
+		if n := e.Name(); n == seriesName || isView(n) || strings.HasPrefix(n, ".") && (strings.HasSuffix(n, ".tmp") || strings.HasSuffix(n, ".join")) {
 			os.Remove(filepath.Join(stage, n))
 		}
 	}

@@ -277,6 +277,12 @@ func writeViews(stage string, arrays []viewArray) ([]catalog.ManifestView, error
 	return out, nil
 }
 
+// isView reports whether n is the name of a view file (variables' files
+// end in .h5 or .nc).
+func isView(n string) bool {
+	return strings.HasPrefix(n, "view") && strings.HasSuffix(n, ".hdf")
+}
+
 // viewData is the group of a view's arrays.
 const viewData = "/VTKHDF/PointData"
 
