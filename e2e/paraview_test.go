@@ -147,7 +147,7 @@ with h5py.File(sys.argv[1], "a") as f:
 
 	for _, c := range []struct{ name, in, skipped string }{
 		{"openpmd-hdf5", "hdf5/openpmd-femm/example-femm-3d.h5", "E/x: a constant record component"},
-		{"picongpu-bp4", "bp4/picongpu-lwfa", "particles/e/position/x: particles"},
+		{"picongpu-bp4", "bp4/picongpu-lwfa", "particles/e: particles"},
 		{"quokka-2d-bp5", "bp5/quokka-2d", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {

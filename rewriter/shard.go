@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"relayout/catalog"
@@ -364,7 +365,11 @@ func Prepare(ctx context.Context, store *catalog.Store, src catalog.Source, stag
 		var arrays []viewArray
 		for i := range stats {
 			arrays = append(arrays, stats[i].views...)
-			job.Manifest.ViewsSkipped = append(job.Manifest.ViewsSkipped, stats[i].noView...)
+			for _, l := range stats[i].noView { // a species' records say the same
+				if !slices.Contains(job.Manifest.ViewsSkipped, l) {
+					job.Manifest.ViewsSkipped = append(job.Manifest.ViewsSkipped, l)
+				}
+			}
 		}
 		if job.Manifest.Views, err = writeViews(stage, arrays); err != nil {
 			return nil, err

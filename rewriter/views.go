@@ -203,7 +203,11 @@ func addView(st *varStats, a *catalog.Array, ma meshAttrs, file, path, species s
 		g, why = meshView(a, ma)
 	}
 	if why != "" {
-		line := fmt.Sprintf("%s: %s", a.Var, why) // once a variable, whatever its steps
+		name := a.Var
+		if species != "" {
+			name = "particles/" + a.Species // once a species, whatever its records
+		}
+		line := fmt.Sprintf("%s: %s", name, why) // once a variable, whatever its steps
 		if !slices.Contains(st.noView, line) {
 			st.noView = append(st.noView, line)
 		}
