@@ -46,7 +46,7 @@ func checkViews(dir string, m *catalog.Manifest, w io.Writer) (bool, error) {
 		_, err := fmt.Fprintf(w, "DIFF views: %s\n", strings.Join(bad, "; "))
 		return false, err
 	}
-	_, err := fmt.Fprintf(w, "OK  views  %d ParaView views, %d arrays (virtual datasets over the variables' datasets)\n", len(m.Views), arrays)
+	_, err := fmt.Fprintf(w, "OK  views  %d ParaView %s, %d arrays (virtual datasets over the variables' datasets)\n", len(m.Views), plural(len(m.Views), "view"), arrays)
 	return true, err
 }
 
@@ -164,4 +164,11 @@ func permutation(d []float64) bool {
 		}
 	}
 	return rows == [3]int{1, 1, 1} && cols == [3]int{1, 1, 1}
+}
+
+func plural(n int, s string) string {
+	if n == 1 {
+		return s
+	}
+	return s + "s"
 }
