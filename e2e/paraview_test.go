@@ -193,3 +193,21 @@ func TestViewsSkipped(t *testing.T) {
 		t.Errorf("netCDF input: views %+v, skipped %q", m.Views, m.ViewsSkipped)
 	}
 }
+
+// TestYTUniform: yt (Debian python3-yt, its openPMD frontend) loads
+// OUT/series.h5 of a uniform output as it is: every iteration, the domain
+// of a non-cubic 64x48x40 array with each axis right, and every element of
+// every field equal to the input read with h5py.
+func TestYTUniform(t *testing.T) {
+	testkit.NeedPython(t, "Debian python3-yt and python3-h5py", "yt", "h5py")
+	dir := t.TempDir()
+	gen := filepath.Join(dir, "gen")
+	mustRun(t, "generate", gen, "--shape", "64,48,40", "--chunk-shape", "16,16,8", "--steps", "0,100", "-q")
+	out := filepath.Join(dir, "out")
+	mustRun(t, "run", gen, "-o", out, "-q")
+	b, err := exec.Command(python, "yt_uniform.py", out, gen).CombinedOutput()
+	if err != nil {
+		t.Fatalf("yt: %v\n%s", err, b)
+	}
+	t.Logf("yt:\n%s", b)
+}
