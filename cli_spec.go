@@ -23,6 +23,7 @@ type layoutFlags struct {
 	vars                                                   []string
 	netcdf, strict                                         bool
 	fill                                                   bool   // --fill
+	noViews                                                bool   // --no-views
 	digest                                                 string // --digest sha256|blake3|xxh64|none
 }
 
@@ -37,7 +38,7 @@ func (lf *layoutFlags) spec(fs *pflag.FlagSet, verb, in string, onlyAuto bool) (
 	if s.Input, err = job.RealPath(in); err != nil {
 		return s, usagef("%s: %s: %v", verb, in, err)
 	}
-	s.Path, s.Vars, s.Strict, s.NetCDF, s.Fill = in, lf.vars, lf.strict, lf.netcdf, lf.fill
+	s.Path, s.Vars, s.Strict, s.NetCDF, s.Fill, s.NoViews = in, lf.vars, lf.strict, lf.netcdf, lf.fill, lf.noViews
 	s.Layout, s.Readers, s.Scope, s.RanksPerNode = job.Layout(lf.layout), lf.readers, lf.scope, lf.rpn
 	s.Given = job.Given{Layout: fs.Changed("layout")}
 	if onlyAuto {

@@ -146,6 +146,7 @@ func runPlan(ctx context.Context, args []string) (err error) {
 	fs.BoolVar(&pf.fill, "fill", false, "partly covered arrays dense when contiguous (as relayout run --fill), not chunked with the holes unallocated")
 	fs.StringVar(&pf.digest, "digest", catalog.SHA256.String(), "with -o: digest of every unit in the journals and of every dataset in the manifest: sha256, blake3, xxh64 or none (as relayout run --digest)")
 	fs.BoolVar(&pf.netcdf, "netcdf", false, "with -o: dimension scales for netCDF-4 and xarray (as relayout run --netcdf)")
+	fs.BoolVar(&pf.noViews, "no-views", false, "with -o: make no ParaView views (as relayout run --no-views)")
 	fs.StringVar(&unitSize, "unit-size", "", "with -o: largest work unit (default 16MiB, smaller when shards would not balance)")
 	fs.BoolVar(&force, "force", false, "with -o: plan again over an existing job (its progress is lost), or into a non-empty OUT")
 	quiet := fs.BoolP("quiet", "q", false, "no notes on stderr (the plan is still printed on stdout)")
@@ -184,8 +185,8 @@ func runPlan(ctx context.Context, args []string) (err error) {
 				return err
 			}
 		}
-	} else if fs.Changed("shards") || unitSize != "" || force || pf.netcdf {
-		return usagef("plan: --shards, --unit-size, --netcdf and --force need -o OUT")
+	} else if fs.Changed("shards") || unitSize != "" || force || pf.netcdf || pf.noViews {
+		return usagef("plan: --shards, --unit-size, --netcdf, --no-views and --force need -o OUT")
 	}
 	if err := spec.Validate("plan"); err != nil {
 		return err

@@ -45,6 +45,13 @@ type Manifest struct {
 	// error, when one of them is missing, so verify checks them.
 	SeriesFiles []string `json:"series_files,omitempty"`
 	Skipped     []string `json:"skipped,omitempty"`
+	// Views are the ParaView views (VTKHDF 1.0 ImageData files, one per
+	// step and grid) whose arrays are virtual datasets over the variables'
+	// datasets; empty with --no-views or when no array has a uniform mesh.
+	Views []ManifestView `json:"views,omitempty"`
+	// ViewsSkipped says what got no view and why (netCDF time series,
+	// particles, refined AMR levels, --no-views).
+	ViewsSkipped []string `json:"views_skipped,omitempty"`
 	// IO is the run's I/O profile (bytes, request counts, time per stage;
 	// a journaled job's: what its journal records know, ManifestIO.From)
 	// and its verify phase's reads; absent in manifests of older versions.
@@ -52,6 +59,32 @@ type Manifest struct {
 	// Report is the job's per-variable account (relayout commit and run
 	// --resume, see catalog.Report); absent for a plain relayout run.
 	Report *Report `json:"report,omitempty"`
+}
+
+// ManifestView is one ParaView view file (relative to OUT) of one step:
+// its ImageData geometry, as written in its /VTKHDF attributes, and its
+// arrays.
+type ManifestView struct {
+	File        string              `json:"file"`
+	Step        int64               `json:"step"`
+	Type        string              `json:"type"` // "ImageData"
+	WholeExtent []int64             `json:"whole_extent"`
+	Origin      []float64           `json:"origin"`
+	Spacing     []float64           `json:"spacing"`
+	Direction   []float64           `json:"direction"` // row-major 3x3
+	Arrays      []ManifestViewArray `json:"arrays"`
+}
+
+// ManifestViewArray is one array of a view: the virtual dataset Dataset of
+// the view, of shape Shape, presents the whole dataset Path of File
+// (variable Var's file).
+type ManifestViewArray struct {
+	Name    string  `json:"name"`
+	Var     string  `json:"var"`
+	File    string  `json:"file"`
+	Path    string  `json:"path"`
+	Dataset string  `json:"dataset"`
+	Shape   []int64 `json:"shape"`
 }
 
 // ManifestOptions are the options of the job that wrote the output.
@@ -75,6 +108,8 @@ type ManifestOptions struct {
 	// Fill (--fill): partly covered arrays written dense (contiguous, holes
 	// as fill values) instead of chunked with their holes unallocated.
 	Fill bool `json:"fill,omitempty"`
+	// NoViews (--no-views): no ParaView views were made.
+	NoViews bool `json:"no_views,omitempty"`
 }
 
 // Encode is the manifest's JSON as written to OUT/relayout.json: indented,

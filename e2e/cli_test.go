@@ -210,7 +210,7 @@ func TestRunScreen(t *testing.T) {
 	want := []string{
 		"catalog: 4 variables from " + in + " (openpmd-hdf5) in ",
 		"done: 4 variables written to " + out + " in ",
-		"  written:   2.0MiB of arrays in 5 files (",
+		"  written:   2.0MiB of arrays in 7 files (", // 4 variables, series.h5, the views of 2 steps
 		"  verified:  element by element: every element equals the input",
 		"  manifest:  " + filepath.Join(out, "relayout.json"),
 	}

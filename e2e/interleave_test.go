@@ -118,8 +118,8 @@ func checkReadOnce(t *testing.T, what string, read float64, stored, files int64)
 func verifyInterleaved(t *testing.T, in, out string, stored, files, logical int64) {
 	t.Helper()
 	r := mustRun(t, "verify", in, out, "-v") // -v: the io: verify line
-	if n := len(regexp.MustCompile(`(?m)^OK  `).FindAllString(r.stdout, -1)); n != 6 {
-		t.Fatalf("verify: want 6 OK lines (5 variables and series.h5), got:\n%s", r.stdout)
+	if n := len(regexp.MustCompile(`(?m)^OK  `).FindAllString(r.stdout, -1)); n != 7 || !strings.Contains(r.stdout, "\nOK  views  ") {
+		t.Fatalf("verify: want 7 OK lines (5 variables, series.h5 and the ParaView views), got:\n%s", r.stdout)
 	}
 	line := regexp.MustCompile(`(?m)^io: verify read ([0-9.]+) MiB of input in ([0-9]+) calls .*, ([0-9.]+) MiB of output through HDF5 in ([0-9]+) reads`).FindStringSubmatch(r.stdout)
 	if line == nil {

@@ -269,6 +269,9 @@ func commitStage(work, out string, m *catalog.Manifest, rec CommitRecord) error 
 	if m.Series != "" {
 		names = append(names, m.Series)
 	}
+	for _, v := range m.Views {
+		names = append(names, v.File)
+	}
 	rec.Schema = CommitSchema
 	rec.Renames = nil
 	if rec.Inputs == nil {

@@ -246,7 +246,8 @@ func TestCommit(t *testing.T) {
 		t.Fatalf("manifest after the replacing commit: %+v, %v", got, err)
 	}
 	rec, pending, err := readCommitRecord(work)
-	if err != nil || pending || rec.Signature != "sig2" || len(rec.Renames) != 6 || rec.Renames[5].To != catalog.ManifestName {
+	// 4 files, series.h5, 2 views (steps 0 and 5) and the manifest.
+	if err != nil || pending || rec.Signature != "sig2" || len(rec.Renames) != 8 || rec.Renames[5].To != "view_0.hdf" || rec.Renames[7].To != catalog.ManifestName {
 		t.Fatalf("commit record %+v pending %v: %v", rec, pending, err)
 	}
 }

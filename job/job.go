@@ -362,7 +362,7 @@ func rewriterOptions(spec Spec, env Env, outFS fsinfo.Info, logw io.Writer) rewr
 	digests := planDigests(spec.Shards > 0, env.Verify, spec.Digest)
 	ropts := rewriter.Options{Layout: string(spec.Layout), ChunkShape: spec.ChunkShape, Chunks: spec.Chunks, Digest: digests.pipeline,
 		Deflate: spec.Deflate, Version: env.Version, FS: outFS, Storage: spec.Storage, NetCDF: spec.NetCDF,
-		Fill: spec.Fill}
+		Fill: spec.Fill, NoViews: spec.NoViews}
 	if f := layoutFor(spec, logw); f != nil {
 		ropts.Layout, ropts.LayoutFor = "", f
 	}

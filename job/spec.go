@@ -77,6 +77,9 @@ type Spec struct {
 	// holes as explicit fill values; without it the array is chunked and
 	// its holes cost no bytes (planner.HoleLayout).
 	Fill bool `json:"fill,omitempty"`
+	// NoViews (--no-views): no ParaView views. Left out of the JSON when
+	// false, so that earlier signatures decide the same output.
+	NoViews bool `json:"no_views,omitempty"`
 
 	// Given is which flags the user set, for Validate (not in the
 	// signature).
@@ -302,7 +305,7 @@ const DefaultReaders = 8
 func manifestOptions(spec Spec, maxMem int64, jobs int) *catalog.ManifestOptions {
 	o := &catalog.ManifestOptions{Layout: string(spec.Layout), ChunkShape: spec.ChunkShape, Chunks: spec.Chunks,
 		Vars: spec.Vars, Compression: "none", Digest: spec.Digest.String(), NetCDF: spec.NetCDF, Readers: spec.Readers,
-		Scope: spec.Scope, RanksPerNode: spec.RanksPerNode, MaxMem: maxMem, Jobs: jobs, Fill: spec.Fill}
+		Scope: spec.Scope, RanksPerNode: spec.RanksPerNode, MaxMem: maxMem, Jobs: jobs, Fill: spec.Fill, NoViews: spec.NoViews}
 	if spec.Deflate > 0 {
 		o.Compression = fmt.Sprintf("deflate:%d", spec.Deflate)
 	}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"relayout/catalog"
@@ -17,6 +18,7 @@ import (
 //	written:   12.0MiB of arrays in 7 files (12.0MiB on disk), 92.3MiB/s
 //	verified:  element by element: every element equals the input; sha256 of every array in the manifest
 //	skipped:   2 objects, listed under "skipped" in the manifest
+//	views:     7 ParaView views (paraview OUT/view_550.hdf); 3 variables or species have none, why under "views_skipped" in the manifest
 //	manifest:  OUT/relayout.json
 //
 // m is the committed manifest (its report says how the job verified);
@@ -37,6 +39,9 @@ func writeSummary(w io.Writer, out string, m *catalog.Manifest, elapsed time.Dur
 	}
 	if m.Series != "" {
 		files[m.Series] = true
+	}
+	for _, v := range m.Views {
+		files[v.File] = true
 	}
 	var disk int64
 	for f := range files {
@@ -64,5 +69,26 @@ func writeSummary(w io.Writer, out string, m *catalog.Manifest, elapsed time.Dur
 	if n := len(m.Skipped); n > 0 {
 		fmt.Fprintf(w, "  skipped:   %d objects, listed with the reason under \"skipped\" in the manifest\n", n)
 	}
+	if line := viewsLine(out, m); line != "" {
+		fmt.Fprintf(w, "  views:     %s\n", line)
+	}
 	fmt.Fprintf(w, "  manifest:  %s\n", filepath.Join(out, catalog.ManifestName))
+}
+
+// viewsLine says which variables got no ParaView view (the manifest's
+// views_skipped says why), naming the views made; "" when every mesh has
+// its view, with --no-views (asked for), and for manifests of older
+// versions: the summary stays short when nothing needs saying.
+func viewsLine(out string, m *catalog.Manifest) string {
+	n, skipped := len(m.Views), len(m.ViewsSkipped)
+	switch {
+	case skipped == 0 || m.Options != nil && m.Options.NoViews:
+		return ""
+	case n == 0 && skipped == 1:
+		return "none: " + strings.TrimPrefix(m.ViewsSkipped[0], "no ParaView views: ")
+	case n == 0:
+		return fmt.Sprintf("none; why for each of %d variables or species under \"views_skipped\" in the manifest", skipped)
+	}
+	return fmt.Sprintf("%d ParaView views (paraview %s); %d variables or species have none, why under \"views_skipped\" in the manifest",
+		n, filepath.Join(out, m.Views[0].File), skipped)
 }

@@ -136,6 +136,18 @@
 // lists the files series.h5 needs (series_files) and package verify checks
 // them; the job's commit moves series.h5 with the rest.
 //
+// # ParaView views
+//
+// <stage>/view_<step>.hdf (views.go), also written by Prepare, presents
+// every step's uniform meshes (level 0, cartesian, rank 1-3) as a VTKHDF
+// 1.0 ImageData file for ParaView 5.11: PointData arrays that are virtual
+// datasets of the whole datasets of the variables' files, Origin, Spacing
+// and a Direction mapping VTK's index axes (x: the array's last axis) to
+// the physical axes of axisLabels; one view per step and grid (a staggered
+// component: view-<array>_<step>.hdf). What got none, and why, goes to the
+// manifest's views_skipped; Options.NoViews makes none. The job's commit
+// moves them with the rest, RemoveTemps removes them after a failure.
+//
 // # File systems
 //
 // Prepare takes the output's file system (Options.FS, from fsinfo.Detect) and

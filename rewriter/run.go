@@ -66,6 +66,8 @@ type Options struct {
 	// contiguous, holes written as the fill value; without it the array is
 	// chunked and its holes cost nothing (planner.HoleLayout).
 	Fill bool
+	// NoViews (--no-views): no ParaView views (views.go).
+	NoViews bool
 
 	// unlimited names the input's unlimited dimensions when the output is
 	// netCDF (catalog.DatasetInfo.Unlimited, set by Prepare): arrays over
@@ -95,7 +97,7 @@ func FileLayout(fs fsinfo.Info, varBytes int64, ov fsinfo.Override) fsinfo.Decis
 func RemoveTemps(stage string) {
 	ents, _ := os.ReadDir(stage)
 	for _, e := range ents {
-		if n := e.Name(); n == seriesName || strings.HasPrefix(n, ".") && (strings.HasSuffix(n, ".tmp") || strings.HasSuffix(n, ".join")) {
+		if n := e.Name(); n == seriesName || isView(n) || strings.HasPrefix(n, ".") && (strings.HasSuffix(n, ".tmp") || strings.HasSuffix(n, ".join")) {
 			os.Remove(filepath.Join(stage, n))
 		}
 	}

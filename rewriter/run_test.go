@@ -327,7 +327,8 @@ func TestRunContiguous(t *testing.T) {
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
-	if want := []string{"B.x.h5", "E_x.h5", "relayout.json", "rho.h5", "series.h5", "t.h5"}; !reflect.DeepEqual(names, want) {
+	if want := []string{"B.x.h5", "E_x.h5", "relayout.json", "rho.h5", "series.h5", "t.h5",
+		"view-rho_1.hdf", "view_0.hdf", "view_1.hdf", "view_2.hdf"}; !reflect.DeepEqual(names, want) {
 		t.Fatalf("stage holds %v, want %v", names, want)
 	}
 	disk, err := catalog.ReadManifest(filepath.Join(stage, catalog.ManifestName))

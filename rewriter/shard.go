@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"relayout/catalog"
@@ -354,6 +355,25 @@ func Prepare(ctx context.Context, store *catalog.Store, src catalog.Source, stag
 		}
 		job.Manifest.Series, job.Manifest.SeriesFiles = seriesName, seriesFiles
 		job.Manifest.Skipped = append(job.Manifest.Skipped, skipped...)
+	}
+	switch {
+	case opts.NoViews:
+		job.Manifest.ViewsSkipped = []string{"no ParaView views: --no-views"}
+	case fc.netCDF:
+		job.Manifest.ViewsSkipped = []string{"no ParaView views: the output is netCDF time series, not meshes (open them in ParaView with its netCDF reader)"}
+	default:
+		var arrays []viewArray
+		for i := range stats {
+			arrays = append(arrays, stats[i].views...)
+			for _, l := range stats[i].noView { // a species' records say the same
+				if !slices.Contains(job.Manifest.ViewsSkipped, l) {
+					job.Manifest.ViewsSkipped = append(job.Manifest.ViewsSkipped, l)
+				}
+			}
+		}
+		if job.Manifest.Views, err = writeViews(stage, arrays); err != nil {
+			return nil, err
+		}
 	}
 
 	su := make([]planner.ShardUnit, len(job.Units))

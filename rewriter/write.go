@@ -31,6 +31,9 @@ type varStats struct {
 	arrays int
 	bytes  int64
 	links  []seriesLink // what series.h5 links to in this file
+	views  []viewArray  // the file's mesh datasets that ParaView views present
+	// noView: why some of the file's datasets get no view (one line each).
+	noView []string
 }
 
 // fileConfig is what every output file shares.
@@ -166,6 +169,9 @@ func writeStructure(ctx context.Context, w *h5.Writer, store *catalog.Store, src
 			l.attrs = setAttr(slices.Clone(l.attrs), boxesAttr(entry.Boxes))
 		}
 		st.links = append(st.links, l)
+		if !opts.NoViews {
+			addView(st, a, ma, mv.File, path, species, spec)
+		}
 		if a.Constant {
 			mv.Constants = append(mv.Constants, entry)
 		} else {

@@ -195,6 +195,11 @@ func Check(ctx context.Context, in *catalog.Store, inSrc catalog.Source, outDir 
 		statsHook(&r.stats)
 	}
 	seriesOK, err := checkSeries(outDir, m, log)
+	if err == nil {
+		var viewsOK bool
+		viewsOK, err = checkViews(outDir, m, log)
+		seriesOK = seriesOK && viewsOK
+	}
 	rio := IO{Input: catalog.ReadCounters(inSrc).Since(base), OutputBytes: r.stats.outBytes.Load(), OutputReads: r.stats.outReads.Load(),
 		Seconds: time.Since(start).Seconds()}
 	return Result{OK: ok && seriesOK, Digests: r.digests, IO: rio, Checksummed: int(r.stats.checksummed.Load())}, err

@@ -88,6 +88,12 @@ type DatasetSpec struct {
 	Unlimited []bool
 }
 
+// NullPadString, as catalog.Attr.Type, writes strings padded with NULs to
+// the longest one's length and not terminated (H5T_STR_NULLPAD): readers
+// that compare the attribute's bytes with a name need it (ParaView 5.11's
+// VTKHDF reader takes a terminated "ImageData" for an unknown type).
+const NullPadString = "nullpad-string"
+
 // VirtualSource maps a whole dataset (Path) of file File onto the box Box
 // of a virtual dataset. File "" is the file holding the virtual dataset
 // (stored as "."); any other name is relative to that file's directory
@@ -95,10 +101,16 @@ type DatasetSpec struct {
 // HDF5_VDS_PREFIX and the access property's prefix). A missing source file
 // reads as the fill value without an error: callers that map other files
 // must check that they exist.
+//
+// Shape, when set, is the source dataset's shape where its rank differs
+// from the virtual dataset's (a 2-D array seen as one (ny, nx, 1) slab of a
+// 3-D one): its elements fill Box in row-major order, so the product of
+// Shape must equal Box's elements.
 type VirtualSource struct {
-	File string
-	Path string
-	Box  catalog.Box
+	File  string
+	Path  string
+	Box   catalog.Box
+	Shape []int64
 }
 
 // VirtualMapping is one mapping of a virtual dataset: the source dataset

@@ -39,6 +39,9 @@ func (w *Writer) CreateVirtual(path string, spec DatasetSpec, srcs []VirtualSour
 				return fmt.Errorf("h5: %s: %s: source %s box %v outside shape %v: %w", w.path, path, s.Path, s.Box, spec.Shape, catalog.ErrUnsupported)
 			}
 		}
+		if s.Shape != nil && (len(s.Shape) == 0 || (catalog.Box{Count: s.Shape}).Elements() != s.Box.Elements()) {
+			return fmt.Errorf("h5: %s: %s: source %s of shape %v does not fill box %v: %w", w.path, path, s.Path, s.Shape, s.Box, catalog.ErrUnsupported)
+		}
 	}
 	fid, unlock, err := w.lock()
 	if err != nil {
@@ -70,7 +73,11 @@ func (w *Writer) CreateVirtual(path string, spec DatasetSpec, srcs []VirtualSour
 	for _, s := range srcs {
 		count := hsizes(s.Box.Count)
 		start := hsizes(s.Box.Lower)
-		sspace := C.H5Screate_simple(C.int(rank), &count[0], &count[0])
+		sdims, srank := count, rank
+		if s.Shape != nil {
+			sdims, srank = hsizes(s.Shape), len(s.Shape)
+		}
+		sspace := C.H5Screate_simple(C.int(srank), &sdims[0], &sdims[0])
 		if sspace < 0 {
 			return w.failf(path, "cannot create source dataspace %v", s.Box.Count)
 		}

@@ -3,7 +3,10 @@
 package h5
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
+	"math"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -60,5 +63,63 @@ func TestVirtualRoundTrip(t *testing.T) {
 	}
 	if _, err := f.VirtualMappings("/c/0"); !errors.Is(err, catalog.ErrUnsupported) {
 		t.Errorf("mappings of a contiguous dataset: %v", err)
+	}
+}
+
+// TestVirtualReshape maps a 2-D dataset onto a (3, 4, 1) slab of a 3-D
+// virtual dataset (VirtualSource.Shape) in another file, and reads every
+// element back through the virtual dataset in row-major order.
+func TestVirtualReshape(t *testing.T) {
+	dir := t.TempDir()
+	dt := catalog.DType{Kind: catalog.Float, Size: 8}
+	w, err := Create(filepath.Join(dir, "src.h5"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := w.CreateDataset("/a", DatasetSpec{DType: dt, Shape: []int64{3, 4}, Chunk: []int64{3, 4}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([]byte, 0, 12*8)
+	for i := range 12 {
+		want = binary.LittleEndian.AppendUint64(want, math.Float64bits(float64(100+i)))
+	}
+	if err := d.WriteChunk([]int64{0, 0}, want); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	vw, err := Create(filepath.Join(dir, "v.h5"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := catalog.Box{Lower: []int64{0, 0, 0}, Count: []int64{3, 4, 1}}
+	if err := vw.CreateVirtual("/v", DatasetSpec{DType: dt, Shape: whole.Count}, []VirtualSource{{File: "src.h5", Path: "/a", Box: whole, Shape: []int64{3, 4}}}); err != nil {
+		t.Fatal(err)
+	}
+	bad := []VirtualSource{{File: "src.h5", Path: "/a", Box: whole, Shape: []int64{3, 5}}}
+	if err := vw.CreateVirtual("/bad", DatasetSpec{DType: dt, Shape: whole.Count}, bad); !errors.Is(err, catalog.ErrUnsupported) {
+		t.Errorf("a source shape that does not fill the box: %v", err)
+	}
+	if err := vw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Open(filepath.Join(dir, "v.h5"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	got := make([]byte, len(want))
+	if err := f.ReadHyperslab("/v", whole.Lower, whole.Count, dt, got); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("read through the virtual dataset %v, want %v", got, want)
+	}
+	ms, err := f.VirtualMappings("/v")
+	if err != nil || len(ms) != 1 || ms[0].File != "src.h5" || ms[0].Dataset != "/a" || !ms[0].Whole || !reflect.DeepEqual(ms[0].Box, whole) {
+		t.Errorf("mappings %+v %v", ms, err)
 	}
 }

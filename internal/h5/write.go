@@ -414,14 +414,18 @@ func (w *Writer) writeAttr(obj string, oid C.hid_t, a catalog.Attr) error {
 		if n > 0 {
 			buf = unsafe.Pointer(&b[0])
 		}
-	case typ == "string":
+	case typ == "string" || typ == NullPadString:
 		n = len(a.Strings)
 		size, ascii := 1, true
+		pad, term := C.H5T_str_t(C.H5T_STR_NULLTERM), 1
+		if typ == NullPadString {
+			pad, term = C.H5T_STR_NULLPAD, 0
+		}
 		for _, s := range a.Strings {
 			if strings.IndexByte(s, 0) >= 0 {
 				return fmt.Errorf("h5: %s: %s: string contains NUL: %w", w.path, where, catalog.ErrUnsupported)
 			}
-			size = max(size, len(s)+1)
+			size = max(size, len(s)+term)
 			ascii = ascii && isASCII(s)
 		}
 		ftype = C.H5Tcopy(C.h5q_c_s1())
@@ -430,7 +434,7 @@ func (w *Writer) writeAttr(obj string, oid C.hid_t, a catalog.Attr) error {
 			if !ascii && utf8.ValidString(strings.Join(a.Strings, "")) {
 				cset = C.H5T_CSET_UTF8
 			}
-			if C.H5Tset_size(ftype, C.size_t(size)) < 0 || C.H5Tset_strpad(ftype, C.H5T_STR_NULLTERM) < 0 || C.H5Tset_cset(ftype, C.H5T_cset_t(cset)) < 0 {
+			if C.H5Tset_size(ftype, C.size_t(size)) < 0 || C.H5Tset_strpad(ftype, pad) < 0 || C.H5Tset_cset(ftype, C.H5T_cset_t(cset)) < 0 {
 				C.H5Tclose(ftype)
 				return w.failf(where, "cannot make string type")
 			}
