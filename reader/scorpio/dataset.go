@@ -101,21 +101,36 @@ type Dataset struct {
 	bp       *bp.Dataset
 	bo       binary.ByteOrder
 
-	mu    sync.Mutex
-	plans map[int]*planOnce
-	maps  map[int]*mapsOnce
+	plans onceMap[*Plan]     // decomposition -> its plan (Plan)
+	maps  onceMap[[][]int64] // decomposition -> its map blocks (storedMaps)
 }
 
-type mapsOnce struct {
+// onceMap builds the value of each key once, for every caller (safe for
+// concurrent use): the plans, and the maps the verifier reads.
+type onceMap[V any] struct {
+	mu sync.Mutex
+	m  map[int]*onceValue[V]
+}
+
+type onceValue[V any] struct {
 	once sync.Once
-	maps [][]int64
+	v    V
 	err  error
 }
 
-type planOnce struct {
-	once sync.Once
-	p    *Plan
-	err  error
+func (o *onceMap[V]) get(k int, build func() (V, error)) (V, error) {
+	o.mu.Lock()
+	if o.m == nil {
+		o.m = map[int]*onceValue[V]{}
+	}
+	ov, ok := o.m[k]
+	if !ok {
+		ov = &onceValue[V]{}
+		o.m[k] = ov
+	}
+	o.mu.Unlock()
+	ov.once.Do(func() { ov.v, ov.err = build() })
+	return ov.v, ov.err
 }
 
 // Resolve returns the .nc.bp directory path names: the directory itself, or
@@ -184,7 +199,7 @@ func Open(path string) (*Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Dataset{Path: dir, bp: b, byName: map[string]*Var{}, decomps: map[int]*decomp{}, plans: map[int]*planOnce{}, FillMode: -1}
+	d := &Dataset{Path: dir, bp: b, byName: map[string]*Var{}, decomps: map[int]*decomp{}, FillMode: -1}
 	if err := d.load(context.Background()); err != nil {
 		b.Close()
 		return nil, err
@@ -601,32 +616,13 @@ func ParseBlob(raw []byte, ndims, elemSize int, bo binary.ByteOrder) (start, cou
 // (reading the decomposition's map blocks) and shared after. Safe for
 // concurrent use.
 func (d *Dataset) Plan(ctx context.Context, id int) (*Plan, error) {
-	d.mu.Lock()
-	po, ok := d.plans[id]
-	if !ok {
-		po = &planOnce{}
-		d.plans[id] = po
-	}
-	d.mu.Unlock()
-	po.once.Do(func() { po.p, po.err = d.buildPlan(ctx, id) })
-	return po.p, po.err
+	return d.plans.get(id, func() (*Plan, error) { return d.buildPlan(ctx, id) })
 }
 
 // storedMaps is decomposition id's map blocks as stored, read once and
 // shared (read-only): the verifier's placement reads every frame's.
 func (d *Dataset) storedMaps(ctx context.Context, id int) ([][]int64, error) {
-	d.mu.Lock()
-	if d.maps == nil {
-		d.maps = map[int]*mapsOnce{}
-	}
-	mo, ok := d.maps[id]
-	if !ok {
-		mo = &mapsOnce{}
-		d.maps[id] = mo
-	}
-	d.mu.Unlock()
-	mo.once.Do(func() { mo.maps, mo.err = d.MapBlocks(ctx, id) })
-	return mo.maps, mo.err
+	return d.maps.get(id, func() ([][]int64, error) { return d.MapBlocks(ctx, id) })
 }
 
 // MapBlocks reads decomposition id's map blocks as stored.
