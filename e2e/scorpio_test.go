@@ -65,7 +65,8 @@ func TestSCORPIOSamples(t *testing.T) {
 		t.Run(c.set, func(t *testing.T) {
 			in := filepath.Join(sharedData(t, "scorpio/"+c.set), c.name)
 			out := filepath.Join(t.TempDir(), "ts")
-			r := mustRun(t, "run", in, "-o", out)
+			report := filepath.Join(t.TempDir(), "report.json")
+			r := mustRun(t, "run", in, "-o", out, "--report", report)
 			if !strings.Contains(r.stderr+r.stdout, "netcdf-scorpio") {
 				t.Errorf("run does not say the input is SCORPIO's:\n%s%s", r.stdout, r.stderr)
 			}
@@ -75,6 +76,29 @@ func TestSCORPIOSamples(t *testing.T) {
 			m := readManifest(t, out)
 			if len(m.Variables) != 8 {
 				t.Errorf("%d variables written, want 8 (area, PS, TS, T, U, lev, time, date_written)", len(m.Variables))
+			}
+			// Every frame block is read once, whole, by one unit: the
+			// report's read bytes are the catalog's stored bytes.
+			var rep struct {
+				Variables []struct {
+					Name    string
+					BytesIn int64 `json:"bytes_in"`
+					IO      struct {
+						ReadBytes int64 `json:"read_bytes"`
+					}
+				}
+			}
+			b, err := os.ReadFile(report)
+			if err == nil {
+				err = json.Unmarshal(b, &rep)
+			}
+			if err != nil || len(rep.Variables) != 8 {
+				t.Fatalf("report: %v, %d variables", err, len(rep.Variables))
+			}
+			for _, v := range rep.Variables {
+				if v.IO.ReadBytes != v.BytesIn || v.BytesIn == 0 {
+					t.Errorf("report: %s read %d bytes, stored %d", v.Name, v.IO.ReadBytes, v.BytesIn)
+				}
 			}
 		})
 	}

@@ -451,13 +451,6 @@ func (e *engine) setupPass(ctx context.Context, di int, a *catalog.Array, us []*
 			return o, err
 		}
 	}
-	var x *blockIndex
-	if e.job.mem == nil {
-		// Journaled: each unit's record counts the input blocks it needs
-		// and their stored bytes (with --digest none too: the manifest's
-		// io section of a journaled job sums them).
-		x = indexBlocks(a)
-	}
 	last := time.Now()
 	i := 0
 	keep := int64(0) // bytes kept per unit byte beyond its buffer
@@ -468,13 +461,10 @@ func (e *engine) setupPass(ctx context.Context, di int, a *catalog.Array, us []*
 	ps.part.sink = func(slab catalog.Box, buf []byte, o unitOut) error {
 		u := us[i]
 		i++
-		rec := UnitRecord{Unit: u.ID, Sum: o.sum}
-		if x != nil {
-			x.each(slab, func(b int) {
-				rec.BlocksIn++
-				rec.ReadBytes += a.Blocks[b].Length
-			})
-		}
+		// The input blocks the unit needed and their stored bytes, as the
+		// pipeline read them (with --digest none too: the manifest's io
+		// section and the report sum them).
+		rec := UnitRecord{Unit: u.ID, Sum: o.sum, BlocksIn: ps.part.reads.blocksIn[i-1], ReadBytes: ps.part.reads.bytesIn[i-1]}
 		if err := t.put(u, slab, buf, o, &rec); err != nil {
 			return err
 		}

@@ -124,11 +124,16 @@ type slabReads struct {
 	reads     [][]*catalog.Block
 	pf        catalog.Prefetcher // nil: the source cannot prefetch
 	announced int                // the last slab whose reads were announced
+	// blocksIn and bytesIn: slab i's blocks and their stored bytes, noted
+	// when its reads are dropped (its unit's record).
+	blocksIn []int
+	bytesIn  []int64
 }
 
 func newSlabReads(src catalog.Source, a *catalog.Array, slabs []catalog.Box) *slabReads {
 	pf, _ := src.(catalog.Prefetcher)
-	return &slabReads{blocks: indexBlocks(a), slabs: slabs, reads: make([][]*catalog.Block, len(slabs)), pf: pf, announced: -1}
+	return &slabReads{blocks: indexBlocks(a), slabs: slabs, reads: make([][]*catalog.Block, len(slabs)), pf: pf, announced: -1,
+		blocksIn: make([]int, len(slabs)), bytesIn: make([]int64, len(slabs))}
 }
 
 func (r *slabReads) of(i int) []*catalog.Block {
@@ -138,7 +143,14 @@ func (r *slabReads) of(i int) []*catalog.Block {
 	return r.reads[i]
 }
 
-func (r *slabReads) drop(i int) { r.reads[i] = nil }
+// drop forgets slab i's reads once assembled, noting their count and bytes.
+func (r *slabReads) drop(i int) {
+	r.blocksIn[i] = len(r.reads[i])
+	for _, b := range r.reads[i] {
+		r.bytesIn[i] += b.Length
+	}
+	r.reads[i] = nil
+}
 
 func (r *slabReads) admit(ctx context.Context, i int) {
 	if r.pf == nil {
