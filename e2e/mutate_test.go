@@ -55,6 +55,7 @@ var mutSeeds = []mutSeed{
 	{name: "hdf5-types", src: "hdf5/adios2-hdf5-engine-types_np.h5", oracle: "h5py"},
 	{name: "hdf5-femm", src: "hdf5/openpmd-femm/example-femm-3d.h5", oracle: "h5py"},
 	{name: "chombo-2d", src: "chombo/mushy-layer/plt000100.2d.hdf5"},
+	{name: "scorpio-io16", src: "scorpio/adios-io16", arg: "f.eam.h1.0001-01-01-00000.nc.bp"},
 	{name: "generated", gen: true, oracle: "h5py"},
 }
 

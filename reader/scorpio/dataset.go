@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"relayout/catalog"
+	"relayout/internal/fileio"
 	"relayout/reader/bp"
 )
 
@@ -161,18 +162,21 @@ func Is(path string) bool {
 	if dir == "" {
 		return false
 	}
-	f, err := os.Open(filepath.Join(dir, "md.0"))
-	if err != nil {
-		return false
+	// Opened as every input file is (fileio.Open): a FIFO or device named
+	// md.0 is no SCORPIO dataset, and must not block the detection.
+	for _, name := range []string{"md.0", "mmd.0"} {
+		f, _, err := fileio.Open(filepath.Join(dir, name))
+		if err != nil {
+			return false
+		}
+		b := make([]byte, 1<<20)
+		n, _ := f.ReadAt(b, 0)
+		f.Close()
+		if strings.Contains(string(b[:n]), "/__pio__/") {
+			return true
+		}
 	}
-	defer f.Close()
-	b := make([]byte, 1<<20)
-	n, _ := f.ReadAt(b, 0)
-	if strings.Contains(string(b[:n]), "/__pio__/") {
-		return true
-	}
-	m, err := os.ReadFile(filepath.Join(dir, "mmd.0"))
-	return err == nil && strings.Contains(string(m), "/__pio__/")
+	return false
 }
 
 const (
