@@ -87,6 +87,25 @@ func TestPlacePartsRandom(t *testing.T) {
 				t.Fatalf("case %d (n %d, 0-based %v): place %d holds %d, want %d\nmaps %v", i, n, zero, k, got, want[k], pl.Maps)
 			}
 		}
+		// The same as 8-byte and 2-byte elements (each value widened or
+		// cut): the word-by-word paths and the generic one.
+		for _, size := range []int{8, 2} {
+			wide := &catalog.Placement{Maps: pl.Maps, Parts: make([][]byte, len(pl.Parts)), Fill: resize(pl.Fill, size)}
+			for g, part := range pl.Parts {
+				for j := 0; j+4 <= len(part); j += 4 {
+					wide.Parts[g] = append(wide.Parts[g], resize(part[j:j+4], size)...)
+				}
+			}
+			out, err := placeParts(n, size, wide)
+			if err != nil {
+				t.Fatalf("case %d, %d-byte elements: %v", i, size, err)
+			}
+			for k := range n {
+				if got, want := out[int64(size)*k:int64(size)*(k+1)], resize(binary.LittleEndian.AppendUint32(nil, uint32(want[k])), size); !slices.Equal(got, want) {
+					t.Fatalf("case %d, %d-byte elements: place %d holds %x, want %x", i, size, k, got, want)
+				}
+			}
+		}
 	}
 }
 
@@ -128,6 +147,13 @@ func TestPlacePartsPadding(t *testing.T) {
 			t.Errorf("%s: %v, want ErrCorrupt", name, err)
 		}
 	}
+}
+
+// resize is the 4 bytes b as size bytes: zero-extended, or cut.
+func resize(b []byte, size int) []byte {
+	out := make([]byte, size)
+	copy(out, b)
+	return out
 }
 
 func le32(b []byte) []int32 {
