@@ -104,7 +104,8 @@ func TestDigestSite(t *testing.T) {
 				digest         catalog.Digest
 			}{{true, true, catalog.SHA256}, {false, true, catalog.SHA256}, {true, false, catalog.SHA256}, {true, true, catalog.NoDigest}} {
 				e := &engine{digests: off.digests, opts: Options{Digest: off.digest}, bandLeft: c.bandLeft}
-				d := &Dataset{Kind: kind, Shape: a.Shape, Chunk: []int64{2, 2}}
+				e.opts.Limits.ReadLimit = 32 // a plane of a chunk row: 2 chunks of 2 elements of 8 bytes
+				d := &Dataset{Kind: kind, Shape: a.Shape, Chunk: []int64{2, 2}, ElemSize: 8}
 				site, bd := e.digestSite(targetOf(d).traits(), a, c.units, off.whole)
 				want := c.want[ki]
 				if !off.digests || !off.whole || off.digest == catalog.NoDigest {
@@ -121,5 +122,13 @@ func TestDigestSite(t *testing.T) {
 				}
 			}
 		}
+	}
+	// Raw chunks whose chunk row's plane exceeds the read-back buffer
+	// are hashed from the input instead.
+	e := &engine{digests: true, opts: Options{Digest: catalog.SHA256}}
+	e.opts.Limits.ReadLimit = 31
+	d := &Dataset{Kind: kindChunks, Shape: a.Shape, Chunk: []int64{2, 2}, ElemSize: 8}
+	if site, _ := e.digestSite(targetOf(d).traits(), a, columns, true); site != digestInput {
+		t.Errorf("raw chunks, a plane of 32 bytes, a read-back buffer of 31: site %d, want %d (input)", site, digestInput)
 	}
 }

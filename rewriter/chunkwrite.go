@@ -21,15 +21,13 @@ type chunkTarget struct {
 }
 
 // canAllocateChunks reports whether a's chunks can be allocated up front and
-// pwritten: raw (no filters), every chunk touched by a block (a sparse
-// array's holes would otherwise take space), and one plane of a chunk row
-// small enough for the digest's read-back buffer.
-func canAllocateChunks(a *catalog.Array, chunk []int64, opts Options) bool {
-	if opts.Deflate > 0 || len(a.Shape) == 0 || a.Elements() == 0 || !planner.FullyCovered(a) {
-		return false
-	}
-	grid := chunkGrid(a.Shape, chunk)
-	return product(grid[1:])*product(chunk[1:])*int64(a.DType.Size) <= opts.Limits.ReadLimit
+// pwritten: raw (no filters) and every chunk touched by a block (a sparse
+// array's holes would otherwise take space). Where one plane of a chunk row
+// exceeds the read-back buffer, the digest is not read back chunk row by
+// chunk row (digestSite): such arrays were sent through the part files,
+// their bytes written twice (SCORPIO's 57.6 MB record slabs).
+func canAllocateChunks(a *catalog.Array, opts Options) bool {
+	return opts.Deflate == 0 && len(a.Shape) > 0 && a.Elements() > 0 && planner.FullyCovered(a)
 }
 
 // allocatedChunks lists the chunks HDF5 allocated for a dataset (its object

@@ -516,7 +516,9 @@ const (
 //	not whole, or no dataset digest none        none        none
 //	row-major runs of the array     in order    in order    in order
 //	band by band, the band fits     read back   bands       bands
-//	otherwise                       read back   read back   input
+//	otherwise                       read back   read back*  input
+//
+// (*: when a plane of a chunk row fits the read-back buffer, else input.)
 //
 // Why:
 //   - none: a journaled shard journals each unit's digest instead (commit
@@ -557,7 +559,7 @@ func (e *engine) digestSite(tr targetTraits, a *catalog.Array, boxes []catalog.B
 		e.bandLeft -= bd.bytes
 		return digestBands, bd
 	}
-	if tr.readBack == readBackRows {
+	if tr.readBack == readBackRows && tr.rowPlane <= e.opts.Limits.ReadLimit {
 		return digestReadBack, nil
 	}
 	return digestInput, nil

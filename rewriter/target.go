@@ -76,8 +76,11 @@ type targetTraits struct {
 	// assembly (cuboids, and a virtual dataset's sources, must not overlap).
 	disjoint bool
 	// readBack: how the written bytes can be hashed back in row-major
-	// order for the dataset's digest (digestSite).
+	// order for the dataset's digest (digestSite); rowPlane, for
+	// readBackRows: the bytes of one plane of a chunk row, which the
+	// read-back buffer must hold.
 	readBack readBackCost
+	rowPlane int64
 	// storedBlocks: how many blocks the data is stored as, but for the
 	// encoded chunks (the units' records list them): the report's blocks_out.
 	storedBlocks int

@@ -35,7 +35,12 @@ func (t *rawChunksOut) traits() targetTraits {
 	if len(t.d.Chunk) > 0 && t.d.Chunk[0] > 0 {
 		step = t.d.Chunk[0]
 	}
-	return targetTraits{readBack: readBackRows, storedBlocks: int(product(chunkGrid(t.d.Shape, t.d.Chunk))), bandStep: step}
+	grid := chunkGrid(t.d.Shape, t.d.Chunk)
+	var plane int64
+	if len(grid) > 0 {
+		plane = product(grid[1:]) * product(t.d.Chunk[1:]) * int64(t.d.ElemSize)
+	}
+	return targetTraits{readBack: readBackRows, rowPlane: plane, storedBlocks: int(product(grid)), bandStep: step}
 }
 
 // units are about a tile (or one chunk, if larger): assembled, written and

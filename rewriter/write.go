@@ -215,7 +215,7 @@ func createData(w *h5.Writer, store *catalog.Store, holes *holeLayouts, a *catal
 		if err != nil {
 			return entry, t, spec, arrayErr(a.Key(), err)
 		}
-		spec.Allocate = canAllocateChunks(full, layout.Chunk, opts)
+		spec.Allocate = canAllocateChunks(full, opts)
 	}
 	if layout.Kind == planner.Merged {
 		mt, err = createMerged(w, store, a, path, spec, opts)
