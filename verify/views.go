@@ -20,22 +20,25 @@ import (
 // file (which exists, holds that variable's dataset in the manifest, and
 // whose shape, padded with 1s to three axes, is the array's); the extent is
 // the arrays' shape reversed (VTK's x is the last axis) and the direction
-// a permutation. A virtual dataset whose file is missing reads as its fill
-// value without an error, hence the files' check. One line goes to w.
+// a permutation. OverlappingAMR views are checked by checkAMRView. A
+// virtual dataset whose file is missing reads as its fill value without an
+// error, hence the files' check. One line goes to w.
 func checkViews(dir string, m *catalog.Manifest, w io.Writer) (bool, error) {
 	if len(m.Views) == 0 {
 		return true, nil
 	}
 	shapes := map[[2]string][]int64{} // file, path -> shape
+	datasets := map[[2]string]catalog.ManifestDataset{}
 	for _, v := range m.Variables {
 		for _, d := range v.Datasets {
 			shapes[[2]string{v.File, d.Path}] = d.Shape
+			datasets[[2]string{v.File, d.Path}] = d
 		}
 	}
 	var bad []string
 	arrays := 0
 	for _, v := range m.Views {
-		b, n, err := checkView(dir, v, shapes)
+		b, n, err := checkView(dir, v, shapes, datasets)
 		if err != nil {
 			return false, err
 		}
@@ -50,7 +53,7 @@ func checkViews(dir string, m *catalog.Manifest, w io.Writer) (bool, error) {
 	return true, err
 }
 
-func checkView(dir string, v catalog.ManifestView, shapes map[[2]string][]int64) (bad []string, arrays int, err error) {
+func checkView(dir string, v catalog.ManifestView, shapes map[[2]string][]int64, datasets map[[2]string]catalog.ManifestDataset) (bad []string, arrays int, err error) {
 	f, err := h5.Open(filepath.Join(dir, filepath.FromSlash(v.File)))
 	if errors.Is(err, catalog.ErrNotFound) {
 		return []string{v.File + " is missing"}, 0, nil
@@ -76,6 +79,9 @@ func checkView(dir string, v catalog.ManifestView, shapes map[[2]string][]int64)
 	}
 	badf := func(format string, args ...any) {
 		bad = append(bad, v.File+": "+fmt.Sprintf(format, args...))
+	}
+	if a := get("Type"); v.Type == "OverlappingAMR" && a != nil && slices.Equal(a.Strings, []string{v.Type}) {
+		return checkAMRView(dir, v, f, attrs, datasets)
 	}
 	if a := get("Type"); a == nil || !slices.Equal(a.Strings, []string{"ImageData"}) || v.Type != "ImageData" {
 		badf("Type is not ImageData")

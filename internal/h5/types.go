@@ -121,8 +121,10 @@ type VirtualSource struct {
 
 // VirtualMapping is one mapping of a virtual dataset: the source dataset
 // Dataset of file File ("." for the same file) appears at Box of the virtual
-// dataset. Whole reports that the whole source is selected; otherwise Sel
-// is the source's selection when it is one box.
+// dataset. Whole reports that the whole source is selected (as far as the
+// stored source dataspace tells: HDF5 may store a box at the origin with
+// the box as the extent); Sel is the source's selection when it is one
+// box, not an H5S_ALL selection.
 type VirtualMapping struct {
 	File, Dataset string
 	Box           catalog.Box

@@ -183,7 +183,7 @@ func (f *File) VirtualMappings(path string) ([]VirtualMapping, error) {
 		}
 		m.Whole = C.H5Sget_select_type(ss) == C.H5S_SEL_ALL ||
 			C.H5Sget_select_npoints(ss) == C.H5Sget_simple_extent_npoints(ss)
-		if !m.Whole {
+		if C.H5Sget_select_type(ss) != C.H5S_SEL_ALL {
 			if b, ok := selectionBox(ss, int(C.H5Sget_simple_extent_ndims(ss))); ok {
 				m.Sel = &b
 			}

@@ -197,7 +197,7 @@ func TestVirtualSelection(t *testing.T) {
 		t.Fatalf("mappings %+v %v", ms, err)
 	}
 	for i, m := range ms {
-		if m.Whole || m.Sel == nil || !reflect.DeepEqual(*m.Sel, sels[i]) || !reflect.DeepEqual(m.Box, srcs[i].Box) {
+		if m.Sel == nil || !reflect.DeepEqual(*m.Sel, sels[i]) || !reflect.DeepEqual(m.Box, srcs[i].Box) {
 			t.Errorf("mapping %d: %+v, want box %v of selection %v", i, m, srcs[i].Box, sels[i])
 		}
 	}
