@@ -17,8 +17,10 @@ with relayout's variable files read independently with h5py:
   counts are the box's;
 - every value of every array of every box equals the level dataset at the
   box (h5py's dataset[box], row-major, x fastest in VTK);
+- a 2-D level is one cell thick along VTK's z;
 - level 0's cells under level-1 boxes are blanked (vtkGhostType REFINEDCELL),
-  as many as the level-1 boxes cover divided by the refinement.
+  as many as the level-1 boxes cover divided by the refinement (3-D; for a
+  2-D hierarchy, which 5.11 leaves unblanked, the count is reported).
 
 Prints one OK line per view; exits 1 with a DIFF line at the first mismatch.
 """
@@ -69,7 +71,8 @@ def main():
             fail("%s: %s, want vtkOverlappingAMR" % (path, amr and amr.GetClassName()))
         if amr.GetNumberOfLevels() != len(v["levels"]):
             fail("%s: %d levels, the manifest lists %d" % (path, amr.GetNumberOfLevels(), len(v["levels"])))
-        values = boxes_total = 0
+        values = boxes_total = rank = 0
+        note = ""
         level_cells = []
         for lv in v["levels"]:
             L = lv["level"]
@@ -93,11 +96,12 @@ def main():
                         g = amr.GetDataSet(L, i)
                         lo, hi = table[i][0], table[i][1]
                         count = hi - lo + 1
-                        if not np.allclose(g.GetSpacing(), sp, rtol=1e-12, atol=0):
+                        rank = ds.ndim
+                        if not np.allclose(g.GetSpacing()[:rank], sp, rtol=1e-12, atol=0):
                             fail("%s level %d box %d: spacing %s, gridSpacing (x last) %s" % (path, L, i, g.GetSpacing(), sp))
-                        vlo = np.rint((np.array(g.GetOrigin()) - origin) / sp).astype(int)
+                        vlo = np.rint((np.array(g.GetOrigin()[:rank]) - origin) / sp).astype(int)
                         dims = np.array(g.GetDimensions()) - 1
-                        if list(vlo) != list(lo[::-1]) or list(dims) != list(count[::-1]):
+                        if list(vlo) != list(lo[::-1]) or list(dims[:rank]) != list(count[::-1]) or any(dims[rank:] != 1):
                             fail("%s level %d box %d: at %s with %s cells (x, y, z), the box table says lower %s count %s (z, y, x)"
                                  % (path, L, i, list(vlo), list(dims), list(lo), list(count)))
                         got = g.GetCellData().GetArray(a["name"])
@@ -116,17 +120,22 @@ def main():
             level_cells.append(cells)
         # Blanking: level 0's cells under level 1.
         if len(level_cells) > 1:
-            ratio = np.prod(np.array(amr.GetDataSet(0, 0).GetSpacing()) / np.array(amr.GetDataSet(1, 0).GetSpacing()))
+            ratio = np.prod((np.array(amr.GetDataSet(0, 0).GetSpacing()) / np.array(amr.GetDataSet(1, 0).GetSpacing()))[:rank])
             blanked = 0
             for i in range(amr.GetNumberOfDataSets(0)):
                 gh = amr.GetDataSet(0, i).GetCellData().GetArray("vtkGhostType")
                 if gh is None:
                     fail("%s: level 0 has no blanking (vtkGhostType)" % path)
                 blanked += int(np.count_nonzero(vtk_to_numpy(gh) & REFINEDCELL))
-            if blanked != round(level_cells[1] / ratio):
+            note = ""
+            if rank == 2:
+                # 5.11 leaves a 2-D hierarchy (one cell thick) unblanked:
+                # measured, reported, not required.
+                note = ", %d level-0 cells blanked of %d under level 1" % (blanked, round(level_cells[1] / ratio))
+            elif blanked != round(level_cells[1] / ratio):
                 fail("%s: %d level-0 cells blanked, level 1 covers %d" % (path, blanked, round(level_cells[1] / ratio)))
-        print("OK %s: %d levels, %s boxes, %d values equal to the level datasets (h5py)"
-              % (v["file"], len(v["levels"]), "+".join(str(lv["boxes"]) for lv in v["levels"]), values))
+        print("OK %s: %d levels, %s boxes, %d values equal to the level datasets (h5py)%s"
+              % (v["file"], len(v["levels"]), "+".join(str(lv["boxes"]) for lv in v["levels"]), values, note))
 
 
 main()

@@ -20,9 +20,12 @@ package rewriter
 // VTK's x is the dataset's last axis, y the middle one and z the first:
 // the view presents the arrays in their index order (for AMReX and Chombo
 // outputs, whose array axes are x, y, z, VTK's x is the physical z).
-// Origin and Spacing are given in that order. Only cell-centred 3-D levels
-// (openPMD position 0.5 on every axis, the AMReX and Chombo case) are
-// viewed, as CellData, Origin being the levels' common gridGlobalOffset.
+// Origin and Spacing are given in that order. A 2-D level (n0, n1) is a
+// slab one cell thick: VTK's x is n1, y is n0, AMRBox's z is [0, 0] and
+// the z spacing the x spacing (ParaView 5.11 reads it so). Only
+// cell-centred levels (openPMD position 0.5 on every axis, the AMReX and
+// Chombo case) are viewed, as CellData, Origin being the levels' common
+// gridGlobalOffset.
 
 import (
 	"encoding/binary"
@@ -52,8 +55,9 @@ type amrArray struct {
 // amrGeometry is a's OverlappingAMR geometry (per VTK axis) from its
 // openPMD attributes, or why it gets none.
 func amrGeometry(a *catalog.Array, ma meshAttrs) (origin, spacing [3]float64, why string) {
-	if len(a.Shape) != 3 {
-		return origin, spacing, fmt.Sprintf("refined level %d of rank %d (OverlappingAMR views are made of 3-D levels)", a.Level, len(a.Shape))
+	rank := len(a.Shape)
+	if rank != 2 && rank != 3 {
+		return origin, spacing, fmt.Sprintf("refined level %d of rank %d (OverlappingAMR views are made of 2-D and 3-D levels)", a.Level, rank)
 	}
 	attrs := append(slices.Clone(ma.record), ma.component...)
 	if geo := strs(attrs, "geometry"); len(geo) == 1 && geo[0] != "cartesian" {
@@ -66,18 +70,23 @@ func amrGeometry(a *catalog.Array, ma meshAttrs) (origin, spacing [3]float64, wh
 			slices.Reverse(s)
 		}
 	}
-	if len(sp) != 3 || len(off) != 3 {
+	if len(sp) != rank || len(off) != rank {
 		return origin, spacing, fmt.Sprintf("refined level %d: gridSpacing %v and gridGlobalOffset %v do not describe shape %v", a.Level, sp, off, a.Shape)
 	}
-	if slices.ContainsFunc(pos, func(p float64) bool { return p != 0.5 }) || len(pos) == 0 {
+	if slices.ContainsFunc(pos, func(p float64) bool { return p != 0.5 }) || len(pos) < rank {
 		return origin, spacing, fmt.Sprintf("refined level %d at position %v (OverlappingAMR views are of cell-centred data)", a.Level, pos)
 	}
-	for v := range 3 {
-		d := 2 - v
+	for v := range rank {
+		d := rank - 1 - v
 		if !(sp[d] > 0) {
 			return origin, spacing, fmt.Sprintf("refined level %d: gridSpacing %v", a.Level, sp)
 		}
 		origin[v], spacing[v] = off[d], sp[d]
+	}
+	if rank == 2 {
+		// A 2-D level is a slab one cell thick along VTK's z, as thick
+		// as its cells are wide.
+		spacing[2] = spacing[0]
 	}
 	return origin, spacing, ""
 }
@@ -94,7 +103,7 @@ func addAMRView(st *varStats, a *catalog.Array, ma meshAttrs, file, path, table 
 		if a.Level > 0 {
 			return fmt.Sprintf("refined level %d without boxes", a.Level)
 		}
-		boxes = []catalog.Box{{Lower: make([]int64, 3), Count: slices.Clone(a.Shape)}}
+		boxes = []catalog.Box{{Lower: make([]int64, len(a.Shape)), Count: slices.Clone(a.Shape)}}
 	}
 	st.amr = append(st.amr, amrArray{viewArray: viewArray{name: viewName(a.Var), v: a.Var, file: file, path: path, step: a.Step,
 		spec: h5.DatasetSpec{DType: spec.DType, Shape: a.Shape, Fill: spec.Fill}}, level: a.Level, boxes: boxes, table: table,
@@ -204,13 +213,19 @@ func writeAMRViews(stage string, arrays []amrArray) ([]catalog.ManifestView, []s
 	return out, skipped, nil
 }
 
-// amrBoxRows is the AMRBox table of boxes (in a 3-D dataset's index
-// space): per box x0 x1 y0 y1 z0 z1 with VTK's x the dataset's last axis.
+// amrBoxRows is the AMRBox table of boxes (in a 2-D or 3-D dataset's
+// index space): per box x0 x1 y0 y1 z0 z1 with VTK's x the dataset's last
+// axis; z0 = z1 = 0 for a 2-D dataset.
 func amrBoxRows(boxes []catalog.Box) []int64 {
 	rows := make([]int64, 0, 6*len(boxes))
 	for _, b := range boxes {
+		rank := len(b.Lower)
 		for v := range 3 {
-			d := 2 - v
+			d := rank - 1 - v
+			if d < 0 {
+				rows = append(rows, 0, 0)
+				continue
+			}
 			rows = append(rows, b.Lower[d], b.Lower[d]+b.Count[d]-1)
 		}
 	}

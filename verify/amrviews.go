@@ -74,24 +74,34 @@ func checkAMRView(dir string, v catalog.ManifestView, f *h5.File, attrs []catalo
 		for i := range rows {
 			rows[i] = int64(binary.LittleEndian.Uint64(raw[8*i:]))
 		}
-		// The boxes in the dataset's index space (z, y, x as the array's).
-		boxes := make([]catalog.Box, lv.Boxes)
-		cells := int64(0)
-		for b := range boxes {
-			boxes[b] = catalog.Box{Lower: make([]int64, 3), Count: make([]int64, 3)}
-			for x := range 3 {
-				d := 2 - x
-				boxes[b].Lower[d], boxes[b].Count[d] = rows[6*b+2*x], rows[6*b+2*x+1]-rows[6*b+2*x]+1
-			}
-			cells += boxes[b].Elements()
-		}
 		for _, a := range lv.Arrays {
 			arrays++
 			where := fmt.Sprintf("%s (%s level %d)", a.Dataset, a.Var, L)
 			ds, ok := datasets[[2]string{a.File, a.Path}]
-			if !ok || ds.Level != L || ds.Step != v.Step || len(ds.Shape) != 3 {
-				badf("%s maps %s:%s, which the manifest does not list as a 3-D level %d of step %d", where, a.File, a.Path, L, v.Step)
+			rank := len(ds.Shape)
+			if !ok || ds.Level != L || ds.Step != v.Step || (rank != 2 && rank != 3) {
+				badf("%s maps %s:%s, which the manifest does not list as a 2-D or 3-D level %d of step %d", where, a.File, a.Path, L, v.Step)
 				continue
+			}
+			// The boxes in the dataset's index space (VTK's x its last
+			// axis; z flat, [0, 0], for a 2-D dataset).
+			boxes := make([]catalog.Box, lv.Boxes)
+			cells := int64(0)
+			flat := true
+			for b := range boxes {
+				boxes[b] = catalog.Box{Lower: make([]int64, rank), Count: make([]int64, rank)}
+				for x := range 3 {
+					lo, hi := rows[6*b+2*x], rows[6*b+2*x+1]
+					if d := rank - 1 - x; d >= 0 {
+						boxes[b].Lower[d], boxes[b].Count[d] = lo, hi-lo+1
+					} else {
+						flat = flat && lo == 0 && hi == 0
+					}
+				}
+				cells += boxes[b].Elements()
+			}
+			if !flat {
+				badf("%s/AMRBox of a 2-D level has z other than [0, 0]", group)
 			}
 			if fi, err := os.Stat(filepath.Join(dir, filepath.FromSlash(a.File))); err != nil || !fi.Mode().IsRegular() {
 				badf("%s needs %s, which is missing", where, a.File)
@@ -105,7 +115,7 @@ func checkAMRView(dir string, v catalog.ManifestView, f *h5.File, attrs []catalo
 				badf("%s: %s:%s has no box table", where, a.File, a.Path)
 			}
 			if want == nil {
-				want = []catalog.Box{{Lower: make([]int64, 3), Count: ds.Shape}}
+				want = []catalog.Box{{Lower: make([]int64, rank), Count: ds.Shape}}
 			}
 			if !boxesEqual(want, boxes) {
 				badf("%s: %s/AMRBox is not the box table of %s:%s", where, group, a.File, a.Path)
@@ -135,7 +145,7 @@ func checkAMRView(dir string, v catalog.ManifestView, f *h5.File, attrs []catalo
 				n := boxes[b].Elements()
 				sel := m.Sel
 				if sel == nil && m.Whole {
-					sel = &catalog.Box{Lower: make([]int64, 3), Count: ds.Shape}
+					sel = &catalog.Box{Lower: make([]int64, rank), Count: ds.Shape}
 				}
 				ok = m.File == a.File && m.Dataset == a.Path && sel != nil && boxesEqual([]catalog.Box{*sel}, boxes[b:b+1]) &&
 					slices.Equal(m.Box.Lower, []int64{off}) && slices.Equal(m.Box.Count, []int64{n})
