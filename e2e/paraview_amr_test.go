@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"relayout/internal/testkit"
 )
 
 // amrViewsManifest is the manifest's OverlappingAMR views part.
@@ -108,4 +110,34 @@ with h5py.File(sys.argv[1], "a") as f:
 			t.Errorf("a changed AMRBox passed the ParaView check:\n%s", msg)
 		}
 	})
+}
+
+// TestYTAMR: relayout's GDF view of the real PeleLMeX 3-D plotfile
+// (view-amr_20.gdf) loads in yt (Debian's 4.1, its gdf frontend) with the
+// plotfile's grids, levels, domain and refinement, every grid's every
+// field equal element by element to yt's reading of the plotfile itself
+// (its AMReX frontend), per-level sums and whole-domain values equal
+// (yt_amr.py). relayout verify checks the view's grids against the box
+// tables; a grid's left index changed fails it.
+func TestYTAMR(t *testing.T) {
+	testkit.NeedPython(t, "Debian python3-yt and python3-h5py", "yt", "h5py")
+	in := sharedData(t, "amrex/pelelmex-3d")
+	out := filepath.Join(t.TempDir(), "out")
+	mustRun(t, "run", in, "-o", out, "-q")
+	gdf := filepath.Join(out, "view-amr_20.gdf")
+	b, err := exec.Command(python, "yt_amr.py", gdf, in).CombinedOutput()
+	if err != nil {
+		t.Fatalf("yt: %v\n%s", err, b)
+	}
+	t.Logf("yt:\n%s", b)
+	cmd := exec.Command(python, "-c", `import sys, h5py
+with h5py.File(sys.argv[1], "a") as f:
+    f["grid_left_index"][5, 0] += 8`, gdf)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	r := relayout(t, "verify", in, out)
+	if r.code != 1 || !strings.Contains(r.stdout+r.stderr, "grids are not the box table") {
+		t.Errorf("verify of a changed GDF grid: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
 }

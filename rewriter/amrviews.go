@@ -50,6 +50,7 @@ type amrArray struct {
 	table   string        // the box table in the variable's file ("" for a level without one)
 	origin  [3]float64    // per VTK axis (x: the dataset's last)
 	spacing [3]float64
+	time    float64 // the iteration's time (SI when timeUnitSI is given)
 }
 
 // amrGeometry is a's OverlappingAMR geometry (per VTK axis) from its
@@ -107,7 +108,7 @@ func addAMRView(st *varStats, a *catalog.Array, ma meshAttrs, file, path, table 
 	}
 	st.amr = append(st.amr, amrArray{viewArray: viewArray{name: viewName(a.Var), v: a.Var, file: file, path: path, step: a.Step,
 		spec: h5.DatasetSpec{DType: spec.DType, Shape: a.Shape, Fill: spec.Fill}}, level: a.Level, boxes: boxes, table: table,
-		origin: origin, spacing: spacing})
+		origin: origin, spacing: spacing, time: iterationTime(ma)})
 	return ""
 }
 
@@ -205,10 +206,20 @@ func writeAMRViews(stage string, arrays []amrArray) ([]catalog.ManifestView, []s
 			}
 			mv.Levels = append(mv.Levels, lv)
 		}
-		if err := writeAMRView(stage, mv, g.hiers[0].levels, func(L, i int) amrArray { return g.hiers[i].levels[L] }); err != nil {
+		array := func(L, i int) amrArray { return g.hiers[i].levels[L] }
+		if err := writeAMRView(stage, mv, g.hiers[0].levels, array); err != nil {
 			return nil, nil, err
 		}
 		out = append(out, mv)
+		gv, why, err := writeGDF(stage, mv, g.hiers[0].levels, array, g.hiers[0].levels[0].time)
+		if err != nil {
+			return nil, nil, err
+		}
+		if gv != nil {
+			out = append(out, *gv)
+		} else {
+			skipped = append(skipped, fmt.Sprintf("%s: no yt view (GDF): %s", name, why))
+		}
 	}
 	return out, skipped, nil
 }
@@ -304,4 +315,17 @@ func writeAMRView(stage string, mv catalog.ManifestView, levels []amrArray, arra
 	}
 	done = true
 	return nil
+}
+
+// iterationTime is the time attribute of a's iteration times timeUnitSI
+// (when given), or 0.
+func iterationTime(ma meshAttrs) float64 {
+	t := floats(ma.iteration, "time")
+	if len(t) != 1 {
+		return 0
+	}
+	if u := floats(ma.iteration, "timeUnitSI"); len(u) == 1 {
+		return t[0] * u[0]
+	}
+	return t[0]
 }

@@ -292,7 +292,7 @@ func writeViews(stage string, arrays []viewArray) ([]catalog.ManifestView, error
 // isView reports whether n is the name of a view file (variables' files
 // end in .h5 or .nc).
 func isView(n string) bool {
-	return strings.HasPrefix(n, "view") && strings.HasSuffix(n, ".hdf")
+	return strings.HasPrefix(n, "view") && (strings.HasSuffix(n, ".hdf") || strings.HasSuffix(n, ".gdf"))
 }
 
 // viewData is the group of a view's arrays.

@@ -49,7 +49,18 @@ func checkViews(dir string, m *catalog.Manifest, w io.Writer) (bool, error) {
 		_, err := fmt.Fprintf(w, "DIFF views: %s\n", strings.Join(bad, "; "))
 		return false, err
 	}
-	_, err := fmt.Fprintf(w, "OK  views  %d ParaView %s, %d arrays (virtual datasets over the variables' datasets)\n", len(m.Views), plural(len(m.Views), "view"), arrays)
+	gdf := 0
+	for _, v := range m.Views {
+		if v.Type == "GDF" {
+			gdf++
+		}
+	}
+	yt := ""
+	if gdf > 0 {
+		yt = fmt.Sprintf(" and %d yt GDF %s", gdf, plural(gdf, "view"))
+	}
+	pv := len(m.Views) - gdf
+	_, err := fmt.Fprintf(w, "OK  views  %d ParaView %s%s, %d arrays (virtual datasets over the variables' datasets)\n", pv, plural(pv, "view"), yt, arrays)
 	return true, err
 }
 
@@ -62,6 +73,9 @@ func checkView(dir string, v catalog.ManifestView, shapes map[[2]string][]int64,
 		return nil, 0, fmt.Errorf("verify: %w", err)
 	}
 	defer f.Close()
+	if v.Type == "GDF" {
+		return checkGDFView(dir, v, f, datasets)
+	}
 	attrs, err := f.Attrs("/VTKHDF")
 	if errors.Is(err, catalog.ErrNotFound) {
 		return []string{v.File + ": no /VTKHDF group"}, 0, nil
