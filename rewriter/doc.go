@@ -153,7 +153,9 @@
 // VTKHDF 1.0 OverlappingAMR file: per level its Spacing, its AMRBox table
 // (the level's boxes, VTK's x the dataset's last axis: an OverlappingAMR
 // has no Direction) and CellData arrays that are 1-D virtual datasets
-// mapping each box to its hyperslab of the level's dataset.
+// mapping each box to its hyperslab of the level's dataset; beside it,
+// view-amr_<step>.gdf (gdf.go), the same hierarchy in yt's Grid Data
+// Format, each box a grid whose fields are virtual datasets of the box.
 //
 // # File systems
 //
