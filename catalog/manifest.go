@@ -67,12 +67,27 @@ type Manifest struct {
 type ManifestView struct {
 	File        string              `json:"file"`
 	Step        int64               `json:"step"`
-	Type        string              `json:"type"` // "ImageData"
-	WholeExtent []int64             `json:"whole_extent"`
+	Type        string              `json:"type"` // "ImageData" or "OverlappingAMR"
+	WholeExtent []int64             `json:"whole_extent,omitempty"`
 	Origin      []float64           `json:"origin"`
-	Spacing     []float64           `json:"spacing"`
-	Direction   []float64           `json:"direction"` // row-major 3x3
+	Spacing     []float64           `json:"spacing,omitempty"`
+	Direction   []float64           `json:"direction,omitempty"` // row-major 3x3
 	Arrays      []ManifestViewArray `json:"arrays"`
+	// Levels are an OverlappingAMR view's levels (Arrays is then empty):
+	// /VTKHDF/Level<L> with its Spacing, its AMRBox table and its arrays.
+	Levels []ManifestViewLevel `json:"levels,omitempty"`
+}
+
+// ManifestViewLevel is one level of an OverlappingAMR view: its spacing
+// (VTK's x, y, z: the arrays' last, middle, first axis), the number of its
+// boxes (rows of /VTKHDF/Level<L>/AMRBox) and its arrays, each a 1-D
+// virtual dataset of Shape [cells of every box] mapping each box, in
+// AMRBox's order, to its hyperslab of the level's dataset Path of File.
+type ManifestViewLevel struct {
+	Level   int                 `json:"level"`
+	Spacing []float64           `json:"spacing"`
+	Boxes   int                 `json:"boxes"`
+	Arrays  []ManifestViewArray `json:"arrays"`
 }
 
 // ManifestViewArray is one array of a view: the virtual dataset Dataset of

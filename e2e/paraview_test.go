@@ -43,12 +43,20 @@ func readViews(t *testing.T, out string) viewsManifest {
 // ParaView (5.11 aborts, and may then wait, on files it cannot read).
 func pvCheck(t *testing.T, out, rule string) (string, bool) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	args := []string{"-a", "pvpython", "paraview_check.py", out}
+	args := []string{out}
 	if rule != "" {
 		args = append(args, rule)
 	}
+	return pvScript(t, "paraview_check.py", args...)
+}
+
+// pvScript runs a check script under xvfb-run pvpython as pvCheck does.
+func pvScript(t *testing.T, script string, scriptArgs ...string) (string, bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	out := scriptArgs[0]
+	args := append([]string{"-a", "pvpython", script}, scriptArgs...)
 	cmd := exec.CommandContext(ctx, "xvfb-run", args...)
 	b, err := cmd.CombinedOutput()
 	var lines []string
@@ -58,7 +66,7 @@ func pvCheck(t *testing.T, out, rule string) (string, bool) {
 		}
 	}
 	if ctx.Err() != nil {
-		t.Fatalf("pvpython paraview_check.py %s did not finish: %v\n%s", out, ctx.Err(), b)
+		t.Fatalf("pvpython %s %s did not finish: %v\n%s", script, out, ctx.Err(), b)
 	}
 	return strings.Join(lines, "\n"), err == nil
 }

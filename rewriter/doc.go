@@ -148,6 +148,15 @@
 // manifest's views_skipped; Options.NoViews makes none. The job's commit
 // moves them with the rest, RemoveTemps removes them after a failure.
 //
+// <stage>/view-amr_<step>.hdf (amrviews.go) presents every step's AMR
+// hierarchies (levels 0..L of a cell-centred 2-D or 3-D mesh variable) as a
+// VTKHDF 1.0 OverlappingAMR file: per level its Spacing, its AMRBox table
+// (the level's boxes, VTK's x the dataset's last axis: an OverlappingAMR
+// has no Direction) and CellData arrays that are 1-D virtual datasets
+// mapping each box to its hyperslab of the level's dataset; beside it,
+// view-amr_<step>.gdf (gdf.go), the same hierarchy in yt's Grid Data
+// Format, each box a grid whose fields are virtual datasets of the box.
+//
 // # File systems
 //
 // Prepare takes the output's file system (Options.FS, from fsinfo.Detect) and

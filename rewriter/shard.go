@@ -363,8 +363,10 @@ func Prepare(ctx context.Context, store *catalog.Store, src catalog.Source, stag
 		job.Manifest.ViewsSkipped = []string{"no ParaView views: the output is netCDF time series, not meshes (open them in ParaView with its netCDF reader)"}
 	default:
 		var arrays []viewArray
+		var amr []amrArray
 		for i := range stats {
 			arrays = append(arrays, stats[i].views...)
+			amr = append(amr, stats[i].amr...)
 			for _, l := range stats[i].noView { // a species' records say the same
 				if !slices.Contains(job.Manifest.ViewsSkipped, l) {
 					job.Manifest.ViewsSkipped = append(job.Manifest.ViewsSkipped, l)
@@ -374,6 +376,12 @@ func Prepare(ctx context.Context, store *catalog.Store, src catalog.Source, stag
 		if job.Manifest.Views, err = writeViews(stage, arrays); err != nil {
 			return nil, err
 		}
+		amrViews, skipped, err := writeAMRViews(stage, amr)
+		if err != nil {
+			return nil, err
+		}
+		job.Manifest.Views = append(job.Manifest.Views, amrViews...)
+		job.Manifest.ViewsSkipped = append(job.Manifest.ViewsSkipped, skipped...)
 	}
 
 	su := make([]planner.ShardUnit, len(job.Units))

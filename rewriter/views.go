@@ -184,7 +184,15 @@ func meshView(a *catalog.Array, ma meshAttrs) (viewGrid, string) {
 
 // addView adds array a (written at path of file with spec) to st's views,
 // or says why it gets none.
-func addView(st *varStats, a *catalog.Array, ma meshAttrs, file, path, species string, spec h5.DatasetSpec) {
+func addView(st *varStats, a *catalog.Array, ma meshAttrs, file, path, table, species string, spec h5.DatasetSpec) {
+	amrWhy := ""
+	if species == "" && !a.Constant && len(a.Shape) > 0 && a.Elements() > 0 {
+		// Every level of a mesh for the OverlappingAMR views; level 0
+		// also gets its ImageData view.
+		if amrWhy = addAMRView(st, a, ma, file, path, table, spec); amrWhy == "" && a.Level > 0 {
+			return
+		}
+	}
 	why := ""
 	switch {
 	case species != "":
@@ -192,7 +200,7 @@ func addView(st *varStats, a *catalog.Array, ma meshAttrs, file, path, species s
 	case a.Constant:
 		why = "a constant record component (no data to view)"
 	case a.Level > 0:
-		why = fmt.Sprintf("refined level %d (OverlappingAMR views are not made yet; level 0 is viewed)", a.Level)
+		why = amrWhy
 	case len(a.Shape) == 0:
 		return // a rank-0 value, not a mesh
 	case a.Elements() == 0:
@@ -284,7 +292,7 @@ func writeViews(stage string, arrays []viewArray) ([]catalog.ManifestView, error
 // isView reports whether n is the name of a view file (variables' files
 // end in .h5 or .nc).
 func isView(n string) bool {
-	return strings.HasPrefix(n, "view") && strings.HasSuffix(n, ".hdf")
+	return strings.HasPrefix(n, "view") && (strings.HasSuffix(n, ".hdf") || strings.HasSuffix(n, ".gdf"))
 }
 
 // viewData is the group of a view's arrays.

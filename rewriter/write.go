@@ -32,6 +32,7 @@ type varStats struct {
 	bytes  int64
 	links  []seriesLink // what series.h5 links to in this file
 	views  []viewArray  // the file's mesh datasets that ParaView views present
+	amr    []amrArray   // its mesh levels that OverlappingAMR views present
 	// noView: why some of the file's datasets get no view (one line each).
 	noView []string
 }
@@ -170,7 +171,7 @@ func writeStructure(ctx context.Context, w *h5.Writer, store *catalog.Store, src
 		}
 		st.links = append(st.links, l)
 		if !opts.NoViews {
-			addView(st, a, ma, mv.File, path, species, spec)
+			addView(st, a, ma, mv.File, path, entry.Boxes, species, spec)
 		}
 		if a.Constant {
 			mv.Constants = append(mv.Constants, entry)

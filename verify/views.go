@@ -20,22 +20,25 @@ import (
 // file (which exists, holds that variable's dataset in the manifest, and
 // whose shape, padded with 1s to three axes, is the array's); the extent is
 // the arrays' shape reversed (VTK's x is the last axis) and the direction
-// a permutation. A virtual dataset whose file is missing reads as its fill
-// value without an error, hence the files' check. One line goes to w.
+// a permutation. OverlappingAMR views are checked by checkAMRView. A
+// virtual dataset whose file is missing reads as its fill value without an
+// error, hence the files' check. One line goes to w.
 func checkViews(dir string, m *catalog.Manifest, w io.Writer) (bool, error) {
 	if len(m.Views) == 0 {
 		return true, nil
 	}
 	shapes := map[[2]string][]int64{} // file, path -> shape
+	datasets := map[[2]string]catalog.ManifestDataset{}
 	for _, v := range m.Variables {
 		for _, d := range v.Datasets {
 			shapes[[2]string{v.File, d.Path}] = d.Shape
+			datasets[[2]string{v.File, d.Path}] = d
 		}
 	}
 	var bad []string
 	arrays := 0
 	for _, v := range m.Views {
-		b, n, err := checkView(dir, v, shapes)
+		b, n, err := checkView(dir, v, shapes, datasets)
 		if err != nil {
 			return false, err
 		}
@@ -46,11 +49,22 @@ func checkViews(dir string, m *catalog.Manifest, w io.Writer) (bool, error) {
 		_, err := fmt.Fprintf(w, "DIFF views: %s\n", strings.Join(bad, "; "))
 		return false, err
 	}
-	_, err := fmt.Fprintf(w, "OK  views  %d ParaView %s, %d arrays (virtual datasets over the variables' datasets)\n", len(m.Views), plural(len(m.Views), "view"), arrays)
+	gdf := 0
+	for _, v := range m.Views {
+		if v.Type == "GDF" {
+			gdf++
+		}
+	}
+	yt := ""
+	if gdf > 0 {
+		yt = fmt.Sprintf(" and %d yt GDF %s", gdf, plural(gdf, "view"))
+	}
+	pv := len(m.Views) - gdf
+	_, err := fmt.Fprintf(w, "OK  views  %d ParaView %s%s, %d arrays (virtual datasets over the variables' datasets)\n", pv, plural(pv, "view"), yt, arrays)
 	return true, err
 }
 
-func checkView(dir string, v catalog.ManifestView, shapes map[[2]string][]int64) (bad []string, arrays int, err error) {
+func checkView(dir string, v catalog.ManifestView, shapes map[[2]string][]int64, datasets map[[2]string]catalog.ManifestDataset) (bad []string, arrays int, err error) {
 	f, err := h5.Open(filepath.Join(dir, filepath.FromSlash(v.File)))
 	if errors.Is(err, catalog.ErrNotFound) {
 		return []string{v.File + " is missing"}, 0, nil
@@ -59,6 +73,9 @@ func checkView(dir string, v catalog.ManifestView, shapes map[[2]string][]int64)
 		return nil, 0, fmt.Errorf("verify: %w", err)
 	}
 	defer f.Close()
+	if v.Type == "GDF" {
+		return checkGDFView(dir, v, f, datasets)
+	}
 	attrs, err := f.Attrs("/VTKHDF")
 	if errors.Is(err, catalog.ErrNotFound) {
 		return []string{v.File + ": no /VTKHDF group"}, 0, nil
@@ -76,6 +93,9 @@ func checkView(dir string, v catalog.ManifestView, shapes map[[2]string][]int64)
 	}
 	badf := func(format string, args ...any) {
 		bad = append(bad, v.File+": "+fmt.Sprintf(format, args...))
+	}
+	if a := get("Type"); v.Type == "OverlappingAMR" && a != nil && slices.Equal(a.Strings, []string{v.Type}) {
+		return checkAMRView(dir, v, f, attrs, datasets)
 	}
 	if a := get("Type"); a == nil || !slices.Equal(a.Strings, []string{"ImageData"}) || v.Type != "ImageData" {
 		badf("Type is not ImageData")

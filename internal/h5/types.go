@@ -106,20 +106,30 @@ const NullPadString = "nullpad-string"
 // from the virtual dataset's (a 2-D array seen as one (ny, nx, 1) slab of a
 // 3-D one): its elements fill Box in row-major order, so the product of
 // Shape must equal Box's elements.
+//
+// Sel, when set, maps only the box Sel of the source (of shape Shape, which
+// must then be set) instead of the whole: its elements, in row-major order,
+// fill Box in row-major order (one AMR box of a level's dataset as a run of
+// a 1-D array), so Sel's elements must equal Box's.
 type VirtualSource struct {
 	File  string
 	Path  string
 	Box   catalog.Box
 	Shape []int64
+	Sel   *catalog.Box
 }
 
 // VirtualMapping is one mapping of a virtual dataset: the source dataset
 // Dataset of file File ("." for the same file) appears at Box of the virtual
-// dataset. Whole reports that the whole source is selected.
+// dataset. Whole reports that the whole source is selected (as far as the
+// stored source dataspace tells: HDF5 may store a box at the origin with
+// the box as the extent); Sel is the source's selection when it is one
+// box, not an H5S_ALL selection.
 type VirtualMapping struct {
 	File, Dataset string
 	Box           catalog.Box
 	Whole         bool
+	Sel           *catalog.Box
 }
 
 // NoChunkCache, as OpenSlabReader's cacheBytes, opens a dataset without a

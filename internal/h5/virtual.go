@@ -39,7 +39,15 @@ func (w *Writer) CreateVirtual(path string, spec DatasetSpec, srcs []VirtualSour
 				return fmt.Errorf("h5: %s: %s: source %s box %v outside shape %v: %w", w.path, path, s.Path, s.Box, spec.Shape, catalog.ErrUnsupported)
 			}
 		}
-		if s.Shape != nil && (len(s.Shape) == 0 || (catalog.Box{Count: s.Shape}).Elements() != s.Box.Elements()) {
+		if s.Sel != nil {
+			ok := len(s.Shape) > 0 && len(s.Sel.Lower) == len(s.Shape) && len(s.Sel.Count) == len(s.Shape) && s.Sel.Elements() == s.Box.Elements()
+			for d := range s.Sel.Lower {
+				ok = ok && s.Sel.Lower[d] >= 0 && s.Sel.Count[d] > 0 && s.Sel.Lower[d]+s.Sel.Count[d] <= s.Shape[d]
+			}
+			if !ok {
+				return fmt.Errorf("h5: %s: %s: source %s selection %v of shape %v does not fill box %v: %w", w.path, path, s.Path, *s.Sel, s.Shape, s.Box, catalog.ErrUnsupported)
+			}
+		} else if s.Shape != nil && (len(s.Shape) == 0 || (catalog.Box{Count: s.Shape}).Elements() != s.Box.Elements()) {
 			return fmt.Errorf("h5: %s: %s: source %s of shape %v does not fill box %v: %w", w.path, path, s.Path, s.Shape, s.Box, catalog.ErrUnsupported)
 		}
 	}
@@ -82,6 +90,10 @@ func (w *Writer) CreateVirtual(path string, spec DatasetSpec, srcs []VirtualSour
 			return w.failf(path, "cannot create source dataspace %v", s.Box.Count)
 		}
 		ok := C.H5Sselect_hyperslab(vspace, C.H5S_SELECT_SET, &start[0], nil, &count[0], nil) >= 0
+		if ok && s.Sel != nil {
+			sstart, scount := hsizes(s.Sel.Lower), hsizes(s.Sel.Count)
+			ok = C.H5Sselect_hyperslab(sspace, C.H5S_SELECT_SET, &sstart[0], nil, &scount[0], nil) >= 0
+		}
 		if ok {
 			file := s.File
 			if file == "" {
@@ -171,6 +183,11 @@ func (f *File) VirtualMappings(path string) ([]VirtualMapping, error) {
 		}
 		m.Whole = C.H5Sget_select_type(ss) == C.H5S_SEL_ALL ||
 			C.H5Sget_select_npoints(ss) == C.H5Sget_simple_extent_npoints(ss)
+		if C.H5Sget_select_type(ss) != C.H5S_SEL_ALL {
+			if b, ok := selectionBox(ss, int(C.H5Sget_simple_extent_ndims(ss))); ok {
+				m.Sel = &b
+			}
+		}
 		C.H5Sclose(ss)
 		out = append(out, m)
 	}

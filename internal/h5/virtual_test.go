@@ -123,3 +123,82 @@ func TestVirtualReshape(t *testing.T) {
 		t.Errorf("mappings %+v %v", ms, err)
 	}
 }
+
+// TestVirtualSelection maps two boxes of a 3-D dataset of another file
+// (VirtualSource.Sel) onto consecutive runs of a 1-D virtual dataset, reads
+// them back in each box's row-major order, and lists the selections.
+func TestVirtualSelection(t *testing.T) {
+	dir := t.TempDir()
+	dt := catalog.DType{Kind: catalog.Float, Size: 8}
+	w, err := Create(filepath.Join(dir, "src.h5"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shape := []int64{2, 3, 4}
+	d, err := w.CreateDataset("/a", DatasetSpec{DType: dt, Shape: shape, Chunk: shape})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []byte
+	for i := range 24 {
+		all = binary.LittleEndian.AppendUint64(all, math.Float64bits(float64(i)))
+	}
+	if err := d.WriteChunk([]int64{0, 0, 0}, all); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	sels := []catalog.Box{{Lower: []int64{0, 1, 1}, Count: []int64{2, 2, 2}}, {Lower: []int64{1, 0, 3}, Count: []int64{1, 3, 1}}}
+	var want []byte
+	for _, s := range sels {
+		for i := s.Lower[0]; i < s.Lower[0]+s.Count[0]; i++ {
+			for j := s.Lower[1]; j < s.Lower[1]+s.Count[1]; j++ {
+				for k := s.Lower[2]; k < s.Lower[2]+s.Count[2]; k++ {
+					want = binary.LittleEndian.AppendUint64(want, math.Float64bits(float64(12*i+4*j+k)))
+				}
+			}
+		}
+	}
+	vw, err := Create(filepath.Join(dir, "v.h5"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srcs := []VirtualSource{
+		{File: "src.h5", Path: "/a", Box: catalog.Box{Lower: []int64{0}, Count: []int64{8}}, Shape: shape, Sel: &sels[0]},
+		{File: "src.h5", Path: "/a", Box: catalog.Box{Lower: []int64{8}, Count: []int64{3}}, Shape: shape, Sel: &sels[1]},
+	}
+	if err := vw.CreateVirtual("/v", DatasetSpec{DType: dt, Shape: []int64{11}}, srcs); err != nil {
+		t.Fatal(err)
+	}
+	bad := []VirtualSource{{File: "src.h5", Path: "/a", Box: catalog.Box{Lower: []int64{0}, Count: []int64{8}}, Shape: shape,
+		Sel: &catalog.Box{Lower: []int64{1, 1, 1}, Count: []int64{2, 2, 2}}}}
+	if err := vw.CreateVirtual("/bad", DatasetSpec{DType: dt, Shape: []int64{11}}, bad); !errors.Is(err, catalog.ErrUnsupported) {
+		t.Errorf("a selection outside the source: %v", err)
+	}
+	if err := vw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Open(filepath.Join(dir, "v.h5"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	got := make([]byte, len(want))
+	if err := f.ReadHyperslab("/v", []int64{0}, []int64{11}, dt, got); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("read through the virtual dataset %v, want %v", got, want)
+	}
+	ms, err := f.VirtualMappings("/v")
+	if err != nil || len(ms) != 2 {
+		t.Fatalf("mappings %+v %v", ms, err)
+	}
+	for i, m := range ms {
+		if m.Sel == nil || !reflect.DeepEqual(*m.Sel, sels[i]) || !reflect.DeepEqual(m.Box, srcs[i].Box) {
+			t.Errorf("mapping %d: %+v, want box %v of selection %v", i, m, srcs[i].Box, sels[i])
+		}
+	}
+}

@@ -1,0 +1,143 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"relayout/internal/testkit"
+)
+
+// amrViewsManifest is the manifest's OverlappingAMR views part.
+type amrViewsManifest struct {
+	Views []struct {
+		File   string
+		Type   string
+		Levels []struct {
+			Level  int
+			Boxes  int
+			Arrays []struct{ Name, Var, File, Path string }
+		}
+	}
+	ViewsSkipped []string `json:"views_skipped"`
+}
+
+// TestParaViewAMR: relayout's OverlappingAMR views of the real PeleLMeX
+// 3-D plotfile (3 levels, 1 + 8 + 64 boxes; run and a journaled run
+// --resume), the PeleLMeX 2-D one and a Chombo 2-D one open in ParaView
+// 5.11's vtkHDFReader with every level's every box where the level
+// datasets' box tables put it and every value of every array equal to the
+// level dataset at the box read with h5py (paraview_amr_check.py), the 3-D
+// coarse cells under level 1 blanked. An AMRBox row changed in the view
+// fails relayout verify and the ParaView check.
+func TestParaViewAMR(t *testing.T) {
+	needParaView(t)
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name, in, view string
+		boxes          []int
+		arrays         int
+		args           []string
+	}{
+		{"pelelmex-3d", "amrex/pelelmex-3d", "view-amr_20.hdf", []int{1, 8, 64}, 38, nil},
+		{"pelelmex-3d-resume", "amrex/pelelmex-3d", "view-amr_20.hdf", []int{1, 8, 64}, 38, []string{"--resume"}},
+		{"pelelmex-2d", "amrex/pelelmex-2d", "view-amr_70100.hdf", []int{256, 551}, 0, nil},
+		{"chombo-2d", "chombo/mushy-layer/plt025000.2d.hdf5", "view-amr_25000.hdf", []int{1, 8, 8}, 0, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := filepath.Join(dir, c.name)
+			mustRun(t, append([]string{"run", sharedData(t, c.in), "-o", out, "-q"}, c.args...)...)
+			var m amrViewsManifest
+			b, err := os.ReadFile(filepath.Join(out, "relayout.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(b, &m); err != nil {
+				t.Fatal(err)
+			}
+			var amr []int
+			for i, v := range m.Views {
+				if v.Type == "OverlappingAMR" {
+					amr = append(amr, i)
+				}
+			}
+			if len(amr) != 1 || m.Views[amr[0]].File != c.view {
+				t.Fatalf("views %+v, want one OverlappingAMR %s", m.Views, c.view)
+			}
+			v := m.Views[amr[0]]
+			var boxes []int
+			for _, l := range v.Levels {
+				boxes = append(boxes, l.Boxes)
+			}
+			if !slices.Equal(boxes, c.boxes) || (c.arrays > 0 && len(v.Levels[len(v.Levels)-1].Arrays) != c.arrays) {
+				t.Errorf("levels %+v, want %v boxes of %d arrays", v.Levels, c.boxes, c.arrays)
+			}
+			if s := strings.Join(m.ViewsSkipped, "\n"); strings.Contains(s, "refined level") {
+				t.Errorf("views_skipped lists refined levels: %s", s)
+			}
+			if fi, err := os.Stat(filepath.Join(out, v.File)); err != nil || fi.Size() > 2<<20 {
+				t.Errorf("%s: %v: a view should copy no data", v.File, err)
+			}
+			msg, ok := pvScript(t, "paraview_amr_check.py", out)
+			if !ok {
+				t.Fatalf("ParaView check failed:\n%s", msg)
+			}
+			t.Logf("ParaView:\n%s", msg)
+		})
+	}
+
+	t.Run("changed-box", func(t *testing.T) {
+		in := sharedData(t, "amrex/pelelmex-3d")
+		out := filepath.Join(dir, "pelelmex-3d")
+		cmd := exec.Command(python, "-c", `import sys, h5py
+with h5py.File(sys.argv[1], "a") as f:
+    b = f["VTKHDF/Level1/AMRBox"]
+    r = b[1]
+    b[1] = b[2]
+    b[2] = r`, filepath.Join(out, "view-amr_20.hdf"))
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v\n%s", err, b)
+		}
+		r := relayout(t, "verify", in, out)
+		if r.code != 1 || !strings.Contains(r.stdout+r.stderr, "AMRBox is not the box table") {
+			t.Errorf("verify of a changed AMRBox: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		if msg, ok := pvScript(t, "paraview_amr_check.py", out); ok || !strings.Contains(msg, "box table says") {
+			t.Errorf("a changed AMRBox passed the ParaView check:\n%s", msg)
+		}
+	})
+}
+
+// TestYTAMR: relayout's GDF view of the real PeleLMeX 3-D plotfile
+// (view-amr_20.gdf) loads in yt (Debian's 4.1, its gdf frontend) with the
+// plotfile's grids, levels, domain and refinement, every grid's every
+// field equal element by element to yt's reading of the plotfile itself
+// (its AMReX frontend), per-level sums and whole-domain values equal
+// (yt_amr.py). relayout verify checks the view's grids against the box
+// tables; a grid's left index changed fails it.
+func TestYTAMR(t *testing.T) {
+	testkit.NeedPython(t, "Debian python3-yt and python3-h5py", "yt", "h5py")
+	in := sharedData(t, "amrex/pelelmex-3d")
+	out := filepath.Join(t.TempDir(), "out")
+	mustRun(t, "run", in, "-o", out, "-q")
+	gdf := filepath.Join(out, "view-amr_20.gdf")
+	b, err := exec.Command(python, "yt_amr.py", gdf, in).CombinedOutput()
+	if err != nil {
+		t.Fatalf("yt: %v\n%s", err, b)
+	}
+	t.Logf("yt:\n%s", b)
+	cmd := exec.Command(python, "-c", `import sys, h5py
+with h5py.File(sys.argv[1], "a") as f:
+    f["grid_left_index"][5, 0] += 8`, gdf)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	r := relayout(t, "verify", in, out)
+	if r.code != 1 || !strings.Contains(r.stdout+r.stderr, "grids are not the box table") {
+		t.Errorf("verify of a changed GDF grid: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}

@@ -1,0 +1,331 @@
+package rewriter
+
+// ParaView views of AMR outputs: one VTKHDF 1.0 OverlappingAMR file per
+// step (and hierarchy) whose arrays are HDF5 virtual datasets mapping each
+// box of a level to its hyperslab of the level's own dataset, so a view
+// copies no data.
+//
+//	view-amr_<step>.hdf
+//	/VTKHDF                          Version [1 0] (int64), Type "OverlappingAMR"
+//	                                 (fixed-length string), Origin (float64 x3)
+//	/VTKHDF/Level<L>                 Spacing (float64 x3)
+//	/VTKHDF/Level<L>/AMRBox          int32 (boxes, 6): x0 x1 y0 y1 z0 z1, cell
+//	                                 indices (inclusive) in the level's index space
+//	/VTKHDF/Level<L>/CellData/<name> 1-D virtual dataset: box b's cells, in
+//	                                 row-major order of the level's dataset, at
+//	                                 the sum of the cells of boxes 0..b-1
+//
+// VTK 9.2's vtkHDFReader (ParaView 5.11) reads a level's arrays as one run
+// of values per box, x fastest; an OverlappingAMR has no Direction, so
+// VTK's x is the dataset's last axis, y the middle one and z the first:
+// the view presents the arrays in their index order (for AMReX and Chombo
+// outputs, whose array axes are x, y, z, VTK's x is the physical z).
+// Origin and Spacing are given in that order. A 2-D level (n0, n1) is a
+// slab one cell thick: VTK's x is n1, y is n0, AMRBox's z is [0, 0] and
+// the z spacing the x spacing (ParaView 5.11 reads it so). Only
+// cell-centred levels (openPMD position 0.5 on every axis, the AMReX and
+// Chombo case) are viewed, as CellData, Origin being the levels' common
+// gridGlobalOffset.
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"relayout/catalog"
+	"relayout/internal/fileio"
+	"relayout/internal/h5"
+)
+
+// amrArray is one level of a mesh variable as an OverlappingAMR view
+// presents it.
+type amrArray struct {
+	viewArray
+	level   int
+	boxes   []catalog.Box // in the dataset's index space
+	table   string        // the box table in the variable's file ("" for a level without one)
+	origin  [3]float64    // per VTK axis (x: the dataset's last)
+	spacing [3]float64
+	time    float64 // the iteration's time (SI when timeUnitSI is given)
+}
+
+// amrGeometry is a's OverlappingAMR geometry (per VTK axis) from its
+// openPMD attributes, or why it gets none.
+func amrGeometry(a *catalog.Array, ma meshAttrs) (origin, spacing [3]float64, why string) {
+	rank := len(a.Shape)
+	if rank != 2 && rank != 3 {
+		return origin, spacing, fmt.Sprintf("refined level %d of rank %d (OverlappingAMR views are made of 2-D and 3-D levels)", a.Level, rank)
+	}
+	attrs := append(slices.Clone(ma.record), ma.component...)
+	if geo := strs(attrs, "geometry"); len(geo) == 1 && geo[0] != "cartesian" {
+		return origin, spacing, fmt.Sprintf("refined level %d of geometry %q", a.Level, geo[0])
+	}
+	sp, off, pos := floats(attrs, "gridSpacing"), floats(attrs, "gridGlobalOffset"), floats(attrs, "position")
+	if o := strs(attrs, "dataOrder"); len(o) == 1 && o[0] == "F" {
+		sp, off, pos = slices.Clone(sp), slices.Clone(off), slices.Clone(pos)
+		for _, s := range [][]float64{sp, off, pos} {
+			slices.Reverse(s)
+		}
+	}
+	if len(sp) != rank || len(off) != rank {
+		return origin, spacing, fmt.Sprintf("refined level %d: gridSpacing %v and gridGlobalOffset %v do not describe shape %v", a.Level, sp, off, a.Shape)
+	}
+	if slices.ContainsFunc(pos, func(p float64) bool { return p != 0.5 }) || len(pos) < rank {
+		return origin, spacing, fmt.Sprintf("refined level %d at position %v (OverlappingAMR views are of cell-centred data)", a.Level, pos)
+	}
+	for v := range rank {
+		d := rank - 1 - v
+		if !(sp[d] > 0) {
+			return origin, spacing, fmt.Sprintf("refined level %d: gridSpacing %v", a.Level, sp)
+		}
+		origin[v], spacing[v] = off[d], sp[d]
+	}
+	if rank == 2 {
+		// A 2-D level is a slab one cell thick along VTK's z, as thick
+		// as its cells are wide.
+		spacing[2] = spacing[0]
+	}
+	return origin, spacing, ""
+}
+
+// addAMRView adds level a of a mesh variable to st's AMR view arrays, or
+// says why it gets none (level 0 always has its ImageData view too).
+func addAMRView(st *varStats, a *catalog.Array, ma meshAttrs, file, path, table string, spec h5.DatasetSpec) string {
+	origin, spacing, why := amrGeometry(a, ma)
+	if why != "" {
+		return why
+	}
+	boxes := a.Boxes
+	if len(boxes) == 0 {
+		if a.Level > 0 {
+			return fmt.Sprintf("refined level %d without boxes", a.Level)
+		}
+		boxes = []catalog.Box{{Lower: make([]int64, len(a.Shape)), Count: slices.Clone(a.Shape)}}
+	}
+	st.amr = append(st.amr, amrArray{viewArray: viewArray{name: viewName(a.Var), v: a.Var, file: file, path: path, step: a.Step,
+		spec: h5.DatasetSpec{DType: spec.DType, Shape: a.Shape, Fill: spec.Fill}}, level: a.Level, boxes: boxes, table: table,
+		origin: origin, spacing: spacing, time: iterationTime(ma)})
+	return ""
+}
+
+// writeAMRViews writes the OverlappingAMR views of arrays (every level of
+// every step's cell-centred meshes) into stage and returns their manifest
+// entries in step order, and lines for views_skipped. A variable's levels
+// of a step form a hierarchy when it has a refined level and levels 0..L
+// all there with one origin; hierarchies of the same step, boxes and
+// spacings share a view.
+func writeAMRViews(stage string, arrays []amrArray) ([]catalog.ManifestView, []string, error) {
+	type hier struct {
+		step   int64
+		v      string
+		levels []amrArray
+	}
+	var hs []*hier
+	byVar := map[string]*hier{}
+	for _, a := range arrays {
+		k := fmt.Sprint(a.step, "\x00", a.v)
+		h := byVar[k]
+		if h == nil {
+			h = &hier{step: a.step, v: a.v}
+			byVar[k] = h
+			hs = append(hs, h)
+		}
+		h.levels = append(h.levels, a)
+	}
+	var skipped []string
+	type group struct {
+		step  int64
+		hiers []*hier
+	}
+	var groups []*group
+	byKey := map[string]*group{}
+	for _, h := range hs {
+		sort.Slice(h.levels, func(i, j int) bool { return h.levels[i].level < h.levels[j].level })
+		if len(h.levels) < 2 {
+			continue // uniform: its ImageData view
+		}
+		why := ""
+		var key strings.Builder
+		fmt.Fprint(&key, h.step, h.levels[0].origin)
+		for i, l := range h.levels {
+			if l.level != i {
+				why = fmt.Sprintf("levels %d to %d are not all there", h.levels[0].level, h.levels[len(h.levels)-1].level)
+			} else if l.origin != h.levels[0].origin {
+				why = fmt.Sprintf("level %d's origin %v is not level 0's %v", l.level, l.origin, h.levels[0].origin)
+			}
+			fmt.Fprint(&key, "|", l.spacing, l.boxes)
+		}
+		if why != "" {
+			line := fmt.Sprintf("%s: no OverlappingAMR view: %s", h.v, why)
+			if !slices.Contains(skipped, line) {
+				skipped = append(skipped, line)
+			}
+			continue
+		}
+		g := byKey[key.String()]
+		if g == nil {
+			g = &group{step: h.step}
+			byKey[key.String()] = g
+			groups = append(groups, g)
+		}
+		g.hiers = append(g.hiers, h)
+	}
+	sort.SliceStable(groups, func(i, j int) bool { return groups[i].step < groups[j].step })
+	var out []catalog.ManifestView
+	first := map[int64]bool{}
+	for _, g := range groups {
+		sort.Slice(g.hiers, func(i, j int) bool { return g.hiers[i].v < g.hiers[j].v })
+		name := fmt.Sprintf("view-amr_%d.hdf", g.step)
+		if first[g.step] {
+			name = fmt.Sprintf("view-amr-%s_%d.hdf", sanitize(g.hiers[0].levels[0].name), g.step)
+		}
+		first[g.step] = true
+		h0 := g.hiers[0]
+		mv := catalog.ManifestView{File: name, Step: g.step, Type: "OverlappingAMR", Origin: h0.levels[0].origin[:],
+			Arrays: []catalog.ManifestViewArray{}}
+		for L, l0 := range h0.levels {
+			cells := int64(0)
+			for _, b := range l0.boxes {
+				cells += b.Elements()
+			}
+			lv := catalog.ManifestViewLevel{Level: L, Spacing: slices.Clone(l0.spacing[:]), Boxes: len(l0.boxes)}
+			names := map[string]bool{}
+			for _, h := range g.hiers {
+				a := h.levels[L]
+				n := a.name
+				for i := 2; names[n]; i++ {
+					n = fmt.Sprintf("%s-%d", a.name, i)
+				}
+				names[n] = true
+				lv.Arrays = append(lv.Arrays, catalog.ManifestViewArray{Name: n, Var: a.v, File: a.file, Path: a.path,
+					Dataset: fmt.Sprintf("/VTKHDF/Level%d/CellData/%s", L, n), Shape: []int64{cells}})
+			}
+			mv.Levels = append(mv.Levels, lv)
+		}
+		array := func(L, i int) amrArray { return g.hiers[i].levels[L] }
+		if err := writeAMRView(stage, mv, g.hiers[0].levels, array); err != nil {
+			return nil, nil, err
+		}
+		out = append(out, mv)
+		gv, why, err := writeGDF(stage, mv, g.hiers[0].levels, array, g.hiers[0].levels[0].time)
+		if err != nil {
+			return nil, nil, err
+		}
+		if gv != nil {
+			out = append(out, *gv)
+		} else {
+			skipped = append(skipped, fmt.Sprintf("%s: no yt view (GDF): %s", name, why))
+		}
+	}
+	return out, skipped, nil
+}
+
+// amrBoxRows is the AMRBox table of boxes (in a 2-D or 3-D dataset's
+// index space): per box x0 x1 y0 y1 z0 z1 with VTK's x the dataset's last
+// axis; z0 = z1 = 0 for a 2-D dataset.
+func amrBoxRows(boxes []catalog.Box) []int64 {
+	rows := make([]int64, 0, 6*len(boxes))
+	for _, b := range boxes {
+		rank := len(b.Lower)
+		for v := range 3 {
+			d := rank - 1 - v
+			if d < 0 {
+				rows = append(rows, 0, 0)
+				continue
+			}
+			rows = append(rows, b.Lower[d], b.Lower[d]+b.Count[d]-1)
+		}
+	}
+	return rows
+}
+
+func writeAMRView(stage string, mv catalog.ManifestView, levels []amrArray, array func(level, i int) amrArray) error {
+	tmp := filepath.Join(stage, "."+mv.File+".tmp")
+	w, err := h5.Create(tmp)
+	if err != nil {
+		return fmt.Errorf("rewriter: view: %w", err)
+	}
+	done := false
+	defer func() {
+		w.Close()
+		if !done {
+			os.Remove(tmp)
+		}
+	}()
+	fail := func(err error) error { return fmt.Errorf("rewriter: view %s: %w", mv.File, err) }
+	attrs := []catalog.Attr{
+		{Name: "Version", Type: "int64", Ints: []int64{1, 0}},
+		{Name: "Type", Type: h5.NullPadString, Scalar: true, Strings: []string{mv.Type}},
+		{Name: "Origin", Type: "float64", Floats: mv.Origin},
+	}
+	if err := w.SetAttrs("/VTKHDF", attrs); err != nil {
+		return fail(err)
+	}
+	for L, lv := range mv.Levels {
+		group := fmt.Sprintf("/VTKHDF/Level%d", L)
+		boxes := levels[L].boxes
+		rows := amrBoxRows(boxes)
+		data := make([]byte, 0, 4*len(rows))
+		for _, x := range rows {
+			data = binary.LittleEndian.AppendUint32(data, uint32(int32(x)))
+		}
+		shape := []int64{int64(len(boxes)), 6}
+		d, err := w.CreateDataset(group+"/AMRBox", h5.DatasetSpec{DType: catalog.DType{Kind: catalog.Int, Size: 4}, Shape: shape, Chunk: shape})
+		if err != nil {
+			return fail(err)
+		}
+		err = d.WriteChunk([]int64{0, 0}, data)
+		if cerr := d.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = w.SetAttrs(group, []catalog.Attr{{Name: "Spacing", Type: "float64", Floats: lv.Spacing}})
+		}
+		if err != nil {
+			return fail(err)
+		}
+		for i, ma := range lv.Arrays {
+			a := array(L, i)
+			srcs := make([]h5.VirtualSource, 0, len(boxes))
+			off := int64(0)
+			for b := range boxes {
+				n := boxes[b].Elements()
+				srcs = append(srcs, h5.VirtualSource{File: a.file, Path: a.path, Shape: a.spec.Shape, Sel: &boxes[b],
+					Box: catalog.Box{Lower: []int64{off}, Count: []int64{n}}})
+				off += n
+			}
+			spec := h5.DatasetSpec{DType: a.spec.DType, Shape: ma.Shape, Fill: a.spec.Fill}
+			if err := w.CreateVirtual(ma.Dataset, spec, srcs); err != nil {
+				return fail(err)
+			}
+		}
+	}
+	if err := w.Close(); err != nil {
+		return fail(err)
+	}
+	if err := fileio.SyncFile(tmp); err != nil {
+		return fail(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(stage, mv.File)); err != nil {
+		return fail(err)
+	}
+	done = true
+	return nil
+}
+
+// iterationTime is the time attribute of a's iteration times timeUnitSI
+// (when given), or 0.
+func iterationTime(ma meshAttrs) float64 {
+	t := floats(ma.iteration, "time")
+	if len(t) != 1 {
+		return 0
+	}
+	if u := floats(ma.iteration, "timeUnitSI"); len(u) == 1 {
+		return t[0] * u[0]
+	}
+	return t[0]
+}

@@ -1,0 +1,217 @@
+package rewriter
+
+// yt views of AMR outputs: one Grid Data Format file (yt's gdf frontend)
+// per step and hierarchy, view-amr_<step>.gdf, beside the OverlappingAMR
+// view of the same hierarchies. Every box of every level is a grid whose
+// fields are virtual datasets of the box's hyperslab of the level's own
+// dataset (no copy):
+//
+//	/gridded_data_format           data_software "relayout", format_version 1
+//	/simulation_parameters         refine_by, dimensionality, domain_dimensions,
+//	                               domain_left_edge, domain_right_edge (3 entries;
+//	                               a 2-D domain is one cell thick), current_time,
+//	                               field_ordering 0, num_ghost_zones 0, ...
+//	/grid_left_index (grids, 3)    the box's lower corner in its level's index space
+//	/grid_dimensions (grids, 3)    its cells per axis
+//	/grid_level, /grid_parent_id, /grid_particle_count
+//	/field_types/<name>            field_units (a string: yt 4.1 fails on a numeric
+//	                               field_to_cgs), field_name
+//	/data/grid_%010d/<name>        virtual dataset of the box of <file>:<level dataset>
+//
+// GDF's axes are the dataset's own (field_ordering 0: the first axis is
+// yt's x), so for AMReX and Chombo outputs (axes x, y, z) yt's axes are the
+// physical ones. A hierarchy gets one when its levels refine by one integer
+// ratio, the same on every axis and level (yt's refine_by).
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"relayout/catalog"
+	"relayout/internal/fileio"
+	"relayout/internal/h5"
+)
+
+// gdfGrid is the path of grid i's group in a GDF file.
+func gdfGrid(i int) string { return fmt.Sprintf("/data/grid_%010d", i) }
+
+// gdfRefine is the one refinement ratio of levels (per VTK axis spacing),
+// or 0.
+func gdfRefine(levels []amrArray, rank int) int64 {
+	r := int64(0)
+	for L := 1; L < len(levels); L++ {
+		for v := range rank {
+			q := levels[L-1].spacing[v] / levels[L].spacing[v]
+			n := int64(math.Round(q))
+			if n < 2 || math.Abs(q-float64(n)) > 1e-9*q || (r != 0 && n != r) {
+				return 0
+			}
+			r = n
+		}
+	}
+	return r
+}
+
+// writeGDF writes the GDF file of view mv's hierarchies (array(L, i): the
+// level-L array of hierarchy i) and returns its manifest entry.
+func writeGDF(stage string, mv catalog.ManifestView, levels []amrArray, array func(level, i int) amrArray, time float64) (*catalog.ManifestView, string, error) {
+	rank := len(levels[0].spec.Shape)
+	refine := gdfRefine(levels, rank)
+	if refine == 0 {
+		return nil, "levels that do not refine by one integer ratio on every axis (yt's GDF refine_by)", nil
+	}
+	gv := catalog.ManifestView{File: mv.File[:len(mv.File)-len(".hdf")] + ".gdf", Step: mv.Step, Type: "GDF",
+		Arrays: []catalog.ManifestViewArray{}}
+	// Domain, in the dataset's axis order (VTK's are reversed).
+	l0 := levels[0]
+	left, right, dims := make([]float64, 3), []float64{0, 0, 1}, []int64{1, 1, 1}
+	for d := range rank {
+		v := rank - 1 - d
+		left[d] = l0.origin[v]
+		dims[d] = l0.spec.Shape[d]
+		right[d] = l0.origin[v] + float64(dims[d])*l0.spacing[v]
+	}
+	gv.Origin = left
+	var lowers, counts, lvl, parent []int64
+	type gridRef struct{ level, box int }
+	var grids []gridRef
+	for L, lv := range mv.Levels {
+		gl := catalog.ManifestViewLevel{Level: L, Spacing: slices.Clone(lv.Spacing), Boxes: lv.Boxes}
+		for i, a := range lv.Arrays {
+			gl.Arrays = append(gl.Arrays, catalog.ManifestViewArray{Name: a.Name, Var: a.Var, File: a.File, Path: a.Path,
+				Dataset: "/data/grid_*/" + a.Name, Shape: array(L, i).spec.Shape})
+		}
+		gv.Levels = append(gv.Levels, gl)
+		for b, box := range levels[L].boxes {
+			lo, n := []int64{0, 0, 0}, []int64{1, 1, 1}
+			copy(lo, box.Lower)
+			copy(n, box.Count)
+			p := int64(-1)
+			if L > 0 {
+				// The first coarser grid holding the box's lower corner.
+				for g, r := range grids {
+					if r.level != L-1 {
+						continue
+					}
+					in := true
+					for d := range rank {
+						c := lo[d] / refine
+						in = in && c >= lowers[3*g+d] && c < lowers[3*g+d]+counts[3*g+d]
+					}
+					if in {
+						p = int64(g)
+						break
+					}
+				}
+			}
+			grids = append(grids, gridRef{L, b})
+			lowers, counts = append(lowers, lo...), append(counts, n...)
+			lvl, parent = append(lvl, int64(L)), append(parent, p)
+		}
+	}
+	tmp := filepath.Join(stage, "."+gv.File+".tmp")
+	w, err := h5.Create(tmp)
+	if err != nil {
+		return nil, "", fmt.Errorf("rewriter: view: %w", err)
+	}
+	done := false
+	defer func() {
+		w.Close()
+		if !done {
+			os.Remove(tmp)
+		}
+	}()
+	fail := func(err error) (*catalog.ManifestView, string, error) {
+		return nil, "", fmt.Errorf("rewriter: view %s: %w", gv.File, err)
+	}
+	ng := int64(len(grids))
+	for _, t := range []struct {
+		path  string
+		shape []int64
+		v     []int64
+	}{
+		{"/grid_left_index", []int64{ng, 3}, lowers},
+		{"/grid_dimensions", []int64{ng, 3}, counts},
+		{"/grid_level", []int64{ng}, lvl},
+		{"/grid_parent_id", []int64{ng}, parent},
+		{"/grid_particle_count", []int64{ng, 1}, make([]int64, ng)},
+	} {
+		if err := writeInt64s(w, t.path, t.shape, t.v); err != nil {
+			return fail(err)
+		}
+	}
+	i64 := func(n string, v ...int64) catalog.Attr {
+		return catalog.Attr{Name: n, Type: "int64", Scalar: len(v) == 1, Ints: v}
+	}
+	f64 := func(n string, v ...float64) catalog.Attr {
+		return catalog.Attr{Name: n, Type: "float64", Scalar: len(v) == 1, Floats: v}
+	}
+	str := func(n, v string) catalog.Attr {
+		return catalog.Attr{Name: n, Type: "string", Scalar: true, Strings: []string{v}}
+	}
+	err = w.SetAttrs("/gridded_data_format", []catalog.Attr{str("data_software", "relayout"), i64("format_version", 1)})
+	if err == nil {
+		err = w.SetAttrs("/simulation_parameters", []catalog.Attr{
+			i64("refine_by", refine), i64("dimensionality", int64(rank)), i64("domain_dimensions", dims...),
+			f64("domain_left_edge", left...), f64("domain_right_edge", right...), f64("current_time", time),
+			i64("cosmological_simulation", 0), i64("num_ghost_zones", 0), i64("field_ordering", 0),
+			i64("boundary_conditions", 0, 0, 0, 0, 0, 0), str("unique_identifier", fmt.Sprintf("relayout-%d", mv.Step)),
+			i64("geometry", 0)})
+	}
+	if err != nil {
+		return fail(err)
+	}
+	for _, a := range gv.Levels[0].Arrays {
+		if err := w.SetAttrs("/field_types/"+a.Name, []catalog.Attr{str("field_name", a.Name), str("field_units", ""),
+			i64("staggering", 0)}); err != nil {
+			return fail(err)
+		}
+	}
+	for g, r := range grids {
+		box := levels[r.level].boxes[r.box]
+		shape := []int64{counts[3*g], counts[3*g+1], counts[3*g+2]}
+		for i, ga := range gv.Levels[r.level].Arrays {
+			a := array(r.level, i)
+			src := h5.VirtualSource{File: a.file, Path: a.path, Shape: a.spec.Shape, Sel: &box,
+				Box: catalog.Box{Lower: []int64{0, 0, 0}, Count: shape}}
+			spec := h5.DatasetSpec{DType: a.spec.DType, Shape: shape, Fill: a.spec.Fill}
+			if err := w.CreateVirtual(gdfGrid(g)+"/"+ga.Name, spec, []h5.VirtualSource{src}); err != nil {
+				return fail(err)
+			}
+		}
+	}
+	if err := w.Close(); err != nil {
+		return fail(err)
+	}
+	if err := fileio.SyncFile(tmp); err != nil {
+		return fail(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(stage, gv.File)); err != nil {
+		return fail(err)
+	}
+	done = true
+	return &gv, "", nil
+}
+
+func writeInt64s(w *h5.Writer, path string, shape, v []int64) error {
+	data := make([]byte, 0, 8*len(v))
+	for _, x := range v {
+		data = binary.LittleEndian.AppendUint64(data, uint64(x))
+	}
+	if len(v) == 0 {
+		return fmt.Errorf("%s: no grids", path)
+	}
+	d, err := w.CreateDataset(path, h5.DatasetSpec{DType: catalog.DType{Kind: catalog.Int, Size: 8}, Shape: shape, Chunk: shape})
+	if err != nil {
+		return err
+	}
+	err = d.WriteChunk(make([]int64, len(shape)), data)
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
