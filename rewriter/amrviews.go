@@ -30,14 +30,11 @@ package rewriter
 import (
 	"encoding/binary"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 
 	"relayout/catalog"
-	"relayout/internal/fileio"
 	"relayout/internal/h5"
 )
 
@@ -244,26 +241,21 @@ func amrBoxRows(boxes []catalog.Box) []int64 {
 }
 
 func writeAMRView(stage string, mv catalog.ManifestView, levels []amrArray, array func(level, i int) amrArray) error {
-	tmp := filepath.Join(stage, "."+mv.File+".tmp")
-	w, err := h5.Create(tmp)
-	if err != nil {
-		return fmt.Errorf("rewriter: view: %w", err)
-	}
-	done := false
-	defer func() {
-		w.Close()
-		if !done {
-			os.Remove(tmp)
-		}
-	}()
-	fail := func(err error) error { return fmt.Errorf("rewriter: view %s: %w", mv.File, err) }
+	return writeViewFile(stage, mv.File, func(w *h5.Writer) error {
+		return fillAMRView(w, mv, levels, array)
+	})
+}
+
+// fillAMRView writes an OverlappingAMR view's attributes, box tables and
+// arrays.
+func fillAMRView(w *h5.Writer, mv catalog.ManifestView, levels []amrArray, array func(level, i int) amrArray) error {
 	attrs := []catalog.Attr{
 		{Name: "Version", Type: "int64", Ints: []int64{1, 0}},
 		{Name: "Type", Type: h5.NullPadString, Scalar: true, Strings: []string{mv.Type}},
 		{Name: "Origin", Type: "float64", Floats: mv.Origin},
 	}
 	if err := w.SetAttrs("/VTKHDF", attrs); err != nil {
-		return fail(err)
+		return err
 	}
 	for L, lv := range mv.Levels {
 		group := fmt.Sprintf("/VTKHDF/Level%d", L)
@@ -276,7 +268,7 @@ func writeAMRView(stage string, mv catalog.ManifestView, levels []amrArray, arra
 		shape := []int64{int64(len(boxes)), 6}
 		d, err := w.CreateDataset(group+"/AMRBox", h5.DatasetSpec{DType: catalog.DType{Kind: catalog.Int, Size: 4}, Shape: shape, Chunk: shape})
 		if err != nil {
-			return fail(err)
+			return err
 		}
 		err = d.WriteChunk([]int64{0, 0}, data)
 		if cerr := d.Close(); err == nil {
@@ -286,7 +278,7 @@ func writeAMRView(stage string, mv catalog.ManifestView, levels []amrArray, arra
 			err = w.SetAttrs(group, []catalog.Attr{{Name: "Spacing", Type: "float64", Floats: lv.Spacing}})
 		}
 		if err != nil {
-			return fail(err)
+			return err
 		}
 		for i, ma := range lv.Arrays {
 			a := array(L, i)
@@ -300,20 +292,10 @@ func writeAMRView(stage string, mv catalog.ManifestView, levels []amrArray, arra
 			}
 			spec := h5.DatasetSpec{DType: a.spec.DType, Shape: ma.Shape, Fill: a.spec.Fill}
 			if err := w.CreateVirtual(ma.Dataset, spec, srcs); err != nil {
-				return fail(err)
+				return err
 			}
 		}
 	}
-	if err := w.Close(); err != nil {
-		return fail(err)
-	}
-	if err := fileio.SyncFile(tmp); err != nil {
-		return fail(err)
-	}
-	if err := os.Rename(tmp, filepath.Join(stage, mv.File)); err != nil {
-		return fail(err)
-	}
-	done = true
 	return nil
 }
 

@@ -27,12 +27,9 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 
 	"relayout/catalog"
-	"relayout/internal/fileio"
 	"relayout/internal/h5"
 )
 
@@ -113,87 +110,68 @@ func writeGDF(stage string, mv catalog.ManifestView, levels []amrArray, array fu
 			lvl, parent = append(lvl, int64(L)), append(parent, p)
 		}
 	}
-	tmp := filepath.Join(stage, "."+gv.File+".tmp")
-	w, err := h5.Create(tmp)
-	if err != nil {
-		return nil, "", fmt.Errorf("rewriter: view: %w", err)
-	}
-	done := false
-	defer func() {
-		w.Close()
-		if !done {
-			os.Remove(tmp)
-		}
-	}()
-	fail := func(err error) (*catalog.ManifestView, string, error) {
-		return nil, "", fmt.Errorf("rewriter: view %s: %w", gv.File, err)
-	}
-	ng := int64(len(grids))
-	for _, t := range []struct {
-		path  string
-		shape []int64
-		v     []int64
-	}{
-		{"/grid_left_index", []int64{ng, 3}, lowers},
-		{"/grid_dimensions", []int64{ng, 3}, counts},
-		{"/grid_level", []int64{ng}, lvl},
-		{"/grid_parent_id", []int64{ng}, parent},
-		{"/grid_particle_count", []int64{ng, 1}, make([]int64, ng)},
-	} {
-		if err := writeInt64s(w, t.path, t.shape, t.v); err != nil {
-			return fail(err)
-		}
-	}
-	i64 := func(n string, v ...int64) catalog.Attr {
-		return catalog.Attr{Name: n, Type: "int64", Scalar: len(v) == 1, Ints: v}
-	}
-	f64 := func(n string, v ...float64) catalog.Attr {
-		return catalog.Attr{Name: n, Type: "float64", Scalar: len(v) == 1, Floats: v}
-	}
-	str := func(n, v string) catalog.Attr {
-		return catalog.Attr{Name: n, Type: "string", Scalar: true, Strings: []string{v}}
-	}
-	err = w.SetAttrs("/gridded_data_format", []catalog.Attr{str("data_software", "relayout"), i64("format_version", 1)})
-	if err == nil {
-		err = w.SetAttrs("/simulation_parameters", []catalog.Attr{
-			i64("refine_by", refine), i64("dimensionality", int64(rank)), i64("domain_dimensions", dims...),
-			f64("domain_left_edge", left...), f64("domain_right_edge", right...), f64("current_time", time),
-			i64("cosmological_simulation", 0), i64("num_ghost_zones", 0), i64("field_ordering", 0),
-			i64("boundary_conditions", 0, 0, 0, 0, 0, 0), str("unique_identifier", fmt.Sprintf("relayout-%d", mv.Step)),
-			i64("geometry", 0)})
-	}
-	if err != nil {
-		return fail(err)
-	}
-	for _, a := range gv.Levels[0].Arrays {
-		if err := w.SetAttrs("/field_types/"+a.Name, []catalog.Attr{str("field_name", a.Name), str("field_units", ""),
-			i64("staggering", 0)}); err != nil {
-			return fail(err)
-		}
-	}
-	for g, r := range grids {
-		box := levels[r.level].boxes[r.box]
-		shape := []int64{counts[3*g], counts[3*g+1], counts[3*g+2]}
-		for i, ga := range gv.Levels[r.level].Arrays {
-			a := array(r.level, i)
-			src := h5.VirtualSource{File: a.file, Path: a.path, Shape: a.spec.Shape, Sel: &box,
-				Box: catalog.Box{Lower: []int64{0, 0, 0}, Count: shape}}
-			spec := h5.DatasetSpec{DType: a.spec.DType, Shape: shape, Fill: a.spec.Fill}
-			if err := w.CreateVirtual(gdfGrid(g)+"/"+ga.Name, spec, []h5.VirtualSource{src}); err != nil {
-				return fail(err)
+	err := writeViewFile(stage, gv.File, func(w *h5.Writer) error {
+		ng := int64(len(grids))
+		for _, t := range []struct {
+			path  string
+			shape []int64
+			v     []int64
+		}{
+			{"/grid_left_index", []int64{ng, 3}, lowers},
+			{"/grid_dimensions", []int64{ng, 3}, counts},
+			{"/grid_level", []int64{ng}, lvl},
+			{"/grid_parent_id", []int64{ng}, parent},
+			{"/grid_particle_count", []int64{ng, 1}, make([]int64, ng)},
+		} {
+			if err := writeInt64s(w, t.path, t.shape, t.v); err != nil {
+				return err
 			}
 		}
+		i64 := func(n string, v ...int64) catalog.Attr {
+			return catalog.Attr{Name: n, Type: "int64", Scalar: len(v) == 1, Ints: v}
+		}
+		f64 := func(n string, v ...float64) catalog.Attr {
+			return catalog.Attr{Name: n, Type: "float64", Scalar: len(v) == 1, Floats: v}
+		}
+		str := func(n, v string) catalog.Attr {
+			return catalog.Attr{Name: n, Type: "string", Scalar: true, Strings: []string{v}}
+		}
+		err := w.SetAttrs("/gridded_data_format", []catalog.Attr{str("data_software", "relayout"), i64("format_version", 1)})
+		if err == nil {
+			err = w.SetAttrs("/simulation_parameters", []catalog.Attr{
+				i64("refine_by", refine), i64("dimensionality", int64(rank)), i64("domain_dimensions", dims...),
+				f64("domain_left_edge", left...), f64("domain_right_edge", right...), f64("current_time", time),
+				i64("cosmological_simulation", 0), i64("num_ghost_zones", 0), i64("field_ordering", 0),
+				i64("boundary_conditions", 0, 0, 0, 0, 0, 0), str("unique_identifier", fmt.Sprintf("relayout-%d", mv.Step)),
+				i64("geometry", 0)})
+		}
+		if err != nil {
+			return err
+		}
+		for _, a := range gv.Levels[0].Arrays {
+			if err := w.SetAttrs("/field_types/"+a.Name, []catalog.Attr{str("field_name", a.Name), str("field_units", ""),
+				i64("staggering", 0)}); err != nil {
+				return err
+			}
+		}
+		for g, r := range grids {
+			box := levels[r.level].boxes[r.box]
+			shape := []int64{counts[3*g], counts[3*g+1], counts[3*g+2]}
+			for i, ga := range gv.Levels[r.level].Arrays {
+				a := array(r.level, i)
+				src := h5.VirtualSource{File: a.file, Path: a.path, Shape: a.spec.Shape, Sel: &box,
+					Box: catalog.Box{Lower: []int64{0, 0, 0}, Count: shape}}
+				spec := h5.DatasetSpec{DType: a.spec.DType, Shape: shape, Fill: a.spec.Fill}
+				if err := w.CreateVirtual(gdfGrid(g)+"/"+ga.Name, spec, []h5.VirtualSource{src}); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, "", err
 	}
-	if err := w.Close(); err != nil {
-		return fail(err)
-	}
-	if err := fileio.SyncFile(tmp); err != nil {
-		return fail(err)
-	}
-	if err := os.Rename(tmp, filepath.Join(stage, gv.File)); err != nil {
-		return fail(err)
-	}
-	done = true
 	return &gv, "", nil
 }
 

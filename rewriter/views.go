@@ -309,18 +309,13 @@ func sanitize(s string) string {
 }
 
 func writeView(stage string, mv catalog.ManifestView, arrays []viewArray) error {
-	tmp := filepath.Join(stage, "."+mv.File+".tmp")
-	w, err := h5.Create(tmp)
-	if err != nil {
-		return fmt.Errorf("rewriter: view: %w", err)
-	}
-	done := false
-	defer func() {
-		w.Close()
-		if !done {
-			os.Remove(tmp)
-		}
-	}()
+	return writeViewFile(stage, mv.File, func(w *h5.Writer) error {
+		return fillView(w, mv, arrays)
+	})
+}
+
+// fillView writes an ImageData view's attributes and arrays.
+func fillView(w *h5.Writer, mv catalog.ManifestView, arrays []viewArray) error {
 	attrs := []catalog.Attr{
 		{Name: "Version", Type: "int64", Ints: []int64{1, 0}},
 		{Name: "Type", Type: h5.NullPadString, Scalar: true, Strings: []string{mv.Type}},
@@ -330,7 +325,7 @@ func writeView(stage string, mv catalog.ManifestView, arrays []viewArray) error 
 		{Name: "Direction", Type: "float64", Floats: mv.Direction},
 	}
 	if err := w.SetAttrs("/VTKHDF", attrs); err != nil {
-		return fmt.Errorf("rewriter: view: %w", err)
+		return err
 	}
 	for i, a := range arrays {
 		ma := mv.Arrays[i]
@@ -341,18 +336,34 @@ func writeView(stage string, mv catalog.ManifestView, arrays []viewArray) error 
 		}
 		spec := h5.DatasetSpec{DType: a.spec.DType, Shape: ma.Shape, Fill: a.spec.Fill}
 		if err := w.CreateVirtual(ma.Dataset, spec, []h5.VirtualSource{src}); err != nil {
-			return fmt.Errorf("rewriter: view: %w", err)
+			return err
 		}
 	}
-	if err := w.Close(); err != nil {
-		return fmt.Errorf("rewriter: view: %w", err)
+	return nil
+}
+
+// writeViewFile writes view file name in stage: fill writes its content
+// into a temporary file beside it, which is then closed, synced and
+// renamed to name; on any error it is removed and nothing has the name.
+func writeViewFile(stage, name string, fill func(w *h5.Writer) error) error {
+	tmp := filepath.Join(stage, "."+name+".tmp")
+	w, err := h5.Create(tmp)
+	if err != nil {
+		return fmt.Errorf("rewriter: view %s: %w", name, err)
 	}
-	if err := fileio.SyncFile(tmp); err != nil {
-		return fmt.Errorf("rewriter: view: %w", err)
+	err = fill(w)
+	if cerr := w.Close(); err == nil {
+		err = cerr
 	}
-	if err := os.Rename(tmp, filepath.Join(stage, mv.File)); err != nil {
-		return fmt.Errorf("rewriter: view: %w", err)
+	if err == nil {
+		err = fileio.SyncFile(tmp)
 	}
-	done = true
+	if err == nil {
+		err = os.Rename(tmp, filepath.Join(stage, name))
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("rewriter: view %s: %w", name, err)
+	}
 	return nil
 }
