@@ -85,8 +85,9 @@ func intAt(b []byte, i, size int) int64 {
 	return int64(u<<shift) >> shift
 }
 
-// defaultFill is the netCDF default fill value of t, big-endian.
-func defaultFill(t Type) []byte {
+// DefaultFill is the netCDF default fill value of t (NC_FILL_*),
+// big-endian; reader/scorpio uses it for SCORPIO's netCDF types too.
+func DefaultFill(t Type) []byte {
 	b := make([]byte, t.Size())
 	switch t {
 	case Byte:
@@ -123,5 +124,5 @@ func (v *Var) fill() []byte {
 			return append([]byte(nil), a.Values[:v.Type.Size()]...)
 		}
 	}
-	return defaultFill(v.Type)
+	return DefaultFill(v.Type)
 }

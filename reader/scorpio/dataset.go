@@ -16,6 +16,7 @@ import (
 	"relayout/catalog"
 	"relayout/internal/fileio"
 	"relayout/reader/bp"
+	"relayout/reader/netcdf"
 )
 
 // Kind says how a variable is stored.
@@ -403,8 +404,8 @@ func (d *Dataset) defineVar(name string, attr map[string]catalog.Attr, all []cat
 		return nil, corrupt("variable %q: no def/nctype", name)
 	}
 	v.NCType = int(nt)
-	dt, ok := ncDType(v.NCType)
-	if !ok {
+	dt, ok := netcdf.Type(v.NCType).DType() // the same type ids; big-endian as classic files are
+	if !ok || v.NCType < 1 {
 		return nil, fmt.Errorf("scorpio: %s: variable %q: netCDF type %d: %w", d.Path, name, nt, catalog.ErrUnsupported)
 	}
 	dt.BigEndian = d.bo == binary.BigEndian && dt.Size > 1
@@ -705,10 +706,11 @@ func (d *Dataset) FillValue(v *Var, w *Write) []byte {
 			}
 		}
 	}
-	if v.NCType == 2 {
-		return []byte{0} // NC_FILL_CHAR
+	fill := netcdf.DefaultFill(netcdf.Type(v.NCType)) // big-endian
+	if d.bo == binary.LittleEndian {
+		slices.Reverse(fill)
 	}
-	return defaultFill(v.Type, d.bo)
+	return fill
 }
 
 // ints reads a small integer array (every block, in order).
@@ -767,62 +769,6 @@ func decodeInts(raw []byte, dt catalog.DType, bo binary.ByteOrder) []int64 {
 	return out
 }
 
-// ncDType maps a netCDF type id to its element type.
-func ncDType(t int) (catalog.DType, bool) {
-	switch t {
-	case 1:
-		return catalog.DType{Kind: catalog.Int, Size: 1}, true
-	case 2:
-		return catalog.DType{Kind: catalog.Char, Size: 1}, true
-	case 7:
-		return catalog.DType{Kind: catalog.Uint, Size: 1}, true
-	case 3:
-		return catalog.DType{Kind: catalog.Int, Size: 2}, true
-	case 4:
-		return catalog.DType{Kind: catalog.Int, Size: 4}, true
-	case 5:
-		return catalog.DType{Kind: catalog.Float, Size: 4}, true
-	case 6:
-		return catalog.DType{Kind: catalog.Float, Size: 8}, true
-	case 8:
-		return catalog.DType{Kind: catalog.Uint, Size: 2}, true
-	case 9:
-		return catalog.DType{Kind: catalog.Uint, Size: 4}, true
-	case 10:
-		return catalog.DType{Kind: catalog.Int, Size: 8}, true
-	case 11:
-		return catalog.DType{Kind: catalog.Uint, Size: 8}, true
-	}
-	return catalog.DType{}, false
-}
-
-// defaultFill is netCDF's default fill value of dt (NC_FILL_*).
-func defaultFill(dt catalog.DType, bo binary.ByteOrder) []byte {
-	b := make([]byte, dt.Size)
-	switch {
-	case dt.Kind == catalog.Float && dt.Size == 4:
-		bo.PutUint32(b, math.Float32bits(9.9692099683868690e+36))
-	case dt.Kind == catalog.Float:
-		bo.PutUint64(b, math.Float64bits(9.9692099683868690e+36))
-	case dt.Kind == catalog.Int && dt.Size == 1:
-		b[0] = 0x81 // -127
-	case dt.Kind == catalog.Int && dt.Size == 2:
-		bo.PutUint16(b, uint16(0x8001)) // -32767
-	case dt.Kind == catalog.Int && dt.Size == 4:
-		bo.PutUint32(b, uint32(0x80000001)) // -2147483647
-	case dt.Kind == catalog.Int:
-		bo.PutUint64(b, uint64(0x8000000000000002)) // -9223372036854775806
-	case dt.Size == 1:
-		b[0] = 0xff // ubyte 255 (a char variable's default fill, 0, is the caller's)
-	case dt.Size == 2:
-		bo.PutUint16(b, 65535)
-	case dt.Size == 4:
-		bo.PutUint32(b, 4294967295)
-	default:
-		bo.PutUint64(b, 18446744073709551614)
-	}
-	return b
-}
 
 func attrInt(a catalog.Attr) (int64, bool) {
 	switch {

@@ -302,3 +302,28 @@ func TestSuperseded(t *testing.T) {
 		t.Errorf("the io16 sample: skipped %q", sk)
 	}
 }
+
+// TestFillValues: a write's fill value, else _FillValue, else netCDF's
+// default fill of the type (NC_FILL_DOUBLE, NC_FILL_CHAR), in the writer's
+// byte order.
+func TestFillValues(t *testing.T) {
+	d := openSample(t, "adios-io16", false)
+	le := binary.LittleEndian
+	for _, c := range []struct {
+		name string
+		want []byte
+	}{
+		{"U", le.AppendUint64(nil, math.Float64bits(9.9692099683868690e+36))}, // no _FillValue, no fill passed
+		{"TS", le.AppendUint32(nil, math.Float32bits(1e36))},                 // the fill passed with each write
+		{"date_written", []byte{0}},
+	} {
+		v := d.Var(c.name)
+		var w *Write
+		if len(v.Writes) > 0 {
+			w = &v.Writes[0]
+		}
+		if got := d.FillValue(v, w); !slices.Equal(got, c.want) {
+			t.Errorf("%s: fill %x, want %x", c.name, got, c.want)
+		}
+	}
+}
