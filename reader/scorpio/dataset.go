@@ -769,7 +769,6 @@ func decodeInts(raw []byte, dt catalog.DType, bo binary.ByteOrder) []int64 {
 	return out
 }
 
-
 func attrInt(a catalog.Attr) (int64, bool) {
 	switch {
 	case len(a.Ints) == 1:

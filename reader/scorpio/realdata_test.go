@@ -314,7 +314,7 @@ func TestFillValues(t *testing.T) {
 		want []byte
 	}{
 		{"U", le.AppendUint64(nil, math.Float64bits(9.9692099683868690e+36))}, // no _FillValue, no fill passed
-		{"TS", le.AppendUint32(nil, math.Float32bits(1e36))},                 // the fill passed with each write
+		{"TS", le.AppendUint32(nil, math.Float32bits(1e36))},                  // the fill passed with each write
 		{"date_written", []byte{0}},
 	} {
 		v := d.Var(c.name)
