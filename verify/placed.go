@@ -33,7 +33,7 @@ import (
 // the placement's fill value.
 
 // placingSource reads the blocks its source places through maps by
-// placing them itself (placeParts); every other block, and every other
+// placing them itself (mapReading.place); every other block, and every other
 // capability the verifier looks for, is the source's. Each map is read once
 // (its base, holes and validity: mapReading), whatever number of blocks
 // it places.
@@ -234,17 +234,6 @@ func (mr *mapReading) place(out []byte, size int, pl *catalog.Placement) error {
 		copy(out[h*es:h*es+es], pl.Fill)
 	}
 	return nil
-}
-
-// placeParts places pl's parts into a block of n elements of size bytes
-// (see above), reading its maps anew.
-func placeParts(n int64, size int, pl *catalog.Placement) ([]byte, error) {
-	mr, err := readMaps(pl.Maps, n)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]byte, n*int64(size))
-	return out, mr.place(out, size, pl)
 }
 
 // mapsZeroBased decides the base of maps over n places (see above).

@@ -149,6 +149,17 @@ func TestPlacePartsPadding(t *testing.T) {
 	}
 }
 
+// placeParts is ReadBlock's placement of pl's parts into a block of n
+// elements of size bytes, its maps read anew.
+func placeParts(n int64, size int, pl *catalog.Placement) ([]byte, error) {
+	mr, err := readMaps(pl.Maps, n)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, n*int64(size))
+	return out, mr.place(out, size, pl)
+}
+
 // resize is the 4 bytes b as size bytes: zero-extended, or cut.
 func resize(b []byte, size int) []byte {
 	out := make([]byte, size)
