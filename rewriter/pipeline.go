@@ -145,10 +145,11 @@ func (r *slabReads) of(i int) []*catalog.Block {
 
 // drop forgets slab i's reads once assembled, noting their count and bytes.
 func (r *slabReads) drop(i int) {
-	r.blocksIn[i] = len(r.reads[i])
+	var n int64
 	for _, b := range r.reads[i] {
-		r.bytesIn[i] += b.Length
+		n += b.Length
 	}
+	r.blocksIn[i], r.bytesIn[i] = len(r.reads[i]), n
 	r.reads[i] = nil
 }
 
