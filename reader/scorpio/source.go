@@ -433,17 +433,13 @@ func insideShape(b catalog.Box, shape []int64) bool {
 // ReadBlock returns the decoded bytes of a block Scan emitted: a darray
 // write placed over its box, or a put_var call's values.
 func (s *Stream) ReadBlock(ctx context.Context, b *catalog.Block, dt catalog.DType) ([]byte, error) {
-	if len(b.Codecs) != 1 || len(b.Codecs[0].Params) != 2 || int(b.Codecs[0].Params[0]) >= len(s.members) {
-		return nil, fmt.Errorf("scorpio: %s: a block that is no SCORPIO write of this stream (codecs %v): %w", s.info.Path, b.Codecs, catalog.ErrCorrupt)
+	m, v, i, err := s.blockOf(b)
+	if err != nil {
+		return nil, err
 	}
-	c := b.Codecs[0]
-	d := s.members[c.Params[0]].d
-	v := d.byName[c.Dataset]
-	i := int(c.Params[1])
-	switch {
-	case v == nil:
-		return nil, fmt.Errorf("scorpio: %s: no variable %q: %w", d.Path, c.Dataset, catalog.ErrCorrupt)
-	case c.Name == DarrayCodec && i < len(v.Writes):
+	d := m.d
+	switch b.Codecs[0].Name {
+	case DarrayCodec:
 		w := &v.Writes[i]
 		p, err := d.Plan(ctx, w.Decomp)
 		if err != nil {
@@ -454,7 +450,7 @@ func (s *Stream) ReadBlock(ctx context.Context, b *catalog.Block, dt catalog.DTy
 		}
 		dst := make([]byte, p.Elems*int64(v.Type.Size))
 		return dst, d.ReadWrite(ctx, v, w, dst, nil)
-	case c.Name == BlobCodec && i < len(v.Blobs):
+	default: // BlobCodec
 		_, count, data, err := d.ReadBlob(ctx, v, &v.Blobs[i])
 		if err != nil {
 			return nil, err
@@ -464,7 +460,27 @@ func (s *Stream) ReadBlock(ctx context.Context, b *catalog.Block, dt catalog.DTy
 		}
 		return slices.Clone(data), nil
 	}
-	return nil, fmt.Errorf("scorpio: %s: variable %q: %s block %d of %d writes, %d put_var calls: %w", d.Path, v.Name, c.Name, i, len(v.Writes), len(v.Blobs), catalog.ErrCorrupt)
+}
+
+// blockOf resolves a block Scan emitted: its member, its variable and the
+// index of its write (DarrayCodec) or put_var call (BlobCodec).
+func (s *Stream) blockOf(b *catalog.Block) (*member, *Var, int, error) {
+	bad := func(what string, args ...any) error {
+		return fmt.Errorf("scorpio: %s: %s: %w", s.info.Path, fmt.Sprintf(what, args...), catalog.ErrCorrupt)
+	}
+	if len(b.Codecs) != 1 || len(b.Codecs[0].Params) != 2 || int(b.Codecs[0].Params[0]) >= len(s.members) {
+		return nil, nil, 0, bad("a block that is no SCORPIO write of this stream (codecs %v)", b.Codecs)
+	}
+	c := b.Codecs[0]
+	m := s.members[c.Params[0]]
+	v, i := m.d.byName[c.Dataset], int(c.Params[1])
+	switch {
+	case v == nil:
+		return nil, nil, 0, bad("%s: no variable %q", m.name, c.Dataset)
+	case c.Name == DarrayCodec && i < len(v.Writes), c.Name == BlobCodec && i < len(v.Blobs):
+		return m, v, i, nil
+	}
+	return nil, nil, 0, bad("%s: variable %q: %s block %d of %d writes, %d put_var calls", m.name, v.Name, c.Name, i, len(v.Writes), len(v.Blobs))
 }
 
 // Placement implements catalog.PlacedSource: a darray block's data blocks
@@ -474,22 +490,17 @@ func (s *Stream) Placement(ctx context.Context, b *catalog.Block, dt catalog.DTy
 	if len(b.Codecs) != 1 || b.Codecs[0].Name != DarrayCodec {
 		return nil, nil
 	}
-	c := b.Codecs[0]
-	if len(c.Params) != 2 || int(c.Params[0]) >= len(s.members) {
-		return nil, fmt.Errorf("scorpio: %s: a block that is no SCORPIO write of this stream (codecs %v): %w", s.info.Path, b.Codecs, catalog.ErrCorrupt)
+	m, v, i, err := s.blockOf(b)
+	if err != nil {
+		return nil, err
 	}
-	d := s.members[c.Params[0]].d
-	v := d.byName[c.Dataset]
-	if v == nil || int(c.Params[1]) >= len(v.Writes) {
-		return nil, fmt.Errorf("scorpio: %s: no write %d of variable %q: %w", d.Path, c.Params[1], c.Dataset, catalog.ErrCorrupt)
-	}
-	w := &v.Writes[c.Params[1]]
+	d, w := m.d, &v.Writes[i]
 	maps, err := d.storedMaps(ctx, w.Decomp)
 	if err != nil {
 		return nil, err
 	}
 	pl := &catalog.Placement{Maps: maps, Fill: d.FillValue(v, w), Parts: make([][]byte, len(w.Blocks)),
-		Map: fmt.Sprintf("%s%s%d", s.members[c.Params[0]].name, pfxDecomp, w.Decomp)}
+		Map: fmt.Sprintf("%s%s%d", m.name, pfxDecomp, w.Decomp)}
 	for g := range w.Blocks {
 		if pl.Parts[g], err = d.readRaw(ctx, &w.Blocks[g], v.Type); err != nil {
 			return nil, err
