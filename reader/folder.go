@@ -202,7 +202,7 @@ func openFolder(dir string, sel *selector, one bool) (Dataset, error) {
 		}
 		return nilIfErr(bp.OpenSeries(dir, m, bp.Config{Match: sel.match}))
 	}
-	if ds, err, ok := openNetCDFFolder(dir, cands, sel); ok {
+	if ds, err, ok := openHistoryFolder(dir, cands, sel); ok {
 		return ds, err
 	}
 	if !one {

@@ -103,10 +103,10 @@ func streamList(prefixes []string, groups map[string][]string) string {
 	return strings.Join(out, ", ")
 }
 
-// openNetCDFFolder opens a folder whose datasets are all netCDF classic
-// files as the one stream they form; ok is false when the folder holds
-// anything else (openFolder's other rules apply).
-func openNetCDFFolder(dir string, cands []candidate, sel *selector) (ds Dataset, err error, ok bool) {
+// openHistoryFolder opens a folder whose datasets are all netCDF classic
+// files, or all SCORPIO datasets, as the one stream they form; ok is false
+// when the folder holds anything else (openFolder's other rules apply).
+func openHistoryFolder(dir string, cands []candidate, sel *selector) (ds Dataset, err error, ok bool) {
 	if len(cands) == 0 {
 		return nil, nil, false
 	}
