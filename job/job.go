@@ -200,7 +200,7 @@ func runJob(ctx context.Context, out string, spec Spec, env Env, need *int64) er
 		}
 	}
 	for s := range job.Shards {
-		if err := rewriteShard(tap.Context(ctx), out, job, s, env, ds, store, mon); err != nil {
+		if err := rewriteShard(ctx, out, job, s, env, tap.Source(ds), store, mon); err != nil {
 			if !journaled {
 				rewriter.RemoveTemps(stageDir(workDir(out)))
 			}
@@ -580,7 +580,7 @@ func rewriteVerb(ctx context.Context, out string, shard Shard, env Env) error {
 // rewriteShard runs one shard of OUT's job reading the input through ds
 // and store; mon follows it (nil: a new one of the display's). The caller
 // holds the locks.
-func rewriteShard(ctx context.Context, out string, job *Job, shard int, env Env, ds reader.Dataset, store *catalog.Store, mon *rewriter.Monitor) error {
+func rewriteShard(ctx context.Context, out string, job *Job, shard int, env Env, src catalog.Source, store *catalog.Store, mon *rewriter.Monitor) error {
 	if mon == nil {
 		mon = env.display().Monitor()
 	}
@@ -590,10 +590,10 @@ func rewriteShard(ctx context.Context, out string, job *Job, shard int, env Env,
 	var st rewriter.ShardStatus
 	var err error
 	if job.InMemory() {
-		_, err = rewriter.RewriteShard(ctx, store, ds, &job.Plan, stageDir(work), sh, env.Jobs, env.dataMem(store), mon)
+		_, err = rewriter.RewriteShard(ctx, store, src, &job.Plan, stageDir(work), sh, env.Jobs, env.dataMem(store), mon)
 		return err // the lines per variable said it
 	}
-	if st, err = rewriteJournaled(ctx, work, job, sh, env, ds, store, mon); err != nil {
+	if st, err = rewriteJournaled(ctx, work, job, sh, env, src, store, mon); err != nil {
 		return err
 	}
 	name, logw := shardName(shard, job.Shards), env.stepLog()
@@ -609,7 +609,7 @@ func rewriteShard(ctx context.Context, out string, job *Job, shard int, env Env,
 // lists are skipped, the others recorded in it as they finish, and its
 // final record written once all are. Rerunning a finished shard does
 // nothing.
-func rewriteJournaled(ctx context.Context, work string, job *Job, sh rewriter.Shard, env Env, ds reader.Dataset, store *catalog.Store, mon *rewriter.Monitor) (rewriter.ShardStatus, error) {
+func rewriteJournaled(ctx context.Context, work string, job *Job, sh rewriter.Shard, env Env, src catalog.Source, store *catalog.Store, mon *rewriter.Monitor) (rewriter.ShardStatus, error) {
 	var st rewriter.ShardStatus
 	jpath := journalPath(work, sh.Index, job.Shards)
 	if err := os.MkdirAll(filepath.Dir(jpath), 0o755); err != nil {
@@ -645,7 +645,7 @@ func rewriteJournaled(ctx context.Context, work string, job *Job, sh rewriter.Sh
 		return st, err
 	}
 	sh.Journal = jr
-	if st, err = rewriter.RewriteShard(ctx, store, ds, &job.Plan, stageDir(work), sh, env.Jobs, env.dataMem(store), mon); err != nil {
+	if st, err = rewriter.RewriteShard(ctx, store, src, &job.Plan, stageDir(work), sh, env.Jobs, env.dataMem(store), mon); err != nil {
 		jr.abandon() // RewriteShard flushed what its engine had made durable
 		return st, err
 	}

@@ -238,7 +238,7 @@
 // average at least 256 KiB a request (minItemRead), within a quarter of
 // the budget and 64 MiB (Options.Limits.ItemLimit). An item is admitted,
 // assembled and released as one: one pass over the union of its units'
-// blocks in file order (catalog.MixedBatchSource: runs coalesced across
+// blocks in file order (one ReadBlocks call: runs coalesced across
 // the datasets, each block decoded with its own element type and copied
 // into its own unit; the sub-files read in parallel, each in segments
 // whose gaps holding other items' blocks are at most 1/32 of their bytes,
@@ -275,7 +275,7 @@
 // the shard's part file, and written by JoinParts with H5Dwrite_chunk
 // (HDF5, one global lock, is only called from one goroutine at a time).
 // When a unit is admitted, the reads of the next two are announced to the
-// kernel (catalog.Prefetcher) so that the disk has more requests in flight
+// kernel (catalog.Source.Prefetch) so that the disk has more requests in flight
 // than there are workers. Cancelling the context stops the pipeline; a
 // failed in-memory job leaves no partial file under a final name
 // (RemoveTemps).

@@ -22,7 +22,7 @@ import (
 // to shards. Every unit of every target goes through the one ordered
 // pipeline (streamJoint): admitted in order against the one memory budget
 // (memBudget, Options.MaxMem, at most Jobs+1 units alive), its reads
-// announced ahead (catalog.Prefetcher), assembled on up to Jobs workers,
+// announced ahead (catalog.Source.Prefetch), assembled on up to Jobs workers,
 // prepared by the target on the worker (encoded, or written where its
 // place is fixed), then put by the target, hashed and journaled in order.
 //

@@ -12,36 +12,44 @@ import (
 // span several bands and cannot be read in part kept from their first band
 // to their last.
 
-// rawBufs recycles the buffers of raw blocks read with ReadBlockInto
-// (fresh buffers for every block kept the page-fault handler and the
-// zeroing of new memory busy).
+// rawBufs recycles the buffers of raw blocks read into place (fresh
+// buffers for every block kept the page-fault handler and the zeroing of
+// new memory busy).
 var rawBufs sync.Pool
 
 // fetch reads a block's decoded bytes and checks their size. Raw blocks
-// of an IntoSource are read into a recycled buffer: the caller gives it
-// back with recycle once done.
+// are read into a recycled buffer: the caller gives it back with recycle
+// once done.
 func fetch(ctx context.Context, src catalog.Source, b *catalog.Block, dt catalog.DType, p placement) ([]byte, error) {
-	var data []byte
-	var err error
-	if into, ok := src.(catalog.IntoSource); ok && len(b.Codecs) == 0 && b.Inline() == nil && b.Length == p.storedBytes() {
-		if bp, _ := rawBufs.Get().(*[]byte); bp != nil && int64(cap(*bp)) >= b.Length {
-			data = (*bp)[:b.Length]
+	want := p.storedBytes()
+	r := catalog.Reads{Blocks: []*catalog.Block{b}, DTypes: []catalog.DType{dt}}
+	raw := len(b.Codecs) == 0 && b.Inline() == nil && b.Length == want
+	if raw {
+		var data []byte
+		if bp, _ := rawBufs.Get().(*[]byte); bp != nil && int64(cap(*bp)) >= want {
+			data = (*bp)[:want]
 		} else {
-			data = make([]byte, b.Length)
+			data = make([]byte, want)
 		}
-		if err := into.ReadBlockInto(ctx, b, data); err != nil {
-			recycle(data)
-			return nil, err
-		}
-		return data, nil
+		r.Into = [][]byte{data}
 	}
-	data, err = src.ReadBlock(ctx, b, dt)
+	var data []byte
+	err := src.ReadBlocks(ctx, r, func(_ int, d []byte) error {
+		if int64(len(d)) != want {
+			return catalog.Corrupt("", b.File, b.Offset, "block %v: decoded %d bytes, want %d for stored shape %v of %v",
+				b.Box, len(d), want, b.StoredShape(), dt)
+		}
+		data = d
+		if !raw {
+			data = append([]byte(nil), d...)
+		}
+		return nil
+	})
 	if err != nil {
+		if raw {
+			recycle(r.Into[0])
+		}
 		return nil, err
-	}
-	if want := p.storedBytes(); int64(len(data)) != want {
-		return nil, catalog.Corrupt("", b.File, b.Offset, "block %v: decoded %d bytes, want %d for stored shape %v of %v",
-			b.Box, len(data), want, b.StoredShape(), dt)
 	}
 	return data, nil
 }
