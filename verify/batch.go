@@ -3,7 +3,6 @@ package verify
 import (
 	"context"
 	"sort"
-	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -96,8 +95,6 @@ func (r *run) part(ctx context.Context, g *group, band catalog.Box, part []batch
 	scratch := make([]int64, len(band.Lower)) // the stages' index
 	blocks := make([]*catalog.Block, 0, len(part))
 	dts := make([]catalog.DType, 0, len(part))
-	var fetchNs int64 // in the file reads: the rest is placing and comparing
-	t0 := time.Now()
 	for lo := 0; lo < len(part); {
 		hi := lo + 1
 		for hi < len(part) && !g.split(&part[hi-1], &part[hi]) {
@@ -110,28 +107,19 @@ func (r *run) part(ctx context.Context, g *group, band catalog.Box, part []batch
 			blocks = append(blocks, e.b)
 			dts = append(dts, g.members[e.m].a.DType)
 		}
-		last := -1 // the block read before an error: blocks arrive in order
-		fn := func(k int, data []byte) error {
-			last = k
+		at, err := r.readInput(ctx, catalog.Reads{Blocks: blocks, DTypes: dts, Limit: limit}, func(k int, data []byte) error {
 			e := &seg[k]
-			m := g.members[e.m]
-			if want := e.p.storedBytes(); int64(len(data)) != want {
-				return catalog.Corrupt("", e.b.File, e.b.Offset, "block %v: decoded %d bytes, want %d for stored shape %v of %v",
-					e.b.Box, len(data), want, e.b.StoredShape(), m.a.DType)
-			}
 			if st := stages[e.m]; st != nil && st.plan.at[e.k] >= 0 {
 				st.plan.place(st.plan.at[e.k], e.p, e.region, data, st.buf, scratch)
-			} else if mm := e.p.compare(data, e.region, band, m.out); mm != nil {
-				m.first.keep(mm)
+			} else if mm := e.p.compare(data, e.region, band, g.members[e.m].out); mm != nil {
+				g.members[e.m].first.keep(mm)
 			}
 			return nil
-		}
-		if err := r.src.ReadBlocks(ctx, catalog.Reads{Blocks: blocks, DTypes: dts, Limit: limit, Timer: &fetchNs}, fn); err != nil {
-			return g.inputErr(seg[min(last+1, len(seg)-1)].m, err)
+		})
+		if err != nil {
+			return g.inputErr(seg[at].m, err)
 		}
 	}
-	r.stats.fetchNs.Add(fetchNs)
-	r.stats.compareNs.Add(int64(time.Since(t0)) - fetchNs)
 	return nil
 }
 

@@ -13,7 +13,9 @@
 //     the library, not relayout, finds contiguous, chunked, deflated and
 //     virtual (merged, partly covered) data and unwritten chunks;
 //   - input side: every block of the array is fetched from the reader
-//     (catalog.Source.ReadBlocks: its decoded stored bytes) and each element
+//     (catalog.Source.ReadBlocks: its decoded stored bytes; every read of
+//     the input, whatever the path, is one call of run.readInput, fetch.go,
+//     which checks each block's decoded size and times it) and each element
 //     is placed by an index computation of this package (place.go; a
 //     catalog.Source.ReadBlocks gets the blocks of a band read whole or by rows
 //     in file order, a few lists of neighbours per band, so that many

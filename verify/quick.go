@@ -509,19 +509,11 @@ func (r *run) quickPart(ctx context.Context, qs []*quickMember, part []quickEntr
 	var scratch []byte
 	var ar intArena
 	var strides [8]int64
-	var fetchNs int64
-	t0 := time.Now()
-	last := -1 // the block read before an error: blocks arrive in order
-	fn := func(k int, data []byte) error {
-		last = k
+	at, err := r.readInput(ctx, catalog.Reads{Blocks: blocks, DTypes: dts, Limit: limit}, func(k int, data []byte) error {
 		e, b := part[k], blocks[k]
 		q := qs[e.m]
 		ar.chunk = strides[:] // p lives for this call: its strides are reused
 		p := placementIn(b, dts[k], &ar)
-		if want := p.storedBytes(); int64(len(data)) != want {
-			return catalog.Corrupt("", b.File, b.Offset, "block %v: decoded %d bytes, want %d for stored shape %v of %v",
-				b.Box, len(data), want, b.StoredShape(), dts[k])
-		}
 		r.count(q.m.a, b)
 		var term uint64
 		if bt := tableOf(q.tables, b.Box.Count); bt != nil && storedAsRegion(p, b.Box) {
@@ -535,13 +527,10 @@ func (r *run) quickPart(ctx context.Context, qs []*quickMember, part []quickEntr
 		}
 		sums[e.m] = fold(sums[e.m] + term)
 		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("verify: input %s: %w", where(qs[part[at].m].m.k), err)
 	}
-	if err := r.src.ReadBlocks(ctx, catalog.Reads{Blocks: blocks, DTypes: dts, Limit: limit, Timer: &fetchNs}, fn); err != nil {
-		q := qs[part[min(last+1, len(part)-1)].m]
-		return fmt.Errorf("verify: input %s: %w", where(q.m.k), err)
-	}
-	r.stats.fetchNs.Add(fetchNs)
-	r.stats.compareNs.Add(int64(time.Since(t0)) - fetchNs)
 	for mi, s := range sums {
 		if s != 0 {
 			q := qs[mi]
