@@ -100,6 +100,10 @@ type ManifestViewArray struct {
 	Path    string  `json:"path"`
 	Dataset string  `json:"dataset"`
 	Shape   []int64 `json:"shape"`
+	// Units are a GDF view's field_units of the array (yt's unit string
+	// of the input's openPMD unitSI and unitDimension; "" when the input
+	// gives none); absent for other views and in older manifests.
+	Units *string `json:"units,omitempty"`
 }
 
 // ManifestOptions are the options of the job that wrote the output.

@@ -141,3 +141,62 @@ with h5py.File(sys.argv[1], "a") as f:
 		t.Errorf("verify of a changed GDF grid: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestYTAMRUnits: relayout's views of an openPMD mesh-refinement series
+// (amr_gen.py: rho and E on 2 levels, each with unitDimension and unitSI)
+// carry the input's units: yt loads the GDF view with E's components in
+// kg*m/(A*s**3) (equal to V/m) and rho in 0.001*A*s/m**3 (its unitSI 1e-3
+// times C/m**3), and every grid of every field equal to its box of the
+// level dataset (yt_gdf_units.py); ParaView reads the OverlappingAMR view
+// of the same levels (paraview_amr_check.py). A field_units changed in the
+// view fails relayout verify.
+func TestYTAMRUnits(t *testing.T) {
+	testkit.NeedPython(t, "Debian python3-yt and python3-h5py", "yt", "h5py")
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in", "openpmd.bp")
+	testkit.PeersPython(t, "amr_gen.py", "write", in)
+	out := filepath.Join(dir, "out")
+	mustRun(t, "run", in, "-o", out, "-q")
+	var m amrViewsManifest
+	b, err := os.ReadFile(filepath.Join(out, "relayout.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	for _, v := range m.Views {
+		types = append(types, v.File+" "+v.Type)
+	}
+	if !slices.Contains(types, "view-amr_100.hdf OverlappingAMR") || !slices.Contains(types, "view-amr_100.gdf GDF") {
+		t.Fatalf("views %v, want the OverlappingAMR and GDF views of the mesh-refinement levels", types)
+	}
+	gdf := filepath.Join(out, "view-amr_100.gdf")
+	b, err = exec.Command(python, "yt_gdf_units.py", gdf, "E_x=V/m", "E_y=kg*m/(A*s**3)", "rho=1e-3*C/m**3").CombinedOutput()
+	if err != nil {
+		t.Fatalf("yt: %v\n%s", err, b)
+	}
+	t.Logf("yt:\n%s", b)
+	if _, err := exec.LookPath("pvpython"); err == nil {
+		msg, ok := pvScript(t, "paraview_amr_check.py", out)
+		if !ok {
+			t.Fatalf("ParaView check failed:\n%s", msg)
+		}
+		t.Logf("ParaView:\n%s", msg)
+	}
+	cmd := exec.Command(python, "-c", `import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], "a") as f:
+    f["field_types/E_x"].attrs["field_units"] = np.bytes_("kg*m/(A*s**2)")`, gdf)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	r := relayout(t, "verify", in, out)
+	if r.code != 1 || !strings.Contains(r.stdout+r.stderr, "field_units") {
+		t.Errorf("verify of a changed field_units: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	b, err = exec.Command(python, "yt_gdf_units.py", gdf, "E_x=V/m").CombinedOutput()
+	if err == nil || !strings.Contains(string(b), "DIFF E_x") {
+		t.Errorf("yt_gdf_units.py passed changed units: %v\n%s", err, b)
+	}
+}

@@ -42,24 +42,28 @@ import (
 // presents it.
 type amrArray struct {
 	viewArray
-	level   int
-	boxes   []catalog.Box // in the dataset's index space
-	table   string        // the box table in the variable's file ("" for a level without one)
-	origin  [3]float64    // per VTK axis (x: the dataset's last)
-	spacing [3]float64
-	time    float64 // the iteration's time (SI when timeUnitSI is given)
+	base     string // the variable of the hierarchy: v, or "rho" for an openPMD input's "rho_lvl1"
+	units    string // yt's units of the values (gdfUnits), or why they are not known
+	unitsWhy string
+	level    int
+	boxes    []catalog.Box // in the dataset's index space
+	table    string        // the box table in the variable's file ("" for a level without one)
+	origin   [3]float64    // per VTK axis (x: the dataset's last)
+	spacing  [3]float64
+	time     float64 // the iteration's time (SI when timeUnitSI is given)
 }
 
 // amrGeometry is a's OverlappingAMR geometry (per VTK axis) from its
 // openPMD attributes, or why it gets none.
 func amrGeometry(a *catalog.Array, ma meshAttrs) (origin, spacing [3]float64, why string) {
 	rank := len(a.Shape)
+	level, _ := meshLevel(a)
 	if rank != 2 && rank != 3 {
-		return origin, spacing, fmt.Sprintf("refined level %d of rank %d (OverlappingAMR views are made of 2-D and 3-D levels)", a.Level, rank)
+		return origin, spacing, fmt.Sprintf("refined level %d of rank %d (OverlappingAMR views are made of 2-D and 3-D levels)", level, rank)
 	}
 	attrs := append(slices.Clone(ma.record), ma.component...)
 	if geo := strs(attrs, "geometry"); len(geo) == 1 && geo[0] != "cartesian" {
-		return origin, spacing, fmt.Sprintf("refined level %d of geometry %q", a.Level, geo[0])
+		return origin, spacing, fmt.Sprintf("refined level %d of geometry %q", level, geo[0])
 	}
 	sp, off, pos := floats(attrs, "gridSpacing"), floats(attrs, "gridGlobalOffset"), floats(attrs, "position")
 	if o := strs(attrs, "dataOrder"); len(o) == 1 && o[0] == "F" {
@@ -69,15 +73,15 @@ func amrGeometry(a *catalog.Array, ma meshAttrs) (origin, spacing [3]float64, wh
 		}
 	}
 	if len(sp) != rank || len(off) != rank {
-		return origin, spacing, fmt.Sprintf("refined level %d: gridSpacing %v and gridGlobalOffset %v do not describe shape %v", a.Level, sp, off, a.Shape)
+		return origin, spacing, fmt.Sprintf("refined level %d: gridSpacing %v and gridGlobalOffset %v do not describe shape %v", level, sp, off, a.Shape)
 	}
 	if slices.ContainsFunc(pos, func(p float64) bool { return p != 0.5 }) || len(pos) < rank {
-		return origin, spacing, fmt.Sprintf("refined level %d at position %v (OverlappingAMR views are of cell-centred data)", a.Level, pos)
+		return origin, spacing, fmt.Sprintf("refined level %d at position %v (OverlappingAMR views are of cell-centred data)", level, pos)
 	}
 	for v := range rank {
 		d := rank - 1 - v
 		if !(sp[d] > 0) {
-			return origin, spacing, fmt.Sprintf("refined level %d: gridSpacing %v", a.Level, sp)
+			return origin, spacing, fmt.Sprintf("refined level %d: gridSpacing %v", level, sp)
 		}
 		origin[v], spacing[v] = off[d], sp[d]
 	}
@@ -96,17 +100,41 @@ func addAMRView(st *varStats, a *catalog.Array, ma meshAttrs, file, path, table 
 	if why != "" {
 		return why
 	}
+	level, base := meshLevel(a)
+	units, unitsWhy := gdfUnits(a.Attrs)
 	boxes := a.Boxes
 	if len(boxes) == 0 {
-		if a.Level > 0 {
-			return fmt.Sprintf("refined level %d without boxes", a.Level)
+		if level > 0 {
+			return fmt.Sprintf("refined level %d without boxes", level)
 		}
 		boxes = []catalog.Box{{Lower: make([]int64, len(a.Shape)), Count: slices.Clone(a.Shape)}}
 	}
-	st.amr = append(st.amr, amrArray{viewArray: viewArray{name: viewName(a.Var), v: a.Var, file: file, path: path, step: a.Step,
-		spec: h5.DatasetSpec{DType: spec.DType, Shape: a.Shape, Fill: spec.Fill}}, level: a.Level, boxes: boxes, table: table,
-		origin: origin, spacing: spacing, time: iterationTime(ma)})
+	st.amr = append(st.amr, amrArray{viewArray: viewArray{name: viewName(base), v: a.Var, file: file, path: path, step: a.Step,
+		spec: h5.DatasetSpec{DType: spec.DType, Shape: a.Shape, Fill: spec.Fill}}, base: base, units: units, unitsWhy: unitsWhy,
+		level: level, boxes: boxes, table: table, origin: origin, spacing: spacing, time: iterationTime(ma)})
 	return ""
+}
+
+// meshLevel is a's refinement level and the variable of its level 0: its
+// Level and Var for levels relayout numbers (AMReX, Chombo, a relayout
+// output), and for an openPMD input's mesh-refinement record, kept under
+// its own name ("rho_lvl1", "E_lvl1/x"), the level the name declares and
+// the name without it ("rho", "E/x"), so that its levels form one
+// hierarchy.
+func meshLevel(a *catalog.Array) (int, string) {
+	if a.Level > 0 {
+		return a.Level, a.Var
+	}
+	level := catalog.MeshLevel(a.Var)
+	if level == 0 {
+		return 0, a.Var
+	}
+	rec, comp, vector := strings.Cut(a.Var, "/")
+	base := rec[:strings.LastIndex(rec, "_lvl")]
+	if vector {
+		base += "/" + comp
+	}
+	return level, base
 }
 
 // writeAMRViews writes the OverlappingAMR views of arrays (every level of
@@ -124,10 +152,10 @@ func writeAMRViews(stage string, arrays []amrArray) ([]catalog.ManifestView, []s
 	var hs []*hier
 	byVar := map[string]*hier{}
 	for _, a := range arrays {
-		k := fmt.Sprint(a.step, "\x00", a.v)
+		k := fmt.Sprint(a.step, "\x00", a.base)
 		h := byVar[k]
 		if h == nil {
-			h = &hier{step: a.step, v: a.v}
+			h = &hier{step: a.step, v: a.base}
 			byVar[k] = h
 			hs = append(hs, h)
 		}
@@ -142,7 +170,7 @@ func writeAMRViews(stage string, arrays []amrArray) ([]catalog.ManifestView, []s
 	byKey := map[string]*group{}
 	for _, h := range hs {
 		sort.Slice(h.levels, func(i, j int) bool { return h.levels[i].level < h.levels[j].level })
-		if len(h.levels) < 2 {
+		if len(h.levels) == 1 && h.levels[0].level == 0 {
 			continue // uniform: its ImageData view
 		}
 		why := ""
@@ -150,7 +178,7 @@ func writeAMRViews(stage string, arrays []amrArray) ([]catalog.ManifestView, []s
 		fmt.Fprint(&key, h.step, h.levels[0].origin)
 		for i, l := range h.levels {
 			if l.level != i {
-				why = fmt.Sprintf("levels %d to %d are not all there", h.levels[0].level, h.levels[len(h.levels)-1].level)
+				why = fmt.Sprintf("levels 0 to %d are not all there", h.levels[len(h.levels)-1].level)
 			} else if l.origin != h.levels[0].origin {
 				why = fmt.Sprintf("level %d's origin %v is not level 0's %v", l.level, l.origin, h.levels[0].origin)
 			}
@@ -208,12 +236,13 @@ func writeAMRViews(stage string, arrays []amrArray) ([]catalog.ManifestView, []s
 			return nil, nil, err
 		}
 		out = append(out, mv)
-		gv, why, err := writeGDF(stage, mv, g.hiers[0].levels, array, g.hiers[0].levels[0].time)
+		gv, why, notes, err := writeGDF(stage, mv, g.hiers[0].levels, array, g.hiers[0].levels[0].time)
 		if err != nil {
 			return nil, nil, err
 		}
 		if gv != nil {
 			out = append(out, *gv)
+			skipped = append(skipped, notes...)
 		} else {
 			skipped = append(skipped, fmt.Sprintf("%s: no yt view (GDF): %s", name, why))
 		}

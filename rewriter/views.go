@@ -186,10 +186,11 @@ func meshView(a *catalog.Array, ma meshAttrs) (viewGrid, string) {
 // or says why it gets none.
 func addView(st *varStats, a *catalog.Array, ma meshAttrs, file, path, table, species string, spec h5.DatasetSpec) {
 	amrWhy := ""
+	level, _ := meshLevel(a)
 	if species == "" && !a.Constant && len(a.Shape) > 0 && a.Elements() > 0 {
 		// Every level of a mesh for the OverlappingAMR views; level 0
 		// also gets its ImageData view.
-		if amrWhy = addAMRView(st, a, ma, file, path, table, spec); amrWhy == "" && a.Level > 0 {
+		if amrWhy = addAMRView(st, a, ma, file, path, table, spec); amrWhy == "" && level > 0 {
 			return
 		}
 	}
@@ -199,7 +200,7 @@ func addView(st *varStats, a *catalog.Array, ma meshAttrs, file, path, table, sp
 		why = "particles (no ImageData view; read them with openPMD-api or openpmd-viewer)"
 	case a.Constant:
 		why = "a constant record component (no data to view)"
-	case a.Level > 0:
+	case level > 0:
 		why = amrWhy
 	case len(a.Shape) == 0:
 		return // a rank-0 value, not a mesh

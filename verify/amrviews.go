@@ -79,7 +79,7 @@ func checkAMRView(dir string, v catalog.ManifestView, f *h5.File, attrs []catalo
 			where := fmt.Sprintf("%s (%s level %d)", a.Dataset, a.Var, L)
 			ds, ok := datasets[[2]string{a.File, a.Path}]
 			rank := len(ds.Shape)
-			if !ok || ds.Level != L || ds.Step != v.Step || (rank != 2 && rank != 3) {
+			if !ok || datasetLevel(ds, a.Var) != L || ds.Step != v.Step || (rank != 2 && rank != 3) {
 				badf("%s maps %s:%s, which the manifest does not list as a 2-D or 3-D level %d of step %d", where, a.File, a.Path, L, v.Step)
 				continue
 			}
@@ -203,4 +203,15 @@ func boxesEqual(a, b []catalog.Box) bool {
 	return slices.EqualFunc(a, b, func(x, y catalog.Box) bool {
 		return slices.Equal(x.Lower, y.Lower) && slices.Equal(x.Count, y.Count)
 	})
+}
+
+// datasetLevel is the refinement level of variable v's dataset ds: its
+// manifest level, or for an openPMD input's mesh-refinement record, which
+// keeps its name ("rho_lvl1") at manifest level 0, the level the name
+// declares.
+func datasetLevel(ds catalog.ManifestDataset, v string) int {
+	if ds.Level > 0 {
+		return ds.Level
+	}
+	return catalog.MeshLevel(v)
 }
