@@ -31,9 +31,11 @@ type amrViewsManifest struct {
 // --resume), the PeleLMeX 2-D one and a Chombo 2-D one open in ParaView
 // 5.11's vtkHDFReader with every level's every box where the level
 // datasets' box tables put it and every value of every array equal to the
-// level dataset at the box read with h5py (paraview_amr_check.py), the 3-D
-// coarse cells under level 1 blanked. An AMRBox row changed in the view
-// fails relayout verify and the ParaView check.
+// level dataset at the box read with h5py (paraview_amr_check.py), and
+// every level's cells under the next level's boxes blanked, 2-D (a slab of
+// its refinement ratio to level 0 in cells) as 3-D. Chombo's levels refine
+// by 4 then 2: no GDF view, and views_skipped says why. An AMRBox row
+// changed in the view fails relayout verify and the ParaView check.
 func TestParaViewAMR(t *testing.T) {
 	needParaView(t)
 	dir := t.TempDir()
@@ -42,11 +44,13 @@ func TestParaViewAMR(t *testing.T) {
 		boxes          []int
 		arrays         int
 		args           []string
+		skipped        string // a views_skipped line
 	}{
-		{"pelelmex-3d", "amrex/pelelmex-3d", "view-amr_20.hdf", []int{1, 8, 64}, 38, nil},
-		{"pelelmex-3d-resume", "amrex/pelelmex-3d", "view-amr_20.hdf", []int{1, 8, 64}, 38, []string{"--resume"}},
-		{"pelelmex-2d", "amrex/pelelmex-2d", "view-amr_70100.hdf", []int{256, 551}, 0, nil},
-		{"chombo-2d", "chombo/mushy-layer/plt025000.2d.hdf5", "view-amr_25000.hdf", []int{1, 8, 8}, 0, nil},
+		{"pelelmex-3d", "amrex/pelelmex-3d", "view-amr_20.hdf", []int{1, 8, 64}, 38, nil, ""},
+		{"pelelmex-3d-resume", "amrex/pelelmex-3d", "view-amr_20.hdf", []int{1, 8, 64}, 38, []string{"--resume"}, ""},
+		{"pelelmex-2d", "amrex/pelelmex-2d", "view-amr_70100.hdf", []int{256, 551}, 0, nil, ""},
+		{"chombo-2d", "chombo/mushy-layer/plt025000.2d.hdf5", "view-amr_25000.hdf", []int{1, 8, 8}, 0, nil,
+			"view-amr_25000.hdf: no yt view (GDF): its levels refine by 4x4 then 2x2, not by one integer ratio"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out := filepath.Join(dir, c.name)
@@ -78,6 +82,9 @@ func TestParaViewAMR(t *testing.T) {
 			}
 			if s := strings.Join(m.ViewsSkipped, "\n"); strings.Contains(s, "refined level") {
 				t.Errorf("views_skipped lists refined levels: %s", s)
+			}
+			if s := strings.Join(m.ViewsSkipped, "\n"); c.skipped != "" && !strings.Contains(s, c.skipped) {
+				t.Errorf("views_skipped %q, want a line with %q", s, c.skipped)
 			}
 			if fi, err := os.Stat(filepath.Join(out, v.File)); err != nil || fi.Size() > 2<<20 {
 				t.Errorf("%s: %v: a view should copy no data", v.File, err)

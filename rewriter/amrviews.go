@@ -30,6 +30,7 @@ package rewriter
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -212,10 +213,14 @@ func writeAMRViews(stage string, arrays []amrArray) ([]catalog.ManifestView, []s
 		h0 := g.hiers[0]
 		mv := catalog.ManifestView{File: name, Step: g.step, Type: "OverlappingAMR", Origin: h0.levels[0].origin[:],
 			Arrays: []catalog.ManifestViewArray{}}
+		layers, ok := amrLayers(h0.levels)
+		if !ok {
+			skipped = append(skipped, fmt.Sprintf("%s: coarse cells not blanked under fine ones: 2-D levels whose spacings are not level 0's divided by integers", name))
+		}
 		for L, l0 := range h0.levels {
 			cells := int64(0)
 			for _, b := range l0.boxes {
-				cells += b.Elements()
+				cells += b.Elements() * layers[L]
 			}
 			lv := catalog.ManifestViewLevel{Level: L, Spacing: slices.Clone(l0.spacing[:]), Boxes: len(l0.boxes)}
 			names := map[string]bool{}
@@ -252,21 +257,55 @@ func writeAMRViews(stage string, arrays []amrArray) ([]catalog.ManifestView, []s
 
 // amrBoxRows is the AMRBox table of boxes (in a 2-D or 3-D dataset's
 // index space): per box x0 x1 y0 y1 z0 z1 with VTK's x the dataset's last
-// axis; z0 = z1 = 0 for a 2-D dataset.
-func amrBoxRows(boxes []catalog.Box) []int64 {
+// axis; z0 = 0, z1 = layers-1 for a 2-D dataset (amrLayers).
+func amrBoxRows(boxes []catalog.Box, layers int64) []int64 {
 	rows := make([]int64, 0, 6*len(boxes))
 	for _, b := range boxes {
 		rank := len(b.Lower)
 		for v := range 3 {
 			d := rank - 1 - v
 			if d < 0 {
-				rows = append(rows, 0, 0)
+				rows = append(rows, 0, layers-1)
 				continue
 			}
 			rows = append(rows, b.Lower[d], b.Lower[d]+b.Count[d]-1)
 		}
 	}
 	return rows
+}
+
+// amrLayers is the thickness in cells, along VTK's z, of each level of a
+// 2-D hierarchy (1 for 3-D): its cumulative refinement ratio, so that every
+// level is a slab as thick as level 0's one cell and each level's box
+// refines its parent's along z too. VTK 9.2 blanks a coarse cell (its
+// vtkAMRUtilities coarsens each fine box by the refinement ratio) only
+// under a fine box whose every extent is a multiple of the ratio: with
+// every level one cell thick, ParaView 5.11 left 2-D hierarchies
+// unblanked; a flat z ([0, -1], what VTK's own 2-D AMR uses) the reader
+// refuses ("Inconsistent types of vtkUniformGrid": it makes every grid
+// 3-D). Each layer of a box is the same 2-D box of the level dataset, one
+// more virtual mapping (no copy). ok is false when a 2-D level's spacing
+// is not level 0's divided by an integer (the views are then one cell
+// thick, unblanked).
+func amrLayers(levels []amrArray) (layers []int64, ok bool) {
+	ok = true
+	for _, l := range levels {
+		r := 1.0
+		if len(l.spec.Shape) == 2 {
+			r = levels[0].spacing[0] / l.spacing[0]
+		}
+		n := int64(math.Round(r))
+		if n < 1 || math.Abs(r-float64(n)) > 1e-9*r {
+			ok = false
+		}
+		layers = append(layers, n)
+	}
+	if !ok {
+		for L := range layers {
+			layers[L] = 1
+		}
+	}
+	return layers, ok
 }
 
 func writeAMRView(stage string, mv catalog.ManifestView, levels []amrArray, array func(level, i int) amrArray) error {
@@ -286,10 +325,11 @@ func fillAMRView(w *h5.Writer, mv catalog.ManifestView, levels []amrArray, array
 	if err := w.SetAttrs("/VTKHDF", attrs); err != nil {
 		return err
 	}
+	layers, _ := amrLayers(levels)
 	for L, lv := range mv.Levels {
 		group := fmt.Sprintf("/VTKHDF/Level%d", L)
 		boxes := levels[L].boxes
-		rows := amrBoxRows(boxes)
+		rows := amrBoxRows(boxes, layers[L])
 		data := make([]byte, 0, 4*len(rows))
 		for _, x := range rows {
 			data = binary.LittleEndian.AppendUint32(data, uint32(int32(x)))
@@ -315,9 +355,11 @@ func fillAMRView(w *h5.Writer, mv catalog.ManifestView, levels []amrArray, array
 			off := int64(0)
 			for b := range boxes {
 				n := boxes[b].Elements()
-				srcs = append(srcs, h5.VirtualSource{File: a.file, Path: a.path, Shape: a.spec.Shape, Sel: &boxes[b],
-					Box: catalog.Box{Lower: []int64{off}, Count: []int64{n}}})
-				off += n
+				for range layers[L] {
+					srcs = append(srcs, h5.VirtualSource{File: a.file, Path: a.path, Shape: a.spec.Shape, Sel: &boxes[b],
+						Box: catalog.Box{Lower: []int64{off}, Count: []int64{n}}})
+					off += n
+				}
 			}
 			spec := h5.DatasetSpec{DType: a.spec.DType, Shape: ma.Shape, Fill: a.spec.Fill}
 			if err := w.CreateVirtual(ma.Dataset, spec, srcs); err != nil {

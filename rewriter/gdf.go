@@ -128,7 +128,20 @@ func writeGDF(stage string, mv catalog.ManifestView, levels []amrArray, array fu
 	rank := len(levels[0].spec.Shape)
 	refine := gdfRefine(levels, rank)
 	if refine == 0 {
-		return nil, "levels that do not refine by one integer ratio on every axis (yt's GDF refine_by)", nil, nil
+		// yt 4.1's gdf frontend sizes level L's cells as level 0's over
+		// refine_by**L and takes a grid's children from level L+1 only, so
+		// neither per-level ratios nor an empty level standing for a
+		// squared ratio (4 = 2*2) can be written.
+		var ratios []string
+		for L := 1; L < len(levels); L++ {
+			var r []string
+			for v := range rank {
+				r = append(r, strconv.FormatFloat(levels[L-1].spacing[v]/levels[L].spacing[v], 'g', 6, 64))
+			}
+			ratios = append(ratios, strings.Join(r, "x"))
+		}
+		return nil, fmt.Sprintf("its levels refine by %s, not by one integer ratio on every axis and level "+
+			"(yt 4.1's GDF has one refine_by for the hierarchy; yt.load of the input itself reads it: yt 4.1 has frontends for AMReX and Chombo plotfiles)", strings.Join(ratios, " then ")), nil, nil
 	}
 	file := mv.File[:len(mv.File)-len(".hdf")] + ".gdf"
 	// A GDF field has one unit for all its grids: its levels' own, when
