@@ -21,8 +21,10 @@ package rewriter
 // the view presents the arrays in their index order (for AMReX and Chombo
 // outputs, whose array axes are x, y, z, VTK's x is the physical z).
 // Origin and Spacing are given in that order. A 2-D level (n0, n1) is a
-// slab one cell thick: VTK's x is n1, y is n0, AMRBox's z is [0, 0] and
-// the z spacing the x spacing (ParaView 5.11 reads it so). Only
+// slab as thick as level 0's one cell: VTK's x is n1, y is n0, AMRBox's z
+// is [0, R-1] with R the level's refinement ratio to level 0, the z
+// spacing the x spacing, and each of its R layers maps the same box of the
+// level dataset (amrLayers: what ParaView 5.11 needs to blank). Only
 // cell-centred levels (openPMD position 0.5 on every axis, the AMReX and
 // Chombo case) are viewed, as CellData, Origin being the levels' common
 // gridGlobalOffset.
@@ -87,8 +89,8 @@ func amrGeometry(a *catalog.Array, ma meshAttrs) (origin, spacing [3]float64, wh
 		origin[v], spacing[v] = off[d], sp[d]
 	}
 	if rank == 2 {
-		// A 2-D level is a slab one cell thick along VTK's z, as thick
-		// as its cells are wide.
+		// A 2-D level is a slab along VTK's z whose cells are as thick
+		// as they are wide (amrLayers gives it its thickness in cells).
 		spacing[2] = spacing[0]
 	}
 	return origin, spacing, ""
