@@ -67,15 +67,19 @@ type Manifest struct {
 type ManifestView struct {
 	File        string              `json:"file"`
 	Step        int64               `json:"step"`
-	Type        string              `json:"type"` // "ImageData" or "OverlappingAMR"
+	Type        string              `json:"type"` // "ImageData", "OverlappingAMR", "GDF" or "UnstructuredGrid"
 	WholeExtent []int64             `json:"whole_extent,omitempty"`
-	Origin      []float64           `json:"origin"`
+	Origin      []float64           `json:"origin,omitempty"`
 	Spacing     []float64           `json:"spacing,omitempty"`
 	Direction   []float64           `json:"direction,omitempty"` // row-major 3x3
 	Arrays      []ManifestViewArray `json:"arrays"`
 	// Levels are an OverlappingAMR view's levels (Arrays is then empty):
 	// /VTKHDF/Level<L> with its Spacing, its AMRBox table and its arrays.
 	Levels []ManifestViewLevel `json:"levels,omitempty"`
+	// Points is an UnstructuredGrid view's number of particles (VERTEX
+	// cells); its arrays named "Points/<x|y|z>" map a position component
+	// into that column of /VTKHDF/Points, the others are PointData.
+	Points int64 `json:"points,omitempty"`
 }
 
 // ManifestViewLevel is one level of an OverlappingAMR view: its spacing

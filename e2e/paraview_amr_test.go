@@ -164,14 +164,7 @@ func TestYTAMRUnits(t *testing.T) {
 	testkit.PeersPython(t, "amr_gen.py", "write", in)
 	out := filepath.Join(dir, "out")
 	mustRun(t, "run", in, "-o", out, "-q")
-	var m amrViewsManifest
-	b, err := os.ReadFile(filepath.Join(out, "relayout.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
+	m := readViews(t, out)
 	var types []string
 	for _, v := range m.Views {
 		types = append(types, v.File+" "+v.Type)
@@ -180,7 +173,7 @@ func TestYTAMRUnits(t *testing.T) {
 		t.Fatalf("views %v, want the OverlappingAMR and GDF views of the mesh-refinement levels", types)
 	}
 	gdf := filepath.Join(out, "view-amr_100.gdf")
-	b, err = exec.Command(python, "yt_gdf_units.py", gdf, "E_x=V/m", "E_y=kg*m/(A*s**3)", "rho=1e-3*C/m**3").CombinedOutput()
+	b, err := exec.Command(python, "yt_gdf_units.py", gdf, "E_x=V/m", "E_y=kg*m/(A*s**3)", "rho=1e-3*C/m**3").CombinedOutput()
 	if err != nil {
 		t.Fatalf("yt: %v\n%s", err, b)
 	}

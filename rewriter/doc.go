@@ -161,6 +161,11 @@
 // of the box, with the input's openPMD units. An openPMD input's
 // mesh-refinement records ("rho_lvl1") join their level 0 ("rho").
 //
+// <stage>/view-particles-<species>_<step>.hdf (particleviews.go) presents
+// a species' particles of a step whose positionOffset is 0 as a VTKHDF
+// UnstructuredGrid of VERTEX cells: Points and PointData virtual, the cell
+// arrays stored (compressed).
+//
 // # File systems
 //
 // Prepare takes the output's file system (Options.FS, from fsinfo.Detect) and
