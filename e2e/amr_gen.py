@@ -12,7 +12,8 @@ usage: amr_gen.py check IN OUT SPARSE
 Iteration 100, meshes: "rho" (16x16, level 0, every cell i*100 + j; a charge
 density, unitDimension I T / L^3, unitSI 1e-3 on every level), "E" (16x16,
 level 0, components x and y, cell (i, j) of component c 10000 * (c + 1) + i * 100
-+ j; an electric field, unitDimension M L / (I T^3), unitSI 1) and, as the
++ j; an electric field, unitDimension M L / (I T^3), unitSI 1), 2-D particles
+"e" (100, position x and y, positionOffset constant 0, weighting) and, as the
 openPMD MeshRefinement extension describes, "rho_lvl1" (scalar) and "E_lvl1"
 (components x, y) of 32x32 (level 0 refined by 2, refinementRatio [2, 2])
 holding two patches stored as chunks: cell (i, j) of component c is
@@ -63,6 +64,20 @@ def write(out):
             for off, ext in PATCHES:
                 i, j = np.meshgrid(np.arange(off[0], off[0] + ext[0]), np.arange(off[1], off[1] + ext[1]), indexing="ij")
                 rc.store_chunk(np.ascontiguousarray(rule(c, i, j).astype(np.float64)), list(off), list(ext))
+    # 2-D particles as WarpX writes them: position x and y, positionOffset
+    # constant 0; particle p at (p / 8, 16 - p / 8), weighting 1 + p % 3.
+    n = 100
+    e = it.particles["e"]
+    p = np.arange(n, dtype=np.float64)
+    for rec, comps in (("position", "xy"), ("positionOffset", "xy"), ("weighting", [None])):
+        for comp in comps:
+            rc = e[rec][comp if comp else io.Record_Component.SCALAR]
+            rc.reset_dataset(io.Dataset(np.dtype("float64"), [n]))
+            if rec == "positionOffset":
+                rc.make_constant(0.0)
+                continue
+            v = {"x": p / 8, "y": 16 - p / 8, None: 1 + p % 3}[comp]
+            rc.store_chunk(np.ascontiguousarray(v), [0], [n])
     s.flush()
     s.close()
 

@@ -155,8 +155,9 @@ with h5py.File(sys.argv[1], "a") as f:
 // kg*m/(A*s**3) (equal to V/m) and rho in 0.001*A*s/m**3 (its unitSI 1e-3
 // times C/m**3), and every grid of every field equal to its box of the
 // level dataset (yt_gdf_units.py); ParaView reads the OverlappingAMR view
-// of the same levels (paraview_amr_check.py). A field_units changed in the
-// view fails relayout verify.
+// of the same levels (paraview_amr_check.py) and the particle view of its
+// 2-D particles, their z 0 (paraview_particles_check.py). A field_units
+// changed in the view fails relayout verify.
 func TestYTAMRUnits(t *testing.T) {
 	testkit.NeedPython(t, "Debian python3-yt and python3-h5py", "yt", "h5py")
 	dir := t.TempDir()
@@ -179,11 +180,13 @@ func TestYTAMRUnits(t *testing.T) {
 	}
 	t.Logf("yt:\n%s", b)
 	if _, err := exec.LookPath("pvpython"); err == nil {
-		msg, ok := pvScript(t, "paraview_amr_check.py", out)
-		if !ok {
-			t.Fatalf("ParaView check failed:\n%s", msg)
+		for _, script := range []string{"paraview_amr_check.py", "paraview_particles_check.py"} {
+			msg, ok := pvScript(t, script, out)
+			if !ok {
+				t.Fatalf("ParaView check failed:\n%s", msg)
+			}
+			t.Logf("ParaView:\n%s", msg)
 		}
-		t.Logf("ParaView:\n%s", msg)
 	}
 	cmd := exec.Command(python, "-c", `import sys, h5py, numpy as np
 with h5py.File(sys.argv[1], "a") as f:
