@@ -110,6 +110,7 @@ func writeParticleViews(stage string, arrays []particleArray) ([]catalog.Manifes
 			skipped = append(skipped, line)
 		}
 	}
+	files := map[string]bool{}
 	for _, g := range groups {
 		sort.Slice(g.arrays, func(i, j int) bool { return g.arrays[i].rel < g.arrays[j].rel })
 		mv, why, left := particleView(g.step, g.species, g.arrays)
@@ -117,6 +118,12 @@ func writeParticleViews(stage string, arrays []particleArray) ([]catalog.Manifes
 			note(fmt.Sprintf("particles/%s: no particle view: %s", g.species, why))
 			continue
 		}
+		// Species whose names sanitize alike ("a/b", "a_b") get files of
+		// their own.
+		for i := 2; files[mv.File]; i++ {
+			mv.File = fmt.Sprintf("view-particles-%s-%d_%d.hdf", sanitize(g.species), i, g.step)
+		}
+		files[mv.File] = true
 		if len(left) > 0 {
 			note(fmt.Sprintf("particles/%s: not in its particle view: %s", g.species, strings.Join(left, ", ")))
 		}
