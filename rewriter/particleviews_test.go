@@ -50,3 +50,18 @@ func TestParticleView(t *testing.T) {
 		}
 	}
 }
+
+// TestParticleViewNames: species whose names sanitize alike get a view
+// file each.
+func TestParticleViewNames(t *testing.T) {
+	f64 := catalog.DType{Kind: catalog.Float, Size: 8}
+	var arrays []particleArray
+	for _, sp := range []string{"a/b", "a_b"} {
+		arrays = append(arrays, particleArray{species: sp, rel: "position/x", v: "particles/" + sp + "/position/x",
+			file: "x.h5", path: "/x", spec: h5.DatasetSpec{DType: f64, Shape: []int64{10}}})
+	}
+	views, skipped, err := writeParticleViews(t.TempDir(), arrays)
+	if err != nil || len(skipped) != 0 || len(views) != 2 || views[0].File != "view-particles-a_b_0.hdf" || views[1].File != "view-particles-a_b-2_0.hdf" {
+		t.Errorf("views %+v, skipped %q, err %v", views, skipped, err)
+	}
+}
