@@ -153,9 +153,18 @@
 // VTKHDF 1.0 OverlappingAMR file: per level its Spacing, its AMRBox table
 // (the level's boxes, VTK's x the dataset's last axis: an OverlappingAMR
 // has no Direction) and CellData arrays that are 1-D virtual datasets
-// mapping each box to its hyperslab of the level's dataset; beside it,
-// view-amr_<step>.gdf (gdf.go), the same hierarchy in yt's Grid Data
-// Format, each box a grid whose fields are virtual datasets of the box.
+// mapping each box to its hyperslab of the level's dataset (a 2-D level: a
+// slab of its refinement ratio to level 0 in cells, each layer one more
+// mapping of the box, so that ParaView blanks coarse cells under fine
+// ones); beside it, view-amr_<step>.gdf (gdf.go), the same hierarchy in
+// yt's Grid Data Format, each box a grid whose fields are virtual datasets
+// of the box, with the input's openPMD units. An openPMD input's
+// mesh-refinement records ("rho_lvl1") join their level 0 ("rho").
+//
+// <stage>/view-particles-<species>_<step>.hdf (particleviews.go) presents
+// a species' particles of a step whose positionOffset is 0 as a VTKHDF
+// UnstructuredGrid of VERTEX cells: Points and PointData virtual, the cell
+// arrays stored (compressed).
 //
 // # File systems
 //
