@@ -37,13 +37,14 @@ func TestSlurmMultiNode(t *testing.T) {
 	want := datasetSums(t, ref)
 	script := sbatchScript(t)
 
-	// prepare plans OUT for 3 shards in its own folder, where the jobs'
-	// logs go too; it returns the cluster watching OUT, OUT, the
-	// environment of the example script and sbatch's -o.
-	prepare := func(t *testing.T) (*slurmCluster, string, []string, string) {
+	// prepare plans OUT for 3 shards (plan's default layout, or layout's
+	// flags) in its own folder, where the jobs' logs go too; it returns
+	// the cluster watching OUT, OUT, the environment of the example script
+	// and sbatch's -o.
+	prepare := func(t *testing.T, layout ...string) (*slurmCluster, string, []string, string) {
 		sub := t.TempDir()
 		out := filepath.Join(sub, "out")
-		mustRun(t, "plan", in, "-o", out, "--shards", "3", "--unit-size", "64KiB")
+		mustRun(t, append([]string{"plan", in, "-o", out, "--shards", "3", "--unit-size", "64KiB"}, layout...)...)
 		return c.in(t, out), out, []string{"RELAYOUT=" + binary, "OUT=" + out}, filepath.Join(sub, "slurm-%x-%A_%a.out")
 	}
 	// done checks a committed OUT against the one-process run.
@@ -164,6 +165,14 @@ func TestSlurmMultiNode(t *testing.T) {
 		if names := finalEntries(out); len(names) > 0 {
 			t.Fatalf("OUT has %v before any commit", names)
 		}
+		// The shard's log says why it stopped, what it kept and how to
+		// go on.
+		b, _ := os.ReadFile(filepath.Join(filepath.Dir(out), fmt.Sprintf("slurm-relayout-%s_1.out", shards)))
+		for _, want := range []string{"DUE TO TIME LIMIT", "units journaled, which are kept", "--shard 1/3", "sbatch --array=1"} {
+			if !strings.Contains(string(b), want) {
+				t.Errorf("the timed-out shard's log does not say %q:\n%s", want, b)
+			}
+		}
 		again := c.sbatch(env, "--array=1", "-o", logs, script, "rewrite")
 		commit = c.sbatch(env, "--dependency=afterok:"+again, "-o", logs, script, "commit")
 		for _, j := range c.awaitJobs(60*time.Second, shards, again, commit) {
@@ -184,11 +193,17 @@ func TestSlurmMultiNode(t *testing.T) {
 		// shard's processes killed at once. Slurm finds the node not
 		// responding, sets it DOWN and requeues the task (JobRequeue's
 		// default) on another node, where it resumes from its journal;
-		// the commit job submitted with the array then runs.
-		c, out, env, logs := prepare(t)
+		// the commit job submitted with the array then runs. Compressed
+		// chunks: the shard leaves a half-written part file too (the time
+		// limit's shard wrote contiguous datasets in place).
+		c, out, env, logs := prepare(t, "--layout", "chunked", "--chunk-shape", "8,16,64", "--compress", "deflate:1")
 		shards := c.sbatch(env, "--array=0-2", "-o", logs, script, "rewrite")
 		commit := c.sbatch(env, "--dependency=afterok:"+shards, "-o", logs, script, "commit")
 		node := c.freezeMidShard(shards, 1, out)
+		part := filepath.Join(out, ".relayout", "parts", "shard-1-of-3.part")
+		if st, err := os.Stat(part); err != nil || st.Size() == 0 {
+			t.Fatalf("shard 1 stopped without chunks in its part file: %v", err)
+		}
 		t.Cleanup(func() {
 			c.startNode(node)
 			if err := c.awaitIdle(60 * time.Second); err != nil {
@@ -269,23 +284,36 @@ func (c *slurmCluster) published() {
 // finished, and returns the node it runs on.
 func (c *slurmCluster) freezeMidShard(id string, task int, out string) string {
 	c.t.Helper()
-	vars := []string{"SLURM_ARRAY_JOB_ID=" + id, fmt.Sprintf("SLURM_ARRAY_TASK_ID=%d", task)}
+	journal := filepath.Join(out, ".relayout", "journal", fmt.Sprintf("shard-%d-of-3.log", task))
+	// Tight polls (a stat or a read of one small file), so that the shard
+	// is caught early: its journal's header says it started, its process
+	// is then found and stopped at once, and let run again only until
+	// its first batch of units is journaled.
+	deadline := time.Now().Add(60 * time.Second)
+	poll := func(what string, cond func() bool) {
+		for !cond() {
+			if time.Now().After(deadline) {
+				c.t.Fatalf("shard %d: %s: not in 60s\n%s", task, what, c.state())
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}
+	poll("journal created", func() bool { _, err := os.Stat(journal); return err == nil })
 	var pid int
-	c.await(60*time.Second, fmt.Sprintf("task %s_%d's relayout running", id, task), func() bool {
-		pid = c.jobPID("relayout", vars...)
+	poll("its process", func() bool {
+		pid = c.jobPID("relayout", "SLURM_ARRAY_JOB_ID="+id, fmt.Sprintf("SLURM_ARRAY_TASK_ID=%d", task))
 		return pid != 0
 	})
-	journal := filepath.Join(out, ".relayout", "journal", fmt.Sprintf("shard-%d-of-3.log", task))
-	// A tight poll: stat of one file, while the shard writes its batch.
-	deadline := time.Now().Add(60 * time.Second)
-	for units, _ := journalUnits(journal); units == 0; units, _ = journalUnits(journal) {
-		if time.Now().After(deadline) {
-			c.t.Fatalf("%s: no unit journaled in 60s\n%s", journal, c.state())
+	stop := func(sig syscall.Signal) {
+		if err := syscall.Kill(pid, sig); err != nil {
+			c.t.Fatalf("shard %d finished before it could be stopped mid-shard (make the input larger): %v", task, err)
 		}
-		time.Sleep(2 * time.Millisecond)
 	}
-	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
-		c.t.Fatalf("shard %d finished before it could be stopped mid-shard (make the input larger): %v", task, err)
+	stop(syscall.SIGSTOP)
+	if units, _ := journalUnits(journal); units == 0 {
+		stop(syscall.SIGCONT)
+		poll("a unit journaled", func() bool { units, _ := journalUnits(journal); return units > 0 })
+		stop(syscall.SIGSTOP)
 	}
 	units, finished := journalUnits(journal)
 	if finished {

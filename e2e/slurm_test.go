@@ -80,10 +80,13 @@ func (d *daemon) stop(sig os.Signal) {
 // Timing of the private cluster, small so that failures are seen in
 // seconds rather than Slurm's production minutes: a node whose slurmd is
 // gone is DOWN after SlurmdTimeout (about 25 s measured here: pings are
-// spaced), a requeued job waits cred_expire before it starts again, a
-// job over its time limit gets SIGTERM and KillWait seconds later
-// SIGKILL; completed jobs stay visible to scontrol for MinJobAge.
+// spaced), a requeued job waits cred_expire (AuthInfo) before it can
+// start again and the scheduler looks at it within sched_interval, a job
+// over its time limit gets SIGTERM and KillWait seconds later SIGKILL
+// (slurmctld checks limits every 30 s: 60 to 90 s for --time=1);
+// completed jobs stay visible to scontrol for MinJobAge.
 const slurmTimings = `SlurmdTimeout=5
+SchedulerParameters=sched_interval=2
 KillWait=2
 OverTimeLimit=0
 MinJobAge=600
@@ -410,15 +413,22 @@ func (j slurmJob) finished() bool {
 func (c *slurmCluster) awaitJobs(timeout time.Duration, ids ...string) []slurmJob {
 	c.t.Helper()
 	var recs []slurmJob
+	start, seen := time.Now(), ""
 	c.await(timeout, "jobs "+strings.Join(ids, ", ")+" finished", func() bool {
 		recs = recs[:0]
+		var states []string
 		for _, id := range ids {
 			for _, j := range c.jobs(id) {
+				states = append(states, fmt.Sprintf("%s %s %s", j["JobId"], j["JobState"], j["NodeList"]))
 				if j["Reason"] == "DependencyNeverSatisfied" {
 					c.t.Fatalf("job %s: a job it depends on failed: it will never run\n%s\n%s", j["JobId"], c.state(), jobLogs(filepath.Dir(c.out)))
 				}
 				recs = append(recs, j)
 			}
+		}
+		if now := strings.Join(states, ", "); now != seen { // the jobs' course, in -v
+			c.t.Logf("%5.1fs: %s", time.Since(start).Seconds(), now)
+			seen = now
 		}
 		for _, j := range recs {
 			if !j.finished() {

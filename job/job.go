@@ -567,7 +567,8 @@ func rewriteVerb(ctx context.Context, out string, shard Shard, env Env) error {
 	}
 	defer ds.Close()
 	defer store.Close()
-	return rewriteShard(ctx, out, job, shard.I, env, ds, store, nil)
+	err = rewriteShard(ctx, out, job, shard.I, env, ds, store, nil)
+	return interruptedShard(ctx, err, out, job, shard.I)
 }
 
 // rewriteShard runs one shard of OUT's job reading the input through ds
