@@ -285,10 +285,9 @@ func (c *slurmCluster) published() {
 func (c *slurmCluster) freezeMidShard(id string, task int, out string) string {
 	c.t.Helper()
 	journal := filepath.Join(out, ".relayout", "journal", fmt.Sprintf("shard-%d-of-3.log", task))
-	// Tight polls (a stat or a read of one small file), so that the shard
-	// is caught early: its journal's header says it started, its process
-	// is then found and stopped at once, and let run again only until
-	// its first batch of units is journaled.
+	// Tight polls, so that the shard is caught early: its process is
+	// stopped as soon as it is found, then let run again only until its
+	// first batch of units is journaled (a read of one small file).
 	deadline := time.Now().Add(60 * time.Second)
 	poll := func(what string, cond func() bool) {
 		for !cond() {
@@ -298,7 +297,6 @@ func (c *slurmCluster) freezeMidShard(id string, task int, out string) string {
 			time.Sleep(2 * time.Millisecond)
 		}
 	}
-	poll("journal created", func() bool { _, err := os.Stat(journal); return err == nil })
 	var pid int
 	poll("its process", func() bool {
 		pid = c.jobPID("relayout", "SLURM_ARRAY_JOB_ID="+id, fmt.Sprintf("SLURM_ARRAY_TASK_ID=%d", task))
