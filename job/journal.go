@@ -79,8 +79,9 @@ func replayJournal(path, job string) ([]JournalRecord, error) {
 	return recs[1:], nil
 }
 
-// journaledUnits counts the units path's journal lists for job. It only
-// reads: the journal may be a running shard's.
+// journaledUnits counts the units path's journal lists for job. Unlike
+// replayJournal it only reads (a damaged tail is left for the rerun to
+// cut).
 func journaledUnits(path, job string) int {
 	f, err := os.Open(path)
 	if err != nil {
