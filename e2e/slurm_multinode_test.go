@@ -308,7 +308,8 @@ func (c *slurmCluster) freezeMidShard(id string, task int, out string) string {
 		}
 	}
 	stop(syscall.SIGSTOP)
-	if units, _ := journalUnits(journal); units == 0 {
+	found, _ := journalUnits(journal)
+	if found == 0 {
 		stop(syscall.SIGCONT)
 		poll("a unit journaled", func() bool { units, _ := journalUnits(journal); return units > 0 })
 		stop(syscall.SIGSTOP)
@@ -324,7 +325,7 @@ func (c *slurmCluster) freezeMidShard(id string, task int, out string) string {
 			node = n
 		}
 	}
-	c.t.Logf("shard %d stopped on node %s with %d units journaled", task, node, units)
+	c.t.Logf("shard %d stopped on node %s with %d units journaled (%d when its process was found)", task, node, units, found)
 	return node
 }
 
