@@ -27,11 +27,11 @@ import (
 func TestSlurmMultiNode(t *testing.T) {
 	c := startSlurm(t, 3)
 	dir := t.TempDir()
-	// 96 MiB in 3 shards of 512 units of 64 KiB: a shard journals its
-	// first batch of 64 units well before its last (SIGSTOP catches it
-	// mid-shard, see freezeMidShard).
+	// 128 MiB in 3 shards of about 680 units of 64 KiB: a shard journals
+	// its first batch of 64 units well before its last (SIGSTOP catches
+	// it mid-shard, see freezeMidShard).
 	in := filepath.Join(dir, "in")
-	mustRun(t, "generate", in, "--shape", "192,128,64", "--chunk-shape", "16,16,16", "--steps", "0,100")
+	mustRun(t, "generate", in, "--shape", "256,128,64", "--chunk-shape", "16,16,16", "--steps", "0,100")
 	ref := filepath.Join(dir, "ref")
 	mustRun(t, "run", in, "-o", ref, "-q")
 	want := datasetSums(t, ref)
@@ -287,18 +287,21 @@ func (c *slurmCluster) freezeMidShard(id string, task int, out string) string {
 	journal := filepath.Join(out, ".relayout", "journal", fmt.Sprintf("shard-%d-of-3.log", task))
 	// Tight polls, so that the shard is caught early: its process is
 	// stopped as soon as it is found, then let run again only until its
-	// first batch of units is journaled (a read of one small file).
+	// first batch of units is journaled, the journal read without pause
+	// meanwhile (a busy loop for the fraction of a second the shard
+	// takes to its first batch: on a loaded machine a sleeping poll
+	// wakes too late).
 	deadline := time.Now().Add(60 * time.Second)
-	poll := func(what string, cond func() bool) {
+	poll := func(what string, pause time.Duration, cond func() bool) {
 		for !cond() {
 			if time.Now().After(deadline) {
 				c.t.Fatalf("shard %d: %s: not in 60s\n%s", task, what, c.state())
 			}
-			time.Sleep(2 * time.Millisecond)
+			time.Sleep(pause)
 		}
 	}
 	var pid int
-	poll("its process", func() bool {
+	poll("its process", 2*time.Millisecond, func() bool {
 		pid = c.jobPID("relayout", "SLURM_ARRAY_JOB_ID="+id, fmt.Sprintf("SLURM_ARRAY_TASK_ID=%d", task))
 		return pid != 0
 	})
@@ -311,7 +314,7 @@ func (c *slurmCluster) freezeMidShard(id string, task int, out string) string {
 	found, _ := journalUnits(journal)
 	if found == 0 {
 		stop(syscall.SIGCONT)
-		poll("a unit journaled", func() bool { units, _ := journalUnits(journal); return units > 0 })
+		poll("a unit journaled", 0, func() bool { units, _ := journalUnits(journal); return units > 0 })
 		stop(syscall.SIGSTOP)
 	}
 	units, finished := journalUnits(journal)
