@@ -94,6 +94,7 @@ func TestSlurmMultiNode(t *testing.T) {
 		if len(nodes) != 3 {
 			t.Fatalf("srun -N 3: tasks on %v", nodes)
 		}
+		c.published()
 		c.srun(90*time.Second, "-N", "1", "-n", "1", binary, "commit", out)
 		done(t, "srun -N 3 + srun commit", out)
 	})
