@@ -524,13 +524,6 @@ func openJobInput(out string, job *Job) (reader.Dataset, *catalog.Store, error) 
 	return ds, store, nil
 }
 
-// Shard is one shard of a job: I of N (0-based), and where the numbers
-// came from (--shard, or a launcher's variables) for messages.
-type Shard struct {
-	I, N int
-	From string
-}
-
 // RewriteShard is relayout rewrite: it runs shard of OUT's prepared job
 // under OUT's shared lock and the shard's own (two processes never run the
 // same shard), skipping the units its journal has finished.
@@ -550,8 +543,8 @@ func rewriteVerb(ctx context.Context, out string, shard Shard, env Env) error {
 	if err != nil {
 		return err
 	}
-	if shard.N != job.Shards {
-		return Usagef("rewrite: shard %d/%d (from %s) but %s was planned for %d shards", shard.I, shard.N, shard.From, out, job.Shards)
+	if shard, err = shard.planned(job.Shards, out); err != nil {
+		return err
 	}
 	// Shards share OUT's lock (plan and commit take it exclusively) and
 	// each holds its own: two processes never run the same shard.
@@ -574,7 +567,8 @@ func rewriteVerb(ctx context.Context, out string, shard Shard, env Env) error {
 	}
 	defer ds.Close()
 	defer store.Close()
-	return rewriteShard(ctx, out, job, shard.I, env, ds, store, nil)
+	err = rewriteShard(ctx, out, job, shard.I, env, ds, store, nil)
+	return interruptedShard(ctx, err, out, job, shard.I)
 }
 
 // rewriteShard runs one shard of OUT's job reading the input through ds
