@@ -320,7 +320,7 @@ func prepareRun(ctx context.Context, out string, spec Spec, env Env, need *int64
 	}
 	// The storage decision is the user's to see when one was made:
 	// nothing attempted on a local file system is said under -v.
-	storage := rewriter.FileLayout(outFS, largest, spec.Storage)
+	storage := fsinfo.DecideFile(outFS, largest, spec.Storage)
 	storagew := logw
 	if storage.FS.Kind == fsinfo.Local && !storage.Striped() && storage.Alignment == 0 {
 		storagew = env.verbose()
@@ -424,7 +424,7 @@ func Prepare(ctx context.Context, out string, spec Spec, env Env) (*Job, error) 
 		}
 		for _, v := range vars {
 			fmt.Fprintf(logw, "storage: %s (%d bytes) on %s: %s\n", v.Name, v.Bytes, outFS.Name,
-				rewriter.FileLayout(outFS, v.Bytes, spec.Storage))
+				fsinfo.DecideFile(outFS, v.Bytes, spec.Storage))
 		}
 		if env.OnCatalog != nil {
 			return env.OnCatalog(ds, store)

@@ -16,7 +16,7 @@
 //	               check of each unit against its record (damage between
 //	               write and commit; a Difference when one differs), and
 //	               the datasets' digests
-//	Options, PrepareOptions, Monitor (NewMonitor, Progress), FileLayout,
+//	Options, PrepareOptions, Monitor (NewMonitor, Progress),
 //	RemoveTemps
 //
 // The rewriter imports neither job nor reader: job passes plain values
@@ -169,7 +169,7 @@
 // # File systems
 //
 // Prepare takes the output's file system (Options.FS, from fsinfo.Detect) and
-// the user's overrides (Options.Storage); FileLayout (fsinfo.Decide with one
+// the user's overrides (Options.Storage); fsinfo.DecideFile (fsinfo.Decide with one
 // writer per file) decides each file's Lustre stripes and HDF5 alignment.
 // On Lustre the temporary file is created with its stripes set before HDF5
 // opens it (a failure keeps the default layout and is recorded); every file

@@ -59,7 +59,7 @@ func (d *Dataset) StoredBlocks() int { return targetOf(d).traits().storedBlocks 
 type UnitRecord struct {
 	Unit      int        `json:"u"`
 	Sum       string     `json:"sha,omitempty"` // digest (Plan.Digest) of the unit's logical bytes (row-major little-endian)
-	Chunks    []ChunkRef `json:"c,omitempty"`
+	Chunks    []chunkRef `json:"c,omitempty"`
 	PartEnd   int64      `json:"pe,omitempty"` // part file length after this unit
 	Nanos     int64      `json:"ns,omitempty"`
 	BlocksIn  int        `json:"bi,omitempty"`
@@ -67,8 +67,8 @@ type UnitRecord struct {
 	Written   int64      `json:"wb,omitempty"`
 }
 
-// ChunkRef locates one encoded chunk a shard wrote to its part file.
-type ChunkRef struct {
+// chunkRef locates one encoded chunk a shard wrote to its part file.
+type chunkRef struct {
 	Offset []int64 `json:"o"` // chunk's first element in the dataset
 	Pos    int64   `json:"p"` // byte position in the part file
 	Len    int64   `json:"l"`

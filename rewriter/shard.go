@@ -254,7 +254,7 @@ func Prepare(ctx context.Context, store *catalog.Store, src catalog.Source, stag
 	varTargets := make([]map[catalog.Key]contigTarget, len(vars))
 	varKeys := make([]map[catalog.Key]int, len(vars))
 	for i, v := range vars {
-		dec := FileLayout(opts.FS, v.Bytes, opts.Storage)
+		dec := fsinfo.DecideFile(opts.FS, v.Bytes, opts.Storage)
 		mv, st, targets, err := prepareVariable(ctx, store, src, stage, files[i], v, fc, dec, opts)
 		if err != nil {
 			return nil, err

@@ -89,7 +89,7 @@ func (t *encodedChunksOut) put(_ *Unit, _ catalog.Box, _ []byte, o unitOut, rec 
 		if mon != nil {
 			mon.wrote(len(c.data), tw)
 		}
-		rec.Chunks = append(rec.Chunks, ChunkRef{Offset: c.off, Pos: e.partEnd, Len: int64(len(c.data))})
+		rec.Chunks = append(rec.Chunks, chunkRef{Offset: c.off, Pos: e.partEnd, Len: int64(len(c.data))})
 		e.partEnd += int64(len(c.data))
 		rec.Written += int64(len(c.data))
 	}
