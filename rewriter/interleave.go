@@ -874,16 +874,25 @@ func assembleJoint(ctx context.Context, mon *Monitor, in input, units []jointUni
 			fetching.Add(fetched)
 			copying.Add(int64(time.Since(start)) - fetched)
 		}()
-		blocks := make([]*catalog.Block, len(refs))
-		dts := make([]catalog.DType, len(refs))
+		rd := catalog.Reads{Blocks: make([]*catalog.Block, len(refs)), DTypes: make([]catalog.DType, len(refs)), Limit: in.limit, Timer: &fetched}
 		for i, r := range refs {
-			blocks[i], dts[i] = r.b, units[r.u].a.DType
+			u := &units[r.u]
+			rd.Blocks[i], rd.DTypes[i] = r.b, u.a.DType
+			// As in assembleInto: decoded bytes that are a contiguous piece
+			// of the unit's buffer go straight there.
+			if off, ok := inPlace(r.b, u.slab, u.a.DType); ok {
+				if rd.Into == nil {
+					rd.Into = make([][]byte, len(refs))
+				}
+				rd.Into[i] = u.buf[off : off+r.b.Box.Elements()*int64(u.a.DType.Size)]
+			}
 		}
-		return in.src.ReadBlocks(ctx, catalog.Reads{Blocks: blocks, DTypes: dts, Limit: in.limit, Timer: &fetched}, func(i int, data []byte) error {
-			u := &units[refs[i].u]
-			err := copyBlock(u.buf, u.slab, refs[i].b, data, u.a.DType)
-			if err != nil {
-				return fmt.Errorf("%s step %d: slab %v: %w", u.a.Var, u.a.Step, u.slab, err)
+		return in.src.ReadBlocks(ctx, rd, func(i int, data []byte) error {
+			if rd.Dst(i) == nil {
+				u := &units[refs[i].u]
+				if err := copyBlock(u.buf, u.slab, refs[i].b, data, u.a.DType); err != nil {
+					return fmt.Errorf("%s step %d: slab %v: %w", u.a.Var, u.a.Step, u.slab, err)
+				}
 			}
 			return ctx.Err()
 		})

@@ -15,7 +15,6 @@ import (
 
 	"relayout/catalog"
 	"relayout/internal/fileio"
-	"relayout/reader/blockio"
 	"relayout/reader/bp"
 	"relayout/reader/netcdf"
 )
@@ -638,14 +637,16 @@ func (d *Dataset) MapBlocks(ctx context.Context, id int) ([][]int64, error) {
 		return nil, corrupt("decomposition %d does not exist (/__pio__/decomp/%d)", id, id)
 	}
 	out := make([][]int64, len(dc.blocks))
+	rd := catalog.Reads{Blocks: make([]*catalog.Block, len(dc.blocks)), DTypes: []catalog.DType{dc.dt}}
 	for g := range dc.blocks {
-		raw, err := d.readRaw(ctx, &dc.blocks[g], dc.dt)
-		if err != nil {
-			return nil, err
-		}
-		out[g] = decodeInts(raw, dc.dt, d.bo)
+		rd.Blocks[g] = &dc.blocks[g]
 	}
-	return out, nil
+	// Decoded from the read's own buffer: no copy of the stored map.
+	err := d.bp.ReadBlocks(ctx, rd, func(g int, raw []byte) error {
+		out[g] = decodeInts(raw, dc.dt, d.bo)
+		return nil
+	})
+	return out, err
 }
 
 func (d *Dataset) buildPlan(ctx context.Context, id int) (*Plan, error) {
@@ -666,32 +667,27 @@ func (d *Dataset) buildPlan(ctx context.Context, id int) (*Plan, error) {
 
 // ReadWrite places one darray write into dst (Elems of the plan x element
 // size bytes, row-major over the variable's non-record dimensions): its
-// blocks read (with one call: raw blocks straight into buffers of their
-// own, the time waiting on storage added to *timer when not nil) and
-// scattered, holes filled with the write's fill value, else _FillValue,
+// blocks read with one call (coalesced, the time waiting on storage added
+// to *timer when not nil), each scattered from the read's buffer as it
+// arrives, holes filled with the write's fill value, else _FillValue,
 // else the netCDF default fill of the type.
 func (d *Dataset) ReadWrite(ctx context.Context, v *Var, w *Write, dst []byte, timer *int64) error {
 	p, err := d.Plan(ctx, w.Decomp)
 	if err != nil {
 		return err
 	}
-	n := len(w.Blocks)
-	rd := catalog.Reads{Blocks: make([]*catalog.Block, n), DTypes: []catalog.DType{v.Type}, Into: make([][]byte, n), Timer: timer}
+	what := fmt.Sprintf("variable %q frame %d", v.Name, w.Frame)
+	if len(w.Blocks) != len(p.BlockLen) {
+		return catalog.Corrupt("scorpio", "", -1, "%s: %d data blocks for the %d blocks of decomposition %d", what, len(w.Blocks), len(p.BlockLen), p.ID)
+	}
+	rd := catalog.Reads{Blocks: make([]*catalog.Block, len(w.Blocks)), DTypes: []catalog.DType{v.Type}, Timer: timer}
 	for g := range w.Blocks {
-		b := &w.Blocks[g]
-		size, err := blockio.StoredBytes(b, v.Type)
-		if err != nil {
-			return catalog.Corrupt("scorpio", b.File, b.Offset, "variable %q frame %d block %d: %v", v.Name, w.Frame, g, err)
-		}
-		rd.Blocks[g], rd.Into[g] = b, make([]byte, size)
+		rd.Blocks[g] = &w.Blocks[g]
 	}
-	if err := d.bp.ReadBlocks(ctx, rd, func(int, []byte) error { return nil }); err != nil {
-		return err
-	}
-	if err := p.CheckBlocks(rd.Into, v.Type.Size, fmt.Sprintf("variable %q frame %d", v.Name, w.Frame), w.Blocks); err != nil {
-		return err
-	}
-	if err := p.Scatter(dst, rd.Into, v.Type.Size); err != nil {
+	err = d.bp.ReadBlocks(ctx, rd, func(g int, data []byte) error {
+		return p.ScatterBlock(dst, g, data, v.Type.Size, what, w.Blocks)
+	})
+	if err != nil {
 		return err
 	}
 	p.Fill(dst, d.FillValue(v, w))

@@ -68,20 +68,23 @@
 //	for _, v := range d.Vars() {        // Name, NCType, Type, Dims, Shape, Attrs, Kind
 //	    for i := range v.Writes {       // Darray: Frame, Decomp, Fill, Blocks
 //	        p, _ := d.Plan(ctx, v.Writes[i].Decomp) // cached, concurrent-safe
-//	        // read v.Writes[i].Blocks (d.ReadBlock), then
-//	        p.Scatter(dst, blocks, v.Type.Size)     // dst: p.Elems elements
+//	        // read v.Writes[i].Blocks, scattering each as it arrives:
+//	        p.ScatterBlock(dst, g, data, v.Type.Size, what, blocks) // dst: p.Elems elements
 //	        p.Fill(dst, d.FillValue(v, &v.Writes[i]))
-//	    }                               // or d.ReadWrite(ctx, v, w, dst, scratch)
+//	    }                               // or d.ReadWrite(ctx, v, w, dst, timer)
 //	    for i := range v.Blobs { d.ReadBlob(ctx, v, &v.Blobs[i]) } // PutVar
 //	}
 //
 // Memory: Open keeps the block lists of the /__pio__ variables (about 100
 // bytes a block) and reads only the small tracks. BuildPlan holds 8 bytes
-// per destination element while it builds, then 32 bytes per run and 16 per
-// hole; the map blocks are read once per decomposition and dropped.
-// Scatter and Fill allocate nothing.
+// per destination element while it builds, then 36 bytes per run (the run
+// and its place in the block-by-block index) and 16 per hole; the map
+// blocks are read once per decomposition and dropped (kept once the
+// verifier asks for them: Placement). Scatter, ScatterBlock and Fill
+// allocate nothing; ReadWrite holds no copy of a write's blocks (each is
+// scattered from the read's buffer).
 //
-// Concurrency: Plan, ReadBlock, ReadWrite (with its own scratch and dst),
+// Concurrency: Plan, ReadBlocks, ReadWrite (with its own dst),
 // ReadBlob and a Plan's methods are safe for concurrent use; Open and Close
 // are not.
 package scorpio

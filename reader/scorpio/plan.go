@@ -53,6 +53,12 @@ type Plan struct {
 	Runs                []Run   // ordered by Dst, disjoint
 	Holes               []Range // ordered by Dst: what no entry covers
 	Covered, Pads       int64   // destination elements covered; pad entries
+	// byBlock lists the indexes of Runs block by block (those of block b
+	// are byBlock[blockStart[b]:blockStart[b+1]], in Dst order), so that a
+	// write scatters each data block as it is read (ScatterBlock), from
+	// the read's own buffer: no copy of the write's blocks is held.
+	byBlock    []int32
+	blockStart []int
 }
 
 // Stored limits of the packed inverse map: source block < 2^23, source
@@ -183,6 +189,20 @@ func BuildPlan(file string, id int, dims []int64, blocks [][]int64, where EntryW
 		p.Runs = append(p.Runs, Run{Dst: dst, Src: int64(v & maxSrc), Len: n, Block: int32(v>>srcBits) - 1})
 		p.Covered += n
 	})
+	// The runs block by block: a counting sort, stable (Dst order kept).
+	p.blockStart = make([]int, len(blocks)+1)
+	for _, r := range p.Runs {
+		p.blockStart[r.Block+1]++
+	}
+	for b := range blocks {
+		p.blockStart[b+1] += p.blockStart[b]
+	}
+	p.byBlock = make([]int32, len(p.Runs))
+	next := slices.Clone(p.blockStart[:len(blocks)])
+	for i, r := range p.Runs {
+		p.byBlock[next[r.Block]] = int32(i)
+		next[r.Block]++
+	}
 	return p, nil
 }
 
@@ -265,35 +285,53 @@ func detectBase(blocks [][]int64, elems int64) int {
 
 // CheckBlocks reports whether blocks (one per source block, decoded bytes)
 // fit the plan for elements of elemSize bytes; what names them in the
-// error (e.g. `variable "T" frame 2`), and stored, when given, where each
-// block is in the input.
+// error (e.g. `variable "T" frame 2`; "": the decomposition), and stored,
+// when given, where each block is in the input.
 func (p *Plan) CheckBlocks(blocks [][]byte, elemSize int, what string, stored []catalog.Block) error {
-	if elemSize <= 0 {
-		return fmt.Errorf("scorpio: %s: element size %d", what, elemSize)
-	}
 	if len(blocks) != len(p.BlockLen) {
-		return catalog.Corrupt("scorpio", "", -1, "%s: %d data blocks for the %d blocks of decomposition %d", what, len(blocks), len(p.BlockLen), p.ID)
+		return catalog.Corrupt("scorpio", "", -1, "%s: %d data blocks for the %d blocks of decomposition %d", p.what(what), len(blocks), len(p.BlockLen), p.ID)
 	}
-	if b := p.badBlock(blocks, elemSize); b >= 0 {
-		file, off := "", int64(-1)
-		if b < len(stored) {
-			file, off = stored[b].File, stored[b].Offset
+	for b, blk := range blocks {
+		if !p.fits(b, blk, elemSize) {
+			return p.blockErr(b, blk, elemSize, what, stored)
 		}
-		return catalog.Corrupt("scorpio", file, off, "%s: data block %d holds %d bytes (%d-byte elements), its map block %d entries (decomposition %d)",
-			what, b, len(blocks[b]), elemSize, p.BlockLen[b], p.ID)
 	}
 	return nil
 }
 
-// badBlock is the first block whose length does not fit, or -1.
-func (p *Plan) badBlock(blocks [][]byte, elemSize int) int {
-	for b, blk := range blocks {
-		n := int64(len(blk) / elemSize)
-		if len(blk)%elemSize != 0 || n > p.BlockLen[b] || n < p.BlockNeed[b] {
-			return b
-		}
+// fits reports whether data block b (decoded bytes) fits its map block.
+func (p *Plan) fits(b int, blk []byte, elemSize int) bool {
+	if elemSize <= 0 || b < 0 || b >= len(p.BlockLen) || len(blk)%elemSize != 0 {
+		return false
 	}
-	return -1
+	n := int64(len(blk) / elemSize)
+	return n <= p.BlockLen[b] && n >= p.BlockNeed[b]
+}
+
+// blockErr says why data block b does not fit (see CheckBlocks).
+func (p *Plan) blockErr(b int, blk []byte, elemSize int, what string, stored []catalog.Block) error {
+	what = p.what(what)
+	switch {
+	case elemSize <= 0:
+		return fmt.Errorf("scorpio: %s: element size %d", what, elemSize)
+	case b < 0 || b >= len(p.BlockLen):
+		return catalog.Corrupt("scorpio", "", -1, "%s: data block %d of the %d blocks of decomposition %d", what, b, len(p.BlockLen), p.ID)
+	}
+	file, off := "", int64(-1)
+	if b < len(stored) {
+		file, off = stored[b].File, stored[b].Offset
+	}
+	return catalog.Corrupt("scorpio", file, off, "%s: data block %d holds %d bytes (%d-byte elements), its map block %d entries (decomposition %d)",
+		what, b, len(blk), elemSize, p.BlockLen[b], p.ID)
+}
+
+// what is the name of a write's blocks in errors: what, or the
+// decomposition.
+func (p *Plan) what(what string) string {
+	if what == "" {
+		return fmt.Sprintf("decomposition %d", p.ID)
+	}
+	return what
 }
 
 // Scatter copies every mapped element of one write's data blocks (decoded,
@@ -301,15 +339,37 @@ func (p *Plan) badBlock(blocks [][]byte, elemSize int) int {
 // elements of elemSize bytes, row-major over Dims. Holes are left as they
 // are (Fill them). It allocates nothing.
 func (p *Plan) Scatter(dst []byte, blocks [][]byte, elemSize int) error {
+	if len(blocks) != len(p.BlockLen) {
+		return p.CheckBlocks(blocks, elemSize, "", nil)
+	}
+	for b, blk := range blocks {
+		if !p.fits(b, blk, elemSize) {
+			return p.CheckBlocks(blocks, elemSize, "", nil)
+		}
+	}
+	for b, blk := range blocks {
+		if err := p.ScatterBlock(dst, b, blk, elemSize, "", nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ScatterBlock is Scatter of data block b alone (checked as CheckBlocks
+// does: what and stored name it in an error): a write's blocks scattered
+// one by one as they are read, from the read's buffer. The blocks of a
+// write touch disjoint places of dst, so several may be scattered at once.
+func (p *Plan) ScatterBlock(dst []byte, b int, blk []byte, elemSize int, what string, stored []catalog.Block) error {
 	if int64(len(dst)) != p.Elems*int64(elemSize) {
 		return fmt.Errorf("scorpio: decomposition %d: destination of %d bytes for %d elements of %d bytes", p.ID, len(dst), p.Elems, elemSize)
 	}
-	if elemSize <= 0 || len(blocks) != len(p.BlockLen) || p.badBlock(blocks, elemSize) >= 0 {
-		return p.CheckBlocks(blocks, elemSize, fmt.Sprintf("decomposition %d", p.ID), nil)
+	if !p.fits(b, blk, elemSize) {
+		return p.blockErr(b, blk, elemSize, what, stored)
 	}
 	es := int64(elemSize)
-	for _, r := range p.Runs {
-		copy(dst[r.Dst*es:(r.Dst+r.Len)*es], blocks[r.Block][r.Src*es:(r.Src+r.Len)*es])
+	for _, i := range p.byBlock[p.blockStart[b]:p.blockStart[b+1]] {
+		r := &p.Runs[i]
+		copy(dst[r.Dst*es:(r.Dst+r.Len)*es], blk[r.Src*es:(r.Src+r.Len)*es])
 	}
 	return nil
 }
