@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"hash"
@@ -102,4 +103,25 @@ func (d Digest) Hex(b []byte) string {
 	}
 	h.Write(b)
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// DigestStoredChunks is ManifestDataset.DigestOf for a digest over a
+// chunked dataset's stored chunks instead of its logical array: for each
+// allocated chunk, in row-major order of the chunk grid, its offset (the
+// index of its first element, an int64 little-endian per dimension, as
+// HDF5's chunk index and h5py's get_chunk_info give it) then its elements
+// inside the array (the chunk's box clipped to the shape, row-major,
+// little-endian). Together with the dataset's fill value, which every
+// other element reads as, it stands for the whole array; the writer and
+// the verifier compute it without touching the holes.
+const DigestStoredChunks = "stored chunks"
+
+// WriteChunkOffset writes chunk offset off to h as DigestStoredChunks
+// says, before the chunk's elements.
+func WriteChunkOffset(h hash.Hash, off []int64) {
+	var b [8]byte
+	for _, o := range off {
+		binary.LittleEndian.PutUint64(b[:], uint64(o))
+		h.Write(b[:])
+	}
 }
