@@ -13,18 +13,18 @@ import (
 // chunked hole layout (HoleLayout) already stores only the touched chunks;
 // what changes is everything that would otherwise walk its logical extent:
 //
-//	logical extent (2^40 elements)
-//	+--+--+--+--+--+--+-- ... --+--+
-//	|##|  |  |  |  |  |   ...   |  |   ## touched: a unit, written, hashed
-//	+--+--+--+--+--+--+-- ... --+--+   blank: no unit, no row, no byte
+//		logical extent (2^40 elements)
+//		+--+--+--+--+--+--+-- ... --+--+
+//		|##|  |  |  |  |  |   ...   |  |   ## touched: a unit, written, hashed
+//		+--+--+--+--+--+--+-- ... --+--+   blank: no unit, no row, no byte
 //
-//   - its work units are the touched chunks (SparseUnits), not slabs over
-//     every row;
-//   - its digest is over the stored chunks (catalog.DigestStoredChunks:
-//     each chunk's offset and elements, in row-major order of the chunk
-//     grid), not the logical array's bytes, of which hashing 8 TiB of fill
-//     values would take hours;
-//   - the space it needs is its touched chunks' bytes (job's space check).
+//	  - its work units are the touched chunks (SparseUnits), not slabs over
+//	    every row;
+//	  - its digest is over the stored chunks (catalog.DigestStoredChunks:
+//	    each chunk's offset and elements, in row-major order of the chunk
+//	    grid), not the logical array's bytes, of which hashing 8 TiB of fill
+//	    values would take hours;
+//	  - the space it needs is its touched chunks' bytes (job's space check).
 //
 // An ordinary partly covered array (fine/Ez of holes.go's table: 18%
 // covered) keeps the logical digest and the ordinary units: SparseMinBytes
@@ -79,4 +79,15 @@ func SparseUnits(shape, chunk []int64, size int, boxes []catalog.Box, budget int
 		i = j
 	}
 	return out
+}
+
+// SparseBytes is the bytes array a stores when written sparse (its
+// touched chunks, whole) where asked contiguous without --fill: ok is
+// false when a is not sparse (HoleLayout decides).
+func SparseBytes(a *catalog.Array) (n int64, ok bool) {
+	l := HoleLayout(a, Layout{Kind: Contiguous})
+	if !l.Sparse {
+		return 0, false
+	}
+	return touchedChunkCount(a.Shape, l.Chunk, blockBoxes(a)) * product(l.Chunk) * int64(a.DType.Size), true
 }

@@ -2,7 +2,10 @@ package rewriter
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
+	"hash"
+	"slices"
 	"time"
 
 	"relayout/catalog"
@@ -22,9 +25,16 @@ type encodedChunksOut struct {
 	a       *catalog.Array
 	grid    []int64
 	touched map[int64]struct{} // chunks some block touches; nil: all
+	h       hash.Hash          // a sparse dataset's digest over its stored chunks (open's digest)
 }
 
+// A sparse dataset (Dataset.Sparse) keeps units of its own, over its
+// touched chunks alone: it joins no band of other datasets, whose units
+// walk every row.
 func (t *encodedChunksOut) traits() targetTraits {
+	if t.d.Sparse {
+		return targetTraits{encoded: true, readBack: readBackNone, storedChunks: true}
+	}
 	step := int64(1)
 	if len(t.d.Chunk) > 0 && t.d.Chunk[0] > 0 {
 		step = t.d.Chunk[0]
@@ -33,10 +43,15 @@ func (t *encodedChunksOut) traits() targetTraits {
 }
 
 // units are the group's bands where they fit, else whole chunk rows that
-// fit the budget (Options.arrayUnits).
+// fit the budget (Options.arrayUnits); a sparse dataset's, its touched
+// chunks (planner.SparseUnits), nothing over its holes.
 func (t *encodedChunksOut) units(a *catalog.Array, _ contigTarget, g jointGrain, opts Options) ([]catalog.Box, []int, bool, error) {
 	if err := opts.checkChunkBudget(t.d.Chunk, a.DType.Size); err != nil {
 		return nil, nil, false, err
+	}
+	if t.d.Sparse {
+		// a unit is charged twice: its buffer and the chunks cut from it
+		return planner.SparseUnits(a.Shape, t.d.Chunk, a.DType.Size, blockBoxes(a), opts.Limits.UnitTarget/2), nil, false, nil
 	}
 	// a unit is charged twice: its buffer and the chunks cut from it
 	if boxes := g.units(a, opts.Limits.JoinLimit/2, opts); boxes != nil {
@@ -50,7 +65,7 @@ func (t *encodedChunksOut) within(_ *Unit, shape []int64) (catalog.Box, error) {
 	return wholeShape(shape), nil
 }
 
-func (t *encodedChunksOut) open(_ context.Context, e *engine, a *catalog.Array, _ bool) error {
+func (t *encodedChunksOut) open(_ context.Context, e *engine, a *catalog.Array, digest bool) error {
 	if err := e.opts.checkChunkBudget(t.d.Chunk, a.DType.Size); err != nil {
 		return err
 	}
@@ -59,6 +74,9 @@ func (t *encodedChunksOut) open(_ context.Context, e *engine, a *catalog.Array, 
 	}
 	t.e, t.a = e, a
 	t.touched, t.grid = touchedChunks(a, t.d.Chunk), chunkGrid(a.Shape, t.d.Chunk)
+	if digest && t.d.Sparse {
+		t.h = e.opts.Digest.New()
+	}
 	return nil
 }
 
@@ -79,7 +97,7 @@ func (t *encodedChunksOut) prep(slab catalog.Box, buf []byte) (unitOut, error) {
 	return o, err
 }
 
-func (t *encodedChunksOut) put(_ *Unit, _ catalog.Box, _ []byte, o unitOut, rec *UnitRecord) error {
+func (t *encodedChunksOut) put(_ *Unit, slab catalog.Box, buf []byte, o unitOut, rec *UnitRecord) error {
 	e, mon := t.e, t.e.opts.Monitor
 	for _, c := range o.chunks {
 		tw := time.Now()
@@ -88,6 +106,9 @@ func (t *encodedChunksOut) put(_ *Unit, _ catalog.Box, _ []byte, o unitOut, rec 
 		}
 		if mon != nil {
 			mon.wrote(len(c.data), tw)
+		}
+		if t.h != nil { // units and their chunks come in row-major order of the grid
+			hashStoredChunk(t.h, buf, slab, t.a.Shape, t.d.Chunk, c.off, int64(t.a.DType.Size))
 		}
 		rec.Chunks = append(rec.Chunks, ChunkRef{Offset: c.off, Pos: e.partEnd, Len: int64(len(c.data))})
 		e.partEnd += int64(len(c.data))
@@ -99,5 +120,45 @@ func (t *encodedChunksOut) put(_ *Unit, _ catalog.Box, _ []byte, o unitOut, rec 
 	return nil
 }
 
-func (t *encodedChunksOut) finish() (string, error) { return "", nil }
-func (t *encodedChunksOut) close()                  {}
+// finish returns a sparse dataset's digest over its stored chunks
+// (catalog.DigestStoredChunks), else "".
+func (t *encodedChunksOut) finish() (string, error) {
+	if t.h == nil {
+		return "", nil
+	}
+	return hex.EncodeToString(t.h.Sum(nil)), nil
+}
+
+// hashStoredChunk writes to h, as catalog.DigestStoredChunks says, the
+// chunk at offset off: off, then its elements inside shape (of size bytes)
+// row by row from buf, the row-major bytes of slab, which holds the chunk.
+func hashStoredChunk(h hash.Hash, buf []byte, slab catalog.Box, shape, chunk, off []int64, size int64) {
+	catalog.WriteChunkOffset(h, off)
+	rank := len(shape)
+	last := rank - 1
+	box := catalog.Box{Lower: off, Count: make([]int64, rank)}
+	for d := range rank {
+		box.Count[d] = min(chunk[d], shape[d]-off[d])
+	}
+	strides := rowMajorStrides(slab.Count)
+	at := slices.Clone(box.Lower)
+	row := box.Count[last] * size
+	for {
+		var k int64
+		for d := range rank {
+			k += (at[d] - slab.Lower[d]) * strides[d]
+		}
+		h.Write(buf[k*size : k*size+row])
+		d := last - 1
+		for ; d >= 0; d-- {
+			if at[d]++; at[d] < box.Lower[d]+box.Count[d] {
+				break
+			}
+			at[d] = box.Lower[d]
+		}
+		if d < 0 {
+			return
+		}
+	}
+}
+func (t *encodedChunksOut) close() {}
