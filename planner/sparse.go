@@ -13,27 +13,29 @@ import (
 // chunked hole layout (HoleLayout) already stores only the touched chunks;
 // what changes is everything that would otherwise walk its logical extent:
 //
-//		logical extent (2^40 elements)
-//		+--+--+--+--+--+--+-- ... --+--+
-//		|##|  |  |  |  |  |   ...   |  |   ## touched: a unit, written, hashed
-//		+--+--+--+--+--+--+-- ... --+--+   blank: no unit, no row, no byte
+//	logical extent (2^40 elements)
+//	+--+--+--+--+--+--+-- ... --+--+
+//	|##|  |  |  |  |  |   ...   |  |   ## touched: a unit, written, hashed
+//	+--+--+--+--+--+--+-- ... --+--+   blank: no unit, no row, no byte
 //
-//	  - its work units are the touched chunks (SparseUnits), not slabs over
-//	    every row;
-//	  - its digest is over the stored chunks (catalog.DigestStoredChunks:
-//	    each chunk's offset and elements, in row-major order of the chunk
-//	    grid), not the logical array's bytes, of which hashing 8 TiB of fill
-//	    values would take hours;
-//	  - the space it needs is its touched chunks' bytes (job's space check).
+// Its work units are the touched chunks (SparseUnits), not slabs over
+// every row. Its digest is over the stored chunks
+// (catalog.DigestStoredChunks: each chunk's offset and elements, in
+// row-major order of the chunk grid), not over the logical array's bytes,
+// of which hashing 8 TiB of fill values would take hours. The space it
+// needs is its touched chunks' bytes (SparseBytes, job's space check).
 //
 // An ordinary partly covered array (fine/Ez of holes.go's table: 18%
 // covered) keeps the logical digest and the ordinary units: SparseMinBytes
 // and SparseRatio keep the new path to arrays where the old one cannot
 // run at all, so that every manifest that could be written before still
 // says the same.
+
+// SparseMinBytes (logical bytes) and SparseRatio (logical bytes per stored
+// byte, at least) make a partly covered array sparse.
 const (
-	SparseMinBytes = 1 << 30 // logical bytes
-	SparseRatio    = 64      // logical bytes per stored byte, at least
+	SparseMinBytes = 1 << 30
+	SparseRatio    = 64
 )
 
 // sparse reports whether an array of logical bytes whose touched chunks
