@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"relayout/internal/testkit"
 )
@@ -267,5 +268,70 @@ with h5py.File(sys.argv[1], "r+") as f:
 				t.Fatalf("restoring %s: %v\n%s", c.path, err, b)
 			}
 		}
+	}
+}
+
+// TestNetcdfSparse (issue 40): a netCDF-4 variable over a dimension of 2^40
+// with three chunks written (the first, one in the middle, the short last
+// one) is a valid file, not a hostile one: run (verified) and run --resume
+// --no-verify (the commit's read back) write it sparse under the
+// address-space cap, in time and memory of its chunks. The output opens in
+// netCDF4-python and h5py with shape 2^40; its allocated chunks are the
+// input's, their values the input's (h5py); a hole reads as the input's
+// _FillValue; the file is under 1 MiB; the manifest's digest, of the stored
+// chunks (digest_of), equals one computed here from the input's values; and
+// relayout verify passes.
+func TestNetcdfSparse(t *testing.T) {
+	needNetCDF4(t)
+	dir := t.TempDir()
+	in := filepath.Join(dir, "sparse.nc")
+	py(t, `
+import sys, netCDF4, numpy as np
+s = netCDF4.Dataset(sys.argv[1], "w", format="NETCDF4")
+s.createDimension("n", 2**40)
+B = s.createVariable("B", "f8", ("n",), chunksizes=(1024,), fill_value=-999.0)
+B.units = "m"
+B[0:5] = np.arange(5.0)
+B[2**39 + 7:2**39 + 10] = [7.0, 8.0, 9.0]
+B[2**40 - 2:] = [1.5, 2.5]
+s.close()
+`, in)
+	for _, args := range [][]string{{}, {"--resume", "--no-verify"}} {
+		out := filepath.Join(dir, "out"+strings.Join(args, ""))
+		start := time.Now()
+		r := capped(t, append([]string{"run", in, "-o", out, "-q"}, args...)...)
+		if r.code != 0 {
+			t.Fatalf("run %v: exit %d\n%s", args, r.code, r.stderr)
+		}
+		t.Logf("run %v: %.2f s, %d bytes on disk", args, time.Since(start).Seconds(), diskBytes(t, out))
+		if n := diskBytes(t, out); n > 1<<20 {
+			t.Errorf("run %v: the output takes %d bytes on disk, want < 1 MiB", args, n)
+		}
+		got := py(t, `
+import sys, json, hashlib, h5py, netCDF4, numpy as np
+src, out = sys.argv[1], sys.argv[2]
+m = json.load(open(out + "/relayout.json"))
+[d] = [d for v in m["variables"] if v["name"] == "B" for d in v["datasets"]]
+assert d.get("digest_of") == "stored chunks", d
+x, y = h5py.File(src)["B"], h5py.File(out + "/B.nc")["B"]
+assert y.shape == (2**40,) and netCDF4.Dataset(out + "/B.nc")["B"].shape == (2**40,)
+chunks = lambda ds: sorted(ds.id.get_chunk_info(i).chunk_offset for i in range(ds.id.get_num_chunks()))
+assert chunks(x) == chunks(y), (chunks(x), chunks(y))
+h = hashlib.sha256()
+for (o,) in chunks(x):
+    e = min(o + 1024, 2**40)
+    assert np.array_equal(x[o:e], y[o:e]), o
+    h.update(np.array([o], "<i8").tobytes()); h.update(x[o:e].astype("<f8").tobytes())
+assert h.hexdigest() == d["sha256"], (h.hexdigest(), d["sha256"])
+assert y[2**38] == -999.0 and y.fillvalue == -999.0, (y[2**38], y.fillvalue)
+assert list(y[2**39 + 6:2**39 + 11]) == [-999.0, 7.0, 8.0, 9.0, -999.0]
+v = netCDF4.Dataset(out + "/B.nc")["B"]
+assert v.units == "m" and np.ma.is_masked(v[12345]) and v[2**40 - 1] == 2.5
+print("ok", len(chunks(y)))
+`, in, out)
+		if strings.TrimSpace(got) != "ok 3" {
+			t.Errorf("run %v: %s", args, got)
+		}
+		mustRun(t, "verify", in, out)
 	}
 }
