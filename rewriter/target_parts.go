@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"hash"
-	"slices"
 	"time"
 
 	"relayout/catalog"
@@ -129,36 +128,15 @@ func (t *encodedChunksOut) finish() (string, error) {
 	return hex.EncodeToString(t.h.Sum(nil)), nil
 }
 
-// hashStoredChunk writes to h, as catalog.DigestStoredChunks says, the
-// chunk at offset off: off, then its elements inside shape (of size bytes)
-// row by row from buf, the row-major bytes of slab, which holds the chunk.
+// hashStoredChunk writes to h the chunk at offset off of an array of
+// shape in chunks of chunk (catalog.HashStoredChunk), from buf, the
+// row-major bytes of slab, which holds it.
 func hashStoredChunk(h hash.Hash, buf []byte, slab catalog.Box, shape, chunk, off []int64, size int64) {
-	catalog.WriteChunkOffset(h, off)
-	rank := len(shape)
-	last := rank - 1
-	box := catalog.Box{Lower: off, Count: make([]int64, rank)}
-	for d := range rank {
-		box.Count[d] = min(chunk[d], shape[d]-off[d])
+	c := catalog.Box{Lower: off, Count: make([]int64, len(off))}
+	for d := range off {
+		c.Count[d] = min(chunk[d], shape[d]-off[d])
 	}
-	strides := rowMajorStrides(slab.Count)
-	at := slices.Clone(box.Lower)
-	row := box.Count[last] * size
-	for {
-		var k int64
-		for d := range rank {
-			k += (at[d] - slab.Lower[d]) * strides[d]
-		}
-		h.Write(buf[k*size : k*size+row])
-		d := last - 1
-		for ; d >= 0; d-- {
-			if at[d]++; at[d] < box.Lower[d]+box.Count[d] {
-				break
-			}
-			at[d] = box.Lower[d]
-		}
-		if d < 0 {
-			return
-		}
-	}
+	catalog.HashStoredChunk(h, buf, slab, c, size)
 }
+
 func (t *encodedChunksOut) close() {}

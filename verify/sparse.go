@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash"
 	"maps"
 	"os"
 	"slices"
@@ -158,7 +157,7 @@ blocks:
 		if m.h != nil {
 			for _, n := range keys[i:j] {
 				if _, ok := stored[n]; ok {
-					hashChunk(m.h, out, band, boxOf(n), m.size)
+					catalog.HashStoredChunk(m.h, out, band, boxOf(n), m.size)
 				}
 			}
 		}
@@ -268,37 +267,4 @@ func (r *run) sparseHole(m *member, keys, grid []int64, boxOf func(int64) catalo
 		return m.mismatchErr(holeAt(b.Lower, got, m.recorded))
 	}
 	return nil
-}
-
-// hashChunk writes to h, as catalog.DigestStoredChunks defines it, the
-// chunk c (clipped to the array) of band, whose row-major bytes are out.
-func hashChunk(h hash.Hash, out []byte, band, c catalog.Box, size int64) {
-	catalog.WriteChunkOffset(h, c.Lower)
-	rank := len(c.Lower)
-	last := rank - 1
-	stride := make([]int64, rank) // of band, in elements
-	s := int64(1)
-	for d := last; d >= 0; d-- {
-		stride[d] = s
-		s *= band.Count[d]
-	}
-	at := slices.Clone(c.Lower)
-	row := c.Count[last] * size
-	for {
-		var e int64
-		for d := range rank {
-			e += (at[d] - band.Lower[d]) * stride[d]
-		}
-		h.Write(out[e*size : e*size+row])
-		d := last - 1
-		for ; d >= 0; d-- {
-			if at[d]++; at[d] < c.Lower[d]+c.Count[d] {
-				break
-			}
-			at[d] = c.Lower[d]
-		}
-		if d < 0 {
-			return
-		}
-	}
 }
