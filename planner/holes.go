@@ -60,9 +60,14 @@ const (
 // HoleLayout is the layout of array a, with its blocks, given the layout l
 // chosen for it: l itself unless l is contiguous and a is partly covered
 // (not a scalar, not empty, not a constant record), else a chunked layout by
-// the rule above with a Note saying why (for the log and the manifest).
+// the rule above with a Note saying why (for the log and the manifest). A
+// chunked l (asked) keeps its chunks, but is marked Sparse, with a note,
+// when a is sparse in them (sparse.go): its holes are unallocated anyway.
 func HoleLayout(a *catalog.Array, l Layout) Layout {
-	if l.Kind != Contiguous {
+	switch {
+	case l.Kind == Chunked && !l.Sparse && a.Bytes() >= SparseMinBytes && !a.Constant && !FullyCovered(a):
+		return sparseChunked(a, l)
+	case l.Kind != Contiguous:
 		return l
 	}
 	return holeLayout(a, l, FullyCovered(a))

@@ -1,8 +1,10 @@
 package planner
 
 import (
+	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"relayout/catalog"
 )
@@ -92,4 +94,18 @@ func SparseBytes(a *catalog.Array) (n int64, ok bool) {
 		return 0, false
 	}
 	return touchedChunkCount(a.Shape, l.Chunk, blockBoxes(a)) * product(l.Chunk) * int64(a.DType.Size), true
+}
+
+// sparseChunked is chunked layout l of partly covered array a, marked
+// Sparse with a note when a is sparse in l's chunks.
+func sparseChunked(a *catalog.Array, l Layout) Layout {
+	size := int64(max(a.DType.Size, 1))
+	stored := touchedChunkCount(a.Shape, l.Chunk, blockBoxes(a)) * product(l.Chunk) * size
+	if !sparse(a.Elements()*size, stored) {
+		return l
+	}
+	l.Sparse = true
+	l.Note = strings.TrimPrefix(l.Note+"; ", "; ") + fmt.Sprintf("sparse (its %d blocks touch %s of chunks of %s): "+
+		"only those chunks are written, its digest is over the stored chunks (digest_of)", len(a.Blocks), byteSize(stored), dimsString(a.Shape))
+	return l
 }

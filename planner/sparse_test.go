@@ -104,7 +104,8 @@ func TestSparseUnitsHuge(t *testing.T) {
 }
 
 // TestHoleLayoutSparse: the threshold: a 2^40 array with one written chunk
-// is sparse; an ordinary partly covered array (a quarter covered) is not.
+// is sparse, asked contiguous or chunked; an ordinary partly covered array
+// (a quarter covered) is not.
 func TestHoleLayoutSparse(t *testing.T) {
 	f8 := catalog.DType{Kind: catalog.Float, Size: 8}
 	huge := &catalog.Array{Var: "B", Shape: []int64{1 << 40}, DType: f8,
@@ -113,9 +114,15 @@ func TestHoleLayoutSparse(t *testing.T) {
 	if l.Kind != Chunked || !l.Sparse || !slices.Equal(l.Chunk, []int64{1024}) {
 		t.Errorf("2^40 with one chunk: %+v, want sparse, chunked 1024", l)
 	}
+	if l := HoleLayout(huge, Layout{Kind: Chunked, Chunk: []int64{4096}}); !l.Sparse || !slices.Equal(l.Chunk, []int64{4096}) {
+		t.Errorf("2^40 with one chunk, asked chunked 4096: %+v, want sparse, its chunks kept", l)
+	}
 	small := &catalog.Array{Var: "E", Shape: []int64{64, 64, 64}, DType: f8,
 		Blocks: []catalog.Block{{Box: catalog.Box{Lower: []int64{0, 0, 0}, Count: []int64{16, 64, 64}}}}}
 	if l := HoleLayout(small, Layout{Kind: Contiguous}); l.Kind != Chunked || l.Sparse {
 		t.Errorf("a quarter covered: %+v, want chunked, not sparse", l)
+	}
+	if l := HoleLayout(small, Layout{Kind: Chunked, Chunk: []int64{8, 8, 8}}); l.Sparse || l.Note != "" {
+		t.Errorf("a quarter covered, asked chunked: %+v, want it as asked", l)
 	}
 }
