@@ -280,7 +280,8 @@ with h5py.File(sys.argv[1], "r+") as f:
 // input's, their values the input's (h5py); a hole reads as the input's
 // _FillValue; the file is under 1 MiB; the manifest's digest, of the stored
 // chunks (digest_of), equals one computed here from the input's values; and
-// relayout verify passes.
+// relayout verify passes, and fails on a changed value in a stored chunk,
+// a value written into a hole or a changed digest.
 func TestNetcdfSparse(t *testing.T) {
 	needNetCDF4(t)
 	dir := t.TempDir()
@@ -333,5 +334,23 @@ print("ok", len(chunks(y)))
 			t.Errorf("run %v: %s", args, got)
 		}
 		mustRun(t, "verify", in, out)
+	}
+	// Damage found without reading the holes: a value of a stored chunk,
+	// a value written into a hole (a chunk allocated where none was
+	// touched), a manifest digest.
+	for _, c := range []struct{ edit, want string }{
+		{`h5py.File(sys.argv[1] + "/B.nc", "r+")["B"][3] = 42.0`, "DIFF B step 0 level 0 at [3]: in=3 out=42"},
+		{`h5py.File(sys.argv[1] + "/B.nc", "r+")["B"][2**38] = 7.0`, "DIFF B step 0 level 0 at [274877906944]: fill=-999 out=7"},
+		{`p = sys.argv[1] + "/relayout.json"; s = open(p).read(); d = json.loads(s)["variables"][0]["datasets"][0]["sha256"]; open(p, "w").write(s.replace(d, "0" * 64))`,
+			"sha256 of output"},
+	} {
+		out := filepath.Join(dir, "damaged")
+		os.RemoveAll(out)
+		testkit.CopyTree(t, filepath.Join(dir, "out"), out)
+		py(t, "import sys, json, h5py\n"+c.edit, out)
+		r := relayout(t, "verify", in, out)
+		if r.code != 1 || !strings.Contains(r.stdout, c.want) {
+			t.Errorf("verify after %s: exit %d, want 1 and %q\n%s\n%s", c.edit, r.code, c.want, r.stdout, r.stderr)
+		}
 	}
 }
