@@ -281,7 +281,8 @@ with h5py.File(sys.argv[1], "r+") as f:
 // _FillValue; the file is under 1 MiB; the manifest's digest, of the stored
 // chunks (digest_of), equals one computed here from the input's values; and
 // relayout verify passes, and fails on a changed value in a stored chunk,
-// a value written into a hole or a changed digest.
+// a value written into a hole, a hole's chunk stored (of fill values) or a
+// changed digest.
 func TestNetcdfSparse(t *testing.T) {
 	needNetCDF4(t)
 	dir := t.TempDir()
@@ -341,6 +342,7 @@ print("ok", len(chunks(y)))
 	for _, c := range []struct{ edit, want string }{
 		{`h5py.File(sys.argv[1] + "/B.nc", "r+")["B"][3] = 42.0`, "DIFF B step 0 level 0 at [3]: in=3 out=42"},
 		{`h5py.File(sys.argv[1] + "/B.nc", "r+")["B"][2**38] = 7.0`, "DIFF B step 0 level 0 at [274877906944]: fill=-999 out=7"},
+		{`h5py.File(sys.argv[1] + "/B.nc", "r+")["B"][2**38] = -999.0`, "DIFF B step 0 level 0: chunk at [274877906944] of B.nc:/B is stored, but no input block touches it"},
 		{`p = sys.argv[1] + "/relayout.json"; s = open(p).read(); d = json.loads(s)["variables"][0]["datasets"][0]["sha256"]; open(p, "w").write(s.replace(d, "0" * 64))`,
 			"sha256 of output"},
 	} {

@@ -30,10 +30,11 @@ import (
 //
 // Every chunk that is allocated or touched is read through the library and
 // compared like a band: each input block's elements in it, and its other
-// elements against the fill value (holes). Every other element is in an
-// unallocated chunk, which the library reads as the fill value, checked to
-// be the input's (openMember); one element of such a chunk is read to show
-// it. The digest is over the allocated chunks, as DigestStoredChunks
+// elements against the fill value (holes); an allocated chunk that no block
+// touches, even of fill values alone, breaks the promise that holes cost
+// nothing. Every other element is in an unallocated chunk, which the
+// library reads as the fill value, checked to be the input's (openMember);
+// one element of such a chunk is read to show it. The digest is over the allocated chunks, as DigestStoredChunks
 // defines it, computed here from the bytes read and compared: the writer's
 // code is not used, only the definition.
 //
@@ -153,6 +154,13 @@ blocks:
 		}
 		if first != nil {
 			return m.mismatchErr(first)
+		}
+		for _, n := range keys[i:j] {
+			_, isStored := stored[n]
+			if _, isTouched := touched[n]; isStored && !isTouched {
+				return difff("%s: chunk at %s of %s:%s is stored, but no input block touches it (holds only the fill value): a sparse array stores its touched chunks alone",
+					where(k), formatIndex(boxOf(n).Lower), m.ref.v.File, m.ref.d.Path)
+			}
 		}
 		if m.h != nil {
 			for _, n := range keys[i:j] {
