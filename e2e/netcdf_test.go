@@ -356,3 +356,51 @@ print("ok", len(chunks(y)))
 		}
 	}
 }
+
+// TestNetcdfSparse2D: a sparse 2-D netCDF-4 variable asked chunked in chunks
+// smaller than its input's (so that each written input chunk, a block,
+// spans several runs of output chunks, which verify fetches once): run
+// writes it sparse (the note, digest_of), verify passes, and a value
+// changed in a later run of the block's chunks is found.
+func TestNetcdfSparse2D(t *testing.T) {
+	needNetCDF4(t)
+	dir := t.TempDir()
+	in := filepath.Join(dir, "sparse2d.nc")
+	py(t, `
+import sys, netCDF4, numpy as np
+s = netCDF4.Dataset(sys.argv[1], "w", format="NETCDF4")
+s.createDimension("n", 2**34); s.createDimension("k", 8)
+C = s.createVariable("C", "f4", ("n", "k"), chunksizes=(64, 8), fill_value=np.float32(-1))
+C[0:64] = np.arange(512, dtype=np.float32).reshape(64, 8)
+C[2**33 + 1:2**33 + 3] = np.float32(5)
+s.close()
+`, in)
+	out := filepath.Join(dir, "out")
+	r := capped(t, "run", in, "-o", out, "--layout", "chunked", "--chunk-shape", "16,4")
+	if r.code != 0 {
+		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stderr+r.stdout, "layout: C: sparse (") {
+		t.Errorf("no sparse note:\n%s", r.stderr)
+	}
+	got := py(t, `
+import sys, json, h5py, numpy as np
+m = json.load(open(sys.argv[2] + "/relayout.json"))
+[d] = [d for v in m["variables"] if v["name"] == "C" for d in v["datasets"]]
+x, y = h5py.File(sys.argv[1])["C"], h5py.File(sys.argv[2] + "/C.nc")["C"]
+assert d.get("digest_of") == "stored chunks" and y.chunks == (16, 4) and y.shape == (2**34, 8), (d, y.chunks)
+assert y.id.get_num_chunks() == 16, y.id.get_num_chunks()  # two input chunks of 64x8, each 4x2 output chunks
+assert np.array_equal(x[0:64], y[0:64]) and np.array_equal(x[2**33:2**33 + 16], y[2**33:2**33 + 16])
+assert y[2**32, 3] == -1
+print("ok")
+`, in, out)
+	if strings.TrimSpace(got) != "ok" {
+		t.Errorf("output: %s", got)
+	}
+	mustRun(t, "verify", in, out)
+	py(t, `import sys, h5py; h5py.File(sys.argv[1] + "/C.nc", "r+")["C"][50, 6] = 7`, out)
+	r = relayout(t, "verify", in, out)
+	if want := "DIFF C step 0 level 0 at [50,6]: in=406 out=7"; r.code != 1 || !strings.Contains(r.stdout, want) {
+		t.Errorf("verify after an edit: exit %d, want 1 and %q\n%s\n%s", r.code, want, r.stdout, r.stderr)
+	}
+}

@@ -125,15 +125,40 @@ blocks:
 	}
 	perRun := max(maxBand/chunkBytes, 1)
 	last := rank - 1
-	var out []byte
-	var reported int64 // progress: the chunks' bytes, then the holes' at the end
+	// The runs, each with the blocks meeting it (once each), and how many
+	// runs each block meets: one over several is fetched once, kept from
+	// its first run to its last (blockCache), not once a run.
+	type chunkRun struct {
+		i, j   int // keys[i:j]: consecutive along the last axis, in one row of the grid
+		blocks []int
+	}
+	var runs []chunkRun
+	span := map[int]int{}
 	for i := 0; i < len(keys); {
-		j := i + 1 // keys[i:j]: consecutive along the last axis, in one row of the grid
+		j := i + 1
 		for j < len(keys) && keys[j] == keys[j-1]+1 && keys[j]/grid[last] == keys[i]/grid[last] && int64(j-i) < perRun {
 			j++
 		}
-		band := boxOf(keys[i])
-		band.Count[last] = min(int64(j-i)*chunk[last], a.Shape[last]-band.Lower[last])
+		var bs []int
+		for _, n := range keys[i:j] {
+			bs = append(bs, touched[n]...)
+		}
+		slices.Sort(bs)
+		bs = slices.Compact(bs)
+		for _, b := range bs {
+			span[b]++
+		}
+		runs = append(runs, chunkRun{i, j, bs})
+		i = j
+	}
+	m.cache = &blockCache{entries: map[int]*cached{}}
+	defer m.cache.drop(mem)
+	var out []byte
+	var reported int64 // progress: the chunks' bytes, then the holes' at the end
+	for _, cr := range runs {
+		run := keys[cr.i:cr.j]
+		band := boxOf(run[0])
+		band.Count[last] = min(int64(len(run))*chunk[last], a.Shape[last]-band.Lower[last])
 		if n := band.Elements() * m.size; int64(cap(out)) < n {
 			out = make([]byte, n)
 		} else {
@@ -142,20 +167,14 @@ blocks:
 		if err := sr.Read(band.Lower, band.Count, out); err != nil {
 			return fmt.Errorf("verify: output %s: %w", where(k), err)
 		}
-		var bs []int
-		for _, n := range keys[i:j] {
-			bs = append(bs, touched[n]...)
-		}
-		slices.Sort(bs)
-		bs = slices.Compact(bs) // a block over several chunks of the run: compared once
-		first, err := r.sparseBand(ctx, m, band, bs, out, mem)
+		first, err := r.sparseBand(ctx, m, band, cr.blocks, span, out, mem)
 		if err != nil {
 			return err
 		}
 		if first != nil {
 			return m.mismatchErr(first)
 		}
-		for _, n := range keys[i:j] {
+		for _, n := range run {
 			_, isStored := stored[n]
 			if _, isTouched := touched[n]; isStored && !isTouched {
 				return difff("%s: chunk at %s of %s:%s is stored, but no input block touches it (holds only the fill value): a sparse array stores its touched chunks alone",
@@ -163,7 +182,7 @@ blocks:
 			}
 		}
 		if m.h != nil {
-			for _, n := range keys[i:j] {
+			for _, n := range run {
 				if _, ok := stored[n]; ok {
 					catalog.HashStoredChunk(m.h, out, band, boxOf(n), m.size)
 				}
@@ -171,7 +190,6 @@ blocks:
 		}
 		r.progress(a.Var, band.Elements()*m.size)
 		reported += band.Elements() * m.size
-		i = j
 	}
 	if err := r.sparseHole(m, keys, grid, boxOf); err != nil {
 		return err
@@ -182,8 +200,9 @@ blocks:
 
 // sparseBand compares band (a run of chunks) of m's output, out, with the
 // blocks bs meeting it and its holes with the fill value: the first
-// difference, row-major, or nil.
-func (r *run) sparseBand(ctx context.Context, m *member, band catalog.Box, bs []int, out []byte, mem *membudget.Budget) (*mismatch, error) {
+// difference, row-major, or nil. A block meeting several runs (span) is
+// taken from m's block cache.
+func (r *run) sparseBand(ctx context.Context, m *member, band catalog.Box, bs []int, span map[int]int, out []byte, mem *membudget.Budget) (*mismatch, error) {
 	var first *mismatch
 	for _, i := range bs {
 		b := &m.a.Blocks[i]
@@ -192,9 +211,19 @@ func (r *run) sparseBand(ctx context.Context, m *member, band catalog.Box, bs []
 			continue
 		}
 		r.count(m.a, b)
-		mm, err := r.fetchCompare(ctx, m.a, b, region, band, out, mem)
-		if err != nil {
-			return nil, err
+		var mm *mismatch
+		if span[i] > 1 {
+			data, p, err := m.cache.get(ctx, r, m.a, i, span[i], mem)
+			if err != nil {
+				return nil, err
+			}
+			mm = p.compare(data, region, band, out)
+			m.cache.done(i, mem)
+		} else {
+			var err error
+			if mm, err = r.fetchCompare(ctx, m.a, b, region, band, out, mem); err != nil {
+				return nil, err
+			}
 		}
 		if mm != nil && (first == nil || before(mm.index, first.index)) {
 			first = mm
