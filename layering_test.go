@@ -3,17 +3,21 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"cmp"
+	"fmt"
+	"os"
 	"os/exec"
+	"path"
+	"path/filepath"
+	"relayout/internal/testkit"
 	"strings"
 	"testing"
 )
 
-// The layering of the module, enforced (GUIDE §2; each package's doc.go
-// states its part):
+// The layering of the module (GUIDE §2; each package's doc.go states its
+// part) is go-arch-lint's rules (.go-arch-lint.yml, run by make lint):
 //
-//	main (relayout), bench/* → anything
-//	job                      → reader, planner, rewriter, catalog, internal/*
+//	main (relayout), bench/*, e2e → anything
+//	job                      → reader, planner, rewriter, verify, catalog, internal/*
 //	reader, reader/*         → catalog, reader/*, internal/* (never planner, rewriter, job)
 //	rewriter                 → planner, catalog, internal/* (never reader, job)
 //	verify                   → catalog, internal/* (never rewriter, planner, reader: it shares no code with the writer)
@@ -21,21 +25,15 @@ import (
 //	catalog                  → no relayout package
 //	internal/*               → catalog, internal/*
 //
-// cgo only in internal/h5 (gonum.org/v1/hdf5 imported there alone, its cgo
-// files behind //go:build cgo with a stub otherwise, so that the whole
-// module builds with CGO_ENABLED=0: make test builds and vets it so), and
-// catalog, planner, reader/bp, reader/scorpio, reader/amrex, reader/netcdf, reader/blockio,
-// internal/membudget and internal/limits are pure Go: nothing they depend on has cgo files
-// (make test also tests them with CGO_ENABLED=0).
-var allowed = []struct{ pkg, may string }{
-	{"relayout/job", "relayout/reader relayout/planner relayout/rewriter relayout/verify relayout/catalog relayout/internal/"},
-	{"relayout/reader", "relayout/catalog relayout/reader/ relayout/internal/"},
-	{"relayout/rewriter", "relayout/planner relayout/catalog relayout/internal/"},
-	{"relayout/verify", "relayout/catalog relayout/internal/"},
-	{"relayout/planner", "relayout/catalog"},
-	{"relayout/catalog", ""},
-	{"relayout/internal/", "relayout/catalog relayout/internal/"},
-}
+// TestLayeringRules runs it against imports that break them. What it cannot
+// say is checked here: only main imports job; cgo only in internal/h5
+// (gonum.org/v1/hdf5 imported there alone, its cgo files behind
+// //go:build cgo with a stub otherwise, so that the whole module builds
+// with CGO_ENABLED=0: make test builds and vets it so), and catalog,
+// planner, reader/bp, reader/scorpio, reader/amrex, reader/netcdf,
+// reader/blockio, internal/membudget and internal/limits are pure Go:
+// nothing they depend on has cgo files (make test also tests them with
+// CGO_ENABLED=0).
 
 // pureGo must build without cgo.
 var pureGo = []string{"relayout/catalog", "relayout/planner", "relayout/reader/bp", "relayout/reader/scorpio", "relayout/reader/amrex", "relayout/reader/netcdf", "relayout/reader/blockio", "relayout/internal/membudget", "relayout/internal/limits"}
@@ -68,30 +66,6 @@ func goList(t *testing.T, args ...string) []pkgInfo {
 	return pkgs
 }
 
-// rule finds the rule of pkg (the longest matching prefix; a trailing "/"
-// matches sub-packages, a plain path itself and its sub-packages).
-func rule(pkg string) (string, bool) {
-	best, may, found := -1, "", false
-	for _, r := range allowed {
-		p := r.pkg
-		if pkg == strings.TrimSuffix(p, "/") || strings.HasPrefix(pkg, strings.TrimSuffix(p, "/")+"/") {
-			if len(p) > best {
-				best, may, found = len(p), r.may, true
-			}
-		}
-	}
-	return may, found
-}
-
-func permitted(imp, may string) bool {
-	for _, m := range strings.Fields(may) {
-		if imp == strings.TrimSuffix(m, "/") || strings.HasSuffix(m, "/") && strings.HasPrefix(imp, m) {
-			return true
-		}
-	}
-	return false
-}
-
 func TestLayering(t *testing.T) {
 	pkgs := goList(t, "./...")
 	if len(pkgs) < 10 {
@@ -115,16 +89,9 @@ func TestLayering(t *testing.T) {
 		if p.cgo && p.path != "relayout/internal/h5" {
 			t.Errorf("%s has cgo files: cgo belongs in internal/h5 only", p.path)
 		}
-		may, ok := rule(p.path)
 		for _, imp := range p.imports {
 			if imp == "gonum.org/v1/hdf5" && p.path != "relayout/internal/h5" {
 				t.Errorf("%s imports %s: HDF5 is called through internal/h5 only", p.path, imp)
-			}
-			if !ok || !strings.HasPrefix(imp, "relayout/") && imp != "relayout" {
-				continue
-			}
-			if !permitted(imp, may) {
-				t.Errorf("%s imports %s, which breaks the layering (it may import: %s)", p.path, imp, cmp.Or(may, "no relayout package"))
 			}
 		}
 	}
@@ -137,8 +104,15 @@ func TestLayering(t *testing.T) {
 	}
 }
 
-// TestLayeringRules checks the checker on imports that break the rules.
+// TestLayeringRules runs go-arch-lint with the module's rules on a module
+// of empty packages where pkg imports imp, one import a case: the imports
+// that break the rules are refused, the others pass.
 func TestLayeringRules(t *testing.T) {
+	lint := archLint(t)
+	rules, err := os.ReadFile(".go-arch-lint.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		pkg, imp string
 		ok       bool
@@ -167,9 +141,61 @@ func TestLayeringRules(t *testing.T) {
 		{"relayout/catalog", "relayout/job", false},
 		{"relayout/internal/h5", "relayout/job", false},
 	} {
-		may, _ := rule(c.pkg)
-		if got := permitted(c.imp, may); got != c.ok {
-			t.Errorf("%s importing %s: permitted %v, want %v", c.pkg, c.imp, got, c.ok)
+		t.Run(strings.TrimPrefix(c.pkg, "relayout/")+"→"+strings.TrimPrefix(c.imp, "relayout/"), func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			write := func(rel, text string) {
+				p := filepath.Join(dir, filepath.FromSlash(rel))
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			write("go.mod", "module relayout\n\ngo 1.26\n")
+			write(".go-arch-lint.yml", string(rules))
+			// Every component's folder, each an empty package.
+			for _, d := range []string{"", "bench/x", "examples/x", "e2e", "job", "reader", "reader/bp", "reader/blockio", "rewriter", "verify", "planner", "catalog", "internal/h5", "internal/x"} {
+				name := path.Base("relayout/" + d)
+				write(path.Join(d, "doc.go"), "package "+name+"\n")
+			}
+			pkg := strings.TrimPrefix(strings.TrimPrefix(c.pkg, "relayout"), "/")
+			write(path.Join(pkg, "case.go"), fmt.Sprintf("package %s\n\nimport _ %q\n", path.Base(c.pkg), c.imp))
+			cmd := exec.Command(lint, "check", "--output-color=false")
+			cmd.Dir = dir
+			out, err := cmd.CombinedOutput()
+			named := bytes.Contains(out, []byte("shouldn't depend on "+c.imp+" in"))
+			if refused := err != nil; refused == c.ok || refused && !named {
+				t.Errorf("%s importing %s: refused %v (naming that import: %v), want %v\n%s", c.pkg, c.imp, refused, named, !c.ok, out)
+			}
+		})
+	}
+}
+
+// archLint is the go-arch-lint that make lint installs: on PATH, else in
+// GOBIN or GOPATH/bin.
+func archLint(t *testing.T) string {
+	if p, err := exec.LookPath("go-arch-lint"); err == nil {
+		return p
+	}
+	for _, env := range []string{"GOBIN", "GOPATH"} {
+		out, err := exec.Command("go", "env", env).Output()
+		dir := strings.TrimSpace(string(out))
+		if err != nil || dir == "" {
+			continue
+		}
+		if env == "GOPATH" {
+			dir = filepath.Join(filepath.SplitList(dir)[0], "bin")
+		}
+		if p := filepath.Join(dir, "go-arch-lint"); fileIsExec(p) {
+			return p
 		}
 	}
+	return testkit.NeedTool(t, "go-arch-lint", "make lint installs it")
+}
+
+func fileIsExec(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0
 }

@@ -1,6 +1,7 @@
 // Package catalog is relayout's shared, format-neutral vocabulary: datasets,
 // arrays (one variable at one step and level), blocks (a stored piece of an
-// array in a source file), element types, attributes, the output manifest,
+// array in a source file), the one interface every reader hands blocks out
+// through (Source, source.go), element types, attributes, the output manifest,
 // the digest algorithms of manifests and journals (Digest: sha256, blake3,
 // xxh64, none) and the SQLite catalog store. Being imported by every package, it
 // also holds Populate, which maps a large fresh allocation's pages in one

@@ -1,10 +1,7 @@
 package catalog
 
 import (
-	"context"
 	"encoding/json"
-	"sync/atomic"
-	"time"
 )
 
 // IOCounters counts the read requests a Source issued to the file system.
@@ -19,20 +16,6 @@ type IOCounters struct {
 	LibraryBlocks int64
 	LibraryBytes  int64
 	LibraryNanos  int64
-}
-
-// IOStats is implemented by Sources that count their reads (every reader
-// built on reader/blockio). The counters only grow; callers take differences.
-type IOStats interface {
-	IOStats() IOCounters
-}
-
-// ReadCounters is src's counters, or zero when it counts no reads.
-func ReadCounters(src Source) IOCounters {
-	if s, ok := src.(IOStats); ok {
-		return s.IOStats()
-	}
-	return IOCounters{}
 }
 
 // Since is what was counted between base (an earlier reading of the same
@@ -128,13 +111,13 @@ func (m ManifestIO) MarshalJSON() ([]byte, error) {
 }
 
 // CoalesceGap is the largest gap between neighbouring extents of one file
-// that a BatchSource reads through (one request, gap bytes dropped) rather
+// that a coalescing Source reads through (one request, gap bytes dropped) rather
 // than issuing a second request. Planners use it to predict what a set of
 // blocks costs to read.
 const CoalesceGap = 64 << 10
 
 // Runs cuts blocks (sorted by file and offset) into the runs a coalescing
-// BatchSource reads with one request each: ascending neighbours in one file
+// Source reads with one request each: ascending neighbours in one file
 // at most CoalesceGap apart, a run at most limit bytes long. fn gets the
 // run's blocks [i, j) and its byte range [start, end) in blocks[i].File. A
 // block with inline bytes or no extent is a run of its own with start ==
@@ -165,42 +148,4 @@ func Runs(blocks []*Block, limit int64, fn func(i, j int, start, end int64) erro
 		i = j
 	}
 	return nil
-}
-
-type readLimitKey struct{}
-
-// WithReadLimit asks BatchSources to read at most n bytes per coalesced
-// request (the caller charged that much to its memory budget).
-func WithReadLimit(ctx context.Context, n int64) context.Context {
-	return context.WithValue(ctx, readLimitKey{}, n)
-}
-
-// ReadLimit is the limit set by WithReadLimit, or 0.
-func ReadLimit(ctx context.Context) int64 {
-	n, _ := ctx.Value(readLimitKey{}).(int64)
-	return n
-}
-
-type readTimerKey struct{}
-
-// WithReadTimer asks the Source to add (atomically) the nanoseconds its
-// reads of the input take to *ns (StartRead): a caller that splits its
-// time between fetching and its own per-block work takes one clock reading
-// per read call this way, not two per block (on 351,537 blocks of 4³,
-// per-block clock readings cost more than the copies they timed).
-func WithReadTimer(ctx context.Context, ns *int64) context.Context {
-	return context.WithValue(ctx, readTimerKey{}, ns)
-}
-
-// StartRead is what a Source calls as one read of the input begins (a
-// pread, or an H5Dread of a block only the HDF5 library decodes); the
-// returned func, called when it ends, adds its duration to the counter of
-// WithReadTimer, if ctx has one.
-func StartRead(ctx context.Context) (done func()) {
-	ns, _ := ctx.Value(readTimerKey{}).(*int64)
-	if ns == nil {
-		return func() {}
-	}
-	start := time.Now()
-	return func() { atomic.AddInt64(ns, int64(time.Since(start))) }
 }

@@ -67,15 +67,19 @@ type Manifest struct {
 type ManifestView struct {
 	File        string              `json:"file"`
 	Step        int64               `json:"step"`
-	Type        string              `json:"type"` // "ImageData" or "OverlappingAMR"
+	Type        string              `json:"type"` // "ImageData", "OverlappingAMR", "GDF" or "UnstructuredGrid"
 	WholeExtent []int64             `json:"whole_extent,omitempty"`
-	Origin      []float64           `json:"origin"`
+	Origin      []float64           `json:"origin,omitempty"`
 	Spacing     []float64           `json:"spacing,omitempty"`
 	Direction   []float64           `json:"direction,omitempty"` // row-major 3x3
 	Arrays      []ManifestViewArray `json:"arrays"`
 	// Levels are an OverlappingAMR view's levels (Arrays is then empty):
 	// /VTKHDF/Level<L> with its Spacing, its AMRBox table and its arrays.
 	Levels []ManifestViewLevel `json:"levels,omitempty"`
+	// Points is an UnstructuredGrid view's number of particles (VERTEX
+	// cells); its arrays named "Points/<x|y|z>" map a position component
+	// into that column of /VTKHDF/Points, the others are PointData.
+	Points int64 `json:"points,omitempty"`
 }
 
 // ManifestViewLevel is one level of an OverlappingAMR view: its spacing
@@ -100,6 +104,10 @@ type ManifestViewArray struct {
 	Path    string  `json:"path"`
 	Dataset string  `json:"dataset"`
 	Shape   []int64 `json:"shape"`
+	// Units are a GDF view's field_units of the array (yt's unit string
+	// of the input's openPMD unitSI and unitDimension; "" when the input
+	// gives none); absent for other views and in older manifests.
+	Units *string `json:"units,omitempty"`
 }
 
 // ManifestOptions are the options of the job that wrote the output.

@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -446,78 +445,6 @@ type DatasetInfo struct {
 	// dimension scales make unlimited), which a netCDF output keeps
 	// unlimited; nil when the format has none.
 	Unlimited []string `json:"unlimited,omitempty"`
-}
-
-// BatchSource is a Source that fetches many blocks with few, large reads
-// (neighbouring extents of one file coalesced). blocks should be sorted by
-// file and offset; fn receives each block's decoded bytes (read-only; they may
-// share memory with other blocks of the same read, and are valid only until
-// fn returns: the read buffer is reused) with the block's index in blocks,
-// in an unspecified order.
-type BatchSource interface {
-	Source
-	ReadBlocks(ctx context.Context, blocks []*Block, dt DType, fn func(i int, data []byte) error) error
-}
-
-// MixedBatchSource is a BatchSource that reads the blocks of several arrays
-// in one pass (their extents interleave in the same files): dts[i] is the
-// element type of blocks[i]'s array; otherwise as ReadBlocks.
-type MixedBatchSource interface {
-	BatchSource
-	ReadBlocksMixed(ctx context.Context, blocks []*Block, dts []DType, fn func(i int, data []byte) error) error
-}
-
-// IntoSource is a Source that can read a block's stored bytes straight into
-// the caller's buffer (no intermediate copy). ReadBlockInto is for blocks
-// without codecs whose Length is len(dst); it reads b.Length bytes at
-// b.Offset of b.File into dst.
-type IntoSource interface {
-	Source
-	ReadBlockInto(ctx context.Context, b *Block, dst []byte) error
-}
-
-// Source fetches block bytes. Implementations are safe for concurrent use.
-type Source interface {
-	// ReadBlock returns the decoded bytes of b (see Block) for an array of type dt.
-	// The slice belongs to the caller.
-	ReadBlock(ctx context.Context, b *Block, dt DType) ([]byte, error)
-}
-
-// PlacedSource is a Source some of whose blocks the input places element
-// by element through maps it stores (SCORPIO's decompositions: a frame of a
-// distributed variable is its I/O groups' data blocks, scattered).
-// Placement hands over such a block as stored, so that a verifier places
-// its elements by its own reading of the maps instead of trusting
-// ReadBlock's.
-type PlacedSource interface {
-	Source
-	// Placement returns block b's parts as stored; nil (and no error)
-	// for a block the input does not place through a map.
-	Placement(ctx context.Context, b *Block, dt DType) (*Placement, error)
-}
-
-// Placement is a placed block as the input stores it: element j of part g
-// (Parts[g], decoded, dt.Size bytes an element in the block's byte order)
-// goes to the flat row-major index Maps[g][j] of the block's box
-// (Box.Count). The maps are as stored: 1-based with 0 for a pad, or
-// 0-based with -1 for a pad, which they do not say; a part may hold fewer
-// elements than its map has entries when the missing ones are pads. Places
-// no entry reaches hold Fill.
-type Placement struct {
-	Parts [][]byte
-	Maps  [][]int64
-	Fill  []byte
-	// Map names the maps: the same for every block they place (a
-	// verifier reads them once), "" when unnamed.
-	Map string
-}
-
-// Prefetcher is a Source that can ask the operating system to start reading
-// blocks it will be asked for soon (posix_fadvise WILLNEED), so that the
-// disk or file system has several requests in flight while the caller works.
-// Prefetch does not wait for the data and never fails: it is a hint.
-type Prefetcher interface {
-	Prefetch(ctx context.Context, blocks []*Block)
 }
 
 // AttrDType is the element type an attribute's Type names: "float32",

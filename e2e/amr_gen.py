@@ -9,7 +9,11 @@ usage: amr_gen.py check IN OUT SPARSE
     its box table lists the patches and, with SPARSE=1 (BP input, whose
     patches are its blocks), only the chunks the patches touch are allocated.
 
-Iteration 100, meshes: "rho" (16x16, level 0, every cell i*100 + j) and, as the
+Iteration 100, meshes: "rho" (16x16, level 0, every cell i*100 + j; a charge
+density, unitDimension I T / L^3, unitSI 1e-3 on every level), "E" (16x16,
+level 0, components x and y, cell (i, j) of component c 10000 * (c + 1) + i * 100
++ j; an electric field, unitDimension M L / (I T^3), unitSI 1), 2-D particles
+"e" (100, position x and y, positionOffset constant 0, weighting) and, as the
 openPMD MeshRefinement extension describes, "rho_lvl1" (scalar) and "E_lvl1"
 (components x, y) of 32x32 (level 0 refined by 2, refinementRatio [2, 2])
 holding two patches stored as chunks: cell (i, j) of component c is
@@ -28,8 +32,15 @@ def write(out):
     it = s.iterations[100]
     it.time, it.dt = 1.0, 0.5
 
+    units = {
+        "rho": ({io.Unit_Dimension.I: 1, io.Unit_Dimension.T: 1, io.Unit_Dimension.L: -3}, 1e-3),
+        "E": ({io.Unit_Dimension.M: 1, io.Unit_Dimension.L: 1, io.Unit_Dimension.I: -1, io.Unit_Dimension.T: -3}, 1.0),
+    }
+
     def mesh(rec, comps, shape, ratio):
         m = it.meshes[rec]
+        dim, si = units[rec.split("_lvl")[0]]
+        m.unit_dimension = dim
         m.grid_spacing = [1.0 / ratio, 1.0 / ratio]
         m.grid_global_offset = [0.0, 0.0]
         m.axis_labels = ["x", "y"]
@@ -38,17 +49,35 @@ def write(out):
         for c in comps:
             rc = m[c] if c else m[io.Mesh_Record_Component.SCALAR]
             rc.position = [0.5, 0.5]
+            rc.unit_SI = si
             rc.reset_dataset(io.Dataset(np.dtype("float64"), shape))
             yield rc
 
     for rc in mesh("rho", [None], [16, 16], 1):
         i, j = np.meshgrid(np.arange(16), np.arange(16), indexing="ij")
         rc.store_chunk(np.ascontiguousarray((i * 100 + j).astype(np.float64)), [0, 0], [16, 16])
+    for c, rc in enumerate(mesh("E", ["x", "y"], [16, 16], 1)):
+        i, j = np.meshgrid(np.arange(16), np.arange(16), indexing="ij")
+        rc.store_chunk(np.ascontiguousarray(rule(c, i, j).astype(np.float64)), [0, 0], [16, 16])
     for rec, comps in (("rho_lvl1", [None]), ("E_lvl1", ["x", "y"])):
         for c, rc in enumerate(mesh(rec, comps, [32, 32], 2)):
             for off, ext in PATCHES:
                 i, j = np.meshgrid(np.arange(off[0], off[0] + ext[0]), np.arange(off[1], off[1] + ext[1]), indexing="ij")
                 rc.store_chunk(np.ascontiguousarray(rule(c, i, j).astype(np.float64)), list(off), list(ext))
+    # 2-D particles as WarpX writes them: position x and y, positionOffset
+    # constant 0; particle p at (p / 8, 16 - p / 8), weighting 1 + p % 3.
+    n = 100
+    e = it.particles["e"]
+    p = np.arange(n, dtype=np.float64)
+    for rec, comps in (("position", "xy"), ("positionOffset", "xy"), ("weighting", [None])):
+        for comp in comps:
+            rc = e[rec][comp if comp else io.Record_Component.SCALAR]
+            rc.reset_dataset(io.Dataset(np.dtype("float64"), [n]))
+            if rec == "positionOffset":
+                rc.make_constant(0.0)
+                continue
+            v = {"x": p / 8, "y": 16 - p / 8, None: 1 + p % 3}[comp]
+            rc.store_chunk(np.ascontiguousarray(v), [0], [n])
     s.flush()
     s.close()
 

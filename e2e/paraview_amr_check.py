@@ -17,10 +17,11 @@ with relayout's variable files read independently with h5py:
   counts are the box's;
 - every value of every array of every box equals the level dataset at the
   box (h5py's dataset[box], row-major, x fastest in VTK);
-- a 2-D level is one cell thick along VTK's z;
-- level 0's cells under level-1 boxes are blanked (vtkGhostType REFINEDCELL),
-  as many as the level-1 boxes cover divided by the refinement (3-D; for a
-  2-D hierarchy, which 5.11 leaves unblanked, the count is reported).
+- a 2-D level is a slab as thick as level 0's one cell along VTK's z: its
+  refinement ratio to level 0 in cells, every layer equal to the box;
+- every level's cells under the next level's boxes are blanked (vtkGhostType
+  REFINEDCELL), as many as the finer boxes cover divided by the refinement,
+  2-D and 3-D.
 
 Prints one OK line per view; exits 1 with a DIFF line at the first mismatch.
 """
@@ -101,14 +102,17 @@ def main():
                             fail("%s level %d box %d: spacing %s, gridSpacing (x last) %s" % (path, L, i, g.GetSpacing(), sp))
                         vlo = np.rint((np.array(g.GetOrigin()[:rank]) - origin) / sp).astype(int)
                         dims = np.array(g.GetDimensions()) - 1
-                        if list(vlo) != list(lo[::-1]) or list(dims[:rank]) != list(count[::-1]) or any(dims[rank:] != 1):
+                        layers = int(round(amr.GetDataSet(0, 0).GetSpacing()[0] / sp[0])) if rank == 2 else 1
+                        if list(vlo) != list(lo[::-1]) or list(dims[:rank]) != list(count[::-1]) or any(dims[rank:] != layers):
                             fail("%s level %d box %d: at %s with %s cells (x, y, z), the box table says lower %s count %s (z, y, x)"
                                  % (path, L, i, list(vlo), list(dims), list(lo), list(count)))
                         got = g.GetCellData().GetArray(a["name"])
                         if got is None:
                             fail("%s level %d box %d: no array %s" % (path, L, i, a["name"]))
-                        got = vtk_to_numpy(got).reshape(tuple(count))
+                        got = vtk_to_numpy(got).reshape((layers,) * (3 - rank) + tuple(count))
                         want = ds[tuple(slice(l, h + 1) for l, h in zip(lo, hi))]
+                        if rank == 2:
+                            want = np.broadcast_to(want, got.shape)
                         if not np.array_equal(got, want, equal_nan=True):
                             bad = np.argwhere(~((got == want) | (np.isnan(got) & np.isnan(want))))[0]
                             fail("%s level %d box %d %s at %s: ParaView %r, %s:%s %r"
@@ -118,22 +122,20 @@ def main():
                             cells += got.size
                             boxes_total += 1
             level_cells.append(cells)
-        # Blanking: level 0's cells under level 1.
-        if len(level_cells) > 1:
-            ratio = np.prod((np.array(amr.GetDataSet(0, 0).GetSpacing()) / np.array(amr.GetDataSet(1, 0).GetSpacing()))[:rank])
+        # Blanking: each level's cells under the next level's boxes.
+        blank = []
+        for L in range(len(level_cells) - 1):
+            ratio = np.prod(np.array(amr.GetDataSet(L, 0).GetSpacing()) / np.array(amr.GetDataSet(L + 1, 0).GetSpacing()))
             blanked = 0
-            for i in range(amr.GetNumberOfDataSets(0)):
-                gh = amr.GetDataSet(0, i).GetCellData().GetArray("vtkGhostType")
+            for i in range(amr.GetNumberOfDataSets(L)):
+                gh = amr.GetDataSet(L, i).GetCellData().GetArray("vtkGhostType")
                 if gh is None:
-                    fail("%s: level 0 has no blanking (vtkGhostType)" % path)
+                    fail("%s: level %d has no blanking (vtkGhostType)" % (path, L))
                 blanked += int(np.count_nonzero(vtk_to_numpy(gh) & REFINEDCELL))
-            note = ""
-            if rank == 2:
-                # 5.11 leaves a 2-D hierarchy (one cell thick) unblanked:
-                # measured, reported, not required.
-                note = ", %d level-0 cells blanked of %d under level 1" % (blanked, round(level_cells[1] / ratio))
-            elif blanked != round(level_cells[1] / ratio):
-                fail("%s: %d level-0 cells blanked, level 1 covers %d" % (path, blanked, round(level_cells[1] / ratio)))
+            if blanked != round(level_cells[L + 1] / ratio):
+                fail("%s: %d level-%d cells blanked, level %d covers %d" % (path, blanked, L, L + 1, round(level_cells[L + 1] / ratio)))
+            blank.append("%d of level %d" % (blanked, L))
+        note = ", cells blanked under finer boxes: " + ", ".join(blank)
         print("OK %s: %d levels, %s boxes, %d values equal to the level datasets (h5py)%s"
               % (v["file"], len(v["levels"]), "+".join(str(lv["boxes"]) for lv in v["levels"]), values, note))
 

@@ -6,7 +6,8 @@ Usage: python3 yt_amr.py OUT/view-amr_<step>.gdf PLOTFILE
 yt.load of both (yt's gdf and AMReX/boxlib frontends): the same number of
 grids and levels, domain and refinement; every grid of the GDF view equals,
 element by element, the plotfile's grid at the same level and left edge;
-per level the sums of every field equal the plotfile's, and over the whole
+every field dimensionless (a plotfile carries no units); per level the sums
+of every field equal the plotfile's, and over the whole
 domain (all_data) the values, sorted (all_data's order differs). Prints OK lines; exits 1 with a DIFF line at the first
 mismatch.
 """
@@ -36,6 +37,10 @@ def main():
     pfields = {f for t, f in b.field_list if t == "boxlib"}
     if set(fields) != pfields:
         fail("fields %s, the plotfile's %s" % (fields, sorted(pfields)))
+    # A plotfile carries no units: the view says none (yt: dimensionless).
+    for f in fields:
+        if a.field_info[("gdf", f)].units not in ("", "dimensionless"):
+            fail("%s: units %r; the plotfile gives none" % (f, a.field_info[("gdf", f)].units))
     key = lambda g: (int(g.Level), tuple(np.rint(g.LeftEdge.to("code_length").d / g.dds.to("code_length").d).astype(int)))
     pgrids = {key(g): g for g in b.index.grids}
     values = 0

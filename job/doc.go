@@ -41,13 +41,15 @@
 //	manifest.go   the manifest written through a synced temporary file
 //	out.go        OUT's checks (never inside the input, empty unless --force),
 //	              its lock, settleOut (roll forward, done, --force, refusals),
-//	              the interrupted message
+//	              the interrupted messages (of a job, of a shard)
 //	catalog.go    BuildCatalog (a reader into a catalog store), VerifyOutput
 //	              (the one call of package verify, the independent verifier)
 //	chunks.go     the up-front notes on --chunks/--chunk-shape
 //	layouts.go    the per-array layouts of auto and of --compress alone
 //	space.go      free space checks and disk-full hints
-//	shard.go      --shard I/N and the launchers' environment
+//	shard.go      Shard: --shard I/N and the launchers' environment,
+//	              settled against the planned count (planned: a part of
+//	              a Slurm array resubmitted alone)
 //	errors.go     ErrUsage/Usagef (main: exit 2), ErrVerifyFailed (exit 1)
 //
 // The rewriter executes the plan; the job drives it through rewriter.Prepare

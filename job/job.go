@@ -200,7 +200,7 @@ func runJob(ctx context.Context, out string, spec Spec, env Env, need *int64) er
 		}
 	}
 	for s := range job.Shards {
-		if err := rewriteShard(tap.Context(ctx), out, job, s, env, ds, store, mon); err != nil {
+		if err := rewriteShard(ctx, out, job, s, env, tap.Source(ds), store, mon); err != nil {
 			if !journaled {
 				rewriter.RemoveTemps(stageDir(workDir(out)))
 			}
@@ -322,7 +322,7 @@ func prepareRun(ctx context.Context, out string, spec Spec, env Env, need *int64
 	}
 	// The storage decision is the user's to see when one was made:
 	// nothing attempted on a local file system is said under -v.
-	storage := rewriter.FileLayout(outFS, largest, spec.Storage)
+	storage := fsinfo.DecideFile(outFS, largest, spec.Storage)
 	storagew := logw
 	if storage.FS.Kind == fsinfo.Local && !storage.Striped() && storage.Alignment == 0 {
 		storagew = env.verbose()
@@ -426,7 +426,7 @@ func Prepare(ctx context.Context, out string, spec Spec, env Env) (*Job, error) 
 		}
 		for _, v := range vars {
 			fmt.Fprintf(logw, "storage: %s (%d bytes) on %s: %s\n", v.Name, v.Bytes, outFS.Name,
-				rewriter.FileLayout(outFS, v.Bytes, spec.Storage))
+				fsinfo.DecideFile(outFS, v.Bytes, spec.Storage))
 		}
 		if env.OnCatalog != nil {
 			return env.OnCatalog(ds, store)
@@ -530,13 +530,6 @@ func openJobInput(out string, job *Job) (reader.Dataset, *catalog.Store, error) 
 	return ds, store, nil
 }
 
-// Shard is one shard of a job: I of N (0-based), and where the numbers
-// came from (--shard, or a launcher's variables) for messages.
-type Shard struct {
-	I, N int
-	From string
-}
-
 // RewriteShard is relayout rewrite: it runs shard of OUT's prepared job
 // under OUT's shared lock and the shard's own (two processes never run the
 // same shard), skipping the units its journal has finished.
@@ -556,8 +549,8 @@ func rewriteVerb(ctx context.Context, out string, shard Shard, env Env) error {
 	if err != nil {
 		return err
 	}
-	if shard.N != job.Shards {
-		return Usagef("rewrite: shard %d/%d (from %s) but %s was planned for %d shards", shard.I, shard.N, shard.From, out, job.Shards)
+	if shard, err = shard.planned(job.Shards, out); err != nil {
+		return err
 	}
 	// Shards share OUT's lock (plan and commit take it exclusively) and
 	// each holds its own: two processes never run the same shard.
@@ -580,13 +573,14 @@ func rewriteVerb(ctx context.Context, out string, shard Shard, env Env) error {
 	}
 	defer ds.Close()
 	defer store.Close()
-	return rewriteShard(ctx, out, job, shard.I, env, ds, store, nil)
+	err = rewriteShard(ctx, out, job, shard.I, env, ds, store, nil)
+	return interruptedShard(ctx, err, out, job, shard.I)
 }
 
 // rewriteShard runs one shard of OUT's job reading the input through ds
 // and store; mon follows it (nil: a new one of the display's). The caller
 // holds the locks.
-func rewriteShard(ctx context.Context, out string, job *Job, shard int, env Env, ds reader.Dataset, store *catalog.Store, mon *rewriter.Monitor) error {
+func rewriteShard(ctx context.Context, out string, job *Job, shard int, env Env, src catalog.Source, store *catalog.Store, mon *rewriter.Monitor) error {
 	if mon == nil {
 		mon = env.display().Monitor()
 	}
@@ -596,10 +590,10 @@ func rewriteShard(ctx context.Context, out string, job *Job, shard int, env Env,
 	var st rewriter.ShardStatus
 	var err error
 	if job.InMemory() {
-		_, err = rewriter.RewriteShard(ctx, store, ds, &job.Plan, stageDir(work), sh, env.Jobs, env.dataMem(store), mon)
+		_, err = rewriter.RewriteShard(ctx, store, src, &job.Plan, stageDir(work), sh, env.Jobs, env.dataMem(store), mon)
 		return err // the lines per variable said it
 	}
-	if st, err = rewriteJournaled(ctx, work, job, sh, env, ds, store, mon); err != nil {
+	if st, err = rewriteJournaled(ctx, work, job, sh, env, src, store, mon); err != nil {
 		return err
 	}
 	name, logw := shardName(shard, job.Shards), env.stepLog()
@@ -615,7 +609,7 @@ func rewriteShard(ctx context.Context, out string, job *Job, shard int, env Env,
 // lists are skipped, the others recorded in it as they finish, and its
 // final record written once all are. Rerunning a finished shard does
 // nothing.
-func rewriteJournaled(ctx context.Context, work string, job *Job, sh rewriter.Shard, env Env, ds reader.Dataset, store *catalog.Store, mon *rewriter.Monitor) (rewriter.ShardStatus, error) {
+func rewriteJournaled(ctx context.Context, work string, job *Job, sh rewriter.Shard, env Env, src catalog.Source, store *catalog.Store, mon *rewriter.Monitor) (rewriter.ShardStatus, error) {
 	var st rewriter.ShardStatus
 	jpath := journalPath(work, sh.Index, job.Shards)
 	if err := os.MkdirAll(filepath.Dir(jpath), 0o755); err != nil {
@@ -651,7 +645,7 @@ func rewriteJournaled(ctx context.Context, work string, job *Job, sh rewriter.Sh
 		return st, err
 	}
 	sh.Journal = jr
-	if st, err = rewriter.RewriteShard(ctx, store, ds, &job.Plan, stageDir(work), sh, env.Jobs, env.dataMem(store), mon); err != nil {
+	if st, err = rewriter.RewriteShard(ctx, store, src, &job.Plan, stageDir(work), sh, env.Jobs, env.dataMem(store), mon); err != nil {
 		jr.abandon() // RewriteShard flushed what its engine had made durable
 		return st, err
 	}

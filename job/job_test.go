@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"relayout/catalog"
 	"relayout/internal/gen"
 	"relayout/internal/limits"
+	"relayout/rewriter"
 )
 
 // sample writes a small generated openPMD series and returns its directory.
@@ -198,6 +200,40 @@ func TestInterrupted(t *testing.T) {
 		}
 	}
 	if err := interrupted(context.Background(), errors.New("other"), out, false); err.Error() != "other" {
+		t.Errorf("an error that is no interruption changed: %v", err)
+	}
+}
+
+// TestInterruptedShard: a shard stopped by a signal (a time limit) says how
+// many of its units its journal keeps and how to rerun it, also as an
+// array index, and still wraps context.Canceled.
+func TestInterruptedShard(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	out := t.TempDir()
+	job := &Job{ID: "job1", Plan: rewriter.Plan{Shards: 3}}
+	for u := range 9 {
+		job.Units = append(job.Units, rewriter.Unit{ID: u, Shard: u % 3})
+	}
+	jpath := journalPath(workDir(out), 1, 3)
+	os.MkdirAll(filepath.Dir(jpath), 0o755)
+	j, err := openJournal(jpath, job.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range []int{1, 4} {
+		j.Add(rewriter.UnitRecord{Unit: u})
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	err = interruptedShard(ctx, fmt.Errorf("rewriter: E/x: %w", context.Canceled), out, job, 1)
+	for _, want := range []string{"shard-1-of-3 of " + out + " stopped with 2 of its 3 units journaled", "relayout rewrite " + out + " --shard 1/3", "sbatch --array=1", "then relayout commit"} {
+		if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), want) {
+			t.Errorf("interrupted shard: %v; want %q", err, want)
+		}
+	}
+	if err := interruptedShard(context.Background(), errors.New("other"), out, job, 1); err.Error() != "other" {
 		t.Errorf("an error that is no interruption changed: %v", err)
 	}
 }

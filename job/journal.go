@@ -79,6 +79,28 @@ func replayJournal(path, job string) ([]JournalRecord, error) {
 	return recs[1:], nil
 }
 
+// journaledUnits counts the units path's journal lists for job. Unlike
+// replayJournal it only reads (a damaged tail is left for the rerun to
+// cut).
+func journaledUnits(path, job string) int {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	recs, _, _ := readRecords(f)
+	if len(recs) == 0 || recs[0].Job != job {
+		return 0
+	}
+	units := map[int]bool{}
+	for _, r := range recs[1:] {
+		if !r.Done {
+			units[r.Unit] = true
+		}
+	}
+	return len(units)
+}
+
 // readRecords returns the records before the first damaged one and the
 // byte length they span.
 func readRecords(r io.Reader) ([]JournalRecord, int64, error) {

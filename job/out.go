@@ -240,3 +240,22 @@ func interrupted(ctx context.Context, err error, out string, journaled bool) err
 	}
 	return fmt.Errorf("%w\nnothing was committed to %s; %s holds the unfinished job (%s): %s, or delete %s", err, out, work, HumanBytes(size), how, work)
 }
+
+// interruptedShard adds to the error of an interrupted shard (a signal:
+// Slurm's time limit, scancel, Ctrl-C) what its journal keeps and how to
+// go on, which a batch job's log otherwise lacks; the error still wraps
+// context.Canceled.
+func interruptedShard(ctx context.Context, err error, out string, job *Job, shard int) error {
+	if err == nil || (ctx.Err() == nil && !errors.Is(err, context.Canceled)) {
+		return err
+	}
+	total := 0
+	for _, u := range job.Units {
+		if u.Shard == shard {
+			total++
+		}
+	}
+	done := journaledUnits(journalPath(workDir(out), shard, job.Shards), job.ID)
+	return fmt.Errorf("%w\n%s of %s stopped with %d of its %d units journaled, which are kept (nothing is committed): rerun the shard to continue (relayout rewrite %s --shard %d/%d; under Slurm resubmit its array index alone, sbatch --array=%d, or scontrol requeue the task), then relayout commit %s",
+		err, shardName(shard, job.Shards), out, done, total, out, shard, job.Shards, shard, out)
+}

@@ -135,7 +135,7 @@ func openScan(path string) error {
 	ctx := context.Background()
 	return ds.Scan(ctx, func(a *catalog.Array) error {
 		for i := range a.Blocks {
-			if _, err := ds.ReadBlock(ctx, &a.Blocks[i], a.DType); err != nil {
+			if _, err := catalog.ReadBlock(ctx, ds, &a.Blocks[i], a.DType); err != nil {
 				return err
 			}
 		}

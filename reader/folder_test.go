@@ -264,7 +264,7 @@ func checkParticleRule(t *testing.T, ds Dataset, a *catalog.Array, s int, n int6
 	got := 0
 	for bi := range a.Blocks {
 		b := &a.Blocks[bi]
-		raw, err := ds.ReadBlock(context.Background(), b, a.DType)
+		raw, err := catalog.ReadBlock(context.Background(), ds, b, a.DType)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -307,7 +307,7 @@ func checkRule(t *testing.T, ds Dataset, a *catalog.Array, c float64, s int) int
 	n, bad := 0, 0
 	for bi := range a.Blocks {
 		b := &a.Blocks[bi]
-		raw, err := ds.ReadBlock(context.Background(), b, a.DType)
+		raw, err := catalog.ReadBlock(context.Background(), ds, b, a.DType)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -375,7 +375,7 @@ func TestOpenPMDSnapshotVariable(t *testing.T) {
 				}
 				steps = append(steps, a.Step)
 				for bi := range a.Blocks {
-					raw, err := ds.ReadBlock(context.Background(), &a.Blocks[bi], a.DType)
+					raw, err := catalog.ReadBlock(context.Background(), ds, &a.Blocks[bi], a.DType)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -438,7 +438,7 @@ func TestPlainBPSeries(t *testing.T) {
 				n := 0
 				for bi := range a.Blocks {
 					b := &a.Blocks[bi]
-					raw, err := ds.ReadBlock(context.Background(), b, a.DType)
+					raw, err := catalog.ReadBlock(context.Background(), ds, b, a.DType)
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -196,25 +196,16 @@ func brokenErr(path, kind string, err error) error {
 	return fmt.Errorf("reader: %s: this is %s %s but %s broken: %w", path, article, kind, what, err)
 }
 
-// Every format reader offers the optional fast paths the rewriter looks for
-// (coalesced reads, reads into place, I/O counters) through its embedded
-// blockio.Source; these assertions keep that true.
-type fastDataset interface {
-	Dataset
-	catalog.BatchSource
-	catalog.MixedBatchSource
-	catalog.IntoSource
-	catalog.IOStats
-}
-
+// Every format reader is a Dataset, whose catalog.Source says what it can
+// do as data (Caps), not through optional interfaces.
 var (
-	_ fastDataset = (*h5.Dataset)(nil)
-	_ fastDataset = (*bp.Dataset)(nil)
-	_ fastDataset = (*bp.Series)(nil)
-	_ fastDataset = (*amrex.Dataset)(nil)
-	_ fastDataset = (*chombo.Dataset)(nil)
-	_ fastDataset = (*netcdf.Dataset)(nil)
-	_ fastDataset = (*scorpio.Stream)(nil)
+	_ Dataset = (*h5.Dataset)(nil)
+	_ Dataset = (*bp.Dataset)(nil)
+	_ Dataset = (*bp.Series)(nil)
+	_ Dataset = (*amrex.Dataset)(nil)
+	_ Dataset = (*chombo.Dataset)(nil)
+	_ Dataset = (*netcdf.Dataset)(nil)
+	_ Dataset = (*scorpio.Stream)(nil)
 )
 
 // nilIfErr converts a format reader's concrete result to a Dataset that is

@@ -70,7 +70,7 @@ for i in (10, 20):
 		t.Fatalf("user block file: %v", err)
 	}
 	a := scanOne(t, ds)
-	got, err := ds.ReadBlock(context.Background(), &a.Blocks[0], a.DType)
+	got, err := catalog.ReadBlock(context.Background(), ds, &a.Blocks[0], a.DType)
 	if err != nil || string(got) != "\x00\x00\x00\x00\x01\x00\x00\x00\x02\x00\x00\x00" {
 		t.Errorf("user block data %v %v (block at %d)", got, err, a.Blocks[0].Offset)
 	}

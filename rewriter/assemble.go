@@ -364,11 +364,19 @@ func fillBuf(buf, elem []byte) {
 	}
 }
 
+// input is what the engine reads: a source, and the most bytes one of its
+// coalesced requests may hold (the caller charged that much per read to
+// its budget; 0: the source's own limit).
+type input struct {
+	src   catalog.Source
+	limit int64
+}
+
 // assembleSlab reads every block of x's array that intersects slab and
 // returns slab's row-major little-endian bytes; places no block covers hold
 // fill (LE, or nil for zeros). The array must have passed checkArray.
-func assembleSlab(ctx context.Context, src catalog.Source, x *blockIndex, slab catalog.Box, fill []byte) ([]byte, error) {
-	return assembleReads(ctx, nil, src, x.a, slab, x.reads(slab), fill, x.disjoint())
+func assembleSlab(ctx context.Context, in input, x *blockIndex, slab catalog.Box, fill []byte) ([]byte, error) {
+	return assembleReads(ctx, nil, in, x.a, slab, x.reads(slab), fill, x.disjoint())
 }
 
 // blockIndex finds the blocks of an array that a unit overlaps without
@@ -570,9 +578,9 @@ func (x *blockIndex) reads(slab catalog.Box) []*catalog.Block {
 // fetch (read and decode) and assemble (copy) stages on mon when not nil.
 // disjoint says the array's blocks are known not to overlap
 // (blockIndex.disjoint).
-func assembleReads(ctx context.Context, mon *Monitor, src catalog.Source, a *catalog.Array, slab catalog.Box, reads []*catalog.Block, fill []byte, disjoint bool) ([]byte, error) {
+func assembleReads(ctx context.Context, mon *Monitor, in input, a *catalog.Array, slab catalog.Box, reads []*catalog.Block, fill []byte, disjoint bool) ([]byte, error) {
 	buf := make([]byte, slab.Elements()*int64(a.DType.Size))
-	err := assembleInto(ctx, mon, src, a, slab, reads, fill, buf, false, disjoint)
+	err := assembleInto(ctx, mon, in, a, slab, reads, fill, buf, false, disjoint)
 	return buf, err
 }
 
@@ -580,11 +588,12 @@ func assembleReads(ctx context.Context, mon *Monitor, src catalog.Source, a *cat
 // old bytes. Places no block covers get fill (nil: zeros, cleared only
 // when dirty): never a previous unit's bytes. disjoint: the array's blocks
 // are known not to overlap (blockIndex.disjoint), so that coverage is a sum.
-func assembleInto(ctx context.Context, mon *Monitor, src catalog.Source, a *catalog.Array, slab catalog.Box, reads []*catalog.Block, fill []byte, buf []byte, dirty, disjoint bool) error {
+func assembleInto(ctx context.Context, mon *Monitor, in input, a *catalog.Array, slab catalog.Box, reads []*catalog.Block, fill []byte, buf []byte, dirty, disjoint bool) error {
+	var timer *int64
 	if mon != nil {
 		start := time.Now()
 		var fetched int64 // in the file reads: the rest is assembly
-		ctx = catalog.WithReadTimer(ctx, &fetched)
+		timer = &fetched
 		defer func() {
 			mon.stage[stageFetch].Add(fetched)
 			mon.stage[stageAssemble].Add(int64(time.Since(start)) - fetched)
@@ -597,58 +606,45 @@ func assembleInto(ctx context.Context, mon *Monitor, src catalog.Source, a *cata
 			clear(buf)
 		}
 	}
-	if is, ok := src.(catalog.IntoSource); ok {
-		// Blocks whose bytes are a contiguous piece of buf in buf's order
-		// are read straight into place: no read buffer, no copy.
-		rest := reads[:0:0]
-		for _, b := range reads {
-			off, ok := inPlace(b, slab, a.DType)
-			if !ok {
-				rest = append(rest, b)
-				continue
+	// Blocks whose decoded bytes are a contiguous piece of buf in buf's
+	// order go straight into place: a raw block's read, a SCORPIO frame's
+	// scatter lands there (no read buffer, no copy); a source that cannot
+	// decode into place copies there.
+	var into [][]byte
+	for k, b := range reads {
+		if off, ok := inPlace(b, slab, a.DType); ok {
+			if into == nil {
+				into = make([][]byte, len(reads))
 			}
-			if err := is.ReadBlockInto(ctx, b, buf[off:off+b.Length]); err != nil {
-				return fmt.Errorf("block %v in %q: %w", b.Box, b.File, err)
-			}
+			into[k] = buf[off : off+b.Box.Elements()*int64(a.DType.Size)]
 		}
-		reads = rest
 	}
-	place := func(k int, data []byte) error {
-		err := copyBlock(buf, slab, reads[k], data, a.DType)
-		if err != nil {
-			return err
+	r := catalog.Reads{Blocks: reads, DTypes: []catalog.DType{a.DType}, Into: into, Limit: in.limit, Timer: timer}
+	err := in.src.ReadBlocks(ctx, r, func(k int, data []byte) error {
+		if r.Dst(k) == nil {
+			if err := copyBlock(buf, slab, reads[k], data, a.DType); err != nil {
+				return err
+			}
 		}
 		return ctx.Err()
-	}
-	if bs, ok := src.(catalog.BatchSource); ok {
-		if err := bs.ReadBlocks(ctx, reads, a.DType, place); err != nil {
-			return fmt.Errorf("slab %v: %w", slab, err)
-		}
-		return nil
-	}
-	for k, b := range reads {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		data, err := src.ReadBlock(ctx, b, a.DType)
-		if err != nil {
-			return fmt.Errorf("block %v in %q: %w", b.Box, b.File, err)
-		}
-		if err := place(k, data); err != nil {
-			return err
-		}
+	})
+	if err != nil {
+		return fmt.Errorf("slab %v: %w", slab, err)
 	}
 	return nil
 }
 
-// inPlace reports whether b's stored bytes are, unchanged, the bytes of a
-// contiguous piece of slab's row-major little-endian buffer, and where: a
-// raw row-major block in the buffer's byte order, inside slab, spanning slab
-// whole in every dimension after its first one of more than one index.
+// inPlace reports whether b's decoded bytes are, unchanged, the bytes of a
+// contiguous piece of slab's row-major little-endian buffer, and where it
+// starts: a row-major block of no ghost cells in the buffer's byte order,
+// inside slab, spanning slab whole in every dimension after its first one
+// of more than one index. A raw block whose length is not its box's is
+// left to the read that says it is corrupt.
 func inPlace(b *catalog.Block, slab catalog.Box, dt catalog.DType) (int64, bool) {
 	rank := len(slab.Count)
-	if rank == 0 || b.Inline() != nil || len(b.Codecs) != 0 || b.Order != catalog.RowMajor || b.StoredLower() != nil ||
-		dt.BigEndian && dt.Size > 1 || b.Length != b.Box.Elements()*int64(dt.Size) || b.Length == 0 {
+	n := b.Box.Elements() * int64(dt.Size)
+	if rank == 0 || b.Order != catalog.RowMajor || b.StoredLower() != nil || dt.BigEndian && dt.Size > 1 || n == 0 ||
+		len(b.Codecs) == 0 && b.Inline() == nil && b.Length != n {
 		return 0, false
 	}
 	if st := b.StoredShape(); !slices.Equal(st, b.Box.Count) {

@@ -36,21 +36,6 @@ func (f *fuzzBytes) next() int {
 
 func (f *fuzzBytes) upto(n int) int { return f.next() % n } // 0..n-1
 
-// intoFake adds ReadBlockInto to fakeSource (the in-place path).
-type intoFake struct{ *fakeSource }
-
-func (s intoFake) ReadBlockInto(ctx context.Context, b *catalog.Block, dst []byte) error {
-	data, err := s.ReadBlock(ctx, b, catalog.DType{})
-	if err != nil {
-		return err
-	}
-	if len(data) != len(dst) {
-		return fmt.Errorf("into: %d bytes for %d", len(data), len(dst))
-	}
-	copy(dst, data)
-	return nil
-}
-
 // fuzzValue is element g's value: distinct bytes per element and byte.
 func fuzzValue(g []int64, size int) []byte {
 	h := uint64(1469598103934665603)
@@ -171,11 +156,7 @@ func buildFuzzCase(fb *fuzzBytes) fuzzCase {
 			fill[k] = byte(0x10 + fb.upto(200))
 		}
 	}
-	var s catalog.Source = src
-	if fb.upto(2) == 1 {
-		s = intoFake{src}
-	}
-	return fuzzCase{a: a, src: s, slab: slab, fill: fill}
+	return fuzzCase{a: a, src: src, slab: slab, fill: fill}
 }
 
 // naiveEncode lays out block b's stored array element by element: valid
@@ -299,7 +280,7 @@ func FuzzAssemble(f *testing.F) {
 			if fill != nil && bytes.Count(fill, []byte{0}) == len(fill) {
 				fill = nil
 			}
-			if err := assembleInto(context.Background(), nil, c.src, c.a, c.slab, x.reads(c.slab), fill, buf, dirty, x.disjoint()); err != nil {
+			if err := assembleInto(context.Background(), nil, input{src: c.src}, c.a, c.slab, x.reads(c.slab), fill, buf, dirty, x.disjoint()); err != nil {
 				t.Fatalf("assembleInto: %v", err)
 			}
 			if !bytes.Equal(buf, want) {

@@ -23,6 +23,7 @@ import (
 // bytes are already decoded), which lets tests mark blocks as compressed so
 // they are fetched whole.
 type fakeSource struct {
+	catalog.Plain
 	files map[string][]byte
 	mu    sync.Mutex
 	reads []string // "file@offset+length"
@@ -40,6 +41,11 @@ func (s *fakeSource) ReadBlock(ctx context.Context, b *catalog.Block, dt catalog
 	s.reads = append(s.reads, fmt.Sprintf("%s@%d+%d", b.File, b.Offset, b.Length))
 	s.mu.Unlock()
 	return append([]byte(nil), f[b.Offset:b.Offset+b.Length]...), nil
+}
+
+// ReadBlocks implements catalog.Source, a block at a time.
+func (s *fakeSource) ReadBlocks(ctx context.Context, r catalog.Reads, fn func(i int, data []byte) error) error {
+	return catalog.ReadEach(ctx, r, func(b *catalog.Block, dt catalog.DType, _ []byte) ([]byte, error) { return s.ReadBlock(ctx, b, dt) }, fn)
 }
 
 // encode writes the elements of a stored array of shape stored, whose element
@@ -456,6 +462,22 @@ func TestInPlace(t *testing.T) {
 	}
 	if _, ok := inPlace(raw([]int64{5, 0, 0}, []int64{2, 3, 5}), slab, catalog.DType{Kind: catalog.Float, Size: 8, BigEndian: true}); ok {
 		t.Error("big-endian block read in place")
+	}
+	// Decoded bytes go in place whatever the stored length (a deflated
+	// block, a SCORPIO frame), but not with ghost cells or a stored shape
+	// of their own, nor a raw block whose length is not its box's.
+	coded := raw([]int64{5, 0, 0}, []int64{2, 3, 5})
+	coded.Codecs, coded.Length = []catalog.Codec{{Name: "deflate"}}, 17
+	if off, ok := inPlace(coded, slab, f8); !ok || off != 15*8 {
+		t.Errorf("deflated block: got %d %v, want in place at %d", off, ok, 15*8)
+	}
+	if _, ok := inPlace(new(coded.WithStored([]int64{2, 3, 6}, nil)), slab, f8); ok {
+		t.Error("a block stored wider than its box read in place")
+	}
+	short := raw([]int64{5, 0, 0}, []int64{2, 3, 5})
+	short.Length -= 8
+	if _, ok := inPlace(short, slab, f8); ok {
+		t.Error("a raw block shorter than its box read in place")
 	}
 }
 

@@ -162,6 +162,11 @@ func (s *slowSource) ReadBlock(ctx context.Context, b *catalog.Block, dt catalog
 	return s.fakeSource.ReadBlock(ctx, b, dt)
 }
 
+// ReadBlocks implements catalog.Source, a block at a time.
+func (s *slowSource) ReadBlocks(ctx context.Context, r catalog.Reads, fn func(i int, data []byte) error) error {
+	return catalog.ReadEach(ctx, r, func(b *catalog.Block, dt catalog.DType, _ []byte) ([]byte, error) { return s.ReadBlock(ctx, b, dt) }, fn)
+}
+
 // TestRunCancelNoLeaks: cancelling mid-run returns context.Canceled and
 // leaves no goroutine, no temporary file and no file under a final name.
 func TestRunCancelNoLeaks(t *testing.T) {
@@ -236,16 +241,17 @@ func TestRunNoDigest(t *testing.T) {
 	}
 }
 
-// countingSource counts ReadBlock calls (and hides any batch interface, so
-// every block goes through ReadBlock).
+// countingSource counts the blocks read, each read on its own.
 type countingSource struct {
 	catalog.Source
 	n atomic.Int64
 }
 
-func (s *countingSource) ReadBlock(ctx context.Context, b *catalog.Block, dt catalog.DType) ([]byte, error) {
-	s.n.Add(1)
-	return s.Source.ReadBlock(ctx, b, dt)
+func (s *countingSource) ReadBlocks(ctx context.Context, r catalog.Reads, fn func(i int, data []byte) error) error {
+	return catalog.ReadEach(ctx, r, func(b *catalog.Block, dt catalog.DType, _ []byte) ([]byte, error) {
+		s.n.Add(1)
+		return catalog.ReadBlock(ctx, s.Source, b, dt)
+	}, fn)
 }
 
 // TestRunTiles: a band of block rows larger than the budget's unit limit

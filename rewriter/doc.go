@@ -16,7 +16,7 @@
 //	               check of each unit against its record (damage between
 //	               write and commit; a Difference when one differs), and
 //	               the datasets' digests
-//	Options, PrepareOptions, Monitor (NewMonitor, Progress), FileLayout,
+//	Options, PrepareOptions, Monitor (NewMonitor, Progress),
 //	RemoveTemps
 //
 // The rewriter imports neither job nor reader: job passes plain values
@@ -153,14 +153,23 @@
 // VTKHDF 1.0 OverlappingAMR file: per level its Spacing, its AMRBox table
 // (the level's boxes, VTK's x the dataset's last axis: an OverlappingAMR
 // has no Direction) and CellData arrays that are 1-D virtual datasets
-// mapping each box to its hyperslab of the level's dataset; beside it,
-// view-amr_<step>.gdf (gdf.go), the same hierarchy in yt's Grid Data
-// Format, each box a grid whose fields are virtual datasets of the box.
+// mapping each box to its hyperslab of the level's dataset (a 2-D level: a
+// slab of its refinement ratio to level 0 in cells, each layer one more
+// mapping of the box, so that ParaView blanks coarse cells under fine
+// ones); beside it, view-amr_<step>.gdf (gdf.go), the same hierarchy in
+// yt's Grid Data Format, each box a grid whose fields are virtual datasets
+// of the box, with the input's openPMD units. An openPMD input's
+// mesh-refinement records ("rho_lvl1") join their level 0 ("rho").
+//
+// <stage>/view-particles-<species>_<step>.hdf (particleviews.go) presents
+// a species' particles of a step whose positionOffset is 0 as a VTKHDF
+// UnstructuredGrid of VERTEX cells: Points and PointData virtual, the cell
+// arrays stored (compressed).
 //
 // # File systems
 //
 // Prepare takes the output's file system (Options.FS, from fsinfo.Detect) and
-// the user's overrides (Options.Storage); FileLayout (fsinfo.Decide with one
+// the user's overrides (Options.Storage); fsinfo.DecideFile (fsinfo.Decide with one
 // writer per file) decides each file's Lustre stripes and HDF5 alignment.
 // On Lustre the temporary file is created with its stripes set before HDF5
 // opens it (a failure keeps the default layout and is recorded); every file
@@ -245,7 +254,7 @@
 // average at least 256 KiB a request (minItemRead), within a quarter of
 // the budget and 64 MiB (Options.Limits.ItemLimit). An item is admitted,
 // assembled and released as one: one pass over the union of its units'
-// blocks in file order (catalog.MixedBatchSource: runs coalesced across
+// blocks in file order (one ReadBlocks call: runs coalesced across
 // the datasets, each block decoded with its own element type and copied
 // into its own unit; the sub-files read in parallel, each in segments
 // whose gaps holding other items' blocks are at most 1/32 of their bytes,
@@ -282,7 +291,7 @@
 // the shard's part file, and written by JoinParts with H5Dwrite_chunk
 // (HDF5, one global lock, is only called from one goroutine at a time).
 // When a unit is admitted, the reads of the next two are announced to the
-// kernel (catalog.Prefetcher) so that the disk has more requests in flight
+// kernel (catalog.Source.Prefetch) so that the disk has more requests in flight
 // than there are workers. Cancelling the context stops the pipeline; a
 // failed in-memory job leaves no partial file under a final name
 // (RemoveTemps).

@@ -22,7 +22,7 @@ import (
 // to shards. Every unit of every target goes through the one ordered
 // pipeline (streamJoint): admitted in order against the one memory budget
 // (memBudget, Options.MaxMem, at most Jobs+1 units alive), its reads
-// announced ahead (catalog.Prefetcher), assembled on up to Jobs workers,
+// announced ahead (catalog.Source.Prefetch), assembled on up to Jobs workers,
 // prepared by the target on the worker (encoded, or written where its
 // place is fixed), then put by the target, hashed and journaled in order.
 //
@@ -59,7 +59,7 @@ func (d *Dataset) StoredBlocks() int { return targetOf(d).traits().storedBlocks 
 type UnitRecord struct {
 	Unit      int        `json:"u"`
 	Sum       string     `json:"sha,omitempty"` // digest (Plan.Digest) of the unit's logical bytes (row-major little-endian)
-	Chunks    []ChunkRef `json:"c,omitempty"`
+	Chunks    []chunkRef `json:"c,omitempty"`
 	PartEnd   int64      `json:"pe,omitempty"` // part file length after this unit
 	Nanos     int64      `json:"ns,omitempty"`
 	BlocksIn  int        `json:"bi,omitempty"`
@@ -67,8 +67,8 @@ type UnitRecord struct {
 	Written   int64      `json:"wb,omitempty"`
 }
 
-// ChunkRef locates one encoded chunk a shard wrote to its part file.
-type ChunkRef struct {
+// chunkRef locates one encoded chunk a shard wrote to its part file.
+type chunkRef struct {
 	Offset []int64 `json:"o"` // chunk's first element in the dataset
 	Pos    int64   `json:"p"` // byte position in the part file
 	Len    int64   `json:"l"`

@@ -105,7 +105,7 @@ func TestShardsMatchRun(t *testing.T) {
 			if tc.readable {
 				out := catalogOutput(t, stage, &job.Manifest, "")
 				var w bytes.Buffer
-				ok, err := checkUnits(context.Background(), job, recs, out, fileSource{stage}, 2, tc.opts.MaxMem, &w)
+				ok, err := checkUnits(context.Background(), job, recs, out, fileSource{root: stage}, 2, tc.opts.MaxMem, &w)
 				if err != nil || !ok {
 					t.Fatalf("check: ok=%v err=%v\n%s", ok, err, w.String())
 				}

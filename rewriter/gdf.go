@@ -14,8 +14,9 @@ package rewriter
 //	/grid_left_index (grids, 3)    the box's lower corner in its level's index space
 //	/grid_dimensions (grids, 3)    its cells per axis
 //	/grid_level, /grid_parent_id, /grid_particle_count
-//	/field_types/<name>            field_units (a string: yt 4.1 fails on a numeric
-//	                               field_to_cgs), field_name
+//	/field_types/<name>            field_units (gdfUnits: the input's openPMD units as
+//	                               a unit string yt parses; never field_to_cgs, whose
+//	                               number yt 4.1 takes for the units), field_name
 //	/data/grid_%010d/<name>        virtual dataset of the box of <file>:<level dataset>
 //
 // GDF's axes are the dataset's own (field_ordering 0: the first axis is
@@ -28,6 +29,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
+	"strings"
 
 	"relayout/catalog"
 	"relayout/internal/h5"
@@ -35,6 +38,70 @@ import (
 
 // gdfGrid is the path of grid i's group in a GDF file.
 func gdfGrid(i int) string { return fmt.Sprintf("/data/grid_%010d", i) }
+
+// gdfUnits is the unit string, as yt parses it, of the values of an array
+// with the input's attributes attrs: openPMD's unitDimension (the powers of
+// the SI base units L, M, T, I, theta, N, J) as "kg*m/(A*s**3)", preceded
+// by the factor unitSI when it is not 1 ("0.001*A*s/m**3"; values times
+// unitSI are SI); "dimensionless" when the input says so, "" (yt:
+// dimensionless too) when the input gives no units (AMReX and Chombo
+// plotfiles carry none: relayout's output defaults unitDimension to zeros)
+// or gives ones that are not a positive finite scale and 7 finite powers
+// (why says which). GDF's other way, a number field_to_cgs, is not used:
+// yt 4.1's gdf frontend takes that number for the field's units and fails.
+func gdfUnits(attrs []catalog.Attr) (units, why string) {
+	dim := floats(attrs, "unitDimension")
+	if dim == nil {
+		return "", ""
+	}
+	scale := 1.0
+	if si := floats(attrs, "unitSI"); si != nil {
+		if len(si) != 1 || !(si[0] > 0) || math.IsInf(si[0], 0) {
+			return "", fmt.Sprintf("unitSI %v is not one positive finite scale", si)
+		}
+		scale = si[0]
+	}
+	if len(dim) != 7 || slices.ContainsFunc(dim, func(x float64) bool { return math.IsNaN(x) || math.IsInf(x, 0) }) {
+		return "", fmt.Sprintf("unitDimension %v is not 7 powers of the SI base units", dim)
+	}
+	// yt's names of openPMD's base units, in the order yt prints them.
+	order := []struct {
+		i    int
+		name string
+	}{{1, "kg"}, {0, "m"}, {3, "A"}, {2, "s"}, {4, "K"}, {5, "mol"}, {6, "cd"}}
+	var num, den []string
+	for _, o := range order {
+		p := dim[o.i]
+		term := o.name
+		if a := math.Abs(p); a != 1 {
+			term += "**" + strconv.FormatFloat(a, 'g', -1, 64)
+		}
+		switch {
+		case p > 0:
+			num = append(num, term)
+		case p < 0:
+			den = append(den, term)
+		}
+	}
+	if scale != 1 {
+		num = append([]string{strconv.FormatFloat(scale, 'g', -1, 64)}, num...)
+	}
+	units = strings.Join(num, "*")
+	switch {
+	case units == "" && len(den) == 0:
+		return "dimensionless", ""
+	case units == "":
+		units = "1"
+	}
+	switch len(den) {
+	case 0:
+	case 1:
+		units += "/" + den[0]
+	default:
+		units += "/(" + strings.Join(den, "*") + ")"
+	}
+	return units, ""
+}
 
 // gdfRefine is the one refinement ratio of levels (per VTK axis spacing),
 // or 0.
@@ -54,14 +121,49 @@ func gdfRefine(levels []amrArray, rank int) int64 {
 }
 
 // writeGDF writes the GDF file of view mv's hierarchies (array(L, i): the
-// level-L array of hierarchy i) and returns its manifest entry.
-func writeGDF(stage string, mv catalog.ManifestView, levels []amrArray, array func(level, i int) amrArray, time float64) (*catalog.ManifestView, string, error) {
+// level-L array of hierarchy i) and returns its manifest entry, with notes
+// for views_skipped on fields whose units it could not give; or why it
+// writes none.
+func writeGDF(stage string, mv catalog.ManifestView, levels []amrArray, array func(level, i int) amrArray, time float64) (*catalog.ManifestView, string, []string, error) {
 	rank := len(levels[0].spec.Shape)
 	refine := gdfRefine(levels, rank)
 	if refine == 0 {
-		return nil, "levels that do not refine by one integer ratio on every axis (yt's GDF refine_by)", nil
+		// yt 4.1's gdf frontend sizes level L's cells as level 0's over
+		// refine_by**L and takes a grid's children from level L+1 only, so
+		// neither per-level ratios nor an empty level standing for a
+		// squared ratio (4 = 2*2) can be written.
+		var ratios []string
+		for L := 1; L < len(levels); L++ {
+			var r []string
+			for v := range rank {
+				r = append(r, strconv.FormatFloat(levels[L-1].spacing[v]/levels[L].spacing[v], 'g', 6, 64))
+			}
+			ratios = append(ratios, strings.Join(r, "x"))
+		}
+		return nil, fmt.Sprintf("its levels refine by %s, not by one integer ratio on every axis and level "+
+			"(yt 4.1's GDF has one refine_by for the hierarchy; yt.load of the input itself reads it: yt 4.1 has frontends for AMReX and Chombo plotfiles)", strings.Join(ratios, " then ")), nil, nil
 	}
-	gv := catalog.ManifestView{File: mv.File[:len(mv.File)-len(".hdf")] + ".gdf", Step: mv.Step, Type: "GDF",
+	file := mv.File[:len(mv.File)-len(".hdf")] + ".gdf"
+	// A GDF field has one unit for all its grids: its levels' own, when
+	// they agree.
+	var notes []string
+	units := make([]string, len(mv.Levels[0].Arrays))
+	for i, a := range mv.Levels[0].Arrays {
+		units[i] = array(0, i).units
+		for L := range mv.Levels {
+			la := array(L, i)
+			why := la.unitsWhy
+			if why == "" && la.units != units[i] {
+				why = fmt.Sprintf("level %d's units %q are not level 0's %q", L, la.units, units[i])
+			}
+			if why != "" {
+				notes = append(notes, fmt.Sprintf("%s: %s without units (yt: dimensionless): %s: %s", file, a.Name, la.v, why))
+				units[i] = ""
+				break
+			}
+		}
+	}
+	gv := catalog.ManifestView{File: file, Step: mv.Step, Type: "GDF",
 		Arrays: []catalog.ManifestViewArray{}}
 	// Domain, in the dataset's axis order (VTK's are reversed).
 	l0 := levels[0]
@@ -80,7 +182,7 @@ func writeGDF(stage string, mv catalog.ManifestView, levels []amrArray, array fu
 		gl := catalog.ManifestViewLevel{Level: L, Spacing: slices.Clone(lv.Spacing), Boxes: lv.Boxes}
 		for i, a := range lv.Arrays {
 			gl.Arrays = append(gl.Arrays, catalog.ManifestViewArray{Name: a.Name, Var: a.Var, File: a.File, Path: a.Path,
-				Dataset: "/data/grid_*/" + a.Name, Shape: array(L, i).spec.Shape})
+				Dataset: "/data/grid_*/" + a.Name, Shape: array(L, i).spec.Shape, Units: &units[i]})
 		}
 		gv.Levels = append(gv.Levels, gl)
 		for b, box := range levels[L].boxes {
@@ -148,8 +250,8 @@ func writeGDF(stage string, mv catalog.ManifestView, levels []amrArray, array fu
 		if err != nil {
 			return err
 		}
-		for _, a := range gv.Levels[0].Arrays {
-			if err := w.SetAttrs("/field_types/"+a.Name, []catalog.Attr{str("field_name", a.Name), str("field_units", ""),
+		for i, a := range gv.Levels[0].Arrays {
+			if err := w.SetAttrs("/field_types/"+a.Name, []catalog.Attr{str("field_name", a.Name), str("field_units", units[i]),
 				i64("staggering", 0)}); err != nil {
 				return err
 			}
@@ -170,9 +272,9 @@ func writeGDF(stage string, mv catalog.ManifestView, levels []amrArray, array fu
 		return nil
 	})
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
-	return &gv, "", nil
+	return &gv, "", notes, nil
 }
 
 func writeInt64s(w *h5.Writer, path string, shape, v []int64) error {

@@ -22,7 +22,7 @@ import (
 //
 // Input written in scattered order (load balancing, or HDF5 chunks written
 // as ranks finished them) places the blocks of one output unit all over the
-// variable's extent in the file: a BatchSource coalesces a unit's small
+// variable's extent in the file: a coalescing Source coalesces a unit's small
 // blocks through the gaps between them, and those gaps are the blocks of the
 // other units. Each unit then reads most of the variable, and an array cut
 // into n units is read n times:
@@ -34,7 +34,7 @@ import (
 // mergeInterleaved joins such neighbouring units (up to the unit limit the
 // budget allows) so that one unit reads the extent once.
 
-// readCost is the bytes a BatchSource reads for reads (sorted by file and
+// readCost is the bytes a coalescing Source reads for reads (sorted by file and
 // offset) with coalesced requests of at most limit bytes (catalog.Runs),
 // gap bytes included.
 func readCost(reads []*catalog.Block, limit int64) int64 {
@@ -718,7 +718,7 @@ func sortExtents(refs itemReads) {
 // (gapSegment; a gap is foreign as the joint reader's index says:
 // foreignGap from the end of the item's extent before) of coalesced runs of
 // at most readLimit bytes (catalog.Runs), as assembleJoint and a
-// BatchSource read them. The refs of an item are in its own file and offset
+// coalescing Source read them. The refs of an item are in its own file and offset
 // order within the whole list, so one walk with a state per item follows
 // every item at once (TestPredictReads checks it against gapSegment and
 // catalog.Runs with jointIndex.foreign, TestPredictJointReads against the
@@ -818,13 +818,13 @@ type jointUnit struct {
 }
 
 // assembleJoint assembles the units of one item with one pass over the
-// union of their reads in file order (src.ReadBlocksMixed: runs coalesced
+// union of their reads in file order (one ReadBlocks call: runs coalesced
 // across the datasets' blocks), each block's bytes copied into its own
 // unit. Files are read in parallel, at most cap(tokens) at once, when no
 // two blocks of a unit overlap (each byte of a buffer then has one writer).
 // foreign(file, from, to) reports that bytes [from, to) of file hold blocks
 // of other items (jointIndex.foreign); nil: every gap may.
-func assembleJoint(ctx context.Context, mon *Monitor, src catalog.MixedBatchSource, units []jointUnit, tokens chan struct{}, foreign func(file string, from, to int64) bool) error {
+func assembleJoint(ctx context.Context, mon *Monitor, in input, units []jointUnit, tokens chan struct{}, foreign func(file string, from, to int64) bool) error {
 	// Stage times summed over the readers: copying (and filling) is
 	// assembly, the rest of each reader's time fetching.
 	var copying, fetching atomic.Int64
@@ -879,7 +879,7 @@ func assembleJoint(ctx context.Context, mon *Monitor, src catalog.MixedBatchSour
 		for i, r := range refs {
 			blocks[i], dts[i] = r.b, units[r.u].a.DType
 		}
-		return src.ReadBlocksMixed(catalog.WithReadTimer(ctx, &fetched), blocks, dts, func(i int, data []byte) error {
+		return in.src.ReadBlocks(ctx, catalog.Reads{Blocks: blocks, DTypes: dts, Limit: in.limit, Timer: &fetched}, func(i int, data []byte) error {
 			u := &units[refs[i].u]
 			err := copyBlock(u.buf, u.slab, refs[i].b, data, u.a.DType)
 			if err != nil {
@@ -935,7 +935,7 @@ func assembleJoint(ctx context.Context, mon *Monitor, src catalog.MixedBatchSour
 // blocks lie: a segment's gaps that hold some (between blocks it wants, in
 // one file) sum to at most 1/gapShare of the bytes it wants. Other gaps
 // (block headers, HDF5's B-tree nodes, other datasets' bytes) are left to
-// the BatchSource's coalescing, as when a dataset is read alone: counted,
+// the Source's coalescing, as when a dataset is read alone: counted,
 // BP4's block headers (~115 bytes before each 8^3 block of 4 bytes, 4%)
 // made every block a request of its own (65,536 instead of 1,024), and
 // HDF5's B-tree nodes between 4^3 chunks 367 requests instead of 28.
@@ -945,7 +945,7 @@ const gapShare = 32
 // sorted by offset; block(i) is the i-th; foreign(i): the gap before block
 // i holds blocks of other items): blocks are added while the foreign gap
 // bytes before them, summed, stay within 1/gapShare of the bytes wanted,
-// so that a BatchSource, coalescing through the gaps, reads the item's
+// so that a Source, coalescing through the gaps, reads the item's
 // blocks with at most that much of other items' bytes. Where an item's
 // blocks are sparse in the file (the blocks between belong to other
 // items), each of its runs is read alone: a call per run, and no other

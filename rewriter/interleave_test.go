@@ -424,7 +424,7 @@ func TestPredictJointReads(t *testing.T) {
 	for _, c := range []struct{ readLimit, minRead int64 }{{1 << 20, 1}, {1 << 20, 1 << 10}, {1 << 20, 8 << 10}, {1 << 20, 1 << 30}, {16 << 10, 32 << 10}} {
 		items, x := jointItems(parts, 1<<30, c.readLimit, c.minRead)
 		wantCalls, wantBytes := x.ext.predict(regions, x.k, c.readLimit)
-		ctx := catalog.WithReadLimit(context.Background(), c.readLimit)
+		ctx := context.Background()
 		base := src.IOStats()
 		for i, it := range items {
 			us := make([]jointUnit, len(it))
@@ -434,7 +434,7 @@ func TestPredictJointReads(t *testing.T) {
 				us[k] = jointUnit{a: p.a, slab: slab, reads: p.reads.of(r.slab), buf: make([]byte, slab.Elements()*int64(p.a.DType.Size)), disjoint: p.reads.blocks.disjoint()}
 			}
 			foreign := func(file string, from, to int64) bool { return x.foreign(i, file, from, to) }
-			if err := assembleJoint(ctx, nil, src, us, make(chan struct{}, 1), foreign); err != nil {
+			if err := assembleJoint(ctx, nil, input{src, c.readLimit}, us, make(chan struct{}, 1), foreign); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -448,32 +448,20 @@ func TestPredictJointReads(t *testing.T) {
 }
 
 // runsSource serves blocks from in-memory files as reader/blockio reads
-// them: a batch in coalesced runs of at most the context's read limit
+// them: a batch in coalesced runs of at most the call's read limit
 // (catalog.Runs), each run one counted read. Codecs are ignored (the bytes
 // are raw).
 type runsSource struct {
+	catalog.Plain
 	files map[string][]byte
 	mu    sync.Mutex
 	count catalog.IOCounters
 }
 
-func (s *runsSource) ReadBlock(ctx context.Context, b *catalog.Block, dt catalog.DType) ([]byte, error) {
-	var out []byte
-	err := s.ReadBlocksMixed(ctx, []*catalog.Block{b}, []catalog.DType{dt}, func(_ int, data []byte) error {
-		out = data
-		return nil
-	})
-	return out, err
-}
-
-func (s *runsSource) ReadBlocks(ctx context.Context, blocks []*catalog.Block, dt catalog.DType, fn func(i int, data []byte) error) error {
-	return s.ReadBlocksMixed(ctx, blocks, slices.Repeat([]catalog.DType{dt}, len(blocks)), fn)
-}
-
-func (s *runsSource) ReadBlocksMixed(ctx context.Context, blocks []*catalog.Block, _ []catalog.DType, fn func(i int, data []byte) error) error {
-	limit := int64(16 << 20)
-	if l := catalog.ReadLimit(ctx); l > 0 {
-		limit = min(limit, l)
+func (s *runsSource) ReadBlocks(ctx context.Context, r catalog.Reads, fn func(i int, data []byte) error) error {
+	blocks, limit := r.Blocks, int64(16<<20)
+	if r.Limit > 0 {
+		limit = min(limit, r.Limit)
 	}
 	return catalog.Runs(blocks, limit, func(i, j int, start, end int64) error {
 		if start == end {
@@ -841,3 +829,6 @@ func TestSortRefs(t *testing.T) {
 		}
 	}
 }
+
+// Caps implements catalog.Source: reads are coalesced, as blockio's.
+func (s *runsSource) Caps() catalog.Caps { return catalog.Caps{Coalesces: true} }

@@ -238,7 +238,6 @@ func (r *ReadBack) Dataset(ctx context.Context, di int, out *catalog.Store, chec
 	if err := checkUnitBudget(lim, job.largestUnit(us), false); err != nil {
 		return "", arrayErr(k, err)
 	}
-	ctx = catalog.WithReadLimit(ctx, lim.ReadLimit)
 	o, err := out.Array(k)
 	if errors.Is(err, catalog.ErrNotFound) {
 		return "", &Difference{where(k) + ": missing from output"}
@@ -272,7 +271,7 @@ func (r *ReadBack) Dataset(ctx context.Context, di int, out *catalog.Store, chec
 	}
 	rowMajor := rowMajorRun(d.Shape, boxes)
 	err = orderedAdmit(ctx, lim.Jobs, len(us), admit, release, func(ctx context.Context, i int) ([]byte, error) {
-		return assembleSlab(ctx, r.outSrc, outBlocks, job.box(us[i]), leFill(o))
+		return assembleSlab(ctx, input{r.outSrc, lim.ReadLimit}, outBlocks, job.box(us[i]), leFill(o))
 	}, func(i int, ob []byte) error {
 		if err := check(us[i], job.Digest.Hex(ob)); err != nil {
 			return err

@@ -14,7 +14,10 @@ import (
 )
 
 // fileSource reads uncompressed blocks with pread from files under root.
-type fileSource struct{ root string }
+type fileSource struct {
+	catalog.Plain
+	root string
+}
 
 func (s fileSource) ReadBlock(ctx context.Context, b *catalog.Block, dt catalog.DType) ([]byte, error) {
 	if b.Inline() != nil {
@@ -31,6 +34,11 @@ func (s fileSource) ReadBlock(ctx context.Context, b *catalog.Block, dt catalog.
 	buf := make([]byte, b.Length)
 	_, err = f.ReadAt(buf, b.Offset)
 	return buf, err
+}
+
+// ReadBlocks implements catalog.Source, a block at a time.
+func (s fileSource) ReadBlocks(ctx context.Context, r catalog.Reads, fn func(i int, data []byte) error) error {
+	return catalog.ReadEach(ctx, r, func(b *catalog.Block, dt catalog.DType, _ []byte) ([]byte, error) { return s.ReadBlock(ctx, b, dt) }, fn)
 }
 
 // catalogOutput catalogs a relayout output directory through internal/h5

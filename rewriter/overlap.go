@@ -48,7 +48,7 @@ func checkOverlaps(ctx context.Context, src catalog.Source, a *catalog.Array) (d
 		}
 		disjoint = false
 		for _, band := range bands(shared, int64(a.DType.Size), overlapCheckBytes) {
-			if err := compareShared(ctx, src, a, p[0], p[1], band); err != nil {
+			if err := compareShared(ctx, input{src: src}, a, p[0], p[1], band); err != nil {
 				return false, err
 			}
 		}
@@ -59,7 +59,7 @@ func checkOverlaps(ctx context.Context, src catalog.Source, a *catalog.Array) (d
 // checkScalarOverlaps: every block of a scalar holds the whole value.
 func checkScalarOverlaps(ctx context.Context, src catalog.Source, a *catalog.Array) error {
 	for j := 1; j < len(a.Blocks); j++ {
-		if err := compareShared(ctx, src, a, 0, j, catalog.Box{Lower: []int64{}, Count: []int64{}}); err != nil {
+		if err := compareShared(ctx, input{src: src}, a, 0, j, catalog.Box{Lower: []int64{}, Count: []int64{}}); err != nil {
 			return err
 		}
 	}
@@ -86,11 +86,11 @@ func bands(box catalog.Box, size, limit int64) []catalog.Box {
 
 // compareShared reads region (inside both blocks i and j) from each and
 // compares.
-func compareShared(ctx context.Context, src catalog.Source, a *catalog.Array, i, j int, region catalog.Box) error {
+func compareShared(ctx context.Context, in input, a *catalog.Array, i, j int, region catalog.Box) error {
 	size := a.DType.Size
 	read := func(k int) ([]byte, error) {
 		b := trimBlock(&a.Blocks[k], region, size)
-		return assembleReads(ctx, nil, src, a, region, []*catalog.Block{b}, nil, true) // one block
+		return assembleReads(ctx, nil, in, a, region, []*catalog.Block{b}, nil, true) // one block
 	}
 	x, err := read(i)
 	if err != nil {

@@ -51,7 +51,7 @@ func TestAssembleDirtyBufferWithOverlap(t *testing.T) {
 		slab := catalog.Box{Lower: []int64{0, 0}, Count: []int64{16, 4}}
 		buf := bytes.Repeat([]byte{0xaa}, int(slab.Elements())*dt.Size)
 		x := indexBlocks(a)
-		if err := assembleInto(context.Background(), nil, src, a, slab, x.reads(slab), leFill(a), buf, true, x.disjoint()); err != nil {
+		if err := assembleInto(context.Background(), nil, input{src: src}, a, slab, x.reads(slab), leFill(a), buf, true, x.disjoint()); err != nil {
 			t.Fatal(err)
 		}
 		want := expected(a.Shape, dt, func(idx []int64) (uint64, bool) {
@@ -104,7 +104,7 @@ func TestCheckOverlaps(t *testing.T) {
 	if err := checkArray(d); err != nil {
 		t.Fatal(err)
 	}
-	got, err := assembleSlab(context.Background(), src, indexBlocks(d), catalog.Box{Lower: []int64{0, 0}, Count: []int64{16, 4}}, leFill(d))
+	got, err := assembleSlab(context.Background(), input{src: src}, indexBlocks(d), catalog.Box{Lower: []int64{0, 0}, Count: []int64{16, 4}}, leFill(d))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -106,7 +106,7 @@ type pipeEnv struct {
 func pipelineDepth(jobs int) int { return jobs + 1 }
 
 // prefetchAhead is how many slabs past the one being admitted have their
-// reads announced to the kernel (catalog.Prefetcher) when admitted: the
+// reads announced to the kernel (catalog.Source.Prefetch) when admitted: the
 // disk then has more requests in flight than there are workers. Measured on
 // the 1 GiB bench input (bench/RESULTS.md, 2026-12-01): --chunks 4x4x4
 // 2.41 -> 2.05 s (its units read blocks in runs of ~330 KiB), contiguous
@@ -122,8 +122,8 @@ type slabReads struct {
 	blocks    *blockIndex
 	slabs     []catalog.Box
 	reads     [][]*catalog.Block
-	pf        catalog.Prefetcher // nil: the source cannot prefetch
-	announced int                // the last slab whose reads were announced
+	src       catalog.Source // announces reads ahead (Prefetch)
+	announced int            // the last slab whose reads were announced
 	// blocksIn and bytesIn: slab i's blocks and their stored bytes, noted
 	// when its reads are dropped (its unit's record).
 	blocksIn []int
@@ -131,8 +131,7 @@ type slabReads struct {
 }
 
 func newSlabReads(src catalog.Source, a *catalog.Array, slabs []catalog.Box) *slabReads {
-	pf, _ := src.(catalog.Prefetcher)
-	return &slabReads{blocks: indexBlocks(a), slabs: slabs, reads: make([][]*catalog.Block, len(slabs)), pf: pf, announced: -1,
+	return &slabReads{blocks: indexBlocks(a), slabs: slabs, reads: make([][]*catalog.Block, len(slabs)), src: src, announced: -1,
 		blocksIn: make([]int, len(slabs)), bytesIn: make([]int64, len(slabs))}
 }
 
@@ -154,11 +153,8 @@ func (r *slabReads) drop(i int) {
 }
 
 func (r *slabReads) admit(ctx context.Context, i int) {
-	if r.pf == nil {
-		return
-	}
 	for k := max(i, r.announced+1); k <= min(i+prefetchAhead, len(r.slabs)-1); k++ {
-		r.pf.Prefetch(ctx, r.of(k))
+		r.src.Prefetch(ctx, r.of(k))
 		r.announced = k
 	}
 }
@@ -194,7 +190,7 @@ type jointRef struct{ part, slab int }
 // order over the items) that are admitted, assembled, prepped, written and
 // hashed together. An item of several units reads its blocks in one
 // pass over the union of their reads in file order (assembleJoint, when the
-// source reads blocks of several arrays at once: catalog.MixedBatchSource):
+// one ReadBlocks call reads blocks of several arrays):
 // where the datasets' blocks interleave in the input, each byte is read
 // once. Every buffer and the item's reads are
 // charged to env.mem before they exist; at most pipelineDepth(jobs) items
@@ -202,11 +198,8 @@ type jointRef struct{ part, slab int }
 // being read and assembled at once. gaps (nil: none) tells an item's pass
 // which gaps hold other items' blocks. It returns each part's digest ("" with NoDigest).
 func streamJoint(ctx context.Context, env pipeEnv, src catalog.Source, parts []*jointPart, items [][]jointRef, gaps *jointIndex, jobs int) ([]string, error) {
-	if env.readLimit > 0 {
-		ctx = catalog.WithReadLimit(ctx, env.readLimit)
-	}
-	_, batch := src.(catalog.BatchSource)
-	mixed, _ := src.(catalog.MixedBatchSource)
+	in := input{src, env.readLimit}
+	batch := src.Caps().Coalesces
 	for _, p := range parts {
 		if p.reads == nil {
 			p.reads = newSlabReads(src, p.a, p.slabs)
@@ -391,7 +384,7 @@ func streamJoint(ctx context.Context, env pipeEnv, src catalog.Source, parts []*
 					return err
 				}
 				out[k] = buf
-				err = assembleInto(ctx, env.mon, src, p.a, p.slabs[r.slab], p.reads.of(r.slab), p.fill, buf, dirty, p.reads.blocks.disjoint())
+				err = assembleInto(ctx, env.mon, in, p.a, p.slabs[r.slab], p.reads.of(r.slab), p.fill, buf, dirty, p.reads.blocks.disjoint())
 				p.reads.drop(r.slab)
 				return err
 			})
@@ -415,7 +408,7 @@ func streamJoint(ctx context.Context, env pipeEnv, src catalog.Source, parts []*
 		if gaps != nil {
 			foreign = func(file string, from, to int64) bool { return gaps.foreign(i, file, from, to) }
 		}
-		err := assembleJoint(ctx, env.mon, mixed, us, asm, foreign)
+		err := assembleJoint(ctx, env.mon, in, us, asm, foreign)
 		for _, r := range items[i] {
 			parts[r.part].reads.drop(r.slab)
 		}
@@ -432,7 +425,7 @@ func streamJoint(ctx context.Context, env pipeEnv, src catalog.Source, parts []*
 	}, func(ctx context.Context, i int) (o out, err error) {
 		it := items[i]
 		o.bufs, o.v = make([][]byte, len(it)), make([]unitOut, len(it))
-		if mixed != nil && (len(it) > 1 || len(parts) > 1) {
+		if len(it) > 1 || len(parts) > 1 {
 			err = assembleItem(ctx, i, o.bufs)
 		} else {
 			err = assembleEach(ctx, i, o.bufs)

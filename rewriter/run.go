@@ -80,17 +80,6 @@ type Options struct {
 	SyncEarly bool
 }
 
-// FileLayout is the file-system layout decision for the output file of a
-// variable of varBytes logical bytes on fs: relayout run applies it and
-// relayout plan prints it. Each output file is written by one process (a job
-// writes the variables one after another), so the writer count is 1.
-func FileLayout(fs fsinfo.Info, varBytes int64, ov fsinfo.Override) fsinfo.Decision {
-	if fs.Kind == "" {
-		fs.Kind, fs.Name = fsinfo.Local, "unknown"
-	}
-	return fsinfo.Decide(fs, varBytes, 1, ov)
-}
-
 // RemoveTemps removes the temporary files a failed in-memory job left in
 // its stage: no partial file stays, and none under a final
 // name. A journaled job keeps them for its resume.

@@ -257,7 +257,7 @@ func Prepare(ctx context.Context, store *catalog.Store, src catalog.Source, stag
 	varTargets := make([]map[catalog.Key]contigTarget, len(vars))
 	varKeys := make([]map[catalog.Key]int, len(vars))
 	for i, v := range vars {
-		dec := FileLayout(opts.FS, v.Bytes, opts.Storage)
+		dec := fsinfo.DecideFile(opts.FS, v.Bytes, opts.Storage)
 		mv, st, targets, err := prepareVariable(ctx, store, src, stage, files[i], v, fc, dec, opts)
 		if err != nil {
 			return nil, err
@@ -367,9 +367,11 @@ func Prepare(ctx context.Context, store *catalog.Store, src catalog.Source, stag
 	default:
 		var arrays []viewArray
 		var amr []amrArray
+		var particles []particleArray
 		for i := range stats {
 			arrays = append(arrays, stats[i].views...)
 			amr = append(amr, stats[i].amr...)
+			particles = append(particles, stats[i].particles...)
 			for _, l := range stats[i].noView { // a species' records say the same
 				if !slices.Contains(job.Manifest.ViewsSkipped, l) {
 					job.Manifest.ViewsSkipped = append(job.Manifest.ViewsSkipped, l)
@@ -384,6 +386,12 @@ func Prepare(ctx context.Context, store *catalog.Store, src catalog.Source, stag
 			return nil, err
 		}
 		job.Manifest.Views = append(job.Manifest.Views, amrViews...)
+		job.Manifest.ViewsSkipped = append(job.Manifest.ViewsSkipped, skipped...)
+		particleViews, skipped, err := writeParticleViews(stage, particles)
+		if err != nil {
+			return nil, err
+		}
+		job.Manifest.Views = append(job.Manifest.Views, particleViews...)
 		job.Manifest.ViewsSkipped = append(job.Manifest.ViewsSkipped, skipped...)
 	}
 

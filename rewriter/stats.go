@@ -10,7 +10,7 @@ import (
 // Monitor follows a run: bytes done of the total, the variable being
 // written, and the I/O profile (requests, bytes and time per stage). Run
 // updates it from every worker; a progress display (progress.go) polls it.
-// Reads are counted by the Source (catalog.IOStats), writes here.
+// Reads are counted by the Source (catalog.Source.IOStats), writes here.
 type Monitor struct {
 	total, done atomic.Int64
 	variable    atomic.Pointer[string]
@@ -47,7 +47,7 @@ func (m *Monitor) begin(src catalog.Source, total int64) {
 	m.start = time.Now()
 	m.total.Store(total)
 	m.src = src
-	m.readBase = catalog.ReadCounters(src)
+	m.readBase = readCounters(src)
 }
 
 func (m *Monitor) setVariable(name string) { m.variable.Store(&name) }
@@ -101,7 +101,7 @@ func (m *Monitor) Progress() Progress {
 
 // profile is the run's I/O summary for the manifest.
 func (m *Monitor) profile(mem *memBudget) *catalog.ManifestIO {
-	r := catalog.ReadCounters(m.src).Since(m.readBase)
+	r := readCounters(m.src).Since(m.readBase)
 	io := &catalog.ManifestIO{
 		WallSeconds:  time.Since(m.start).Seconds(),
 		LogicalBytes: m.done.Load(),
@@ -128,4 +128,13 @@ func (m *Monitor) profile(mem *memBudget) *catalog.ManifestIO {
 		io.MaxMem, io.PeakMem = mem.size, mem.peak()
 	}
 	return io
+}
+
+// readCounters is src's read counters; zero for no source (a monitor that
+// never began a run).
+func readCounters(src catalog.Source) catalog.IOCounters {
+	if src == nil {
+		return catalog.IOCounters{}
+	}
+	return src.IOStats()
 }

@@ -109,7 +109,7 @@ func (t *encodedChunksOut) put(_ *Unit, slab catalog.Box, buf []byte, o unitOut,
 		if t.h != nil { // units and their chunks come in row-major order of the grid
 			hashStoredChunk(t.h, buf, slab, t.a.Shape, t.d.Chunk, c.off, int64(t.a.DType.Size))
 		}
-		rec.Chunks = append(rec.Chunks, ChunkRef{Offset: c.off, Pos: e.partEnd, Len: int64(len(c.data))})
+		rec.Chunks = append(rec.Chunks, chunkRef{Offset: c.off, Pos: e.partEnd, Len: int64(len(c.data))})
 		e.partEnd += int64(len(c.data))
 		rec.Written += int64(len(c.data))
 	}

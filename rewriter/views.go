@@ -185,21 +185,24 @@ func meshView(a *catalog.Array, ma meshAttrs) (viewGrid, string) {
 // addView adds array a (written at path of file with spec) to st's views,
 // or says why it gets none.
 func addView(st *varStats, a *catalog.Array, ma meshAttrs, file, path, table, species string, spec h5.DatasetSpec) {
+	if species != "" {
+		addParticleView(st, a, file, path, spec)
+		return
+	}
 	amrWhy := ""
+	level, _ := meshLevel(a)
 	if species == "" && !a.Constant && len(a.Shape) > 0 && a.Elements() > 0 {
 		// Every level of a mesh for the OverlappingAMR views; level 0
 		// also gets its ImageData view.
-		if amrWhy = addAMRView(st, a, ma, file, path, table, spec); amrWhy == "" && a.Level > 0 {
+		if amrWhy = addAMRView(st, a, ma, file, path, table, spec); amrWhy == "" && level > 0 {
 			return
 		}
 	}
 	why := ""
 	switch {
-	case species != "":
-		why = "particles (no ImageData view; read them with openPMD-api or openpmd-viewer)"
 	case a.Constant:
 		why = "a constant record component (no data to view)"
-	case a.Level > 0:
+	case level > 0:
 		why = amrWhy
 	case len(a.Shape) == 0:
 		return // a rank-0 value, not a mesh
@@ -211,11 +214,7 @@ func addView(st *varStats, a *catalog.Array, ma meshAttrs, file, path, table, sp
 		g, why = meshView(a, ma)
 	}
 	if why != "" {
-		name := a.Var
-		if species != "" {
-			name = "particles/" + a.Species // once a species, whatever its records
-		}
-		line := fmt.Sprintf("%s: %s", name, why) // once a variable, whatever its steps
+		line := fmt.Sprintf("%s: %s", a.Var, why) // once a variable, whatever its steps
 		if !slices.Contains(st.noView, line) {
 			st.noView = append(st.noView, line)
 		}

@@ -35,6 +35,9 @@ type varStats struct {
 	amr    []amrArray   // its mesh levels that OverlappingAMR views present
 	// noView: why some of the file's datasets get no view (one line each).
 	noView []string
+	// particles: the file's particle record components, for the particle
+	// views.
+	particles []particleArray
 }
 
 // fileConfig is what every output file shares.

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -79,12 +80,19 @@ func checkAMRView(dir string, v catalog.ManifestView, f *h5.File, attrs []catalo
 			where := fmt.Sprintf("%s (%s level %d)", a.Dataset, a.Var, L)
 			ds, ok := datasets[[2]string{a.File, a.Path}]
 			rank := len(ds.Shape)
-			if !ok || ds.Level != L || ds.Step != v.Step || (rank != 2 && rank != 3) {
+			if !ok || datasetLevel(ds, a.Var) != L || ds.Step != v.Step || (rank != 2 && rank != 3) {
 				badf("%s maps %s:%s, which the manifest does not list as a 2-D or 3-D level %d of step %d", where, a.File, a.Path, L, v.Step)
 				continue
 			}
 			// The boxes in the dataset's index space (VTK's x its last
-			// axis; z flat, [0, 0], for a 2-D dataset).
+			// axis); a 2-D level is a slab of its refinement ratio to
+			// level 0 in cells along z (z [0, layers-1]; one cell when
+			// the ratio is not an integer), each layer a mapping of the
+			// box.
+			layers := int64(1)
+			if r := v.Levels[0].Spacing[0] / lv.Spacing[0]; rank == 2 && math.Abs(r-math.Round(r)) <= 1e-9*r && r >= 1 {
+				layers = int64(math.Round(r))
+			}
 			boxes := make([]catalog.Box, lv.Boxes)
 			cells := int64(0)
 			flat := true
@@ -95,13 +103,13 @@ func checkAMRView(dir string, v catalog.ManifestView, f *h5.File, attrs []catalo
 					if d := rank - 1 - x; d >= 0 {
 						boxes[b].Lower[d], boxes[b].Count[d] = lo, hi-lo+1
 					} else {
-						flat = flat && lo == 0 && hi == 0
+						flat = flat && lo == 0 && hi == layers-1
 					}
 				}
-				cells += boxes[b].Elements()
+				cells += boxes[b].Elements() * layers
 			}
 			if !flat {
-				badf("%s/AMRBox of a 2-D level has z other than [0, 0]", group)
+				badf("%s/AMRBox of a 2-D level has z other than [0, %d]", group, layers-1)
 			}
 			if fi, err := os.Stat(filepath.Join(dir, filepath.FromSlash(a.File))); err != nil || !fi.Mode().IsRegular() {
 				badf("%s needs %s, which is missing", where, a.File)
@@ -138,10 +146,11 @@ func checkAMRView(dir string, v catalog.ManifestView, f *h5.File, attrs []catalo
 			if err != nil && !errors.Is(err, catalog.ErrUnsupported) {
 				return nil, 0, fmt.Errorf("verify: %w", err)
 			}
-			ok = err == nil && len(maps) == len(boxes)
+			ok = err == nil && int64(len(maps)) == int64(len(boxes))*layers
 			off := int64(0)
-			for b := 0; ok && b < len(boxes); b++ {
-				m := maps[b]
+			for i := 0; ok && i < len(maps); i++ {
+				b := i / int(layers)
+				m := maps[i]
 				n := boxes[b].Elements()
 				sel := m.Sel
 				if sel == nil && m.Whole {
@@ -203,4 +212,15 @@ func boxesEqual(a, b []catalog.Box) bool {
 	return slices.EqualFunc(a, b, func(x, y catalog.Box) bool {
 		return slices.Equal(x.Lower, y.Lower) && slices.Equal(x.Count, y.Count)
 	})
+}
+
+// datasetLevel is the refinement level of variable v's dataset ds: its
+// manifest level, or for an openPMD input's mesh-refinement record, which
+// keeps its name ("rho_lvl1") at manifest level 0, the level the name
+// declares.
+func datasetLevel(ds catalog.ManifestDataset, v string) int {
+	if ds.Level > 0 {
+		return ds.Level
+	}
+	return catalog.MeshLevel(v)
 }

@@ -596,15 +596,13 @@ func (r *run) fetchCompare(ctx context.Context, a *catalog.Array, b *catalog.Blo
 		return nil, err
 	}
 	defer mem.Release(n)
-	t0 := time.Now()
-	data, err := fetch(ctx, r.src, b, a.DType, p)
+	data, err := r.fetch(ctx, b, a.DType, p)
 	if err != nil {
 		return nil, err
 	}
-	t1 := time.Now()
+	t0 := time.Now()
 	m := p.compare(data, region, band, out)
-	r.stats.fetchNs.Add(int64(t1.Sub(t0)))
-	r.stats.compareNs.Add(int64(time.Since(t1)))
+	r.stats.compareNs.Add(int64(time.Since(t0)))
 	recycle(data)
 	return m, nil
 }

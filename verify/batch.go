@@ -3,7 +3,6 @@ package verify
 import (
 	"context"
 	"sort"
-	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -13,13 +12,13 @@ import (
 
 // Batched fetches: the blocks of a band read whole (or by their rows of
 // the band), of every array of its joint group (joint.go), go to a
-// catalog.BatchSource in file order, a few lists of neighbours at once, so
+// catalog.Source.ReadBlocks in file order, a few lists of neighbours at once, so
 // that many small blocks cost a few coalesced reads and no goroutine,
 // buffer or budget request each:
 //
 //	band's blocks (file order)  b0 b1 b2 b3 | b4 b5 b6 b7 | ...   (one part per job)
 //	part: one Acquire (run limit + largest decoded codec block),
-//	      segments: ReadBlocksMixed -> fn(block bytes) -> its array's
+//	      segments: ReadBlocks -> fn(block bytes) -> its array's
 //	      stage or placement.compare
 //
 // A part is read in segments cut where the bytes between two of its
@@ -94,12 +93,8 @@ func (r *run) part(ctx context.Context, g *group, band catalog.Box, part []batch
 	}
 	defer mem.Release(n)
 	scratch := make([]int64, len(band.Lower)) // the stages' index
-	rctx := catalog.WithReadLimit(ctx, limit)
 	blocks := make([]*catalog.Block, 0, len(part))
 	dts := make([]catalog.DType, 0, len(part))
-	var fetchNs int64 // in the file reads: the rest is placing and comparing
-	rctx = catalog.WithReadTimer(rctx, &fetchNs)
-	t0 := time.Now()
 	for lo := 0; lo < len(part); {
 		hi := lo + 1
 		for hi < len(part) && !g.split(&part[hi-1], &part[hi]) {
@@ -112,34 +107,19 @@ func (r *run) part(ctx context.Context, g *group, band catalog.Box, part []batch
 			blocks = append(blocks, e.b)
 			dts = append(dts, g.members[e.m].a.DType)
 		}
-		last := -1 // the block read before an error: blocks arrive in order
-		fn := func(k int, data []byte) error {
-			last = k
+		at, err := r.readInput(ctx, catalog.Reads{Blocks: blocks, DTypes: dts, Limit: limit}, func(k int, data []byte) error {
 			e := &seg[k]
-			m := g.members[e.m]
-			if want := e.p.storedBytes(); int64(len(data)) != want {
-				return catalog.Corrupt("", e.b.File, e.b.Offset, "block %v: decoded %d bytes, want %d for stored shape %v of %v",
-					e.b.Box, len(data), want, e.b.StoredShape(), m.a.DType)
-			}
 			if st := stages[e.m]; st != nil && st.plan.at[e.k] >= 0 {
 				st.plan.place(st.plan.at[e.k], e.p, e.region, data, st.buf, scratch)
-			} else if mm := e.p.compare(data, e.region, band, m.out); mm != nil {
-				m.first.keep(mm)
+			} else if mm := e.p.compare(data, e.region, band, g.members[e.m].out); mm != nil {
+				g.members[e.m].first.keep(mm)
 			}
 			return nil
-		}
-		var err error
-		if g.mixed != nil {
-			err = g.mixed.ReadBlocksMixed(rctx, blocks, dts, fn)
-		} else {
-			err = g.batch.ReadBlocks(rctx, blocks, dts[0], fn)
-		}
+		})
 		if err != nil {
-			return g.inputErr(seg[min(last+1, len(seg)-1)].m, err)
+			return g.inputErr(seg[at].m, err)
 		}
 	}
-	r.stats.fetchNs.Add(fetchNs)
-	r.stats.compareNs.Add(int64(time.Since(t0)) - fetchNs)
 	return nil
 }
 
@@ -148,15 +128,11 @@ func (r *run) part(ctx context.Context, g *group, band catalog.Box, part []batch
 type extent struct{ start, end, row int64 }
 
 // split reports whether a segment ends between x and y (neighbours in
-// file order): another file, the element type changes for a source that
-// reads one type at a time, or the bytes between them hold more than
+// file order): another file, or the bytes between them hold more than
 // maxForeign bytes of the group's blocks (whole: a block cut by rows
 // leaves its other rows there).
 func (g *group) split(x, y *batched) bool {
 	if x.b.File != y.b.File || x.b.Inline() != nil || y.b.Inline() != nil {
-		return true
-	}
-	if g.mixed == nil && g.members[x.m].a.DType != g.members[y.m].a.DType {
 		return true
 	}
 	lo, hi := x.b.Offset+x.b.Length, y.b.Offset

@@ -13,14 +13,16 @@
 //     the library, not relayout, finds contiguous, chunked, deflated and
 //     virtual (merged, partly covered) data and unwritten chunks;
 //   - input side: every block of the array is fetched from the reader
-//     (catalog.Source.ReadBlock: its decoded stored bytes) and each element
+//     (catalog.Source.ReadBlocks: its decoded stored bytes; every read of
+//     the input, whatever the path, is one call of run.readInput, fetch.go,
+//     which checks each block's decoded size and times it) and each element
 //     is placed by an index computation of this package (place.go; a
-//     catalog.BatchSource gets the blocks of a band read whole or by rows
+//     catalog.Source.ReadBlocks gets the blocks of a band read whole or by rows
 //     in file order, a few lists of neighbours per band, so that many
 //     small blocks cost few coalesced reads: batch.go; the arrays of one
 //     step, level and shape, whose blocks interleave in the same file
 //     regions, are verified as a joint group, the same band of every one
-//     read in one pass (catalog.MixedBatchSource, joint.go), no byte read
+//     read in one pass (one ReadBlocks call over several arrays, joint.go), no byte read
 //     through on behalf of another band; their small
 //     blocks are placed, as they arrive, into the band's stage laid out
 //     in output order, compared with the output front to back once all
@@ -41,8 +43,8 @@
 //     again element by element below, which reports the first
 //     difference; Options.Exact skips the checksum. A Tap (tap.go,
 //     Options.Tap) sums the input blocks while the rewrite reads them
-//     (handed over by the reader through the context, counted only when
-//     they are the catalog's kept blocks, each once), so that the check
+//     (Tap.Source wraps the source the rewrite reads; a block counts only
+//     when it is one of the catalog's kept blocks, each once), so that the check
 //     reads only the blocks the rewrite did not read whole;
 //   - holes (output elements no block covers) hold the fill value recorded
 //     in the output dataset, and that fill value is the input's own (or a

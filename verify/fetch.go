@@ -3,6 +3,7 @@ package verify
 import (
 	"context"
 	"sync"
+	"time"
 
 	"relayout/catalog"
 	"relayout/internal/membudget"
@@ -12,36 +13,72 @@ import (
 // span several bands and cannot be read in part kept from their first band
 // to their last.
 
-// rawBufs recycles the buffers of raw blocks read with ReadBlockInto
-// (fresh buffers for every block kept the page-fault handler and the
-// zeroing of new memory busy).
+// readInput is the one way the verifier reads its input, whatever the
+// path (a band's segments, batch.go; the checksum path's parts, quick.go;
+// a block kept across bands or compared alone, fetch below): one
+// ReadBlocks call of the run's source, each block's decoded size checked
+// against its stored shape before fn sees it, the time spent waiting on
+// storage added to the run's fetch time and the rest of the call (decoding,
+// fn's placing and comparing) to its compare time. On an error it returns
+// the index of the block it was at too (blocks arrive in order: the one
+// after the last handed to fn), so that the caller names its array.
+func (r *run) readInput(ctx context.Context, rd catalog.Reads, fn func(i int, data []byte) error) (at int, err error) {
+	var fetchNs int64
+	rd.Timer = &fetchNs
+	t0 := time.Now()
+	last := -1
+	err = r.src.ReadBlocks(ctx, rd, func(i int, data []byte) error {
+		last = i
+		b, dt := rd.Blocks[i], rd.DType(i)
+		want := int64(dt.Size)
+		for _, s := range b.StoredShape() {
+			want *= s
+		}
+		if int64(len(data)) != want {
+			return catalog.Corrupt("", b.File, b.Offset, "block %v: decoded %d bytes, want %d for stored shape %v of %v",
+				b.Box, len(data), want, b.StoredShape(), dt)
+		}
+		return fn(i, data)
+	})
+	r.stats.fetchNs.Add(fetchNs)
+	r.stats.compareNs.Add(int64(time.Since(t0)) - fetchNs)
+	return min(last+1, len(rd.Blocks)-1), err
+}
+
+// rawBufs recycles the buffers of raw blocks read into place (fresh
+// buffers for every block kept the page-fault handler and the zeroing of
+// new memory busy).
 var rawBufs sync.Pool
 
-// fetch reads a block's decoded bytes and checks their size. Raw blocks
-// of an IntoSource are read into a recycled buffer: the caller gives it
+// fetch reads one block's decoded bytes (readInput), which the caller
+// keeps. Raw blocks are read into a recycled buffer: the caller gives it
 // back with recycle once done.
-func fetch(ctx context.Context, src catalog.Source, b *catalog.Block, dt catalog.DType, p placement) ([]byte, error) {
-	var data []byte
-	var err error
-	if into, ok := src.(catalog.IntoSource); ok && len(b.Codecs) == 0 && b.Inline() == nil && b.Length == p.storedBytes() {
-		if bp, _ := rawBufs.Get().(*[]byte); bp != nil && int64(cap(*bp)) >= b.Length {
-			data = (*bp)[:b.Length]
+func (r *run) fetch(ctx context.Context, b *catalog.Block, dt catalog.DType, p placement) ([]byte, error) {
+	want := p.storedBytes()
+	rd := catalog.Reads{Blocks: []*catalog.Block{b}, DTypes: []catalog.DType{dt}}
+	raw := len(b.Codecs) == 0 && b.Inline() == nil && b.Length == want
+	if raw {
+		var data []byte
+		if bp, _ := rawBufs.Get().(*[]byte); bp != nil && int64(cap(*bp)) >= want {
+			data = (*bp)[:want]
 		} else {
-			data = make([]byte, b.Length)
+			data = make([]byte, want)
 		}
-		if err := into.ReadBlockInto(ctx, b, data); err != nil {
-			recycle(data)
-			return nil, err
-		}
-		return data, nil
+		rd.Into = [][]byte{data}
 	}
-	data, err = src.ReadBlock(ctx, b, dt)
+	var data []byte
+	_, err := r.readInput(ctx, rd, func(_ int, d []byte) error {
+		data = d
+		if !raw {
+			data = append([]byte(nil), d...)
+		}
+		return nil
+	})
 	if err != nil {
+		if raw {
+			recycle(rd.Into[0])
+		}
 		return nil, err
-	}
-	if want := p.storedBytes(); int64(len(data)) != want {
-		return nil, catalog.Corrupt("", b.File, b.Offset, "block %v: decoded %d bytes, want %d for stored shape %v of %v",
-			b.Box, len(data), want, b.StoredShape(), dt)
 	}
 	return data, nil
 }
@@ -84,7 +121,7 @@ func (c *blockCache) get(ctx context.Context, r *run, a *catalog.Array, i, span 
 		if e.err = mem.Acquire(ctx, n); e.err != nil {
 			return
 		}
-		e.data, e.err = fetch(ctx, r.src, b, a.DType, e.p)
+		e.data, e.err = r.fetch(ctx, b, a.DType, e.p)
 		if e.err != nil {
 			mem.Release(n)
 			return

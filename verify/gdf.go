@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 
 	"relayout/catalog"
 	"relayout/internal/h5"
@@ -68,7 +70,7 @@ func checkGDFView(dir string, v catalog.ManifestView, f *h5.File, datasets map[[
 			arrays++
 			ds, ok := datasets[[2]string{a.File, a.Path}]
 			rank := len(ds.Shape)
-			if !ok || ds.Level != L || ds.Step != v.Step || (rank != 2 && rank != 3) {
+			if !ok || datasetLevel(ds, a.Var) != L || ds.Step != v.Step || (rank != 2 && rank != 3) {
 				badf("%s maps %s:%s, which the manifest does not list as a 2-D or 3-D level %d of step %d", a.Name, a.File, a.Path, L, v.Step)
 				continue
 			}
@@ -119,5 +121,126 @@ func checkGDFView(dir string, v catalog.ManifestView, f *h5.File, datasets map[[
 	if g != len(levels) {
 		badf("%d grids, the manifest's levels have %d", len(levels), g)
 	}
+	if len(v.Levels) > 0 {
+		for _, a := range v.Levels[0].Arrays {
+			why, err := checkGDFUnits(dir, f, a)
+			if err != nil {
+				return nil, 0, err
+			}
+			if why != "" {
+				badf("%s", why)
+			}
+		}
+	}
 	return bad, arrays, nil
+}
+
+// checkGDFUnits checks array a's /field_types/<name> field_units: the
+// manifest's units, and, when it names units, the unitSI and unitDimension
+// of the level-0 dataset it maps as read back from the output (the string
+// parsed here, not made again as the writer makes it).
+func checkGDFUnits(dir string, f *h5.File, a catalog.ManifestViewArray) (string, error) {
+	attrs, err := f.Attrs("/field_types/" + a.Name)
+	if errors.Is(err, catalog.ErrNotFound) {
+		return fmt.Sprintf("/field_types/%s is missing", a.Name), nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("verify: %w", err)
+	}
+	units := ""
+	for _, at := range attrs {
+		if at.Name == "field_units" && len(at.Strings) == 1 {
+			units = at.Strings[0]
+		}
+	}
+	if a.Units == nil {
+		return "", nil // a manifest older than units
+	}
+	if units != *a.Units {
+		return fmt.Sprintf("/field_types/%s field_units %q, the manifest says %q", a.Name, units, *a.Units), nil
+	}
+	if units == "" {
+		return "", nil
+	}
+	scale, dim, ok := parseYTUnits(units)
+	if !ok {
+		return fmt.Sprintf("/field_types/%s field_units %q is not a product of SI base units", a.Name, units), nil
+	}
+	df, err := h5.Open(filepath.Join(dir, filepath.FromSlash(a.File)))
+	if err != nil {
+		return "", fmt.Errorf("verify: %w", err)
+	}
+	defer df.Close()
+	find := func(as []catalog.Attr, name string) []float64 {
+		for _, at := range as {
+			if at.Name != name {
+				continue
+			}
+			out := slices.Clone(at.Floats)
+			for _, x := range at.Ints {
+				out = append(out, float64(x))
+			}
+			return out
+		}
+		return nil
+	}
+	dattrs, err := df.Attrs(a.Path)
+	if err != nil {
+		return "", fmt.Errorf("verify: %w", err)
+	}
+	wantDim := find(dattrs, "unitDimension")
+	if wantDim == nil { // a vector record's: on its group
+		rattrs, err := df.Attrs(a.Path[:strings.LastIndex(a.Path, "/")])
+		if err != nil {
+			return "", fmt.Errorf("verify: %w", err)
+		}
+		wantDim = find(rattrs, "unitDimension")
+	}
+	wantSI := find(dattrs, "unitSI")
+	if len(wantSI) != 1 || !slices.Equal(wantDim, dim[:]) || wantSI[0] != scale {
+		return fmt.Sprintf("/field_types/%s field_units %q: %s:%s has unitSI %v, unitDimension %v", a.Name, units, a.File, a.Path, wantSI, wantDim), nil
+	}
+	return "", nil
+}
+
+// parseYTUnits reads a unit string of the form a GDF view writes ("0.001*A*s/m**3",
+// "kg*m/(A*s**3)", "dimensionless"): its scale and the powers of openPMD's
+// SI base units (L, M, T, I, theta, N, J).
+func parseYTUnits(s string) (scale float64, dim [7]float64, ok bool) {
+	scale = 1
+	if s == "dimensionless" {
+		return scale, dim, true
+	}
+	base := map[string]int{"m": 0, "kg": 1, "s": 2, "A": 3, "K": 4, "mol": 5, "cd": 6}
+	num, den, _ := strings.Cut(strings.ReplaceAll(s, "**", "^"), "/")
+	den = strings.TrimSuffix(strings.TrimPrefix(den, "("), ")")
+	for sign, part := range map[float64]string{1: num, -1: den} {
+		if part == "" {
+			continue
+		}
+		for _, t := range strings.Split(part, "*") {
+			name, pow, hasPow := strings.Cut(t, "^")
+			p := 1.0
+			if hasPow {
+				var err error
+				if p, err = strconv.ParseFloat(pow, 64); err != nil {
+					return 0, dim, false
+				}
+			}
+			i, known := base[name]
+			switch {
+			case known:
+				dim[i] += sign * p
+			case sign == 1 && !hasPow:
+				x, err := strconv.ParseFloat(name, 64)
+				if err != nil {
+					return 0, dim, false
+				}
+				scale *= x
+			default:
+				return 0, dim, false
+			}
+		}
+	}
+	return scale, dim, true
 }

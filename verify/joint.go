@@ -29,7 +29,7 @@ import (
 // writers' regions) are verified together, as a joint group: the same
 // bands (rows along dimension 0) of every member at once, the band's
 // blocks of all members read in one pass in file order
-// (catalog.MixedBatchSource, batch.go), each block placed into its own
+// (one ReadBlocks call over several arrays, batch.go), each block placed into its own
 // array's stage or compared with its own array's output band; each member
 // keeps its own output reads (HDF5), comparison, holes, hash and first
 // difference:
@@ -61,9 +61,7 @@ func jointKey(a *catalog.Array) string {
 // group is the members verified together, band after band.
 type group struct {
 	members []*member
-	mixed   catalog.MixedBatchSource // nil: the source reads one type per call
-	batch   catalog.BatchSource      // nil: blocks are read one by one
-	extents map[string][]extent      // every member's blocks by file, by start
+	extents map[string][]extent // every member's blocks by file, by start
 }
 
 // inputErr is err of an input read of member i.
@@ -313,11 +311,6 @@ func (r *run) jointData(ctx context.Context, ms []*member, share int64, done fun
 		}
 	}
 	g := &group{members: ms, extents: map[string][]extent{}}
-	g.batch, _ = r.src.(catalog.BatchSource)
-	g.mixed, _ = r.src.(catalog.MixedBatchSource)
-	if len(ms) == 1 {
-		g.mixed = nil // one element type: ReadBlocks
-	}
 	g.indexExtents()
 	perBand, cacheBytes := r.jointRows(g, share)
 	capacity := share
@@ -350,7 +343,6 @@ func (r *run) jointData(ctx context.Context, ms []*member, share int64, done fun
 	for _, m := range ms {
 		r.launch(ctx, m)
 	}
-	pf, _ := r.src.(catalog.Prefetcher)
 	nb := ms[0].nb
 	// The next band's prep, made beside this one's reads and comparisons.
 	prep := make(chan *bandPrep, 1)
@@ -384,7 +376,7 @@ func (r *run) jointData(ctx context.Context, ms []*member, share int64, done fun
 		if live == 0 {
 			break
 		}
-		if pf != nil && bi+1 < nb {
+		if bi+1 < nb {
 			// Announce the blocks the next band starts to the kernel.
 			var next []*catalog.Block
 			for _, m := range ms {
@@ -398,7 +390,7 @@ func (r *run) jointData(ctx context.Context, ms []*member, share int64, done fun
 					}
 				}
 			}
-			pf.Prefetch(ctx, next)
+			r.src.Prefetch(ctx, next)
 		}
 		r.stats.bands.Add(int64(live))
 		bp := <-prep
@@ -474,7 +466,7 @@ func (r *run) prepBand(g *group, bi int, live []bool) *bandPrep {
 			c := r.cut(m.a, i, bp.band, m.span[i], &ar)
 			switch {
 			case c.b == nil:
-			case c.cache || g.batch == nil:
+			case c.cache:
 				bp.rest[mi] = append(bp.rest[mi], i)
 			default:
 				batch = append(batch, batched{b: c.b, region: c.region, p: placementIn(c.b, m.a.DType, &ar), m: mi, k: len(batch) - lo})

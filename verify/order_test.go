@@ -182,7 +182,7 @@ func TestManySmallBlocks(t *testing.T) {
 					statsHook = func(x *stats) { st = x }
 					defer func() { statsHook = nil }()
 					var log strings.Builder
-					ok, err := Output(context.Background(), s.store, batchSource{fileSource{s.dir}}, out, nil,
+					ok, err := Output(context.Background(), s.store, batchSource{fileSource{dir: s.dir}}, out, nil,
 						Options{MaxMem: 1 << 20, Jobs: jobs, Log: &log, Exact: true})
 					if err != nil {
 						t.Fatalf("%s jobs %d: verify: %v\n%s", c.name, jobs, err, log.String())

@@ -304,7 +304,7 @@ with h5py.File(sys.argv[1], "w") as f:
 			if err := checkBlock(a, i); err != nil {
 				return err
 			}
-			data, err := ds.ReadBlock(context.Background(), b, a.DType)
+			data, err := catalog.ReadBlock(context.Background(), ds, b, a.DType)
 			if err != nil {
 				return err
 			}
@@ -387,7 +387,7 @@ with adios2.FileReader(src) as f:
 					if err := checkBlock(a, i); err != nil {
 						return err
 					}
-					data, err := ds.ReadBlock(context.Background(), b, a.DType)
+					data, err := catalog.ReadBlock(context.Background(), ds, b, a.DType)
 					if err != nil {
 						return err
 					}
@@ -469,7 +469,7 @@ func TestPlacementAgainstYT(t *testing.T) {
 				t.Fatalf("%s level %d: no block of box %v", field, g.Level, box)
 			}
 			b := &a.Blocks[bi]
-			data, err := ds.ReadBlock(context.Background(), b, a.DType)
+			data, err := catalog.ReadBlock(context.Background(), ds, b, a.DType)
 			if err != nil {
 				t.Fatal(err)
 			}

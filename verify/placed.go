@@ -9,7 +9,7 @@ import (
 	"relayout/catalog"
 )
 
-// The verifier's own reading of placement maps (catalog.PlacedSource:
+// The verifier's own reading of placement maps (catalog.Caps.Places:
 // SCORPIO's decompositions). The reader scatters a frame of a distributed
 // variable through a plan of runs built from the sorted map, and the
 // rewriter writes what it scattered; were the plan wrong, the input read
@@ -33,34 +33,56 @@ import (
 // the placement's fill value.
 
 // placingSource reads the blocks its source places through maps by
-// placing them itself (mapReading.place); every other block, and every other
-// capability the verifier looks for, is the source's. Each map is read once
+// placing them itself (mapReading.place); every other block, and
+// everything else a source does, is the source's. Each map is read once
 // (its base, holes and validity: mapReading), whatever number of blocks
 // it places.
 type placingSource struct {
-	src  catalog.PlacedSource
+	catalog.Source
 	maps *sync.Map // Placement.Map -> *mapReading
 }
 
 // placing returns src, or src wrapped so that its placed blocks are placed
 // by the verifier.
 func placing(src catalog.Source) catalog.Source {
-	if ps, ok := src.(catalog.PlacedSource); ok {
-		return placingSource{ps, &sync.Map{}}
+	if src.Caps().Places {
+		return placingSource{src, &sync.Map{}}
 	}
 	return src
 }
 
-func (p placingSource) ReadBlock(ctx context.Context, b *catalog.Block, dt catalog.DType) ([]byte, error) {
-	pl, err := p.src.Placement(ctx, b, dt)
-	if err != nil {
-		return nil, err
-	}
-	if pl == nil {
-		return p.src.ReadBlock(ctx, b, dt)
-	}
+// ReadBlocks implements catalog.Source, a block at a time.
+func (p placingSource) ReadBlocks(ctx context.Context, r catalog.Reads, fn func(i int, data []byte) error) error {
+	return catalog.ReadEach(ctx, r, func(b *catalog.Block, dt catalog.DType, dst []byte) ([]byte, error) {
+		pl, err := p.Source.Placement(ctx, b, dt)
+		if err != nil {
+			return nil, err
+		}
+		if pl == nil {
+			var out []byte
+			one := catalog.Reads{Blocks: []*catalog.Block{b}, DTypes: []catalog.DType{dt}, Limit: r.Limit, Timer: r.Timer}
+			if dst != nil {
+				one.Into = [][]byte{dst}
+			}
+			err := p.Source.ReadBlocks(ctx, one, func(_ int, data []byte) error {
+				out = data
+				if dst == nil {
+					out = append([]byte(nil), data...)
+				}
+				return nil
+			})
+			return out, err
+		}
+		return p.place(b, dt, pl, dst)
+	}, fn)
+}
+
+// place places block b's parts (pl) by the verifier's reading of its maps,
+// into dst when not nil.
+func (p placingSource) place(b *catalog.Block, dt catalog.DType, pl *catalog.Placement, dst []byte) ([]byte, error) {
 	n := b.Box.Elements()
 	var mr *mapReading
+	var err error
 	if v, ok := p.maps.Load(pl.Map); ok && pl.Map != "" && v.(*mapReading).n == n {
 		mr = v.(*mapReading)
 	} else {
@@ -71,43 +93,14 @@ func (p placingSource) ReadBlock(ctx context.Context, b *catalog.Block, dt catal
 			p.maps.Store(pl.Map, mr)
 		}
 	}
-	out := make([]byte, n*int64(dt.Size))
-	if err := mr.place(out, dt.Size, pl); err != nil {
+	if int64(len(dst)) != n*int64(dt.Size) {
+		dst = make([]byte, n*int64(dt.Size))
+	}
+	if err := mr.place(dst, dt.Size, pl); err != nil {
 		return nil, fmt.Errorf("verify: %s block at %v: %w", b.File, b.Box.Lower, err)
 	}
-	return out, nil
+	return dst, nil
 }
-
-// ReadBlocks implements catalog.BatchSource, a block at a time.
-func (p placingSource) ReadBlocks(ctx context.Context, blocks []*catalog.Block, dt catalog.DType, fn func(i int, data []byte) error) error {
-	for i, b := range blocks {
-		data, err := p.ReadBlock(ctx, b, dt)
-		if err != nil {
-			return err
-		}
-		if err := fn(i, data); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// ReadBlocksMixed implements catalog.MixedBatchSource, a block at a time.
-func (p placingSource) ReadBlocksMixed(ctx context.Context, blocks []*catalog.Block, dts []catalog.DType, fn func(i int, data []byte) error) error {
-	for i, b := range blocks {
-		data, err := p.ReadBlock(ctx, b, dts[i])
-		if err != nil {
-			return err
-		}
-		if err := fn(i, data); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// IOStats is the source's counters.
-func (p placingSource) IOStats() catalog.IOCounters { return catalog.ReadCounters(p.src) }
 
 // mapReading is the verifier's reading of maps over n places (see above):
 // their base, the [0, 0] map that places element 0 (-1: none), and the

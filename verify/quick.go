@@ -21,7 +21,7 @@ import (
 //
 //	output: bands of each member read through the HDF5 library ─► poly(band) ─► sha256
 //	input:  every block of every member, in file order, in parts of
-//	        batchRead bytes (Jobs at once, catalog.MixedBatchSource) ─► blockSum
+//	        batchRead bytes (Jobs at once, one ReadBlocks call) ─► blockSum
 //	then per member: S_out == S_in + f*geo(N) ?  yes: verified, its digest kept
 //	                                             no:  compared again exactly
 //
@@ -122,9 +122,6 @@ func tableOf(ts []*blockTable, c []int64) *blockTable {
 // the elements no block covers.
 func (r *run) quickable(m *member, limit int64) (holes int64, ok bool) {
 	if r.opts.Exact || !smallBlocks(m.a, limit, quickMost(r.opts.Tap.of(m.a) != nil)) {
-		return 0, false
-	}
-	if _, ok := r.src.(catalog.BatchSource); !ok {
 		return 0, false
 	}
 	covered, ok := disjoint(m.a, maxCells)
@@ -324,13 +321,7 @@ func (r *run) quick(ctx context.Context, ms []*member, share int64, done func(*m
 	for _, q := range qs {
 		eg.Go(func() error { return r.quickOutput(gctx, q) })
 	}
-	if _, mixed := r.src.(catalog.MixedBatchSource); mixed {
-		r.quickInput(gctx, eg, qs, mem)
-	} else {
-		for _, q := range qs { // one element type a read: a pass per member
-			r.quickInput(gctx, eg, []*quickMember{q}, mem)
-		}
-	}
+	r.quickInput(gctx, eg, qs, mem)
 	if err := eg.Wait(); err != nil {
 		return nil, err
 	}
@@ -412,14 +403,13 @@ func (r *run) quickInput(ctx context.Context, eg *errgroup.Group, qs []*quickMem
 		n += b.Length
 	}
 	parts = append(parts, len(blocks))
-	pf, _ := r.src.(catalog.Prefetcher)
 	eg.Go(func() error {
 		for p := 0; p+1 < len(parts); p++ {
 			if err := r.work(ctx); err != nil {
 				return err
 			}
-			if pf != nil && p+2 < len(parts) {
-				pf.Prefetch(ctx, blocks[parts[p+1]:parts[p+2]])
+			if p+2 < len(parts) {
+				r.src.Prefetch(ctx, blocks[parts[p+1]:parts[p+2]])
 			}
 			lo, hi := parts[p], parts[p+1]
 			eg.Go(func() error {
@@ -519,20 +509,11 @@ func (r *run) quickPart(ctx context.Context, qs []*quickMember, part []quickEntr
 	var scratch []byte
 	var ar intArena
 	var strides [8]int64
-	var fetchNs int64
-	rctx := catalog.WithReadTimer(catalog.WithReadLimit(ctx, limit), &fetchNs)
-	t0 := time.Now()
-	last := -1 // the block read before an error: blocks arrive in order
-	fn := func(k int, data []byte) error {
-		last = k
+	at, err := r.readInput(ctx, catalog.Reads{Blocks: blocks, DTypes: dts, Limit: limit}, func(k int, data []byte) error {
 		e, b := part[k], blocks[k]
 		q := qs[e.m]
 		ar.chunk = strides[:] // p lives for this call: its strides are reused
 		p := placementIn(b, dts[k], &ar)
-		if want := p.storedBytes(); int64(len(data)) != want {
-			return catalog.Corrupt("", b.File, b.Offset, "block %v: decoded %d bytes, want %d for stored shape %v of %v",
-				b.Box, len(data), want, b.StoredShape(), dts[k])
-		}
 		r.count(q.m.a, b)
 		var term uint64
 		if bt := tableOf(q.tables, b.Box.Count); bt != nil && storedAsRegion(p, b.Box) {
@@ -546,19 +527,10 @@ func (r *run) quickPart(ctx context.Context, qs []*quickMember, part []quickEntr
 		}
 		sums[e.m] = fold(sums[e.m] + term)
 		return nil
-	}
-	var err error
-	if mixed, ok := r.src.(catalog.MixedBatchSource); ok && len(qs) > 1 {
-		err = mixed.ReadBlocksMixed(rctx, blocks, dts, fn)
-	} else {
-		err = r.src.(catalog.BatchSource).ReadBlocks(rctx, blocks, dts[0], fn)
-	}
+	})
 	if err != nil {
-		q := qs[part[min(last+1, len(part)-1)].m]
-		return fmt.Errorf("verify: input %s: %w", where(q.m.k), err)
+		return fmt.Errorf("verify: input %s: %w", where(qs[part[at].m].m.k), err)
 	}
-	r.stats.fetchNs.Add(fetchNs)
-	r.stats.compareNs.Add(int64(time.Since(t0)) - fetchNs)
 	for mi, s := range sums {
 		if s != 0 {
 			q := qs[mi]

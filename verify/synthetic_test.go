@@ -15,7 +15,10 @@ import (
 )
 
 // fileSource serves raw blocks from files of a directory.
-type fileSource struct{ dir string }
+type fileSource struct {
+	catalog.Plain
+	dir string
+}
 
 func (s fileSource) ReadBlock(_ context.Context, b *catalog.Block, dt catalog.DType) ([]byte, error) {
 	f, err := os.Open(filepath.Join(s.dir, b.File))
@@ -28,13 +31,24 @@ func (s fileSource) ReadBlock(_ context.Context, b *catalog.Block, dt catalog.DT
 	return buf, err
 }
 
-// batchSource is a catalog.BatchSource over fileSource: every block read
+// ReadBlocks implements catalog.Source, a block at a time.
+func (s fileSource) ReadBlocks(ctx context.Context, r catalog.Reads, fn func(i int, data []byte) error) error {
+	return catalog.ReadEach(ctx, r, func(b *catalog.Block, dt catalog.DType, _ []byte) ([]byte, error) { return s.ReadBlock(ctx, b, dt) }, fn)
+}
+
+// batchSource is a coalescing source over fileSource: every block read
 // on its own, handed to fn in reverse order (the order is unspecified).
 type batchSource struct{ fileSource }
 
-func (s batchSource) ReadBlocks(ctx context.Context, blocks []*catalog.Block, dt catalog.DType, fn func(i int, data []byte) error) error {
-	for i := len(blocks) - 1; i >= 0; i-- {
-		data, err := s.ReadBlock(ctx, blocks[i], dt)
+// Caps implements catalog.Source.
+func (s batchSource) Caps() catalog.Caps { return catalog.Caps{Coalesces: true} }
+
+func (s batchSource) ReadBlocks(ctx context.Context, r catalog.Reads, fn func(i int, data []byte) error) error {
+	for i := len(r.Blocks) - 1; i >= 0; i-- {
+		data, err := s.ReadBlock(ctx, r.Blocks[i], r.DType(i))
+		if err == nil && r.Dst(i) != nil {
+			data = append(r.Dst(i)[:0], data...)
+		}
 		if err == nil {
 			err = fn(i, data)
 		}
@@ -116,7 +130,7 @@ func newSynthetic(t *testing.T, fill []byte, overlap bool) *synthetic {
 	if err := store.Put(a); err != nil {
 		t.Fatal(err)
 	}
-	return &synthetic{dir: dir, store: store, src: fileSource{dir}, a: a, want: want}
+	return &synthetic{dir: dir, store: store, src: fileSource{dir: dir}, a: a, want: want}
 }
 
 func slicesClone(v []int64) []int64 { return append([]int64(nil), v...) }
@@ -226,7 +240,7 @@ func TestSynthetic(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				s := newSynthetic(t, c.fill, c.overlap)
 				if batch {
-					s.src = batchSource{fileSource{s.dir}}
+					s.src = batchSource{fileSource{dir: s.dir}}
 				}
 				data := s.want
 				if c.data != nil {

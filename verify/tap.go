@@ -17,8 +17,8 @@ import (
 // The input side of the checksum path, summed while the rewriter reads it.
 //
 // A run that rewrites and then verifies reads every input block twice:
-// once to write it, once to check it. A Tap, handed to the rewrite's reads
-// through the context (catalog.WithTap), sums each block of small-block
+// once to write it, once to check it. A Tap, wrapped around the source the
+// rewrite reads (Tap.Source), sums each block of small-block
 // arrays as the reader decodes it for the rewriter; the checksum path then
 // reads only the blocks no read of the rewrite handed over whole.
 //
@@ -47,8 +47,8 @@ import (
 // raw into the S_in of checksum.go.
 
 // Tap sums input blocks for the checksum path (see above). Make it with
-// NewTap before the rewrite, hand it to the rewrite's reads with
-// catalog.WithTap and to Check with Options.Tap.
+// NewTap before the rewrite, have the rewrite read through Tap.Source and
+// hand it to Check with Options.Tap.
 type Tap struct {
 	fields *fields
 	arrays []*tapArray // by the address of their block lists
@@ -98,16 +98,33 @@ func NewTap(in *catalog.Store) (*Tap, error) {
 	return t, nil
 }
 
-// Context is ctx with t as its tap (catalog.WithTap); a nil t: ctx.
-func (t *Tap) Context(ctx context.Context) context.Context {
+// Source is src with t summing every block a ReadBlocks call of it hands
+// over (whole and decoded, before the caller sees the bytes); a nil t, or
+// one with nothing to sum: src. The caller that reads (the rewriter)
+// knows nothing of it.
+func (t *Tap) Source(src catalog.Source) catalog.Source {
 	if t == nil || len(t.arrays) == 0 {
-		return ctx
+		return src
 	}
-	return catalog.WithTap(ctx, t)
+	return tappedSource{src, t}
 }
 
-// Batch implements catalog.BlockTap.
-func (t *Tap) Batch() catalog.TapBatch { return &tapBatch{t: t} }
+// tappedSource is a Source whose reads a Tap sees.
+type tappedSource struct {
+	catalog.Source
+	t *Tap
+}
+
+// ReadBlocks implements catalog.Source: each call's blocks summed by one
+// tapBatch, closed when the call ends.
+func (s tappedSource) ReadBlocks(ctx context.Context, r catalog.Reads, fn func(i int, data []byte) error) error {
+	tb := &tapBatch{t: s.t}
+	defer tb.Close()
+	return s.Source.ReadBlocks(ctx, r, func(i int, data []byte) error {
+		tb.Block(r.Blocks[i], r.DType(i), data)
+		return fn(i, data)
+	})
+}
 
 // of is the tap's sums of a, or nil: a's block list must be the one
 // tapped (the same elements), so that block indexes agree.
@@ -151,14 +168,12 @@ type tapSum struct {
 	raw, cover uint64
 }
 
-// Block implements catalog.TapBatch. Bytes decoded for another element
+// Block sums block b, read with elements of type dt, when it is an
+// element of a tapped array's kept list. Bytes decoded for another element
 // type than the catalog's are not the block's (the verifier reads it).
 func (tb *tapBatch) Block(b *catalog.Block, dt catalog.DType, data []byte) {
 	ta, i := tb.find(b)
-	if ta == nil || b.Box.Elements() == 0 {
-		return
-	}
-	if dt != ta.dt && (dt != catalog.DType{} || len(b.Codecs) != 0 || b.Inline() != nil) {
+	if ta == nil || b.Box.Elements() == 0 || dt != ta.dt {
 		return
 	}
 	tb.ar.chunk = tb.strides[:] // p lives for this call: its strides are reused
@@ -212,7 +227,7 @@ func (tb *tapBatch) find(b *catalog.Block) (*tapArray, int) {
 	return ta, int((at - ta.lo) / blockSize)
 }
 
-// Close implements catalog.TapBatch.
+// Close adds the call's sums to their arrays'.
 func (tb *tapBatch) Close() {
 	for _, s := range tb.sums {
 		ta := s.ta

@@ -89,7 +89,7 @@ func TestTap(t *testing.T) {
 					t.Fatalf("%d arrays tapped, want the 4 fields", len(tap.arrays))
 				}
 				stored = 0
-				ctx := tap.Context(context.Background())
+				src := tap.Source(ds)
 				for _, k := range store.KeptKeys() {
 					a, err := store.Array(k)
 					if err != nil {
@@ -114,7 +114,7 @@ func TestTap(t *testing.T) {
 					var eg errgroup.Group
 					for range 2 {
 						eg.Go(func() error {
-							return ds.(catalog.MixedBatchSource).ReadBlocksMixed(ctx, blocks, dts, func(int, []byte) error { return nil })
+							return src.ReadBlocks(context.Background(), catalog.Reads{Blocks: blocks, DTypes: dts}, func(int, []byte) error { return nil })
 						})
 					}
 					if err := eg.Wait(); err != nil {
@@ -122,7 +122,7 @@ func TestTap(t *testing.T) {
 					}
 					if bad && k.Var == "fields/rho" && k.Step == 1 {
 						b := &a.Blocks[len(a.Blocks)/2]
-						data, err := ds.ReadBlock(context.Background(), b, a.DType) // untapped
+						data, err := catalog.ReadBlock(context.Background(), ds, b, a.DType) // untapped
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -130,7 +130,7 @@ func TestTap(t *testing.T) {
 						ta := tap.of(a)
 						i := len(a.Blocks) / 2
 						ta.seen[i/64].And(^(uint64(1) << (i % 64))) // as if not read yet
-						tb := tap.Batch()
+						tb := &tapBatch{t: tap}
 						tb.Block(b, a.DType, data)
 						tb.Close()
 					}
@@ -193,8 +193,8 @@ func TestTap(t *testing.T) {
 			})
 			t.Run("dtype", func(t *testing.T) {
 				// Bytes decoded for another element type are not summed
-				// (a codec's output may depend on it); raw bytes (the zero
-				// DType, ReadBlockInto's) of a block without codecs are.
+				// (a codec's output may depend on it), the zero DType's
+				// neither; the array's own are.
 				tap, err := NewTap(store)
 				if err != nil {
 					t.Fatal(err)
@@ -205,23 +205,25 @@ func TestTap(t *testing.T) {
 				}
 				ta := tap.of(a)
 				b := &a.Blocks[0]
-				data, err := ds.ReadBlock(context.Background(), b, a.DType)
+				data, err := catalog.ReadBlock(context.Background(), ds, b, a.DType)
 				if err != nil {
 					t.Fatal(err)
 				}
 				other := a.DType
 				other.Kind = catalog.Int
-				tb := tap.Batch()
-				tb.Block(b, other, data)
-				tb.Close()
-				if ta.has(0) || ta.raw != 0 || ta.cover != 0 {
-					t.Fatalf("a block decoded as %v summed for an array of %v", other, a.DType)
+				for _, dt := range []catalog.DType{other, {}} {
+					tb := &tapBatch{t: tap}
+					tb.Block(b, dt, data)
+					tb.Close()
+					if ta.has(0) || ta.raw != 0 || ta.cover != 0 {
+						t.Fatalf("a block decoded as %v summed for an array of %v", dt, a.DType)
+					}
 				}
-				tb = tap.Batch()
-				tb.Block(b, catalog.DType{}, data)
+				tb := &tapBatch{t: tap}
+				tb.Block(b, a.DType, data)
 				tb.Close()
-				if raw := len(b.Codecs) == 0 && b.Inline() == nil; ta.has(0) != raw {
-					t.Fatalf("raw bytes of a block (codecs %v) summed: %v", b.Codecs, ta.has(0))
+				if !ta.has(0) || ta.cover == 0 {
+					t.Fatalf("a block of %v not summed for its array", a.DType)
 				}
 			})
 			t.Run("wrong", func(t *testing.T) {

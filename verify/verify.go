@@ -83,7 +83,7 @@ type Result struct {
 // through the HDF5 library.
 type IO struct {
 	// Input is the input Source's counters over the check (zero when it
-	// counts no reads: catalog.IOStats): the reads that fetched every
+	// counts no reads): the reads that fetched every
 	// block, coalesced as the Source coalesces them.
 	Input catalog.IOCounters
 	// OutputBytes are the bytes of array bands read through the HDF5
@@ -149,7 +149,7 @@ func Check(ctx context.Context, in *catalog.Store, inSrc catalog.Source, outDir 
 	if err != nil {
 		return Result{}, fmt.Errorf("verify: manifest: %w", err)
 	}
-	start, base := time.Now(), catalog.ReadCounters(inSrc)
+	start, base := time.Now(), inSrc.IOStats()
 	r := &run{in: in, src: placing(inSrc), dir: outDir, opts: opts, lim: limits.For(opts.MaxMem, opts.Jobs), out: map[catalog.Key]outRef{}, digests: map[catalog.Key]string{},
 		workers: make(chan struct{}, opts.Jobs), digestKind: kind, fields: newFields()}
 	if opts.Tap != nil {
@@ -200,7 +200,7 @@ func Check(ctx context.Context, in *catalog.Store, inSrc catalog.Source, outDir 
 		viewsOK, err = checkViews(outDir, m, log)
 		seriesOK = seriesOK && viewsOK
 	}
-	rio := IO{Input: catalog.ReadCounters(inSrc).Since(base), OutputBytes: r.stats.outBytes.Load(), OutputReads: r.stats.outReads.Load(),
+	rio := IO{Input: inSrc.IOStats().Since(base), OutputBytes: r.stats.outBytes.Load(), OutputReads: r.stats.outReads.Load(),
 		Seconds: time.Since(start).Seconds()}
 	return Result{OK: ok && seriesOK, Digests: r.digests, IO: rio, Checksummed: int(r.stats.checksummed.Load())}, err
 }

@@ -20,7 +20,8 @@ import (
 // file (which exists, holds that variable's dataset in the manifest, and
 // whose shape, padded with 1s to three axes, is the array's); the extent is
 // the arrays' shape reversed (VTK's x is the last axis) and the direction
-// a permutation. OverlappingAMR views are checked by checkAMRView. A
+// a permutation. OverlappingAMR views are checked by checkAMRView, particle
+// views by checkParticleView. A
 // virtual dataset whose file is missing reads as its fill value without an
 // error, hence the files' check. One line goes to w.
 func checkViews(dir string, m *catalog.Manifest, w io.Writer) (bool, error) {
@@ -96,6 +97,9 @@ func checkView(dir string, v catalog.ManifestView, shapes map[[2]string][]int64,
 	}
 	if a := get("Type"); v.Type == "OverlappingAMR" && a != nil && slices.Equal(a.Strings, []string{v.Type}) {
 		return checkAMRView(dir, v, f, attrs, datasets)
+	}
+	if a := get("Type"); v.Type == "UnstructuredGrid" && a != nil && slices.Equal(a.Strings, []string{v.Type}) {
+		return checkParticleView(dir, v, f, attrs, datasets)
 	}
 	if a := get("Type"); a == nil || !slices.Equal(a.Strings, []string{"ImageData"}) || v.Type != "ImageData" {
 		badf("Type is not ImageData")

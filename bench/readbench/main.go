@@ -180,11 +180,7 @@ func split(b catalog.Box, n int) []catalog.Box {
 // calls and bytes read.
 func measure(ctx context.Context, l *layoutIn, b catalog.Box, r int) (float64, int64, int64) {
 	var calls, nbytes atomic.Int64
-	var base catalog.IOCounters
-	st, _ := l.ds.(catalog.IOStats)
-	if st != nil {
-		base = st.IOStats()
-	}
+	base := l.ds.IOStats()
 	files := map[string]*os.File{}
 	var fmu sync.Mutex
 	open := func(name string) *os.File {
@@ -222,10 +218,10 @@ func measure(ctx context.Context, l *layoutIn, b catalog.Box, r int) (float64, i
 	for _, f := range files {
 		f.Close()
 	}
-	if !l.plain && st != nil {
-		s := st.IOStats()
-		calls.Store(s.ReadCalls - base.ReadCalls)
-		nbytes.Store(s.ReadBytes - base.ReadBytes)
+	if !l.plain {
+		s := l.ds.IOStats().Since(base)
+		calls.Store(s.ReadCalls)
+		nbytes.Store(s.ReadBytes)
 	}
 	return el, calls.Load(), nbytes.Load()
 }
@@ -261,14 +257,7 @@ func readBlocks(ctx context.Context, l *layoutIn, part catalog.Box) {
 		return cmp.Compare(x.Offset, y.Offset)
 	})
 	fn := func(int, []byte) error { return nil }
-	if bs, ok := l.ds.(catalog.BatchSource); ok {
-		check(bs.ReadBlocks(ctx, reads, l.array.DType, fn))
-		return
-	}
-	for _, bl := range reads {
-		_, err := l.ds.ReadBlock(ctx, bl, l.array.DType)
-		check(err)
-	}
+	check(l.ds.ReadBlocks(ctx, catalog.Reads{Blocks: reads, DTypes: []catalog.DType{l.array.DType}}, fn))
 }
 
 // readPlain reads part from a rewritten contiguous dataset with plain

@@ -177,6 +177,18 @@ func stripeTier(n int64) int {
 	return 72
 }
 
+// DecideFile is Decide for one of relayout's output files, of fileBytes
+// logical bytes on fs: relayout run applies it and relayout plan prints it.
+// Each is written by one process (a job writes the variables one after
+// another), so the writer count is 1; an Info of no kind is a local file
+// system of unknown name.
+func DecideFile(fs Info, fileBytes int64, ov Override) Decision {
+	if fs.Kind == "" {
+		fs.Kind, fs.Name = Local, "unknown"
+	}
+	return Decide(fs, fileBytes, 1, ov)
+}
+
 // Decide chooses the layout of one output file of about fileBytes bytes,
 // written by writers processes at once, on file system fs. Pure.
 func Decide(fs Info, fileBytes int64, writers int, ov Override) Decision {

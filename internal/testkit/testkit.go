@@ -112,7 +112,7 @@ func AssembleFortran(t *testing.T, src catalog.Source, a *catalog.Array) []float
 		if b.Order != catalog.ColMajor {
 			t.Fatalf("%s: block %d order %v", a.Source, bi, b.Order)
 		}
-		raw, err := src.ReadBlock(context.Background(), b, a.DType)
+		raw, err := catalog.ReadBlock(context.Background(), src, b, a.DType)
 		if err != nil {
 			t.Fatal(err)
 		}

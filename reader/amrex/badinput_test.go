@@ -207,11 +207,11 @@ func TestSymlinkOutFollowed(t *testing.T) {
 			if a.Blocks[j].File != "Level_0/Cell_D_00000" {
 				continue
 			}
-			x, err := ds.ReadBlock(t.Context(), &a.Blocks[j], a.DType)
+			x, err := catalog.ReadBlock(t.Context(), ds, &a.Blocks[j], a.DType)
 			if err != nil {
 				t.Fatal(err)
 			}
-			y, err := ref.ReadBlock(t.Context(), &b.Blocks[j], b.DType)
+			y, err := catalog.ReadBlock(t.Context(), ref, &b.Blocks[j], b.DType)
 			if err != nil {
 				t.Fatal(err)
 			}

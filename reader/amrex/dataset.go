@@ -33,7 +33,7 @@ type Dataset struct {
 	info    catalog.DatasetInfo
 	plots   []*plotfile // sorted by step
 	vars    []string    // selected variables, sorted
-	*source             // block reads: ReadBlock, ReadBlocks, ReadBlockInto, IOStats, Close
+	*source             // block reads: catalog.Source's methods, Close
 }
 
 type plotfile struct {

@@ -157,7 +157,7 @@ func TestPeleLMeX2DAgainstCellHMinMax(t *testing.T) {
 				t.Fatalf("%s level %d: %d blocks, want %d", v, l, len(a.Blocks), wantBoxes[l])
 			}
 			for b := range a.Blocks {
-				raw, err := ds.ReadBlock(t.Context(), &a.Blocks[b], a.DType)
+				raw, err := catalog.ReadBlock(t.Context(), ds, &a.Blocks[b], a.DType)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -2,7 +2,6 @@ package blockio
 
 import (
 	"context"
-	"fmt"
 	"sync"
 
 	"relayout/catalog"
@@ -15,42 +14,62 @@ import (
 // keep memory per request bounded.
 const maxRun = 16 << 20
 
-// ReadBlocks implements catalog.BatchSource: blocks (sorted by file and
-// offset for best effect) are grouped into runs of neighbouring extents, each
-// run read with one pread, and every block decoded from its slice of the run.
-//
-// A read limit in ctx (catalog.WithReadLimit) lowers the run size below
-// maxRun, so that a caller's memory budget bounds every run.
-func (s *Source) ReadBlocks(ctx context.Context, blocks []*catalog.Block, dt catalog.DType, fn func(i int, data []byte) error) error {
-	return s.readBlocks(ctx, blocks, func(int) catalog.DType { return dt }, fn)
-}
-
-// ReadBlocksMixed implements catalog.MixedBatchSource: ReadBlocks for
-// blocks of several arrays, blocks[i] of element type dts[i].
-func (s *Source) ReadBlocksMixed(ctx context.Context, blocks []*catalog.Block, dts []catalog.DType, fn func(i int, data []byte) error) error {
-	if len(dts) != len(blocks) {
-		return fmt.Errorf("blockio: %d element types for %d blocks", len(dts), len(blocks))
+// ReadBlocks implements catalog.Source: blocks (sorted by file and offset
+// for best effect) are grouped into runs of neighbouring extents, each run
+// read with one pread of at most r.Limit (else maxRun) bytes, and every
+// block decoded from its slice of the run. A raw block with a destination
+// (r.Into) is read straight into it with a pread of its own: no run buffer,
+// no copy.
+func (s *Source) ReadBlocks(ctx context.Context, r catalog.Reads, fn func(i int, data []byte) error) error {
+	if err := r.Check(); err != nil {
+		return err
 	}
-	return s.readBlocks(ctx, blocks, func(i int) catalog.DType { return dts[i] }, fn)
-}
-
-func (s *Source) readBlocks(ctx context.Context, blocks []*catalog.Block, dt func(i int) catalog.DType, fn func(i int, data []byte) error) error {
 	limit := int64(maxRun)
-	if l := catalog.ReadLimit(ctx); l > 0 {
-		limit = min(limit, l)
+	if r.Limit > 0 {
+		limit = min(limit, r.Limit)
 	}
-	// ctx's tap sees every block before fn does (ReadBlock taps those
-	// read on their own).
-	var tap catalog.TapBatch
-	if t := catalog.TapOf(ctx); t != nil {
-		tap = t.Batch()
-		defer tap.Close()
+	blocks, idx := r.Blocks, []int(nil) // blocks[k] is r.Blocks[idx[k]] (nil idx: k)
+	if r.Into != nil {
+		blocks, idx = nil, []int{}
+		for i, b := range r.Blocks {
+			dst := r.Into[i]
+			if dst == nil || len(b.Codecs) != 0 || b.Inline() != nil || b.Length != int64(len(dst)) {
+				blocks, idx = append(blocks, b), append(idx, i)
+				continue
+			}
+			if err := s.files.readAtTimed(ctx, b.File, b.Offset, dst, r.Timer); err != nil {
+				return err
+			}
+			if err := fn(i, dst); err != nil {
+				return err
+			}
+		}
+	}
+	at := func(k int) int {
+		if idx == nil {
+			return k
+		}
+		return idx[k]
+	}
+	// deliver hands block k its decoded bytes, copied to its destination
+	// when it has one.
+	deliver := func(k int, data []byte) error {
+		i := at(k)
+		if dst := r.Dst(i); dst != nil {
+			if len(data) != len(dst) {
+				b := blocks[k]
+				return catalog.Corrupt("blockio", b.File, b.Offset, "block %v: decoded %d bytes, want %d", b.Box, len(data), len(dst))
+			}
+			copy(dst, data)
+			data = dst
+		}
+		return fn(i, data)
 	}
 	return catalog.Runs(blocks, limit, func(i, j int, start, end int64) error {
 		if start == end { // inline bytes or no extent
-			data, err := s.ReadBlock(ctx, blocks[i], dt(i))
+			data, err := s.readAlone(ctx, blocks[i], r.DType(at(i)), r.Timer)
 			if err == nil {
-				err = fn(i, data)
+				err = deliver(i, data)
 			}
 			return err
 		}
@@ -58,16 +77,13 @@ func (s *Source) readBlocks(ctx context.Context, blocks []*catalog.Block, dt fun
 		// by the caller's units arrive as many small extents apart.
 		run := getRun(end-start, limit)
 		defer putRun(run) // fn is done with every block's bytes
-		if err := s.files.ReadAtInto(ctx, blocks[i].File, start, run); err != nil {
+		if err := s.files.readAtTimed(ctx, blocks[i].File, start, run, r.Timer); err != nil {
 			return err
 		}
 		for k := i; k < j; k++ {
-			data, err := s.decode(blocks[k], dt(k), run[blocks[k].Offset-start:blocks[k].Offset-start+blocks[k].Length])
+			data, err := s.decode(blocks[k], r.DType(at(k)), run[blocks[k].Offset-start:blocks[k].Offset-start+blocks[k].Length])
 			if err == nil {
-				if tap != nil {
-					tap.Block(blocks[k], dt(k), data)
-				}
-				err = fn(k, data)
+				err = deliver(k, data)
 			}
 			if err != nil {
 				return err

@@ -71,7 +71,7 @@ func TestReadBlocksMatchesReadBlock(t *testing.T) {
 	}, blocks...)
 	src.Prefetch(context.Background(), hints)
 	got := make([][]byte, len(blocks))
-	err := src.ReadBlocks(context.Background(), blocks, dt, func(i int, data []byte) error {
+	err := src.ReadBlocks(context.Background(), catalog.Reads{Blocks: blocks, DTypes: []catalog.DType{dt}}, func(i int, data []byte) error {
 		if got[i] != nil {
 			t.Errorf("block %d delivered twice", i)
 		}
@@ -85,16 +85,45 @@ func TestReadBlocksMatchesReadBlock(t *testing.T) {
 		if !bytes.Equal(got[i], want[i]) {
 			t.Fatalf("block %d: coalesced read differs", i)
 		}
-		one, err := src.ReadBlock(context.Background(), blocks[i], dt)
+		one, err := catalog.ReadBlock(context.Background(), src, blocks[i], dt)
 		if err != nil || !bytes.Equal(one, want[i]) {
 			t.Fatalf("block %d: ReadBlock differs: %v", i, err)
+		}
+	}
+
+	// Destinations: every other block, raw or deflated, lands in its own
+	// buffer, which fn gets (the others in the run buffer, as before); a
+	// destination of the wrong size is corrupt input named by its file.
+	r := catalog.Reads{Blocks: blocks, DTypes: []catalog.DType{dt}, Into: make([][]byte, len(blocks))}
+	for i := range blocks {
+		if i%2 == 0 {
+			r.Into[i] = make([]byte, len(want[i]))
+		}
+	}
+	err = src.ReadBlocks(context.Background(), r, func(i int, data []byte) error {
+		if dst := r.Into[i]; dst != nil && &data[0] != &dst[0] {
+			t.Errorf("block %d (codecs %v): not handed over in its destination", i, blocks[i].Codecs)
+		}
+		if !bytes.Equal(data, want[i]) {
+			t.Errorf("block %d (codecs %v): read into place differs", i, blocks[i].Codecs)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range []int{0, 1} { // raw, deflated
+		short := catalog.Reads{Blocks: blocks[i : i+1], DTypes: []catalog.DType{dt}, Into: [][]byte{make([]byte, len(want[i])-8)}}
+		err := src.ReadBlocks(context.Background(), short, func(int, []byte) error { return nil })
+		if !errors.Is(err, catalog.ErrCorrupt) || !bytes.Contains([]byte(err.Error()), []byte("a.bin")) {
+			t.Errorf("block %d into %d bytes of %d: %v", i, len(want[i])-8, len(want[i]), err)
 		}
 	}
 
 	// A block past the end of its file fails the batch with the file named.
 	bad := *blocks[len(blocks)-1]
 	bad.Offset += 1 << 20
-	err = src.ReadBlocks(context.Background(), append(blocks[40:], &bad), dt, func(int, []byte) error { return nil })
+	err = src.ReadBlocks(context.Background(), catalog.Reads{Blocks: append(blocks[40:], &bad), DTypes: []catalog.DType{dt}}, func(int, []byte) error { return nil })
 	if !errors.Is(err, catalog.ErrCorrupt) || !bytes.Contains([]byte(err.Error()), []byte("b.bin")) {
 		t.Fatalf("past end: %v", err)
 	}

@@ -249,27 +249,27 @@ func TestSourceReadBlock(t *testing.T) {
 	ctx := context.Background()
 	dt := catalog.DType{Kind: catalog.Float, Size: 8}
 	b := catalog.Block{Box: catalog.Box{Lower: []int64{0, 0}, Count: []int64{2, 4}}, File: "d.h5", Offset: 8, Length: 64}
-	got, err := src.ReadBlock(ctx, &b, dt)
+	got, err := catalog.ReadBlock(ctx, src, &b, dt)
 	if err != nil || !bytes.Equal(got, raw) {
 		t.Fatalf("plain block: %v", err)
 	}
 	// Partial edge chunk: valid box 1x2 of a stored 2x3.
 	c := catalog.Block{Box: catalog.Box{Lower: []int64{2, 0}, Count: []int64{1, 2}},
 		File: "d.h5", Offset: 72, Length: int64(z.Len()), Codecs: []catalog.Codec{{Name: "deflate", Params: []uint32{6}}}}.WithStored([]int64{2, 3}, nil)
-	got, err = src.ReadBlock(ctx, &c, dt)
+	got, err = catalog.ReadBlock(ctx, src, &c, dt)
 	if err != nil || !bytes.Equal(got, raw[:48]) {
 		t.Fatalf("deflate block: %v", err)
 	}
 	c = c.WithStored([]int64{2, 4}, nil)
-	if _, err := src.ReadBlock(ctx, &c, dt); !errors.Is(err, catalog.ErrCorrupt) || !strings.Contains(err.Error(), "d.h5: offset 72: block of 60 bytes") {
+	if _, err := catalog.ReadBlock(ctx, src, &c, dt); !errors.Is(err, catalog.ErrCorrupt) || !strings.Contains(err.Error(), "d.h5: offset 72: block of 60 bytes") {
 		t.Errorf("size mismatch: %v", err)
 	}
 	in := catalog.Block{Box: catalog.Box{}}.WithInline([]byte{1, 2, 3, 4, 5, 6, 7, 8})
-	if got, err := src.ReadBlock(ctx, &in, dt); err != nil || !bytes.Equal(got, in.Inline()) {
+	if got, err := catalog.ReadBlock(ctx, src, &in, dt); err != nil || !bytes.Equal(got, in.Inline()) {
 		t.Errorf("inline: %v", err)
 	}
 	b.Length = 16
-	if _, err := src.ReadBlock(ctx, &b, dt); !errors.Is(err, catalog.ErrCorrupt) {
+	if _, err := catalog.ReadBlock(ctx, src, &b, dt); !errors.Is(err, catalog.ErrCorrupt) {
 		t.Errorf("length/shape mismatch: %v", err)
 	}
 }
@@ -297,24 +297,27 @@ func TestBzip2(t *testing.T) {
 	}
 }
 
-// A read timer (catalog.WithReadTimer) counts the reads of every path a
-// block takes: ReadBlock (ReadAt) as well as ReadBlocks' coalesced runs
-// (ReadAtInto).
+// A read timer (catalog.Reads.Timer) counts the reads of every path a
+// block takes: a block read alone (inline or of no extent), a raw block
+// read into its destination and ReadBlocks' coalesced runs.
 func TestReadTimerCountsEveryRead(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, dir, "a.bin", make([]byte, 4096))
 	src := NewSource(NewFiles(dir, 2))
 	dt := catalog.DType{Kind: catalog.Uint, Size: 1}
 	b := &catalog.Block{Box: catalog.Box{Lower: []int64{0}, Count: []int64{4096}}, File: "a.bin", Length: 4096}
-	var one, batch int64
-	if _, err := src.ReadBlock(catalog.WithReadTimer(context.Background(), &one), b, dt); err != nil {
-		t.Fatal(err)
-	}
-	err := src.ReadBlocks(catalog.WithReadTimer(context.Background(), &batch), []*catalog.Block{b}, dt, func(int, []byte) error { return nil })
+	var into, batch int64
+	dst := make([]byte, 4096)
+	err := src.ReadBlocks(context.Background(), catalog.Reads{Blocks: []*catalog.Block{b}, DTypes: []catalog.DType{dt}, Into: [][]byte{dst}, Timer: &into},
+		func(int, []byte) error { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
-	if one <= 0 || batch <= 0 {
-		t.Fatalf("read time counted: ReadBlock %d ns, ReadBlocks %d ns", one, batch)
+	err = src.ReadBlocks(context.Background(), catalog.Reads{Blocks: []*catalog.Block{b}, DTypes: []catalog.DType{dt}, Timer: &batch}, func(int, []byte) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if into <= 0 || batch <= 0 {
+		t.Fatalf("read time counted: into its destination %d ns, coalesced %d ns", into, batch)
 	}
 }

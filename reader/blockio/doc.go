@@ -13,7 +13,7 @@
 // safe for concurrent use: the pool is guarded by a mutex, reads use pread
 // (os.File.ReadAt) so goroutines share descriptors, and at most Max files are
 // open at once (a reader waits, honouring its context, when all are busy).
-// Every block a Source returns decoded is first handed to the context's tap
-// (catalog.WithTap), when it has one: how the verifier sums the input the
-// rewrite reads without reading it again.
+// Source implements catalog.Source for every format reader: coalesced runs,
+// raw blocks read straight into their destinations (catalog.Reads.Into),
+// prefetch hints, read counters.
 package blockio

@@ -39,7 +39,7 @@ func TestReadBlocksMixed(t *testing.T) {
 	}
 	src := NewSource(NewFiles(dir, 2))
 	seen := 0
-	err := src.ReadBlocksMixed(context.Background(), blocks, dts, func(i int, got []byte) error {
+	err := src.ReadBlocks(context.Background(), catalog.Reads{Blocks: blocks, DTypes: dts}, func(i int, got []byte) error {
 		seen++
 		if b := blocks[i]; !bytes.Equal(got, data[b.Offset:b.Offset+b.Length]) {
 			t.Errorf("block %d: wrong bytes", i)
@@ -47,16 +47,16 @@ func TestReadBlocksMixed(t *testing.T) {
 		return nil
 	})
 	if err != nil || seen != len(blocks) {
-		t.Fatalf("ReadBlocksMixed: %v, %d of %d blocks", err, seen, len(blocks))
+		t.Fatalf("ReadBlocks of two types: %v, %d of %d blocks", err, seen, len(blocks))
 	}
 	if st := src.IOStats(); st.ReadCalls != 1 || st.ReadBytes != int64(len(data)) {
 		t.Errorf("%d calls, %d bytes; want one read of %d", st.ReadCalls, st.ReadBytes, len(data))
 	}
 	dts[1] = f8 // 8 bytes of int16 read as float64: 4 elements want 32
-	if err := src.ReadBlocksMixed(context.Background(), blocks, dts, func(int, []byte) error { return nil }); !errors.Is(err, catalog.ErrCorrupt) {
+	if err := src.ReadBlocks(context.Background(), catalog.Reads{Blocks: blocks, DTypes: dts}, func(int, []byte) error { return nil }); !errors.Is(err, catalog.ErrCorrupt) {
 		t.Errorf("a block of the wrong length for its type: %v, want a corrupt-input error", err)
 	}
-	if err := src.ReadBlocksMixed(context.Background(), blocks, dts[:3], func(int, []byte) error { return nil }); err == nil {
+	if err := src.ReadBlocks(context.Background(), catalog.Reads{Blocks: blocks, DTypes: dts[:3]}, func(int, []byte) error { return nil }); err == nil {
 		t.Error("3 element types for 16 blocks: no error")
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"relayout/catalog"
 )
 
-// Prefetch implements catalog.Prefetcher: the blocks (sorted by file and
+// Prefetch implements catalog.Source: the blocks (sorted by file and
 // offset, as for ReadBlocks) are cut into the same runs (catalog.Runs) and
 // each run is handed to posix_fadvise(WILLNEED), which starts reading it
 // into the page cache and returns. Inline blocks and files that cannot be

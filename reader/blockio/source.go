@@ -31,14 +31,14 @@ type Source struct {
 // NewSource returns a Source reading block files through files.
 func NewSource(files *Files) *Source { return &Source{files: files} }
 
-// IOStats implements catalog.IOStats: the preads issued through the pool.
+// IOStats implements catalog.Source: the preads issued through the pool.
 func (s *Source) IOStats() catalog.IOCounters { return s.files.IOStats() }
 
 // Files is the pool the source reads through.
 func (s *Source) Files() *Files { return s.files }
 
 // Close closes the pool's files. A format reader embeds its Source, so this
-// (with ReadBlock, ReadBlocks, ReadBlockInto and IOStats) is its own method.
+// (with the methods of catalog.Source) is its own method.
 func (s *Source) Close() error { return s.files.Close() }
 
 // StoredBytes is the decoded size of b for elements of dt, or an error when
@@ -57,8 +57,9 @@ func StoredBytes(b *catalog.Block, dt catalog.DType) (int64, error) {
 	return n, nil
 }
 
-// ReadBlock returns the decoded bytes of b (see catalog.Block).
-func (s *Source) ReadBlock(ctx context.Context, b *catalog.Block, dt catalog.DType) ([]byte, error) {
+// readAlone returns the decoded bytes of b, read with a request of its own
+// (inline bytes, an extent of no length): a block no run holds.
+func (s *Source) readAlone(ctx context.Context, b *catalog.Block, dt catalog.DType, timer *int64) ([]byte, error) {
 	want, err := StoredBytes(b, dt)
 	if err != nil {
 		return nil, atBlock(b, err)
@@ -67,31 +68,16 @@ func (s *Source) ReadBlock(ctx context.Context, b *catalog.Block, dt catalog.DTy
 		if int64(len(b.Inline())) != want {
 			return nil, catalog.Corrupt("blockio", "", -1, "inline block %v: %d bytes, want %d", b.Box, len(b.Inline()), want)
 		}
-		data := append([]byte(nil), b.Inline()...)
-		tapOne(ctx, b, dt, data)
-		return data, nil
+		return s.decode(b, dt, b.Inline())
 	}
 	if len(b.Codecs) == 0 && b.Length != want {
 		return nil, catalog.Corrupt("blockio", b.File, b.Offset, "block of %d bytes, want %d", b.Length, want)
 	}
-	raw, err := s.files.ReadAt(ctx, b.File, b.Offset, b.Length)
-	if err != nil {
+	raw := make([]byte, b.Length)
+	if err := s.files.readAtTimed(ctx, b.File, b.Offset, raw, timer); err != nil {
 		return nil, err
 	}
-	data, err := s.decode(b, dt, raw)
-	if err == nil {
-		tapOne(ctx, b, dt, data)
-	}
-	return data, err
-}
-
-// tapOne hands one block read on its own to ctx's tap (catalog.WithTap).
-func tapOne(ctx context.Context, b *catalog.Block, dt catalog.DType, data []byte) {
-	if t := catalog.TapOf(ctx); t != nil {
-		tb := t.Batch()
-		tb.Block(b, dt, data)
-		tb.Close()
-	}
+	return s.decode(b, dt, raw)
 }
 
 // decode turns b's raw stored bytes into its decoded bytes; for a block
@@ -111,18 +97,14 @@ func (s *Source) decode(b *catalog.Block, dt catalog.DType, raw []byte) ([]byte,
 	return out, nil
 }
 
-// ReadBlockInto implements catalog.IntoSource: one pread of b's stored bytes
-// into dst, for a block without codecs of len(dst) bytes.
-func (s *Source) ReadBlockInto(ctx context.Context, b *catalog.Block, dst []byte) error {
-	if len(b.Codecs) != 0 || b.Inline() != nil || b.Length != int64(len(dst)) {
-		return fmt.Errorf("blockio: %s: block at offset %d: not %d raw bytes: %w", b.File, b.Offset, len(dst), catalog.ErrUnsupported)
-	}
-	if err := s.files.ReadAtInto(ctx, b.File, b.Offset, dst); err != nil {
-		return err
-	}
-	tapOne(ctx, b, catalog.DType{}, dst) // stored bytes as they are: no element type applied
-	return nil
+// Placement implements catalog.Source: no block is placed through maps.
+func (s *Source) Placement(context.Context, *catalog.Block, catalog.DType) (*catalog.Placement, error) {
+	return nil, nil
 }
+
+// Caps implements catalog.Source: neighbouring extents are read with one
+// request.
+func (s *Source) Caps() catalog.Caps { return catalog.Caps{Coalesces: true} }
 
 // atBlock names b's file and offset in an error about its bytes: a codec's
 // CorruptError (which knows no file) becomes one naming b's file and offset.

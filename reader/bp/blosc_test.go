@@ -85,7 +85,7 @@ func compareBlocks(t *testing.T, src catalog.Source, a *catalog.Array, want []by
 		if len(b.Codecs) != 1 || b.Codecs[0].Name != "blosc" || b.Order != catalog.RowMajor || a.DType.BigEndian {
 			t.Fatalf("%s step %d block %d: codecs %v order %v", a.Var, a.Step, i, b.Codecs, b.Order)
 		}
-		got, err := src.ReadBlock(t.Context(), b, a.DType)
+		got, err := catalog.ReadBlock(t.Context(), src, b, a.DType)
 		if err != nil {
 			t.Fatalf("%s step %d block %d: %v", a.Var, a.Step, i, err)
 		}
@@ -134,7 +134,7 @@ print(len(v)); print(" ".join(v))`, p)
 	// A damaged chunk is corruption, named by file and offset.
 	b := a.Blocks[0]
 	b.Length -= 20
-	_, err := d.ReadBlock(t.Context(), &b, a.DType)
+	_, err := catalog.ReadBlock(t.Context(), d, &b, a.DType)
 	if !errors.Is(err, catalog.ErrCorrupt) || !strings.Contains(err.Error(), "data.0") || !strings.Contains(err.Error(), fmt.Sprint(b.Offset)) {
 		t.Errorf("truncated blosc block: %v", err)
 	}
@@ -296,7 +296,7 @@ func TestBloscTwoChunks(t *testing.T) {
 	if n := binary.LittleEndian.Uint32(head[4+8+3+4:]); n != 2 {
 		t.Fatalf("ADIOS2 wrote %d chunks, want 2", n)
 	}
-	got, err := d.ReadBlock(t.Context(), b, a.DType)
+	got, err := catalog.ReadBlock(t.Context(), d, b, a.DType)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -409,7 +409,7 @@ func (d *Dataset) snapshots(raw []entry) error {
 		for _, b := range a.Blocks {
 			raw := b.Inline()
 			if raw == nil {
-				if raw, err = d.ReadBlock(context.Background(), &b, a.DType); err != nil {
+				if raw, err = catalog.ReadBlock(context.Background(), d, &b, a.DType); err != nil {
 					return err
 				}
 			}

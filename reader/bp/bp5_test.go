@@ -179,7 +179,7 @@ func TestBP5Operators(t *testing.T) {
 	bz := open(t, filepath.Join(dataDir(t, "bp4/compressed-2.7.1"), "compressed_bzip2_271.bp"))
 	a := scanAll(t, bz)[0]
 	ref := a.Blocks[0]
-	want, err := bz.ReadBlock(t.Context(), &ref, a.DType)
+	want, err := catalog.ReadBlock(t.Context(), bz, &ref, a.DType)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +213,7 @@ func TestBP5Operators(t *testing.T) {
 		if b.Offset != int64(3+4+2*word+16) || b.Length != int64(len(stream)) {
 			t.Errorf("size_t %d: block at %d+%d", word, b.Offset, b.Length)
 		}
-		got, err := d.ReadBlock(t.Context(), &b, a.DType)
+		got, err := catalog.ReadBlock(t.Context(), d, &b, a.DType)
 		if err != nil || !slices.Equal(got, want) {
 			t.Fatalf("bzip2 block: %v", err)
 		}

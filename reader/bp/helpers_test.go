@@ -49,7 +49,7 @@ func values(t *testing.T, src catalog.Source, a *catalog.Array) ([]float64, []bo
 	es := int64(a.DType.Size)
 	for bi := range a.Blocks {
 		b := &a.Blocks[bi]
-		data, err := src.ReadBlock(context.Background(), b, a.DType)
+		data, err := catalog.ReadBlock(context.Background(), src, b, a.DType)
 		if err != nil {
 			t.Fatalf("%s block %d %v: %v", a.Source, bi, b.Box, err)
 		}

@@ -47,7 +47,7 @@ func TestOpenLocal(t *testing.T) {
 	// A decomposition block holds int64 map entries, 1-based: the first
 	// block of 512 starts 1 2 ... 16 (PROVENANCE).
 	m := arrays[byName["/__pio__/decomp/512"]]
-	raw, err := d.ReadBlock(context.Background(), &m.Blocks[0], m.DType)
+	raw, err := catalog.ReadBlock(context.Background(), d, &m.Blocks[0], m.DType)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -373,7 +373,7 @@ func TestCompressed(t *testing.T) {
 	// A damaged stream is reported, not decoded into garbage.
 	b := ab[0].Blocks[0]
 	b.Length -= 10
-	if _, err := bz.ReadBlock(t.Context(), &b, ab[0].DType); !errors.Is(err, catalog.ErrCorrupt) {
+	if _, err := catalog.ReadBlock(t.Context(), bz, &b, ab[0].DType); !errors.Is(err, catalog.ErrCorrupt) {
 		t.Errorf("truncated bzip2 block: %v", err)
 	}
 }

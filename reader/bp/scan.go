@@ -28,7 +28,7 @@ type source = blockio.Source
 type Dataset struct {
 	info    catalog.DatasetInfo
 	files   *blockio.Files
-	*source // block reads: ReadBlock, ReadBlocks, ReadBlockInto, IOStats, Close
+	*source // block reads: catalog.Source's methods, Close
 	bo      binary.ByteOrder
 	pfx     string // "bp4" or "bp3"
 	bp3     bool

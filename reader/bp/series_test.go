@@ -71,7 +71,7 @@ func TestSeriesScanWorkers(t *testing.T) {
 			for i := range a.Blocks {
 				b := &a.Blocks[i]
 				r.blocks = append(r.blocks, fmt.Sprintf("%s:%d+%d %v", b.File, b.Offset, b.Length, b.Box.Lower))
-				raw, err := s.ReadBlock(context.Background(), b, a.DType)
+				raw, err := catalog.ReadBlock(context.Background(), s, b, a.DType)
 				if err != nil {
 					return err
 				}

@@ -47,7 +47,7 @@ type source = blockio.Source
 type Dataset struct {
 	info    catalog.DatasetInfo
 	entries []entry // sorted by (Var, Step, Level)
-	*source         // block reads: ReadBlock, ReadBlocks, ReadBlockInto, IOStats, Close
+	*source         // block reads: catalog.Source's methods, Close
 }
 
 // entry is one component of one data set on one level.

@@ -69,7 +69,7 @@ func TestBloscFilter(t *testing.T) {
 	a := arrays[1]
 	b := a.Blocks[1]
 	b.Length -= 7
-	_, err = d.ReadBlock(t.Context(), &b, a.DType)
+	_, err = catalog.ReadBlock(t.Context(), d, &b, a.DType)
 	if !errors.Is(err, catalog.ErrCorrupt) || !strings.Contains(err.Error(), "blosc.h5") {
 		t.Errorf("truncated chunk: %v", err)
 	}

@@ -26,7 +26,7 @@ type source = blockio.Source
 type Dataset struct {
 	info    catalog.DatasetInfo
 	entries []entry  // sorted by (Var, Step, Level)
-	*source          // native block reads: ReadBlockInto, Prefetch (ReadBlock, ReadBlocks, IOStats, Close: library.go)
+	*source          // native block reads: Prefetch, Placement, Caps (ReadBlocks, IOStats, Close: library.go)
 	lib     *library // blocks read through the HDF5 library (plugin filters)
 }
 

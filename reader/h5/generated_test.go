@@ -132,7 +132,7 @@ func TestGeneratedStorageForms(t *testing.T) {
 	}
 	defer d2.Close()
 	a2 := scanAll(t, d2)[0]
-	if _, err := d2.ReadBlock(t.Context(), &a2.Blocks[3], a2.DType); !errors.Is(err, catalog.ErrCorrupt) || !strings.Contains(err.Error(), "fletcher32") {
+	if _, err := catalog.ReadBlock(t.Context(), d2, &a2.Blocks[3], a2.DType); !errors.Is(err, catalog.ErrCorrupt) || !strings.Contains(err.Error(), "fletcher32") {
 		t.Errorf("flipped byte: %v", err)
 	}
 }

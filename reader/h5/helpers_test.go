@@ -80,7 +80,7 @@ func assemble(t *testing.T, src catalog.Source, a *catalog.Array) []byte {
 	rank := len(a.Shape)
 	for bi := range a.Blocks {
 		b := &a.Blocks[bi]
-		data, err := src.ReadBlock(context.Background(), b, a.DType)
+		data, err := catalog.ReadBlock(context.Background(), src, b, a.DType)
 		if err != nil {
 			t.Fatalf("%s block %d %v: %v", a.Source, bi, b.Box, err)
 		}

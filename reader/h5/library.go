@@ -132,8 +132,9 @@ func (l *library) closeIdle() {
 }
 
 // read returns the decoded bytes of a library block b (its stored shape,
-// Box at the origin, in dt's byte order).
-func (l *library) read(ctx context.Context, b *catalog.Block, dt catalog.DType) ([]byte, error) {
+// Box at the origin, in dt's byte order), into dst when it is not nil,
+// adding the time H5Dread takes to *timer (nil: untimed).
+func (l *library) read(ctx context.Context, b *catalog.Block, dt catalog.DType, dst []byte, timer *int64) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -151,11 +152,18 @@ func (l *library) read(ctx context.Context, b *catalog.Block, dt catalog.DType) 
 		return nil, err
 	}
 	defer release()
-	dst := make([]byte, want)
-	start, done := time.Now(), catalog.StartRead(ctx)
+	if dst == nil {
+		dst = make([]byte, want)
+	} else if int64(len(dst)) != want {
+		return nil, catalog.Corrupt("hdf5", b.File, b.Offset, "%s: %d bytes, want %d", where, want, len(dst))
+	}
+	start := time.Now()
 	err = f.ReadRegion(ds, b.Box.Lower, b.Box.Count, b.StoredShape(), dst)
-	done()
-	l.nanos.Add(int64(time.Since(start)))
+	took := int64(time.Since(start))
+	l.nanos.Add(took)
+	if timer != nil {
+		atomic.AddInt64(timer, took)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reader/h5: %s: %s: H5Dread: %w", b.File, where, err)
 	}
@@ -178,47 +186,29 @@ func (l *library) close() error {
 	return first
 }
 
-// ReadBlock implements catalog.Source: library blocks through HDF5, every
-// other block through the native path.
-func (d *Dataset) ReadBlock(ctx context.Context, b *catalog.Block, dt catalog.DType) ([]byte, error) {
-	if libraryBlock(b) {
-		return d.lib.read(ctx, b, dt)
+// ReadBlocks implements catalog.Source: library blocks are read one by one
+// through HDF5 (into their destinations, when given), the rest coalesced by
+// the native path.
+func (d *Dataset) ReadBlocks(ctx context.Context, r catalog.Reads, fn func(i int, data []byte) error) error {
+	if err := r.Check(); err != nil {
+		return err
 	}
-	return d.source.ReadBlock(ctx, b, dt)
-}
-
-// ReadBlocks implements catalog.BatchSource: library blocks are read one by
-// one through HDF5, the rest coalesced by the native path.
-func (d *Dataset) ReadBlocks(ctx context.Context, blocks []*catalog.Block, dt catalog.DType, fn func(i int, data []byte) error) error {
-	dts := make([]catalog.DType, len(blocks))
-	for i := range dts {
-		dts[i] = dt
-	}
-	return d.ReadBlocksMixed(ctx, blocks, dts, fn)
-}
-
-// ReadBlocksMixed implements catalog.MixedBatchSource like ReadBlocks:
-// blocks[i] is of element type dts[i].
-func (d *Dataset) ReadBlocksMixed(ctx context.Context, blocks []*catalog.Block, dts []catalog.DType, fn func(i int, data []byte) error) error {
-	if len(dts) != len(blocks) {
-		return fmt.Errorf("h5: %d element types for %d blocks", len(dts), len(blocks))
-	}
-	var rest []*catalog.Block
-	var idx []int // rest[k] is blocks[idx[k]]
-	for i, b := range blocks {
+	var rest catalog.Reads
+	var idx []int // rest.Blocks[k] is r.Blocks[idx[k]]
+	for i, b := range r.Blocks {
 		if !libraryBlock(b) {
 			if idx != nil {
-				rest, idx = append(rest, b), append(idx, i)
+				rest.Blocks, idx = append(rest.Blocks, b), append(idx, i)
 			}
 			continue
 		}
 		if idx == nil {
-			rest, idx = append([]*catalog.Block(nil), blocks[:i]...), make([]int, i, len(blocks))
+			rest.Blocks, idx = append([]*catalog.Block(nil), r.Blocks[:i]...), make([]int, i, len(r.Blocks))
 			for k := range idx {
 				idx[k] = k
 			}
 		}
-		data, err := d.lib.read(ctx, b, dts[i])
+		data, err := d.lib.read(ctx, b, r.DType(i), r.Dst(i), r.Timer)
 		if err == nil {
 			err = fn(i, data)
 		}
@@ -227,19 +217,26 @@ func (d *Dataset) ReadBlocksMixed(ctx context.Context, blocks []*catalog.Block, 
 		}
 	}
 	if idx == nil {
-		return d.source.ReadBlocksMixed(ctx, blocks, dts, fn)
+		return d.source.ReadBlocks(ctx, r, fn)
 	}
-	if len(rest) == 0 {
+	if len(rest.Blocks) == 0 {
 		return nil
 	}
-	restTypes := make([]catalog.DType, len(rest))
-	for k, i := range idx {
-		restTypes[k] = dts[i]
+	rest.Limit, rest.Timer = r.Limit, r.Timer
+	rest.DTypes = make([]catalog.DType, len(idx))
+	if r.Into != nil {
+		rest.Into = make([][]byte, len(idx))
 	}
-	return d.source.ReadBlocksMixed(ctx, rest, restTypes, func(k int, data []byte) error { return fn(idx[k], data) })
+	for k, i := range idx {
+		rest.DTypes[k] = r.DType(i)
+		if r.Into != nil {
+			rest.Into[k] = r.Into[i]
+		}
+	}
+	return d.source.ReadBlocks(ctx, rest, func(k int, data []byte) error { return fn(idx[k], data) })
 }
 
-// IOStats implements catalog.IOStats: the native path's preads and the
+// IOStats implements catalog.Source: the native path's preads and the
 // blocks read through the HDF5 library.
 func (d *Dataset) IOStats() catalog.IOCounters {
 	c := d.source.IOStats()

@@ -102,9 +102,9 @@ func TestPluginFilters(t *testing.T) {
 	}
 	seen := make([]int, len(mixed))
 	dt := byVar["lz4/f8"].DType
-	err = d.ReadBlocks(t.Context(), mixed, dt, func(i int, data []byte) error {
+	err = d.ReadBlocks(t.Context(), catalog.Reads{Blocks: mixed, DTypes: []catalog.DType{dt}}, func(i int, data []byte) error {
 		seen[i]++
-		one, err := d.ReadBlock(t.Context(), mixed[i], dt)
+		one, err := catalog.ReadBlock(t.Context(), d, mixed[i], dt)
 		if err != nil {
 			return err
 		}
@@ -143,7 +143,7 @@ func TestPluginFilters(t *testing.T) {
 	}
 	defer d2.Close()
 	arrays2 := scanAll(t, d2)
-	_, err = d2.ReadBlock(t.Context(), &arrays2[0].Blocks[2], a.DType)
+	_, err = catalog.ReadBlock(t.Context(), d2, &arrays2[0].Blocks[2], a.DType)
 	if !errors.Is(err, catalog.ErrCorrupt) || !strings.Contains(err.Error(), "damaged.h5") || !strings.Contains(err.Error(), "offset "+strconv.FormatInt(b.Offset, 10)) {
 		t.Errorf("damaged bzip2 chunk: %v", err)
 	}
@@ -214,7 +214,7 @@ for it in range(20):
 			for k := range arrays {
 				a := arrays[(k+5*g)%len(arrays)]
 				for i := range a.Blocks {
-					if _, err := d.ReadBlock(t.Context(), &a.Blocks[i], a.DType); err != nil {
+					if _, err := catalog.ReadBlock(t.Context(), d, &a.Blocks[i], a.DType); err != nil {
 						t.Error(err)
 						return
 					}

@@ -212,7 +212,7 @@ func assemble(t *testing.T, src catalog.Source, a *catalog.Array) []byte {
 	}
 	for i := range a.Blocks {
 		b := &a.Blocks[i]
-		data, err := src.ReadBlock(t.Context(), b, a.DType)
+		data, err := catalog.ReadBlock(t.Context(), src, b, a.DType)
 		if err != nil {
 			t.Fatalf("%s block %d: %v", a.Var, i, err)
 		}

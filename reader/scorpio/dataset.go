@@ -15,6 +15,7 @@ import (
 
 	"relayout/catalog"
 	"relayout/internal/fileio"
+	"relayout/reader/blockio"
 	"relayout/reader/bp"
 	"relayout/reader/netcdf"
 )
@@ -235,7 +236,7 @@ func (d *Dataset) Decomps() []int {
 // readRaw returns the decoded bytes of a BP block of this dataset (blosc
 // decoded; Write.Blocks, Blob.Block, the decompositions' blocks).
 func (d *Dataset) readRaw(ctx context.Context, b *catalog.Block, dt catalog.DType) ([]byte, error) {
-	return d.bp.ReadBlock(ctx, b, dt)
+	return catalog.ReadBlock(ctx, d.bp, b, dt)
 }
 
 func corrupt(what string, args ...any) error {
@@ -665,27 +666,32 @@ func (d *Dataset) buildPlan(ctx context.Context, id int) (*Plan, error) {
 
 // ReadWrite places one darray write into dst (Elems of the plan x element
 // size bytes, row-major over the variable's non-record dimensions): its
-// blocks read and scattered, holes filled with the write's fill value, else
-// _FillValue, else the netCDF default fill of the type. scratch, when
-// given, holds one slice per block reused across calls.
-func (d *Dataset) ReadWrite(ctx context.Context, v *Var, w *Write, dst []byte, scratch [][]byte) error {
+// blocks read (with one call: raw blocks straight into buffers of their
+// own, the time waiting on storage added to *timer when not nil) and
+// scattered, holes filled with the write's fill value, else _FillValue,
+// else the netCDF default fill of the type.
+func (d *Dataset) ReadWrite(ctx context.Context, v *Var, w *Write, dst []byte, timer *int64) error {
 	p, err := d.Plan(ctx, w.Decomp)
 	if err != nil {
 		return err
 	}
-	if len(scratch) < len(w.Blocks) {
-		scratch = make([][]byte, len(w.Blocks))
-	}
-	blocks := scratch[:len(w.Blocks)]
+	n := len(w.Blocks)
+	rd := catalog.Reads{Blocks: make([]*catalog.Block, n), DTypes: []catalog.DType{v.Type}, Into: make([][]byte, n), Timer: timer}
 	for g := range w.Blocks {
-		if blocks[g], err = d.readRaw(ctx, &w.Blocks[g], v.Type); err != nil {
-			return err
+		b := &w.Blocks[g]
+		size, err := blockio.StoredBytes(b, v.Type)
+		if err != nil {
+			return catalog.Corrupt("scorpio", b.File, b.Offset, "variable %q frame %d block %d: %v", v.Name, w.Frame, g, err)
 		}
+		rd.Blocks[g], rd.Into[g] = b, make([]byte, size)
 	}
-	if err := p.CheckBlocks(blocks, v.Type.Size, fmt.Sprintf("variable %q frame %d", v.Name, w.Frame), w.Blocks); err != nil {
+	if err := d.bp.ReadBlocks(ctx, rd, func(int, []byte) error { return nil }); err != nil {
 		return err
 	}
-	if err := p.Scatter(dst, blocks, v.Type.Size); err != nil {
+	if err := p.CheckBlocks(rd.Into, v.Type.Size, fmt.Sprintf("variable %q frame %d", v.Name, w.Frame), w.Blocks); err != nil {
+		return err
+	}
+	if err := p.Scatter(dst, rd.Into, v.Type.Size); err != nil {
 		return err
 	}
 	p.Fill(dst, d.FillValue(v, w))

@@ -430,9 +430,19 @@ func insideShape(b catalog.Box, shape []int64) bool {
 	return true
 }
 
-// ReadBlock returns the decoded bytes of a block Scan emitted: a darray
-// write placed over its box, or a put_var call's values.
-func (s *Stream) ReadBlock(ctx context.Context, b *catalog.Block, dt catalog.DType) ([]byte, error) {
+// ReadBlocks implements catalog.Source: each block read on its own (a
+// darray write gathers its I/O groups' blocks itself, and scatters them
+// straight into the block's destination when it has one).
+func (s *Stream) ReadBlocks(ctx context.Context, r catalog.Reads, fn func(i int, data []byte) error) error {
+	return catalog.ReadEach(ctx, r, func(b *catalog.Block, dt catalog.DType, dst []byte) ([]byte, error) {
+		return s.readBlock(ctx, b, dt, dst, r.Timer)
+	}, fn)
+}
+
+// readBlock returns the decoded bytes of a block Scan emitted, into dst
+// when it is not nil: a darray write placed over its box, or a put_var
+// call's values.
+func (s *Stream) readBlock(ctx context.Context, b *catalog.Block, dt catalog.DType, dst []byte, timer *int64) ([]byte, error) {
 	m, v, i, err := s.blockOf(b)
 	if err != nil {
 		return nil, err
@@ -448,8 +458,13 @@ func (s *Stream) ReadBlock(ctx context.Context, b *catalog.Block, dt catalog.DTy
 		if n := b.Box.Elements(); n != p.Elems {
 			return nil, corrupt("variable %q write %d: decomposition %d places %d elements, the variable's %v has %d", v.Name, i, w.Decomp, p.Elems, b.Box.Count, n)
 		}
-		dst := make([]byte, p.Elems*int64(v.Type.Size))
-		return dst, d.ReadWrite(ctx, v, w, dst, nil)
+		size := p.Elems * int64(v.Type.Size)
+		if dst == nil {
+			dst = make([]byte, size)
+		} else if int64(len(dst)) != size {
+			return nil, corrupt("variable %q write %d: %d bytes placed, %d wanted", v.Name, i, size, len(dst))
+		}
+		return dst, d.ReadWrite(ctx, v, w, dst, timer)
 	default: // BlobCodec
 		_, count, data, err := d.ReadBlob(ctx, v, &v.Blobs[i])
 		if err != nil {
@@ -458,7 +473,7 @@ func (s *Stream) ReadBlock(ctx context.Context, b *catalog.Block, dt catalog.DTy
 		if !slices.Equal(count, b.Box.Count) {
 			return nil, catalog.Corrupt("scorpio", b.File, b.Offset, "variable %q: put_var count %v, catalogued %v", v.Name, count, b.Box.Count)
 		}
-		return slices.Clone(data), nil
+		return data, nil
 	}
 }
 
@@ -483,7 +498,7 @@ func (s *Stream) blockOf(b *catalog.Block) (*member, *Var, int, error) {
 	return nil, nil, 0, bad("%s: variable %q: %s block %d of %d writes, %d put_var calls", m.name, v.Name, c.Name, i, len(v.Writes), len(v.Blobs))
 }
 
-// Placement implements catalog.PlacedSource: a darray block's data blocks
+// Placement implements catalog.Source: a darray block's data blocks
 // of every I/O group and their decomposition's map blocks, as stored, and
 // the write's fill value; nil for a put_var block.
 func (s *Stream) Placement(ctx context.Context, b *catalog.Block, dt catalog.DType) (*catalog.Placement, error) {
@@ -509,42 +524,32 @@ func (s *Stream) Placement(ctx context.Context, b *catalog.Block, dt catalog.DTy
 	return pl, nil
 }
 
-// ReadBlocks implements catalog.BatchSource: each block read on its own
-// (a darray write gathers its I/O groups' blocks itself).
-func (s *Stream) ReadBlocks(ctx context.Context, blocks []*catalog.Block, dt catalog.DType, fn func(i int, data []byte) error) error {
-	for i, b := range blocks {
-		data, err := s.ReadBlock(ctx, b, dt)
+// Prefetch implements catalog.Source: the data blocks of the darray
+// writes among blocks, announced through their member's BP source.
+func (s *Stream) Prefetch(ctx context.Context, blocks []*catalog.Block) {
+	for _, b := range blocks {
+		if len(b.Codecs) != 1 || b.Codecs[0].Name != DarrayCodec {
+			continue
+		}
+		m, v, i, err := s.blockOf(b)
 		if err != nil {
-			return err
+			continue // the read that follows reports it
 		}
-		if err := fn(i, data); err != nil {
-			return err
+		w := &v.Writes[i]
+		data := make([]*catalog.Block, len(w.Blocks))
+		for g := range w.Blocks {
+			data[g] = &w.Blocks[g]
 		}
+		m.d.bp.Prefetch(ctx, data)
 	}
-	return nil
 }
 
-// ReadBlocksMixed implements catalog.MixedBatchSource like ReadBlocks.
-func (s *Stream) ReadBlocksMixed(ctx context.Context, blocks []*catalog.Block, dts []catalog.DType, fn func(i int, data []byte) error) error {
-	for i, b := range blocks {
-		data, err := s.ReadBlock(ctx, b, dts[i])
-		if err != nil {
-			return err
-		}
-		if err := fn(i, data); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+// Caps implements catalog.Source: blocks are read one at a time (each
+// gathers its own I/O groups' blocks), and darray blocks are placed
+// through the decompositions' maps (Placement).
+func (s *Stream) Caps() catalog.Caps { return catalog.Caps{Places: true} }
 
-// ReadBlockInto implements catalog.IOSource for blocks without codecs, which
-// a SCORPIO dataset has none of.
-func (s *Stream) ReadBlockInto(ctx context.Context, b *catalog.Block, dst []byte) error {
-	return fmt.Errorf("scorpio: %s: every block has a codec: %w", s.info.Path, catalog.ErrCorrupt)
-}
-
-// IOStats counts the reads of the members' BP files.
+// IOStats implements catalog.Source: the reads of the members' BP files.
 func (s *Stream) IOStats() catalog.IOCounters {
 	var c catalog.IOCounters
 	for _, m := range s.members {
