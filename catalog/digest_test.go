@@ -1,6 +1,8 @@
 package catalog
 
 import (
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"os"
@@ -117,5 +119,35 @@ func BenchmarkDigest(b *testing.B) {
 				h.Sum(nil)
 			}
 		})
+	}
+}
+
+// TestHashStoredChunk: the bytes HashStoredChunk hashes are the chunk's
+// offset (int64 little-endian each) then its elements, gathered here one by
+// one from their global index, in row-major order of the chunk's box.
+func TestHashStoredChunk(t *testing.T) {
+	within := Box{Lower: []int64{4, 10, 0}, Count: []int64{6, 5, 7}}
+	c := Box{Lower: []int64{6, 12, 3}, Count: []int64{3, 2, 4}}
+	const size = 2
+	buf := make([]byte, within.Elements()*size)
+	for i := range buf {
+		buf[i] = byte(i * 7)
+	}
+	var want []byte
+	for _, o := range c.Lower {
+		want = binary.LittleEndian.AppendUint64(want, uint64(o))
+	}
+	for i := c.Lower[0]; i < c.Lower[0]+c.Count[0]; i++ {
+		for j := c.Lower[1]; j < c.Lower[1]+c.Count[1]; j++ {
+			for k := c.Lower[2]; k < c.Lower[2]+c.Count[2]; k++ {
+				e := ((i-within.Lower[0])*within.Count[1]+(j-within.Lower[1]))*within.Count[2] + k - within.Lower[2]
+				want = append(want, buf[e*size:(e+1)*size]...)
+			}
+		}
+	}
+	h := SHA256.New()
+	HashStoredChunk(h, buf, within, c, size)
+	if got := hex.EncodeToString(h.Sum(nil)); got != SHA256.Hex(want) {
+		t.Errorf("digest %s, want %s (of the %d bytes gathered one by one)", got, SHA256.Hex(want), len(want))
 	}
 }

@@ -202,6 +202,11 @@ type ManifestDataset struct {
 	SHA256 string `json:"sha256"`
 	BLAKE3 string `json:"blake3,omitempty"`
 	XXH64  string `json:"xxh64,omitempty"`
+	// DigestOf says what the digest is of when it is not the logical
+	// array: DigestStoredChunks for a sparse array (planner's sparse.go),
+	// whose logical bytes (8 TiB of fill values for a 2^40 float64 array
+	// with one chunk written) nobody can afford to hash.
+	DigestOf string `json:"digest_of,omitempty"`
 	// Compression is the HDF5 filter pipeline of a chunked dataset, e.g.
 	// "shuffle+deflate:4"; empty when stored raw.
 	Compression string `json:"compression,omitempty"`

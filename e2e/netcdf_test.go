@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"relayout/internal/testkit"
 )
@@ -267,5 +268,139 @@ with h5py.File(sys.argv[1], "r+") as f:
 				t.Fatalf("restoring %s: %v\n%s", c.path, err, b)
 			}
 		}
+	}
+}
+
+// TestNetcdfSparse (issue 40): a netCDF-4 variable over a dimension of 2^40
+// with three chunks written (the first, one in the middle, the short last
+// one) is a valid file, not a hostile one: run (verified) and run --resume
+// --no-verify (the commit's read back) write it sparse under the
+// address-space cap, in time and memory of its chunks. The output opens in
+// netCDF4-python and h5py with shape 2^40; its allocated chunks are the
+// input's, their values the input's (h5py); a hole reads as the input's
+// _FillValue; the file is under 1 MiB; the manifest's digest, of the stored
+// chunks (digest_of), equals one computed here from the input's values; and
+// relayout verify passes, and fails on a changed value in a stored chunk,
+// a value written into a hole, a hole's chunk stored (of fill values) or a
+// changed digest.
+func TestNetcdfSparse(t *testing.T) {
+	needNetCDF4(t)
+	dir := t.TempDir()
+	in := filepath.Join(dir, "sparse.nc")
+	py(t, `
+import sys, netCDF4, numpy as np
+s = netCDF4.Dataset(sys.argv[1], "w", format="NETCDF4")
+s.createDimension("n", 2**40)
+B = s.createVariable("B", "f8", ("n",), chunksizes=(1024,), fill_value=-999.0)
+B.units = "m"
+B[0:5] = np.arange(5.0)
+B[2**39 + 7:2**39 + 10] = [7.0, 8.0, 9.0]
+B[2**40 - 2:] = [1.5, 2.5]
+s.close()
+`, in)
+	for _, args := range [][]string{{}, {"--resume", "--no-verify"}} {
+		out := filepath.Join(dir, "out"+strings.Join(args, ""))
+		start := time.Now()
+		r := capped(t, append([]string{"run", in, "-o", out, "-q"}, args...)...)
+		if r.code != 0 {
+			t.Fatalf("run %v: exit %d\n%s", args, r.code, r.stderr)
+		}
+		t.Logf("run %v: %.2f s, %d bytes on disk", args, time.Since(start).Seconds(), diskBytes(t, out))
+		if n := diskBytes(t, out); n > 1<<20 {
+			t.Errorf("run %v: the output takes %d bytes on disk, want < 1 MiB", args, n)
+		}
+		got := py(t, `
+import sys, json, hashlib, h5py, netCDF4, numpy as np
+src, out = sys.argv[1], sys.argv[2]
+m = json.load(open(out + "/relayout.json"))
+[d] = [d for v in m["variables"] if v["name"] == "B" for d in v["datasets"]]
+assert d.get("digest_of") == "stored chunks", d
+x, y = h5py.File(src)["B"], h5py.File(out + "/B.nc")["B"]
+assert y.shape == (2**40,) and netCDF4.Dataset(out + "/B.nc")["B"].shape == (2**40,)
+chunks = lambda ds: sorted(ds.id.get_chunk_info(i).chunk_offset for i in range(ds.id.get_num_chunks()))
+assert chunks(x) == chunks(y), (chunks(x), chunks(y))
+h = hashlib.sha256()
+for (o,) in chunks(x):
+    e = min(o + 1024, 2**40)
+    assert np.array_equal(x[o:e], y[o:e]), o
+    h.update(np.array([o], "<i8").tobytes()); h.update(x[o:e].astype("<f8").tobytes())
+assert h.hexdigest() == d["sha256"], (h.hexdigest(), d["sha256"])
+assert y[2**38] == -999.0 and y.fillvalue == -999.0, (y[2**38], y.fillvalue)
+assert list(y[2**39 + 6:2**39 + 11]) == [-999.0, 7.0, 8.0, 9.0, -999.0]
+v = netCDF4.Dataset(out + "/B.nc")["B"]
+assert v.units == "m" and np.ma.is_masked(v[12345]) and v[2**40 - 1] == 2.5
+print("ok", len(chunks(y)))
+`, in, out)
+		if strings.TrimSpace(got) != "ok 3" {
+			t.Errorf("run %v: %s", args, got)
+		}
+		mustRun(t, "verify", in, out)
+	}
+	// Damage found without reading the holes: a value of a stored chunk,
+	// a value written into a hole (a chunk allocated where none was
+	// touched), a manifest digest.
+	for _, c := range []struct{ edit, want string }{
+		{`h5py.File(sys.argv[1] + "/B.nc", "r+")["B"][3] = 42.0`, "DIFF B step 0 level 0 at [3]: in=3 out=42"},
+		{`h5py.File(sys.argv[1] + "/B.nc", "r+")["B"][2**38] = 7.0`, "DIFF B step 0 level 0 at [274877906944]: fill=-999 out=7"},
+		{`h5py.File(sys.argv[1] + "/B.nc", "r+")["B"][2**38] = -999.0`, "DIFF B step 0 level 0: chunk at [274877906944] of B.nc:/B is stored, but no input block touches it"},
+		{`p = sys.argv[1] + "/relayout.json"; s = open(p).read(); d = json.loads(s)["variables"][0]["datasets"][0]["sha256"]; open(p, "w").write(s.replace(d, "0" * 64))`,
+			"sha256 of output"},
+	} {
+		out := filepath.Join(dir, "damaged")
+		os.RemoveAll(out)
+		testkit.CopyTree(t, filepath.Join(dir, "out"), out)
+		py(t, "import sys, json, h5py\n"+c.edit, out)
+		r := relayout(t, "verify", in, out)
+		if r.code != 1 || !strings.Contains(r.stdout, c.want) {
+			t.Errorf("verify after %s: exit %d, want 1 and %q\n%s\n%s", c.edit, r.code, c.want, r.stdout, r.stderr)
+		}
+	}
+}
+
+// TestNetcdfSparse2D: a sparse 2-D netCDF-4 variable asked chunked in chunks
+// smaller than its input's (so that each written input chunk, a block,
+// spans several runs of output chunks, which verify fetches once): run
+// writes it sparse (the note, digest_of), verify passes, and a value
+// changed in a later run of the block's chunks is found.
+func TestNetcdfSparse2D(t *testing.T) {
+	needNetCDF4(t)
+	dir := t.TempDir()
+	in := filepath.Join(dir, "sparse2d.nc")
+	py(t, `
+import sys, netCDF4, numpy as np
+s = netCDF4.Dataset(sys.argv[1], "w", format="NETCDF4")
+s.createDimension("n", 2**34); s.createDimension("k", 8)
+C = s.createVariable("C", "f4", ("n", "k"), chunksizes=(64, 8), fill_value=np.float32(-1))
+C[0:64] = np.arange(512, dtype=np.float32).reshape(64, 8)
+C[2**33 + 1:2**33 + 3] = np.float32(5)
+s.close()
+`, in)
+	out := filepath.Join(dir, "out")
+	r := capped(t, "run", in, "-o", out, "--layout", "chunked", "--chunk-shape", "16,4")
+	if r.code != 0 {
+		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stderr+r.stdout, "layout: C: sparse (") {
+		t.Errorf("no sparse note:\n%s", r.stderr)
+	}
+	got := py(t, `
+import sys, json, h5py, numpy as np
+m = json.load(open(sys.argv[2] + "/relayout.json"))
+[d] = [d for v in m["variables"] if v["name"] == "C" for d in v["datasets"]]
+x, y = h5py.File(sys.argv[1])["C"], h5py.File(sys.argv[2] + "/C.nc")["C"]
+assert d.get("digest_of") == "stored chunks" and y.chunks == (16, 4) and y.shape == (2**34, 8), (d, y.chunks)
+assert y.id.get_num_chunks() == 16, y.id.get_num_chunks()  # two input chunks of 64x8, each 4x2 output chunks
+assert np.array_equal(x[0:64], y[0:64]) and np.array_equal(x[2**33:2**33 + 16], y[2**33:2**33 + 16])
+assert y[2**32, 3] == -1
+print("ok")
+`, in, out)
+	if strings.TrimSpace(got) != "ok" {
+		t.Errorf("output: %s", got)
+	}
+	mustRun(t, "verify", in, out)
+	py(t, `import sys, h5py; h5py.File(sys.argv[1] + "/C.nc", "r+")["C"][50, 6] = 7`, out)
+	r = relayout(t, "verify", in, out)
+	if want := "DIFF C step 0 level 0 at [50,6]: in=406 out=7"; r.code != 1 || !strings.Contains(r.stdout, want) {
+		t.Errorf("verify after an edit: exit %d, want 1 and %q\n%s\n%s", r.code, want, r.stdout, r.stderr)
 	}
 }

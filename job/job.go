@@ -300,7 +300,9 @@ func prepareRun(ctx context.Context, out string, spec Spec, env Env, need *int64
 	if spec.Layout == Contiguous {
 		// Contiguous datasets are allocated whole: an output the file
 		// system cannot hold is refused before it is allocated.
-		*need = contiguousBytes(vars)
+		if *need, err = contiguousBytes(ctx, store, vars, spec.Fill); err != nil {
+			return fail(err)
+		}
 		if err := checkSpace(out, *need, "rerun the same command"); err != nil {
 			return fail(err)
 		}
@@ -457,7 +459,11 @@ func prepareLocked(ctx context.Context, out, in string, spec Spec, env Env, onCa
 		if err != nil {
 			return nil, err
 		}
-		if err := checkSpace(out, contiguousBytes(vars), "rerun the same command"); err != nil {
+		need, err := contiguousBytes(ctx, store, vars, spec.Fill)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkSpace(out, need, "rerun the same command"); err != nil {
 			return nil, err
 		}
 	}

@@ -1,6 +1,7 @@
 package job
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"relayout/catalog"
+	"relayout/planner"
 )
 
 // DiskFullError is a write that failed for want of space (ENOSPC, EDQUOT,
@@ -77,19 +79,32 @@ func checkSpace(out string, need int64, rerun string) error {
 
 // contiguousBytes is the size of an output written contiguously: every
 // array's logical bytes (contiguous datasets are allocated whole), but for
-// a refined AMR level only what its boxes cover (always chunked sparsely).
-// A partly covered array's holes are counted although its output leaves
-// them unallocated: its rewrite still walks the whole logical extent
-// (every row assembled, every byte hashed), so a declared shape far beyond
-// its blocks (a damaged header's 2^40 rows, a netCDF-4 variable with one
-// chunk of 2^40 written) is refused here, up front, rather than running out
-// of time or memory (e2e TestDeclaredShapeHuge).
-func contiguousBytes(vars []catalog.VarSummary) int64 {
+// a refined AMR level only what its boxes cover (always chunked sparsely),
+// and, unless fill (--fill: holes written dense), for a sparse array
+// (planner's sparse.go: a netCDF-4 variable of 2^40 elements with one chunk
+// written) only its touched chunks. An ordinary partly covered array's
+// holes are counted although its output leaves them unallocated (an upper
+// bound: the planner's chunk shape is not known per array here). A
+// variable's blocks are loaded only when it is large enough to hold a
+// sparse array (planner.SparseMinBytes).
+func contiguousBytes(ctx context.Context, store *catalog.Store, vars []catalog.VarSummary, fill bool) (int64, error) {
 	var n int64
 	for _, v := range vars {
-		n += v.Bytes - v.ConstantBytes - v.HoleBytes // constant records are attributes; sparse AMR levels store their boxes
+		b := v.Bytes - v.ConstantBytes - v.HoleBytes // constant records are attributes; sparse AMR levels store their boxes
+		if !fill && b >= planner.SparseMinBytes {
+			err := store.EachArray(ctx, v.Name, func(a *catalog.Array) error {
+				if stored, ok := planner.SparseBytes(a); ok && !a.Constant && a.Level == 0 {
+					b -= a.Bytes() - stored
+				}
+				return nil
+			})
+			if err != nil {
+				return 0, err
+			}
+		}
+		n += b
 	}
-	return n
+	return n, nil
 }
 
 func freeBytes(dir string) (int64, error) {

@@ -15,6 +15,9 @@
 //   - level.go, holes.go: arrays chunked whatever was asked, with a note:
 //     refined AMR levels (LevelLayout) and partly covered arrays that would
 //     be contiguous (HoleLayout, unless --fill), so that holes cost nothing;
+//   - sparse.go: which of those are sparse (holes that dwarf the data), the
+//     work units over their touched chunks alone (SparseUnits) and the
+//     bytes they store (SparseBytes);
 //   - plan.go: the per-variable plan `relayout plan` prints (cuboid counts per
 //     scope, chosen layout, costs before/merged/after), cached by a
 //     fingerprint of each array's block geometry;

@@ -60,9 +60,14 @@ const (
 // HoleLayout is the layout of array a, with its blocks, given the layout l
 // chosen for it: l itself unless l is contiguous and a is partly covered
 // (not a scalar, not empty, not a constant record), else a chunked layout by
-// the rule above with a Note saying why (for the log and the manifest).
+// the rule above with a Note saying why (for the log and the manifest). A
+// chunked l (asked) keeps its chunks, but is marked Sparse, with a note,
+// when a is sparse in them (sparse.go): its holes are unallocated anyway.
 func HoleLayout(a *catalog.Array, l Layout) Layout {
-	if l.Kind != Contiguous {
+	switch {
+	case l.Kind == Chunked && !l.Sparse && a.Bytes() >= SparseMinBytes && !a.Constant && !FullyCovered(a):
+		return sparseChunked(a, l)
+	case l.Kind != Contiguous:
 		return l
 	}
 	return holeLayout(a, l, FullyCovered(a))
@@ -113,7 +118,11 @@ func holeLayout(a *catalog.Array, l Layout, full bool) Layout {
 	note := fmt.Sprintf("partly covered (its %d blocks cover %.1f%% of %s): chunked %s instead of contiguous, "+
 		"only the chunks the blocks touch are stored (%s), holes read as the fill value (--fill writes them dense)",
 		len(boxes), pct, dimsString(a.Shape), dimsString(chunk), byteSize(stored*size))
-	return Layout{Kind: Chunked, Chunk: chunk, Note: note}
+	sp := sparse(a.Elements()*size, stored*size)
+	if sp {
+		note += "; sparse: its digest is over the stored chunks (digest_of)"
+	}
+	return Layout{Kind: Chunked, Chunk: chunk, Note: note, Sparse: sp}
 }
 
 // blockBoxes is the boxes of a's blocks.
@@ -211,11 +220,13 @@ func eachTouchedChunk(shape, chunk []int64, boxes []catalog.Box, fn func(k int64
 boxes:
 	for _, b := range boxes {
 		for d := range rank {
-			lo[d] = max(b.Lower[d], 0) / chunk[d]
-			hi[d] = min(b.Lower[d]+b.Count[d]-1, shape[d]-1) / chunk[d]
-			if hi[d] < lo[d] {
+			// clipped to the array in elements first: a box empty or
+			// outside it touches nothing (-1/chunk is 0 in Go)
+			l, h := max(b.Lower[d], 0), min(b.Lower[d]+b.Count[d]-1, shape[d]-1)
+			if h < l {
 				continue boxes
 			}
+			lo[d], hi[d] = l/chunk[d], h/chunk[d]
 		}
 		eachCell(lo, hi, grid, fn)
 	}

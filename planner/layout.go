@@ -17,6 +17,9 @@ type Layout struct {
 	// Note says why the layout is not the one asked for (a refined AMR
 	// level, LevelLayout), for the run's log and the manifest; else empty.
 	Note string
+	// Sparse: a partly covered array whose holes dwarf its data (sparse.go):
+	// units over its touched chunks only, its digest over its stored chunks.
+	Sparse bool
 }
 
 // ChooseLayout picks the layout of an array of the given shape.

@@ -753,6 +753,10 @@ func chooseFor(a *catalog.Array, opts PlanOptions, full bool) (Layout, string, [
 	if !opts.Fill {
 		if hl := holeLayout(a, l, full); hl.Note != "" {
 			l, why, rank = hl, hl.Note, nil
+		} else if l.Kind == Chunked && !full && a.Bytes() >= SparseMinBytes && !a.Constant {
+			if sl := sparseChunked(a, l); sl.Sparse {
+				l, why, rank = sl, sl.Note, nil
+			}
 		}
 	}
 	if rl := RecordLayout(a, l, opts.Unlimited); rl.Kind != l.Kind {

@@ -198,7 +198,14 @@
 // assembly writes it into contiguous data and units, and every dataset
 // carries it as its HDF5 fill value for unwritten chunks and a virtual
 // dataset's unmapped space. A reused unit buffer is filled (or cleared)
-// wherever its blocks do not cover it exactly. Blocks that overlap are
+// wherever its blocks do not cover it exactly. A sparse array (planner's
+// sparse.go, Dataset.Sparse: holes that dwarf its data, such as a netCDF-4
+// variable of 2^40 elements with one chunk written) goes through the part
+// files with units over its touched chunks alone (planner.SparseUnits),
+// joins no band, and its digest is over its stored chunks
+// (catalog.DigestStoredChunks: digestStoredChunks, hashed by the parts
+// target as it puts them, or from a journaled commit's read back of its
+// units): nothing is cut, assembled, hashed or read over its holes. Blocks that overlap are
 // found from their boxes (planner.OverlapPairs) before an array is written;
 // only their shared regions are read and compared: equal values (halos)
 // are fine, different ones refuse the array as corrupt input naming both

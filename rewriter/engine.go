@@ -439,7 +439,7 @@ func (e *engine) setupPass(ctx context.Context, di int, a *catalog.Array, us []*
 		mon.splits.Add(1)
 	}
 	ps := &pass{cleanup: []func(){t.close}}
-	if err := t.open(ctx, e, a, site == digestReadBack); err != nil {
+	if err := t.open(ctx, e, a, site == digestReadBack || site == digestStoredChunks); err != nil {
 		ps.close()
 		return nil, arrayErr(k, err)
 	}
@@ -503,6 +503,10 @@ const (
 	digestBands                      // gathered band by band from the units in memory (banddigest.go)
 	digestReadBack                   // the target reads its written bytes back (targetTraits.readBack)
 	digestInput                      // a read-only pass over the input in row-major units (finishDigest)
+	// digestStoredChunks: a sparse array's digest over its stored chunks
+	// (catalog.DigestStoredChunks), which the target hashes as it puts them
+	// in order: its holes are never hashed, nor read.
+	digestStoredChunks
 )
 
 // digestSite chooses, in one place, where the digest of array a, written
@@ -549,6 +553,9 @@ func (e *engine) digestSite(tr targetTraits, a *catalog.Array, boxes []catalog.B
 	if !e.digests || !whole || e.opts.Digest == catalog.NoDigest {
 		return digestNone, nil
 	}
+	if tr.storedChunks {
+		return digestStoredChunks, nil
+	}
 	if rowMajorRun(a.Shape, boxes) {
 		return digestInOrder, nil
 	}
@@ -573,7 +580,7 @@ func (e *engine) finishDigest(ctx context.Context, di int, a *catalog.Array, sit
 	var err error
 	switch site {
 	case digestInOrder, digestBands:
-	case digestReadBack:
+	case digestReadBack, digestStoredChunks:
 		if sum, err = t.finish(); err != nil {
 			return arrayErr(k, err)
 		}

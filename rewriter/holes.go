@@ -24,10 +24,15 @@ func newHoleLayouts(store *catalog.Store) *holeLayouts {
 }
 
 // holeLayout is planner.HoleLayout of a for layout l (l itself with
-// opts.Fill or for anything but a contiguous array with data). a's blocks
+// opts.Fill, for anything but a contiguous or chunked array with data, and
+// for a chunked one too small to be sparse). a's blocks
 // are loaded from holes' store when a is a header.
 func holeLayout(a *catalog.Array, l planner.Layout, opts Options, holes *holeLayouts) (planner.Layout, error) {
-	if opts.Fill || l.Kind != planner.Contiguous || a.Constant || len(a.Shape) == 0 || a.Elements() == 0 {
+	// A chunked array is asked only whether it is sparse, which a smaller
+	// one is not: its blocks are not loaded for that.
+	chunkedSmall := l.Kind == planner.Chunked && a.Bytes() < planner.SparseMinBytes
+	if opts.Fill || (l.Kind != planner.Contiguous && l.Kind != planner.Chunked) || chunkedSmall ||
+		a.Constant || len(a.Shape) == 0 || a.Elements() == 0 {
 		return l, nil
 	}
 	if holes == nil {

@@ -226,7 +226,8 @@ func (j *Plan) CheckBudget(maxMem int64) error {
 // of another shape than planned is a *Difference. It returns the dataset's
 // digest: none of the algorithms is combinable, so it is computed from
 // this pass, or a second read-only one in row-major order where the units
-// are tiles, boxes of chunks or cuboids. A plan of --digest none
+// are tiles, boxes of chunks or cuboids (but a sparse dataset's, over its
+// stored chunks: from this pass). A plan of --digest none
 // (Plan.Digest NoDigest) has no digest to take: its datasets are only
 // checked for presence and shape, and nothing is read ("").
 func (r *ReadBack) Dataset(ctx context.Context, di int, out *catalog.Store, check func(u *Unit, sum string) error) (string, error) {
@@ -275,8 +276,18 @@ func (r *ReadBack) Dataset(ctx context.Context, di int, out *catalog.Store, chec
 		if err := check(us[i], job.Digest.Hex(ob)); err != nil {
 			return err
 		}
-		if rowMajor {
+		switch {
+		case rowMajor:
 			h.Write(ob)
+		case d.Sparse: // units of whole stored chunks in grid order (planner.SparseUnits)
+			return eachChunk(boxes[i], d.Chunk, func(c []int64) error {
+				off := make([]int64, len(c))
+				for k := range c {
+					off[k] = c[k] * d.Chunk[k]
+				}
+				hashStoredChunk(h, ob, boxes[i], d.Shape, d.Chunk, off, int64(d.ElemSize))
+				return nil
+			})
 		}
 		return nil
 	})
@@ -287,7 +298,7 @@ func (r *ReadBack) Dataset(ctx context.Context, di int, out *catalog.Store, chec
 		}
 		return "", arrayErr(k, err)
 	}
-	if rowMajor {
+	if rowMajor || d.Sparse { // a sparse dataset's digest is over its stored chunks, never its holes
 		return hex.EncodeToString(h.Sum(nil)), nil
 	}
 	// Tiles, boxes of chunks, cuboids: the digest takes a pass of its own

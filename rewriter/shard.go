@@ -131,12 +131,15 @@ type Dataset struct {
 	Addr     int64   `json:"addr"` // contiguous (or covered merged) data's file offset
 	// Kind says how units reach the file (engine.go); "": parts when
 	// Chunk is set, else contiguous.
-	Kind     string   `json:"kind,omitempty"`
-	ObjAddr  uint64   `json:"obj_addr,omitempty"` // chunks: the dataset's object header (its chunk index)
-	Cuboids  []Cuboid `json:"cuboids,omitempty"`  // merged, partially covered: the cuboid datasets
-	Split    bool     `json:"split,omitempty"`    // units smaller than a row (or a chunk row)
-	BlocksIn int      `json:"blocks_in"`
-	BytesIn  int64    `json:"bytes_in"`
+	Kind    string   `json:"kind,omitempty"`
+	ObjAddr uint64   `json:"obj_addr,omitempty"` // chunks: the dataset's object header (its chunk index)
+	Cuboids []Cuboid `json:"cuboids,omitempty"`  // merged, partially covered: the cuboid datasets
+	Split   bool     `json:"split,omitempty"`    // units smaller than a row (or a chunk row)
+	// Sparse: a sparse array (planner's sparse.go, parts only): its units
+	// are its touched chunks, its digest over its stored chunks.
+	Sparse   bool  `json:"sparse,omitempty"`
+	BlocksIn int   `json:"blocks_in"`
+	BytesIn  int64 `json:"bytes_in"`
 }
 
 func (d *Dataset) key() catalog.Key { return catalog.Key{Var: d.Var, Step: d.Step, Level: d.Level} }
@@ -283,7 +286,7 @@ func Prepare(ctx context.Context, store *catalog.Store, src catalog.Source, stag
 			case t.chunks != nil:
 				d.Kind, d.Chunk, d.ObjAddr = kindChunks, md.Chunk, t.chunks.objAddr
 			case md.Layout == planner.Chunked:
-				d.Kind, d.Chunk = kindParts, md.Chunk
+				d.Kind, d.Chunk, d.Sparse = kindParts, md.Chunk, md.DigestOf == catalog.DigestStoredChunks
 				if opts.Deflate > 0 {
 					d.Deflate, d.Shuffle = opts.Deflate, v.DType.Size > 1
 				}

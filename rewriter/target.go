@@ -50,17 +50,18 @@ type target interface {
 	within(u *Unit, shape []int64) (catalog.Box, error)
 
 	// open readies a pass of engine e over array a (checked, its blocks
-	// disjoint when traits asks it); readBack: hash the written bytes back
-	// in row-major order for the dataset's digest (traits().readBack says
-	// how; finish returns it).
-	open(ctx context.Context, e *engine, a *catalog.Array, readBack bool) error
+	// disjoint when traits asks it); digest: the target takes the
+	// dataset's digest, hashing the written bytes back in row-major order
+	// (traits().readBack says how) or its stored chunks as it puts them
+	// (traits().storedChunks); finish returns it.
+	open(ctx context.Context, e *engine, a *catalog.Array, digest bool) error
 	// prep runs on the worker that assembled a unit, beside other units:
 	// it encodes the unit, or writes it where its place is fixed.
 	prep(slab catalog.Box, buf []byte) (unitOut, error)
 	// put runs in unit order: what must be written in order, and the
 	// unit's record (rec.Written, rec.Chunks).
 	put(u *Unit, slab catalog.Box, buf []byte, o unitOut, rec *UnitRecord) error
-	// finish returns the digest read back (open's readBack), else "".
+	// finish returns the digest the target took (open's digest), else "".
 	finish() (string, error)
 	// close releases what open took, whatever happened.
 	close()
@@ -90,6 +91,10 @@ type targetTraits struct {
 	// constrains them: raw chunks keep their tiles).
 	bandStep int64
 	bandCut  bool
+	// storedChunks: the dataset's digest is over its stored chunks
+	// (catalog.DigestStoredChunks, a sparse array), taken by the target as
+	// it puts them (digestStoredChunks), whatever else the units are.
+	storedChunks bool
 }
 
 // readBackCost is how a layout's written bytes can be read back in

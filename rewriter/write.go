@@ -234,6 +234,9 @@ func createData(w *h5.Writer, store *catalog.Store, holes *holeLayouts, a *catal
 		Shape: nonNil(a.Shape), Offset: nonNil(a.Offset), Layout: layout.Kind, Chunk: layout.Chunk,
 		Compression: compression(spec), Note: layout.Note,
 	}
+	if layout.Sparse {
+		entry.DigestOf = catalog.DigestStoredChunks
+	}
 	switch {
 	case mt != nil:
 		entry.Cuboids = len(mt.plan.Units)

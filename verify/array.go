@@ -410,7 +410,7 @@ func (r *run) finish(m *member) {
 // the first block difference comes first), then the difference, or the
 // band goes to the hash and the progress.
 func (r *run) bandDone(m *member, bi int) error {
-	a, k, dt := m.a, m.k, m.dt
+	a, k := m.a, m.k
 	band := m.bandOf(bi)
 	first := m.first.m
 	var hole *mismatch
@@ -424,15 +424,7 @@ func (r *run) bandDone(m *member, bi int) error {
 		first = hole
 	}
 	if first != nil {
-		if first.in == nil {
-			return difff("%s at %s: hole (no input block), out=%s, but %s:%s records no fill value",
-				where(k), formatIndex(first.index), formatElem(first.out, dt), m.ref.v.File, m.ref.d.Path)
-		}
-		what := "in"
-		if first.hole {
-			what = "fill"
-		}
-		return difff("%s at %s: %s=%s out=%s", where(k), formatIndex(first.index), what, formatElem(first.in, dt), formatElem(first.out, dt))
+		return m.mismatchErr(first)
 	}
 	m.hashq <- m.out
 	m.out = nil
@@ -443,6 +435,20 @@ func (r *run) bandDone(m *member, bi int) error {
 		r.progress(a.Var, n-c)
 	}
 	return nil
+}
+
+// mismatchErr is the difference first of m's output, as reported.
+func (m *member) mismatchErr(first *mismatch) error {
+	k, dt := m.k, m.dt
+	if first.in == nil {
+		return difff("%s at %s: hole (no input block), out=%s, but %s:%s records no fill value",
+			where(k), formatIndex(first.index), formatElem(first.out, dt), m.ref.v.File, m.ref.d.Path)
+	}
+	what := "in"
+	if first.hole {
+		what = "fill"
+	}
+	return difff("%s at %s: %s=%s out=%s", where(k), formatIndex(first.index), what, formatElem(first.in, dt), formatElem(first.out, dt))
 }
 
 // firstDiff keeps the first difference (row-major) of a band.

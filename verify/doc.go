@@ -52,6 +52,12 @@
 //   - the digest of the output's row-major little-endian bytes, as read
 //     through the library, equals the manifest's (of its options.digest,
 //     catalog.Manifest.DigestKind: sha256, blake3, xxh64; none: nothing hashed);
+//   - a sparse array (the manifest's digest_of "stored chunks") is checked
+//     over chunks instead of bands (sparse.go): every chunk allocated (the
+//     file's chunk index, internal/chunkindex) or touched by a block (its
+//     own computation) compared as a band, one element of an unallocated
+//     chunk read as the fill value, the digest over the allocated chunks
+//     (catalog.DigestStoredChunks), nothing read over its holes;
 //   - constant records: the group's value and shape attributes are the
 //     input's, and the digest is that of the value repeated;
 //   - AMR levels: the box table named by the manifest lists the input

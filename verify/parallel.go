@@ -310,7 +310,16 @@ func (r *run) member(ctx context.Context, v *varRun, a *catalog.Array, ref outRe
 	if done, err := r.checks(ctx, a, ref, f); done || err != nil {
 		return nil, err
 	}
-	return r.openMember(a, ref, f)
+	m, err := r.openMember(a, ref, f)
+	switch {
+	case m == nil || err != nil:
+		return m, err
+	case ref.d.DigestOf == catalog.DigestStoredChunks:
+		return nil, r.sparse(ctx, m) // over its chunks, not its extent (sparse.go)
+	case ref.d.DigestOf != "":
+		return nil, fmt.Errorf("verify: manifest: %s: digest_of %q: %w", where(a.Key()), ref.d.DigestOf, catalog.ErrCorrupt)
+	}
+	return m, nil
 }
 
 // record counts array a, verified, in what its variable's OK line says
