@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -266,6 +267,54 @@ with h5py.File(sys.argv[1], "r+") as f:
 			if err != nil {
 				t.Fatalf("restoring %s: %v\n%s", c.path, err, b)
 			}
+		}
+	}
+}
+
+// TestNetcdf4PlanUnlimited: relayout plan without -o on a netCDF-4 file
+// with an unlimited dimension predicts the layouts plan -o and run use:
+// the record variables chunked along time (known from the input before
+// the catalog is built): a record slab a chunk for T, several records a
+// chunk for time (planner.RecordLayout), the fixed lat as it is.
+func TestNetcdf4PlanUnlimited(t *testing.T) {
+	needNetCDF4(t)
+	dir := t.TempDir()
+	in := filepath.Join(dir, "h.nc")
+	script := `
+import sys, numpy as np, netCDF4
+d = netCDF4.Dataset(sys.argv[1], "w", format="NETCDF4")
+d.createDimension("time", None); d.createDimension("lat", 64); d.createDimension("lon", 128)
+t = d.createVariable("time", "f8", ("time",)); t.units = "days since 0001-01-01"
+la = d.createVariable("lat", "f4", ("lat",)); la[:] = np.arange(64)
+T = d.createVariable("T", "f4", ("time", "lat", "lon"), zlib=True, chunksizes=(2, 32, 128))
+for r in range(5):
+    t[r] = r; T[r] = np.arange(64 * 128, dtype=np.float32).reshape(64, 128) + 100 * r
+d.close()
+`
+	if b, err := exec.Command(python, "-c", script, in).CombinedOutput(); err != nil {
+		t.Fatalf("writing %s: %v\n%s", in, err, b)
+	}
+	layouts := func(args ...string) map[string]string {
+		var p planJSON
+		r := mustRun(t, append([]string{"plan", in, "--json", "-q"}, args...)...)
+		if err := json.Unmarshal([]byte(r.stdout), &p); err != nil {
+			t.Fatalf("plan %v: %v\n%s", args, err, r.stdout)
+		}
+		out := map[string]string{}
+		for _, v := range p.Variables {
+			for _, l := range v.Layouts {
+				out[v.Name] += fmt.Sprintf("%s%v ", l.Layout.Kind, l.Layout.Chunk)
+			}
+		}
+		return out
+	}
+	alone, withOut := layouts(), layouts("-o", filepath.Join(dir, "out"))
+	if len(alone) != 3 || fmt.Sprint(alone) != fmt.Sprint(withOut) {
+		t.Errorf("plan --json predicts %v, plan -o %v", alone, withOut)
+	}
+	for v, want := range map[string]string{"T": "chunked[1 64 128] ", "time": "chunked[5] "} {
+		if alone[v] != want {
+			t.Errorf("%s: plan predicts %q, want %q", v, alone[v], want)
 		}
 	}
 }
