@@ -318,3 +318,77 @@ d.close()
 		}
 	}
 }
+
+// TestNetcdfMixedStream: a stream whose members mix netCDF classic (CDF-2)
+// and netCDF-4 files (deflate and shuffle in chunks that do not follow the
+// records; netcdf_mixed_gen.py), as a model that switched its output format
+// mid-run leaves it, is one stream through its folder and through a glob:
+// run and verify succeed, every output time series equals the inputs read
+// through netCDF4-python and concatenated in time order, and equals
+// ncrcat's concatenation of the inputs (netcdf_check.py with it as the one
+// input: values, attributes, the record dimension UNLIMITED with every
+// record). A stream that starts with a netCDF-4 member, and one of
+// netCDF-4 members only, read so too. A member whose variable has another
+// shape is refused naming both files (exit 2).
+func TestNetcdfMixedStream(t *testing.T) {
+	needNetCDF4(t)
+	testkit.NeedTool(t, "ncrcat", "apt-get install nco")
+	tmp := t.TempDir()
+	in := filepath.Join(tmp, "hist")
+	if b, err := exec.Command(python, "netcdf_mixed_gen.py", in).CombinedOutput(); err != nil {
+		t.Fatalf("netcdf_mixed_gen.py: %v\n%s", err, b)
+	}
+	files, _ := filepath.Glob(filepath.Join(in, "case.eam.h0.*.nc"))
+	sort.Strings(files)
+	if len(files) != 6 {
+		t.Fatalf("%d history files", len(files))
+	}
+	cat := filepath.Join(tmp, "cat.nc")
+	// -h: no history line; --no_cll_mth: no cell_methods added to the
+	// record variables (ncrcat's own additions, not the inputs').
+	if b, err := exec.Command("ncrcat", append(append([]string{"-O", "-h", "--no_cll_mth"}, files...), cat)...).CombinedOutput(); err != nil {
+		t.Fatalf("ncrcat: %v\n%s", err, b)
+	}
+	out := filepath.Join(tmp, "out-folder")
+	mustRun(t, "run", in, "-o", out, "-q")
+	mustRun(t, "verify", in, out, "-q")
+	netcdfCheck(t, out, files...)
+	netcdfCheck(t, out, cat)
+	m := readManifest(t, out)
+	if len(m.Variables) != 11 {
+		t.Errorf("%d variables written, want 11", len(m.Variables))
+	}
+
+	glob := filepath.Join(in, "case.eam.h0.*.nc")
+	out = filepath.Join(tmp, "out-glob")
+	mustRun(t, "run", glob, "-o", out, "-q")
+	mustRun(t, "verify", glob, out, "-q", "--exact")
+	netcdfCheck(t, out, files...)
+	netcdfCheck(t, out, cat)
+
+	// Months 2-5: the first member netCDF-4; months 4-5: netCDF-4 only.
+	for _, part := range []struct{ glob string }{{"case.eam.h0.0001-0[2-5].nc"}, {"case.eam.h0.0001-0[45].nc"}} {
+		sel, _ := filepath.Glob(filepath.Join(in, part.glob))
+		out := filepath.Join(t.TempDir(), "out")
+		mustRun(t, "run", filepath.Join(in, part.glob), "-o", out, "-q")
+		mustRun(t, "verify", filepath.Join(in, part.glob), out, "-q")
+		netcdfCheck(t, out, sel...)
+	}
+
+	bad := filepath.Join(tmp, "bad")
+	if b, err := exec.Command(python, "netcdf_mixed_gen.py", bad, "bad").CombinedOutput(); err != nil {
+		t.Fatalf("netcdf_mixed_gen.py: %v\n%s", err, b)
+	}
+	for _, p := range []string{bad, filepath.Join(bad, "case.eam.h0.*.nc")} {
+		o := filepath.Join(t.TempDir(), "out")
+		r := relayout(t, "run", p, "-o", o, "-q")
+		if r.code != 2 || !strings.Contains(r.stderr, "case.eam.h0.0001-01.nc and case.eam.h0.0001-04.nc are not one stream of history files: variable PS is double(time, lat, lon) against double(time, lat, nbnd)") {
+			t.Errorf("run %s: exit %d, want 2 naming both files and the difference\n%s", p, r.code, r.stderr)
+		}
+		if _, err := os.Stat(o); err == nil {
+			if des, _ := os.ReadDir(o); len(des) > 0 && !(len(des) == 1 && des[0].Name() == ".relayout") {
+				t.Errorf("run %s: refused but %s holds %d entries", p, o, len(des))
+			}
+		}
+	}
+}
