@@ -214,8 +214,8 @@ func Fletcher32(data []byte) uint32 {
 	return sum2<<16 | sum1
 }
 
-// byteswap reverses the bytes of each element of data in place; params
-// holds the element size (2, 4 or 8).
+// byteswap undoes the byteswap stage: params holds the element size (2, 4
+// or 8).
 func byteswap(data []byte, params []uint32) ([]byte, error) {
 	if len(params) != 1 || params[0] != 2 && params[0] != 4 && params[0] != 8 {
 		return nil, catalog.Corrupt("blockio", "", -1, "byteswap of element size %v", params)
@@ -224,11 +224,25 @@ func byteswap(data []byte, params []uint32) ([]byte, error) {
 	if len(data)%size != 0 {
 		return nil, catalog.Corrupt("blockio", "", -1, "byteswap of %d bytes in elements of %d", len(data), size)
 	}
-	for i := 0; i < len(data); i += size {
-		e := data[i : i+size]
-		for l, r := 0, size-1; l < r; l, r = l+1, r-1 {
-			e[l], e[r] = e[r], e[l]
+	SwapBytes(data, size)
+	return data, nil
+}
+
+// SwapBytes reverses the byte order of each size-byte element of data in
+// place (size 2, 4 or 8; any other size leaves data as it is).
+func SwapBytes(data []byte, size int) {
+	switch size {
+	case 2:
+		for i := 0; i+1 < len(data); i += 2 {
+			binary.BigEndian.PutUint16(data[i:], binary.LittleEndian.Uint16(data[i:]))
+		}
+	case 4:
+		for i := 0; i+3 < len(data); i += 4 {
+			binary.BigEndian.PutUint32(data[i:], binary.LittleEndian.Uint32(data[i:]))
+		}
+	case 8:
+		for i := 0; i+7 < len(data); i += 8 {
+			binary.BigEndian.PutUint64(data[i:], binary.LittleEndian.Uint64(data[i:]))
 		}
 	}
-	return data, nil
 }

@@ -25,12 +25,12 @@ package netcdf
 // filter: open that file alone).
 
 import (
-	"encoding/binary"
 	"fmt"
 	"slices"
 	"strings"
 
 	"relayout/catalog"
+	"relayout/reader/blockio"
 )
 
 // NetCDF4Opener describes the netCDF-4 file name (relative to root) for a
@@ -262,7 +262,7 @@ func (m *member) readRows(r readerAt, v *Var, row0, n int64, dst []byte) error {
 			return err
 		}
 		if es > 1 { // read little-endian: stored as a classic file would
-			swapBytes(dst[:have*row], es)
+			blockio.SwapBytes(dst[:have*row], es)
 		}
 	}
 	fill := v.fill()
@@ -276,24 +276,6 @@ func (m *member) readRows(r readerAt, v *Var, row0, n int64, dst []byte) error {
 // netCDF-4 member, read through its NetCDF4File).
 type readerAt = interface {
 	ReadAt(p []byte, off int64) (int, error)
-}
-
-// swapBytes reverses the byte order of each size-byte element of b.
-func swapBytes(b []byte, size int) {
-	switch size {
-	case 2:
-		for i := 0; i+1 < len(b); i += 2 {
-			binary.BigEndian.PutUint16(b[i:], binary.LittleEndian.Uint16(b[i:]))
-		}
-	case 4:
-		for i := 0; i+3 < len(b); i += 4 {
-			binary.BigEndian.PutUint32(b[i:], binary.LittleEndian.Uint32(b[i:]))
-		}
-	case 8:
-		for i := 0; i+7 < len(b); i += 8 {
-			binary.BigEndian.PutUint64(b[i:], binary.LittleEndian.Uint64(b[i:]))
-		}
-	}
 }
 
 // netcdf4Blocks are the blocks of variable name in netCDF-4 member m for
@@ -313,7 +295,14 @@ func (m *member) netcdf4Blocks(name string, dt catalog.DType, out []catalog.Bloc
 			lower[0] += m.rec0
 			b.Box.Lower = lower
 		}
-		if swap != nil {
+		switch {
+		case swap != nil && b.Inline() != nil:
+			// Compact data is held inline, where codecs do not apply:
+			// swapped here.
+			raw := slices.Clone(b.Inline())
+			blockio.SwapBytes(raw, dt.Size)
+			b = b.WithInline(raw)
+		case swap != nil:
 			b.Codecs = append(slices.Clip(swap), b.Codecs...)
 		}
 		out = append(out, b)
@@ -339,16 +328,16 @@ func netcdf4Holes(first, m *member, name string, dt catalog.DType, fill []byte) 
 	if have >= want {
 		return nil
 	}
-	own := v.fill() // big-endian
-	if !dt.BigEndian && len(own) > 1 {
-		own = slices.Clone(own)
-		slices.Reverse(own)
+	own := v.fill() // big-endian, as number reads it
+	arr := slices.Clone(fill)
+	if !dt.BigEndian {
+		slices.Reverse(arr)
 	}
-	if string(own) == string(fill) {
+	if string(own) == string(arr) {
 		return nil
 	}
-	return notOneStream(first, m, fmt.Sprintf("variable %s: %s leaves %d of its %d elements unwritten, which read as its fill value %x, not %s's %x",
-		name, m.name, want-have, want, own, first.name, fill))
+	return notOneStream(first, m, fmt.Sprintf("variable %s: %s leaves %d of its %d elements unwritten, which read as its fill value %v, not %s's %v",
+		name, m.name, want-have, want, number(v.Type, own), first.name, number(v.Type, arr)))
 }
 
 // trimText is a text record coordinate's value: its trailing blanks and
