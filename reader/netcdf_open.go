@@ -151,16 +151,17 @@ func openHistoryFolder(dir string, cands []candidate, sel *selector) (ds Dataset
 	if scorpios > 0 {
 		return nil, nil, false
 	}
+	files := "netCDF classic files"
+	if nc4 > 0 {
+		files = "netCDF files"
+	}
 	prefixes, groups := streams(names)
 	if len(prefixes) > 1 {
-		return nil, fmt.Errorf("reader: %s: this folder holds %d streams of netCDF classic files: %s; select one: pass it as a glob, e.g. '%s', "+
+		return nil, fmt.Errorf("reader: %s: this folder holds %d streams of %s: %s; select one: pass it as a glob, e.g. '%s', "+
 			"or a folder holding only its files (symbolic links to them will do): %w",
-			dir, len(prefixes), streamList(prefixes, groups), filepath.Join(dir, prefixes[0]+".*"), catalog.ErrUnsupported), true
+			dir, len(prefixes), files, streamList(prefixes, groups), filepath.Join(dir, prefixes[0]+".*"), catalog.ErrUnsupported), true
 	}
-	kind := "folder of netCDF classic files"
-	if nc4 > 0 {
-		kind = "folder of netCDF history files"
-	}
+	kind := "folder of " + files
 	ds, err = openNetCDFStream(dir, kind, dir, names, sel)
 	return ds, err, true
 }
@@ -197,15 +198,16 @@ func openGlob(pattern string, sel *selector) (Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
+	files := "netCDF classic files"
+	if nc4 > 0 {
+		files = "netCDF files"
+	}
 	prefixes, groups := streams(names)
 	if len(prefixes) > 1 {
-		return nil, fmt.Errorf("reader: %s: matches %d streams of netCDF classic files: %s; narrow the pattern to one: %w",
-			pattern, len(prefixes), streamList(prefixes, groups), catalog.ErrUnsupported)
+		return nil, fmt.Errorf("reader: %s: matches %d streams of %s: %s; narrow the pattern to one: %w",
+			pattern, len(prefixes), files, streamList(prefixes, groups), catalog.ErrUnsupported)
 	}
-	kind := "stream of netCDF classic files"
-	if nc4 > 0 {
-		kind = "stream of netCDF history files"
-	}
+	kind := "stream of " + files
 	return openNetCDFStream(pattern, kind, root, names, sel)
 }
 
