@@ -66,8 +66,11 @@ func kindOf(path string, st os.FileInfo) string {
 		return "AMReX plotfiles"
 	case st.IsDir() && dirHasHDF5(path) && !dirHasBP(path):
 		return "HDF5 files"
-	case !st.IsDir() && isHDF5(path) && h5.IsNetCDF4(path):
-		return kindNetCDF4 // a member of a stream of history files, or a file alone
+	case !st.IsDir() && isHDF5(path) && (strings.EqualFold(filepath.Ext(path), ".nc") || h5.IsNetCDF4(path)):
+		// A member of a stream of history files, or a file alone; one
+		// named .nc that the library cannot open (damaged) is refused
+		// as a member, by name, not taken for another dataset.
+		return kindNetCDF4
 	case !st.IsDir() && isHDF5(path):
 		return "HDF5"
 	case st.IsDir() && bp.IsBP4(path):

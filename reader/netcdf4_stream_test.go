@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -117,14 +118,11 @@ func TestNetCDF4Members(t *testing.T) {
 		"fill":    "variable T: h.0001-02.nc leaves 12 of its 24 elements unwritten, which read as its fill value",
 		"group":   "h.0001-02.nc: netCDF-4 file: group /extra",
 		"string":  "h.0001-02.nc: netCDF-4 file: variable label of type",
-		"plain":   "matches " + filepath.Join(root, "plain", "h.0001-02.nc") + ", which is not a netCDF classic file nor a netCDF-4 one",
+		"plain":   "h.0001-02.nc: an HDF5 file without _NCProperties, not written by netCDF-C: not a member of a stream of netCDF history files",
 		"overlap": "their records overlap in time",
 	} {
 		dir := gen(c)
 		for _, in := range []string{dir, filepath.Join(dir, "h.*.nc")} {
-			if c == "plain" && in == dir {
-				continue // a folder: an HDF5 file beside a classic one, two datasets
-			}
 			_, err := Open(in, Options{})
 			if !errors.Is(err, catalog.ErrUnsupported) || !strings.Contains(err.Error(), want) {
 				t.Errorf("%s: %v, want ErrUnsupported saying %q", in, err, want)
@@ -132,6 +130,25 @@ func TestNetCDF4Members(t *testing.T) {
 			if c == "area" && err != nil && !strings.Contains(err.Error(), "element 0 of h.0001-02.nc's dataset /area") {
 				t.Errorf("%s: %v, want the element of the netCDF-4 member named", in, err)
 			}
+		}
+	}
+
+	// A damaged netCDF-4 member (cut short) is refused as corrupt, naming
+	// it and the offset, through the folder and the glob alike.
+	cut := gen("cut")
+	member := filepath.Join(cut, "h.0001-02.nc")
+	b, err := os.ReadFile(member)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(member, b[:len(b)-1000], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range []string{cut, filepath.Join(cut, "h.*.nc")} {
+		_, err := Open(in, Options{})
+		ce := (*catalog.CorruptError)(nil)
+		if !errors.As(err, &ce) || !strings.HasSuffix(ce.File, "h.0001-02.nc") || ce.Offset != int64(len(b)-1000) {
+			t.Errorf("%s: %v, want corrupt input naming h.0001-02.nc at offset %d", in, err, len(b)-1000)
 		}
 	}
 }

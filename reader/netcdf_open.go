@@ -188,11 +188,11 @@ func openGlob(pattern string, sel *selector) (Dataset, error) {
 		if netcdf.IsClassic(m) {
 			continue
 		}
-		if !isHDF5(m) || !h5.IsNetCDF4(m) {
+		if !isHDF5(m) {
 			return nil, fmt.Errorf("reader: %s: matches %s, which is not a netCDF classic file nor a netCDF-4 one (a glob selects a stream of netCDF history files): %w",
 				pattern, m, catalog.ErrUnsupported)
 		}
-		nc4++
+		nc4++ // a netCDF-4 member, or refused as one (h5.OpenNetCDF4Member: damaged, or not written by netCDF-C)
 	}
 	root, names, err := relativeToCommon(pattern, matches)
 	if err != nil {
