@@ -28,7 +28,97 @@ type blockCache struct {
 type cachedBlocks struct {
 	k      Key
 	blocks []Block
-	bytes  int64
+	bytes  int64 // the blocks' and the header's (hdrBytes)
+	// hdr is the array's header (Blocks nil) as the database gives it
+	// back, kept beside its blocks by Put (setHeader): a run's passes
+	// clone it instead of querying and decoding the row again.
+	hdr      *Array
+	hdrBytes int64
+}
+
+// header returns a copy of the kept header of k with its kept blocks,
+// false when none is kept.
+func (c *blockCache) header(k Key) (*Array, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, e := range c.entries {
+		if e.k == k && e.hdr != nil {
+			a := cloneHeader(e.hdr)
+			a.Blocks = e.blocks
+			return a, true
+		}
+	}
+	return nil, false
+}
+
+// setHeader keeps a copy of a's header (n bytes) beside the kept blocks
+// of k, when they are kept and it fits.
+func (c *blockCache) setHeader(k Key, a *Array, n int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := range c.entries {
+		e := &c.entries[i]
+		if e.k == k && e.hdr == nil && c.bytes+n <= c.limit {
+			e.hdr = cloneHeader(a)
+			e.hdr.Blocks = nil
+			e.bytes += n
+			e.hdrBytes = n
+			c.bytes += n
+			return
+		}
+	}
+}
+
+// kept reports whether the blocks of k are kept.
+func (c *blockCache) kept(k Key) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, e := range c.entries {
+		if e.k == k {
+			return true
+		}
+	}
+	return false
+}
+
+// headerBytes is the part of the bytes kept that headers hold.
+func (c *blockCache) headerBytes() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var n int64
+	for _, e := range c.entries {
+		n += e.hdrBytes
+	}
+	return n
+}
+
+// cloneHeader is a copy of a sharing no memory with it (nil and empty
+// slices kept as they are), its blocks the same.
+func cloneHeader(a *Array) *Array {
+	c := *a
+	c.Shape, c.Offset, c.Grain = slices.Clone(a.Shape), slices.Clone(a.Offset), slices.Clone(a.Grain)
+	c.Fill, c.Dims = slices.Clone(a.Fill), slices.Clone(a.Dims)
+	c.Attrs, c.StepAttrs = cloneAttrs(a.Attrs), cloneAttrs(a.StepAttrs)
+	if a.Boxes != nil {
+		c.Boxes = make([]Box, len(a.Boxes))
+		for i, b := range a.Boxes {
+			c.Boxes[i] = Box{Lower: slices.Clone(b.Lower), Count: slices.Clone(b.Count)}
+		}
+	}
+	return &c
+}
+
+func cloneAttrs(as []Attr) []Attr {
+	if as == nil {
+		return nil
+	}
+	out := make([]Attr, len(as))
+	for i, a := range as {
+		a.Strings, a.Floats = slices.Clone(a.Strings), slices.Clone(a.Floats)
+		a.Ints, a.Uints = slices.Clone(a.Ints), slices.Clone(a.Uints)
+		out[i] = a
+	}
+	return out
 }
 
 // KeepBlocks keeps up to limit bytes of decoded block lists for Array and
@@ -48,7 +138,8 @@ func (s *Store) KeepBlocks(limit int64) {
 }
 
 // KeptBytes is the memory the kept block lists hold (blocksBytes of
-// each): what a caller that charges them to its budget subtracts.
+// each), with the headers kept beside them: what a caller that charges
+// them to its budget subtracts.
 func (s *Store) KeptBytes() int64 {
 	s.cache.mu.Lock()
 	defer s.cache.mu.Unlock()

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unsafe"
 
 	_ "modernc.org/sqlite" // pure-Go SQLite driver, registered as "sqlite"
 )
@@ -494,6 +495,18 @@ func (s *Store) Put(a *Array) error {
 		return fmt.Errorf("catalog: %s: array %s step %d level %d: %w", s.path, a.Var, a.Step, a.Level, err)
 	}
 	s.cache.keep(a.Key(), a.Blocks)
+	if s.cache.kept(a.Key()) {
+		// Its header too, as the database gives it back (read once
+		// here, beside the reader's scan, where a run's passes would
+		// read and decode the row a dozen times: an E3SM h0 file's 414
+		// arrays were 5,372 queries), while the budget of what is kept
+		// is open.
+		h, _, n, err := s.readHeader(a.Key())
+		if err != nil {
+			return err
+		}
+		s.cache.setHeader(a.Key(), h, n)
+	}
 	return nil
 }
 
@@ -687,55 +700,73 @@ func (s *Store) keys(ctx context.Context, where string, args ...any) ([]Key, err
 // Array loads one array with its blocks; ErrNotFound if the catalog lacks it.
 func (s *Store) Array(k Key) (*Array, error) { return s.array(k, true) }
 
-func (s *Store) array(k Key, blocks bool) (_ *Array, err error) {
+// readHeader reads the row of array k: the array without its blocks, its
+// id, and about the memory it holds (twice its row's text as decoded Go
+// values).
+func (s *Store) readHeader(k Key) (_ *Array, id int64, n int64, err error) {
 	a := &Array{Var: k.Var, Step: k.Step, Level: k.Level}
-	var id int64
 	var dtype, shape, offset, attrs, stepAttrs string
 	var boxes, grain, dims sql.NullString
 	st, err := s.stmt(`SELECT id, dtype, shape, offset, fill, attrs, step_attrs, source, boxes, ` + s.col("constant", "0") + `, ` + s.col("species", "''") + `, ` + s.col("grain", "NULL") + `, ` + s.col("dims", "NULL") + ` FROM arrays
 		WHERE var = ? AND step = ? AND level = ?`)
 	if err != nil {
-		return nil, err
+		return nil, 0, 0, err
 	}
 	err = st.QueryRow(k.Var, k.Step, k.Level).
 		Scan(&id, &dtype, &shape, &offset, &a.Fill, &attrs, &stepAttrs, &a.Source, &boxes, &a.Constant, &a.Species, &grain, &dims)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("catalog: %s: %s step %d level %d: %w", s.path, k.Var, k.Step, k.Level, ErrNotFound)
+		return nil, 0, 0, fmt.Errorf("catalog: %s: %s step %d level %d: %w", s.path, k.Var, k.Step, k.Level, ErrNotFound)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("catalog: %s: %w", s.path, err)
+		return nil, 0, 0, fmt.Errorf("catalog: %s: %w", s.path, err)
 	}
 	if a.DType, err = s.parseDType(dtype); err != nil {
-		return nil, err
+		return nil, 0, 0, err
 	}
 	for _, p := range []struct {
 		s string
 		v any
 	}{{shape, &a.Shape}, {offset, &a.Offset}, {attrs, &a.Attrs}, {stepAttrs, &a.StepAttrs}} {
 		if err := s.fromJSON(p.s, p.v); err != nil {
-			return nil, err
+			return nil, 0, 0, err
 		}
 	}
 	if boxes.Valid {
 		if err := s.fromJSON(boxes.String, &a.Boxes); err != nil {
-			return nil, err
+			return nil, 0, 0, err
 		}
 	}
 	if grain.Valid {
 		if err := s.fromJSON(grain.String, &a.Grain); err != nil {
-			return nil, err
+			return nil, 0, 0, err
 		}
 		if len(a.Grain) != len(a.Shape) {
-			return nil, Corrupt("relayout", s.path, -1, "catalog: %s step %d level %d: grain %s for %d dimensions", k.Var, k.Step, k.Level, grain.String, len(a.Shape))
+			return nil, 0, 0, Corrupt("relayout", s.path, -1, "catalog: %s step %d level %d: grain %s for %d dimensions", k.Var, k.Step, k.Level, grain.String, len(a.Shape))
 		}
 	}
 	if dims.Valid {
 		if err := s.fromJSON(dims.String, &a.Dims); err != nil {
-			return nil, err
+			return nil, 0, 0, err
 		}
 		if len(a.Dims) != len(a.Shape) {
-			return nil, Corrupt("relayout", s.path, -1, "catalog: %s step %d level %d: dimension names %s for %d dimensions", k.Var, k.Step, k.Level, dims.String, len(a.Shape))
+			return nil, 0, 0, Corrupt("relayout", s.path, -1, "catalog: %s step %d level %d: dimension names %s for %d dimensions", k.Var, k.Step, k.Level, dims.String, len(a.Shape))
 		}
+	}
+	n = int64(unsafe.Sizeof(Array{})) + 2*int64(len(shape)+len(offset)+len(attrs)+len(stepAttrs)+
+		len(a.Fill)+len(a.Source)+len(boxes.String)+len(grain.String)+len(dims.String))
+	return a, id, n, nil
+}
+
+func (s *Store) array(k Key, blocks bool) (_ *Array, err error) {
+	if a, ok := s.cache.header(k); ok { // kept with its blocks (Put)
+		if !blocks {
+			a.Blocks = nil
+		}
+		return a, nil
+	}
+	a, id, _, err := s.readHeader(k)
+	if err != nil {
+		return nil, err
 	}
 	if !blocks {
 		return a, nil
@@ -763,7 +794,7 @@ func (s *Store) array(k Key, blocks bool) (_ *Array, err error) {
 		return nil, err
 	}
 	var files []string
-	st, err = s.stmt(`SELECT idx, name FROM block_files WHERE array_id = ? ORDER BY idx`)
+	st, err := s.stmt(`SELECT idx, name FROM block_files WHERE array_id = ? ORDER BY idx`)
 	if err != nil {
 		return nil, err
 	}

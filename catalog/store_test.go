@@ -340,10 +340,10 @@ func TestStorePutKeeps(t *testing.T) {
 		switch {
 		case loosen == nil:
 			// Kept as it is, its spare capacity charged.
-			if &got.Blocks[0] != &a.Blocks[0] || s.KeptBytes() != blocksBytes(want)+38*int64(unsafe.Sizeof(Block{})) {
+			if &got.Blocks[0] != &a.Blocks[0] || s.KeptBytes()-s.cache.headerBytes() != blocksBytes(want)+38*int64(unsafe.Sizeof(Block{})) {
 				t.Fatalf("%s: kept %d bytes", name, s.KeptBytes())
 			}
-		case &got.Blocks[0] == &a.Blocks[0] || !compact(got.Blocks) || s.KeptBytes() != blocksBytes(got.Blocks):
+		case &got.Blocks[0] == &a.Blocks[0] || !compact(got.Blocks) || s.KeptBytes()-s.cache.headerBytes() != blocksBytes(got.Blocks):
 			t.Fatalf("%s: not kept as a compact copy (%d bytes)", name, s.KeptBytes())
 		}
 	}
@@ -505,5 +505,70 @@ func TestBlockGrain(t *testing.T) {
 	}
 	if len(headers) != 1 || headers[0].Blocks != nil || !reflect.DeepEqual(headers[0].BlockGrain(), []int64{32, 24}) {
 		t.Fatalf("header from the store: %+v", headers)
+	}
+}
+
+// TestStoreKeepsHeaders: beside a block list it keeps, Put keeps the
+// array's header as the database gives it back: Array and EachArrayHeader
+// return equal copies of it (equal to the row decoded again once nothing
+// is kept), each sharing nothing with the others (a change to one is in no
+// other), a header-only read without the blocks; KeptBytes counts the
+// headers and lowering KeepBlocks drops them. A header that does not fit
+// is not kept.
+func TestStoreKeepsHeaders(t *testing.T) {
+	s, err := CreateStore(filepath.Join(t.TempDir(), "catalog.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.KeepBlocks(1 << 20)
+	a := sampleArray(3)
+	a.Dims = []string{"y", "x"}
+	if err := s.Put(a); err != nil {
+		t.Fatal(err)
+	}
+	if s.cache.headerBytes() <= 0 || s.KeptBytes() != blocksBytes(a.Blocks)+s.cache.headerBytes() {
+		t.Fatalf("kept %d bytes, %d of them headers", s.KeptBytes(), s.cache.headerBytes())
+	}
+	first, err := s.Array(a.Key())
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := s.Array(a.Key())
+	if err != nil || !reflect.DeepEqual(first, second) || &second.Attrs[0] == &first.Attrs[0] || &second.Shape[0] == &first.Shape[0] {
+		t.Fatalf("kept %+v, want a copy of %+v (%v)", second, first, err)
+	}
+	second.Attrs[0].Floats[0], second.Shape[0], second.Dims[0], second.Boxes[0].Lower[0] = 99, 99, "z", 99
+	third, err := s.Array(a.Key())
+	if err != nil || !reflect.DeepEqual(first, third) {
+		t.Fatalf("after a change to a copy: %+v, want %+v (%v)", third, first, err)
+	}
+	var hdr *Array
+	if err := s.EachArrayHeader(context.Background(), a.Var, func(x *Array) error { hdr = x; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	want := *first
+	want.Blocks = nil
+	if !reflect.DeepEqual(hdr, &want) {
+		t.Fatalf("header %+v, want %+v", hdr, &want)
+	}
+	s.KeepBlocks(0)
+	if s.KeptBytes() != 0 || s.cache.headerBytes() != 0 {
+		t.Fatalf("kept %d bytes after KeepBlocks(0)", s.KeptBytes())
+	}
+	db, err := s.Array(a.Key()) // the database's row, decoded again
+	if err != nil || !reflect.DeepEqual(db, first) {
+		t.Fatalf("database %+v, want %+v (%v)", db, first, err)
+	}
+
+	// Room for the blocks only: no header kept.
+	s2, err := CreateStore(filepath.Join(t.TempDir(), "catalog.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	s2.KeepBlocks(blocksBytes(a.Blocks))
+	if err := s2.Put(sampleArray(3)); err != nil || len(s2.cache.entries) != 1 || s2.cache.headerBytes() != 0 {
+		t.Fatalf("%d lists, %d header bytes kept (%v)", len(s2.cache.entries), s2.cache.headerBytes(), err)
 	}
 }

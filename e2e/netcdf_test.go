@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -357,6 +358,54 @@ print("ok", len(chunks(y)))
 	}
 }
 
+// TestNetcdf4PlanUnlimited: relayout plan without -o on a netCDF-4 file
+// with an unlimited dimension predicts the layouts plan -o and run use:
+// the record variables chunked along time (known from the input before
+// the catalog is built): a record slab a chunk for T, several records a
+// chunk for time (planner.RecordLayout), the fixed lat as it is.
+func TestNetcdf4PlanUnlimited(t *testing.T) {
+	needNetCDF4(t)
+	dir := t.TempDir()
+	in := filepath.Join(dir, "h.nc")
+	script := `
+import sys, numpy as np, netCDF4
+d = netCDF4.Dataset(sys.argv[1], "w", format="NETCDF4")
+d.createDimension("time", None); d.createDimension("lat", 64); d.createDimension("lon", 128)
+t = d.createVariable("time", "f8", ("time",)); t.units = "days since 0001-01-01"
+la = d.createVariable("lat", "f4", ("lat",)); la[:] = np.arange(64)
+T = d.createVariable("T", "f4", ("time", "lat", "lon"), zlib=True, chunksizes=(2, 32, 128))
+for r in range(5):
+    t[r] = r; T[r] = np.arange(64 * 128, dtype=np.float32).reshape(64, 128) + 100 * r
+d.close()
+`
+	if b, err := exec.Command(python, "-c", script, in).CombinedOutput(); err != nil {
+		t.Fatalf("writing %s: %v\n%s", in, err, b)
+	}
+	layouts := func(args ...string) map[string]string {
+		var p planJSON
+		r := mustRun(t, append([]string{"plan", in, "--json", "-q"}, args...)...)
+		if err := json.Unmarshal([]byte(r.stdout), &p); err != nil {
+			t.Fatalf("plan %v: %v\n%s", args, err, r.stdout)
+		}
+		out := map[string]string{}
+		for _, v := range p.Variables {
+			for _, l := range v.Layouts {
+				out[v.Name] += fmt.Sprintf("%s%v ", l.Layout.Kind, l.Layout.Chunk)
+			}
+		}
+		return out
+	}
+	alone, withOut := layouts(), layouts("-o", filepath.Join(dir, "out"))
+	if len(alone) != 3 || fmt.Sprint(alone) != fmt.Sprint(withOut) {
+		t.Errorf("plan --json predicts %v, plan -o %v", alone, withOut)
+	}
+	for v, want := range map[string]string{"T": "chunked[1 64 128] ", "time": "chunked[5] "} {
+		if alone[v] != want {
+			t.Errorf("%s: plan predicts %q, want %q", v, alone[v], want)
+		}
+	}
+}
+
 // TestNetcdfSparse2D: a sparse 2-D netCDF-4 variable asked chunked in chunks
 // smaller than its input's (so that each written input chunk, a block,
 // spans several runs of output chunks, which verify fetches once): run
@@ -402,5 +451,79 @@ print("ok")
 	r = relayout(t, "verify", in, out)
 	if want := "DIFF C step 0 level 0 at [50,6]: in=406 out=7"; r.code != 1 || !strings.Contains(r.stdout, want) {
 		t.Errorf("verify after an edit: exit %d, want 1 and %q\n%s\n%s", r.code, want, r.stdout, r.stderr)
+	}
+}
+
+// TestNetcdfMixedStream: a stream whose members mix netCDF classic (CDF-2)
+// and netCDF-4 files (deflate and shuffle in chunks that do not follow the
+// records; netcdf_mixed_gen.py), as a model that switched its output format
+// mid-run leaves it, is one stream through its folder and through a glob:
+// run and verify succeed, every output time series equals the inputs read
+// through netCDF4-python and concatenated in time order, and equals
+// ncrcat's concatenation of the inputs (netcdf_check.py with it as the one
+// input: values, attributes, the record dimension UNLIMITED with every
+// record). A stream that starts with a netCDF-4 member, and one of
+// netCDF-4 members only, read so too. A member whose variable has another
+// shape is refused naming both files (exit 2).
+func TestNetcdfMixedStream(t *testing.T) {
+	needNetCDF4(t)
+	testkit.NeedTool(t, "ncrcat", "apt-get install nco")
+	tmp := t.TempDir()
+	in := filepath.Join(tmp, "hist")
+	if b, err := exec.Command(python, "netcdf_mixed_gen.py", in).CombinedOutput(); err != nil {
+		t.Fatalf("netcdf_mixed_gen.py: %v\n%s", err, b)
+	}
+	files, _ := filepath.Glob(filepath.Join(in, "case.eam.h0.*.nc"))
+	sort.Strings(files)
+	if len(files) != 6 {
+		t.Fatalf("%d history files", len(files))
+	}
+	cat := filepath.Join(tmp, "cat.nc")
+	// -h: no history line; --no_cll_mth: no cell_methods added to the
+	// record variables (ncrcat's own additions, not the inputs').
+	if b, err := exec.Command("ncrcat", append(append([]string{"-O", "-h", "--no_cll_mth"}, files...), cat)...).CombinedOutput(); err != nil {
+		t.Fatalf("ncrcat: %v\n%s", err, b)
+	}
+	out := filepath.Join(tmp, "out-folder")
+	mustRun(t, "run", in, "-o", out, "-q")
+	mustRun(t, "verify", in, out, "-q")
+	netcdfCheck(t, out, files...)
+	netcdfCheck(t, out, cat)
+	m := readManifest(t, out)
+	if len(m.Variables) != 11 {
+		t.Errorf("%d variables written, want 11", len(m.Variables))
+	}
+
+	glob := filepath.Join(in, "case.eam.h0.*.nc")
+	out = filepath.Join(tmp, "out-glob")
+	mustRun(t, "run", glob, "-o", out, "-q")
+	mustRun(t, "verify", glob, out, "-q", "--exact")
+	netcdfCheck(t, out, files...)
+	netcdfCheck(t, out, cat)
+
+	// Months 2-5: the first member netCDF-4; months 4-5: netCDF-4 only.
+	for _, part := range []struct{ glob string }{{"case.eam.h0.0001-0[2-5].nc"}, {"case.eam.h0.0001-0[45].nc"}} {
+		sel, _ := filepath.Glob(filepath.Join(in, part.glob))
+		out := filepath.Join(t.TempDir(), "out")
+		mustRun(t, "run", filepath.Join(in, part.glob), "-o", out, "-q")
+		mustRun(t, "verify", filepath.Join(in, part.glob), out, "-q")
+		netcdfCheck(t, out, sel...)
+	}
+
+	bad := filepath.Join(tmp, "bad")
+	if b, err := exec.Command(python, "netcdf_mixed_gen.py", bad, "bad").CombinedOutput(); err != nil {
+		t.Fatalf("netcdf_mixed_gen.py: %v\n%s", err, b)
+	}
+	for _, p := range []string{bad, filepath.Join(bad, "case.eam.h0.*.nc")} {
+		o := filepath.Join(t.TempDir(), "out")
+		r := relayout(t, "run", p, "-o", o, "-q")
+		if r.code != 2 || !strings.Contains(r.stderr, "case.eam.h0.0001-01.nc and case.eam.h0.0001-04.nc are not one stream of history files: variable PS is double(time, lat, lon) against double(time, lat, nbnd)") {
+			t.Errorf("run %s: exit %d, want 2 naming both files and the difference\n%s", p, r.code, r.stderr)
+		}
+		if _, err := os.Stat(o); err == nil {
+			if des, _ := os.ReadDir(o); len(des) > 0 && !(len(des) == 1 && des[0].Name() == ".relayout") {
+				t.Errorf("run %s: refused but %s holds %d entries", p, o, len(des))
+			}
+		}
 	}
 }

@@ -3,10 +3,12 @@
 // detects the format (HDF5 / openPMD-HDF5 / Chombo files or directories, BP3
 // files, BP4/BP5 directories, AMReX plotfiles, netCDF classic files,
 // relayout output directories) and hands off to the format's sub-package;
-// netCDF classic history files form streams (netcdf_open.go: a folder of
-// them sharing one stream prefix, or a glob pattern given as the path,
-// is one dataset whose record axis runs across the files; a folder of
-// several streams is refused listing them); a folder that is none of them
+// netCDF history files form streams (netcdf_open.go: a folder of them
+// sharing one stream prefix, or a glob pattern given as the path, is one
+// dataset whose record axis runs across the files, read by reader/netcdf,
+// classic and netCDF-4 members alike, the netCDF-4 ones described by
+// h5.OpenNetCDF4Member; a folder of several streams is refused listing
+// them; a lone netCDF-4 file is reader/h5's); a folder that is none of them
 // (folder.go) is a file-based BP series (bp.Series), or the one dataset it
 // holds, or refused listing the datasets it holds; a path inside a dataset is
 // refused naming the dataset. A BP dataset or AMReX plotfile whose index is

@@ -66,6 +66,11 @@ func kindOf(path string, st os.FileInfo) string {
 		return "AMReX plotfiles"
 	case st.IsDir() && dirHasHDF5(path) && !dirHasBP(path):
 		return "HDF5 files"
+	case !st.IsDir() && isHDF5(path) && (strings.EqualFold(filepath.Ext(path), ".nc") || h5.IsNetCDF4(path)):
+		// A member of a stream of history files, or a file alone; one
+		// named .nc that the library cannot open (damaged) is refused
+		// as a member, by name, not taken for another dataset.
+		return kindNetCDF4
 	case !st.IsDir() && isHDF5(path):
 		return "HDF5"
 	case st.IsDir() && bp.IsBP4(path):
@@ -268,7 +273,7 @@ func describe(cands []candidate) []string {
 	groups := map[string]*group{}
 	key := func(c candidate) string {
 		switch c.kind {
-		case kindNetCDF:
+		case kindNetCDF, kindNetCDF4:
 			return netcdf.StreamPrefix(c.name) + ".*"
 		case kindSCORPIO:
 			return netcdf.StreamPrefix(strings.TrimSuffix(c.name, ".bp")) + ".*.nc.bp"
@@ -297,7 +302,7 @@ func describe(cands []candidate) []string {
 		switch {
 		case k == "" || g.n == 1:
 			out = append(out, fmt.Sprintf("%s (%s)", c.name, c.kind))
-		case g.n > 1 && (g.kind == kindNetCDF || g.kind == kindSCORPIO):
+		case g.n > 1 && (g.kind == kindNetCDF || g.kind == kindNetCDF4 || g.kind == kindSCORPIO):
 			out = append(out, fmt.Sprintf("%s (a stream of %d %s files)", k, g.n, g.kind))
 			g.n = 0 // listed
 		case g.n > 1:

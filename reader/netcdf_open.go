@@ -25,16 +25,32 @@ import (
 
 	"relayout/catalog"
 	"relayout/internal/fileio"
+	"relayout/reader/h5"
 	"relayout/reader/netcdf"
 	"relayout/reader/scorpio"
 )
 
 // Candidate kinds of history files in a folder: a netCDF classic file, a
+// netCDF-4 file (HDF5 written by netCDF-C: a stream may mix both, read by
+// reader/netcdf with h5.OpenNetCDF4Member describing the netCDF-4 ones), a
 // SCORPIO ADIOS dataset (NAME.nc.bp).
 const (
 	kindNetCDF  = "netCDF classic"
+	kindNetCDF4 = "netCDF-4"
 	kindSCORPIO = "SCORPIO BP"
 )
+
+// openNetCDFStream opens the netCDF files names (relative to root; classic
+// and netCDF-4 ones) as the one stream they form; path is what the user
+// gave, kind what a damaged member's error calls it.
+func openNetCDFStream(path, kind, root string, names []string, sel *selector) (Dataset, error) {
+	d, err := netcdf.Open(root, names, netcdf.Config{Match: sel.match}, h5.OpenNetCDF4Member)
+	if err != nil {
+		return nil, brokenErr(path, kind, err)
+	}
+	d.SetPath(path)
+	return d, nil
+}
 
 // isGlob reports whether path holds glob metacharacters.
 func isGlob(path string) bool { return strings.ContainsAny(path, "*?[") }
@@ -103,24 +119,30 @@ func streamList(prefixes []string, groups map[string][]string) string {
 	return strings.Join(out, ", ")
 }
 
-// openHistoryFolder opens a folder whose datasets are all netCDF classic
-// files, or all SCORPIO datasets, as the one stream they form; ok is false
+// openHistoryFolder opens a folder whose datasets are all netCDF files
+// (classic or netCDF-4, but for a lone netCDF-4 file, which reader/h5
+// reads), or all SCORPIO datasets, as the one stream they form; ok is false
 // when the folder holds anything else (openFolder's other rules apply).
 func openHistoryFolder(dir string, cands []candidate, sel *selector) (ds Dataset, err error, ok bool) {
 	if len(cands) == 0 {
 		return nil, nil, false
 	}
 	names := make([]string, len(cands))
-	scorpios := 0
+	scorpios, nc4 := 0, 0
 	for i, c := range cands {
 		switch c.kind {
 		case kindNetCDF:
+		case kindNetCDF4:
+			nc4++
 		case kindSCORPIO:
 			scorpios++
 		default:
 			return nil, nil, false
 		}
 		names[i] = c.name
+	}
+	if nc4 == 1 && len(cands) == 1 {
+		return nil, nil, false
 	}
 	if scorpios == len(cands) {
 		ds, err := openSCORPIOStream(dir, dir, names, sel)
@@ -129,18 +151,19 @@ func openHistoryFolder(dir string, cands []candidate, sel *selector) (ds Dataset
 	if scorpios > 0 {
 		return nil, nil, false
 	}
+	files := "netCDF classic files"
+	if nc4 > 0 {
+		files = "netCDF files"
+	}
 	prefixes, groups := streams(names)
 	if len(prefixes) > 1 {
-		return nil, fmt.Errorf("reader: %s: this folder holds %d streams of netCDF classic files: %s; select one: pass it as a glob, e.g. '%s', "+
+		return nil, fmt.Errorf("reader: %s: this folder holds %d streams of %s: %s; select one: pass it as a glob, e.g. '%s', "+
 			"or a folder holding only its files (symbolic links to them will do): %w",
-			dir, len(prefixes), streamList(prefixes, groups), filepath.Join(dir, prefixes[0]+".*"), catalog.ErrUnsupported), true
+			dir, len(prefixes), files, streamList(prefixes, groups), filepath.Join(dir, prefixes[0]+".*"), catalog.ErrUnsupported), true
 	}
-	d, err := netcdf.Open(dir, names, netcdf.Config{Match: sel.match})
-	if err != nil {
-		return nil, brokenErr(dir, "folder of netCDF classic files", err), true
-	}
-	d.SetPath(dir)
-	return d, nil, true
+	kind := "folder of " + files
+	ds, err = openNetCDFStream(dir, kind, dir, names, sel)
+	return ds, err, true
 }
 
 // openGlob opens the history files pattern matches as one stream: netCDF
@@ -157,30 +180,35 @@ func openGlob(pattern string, sel *selector) (Dataset, error) {
 	if scorpio.Is(matches[0]) {
 		return openSCORPIOGlob(pattern, matches, sel)
 	}
+	nc4 := 0
 	for _, m := range matches {
 		if _, err := fileio.CheckRegular(m); err != nil {
 			return nil, fmt.Errorf("reader: %s: %w", pattern, err)
 		}
-		if !netcdf.IsClassic(m) {
-			return nil, fmt.Errorf("reader: %s: matches %s, which is not a netCDF classic file (a glob selects a stream of netCDF history files): %w",
+		if netcdf.IsClassic(m) {
+			continue
+		}
+		if !isHDF5(m) {
+			return nil, fmt.Errorf("reader: %s: matches %s, which is not a netCDF classic file nor a netCDF-4 one (a glob selects a stream of netCDF history files): %w",
 				pattern, m, catalog.ErrUnsupported)
 		}
+		nc4++ // a netCDF-4 member, or refused as one (h5.OpenNetCDF4Member: damaged, or not written by netCDF-C)
 	}
 	root, names, err := relativeToCommon(pattern, matches)
 	if err != nil {
 		return nil, err
 	}
+	files := "netCDF classic files"
+	if nc4 > 0 {
+		files = "netCDF files"
+	}
 	prefixes, groups := streams(names)
 	if len(prefixes) > 1 {
-		return nil, fmt.Errorf("reader: %s: matches %d streams of netCDF classic files: %s; narrow the pattern to one: %w",
-			pattern, len(prefixes), streamList(prefixes, groups), catalog.ErrUnsupported)
+		return nil, fmt.Errorf("reader: %s: matches %d streams of %s: %s; narrow the pattern to one: %w",
+			pattern, len(prefixes), files, streamList(prefixes, groups), catalog.ErrUnsupported)
 	}
-	d, err := netcdf.Open(root, names, netcdf.Config{Match: sel.match})
-	if err != nil {
-		return nil, brokenErr(pattern, "stream of netCDF classic files", err)
-	}
-	d.SetPath(pattern)
-	return d, nil
+	kind := "stream of " + files
+	return openNetCDFStream(pattern, kind, root, names, sel)
 }
 
 // relativeToCommon names matches relative to their common folder.

@@ -1,8 +1,11 @@
 package blockio
 
 // Decoders for the HDF5 filter pipeline stages relayout supports (deflate,
-// shuffle, fletcher32, lzf: see lzf.go; blosc), and for
-// the ADIOS2 operators (bzip2, blosc: see package blosc for its framing). A block's
+// shuffle, fletcher32, lzf: see lzf.go; blosc), for
+// the ADIOS2 operators (bzip2, blosc: see package blosc for its framing), and
+// byteswap: a block stored in the other byte order than its array's (a
+// netCDF-4 member, little-endian, of a stream of big-endian classic files;
+// Params [element size]), its first stage in encode order. A block's
 // Codecs are listed in encode order (as HDF5 applies them when writing); they
 // are undone here in reverse:
 //
@@ -68,6 +71,9 @@ func Decode(data []byte, codecs []catalog.Codec, elemSize int, want int64) ([]by
 			// header says typesize, shuffle and codec; cd_values are not
 			// needed to decode).
 			data, err = blosc.Decode(data, int(min(want, 1<<31)))
+		case "byteswap":
+			// The stored elements' bytes reversed into the array's order.
+			data, err = byteswap(data, c.Params)
 		case "bzip2":
 			// One bzip2 stream or several concatenated (ADIOS2 compresses
 			// in batches); the output is capped like deflate's.
@@ -206,4 +212,37 @@ func Fletcher32(data []byte) uint32 {
 	sum1 = (sum1 & 0xffff) + (sum1 >> 16)
 	sum2 = (sum2 & 0xffff) + (sum2 >> 16)
 	return sum2<<16 | sum1
+}
+
+// byteswap undoes the byteswap stage: params holds the element size (2, 4
+// or 8).
+func byteswap(data []byte, params []uint32) ([]byte, error) {
+	if len(params) != 1 || params[0] != 2 && params[0] != 4 && params[0] != 8 {
+		return nil, catalog.Corrupt("blockio", "", -1, "byteswap of element size %v", params)
+	}
+	size := int(params[0])
+	if len(data)%size != 0 {
+		return nil, catalog.Corrupt("blockio", "", -1, "byteswap of %d bytes in elements of %d", len(data), size)
+	}
+	SwapBytes(data, size)
+	return data, nil
+}
+
+// SwapBytes reverses the byte order of each size-byte element of data in
+// place (size 2, 4 or 8; any other size leaves data as it is).
+func SwapBytes(data []byte, size int) {
+	switch size {
+	case 2:
+		for i := 0; i+1 < len(data); i += 2 {
+			binary.BigEndian.PutUint16(data[i:], binary.LittleEndian.Uint16(data[i:]))
+		}
+	case 4:
+		for i := 0; i+3 < len(data); i += 4 {
+			binary.BigEndian.PutUint32(data[i:], binary.LittleEndian.Uint32(data[i:]))
+		}
+	case 8:
+		for i := 0; i+7 < len(data); i += 8 {
+			binary.BigEndian.PutUint64(data[i:], binary.LittleEndian.Uint64(data[i:]))
+		}
+	}
 }

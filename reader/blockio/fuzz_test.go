@@ -35,10 +35,15 @@ func FuzzDecode(f *testing.F) {
 	if b, err := os.ReadFile("blosc/testdata/seeds/b1-snappy-shuffle-ts2.chunk"); err == nil {
 		f.Add(b, uint8(1<<5), uint8(2), uint16(1998))
 	}
+	// A little-endian chunk of a netCDF-4 member of a classic stream (4-byte
+	// elements), and an element size byteswap refuses.
+	f.Add([]byte{1, 0, 0, 0, 2, 0, 0, 0}, uint8(1<<7), uint8(4), uint16(8))
+	f.Add([]byte{1, 2, 3}, uint8(1<<7), uint8(3), uint16(3))
 	f.Fuzz(func(t *testing.T, data []byte, mask uint8, elem uint8, want uint16) {
 		const maxWant = 1 << 16 // memory cap: want is a uint16
 		all := []catalog.Codec{{Name: "shuffle", Params: []uint32{uint32(elem)}}, {Name: "deflate"}, {Name: "fletcher32"}, {Name: "bzip2"},
-			{Name: "blosc", Params: []uint32{uint32(elem % 9), uint32(elem / 128)}}, {Name: "hdf5-blosc"}, {Name: "lzf"}}
+			{Name: "blosc", Params: []uint32{uint32(elem % 9), uint32(elem / 128)}}, {Name: "hdf5-blosc"}, {Name: "lzf"},
+			{Name: "byteswap", Params: []uint32{uint32(elem)}}}
 		var codecs []catalog.Codec
 		for i, c := range all {
 			if mask&(1<<i) != 0 {

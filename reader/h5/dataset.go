@@ -45,8 +45,11 @@ type entry struct {
 	// "value" and "shape" attributes stand for the data.
 	constant bool
 	// netCDF: a variable of a netCDF-4 file (netcdf4.go): dimension names
-	// from its scales, netCDF-C's hidden attributes dropped.
+	// from its scales (dims, read at Open), netCDF-C's hidden attributes
+	// dropped.
 	netCDF bool
+	dims   []string
+	unlim  []bool // the axes the dataset is unlimited along (H5S_UNLIMITED)
 	// relayout outputs: the manifest's word, checked against the file.
 	offset []int64
 	shape  []int64
@@ -183,6 +186,18 @@ func Open(path string, cfg Config) (*Dataset, error) {
 	if err := sortEntries(d.entries); err != nil {
 		return nil, err
 	}
+	// The dimensions netCDF-4 variables are unlimited along are known here,
+	// before any Scan: relayout plan chunks the arrays over them from
+	// DatasetInfo.Unlimited as it builds the catalog. netCDF-C makes every
+	// variable over an unlimited dimension extendible along it, as its
+	// dimension scale.
+	for _, e := range d.entries {
+		for k, u := range e.unlim {
+			if u && k < len(e.dims) && e.dims[k] != "" && !slices.Contains(d.info.Unlimited, e.dims[k]) {
+				d.info.Unlimited = append(d.info.Unlimited, e.dims[k])
+			}
+		}
+	}
 	d.source = blockio.NewSource(blockio.NewFiles(root, cfg.MaxOpenFiles))
 	d.lib = newLibrary(root)
 	return d, nil
@@ -285,8 +300,15 @@ func walkFile(full, name string, s scheme, prefix string, match func(string) boo
 			if err := supported(name, info); err != nil {
 				return err
 			}
-			found = append(found, entry{Var: v, Step: pl.Step, file: name, path: p, stepGroup: pl.StepGroup, record: pl.Record,
-				species: pl.Species, speciesGroup: pl.SpeciesGroup, netCDF: s.kind == netCDF4File})
+			e := entry{Var: v, Step: pl.Step, file: name, path: p, stepGroup: pl.StepGroup, record: pl.Record,
+				species: pl.Species, speciesGroup: pl.SpeciesGroup, netCDF: s.kind == netCDF4File}
+			if e.netCDF { // its dimensions, read here for DatasetInfo.Unlimited
+				if e.dims, err = hf.DimensionNames(p); err != nil {
+					return err
+				}
+				e.unlim = info.Unlimited
+			}
+			found = append(found, e)
 		}
 		return nil
 	})

@@ -14,7 +14,9 @@
 // time under the library's lock, through at most 16 files kept open; Open refuses
 // a filter the library does not have (H5Zfilter_avail), naming it and
 // HDF5_PLUGIN_PATH. Every block's extent is checked against its file's size
-// before it is emitted. It must not write anything.
+// before it is emitted. OpenNetCDF4Member describes a netCDF-4 file for a
+// stream of history files that reader/netcdf reads (its datasets, dimension
+// scales, attributes and blocks, catalogued as here). It must not write anything.
 //
 // Concurrency: Open and Scan run on the caller's goroutine; Scan must not run
 // concurrently with itself. ReadBlock is safe for concurrent use (also during

@@ -2,11 +2,15 @@ package h5
 
 import (
 	"fmt"
+	pathpkg "path"
+	"path/filepath"
 	"slices"
 	"strings"
 
 	"relayout/catalog"
+	"relayout/internal/fileio"
 	ih5 "relayout/internal/h5"
+	"relayout/reader/netcdf"
 )
 
 // netCDF-4 files are HDF5 files written by netCDF-C with conventions of
@@ -57,4 +61,124 @@ func ncDimensionOnlyReason(hf *ih5.File, p string, shape []int64) (string, error
 		return "", nil
 	}
 	return fmt.Sprintf("netCDF dimension of length %v without a coordinate variable: a dimension, not data", shape), nil
+}
+
+// IsNetCDF4 reports whether path is an HDF5 file written by netCDF-C (its
+// root has _NCProperties): a member of a stream of history files.
+func IsNetCDF4(path string) bool {
+	if _, err := fileio.CheckRegular(path); err != nil {
+		return false
+	}
+	hf, err := ih5.Open(path)
+	if err != nil {
+		return false
+	}
+	defer hf.Close()
+	attrs, err := hf.Attrs("/")
+	return err == nil && hasAttr(attrs, ncPropertiesAttr)
+}
+
+// OpenNetCDF4Member describes the netCDF-4 file name (relative to root) as
+// a member of a stream of history files (netcdf.NetCDF4Opener): every
+// dataset of its root group with its dimension names, unlimited axes and
+// netCDF attributes, and the blocks of the variables match selects,
+// catalogued as buildArray catalogs any HDF5 dataset (chunks with their
+// filters, a contiguous extent, compact bytes). The file stays open for
+// Read until Close.
+func OpenNetCDF4Member(root, name string, match func(string) bool) (*netcdf.NetCDF4File, error) {
+	full := filepath.Join(root, filepath.FromSlash(name))
+	size, err := fileio.CheckRegular(full)
+	if err != nil {
+		return nil, fmt.Errorf("reader/h5: %w", err)
+	}
+	hf, err := ih5.Open(full)
+	if err != nil {
+		return nil, err
+	}
+	var closed bool
+	out := &netcdf.NetCDF4File{
+		Read: func(v string, lower, count []int64, dst []byte) error {
+			if closed {
+				if hf, err = ih5.Open(full); err != nil {
+					return err
+				}
+				closed = false
+			}
+			info, err := hf.Dataset("/" + v)
+			if err != nil {
+				return err
+			}
+			return hf.ReadHyperslab("/"+v, lower, count, info.DType, dst)
+		},
+		Close: func() error {
+			if closed {
+				return nil
+			}
+			closed = true
+			return hf.Close()
+		},
+	}
+	fail := func(err error) (*netcdf.NetCDF4File, error) {
+		out.Close()
+		return nil, err
+	}
+	attrs, err := hf.Attrs("/")
+	if err != nil {
+		return fail(err)
+	}
+	if !hasAttr(attrs, ncPropertiesAttr) {
+		return fail(fmt.Errorf("reader/h5: %s: an HDF5 file without %s, not written by netCDF-C: not a member of a stream of netCDF history files: %w",
+			name, ncPropertiesAttr, catalog.ErrUnsupported))
+	}
+	out.Attrs = dropNCHidden(attrs)
+	err = hf.Walk(func(p string, isDataset bool) error {
+		rel := strings.TrimPrefix(p, "/")
+		if !isDataset || strings.Contains(rel, "/") {
+			if out.Groups == "" {
+				out.Groups = p
+				if isDataset {
+					out.Groups = pathpkg.Dir(p)
+				}
+			}
+			return nil
+		}
+		info, err := hf.Dataset(p)
+		if err != nil {
+			return err
+		}
+		v := netcdf.NetCDF4Var{Name: rel, DType: info.DType, Numeric: info.Numeric, TypeDesc: info.TypeDesc,
+			Shape: info.Shape, Unlimited: info.Unlimited}
+		reason, err := ncDimensionOnlyReason(hf, p, info.Shape)
+		if err != nil {
+			return err
+		}
+		v.DimOnly = reason != ""
+		if v.Dims, err = hf.DimensionNames(p); err != nil {
+			return err
+		}
+		if v.Dims == nil {
+			v.Dims = make([]string, len(info.Shape)) // no scales: refused as not netCDF
+		}
+		a, err := hf.Attrs(p)
+		if err != nil {
+			return err
+		}
+		v.Attrs = dropNCHidden(a)
+		if !v.DimOnly && info.Numeric && (match == nil || match(rel)) {
+			if err := supported(name, info); err != nil {
+				return err
+			}
+			arr, err := buildArray(hf, name, size, p)
+			if err != nil {
+				return err
+			}
+			v.Blocks = arr.Blocks
+		}
+		out.Vars = append(out.Vars, v)
+		return nil
+	})
+	if err != nil {
+		return fail(err)
+	}
+	return out, nil
 }

@@ -12,7 +12,9 @@ import (
 // scales (a coordinate variable after itself), dimensions without a
 // coordinate variable listed as skipped and not as variables (a 2^40 one
 // among them), netCDF-C's hidden attributes dropped and the netCDF ones
-// kept, the unlimited dimension (time) the dataset's, no other; values equal h5py's, the sparse variable's one chunk its only block.
+// kept, the unlimited dimension (time) the dataset's, no other, known at
+// Open before any Scan (relayout plan chunks by it as it builds the
+// catalog); values equal h5py's, the sparse variable's one chunk its only block.
 func TestNetCDF4(t *testing.T) {
 	dir := t.TempDir()
 	runPython(t, `
@@ -38,6 +40,9 @@ s.close()
 	}
 	defer d.Close()
 	info := d.Info()
+	if u := info.Unlimited; !slices.Equal(u, []string{"time"}) { // known at Open
+		t.Errorf("unlimited dimensions %q before Scan, want time", u)
+	}
 	if info.Format != "netcdf4" {
 		t.Errorf("format %q, want netcdf4", info.Format)
 	}
@@ -73,8 +78,8 @@ s.close()
 		}
 	}
 	checkValues(t, d, arrays, oracle(t, file))
-	if u := d.Info().Unlimited; !slices.Equal(u, []string{"time"}) { // known once scanned
-		t.Errorf("unlimited dimensions %q, want time", u)
+	if u := d.Info().Unlimited; !slices.Equal(u, []string{"time"}) { // and still after Scan
+		t.Errorf("unlimited dimensions %q after Scan, want time", u)
 	}
 
 	// A variable of 2^40 elements with one chunk written: one block, the
@@ -84,6 +89,9 @@ s.close()
 		t.Fatal(err)
 	}
 	defer sp.Close()
+	if u := sp.Info().Unlimited; u != nil {
+		t.Errorf("sparse.nc: unlimited dimensions %q at Open, want none", u)
+	}
 	if !containsPrefix(sp.Info().Skipped, "sparse.nc:/n: netCDF dimension of length [1099511627776]") {
 		t.Errorf("skipped %q: want the dimension n", sp.Info().Skipped)
 	}

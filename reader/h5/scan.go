@@ -102,23 +102,6 @@ func (d *Dataset) Scan(ctx context.Context, emit func(*catalog.Array) error) err
 	return nil
 }
 
-// noteUnlimited adds the dimensions that the netCDF-4 dataset at path
-// (its dimensions named dims) is unlimited along to the input's unlimited
-// dimensions: netCDF-C makes every variable over an unlimited dimension
-// extendible along it, as its dimension scale.
-func (d *Dataset) noteUnlimited(hf *ih5.File, path string, dims []string) error {
-	info, err := hf.Dataset(path)
-	if err != nil {
-		return err
-	}
-	for k, u := range info.Unlimited {
-		if u && k < len(dims) && dims[k] != "" && !slices.Contains(d.info.Unlimited, dims[k]) {
-			d.info.Unlimited = append(d.info.Unlimited, dims[k])
-		}
-	}
-	return nil
-}
-
 // finish names the array and adds its attributes.
 func (d *Dataset) finish(hf *ih5.File, e entry, a *catalog.Array) error {
 	a.Var, a.Step, a.Level = e.Var, e.Step, e.Level
@@ -163,12 +146,7 @@ func (d *Dataset) finish(hf *ih5.File, e entry, a *catalog.Array) error {
 	}
 	if e.netCDF { // netCDF-C's hidden attributes, the scales' among them
 		a.Attrs = dropNCHidden(attrs)
-		if a.Dims, err = hf.DimensionNames(e.path); err != nil {
-			return err
-		}
-		if err := d.noteUnlimited(hf, e.path, a.Dims); err != nil {
-			return err
-		}
+		a.Dims = slices.Clone(e.dims) // read at Open, with the unlimited dimensions
 	} else {
 		a.Attrs = dropScaleAttrs(attrs)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"relayout/catalog"
 	"relayout/internal/fileio"
@@ -48,11 +49,14 @@ type member struct {
 	// the file followed by zeros, as netCDF-C reads it; nil when the file
 	// ends between elements.
 	partial []byte
+	// nc4 is set for a netCDF-4 member (netcdf4.go): hdr is its netCDF
+	// model, without offsets; its bytes are its HDF5 chunks.
+	nc4 *netcdf4
 }
 
 // OpenFile opens one classic file; blocks name it relative to its folder.
 func OpenFile(p string, cfg Config) (*Dataset, error) {
-	d, err := Open(filepath.Dir(p), []string{filepath.Base(p)}, cfg)
+	d, err := Open(filepath.Dir(p), []string{filepath.Base(p)}, cfg, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -62,15 +66,24 @@ func OpenFile(p string, cfg Config) (*Dataset, error) {
 
 // Open opens the classic files named (relative to root) as one dataset: a
 // single file, or a stream of history files ordered by their record
-// coordinate (stream.go). Every header is read and checked here, and the
-// few bytes of record coordinates the ordering needs; Scan does no I/O.
-func Open(root string, files []string, cfg Config) (*Dataset, error) {
+// coordinate (stream.go). Members that are netCDF-4 files are described by
+// open4 (netcdf4.go; nil: refused as not classic). Every header is read and
+// checked here, and the few bytes of record coordinates the ordering needs;
+// Scan does no I/O.
+func Open(root string, files []string, cfg Config, open4 NetCDF4Opener) (*Dataset, error) {
 	if len(files) == 0 {
 		return nil, fmt.Errorf("netcdf: %s: no file given: %w", root, catalog.ErrNotFound)
 	}
 	var ms []*member
+	defer func() {
+		for _, m := range ms {
+			if m.nc4 != nil {
+				m.nc4.f.Close() // needed here only: its blocks are read through blockio
+			}
+		}
+	}()
 	for _, f := range files {
-		m, err := openMember(root, filepath.ToSlash(f))
+		m, err := openMember(root, filepath.ToSlash(f), open4, cfg.Match)
 		if err != nil {
 			return nil, err
 		}
@@ -127,17 +140,49 @@ func Open(root string, files []string, cfg Config) (*Dataset, error) {
 			m.name, v.Name, m.hdr.Format(), in, t.Slab/es-1, where, t.Start+t.InFile, t.Start+t.Slab-1, m.size))
 		d.zeroed[v.Name] = true
 	}
+	for _, name := range d.vars {
+		dt, fill := d.arrayType(name)
+		for _, m := range ms {
+			if m.nc4 == nil || !m.hdr.Vars[m.vars[name]].Record && m != first {
+				continue // fixed variables come from the first member
+			}
+			if err := netcdf4Holes(first, m, name, dt, fill); err != nil {
+				return nil, err
+			}
+		}
+	}
 	d.source = blockio.NewSource(blockio.NewFiles(root, cfg.MaxOpenFiles))
 	return d, nil
 }
 
-// openMember reads one file's header and its record coordinate.
-func openMember(root, name string) (*member, error) {
+// hdf5Magic starts an HDF5 file (a netCDF-4 file's superblock is at 0).
+const hdf5Magic = "\x89HDF\r\n\x1a\n"
+
+// openMember reads one file's header and its record coordinate: a classic
+// file's, or a netCDF-4 file's as open4 describes it (match selects the
+// variables whose blocks it lists).
+func openMember(root, name string, open4 NetCDF4Opener, match func(string) bool) (*member, error) {
 	f, size, err := fileio.Open(filepath.Join(root, filepath.FromSlash(name)))
 	if err != nil {
 		return nil, fmt.Errorf("netcdf: %w", err)
 	}
 	defer f.Close()
+	var magic [8]byte
+	if n, _ := f.ReadAt(magic[:], 0); n == len(magic) && string(magic[:]) == hdf5Magic && open4 != nil {
+		nf, err := open4(root, name, match)
+		if err != nil {
+			return nil, err
+		}
+		m, err := netcdf4Member(name, size, nf)
+		if err == nil {
+			err = m.readCoord(nil)
+		}
+		if err != nil {
+			nf.Close()
+			return nil, err
+		}
+		return m, nil
+	}
 	h, err := ParseHeader(f, size, name)
 	if err != nil {
 		return nil, err
@@ -187,16 +232,38 @@ func (d *Dataset) Scan(ctx context.Context, emit func(*catalog.Array) error) err
 	return nil
 }
 
-func (d *Dataset) array(name string) *catalog.Array {
+// arrayType is the element type of variable name's array, and its fill
+// value in that type: big-endian when a member is a classic file (only
+// netCDF-4 blocks then take a byteswap stage: a classic file's slabs,
+// inline tails included, stay as stored), else in the byte order the first
+// member stores the variable in; zeros where a classic member's end cuts
+// the variable (holes read as netCDF-C reads them).
+func (d *Dataset) arrayType(name string) (catalog.DType, []byte) {
 	first := d.members[0]
 	v := &first.hdr.Vars[first.vars[name]]
 	dt, _ := v.Type.DType()
+	fill := v.fill()
+	classic := slices.ContainsFunc(d.members, func(m *member) bool { return m.nc4 == nil })
+	if !classic && dt.Size > 1 && !first.nc4.vars[name].DType.BigEndian {
+		dt.BigEndian = false
+		slices.Reverse(fill)
+	}
+	if d.zeroed[name] {
+		fill = make([]byte, dt.Size)
+	}
+	return dt, fill
+}
+
+func (d *Dataset) array(name string) *catalog.Array {
+	first := d.members[0]
+	v := &first.hdr.Vars[first.vars[name]]
+	dt, fill := d.arrayType(name)
 	a := &catalog.Array{
 		Var: name, DType: dt,
 		Shape:  slices.Clone(v.Shape),
 		Offset: make([]int64, len(v.Shape)),
-		Fill:   v.fill(),
-		Source: fmt.Sprintf("%s (%s):%s", first.name, first.hdr.Format(), name),
+		Fill:   fill,
+		Source: fmt.Sprintf("%s (%s):%s", first.name, first.format(), name),
 	}
 	for i := range v.Attrs {
 		a.Attrs = append(a.Attrs, v.Attrs[i].CatalogAttr())
@@ -207,18 +274,23 @@ func (d *Dataset) array(name string) *catalog.Array {
 			a.Dims[k] = first.hdr.Dims[id].Name
 		}
 	}
-	if d.zeroed[name] {
-		a.Fill = make([]byte, dt.Size) // holes read as zeros, as netCDF-C reads them
-	}
 	if !v.Record {
+		if first.nc4 != nil {
+			a.Blocks = first.netcdf4Blocks(name, dt, nil)
+			return a
+		}
 		a.Blocks = slabBlocks(first, v, -1, v.Begin, nil)
 		return a
 	}
 	a.Shape[0] = d.records
 	if len(d.members) > 1 {
-		a.Source = fmt.Sprintf("%s ... %s (%d files, %s):%s", first.name, d.members[len(d.members)-1].name, len(d.members), first.hdr.Format(), name)
+		a.Source = fmt.Sprintf("%s ... %s (%d files, %s):%s", first.name, d.members[len(d.members)-1].name, len(d.members), d.formats(), name)
 	}
 	for _, m := range d.members {
+		if m.nc4 != nil {
+			a.Blocks = m.netcdf4Blocks(name, dt, a.Blocks)
+			continue
+		}
 		mv := &m.hdr.Vars[m.vars[name]]
 		for r := int64(0); r < m.hdr.NumRecs; r++ {
 			a.Blocks = slabBlocks(m, mv, r, mv.Begin+r*m.hdr.RecSize, a.Blocks)
@@ -321,6 +393,18 @@ func prefixBoxes(shape []int64, n int64) []prefixBox {
 		}
 	}
 	return out
+}
+
+// formats names the members' formats: "CDF-2", "CDF-2 and netCDF-4".
+func (d *Dataset) formats() string {
+	var fs []string
+	for _, m := range d.members {
+		if f := m.format(); !slices.Contains(fs, f) {
+			fs = append(fs, f)
+		}
+	}
+	slices.Sort(fs)
+	return strings.Join(fs, " and ")
 }
 
 // SetPath sets DatasetInfo.Path, the input as the user gave it (a folder, a

@@ -36,7 +36,16 @@
 // first member. Which files form a stream (a folder, a glob, the stream
 // prefix of their names: StreamPrefix) is package reader's decision.
 //
-// It must not write anything, import cgo or any netCDF library, or read
+// A member may be a netCDF-4 file (netcdf4.go): a NetCDF4Opener given to
+// Open (reader/h5's) describes it in HDF5's terms, netcdf4Member puts it in
+// the classic model, and it goes through the same checks; its blocks are
+// its HDF5 chunks (their filters as codecs, a byteswap stage first where it
+// stores the other byte order than the stream's arrays, big-endian when a
+// member is classic) placed at its first record. Open reads its record
+// coordinate and fixed values through the opener's Read (the HDF5 library);
+// Scan still does no I/O.
+//
+// It must not write anything, import cgo, any netCDF or HDF5 library, or read
 // block bytes itself beyond the header and the few bytes of record
 // coordinates a stream is ordered by: Dataset.ReadBlock is a raw pread
 // through reader/blockio. vsize is never trusted (sizes come from the

@@ -65,8 +65,9 @@ func recordCoord(h *Header) int {
 	return -1
 }
 
-// readCoord reads the record coordinate's value of every record.
-func (m *member) readCoord(r io.ReaderAt) error {
+// readCoord reads the record coordinate's value of every record (r is a
+// classic member's file; a netCDF-4 member reads through its NetCDF4File).
+func (m *member) readCoord(r readerAt) error {
 	h := m.hdr
 	ci := recordCoord(h)
 	if ci < 0 {
@@ -77,19 +78,17 @@ func (m *member) readCoord(r io.ReaderAt) error {
 	if h.NumRecs*v.Slab > maxCoordBytes {
 		return fmt.Errorf("netcdf: %s: record coordinate %s of %d records is too large to read for ordering: %w", m.name, v.Name, h.NumRecs, catalog.ErrUnsupported)
 	}
-	for rec := int64(0); rec < h.NumRecs; rec++ {
-		b := make([]byte, v.Slab)
-		off := v.Begin + rec*h.RecSize
-		n, err := r.ReadAt(b, off)
-		if n < len(b) && err != nil && err != io.EOF {
-			return fmt.Errorf("netcdf: %s: offset %d: %w", m.name, off, err)
-		}
-		clear(b[n:]) // a tail cut short reads as zeros
+	b := make([]byte, h.NumRecs*v.Slab)
+	if err := m.readRows(r, v, 0, h.NumRecs, b); err != nil {
+		return fmt.Errorf("netcdf: %s: record coordinate %s: %w", m.name, v.Name, err)
+	}
+	for rec := range h.NumRecs {
+		slab := b[rec*v.Slab : (rec+1)*v.Slab]
 		if v.Type == Char {
-			m.texts = append(m.texts, strings.TrimRight(string(b), " \x00"))
+			m.texts = append(m.texts, trimText(slab))
 			continue
 		}
-		m.nums = append(m.nums, number(v.Type, b))
+		m.nums = append(m.nums, number(v.Type, slab))
 	}
 	return nil
 }
@@ -258,10 +257,12 @@ func signature(h *Header, v *Var) string {
 }
 
 // sameFixed checks that every member holds the first member's values in
-// its numeric fixed-size variables (the stream's fixed variables are read from the
+// its fixed-size variables (the stream's fixed variables are read from the
 // first member only: a member whose mesh or coordinates differ is not of
-// the same stream). The data are compared in pieces of compareChunk bytes;
-// bytes past the end of a file cut short compare as zeros.
+// the same stream). The values are compared as a classic file stores them
+// (readRows: big-endian, a netCDF-4 member's read through its file), in
+// pieces of whole rows of about compareChunk bytes; bytes past the end of
+// a classic file cut short compare as zeros.
 func sameFixed(root string, ms []*member) error {
 	if len(ms) < 2 {
 		return nil
@@ -276,41 +277,73 @@ func sameFixed(root string, ms []*member) error {
 	if len(fixed) == 0 {
 		return nil
 	}
-	fa, _, err := fileio.Open(filepath.Join(root, filepath.FromSlash(first.name)))
-	if err != nil {
-		return fmt.Errorf("netcdf: %w", err)
-	}
-	defer fa.Close()
-	a, b := make([]byte, compareChunk), make([]byte, compareChunk)
-	for _, m := range ms[1:] {
-		fb, _, err := fileio.Open(filepath.Join(root, filepath.FromSlash(m.name)))
+	open := func(m *member) (readerAt, func(), error) {
+		if m.nc4 != nil {
+			return nil, func() { m.nc4.f.Close() }, nil
+		}
+		f, _, err := fileio.Open(filepath.Join(root, filepath.FromSlash(m.name)))
 		if err != nil {
-			return fmt.Errorf("netcdf: %w", err)
+			return nil, nil, fmt.Errorf("netcdf: %w", err)
+		}
+		return f, func() { f.Close() }, nil
+	}
+	fa, closeA, err := open(first)
+	if err != nil {
+		return err
+	}
+	defer closeA()
+	var a, b []byte
+	for _, m := range ms[1:] {
+		fb, closeB, err := open(m)
+		if err != nil {
+			return err
 		}
 		for _, i := range fixed {
 			va := &first.hdr.Vars[i]
 			vb := &m.hdr.Vars[m.vars[va.Name]]
-			for off := int64(0); off < va.Slab; off += compareChunk {
-				n := min(compareChunk, va.Slab-off)
-				if err := readZeros(fa, a[:n], va.Begin+off); err != nil {
-					fb.Close()
+			rows, row := int64(1), va.Slab
+			if len(va.Shape) > 0 {
+				rows = va.Shape[0]
+				if rows == 0 {
+					continue
+				}
+				row = va.Slab / rows
+			}
+			step := max(1, compareChunk/max(row, 1))
+			for r0 := int64(0); r0 < rows; r0 += step {
+				n := min(step, rows-r0)
+				if int64(cap(a)) < n*row {
+					a, b = make([]byte, n*row), make([]byte, n*row)
+				}
+				a, b = a[:n*row], b[:n*row]
+				if err := first.readRows(fa, va, r0, n, a); err != nil {
+					closeB()
 					return fmt.Errorf("netcdf: %s: %w", first.name, err)
 				}
-				if err := readZeros(fb, b[:n], vb.Begin+off); err != nil {
-					fb.Close()
+				if err := m.readRows(fb, vb, r0, n, b); err != nil {
+					closeB()
 					return fmt.Errorf("netcdf: %s: %w", m.name, err)
 				}
-				if k := firstDiff(a[:n], b[:n]); k >= 0 {
-					fb.Close()
-					el := (off + int64(k)) / va.Type.Size()
-					return notOneStream(first, m, fmt.Sprintf("fixed-size variable %s differs at element %d (offset %d of %s, %d of %s)",
-						va.Name, el, va.Begin+el*va.Type.Size(), first.name, vb.Begin+el*va.Type.Size(), m.name))
+				if k := firstDiff(a, b); k >= 0 {
+					closeB()
+					el := (r0*row + int64(k)) / va.Type.Size()
+					return notOneStream(first, m, fmt.Sprintf("fixed-size variable %s differs at element %d (%s, %s)",
+						va.Name, el, first.where(va, el), m.where(vb, el)))
 				}
 			}
 		}
-		fb.Close()
+		closeB()
 	}
 	return nil
+}
+
+// where names element el of fixed variable v of m for a message: its
+// offset in a classic file, the element of a netCDF-4 file's dataset.
+func (m *member) where(v *Var, el int64) string {
+	if m.nc4 != nil {
+		return fmt.Sprintf("element %d of %s's dataset /%s", el, m.name, v.Name)
+	}
+	return fmt.Sprintf("offset %d of %s", v.Begin+el*v.Type.Size(), m.name)
 }
 
 const compareChunk = 1 << 20

@@ -47,7 +47,7 @@ func TestNetcdfMPASMonthlyStream(t *testing.T) {
 		rel[i] = filepath.Base(n)
 	}
 	rand.New(rand.NewPCG(1, 2)).Shuffle(len(rel), func(i, j int) { rel[i], rel[j] = rel[j], rel[i] })
-	d, err := Open(dir, rel, Config{})
+	d, err := Open(dir, rel, Config{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestNetcdfStream(t *testing.T) {
 		t.Fatalf("genstream: %v\n%s", err, b)
 	}
 	files := []string{"case.h0.0001-03.nc", "case.h0.0001-01.nc", "case.h0.0001-02.nc"}
-	d, err := Open(filepath.Join(dir, "good"), files, Config{})
+	d, err := Open(filepath.Join(dir, "good"), files, Config{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestNetcdfStream(t *testing.T) {
 		b, _ := os.ReadFile(filepath.Join(dir, "good", "case.h0.0001-"+from+".nc"))
 		os.WriteFile(filepath.Join(swapped, "case.h0.0001-"+to+".nc"), b, 0o644)
 	}
-	sw, err := Open(swapped, files, Config{})
+	sw, err := Open(swapped, files, Config{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestNetcdfStream(t *testing.T) {
 		"type":      "variable v is float(time, n) against double(time, n)",
 		"fixed":     "fixed-size variable w differs at element 0",
 	} {
-		_, err := Open(filepath.Join(dir, bad), files, Config{})
+		_, err := Open(filepath.Join(dir, bad), files, Config{}, nil)
 		if !errors.Is(err, catalog.ErrUnsupported) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "case.h0.0001-03.nc") {
 			t.Errorf("%s: got %v, want %q naming both files", bad, err, want)
 		}
