@@ -174,17 +174,21 @@ func TestPlanMatchesNaive(t *testing.T) {
 
 func checkStructure(t *testing.T, p *Plan) {
 	t.Helper()
+	runs := p.RunList()
+	if int64(len(runs)) != p.NumRuns {
+		t.Fatalf("%d runs listed, NumRuns %d", len(runs), p.NumRuns)
+	}
 	var at, covered int64
 	ri, hi := 0, 0
 	for at < p.Elems {
 		switch {
-		case ri < len(p.Runs) && p.Runs[ri].Dst == at:
-			r := p.Runs[ri]
+		case ri < len(runs) && runs[ri].Dst == at:
+			r := runs[ri]
 			if r.Len <= 0 || r.Src < 0 || r.Src+r.Len > p.BlockLen[r.Block] {
 				t.Fatalf("run %d %+v outside block of %d", ri, r, p.BlockLen[r.Block])
 			}
 			if ri > 0 {
-				q := p.Runs[ri-1]
+				q := runs[ri-1]
 				if q.Dst+q.Len == r.Dst && q.Block == r.Block && q.Src+q.Len == r.Src {
 					t.Fatalf("runs %d and %d not merged: %+v %+v", ri-1, ri, q, r)
 				}
@@ -199,8 +203,8 @@ func checkStructure(t *testing.T, p *Plan) {
 			t.Fatalf("element %d neither in a run nor a hole", at)
 		}
 	}
-	if ri != len(p.Runs) || hi != len(p.Holes) || at != p.Elems || covered != p.Covered {
-		t.Fatalf("runs %d/%d holes %d/%d at %d of %d covered %d/%d", ri, len(p.Runs), hi, len(p.Holes), at, p.Elems, covered, p.Covered)
+	if ri != len(runs) || hi != len(p.Holes) || at != p.Elems || covered != p.Covered {
+		t.Fatalf("runs %d/%d holes %d/%d at %d of %d covered %d/%d", ri, len(runs), hi, len(p.Holes), at, p.Elems, covered, p.Covered)
 	}
 }
 
@@ -214,16 +218,16 @@ func TestPaddingBlocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Run{{Dst: 0, Src: 0, Len: 2, Block: 0}, {Dst: 2, Src: 0, Len: 1, Block: 3}, {Dst: 3, Src: 0, Len: 1, Block: 2}}
-	if p.Base != 0 || !slices.Equal(p.Runs, want) || len(p.Holes) != 0 || !slices.Equal(p.BlockNeed, []int64{3, 0, 1, 2}) {
-		t.Fatalf("base %d runs %+v holes %+v need %v", p.Base, p.Runs, p.Holes, p.BlockNeed)
+	if p.Base != 0 || !slices.Equal(p.RunList(), want) || len(p.Holes) != 0 || !slices.Equal(p.BlockNeed, []int64{3, 0, 1, 2}) {
+		t.Fatalf("base %d runs %+v holes %+v need %v", p.Base, p.RunList(), p.Holes, p.BlockNeed)
 	}
 	// 0-based: [0, 0] is element 0 when nobody else has it.
 	p, err = BuildPlan("t", 1, []int64{3}, [][]int64{{1, 2, -1}, {0, 0}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Covered != 3 || p.Runs[0] != (Run{Dst: 0, Src: 0, Len: 1, Block: 1}) {
-		t.Fatalf("runs %+v", p.Runs)
+	if p.Covered != 3 || p.RunList()[0] != (Run{Dst: 0, Src: 0, Len: 1, Block: 1}) {
+		t.Fatalf("runs %+v", p.RunList())
 	}
 	// 1-based: the zeros are plain pads.
 	p, err = BuildPlan("t", 1, []int64{3}, [][]int64{{1, 2}, {0, 0}, {3, 0}}, nil)
