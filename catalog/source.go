@@ -145,10 +145,18 @@ type Caps struct {
 // frame of a distributed variable is its I/O groups' data blocks,
 // scattered; a verifier places the elements by its own reading of the
 // maps instead of trusting ReadBlocks'.
+//
+// Parts and maps are blocks of Source, read with its ReadBlocks like any
+// other (coalesced, each from the read's own buffer): a consumer holds no
+// copy of a block's parts, and reads the maps only when it has not kept
+// its own reading of them (Map names them).
 type Placement struct {
-	Parts [][]byte
-	Maps  [][]int64
-	Fill  []byte
+	Source Source
+	Parts  []*Block // of the placed block's element type
+	Maps   []*Block // one per part: integers of MapType
+	// MapType is the maps' element type (a signed or unsigned integer).
+	MapType DType
+	Fill    []byte
 	// Map names the maps: the same for every block they place (a
 	// verifier reads them once), "" when unnamed.
 	Map string

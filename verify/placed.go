@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"sync"
 
 	"relayout/catalog"
@@ -73,20 +74,20 @@ func (p placingSource) ReadBlocks(ctx context.Context, r catalog.Reads, fn func(
 			})
 			return out, err
 		}
-		return p.place(b, dt, pl, dst)
+		return p.place(ctx, b, dt, pl, dst, r)
 	}, fn)
 }
 
 // place places block b's parts (pl) by the verifier's reading of its maps,
-// into dst when not nil.
-func (p placingSource) place(b *catalog.Block, dt catalog.DType, pl *catalog.Placement, dst []byte) ([]byte, error) {
+// into dst when not nil; r's limit and timer go to the reads.
+func (p placingSource) place(ctx context.Context, b *catalog.Block, dt catalog.DType, pl *catalog.Placement, dst []byte, r catalog.Reads) ([]byte, error) {
 	n := b.Box.Elements()
 	var mr *mapReading
 	var err error
 	if v, ok := p.maps.Load(pl.Map); ok && pl.Map != "" && v.(*mapReading).n == n {
 		mr = v.(*mapReading)
 	} else {
-		if mr, err = readMaps(pl.Maps, n); err != nil {
+		if mr, err = readMaps(ctx, pl, n, r); err != nil {
 			return nil, fmt.Errorf("verify: %s block at %v: %w", b.File, b.Box.Lower, err)
 		}
 		if pl.Map != "" {
@@ -96,73 +97,191 @@ func (p placingSource) place(b *catalog.Block, dt catalog.DType, pl *catalog.Pla
 	if int64(len(dst)) != n*int64(dt.Size) {
 		dst = make([]byte, n*int64(dt.Size))
 	}
-	if err := mr.place(dst, dt.Size, pl); err != nil {
+	if err := mr.place(ctx, dst, dt, pl, r); err != nil {
 		return nil, fmt.Errorf("verify: %s block at %v: %w", b.File, b.Box.Lower, err)
 	}
 	return dst, nil
 }
 
 // mapReading is the verifier's reading of maps over n places (see above):
-// their base, the [0, 0] map that places element 0 (-1: none), and the
-// places no entry reaches; reading checked every entry (in range, no
-// place twice).
+// their base, the [0, 0] map that places element 0 (-1: none), the places
+// no entry reaches, and the maps themselves, packed; reading checked every
+// entry (in range, no place twice).
 type mapReading struct {
 	n         int64
 	zeroBased bool
 	takes0    int
 	holes     []int64
+	maps      []packedMap
 }
 
-// readMaps reads maps over n places.
-func readMaps(maps [][]int64, n int64) (*mapReading, error) {
-	mr := &mapReading{n: n, zeroBased: mapsZeroBased(maps, n), takes0: -1}
-	covered := make([]bool, n)
+// packedMap is one map as read: entry j is the sum of the zigzag varints
+// 0..j of enc.
+type packedMap struct {
+	len           int64
+	first, second int64 // entries 0 and 1 (0 when absent): SCORPIO's padding
+	enc           []byte
+}
+
+// entries calls fn with the first k entries of m, in order, until fn
+// returns false.
+func (m *packedMap) entries(k int64, fn func(j int64, e int64) bool) {
+	var e int64
+	pos := 0
+	for j := int64(0); j < k; j++ {
+		var z uint64
+		if c := m.enc[pos]; c < 0x80 {
+			z = uint64(c)
+			pos++
+		} else {
+			v, w := binary.Uvarint(m.enc[pos:])
+			z = v
+			pos += w
+		}
+		e += int64(z>>1) ^ -int64(z&1)
+		if !fn(j, e) {
+			return
+		}
+	}
+}
+
+// readMaps reads pl's maps over n places: decoded from their stored bytes
+// (pl.MapType) and packed, the base decided, then every entry checked.
+func readMaps(ctx context.Context, pl *catalog.Placement, n int64, r catalog.Reads) (*mapReading, error) {
+	mt := pl.MapType
+	if mt.Kind != catalog.Int && mt.Kind != catalog.Uint || mt.Size != 1 && mt.Size != 2 && mt.Size != 4 && mt.Size != 8 {
+		return nil, fmt.Errorf("map entries of type %s: %w", mt, catalog.ErrCorrupt)
+	}
+	maps := make([]packedMap, len(pl.Maps))
+	seen := make(bitmap, (n+63)/64)
+	var entries, distinct int64
+	negative := false
+	rd := catalog.Reads{Blocks: pl.Maps, DTypes: []catalog.DType{mt}, Limit: r.Limit, Timer: r.Timer}
+	err := pl.Source.ReadBlocks(ctx, rd, func(g int, raw []byte) error {
+		if len(raw)%mt.Size != 0 {
+			return catalog.Corrupt("", "", -1, "map %d: %d bytes of %d-byte entries", g, len(raw), mt.Size)
+		}
+		k := int64(len(raw) / mt.Size)
+		m := packedMap{len: k, enc: make([]byte, 0, k+16)}
+		var prev int64
+		for j := int64(0); j < k; j++ {
+			e := mapEntry(raw[j*int64(mt.Size):], mt)
+			d := e - prev
+			m.enc = binary.AppendUvarint(m.enc, uint64(d<<1)^uint64(d>>63))
+			prev = e
+			switch j {
+			case 0:
+				m.first = e
+			case 1:
+				m.second = e
+			}
+			if e < 0 {
+				negative = true
+				continue
+			}
+			entries++
+			if e < n && !seen.get(e) {
+				seen.set(e)
+				distinct++
+			}
+		}
+		m.enc = slices.Clip(m.enc)
+		maps[g] = m
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	// The base (see above): negative entries, or a perfect 0-based cover.
+	mr := &mapReading{n: n, zeroBased: negative || n > 0 && entries == n && distinct == n, takes0: -1, maps: maps}
+	covered := seen
+	clear(covered)
 	var empty []int // 0-based [0, 0] maps: element 0 when nothing else places it
-	for g, m := range maps {
-		if mr.padded(m) && m[0] == 0 {
+	for g := range maps {
+		m := &maps[g]
+		if mr.padded(m) && m.first == 0 {
 			empty = append(empty, g)
 			continue
 		}
-		for j, e := range m {
+		var bad error
+		m.entries(m.len, func(j, e int64) bool {
 			dst := mr.dst(m, j, e)
-			if dst < 0 {
-				if dst < -1 {
-					return nil, catalog.Corrupt("", "", -1, "map %d entry %d: %d", g, j, e)
-				}
-				continue // a pad
+			switch {
+			case dst < -1:
+				bad = catalog.Corrupt("", "", -1, "map %d entry %d: %d", g, j, e)
+			case dst < 0:
+				return true // a pad
+			case dst >= n:
+				bad = catalog.Corrupt("", "", -1, "map %d entry %d places element %d of %d", g, j, dst, n)
+			case covered.get(dst):
+				bad = catalog.Corrupt("", "", -1, "map %d entry %d places element %d, placed before", g, j, dst)
+			default:
+				covered.set(dst)
+				return true
 			}
-			if dst >= n {
-				return nil, catalog.Corrupt("", "", -1, "map %d entry %d places element %d of %d", g, j, dst, n)
-			}
-			if covered[dst] {
-				return nil, catalog.Corrupt("", "", -1, "map %d entry %d places element %d, placed before", g, j, dst)
-			}
-			covered[dst] = true
+			return false
+		})
+		if bad != nil {
+			return nil, bad
 		}
 	}
 	for _, g := range empty {
-		if n > 0 && !covered[0] {
-			mr.takes0, covered[0] = g, true
+		if n > 0 && !covered.get(0) {
+			mr.takes0 = g
+			covered.set(0)
 			break
 		}
 	}
-	for i, c := range covered {
-		if !c {
-			mr.holes = append(mr.holes, int64(i))
+	for i := range n {
+		if !covered.get(i) {
+			mr.holes = append(mr.holes, i)
 		}
 	}
 	return mr, nil
 }
 
+// mapEntry decodes one stored map entry of type mt.
+func mapEntry(b []byte, mt catalog.DType) int64 {
+	var bo binary.ByteOrder = binary.LittleEndian
+	if mt.BigEndian {
+		bo = binary.BigEndian
+	}
+	signed := mt.Kind == catalog.Int
+	switch mt.Size {
+	case 8:
+		return int64(bo.Uint64(b))
+	case 4:
+		if signed {
+			return int64(int32(bo.Uint32(b)))
+		}
+		return int64(bo.Uint32(b))
+	case 2:
+		if signed {
+			return int64(int16(bo.Uint16(b)))
+		}
+		return int64(bo.Uint16(b))
+	}
+	if signed {
+		return int64(int8(b[0]))
+	}
+	return int64(b[0])
+}
+
+// bitmap is a bit per place.
+type bitmap []uint64
+
+func (b bitmap) get(i int64) bool { return b[i>>6]&(1<<(i&63)) != 0 }
+func (b bitmap) set(i int64)      { b[i>>6] |= 1 << (i & 63) }
+
 // padded reports SCORPIO's padding of a group of one element or none: two
 // entries, the second 0, in a 0-based map.
-func (mr *mapReading) padded(m []int64) bool { return mr.zeroBased && len(m) == 2 && m[1] == 0 }
+func (mr *mapReading) padded(m *packedMap) bool { return mr.zeroBased && m.len == 2 && m.second == 0 }
 
 // dst is where entry j (e) of map m places its element: -1 for a pad,
 // below -1 for an entry no base allows.
-func (mr *mapReading) dst(m []int64, j int, e int64) int64 {
+func (mr *mapReading) dst(m *packedMap, j int64, e int64) int64 {
 	switch {
-	case mr.padded(m) && j == 1:
+	case j == 1 && mr.padded(m):
 		return -1
 	case mr.zeroBased:
 		return e
@@ -170,80 +289,85 @@ func (mr *mapReading) dst(m []int64, j int, e int64) int64 {
 	return e - 1
 }
 
-// place places pl's parts into out (n elements of size bytes) by mr.
-func (mr *mapReading) place(out []byte, size int, pl *catalog.Placement) error {
-	if len(pl.Parts) != len(pl.Maps) {
-		return catalog.Corrupt("", "", -1, "%d data parts for %d maps", len(pl.Parts), len(pl.Maps))
+// place places pl's parts into out (n elements of dt) by mr, each part
+// from the read's buffer as it arrives.
+func (mr *mapReading) place(ctx context.Context, out []byte, dt catalog.DType, pl *catalog.Placement, r catalog.Reads) error {
+	size := dt.Size
+	if len(pl.Parts) != len(mr.maps) {
+		return catalog.Corrupt("", "", -1, "%d data parts for %d maps", len(pl.Parts), len(mr.maps))
 	}
 	if len(pl.Fill) != size {
 		return fmt.Errorf("a fill value of %d bytes for %d-byte elements: %w", len(pl.Fill), size, catalog.ErrCorrupt)
 	}
-	es := int64(size)
-	for g, m := range pl.Maps {
-		part := pl.Parts[g]
-		if mr.padded(m) && m[0] == 0 {
-			if g == mr.takes0 {
-				if len(part) < size {
-					copy(out[:es], pl.Fill) // an empty group's part holds nothing: a hole
-				} else {
-					copy(out[:es], part[:es])
-				}
-			}
-			continue
-		}
-		if n := int64(len(m)); int64(len(part)) < n*es {
-			// Only pads may lie past a part's end.
-			for j := int64(len(part)) / es; j < n; j++ {
-				if mr.dst(m, int(j), m[j]) >= 0 {
-					return catalog.Corrupt("", "", -1, "map %d entry %d: its part holds %d bytes", g, j, len(part))
-				}
-			}
-			m = m[:int64(len(part))/es]
-		}
-		// Element by element (7.2M a frame of the map): words
-		// where the elements are, not a memmove call each.
-		switch size {
-		case 8:
-			for j, e := range m {
-				if dst := mr.dst(m, j, e); dst >= 0 {
-					binary.LittleEndian.PutUint64(out[dst*8:], binary.LittleEndian.Uint64(part[j*8:]))
-				}
-			}
-		case 4:
-			for j, e := range m {
-				if dst := mr.dst(m, j, e); dst >= 0 {
-					binary.LittleEndian.PutUint32(out[dst*4:], binary.LittleEndian.Uint32(part[j*4:]))
-				}
-			}
-		default:
-			for j, e := range m {
-				if dst := mr.dst(m, j, e); dst >= 0 {
-					copy(out[dst*es:dst*es+es], part[int64(j)*es:int64(j+1)*es])
-				}
-			}
-		}
+	rd := catalog.Reads{Blocks: pl.Parts, DTypes: []catalog.DType{dt}, Limit: r.Limit, Timer: r.Timer}
+	err := pl.Source.ReadBlocks(ctx, rd, func(g int, part []byte) error {
+		return mr.placePart(out, size, g, part, pl.Fill)
+	})
+	if err != nil {
+		return err
 	}
+	es := int64(size)
 	for _, h := range mr.holes {
 		copy(out[h*es:h*es+es], pl.Fill)
 	}
 	return nil
 }
 
-// mapsZeroBased decides the base of maps over n places (see above).
-func mapsZeroBased(maps [][]int64, n int64) bool {
-	seen := make([]bool, n)
-	var entries, distinct int64
-	for _, m := range maps {
-		for _, e := range m {
-			if e < 0 {
-				return true
-			}
-			entries++
-			if e < n && !seen[e] {
-				seen[e] = true
-				distinct++
+// placePart places part g (its map mr.maps[g]) into out.
+func (mr *mapReading) placePart(out []byte, size, g int, part, fill []byte) error {
+	es := int64(size)
+	m := &mr.maps[g]
+	if mr.padded(m) && m.first == 0 {
+		if g == mr.takes0 {
+			if len(part) < size {
+				copy(out[:es], fill) // an empty group's part holds nothing: a hole
+			} else {
+				copy(out[:es], part[:es])
 			}
 		}
+		return nil
 	}
-	return n > 0 && entries == n && distinct == n
+	k := m.len
+	if int64(len(part)) < k*es {
+		// Only pads may lie past a part's end.
+		have := int64(len(part)) / es
+		var bad error
+		m.entries(k, func(j, e int64) bool {
+			if j >= have && mr.dst(m, j, e) >= 0 {
+				bad = catalog.Corrupt("", "", -1, "map %d entry %d: its part holds %d bytes", g, j, len(part))
+				return false
+			}
+			return true
+		})
+		if bad != nil {
+			return bad
+		}
+		k = have
+	}
+	// Element by element (7.2M a frame of the map): words where
+	// the elements are, not a memmove call each.
+	switch size {
+	case 8:
+		m.entries(k, func(j, e int64) bool {
+			if dst := mr.dst(m, j, e); dst >= 0 {
+				binary.LittleEndian.PutUint64(out[dst*8:], binary.LittleEndian.Uint64(part[j*8:]))
+			}
+			return true
+		})
+	case 4:
+		m.entries(k, func(j, e int64) bool {
+			if dst := mr.dst(m, j, e); dst >= 0 {
+				binary.LittleEndian.PutUint32(out[dst*4:], binary.LittleEndian.Uint32(part[j*4:]))
+			}
+			return true
+		})
+	default:
+		m.entries(k, func(j, e int64) bool {
+			if dst := mr.dst(m, j, e); dst >= 0 {
+				copy(out[dst*es:dst*es+es], part[j*es:(j+1)*es])
+			}
+			return true
+		})
+	}
+	return nil
 }

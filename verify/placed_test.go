@@ -19,7 +19,7 @@ import (
 // runs over the groups, pads between (−1 for 0-based, 0 for 1-based), and
 // part values that say where they belong (place*10+1; pads hold −2). want
 // is every place's value, fill (−5) for holes.
-func randomPlacement(rng *rand.Rand, n int64, zeroBased bool) (pl *catalog.Placement, want []int32) {
+func randomPlacement(rng *rand.Rand, n int64, zeroBased bool) (pl *rawPlacement, want []int32) {
 	want = make([]int32, n)
 	var placed []int64
 	for i := range n {
@@ -66,7 +66,7 @@ func randomPlacement(rng *rand.Rand, n int64, zeroBased bool) (pl *catalog.Place
 		maps[0] = append(maps[0], -1)
 		parts[0] = binary.LittleEndian.AppendUint32(parts[0], uint32(0xfffffffe))
 	}
-	return &catalog.Placement{Parts: parts, Maps: maps, Fill: binary.LittleEndian.AppendUint32(nil, uint32(0xfffffffb))}, want
+	return &rawPlacement{Parts: parts, Maps: maps, Fill: binary.LittleEndian.AppendUint32(nil, uint32(0xfffffffb))}, want
 }
 
 // TestPlacePartsRandom: the verifier's placement of random maps, both
@@ -90,7 +90,7 @@ func TestPlacePartsRandom(t *testing.T) {
 		// The same as 8-byte and 2-byte elements (each value widened or
 		// cut): the word-by-word paths and the generic one.
 		for _, size := range []int{8, 2} {
-			wide := &catalog.Placement{Maps: pl.Maps, Parts: make([][]byte, len(pl.Parts)), Fill: resize(pl.Fill, size)}
+			wide := &rawPlacement{Maps: pl.Maps, Parts: make([][]byte, len(pl.Parts)), Fill: resize(pl.Fill, size)}
 			for g, part := range pl.Parts {
 				for j := 0; j+4 <= len(part); j += 4 {
 					wide.Parts[g] = append(wide.Parts[g], resize(part[j:j+4], size)...)
@@ -123,13 +123,13 @@ func TestPlacePartsPadding(t *testing.T) {
 	fill := le(-5)
 	// 0-based: group 1 holds place 3 alone ([3, 0]), group 2 none
 	// ([0, 0]); place 0 is group 0's.
-	pl := &catalog.Placement{Maps: [][]int64{{0, 1, -1, 2}, {3, 0}, {0, 0}}, Parts: [][]byte{le(10, 11, -2, 12), le(13), le(-2, -2)}, Fill: fill}
+	pl := &rawPlacement{Maps: [][]int64{{0, 1, -1, 2}, {3, 0}, {0, 0}}, Parts: [][]byte{le(10, 11, -2, 12), le(13), le(-2, -2)}, Fill: fill}
 	out, err := placeParts(5, 4, pl)
 	if err != nil || !slices.Equal(out, le(10, 11, 12, 13, -5)) {
 		t.Fatalf("0-based padded: %v %v", le32(out), err)
 	}
 	// 1-based: pads are 0, whatever their count.
-	pl = &catalog.Placement{Maps: [][]int64{{1, 0, 2}, {0, 4}}, Parts: [][]byte{le(10, -2, 11), le(-2, 13)}, Fill: fill}
+	pl = &rawPlacement{Maps: [][]int64{{1, 0, 2}, {0, 4}}, Parts: [][]byte{le(10, -2, 11), le(-2, 13)}, Fill: fill}
 	if out, err = placeParts(4, 4, pl); err != nil || !slices.Equal(out, le(10, 11, -5, 13)) {
 		t.Fatalf("1-based: %v %v", le32(out), err)
 	}
@@ -143,21 +143,65 @@ func TestPlacePartsPadding(t *testing.T) {
 		for g := range maps {
 			parts[g] = le(1, 2)
 		}
-		if _, err := placeParts(4, 4, &catalog.Placement{Maps: maps, Parts: parts, Fill: fill}); !errors.Is(err, catalog.ErrCorrupt) {
+		if _, err := placeParts(4, 4, &rawPlacement{Maps: maps, Parts: parts, Fill: fill}); !errors.Is(err, catalog.ErrCorrupt) {
 			t.Errorf("%s: %v, want ErrCorrupt", name, err)
 		}
 	}
 }
 
-// placeParts is ReadBlock's placement of pl's parts into a block of n
+// rawPlacement is a placement's maps and parts as values.
+type rawPlacement struct {
+	Parts [][]byte
+	Maps  [][]int64
+	Fill  []byte
+}
+
+// partSource serves blocks from memory: block b's bytes are blocks[b.Offset].
+type partSource struct {
+	catalog.Plain
+	blocks [][]byte
+}
+
+func (s *partSource) ReadBlocks(ctx context.Context, r catalog.Reads, fn func(i int, data []byte) error) error {
+	return catalog.ReadEach(ctx, r, func(b *catalog.Block, _ catalog.DType, _ []byte) ([]byte, error) {
+		return s.blocks[b.Offset], nil
+	}, fn)
+}
+
+// add serves data as a block of s.
+func (s *partSource) add(data []byte) *catalog.Block {
+	s.blocks = append(s.blocks, data)
+	return &catalog.Block{Offset: int64(len(s.blocks) - 1), Length: int64(len(data))}
+}
+
+// placement is rp as a source's placement: its maps stored as int64.
+func (rp *rawPlacement) placement() *catalog.Placement {
+	src := &partSource{}
+	pl := &catalog.Placement{Source: src, MapType: catalog.DType{Kind: catalog.Int, Size: 8}, Fill: rp.Fill}
+	for _, m := range rp.Maps {
+		var raw []byte
+		for _, e := range m {
+			raw = binary.LittleEndian.AppendUint64(raw, uint64(e))
+		}
+		pl.Maps = append(pl.Maps, src.add(raw))
+	}
+	for _, part := range rp.Parts {
+		pl.Parts = append(pl.Parts, src.add(part))
+	}
+	return pl
+}
+
+// placeParts is ReadBlock's placement of rp's parts into a block of n
 // elements of size bytes, its maps read anew.
-func placeParts(n int64, size int, pl *catalog.Placement) ([]byte, error) {
-	mr, err := readMaps(pl.Maps, n)
+func placeParts(n int64, size int, rp *rawPlacement) ([]byte, error) {
+	ctx := context.Background()
+	pl := rp.placement()
+	mr, err := readMaps(ctx, pl, n, catalog.Reads{})
 	if err != nil {
 		return nil, err
 	}
 	out := make([]byte, n*int64(size))
-	return out, mr.place(out, size, pl)
+	return out, mr.place(ctx, out, catalog.DType{Kind: catalog.Uint, Size: size}, pl, catalog.Reads{})
 }
 
 // resize is the 4 bytes b as size bytes: zero-extended, or cut.
@@ -200,11 +244,30 @@ func (s *scatterLiar) Placement(ctx context.Context, b *catalog.Block, dt catalo
 	if pl == nil || err != nil || !s.badMap || b.Codecs[0].Dataset != "PS" {
 		return pl, err
 	}
-	m := slices.Clone(pl.Maps[0])
-	m[0], m[1] = m[1], m[0]
-	maps := slices.Clone(pl.Maps)
-	maps[0] = m
-	return &catalog.Placement{Parts: pl.Parts, Maps: maps, Fill: pl.Fill}, nil
+	lie := *pl
+	lie.Source = swappedMap{pl.Source, pl.Maps[0], pl.MapType.Size}
+	return &lie, nil
+}
+
+// swappedMap is a source whose map block m has its first two entries
+// swapped.
+type swappedMap struct {
+	catalog.Source
+	m    *catalog.Block
+	size int
+}
+
+func (s swappedMap) ReadBlocks(ctx context.Context, r catalog.Reads, fn func(i int, data []byte) error) error {
+	return s.Source.ReadBlocks(ctx, r, func(i int, data []byte) error {
+		if r.Blocks[i] == s.m {
+			data = slices.Clone(data)
+			a, b := data[:s.size], data[s.size:2*s.size]
+			t := slices.Clone(a)
+			copy(a, b)
+			copy(b, t)
+		}
+		return fn(i, data)
+	})
 }
 
 // TestPlacedIndependently: the verifier places a SCORPIO input's
@@ -266,7 +329,7 @@ func FuzzPlaceParts(f *testing.F) {
 				parts[g] = binary.LittleEndian.AppendUint32(parts[g], uint32(g<<20|j))
 			}
 		}
-		out, err := placeParts(int64(n), 4, &catalog.Placement{Maps: maps, Parts: parts, Fill: []byte{0xff, 0xff, 0xff, 0xff}})
+		out, err := placeParts(int64(n), 4, &rawPlacement{Maps: maps, Parts: parts, Fill: []byte{0xff, 0xff, 0xff, 0xff}})
 		if err != nil {
 			if !errors.Is(err, catalog.ErrCorrupt) {
 				t.Fatalf("error %v, not ErrCorrupt", err)

@@ -103,12 +103,11 @@ type Dataset struct {
 	bp       *bp.Dataset
 	bo       binary.ByteOrder
 
-	plans onceMap[*Plan]     // decomposition -> its plan (Plan)
-	maps  onceMap[[][]int64] // decomposition -> its map blocks (storedMaps)
+	plans onceMap[*Plan] // decomposition -> its plan (Plan)
 }
 
 // onceMap builds the value of each key once, for every caller (safe for
-// concurrent use): the plans, and the maps the verifier reads.
+// concurrent use): the plans.
 type onceMap[V any] struct {
 	mu sync.Mutex
 	m  map[int]*onceValue[V]
@@ -622,12 +621,6 @@ func ParseBlob(raw []byte, ndims, elemSize int, bo binary.ByteOrder) (start, cou
 // concurrent use.
 func (d *Dataset) Plan(ctx context.Context, id int) (*Plan, error) {
 	return d.plans.get(id, func() (*Plan, error) { return d.buildPlan(ctx, id) })
-}
-
-// storedMaps is decomposition id's map blocks as stored, read once and
-// shared (read-only): the verifier's placement reads every frame's.
-func (d *Dataset) storedMaps(ctx context.Context, id int) ([][]int64, error) {
-	return d.maps.get(id, func() ([][]int64, error) { return d.MapBlocks(ctx, id) })
 }
 
 // MapBlocks reads decomposition id's map blocks as stored.

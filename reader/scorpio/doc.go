@@ -80,8 +80,8 @@
 // per destination element and a block's runs while it builds, then its
 // runs packed (a few bytes a run: 7 MB for the 1.8M runs of a 72 x 100,000
 // map in shuffled runs of 4) and 16 bytes per hole; the map
-// blocks are read once per decomposition and dropped (kept once the
-// verifier asks for them: Placement). Scatter, ScatterBlock and Fill
+// blocks are read once per decomposition and dropped (Placement hands the
+// verifier the blocks to read, not their values). Scatter, ScatterBlock and Fill
 // allocate nothing; ReadWrite holds no copy of a write's blocks (each is
 // scattered from the read's buffer).
 //

@@ -499,8 +499,9 @@ func (s *Stream) blockOf(b *catalog.Block) (*member, *Var, int, error) {
 }
 
 // Placement implements catalog.Source: a darray block's data blocks
-// of every I/O group and their decomposition's map blocks, as stored, and
-// the write's fill value; nil for a put_var block.
+// of every I/O group and their decomposition's map blocks, as stored, read
+// through the member's BP source, and the write's fill value; nil for a
+// put_var block.
 func (s *Stream) Placement(ctx context.Context, b *catalog.Block, dt catalog.DType) (*catalog.Placement, error) {
 	if len(b.Codecs) != 1 || b.Codecs[0].Name != DarrayCodec {
 		return nil, nil
@@ -510,16 +511,17 @@ func (s *Stream) Placement(ctx context.Context, b *catalog.Block, dt catalog.DTy
 		return nil, err
 	}
 	d, w := m.d, &v.Writes[i]
-	maps, err := d.storedMaps(ctx, w.Decomp)
-	if err != nil {
-		return nil, err
+	dc, ok := d.decomps[w.Decomp]
+	if !ok {
+		return nil, corrupt("decomposition %d does not exist (/__pio__/decomp/%d)", w.Decomp, w.Decomp)
 	}
-	pl := &catalog.Placement{Maps: maps, Fill: d.FillValue(v, w), Parts: make([][]byte, len(w.Blocks)),
-		Map: fmt.Sprintf("%s%s%d", m.name, pfxDecomp, w.Decomp)}
+	pl := &catalog.Placement{Source: d.bp, Parts: make([]*catalog.Block, len(w.Blocks)), Maps: make([]*catalog.Block, len(dc.blocks)),
+		MapType: dc.dt, Fill: d.FillValue(v, w), Map: fmt.Sprintf("%s%s%d", m.name, pfxDecomp, w.Decomp)}
 	for g := range w.Blocks {
-		if pl.Parts[g], err = d.readRaw(ctx, &w.Blocks[g], v.Type); err != nil {
-			return nil, err
-		}
+		pl.Parts[g] = &w.Blocks[g]
+	}
+	for g := range dc.blocks {
+		pl.Maps[g] = &dc.blocks[g]
 	}
 	return pl, nil
 }
