@@ -45,39 +45,32 @@ func (r *run) readInput(ctx context.Context, rd catalog.Reads, fn func(i int, da
 	return min(last+1, len(rd.Blocks)-1), err
 }
 
-// rawBufs recycles the buffers of raw blocks read into place (fresh
-// buffers for every block kept the page-fault handler and the zeroing of
-// new memory busy).
+// rawBufs recycles the buffers blocks are read into (fresh buffers for
+// every block kept the page-fault handler and the zeroing of new memory
+// busy).
 var rawBufs sync.Pool
 
 // fetch reads one block's decoded bytes (readInput), which the caller
-// keeps. Raw blocks are read into a recycled buffer: the caller gives it
-// back with recycle once done.
+// keeps, into a recycled buffer: a raw block's pread and a placed block's
+// placement (SCORPIO's frames, placed element by element) land there,
+// other blocks are decoded and copied there, never into a buffer of their
+// own first. The caller gives it back with recycle once done.
 func (r *run) fetch(ctx context.Context, b *catalog.Block, dt catalog.DType, p placement) ([]byte, error) {
 	want := p.storedBytes()
 	rd := catalog.Reads{Blocks: []*catalog.Block{b}, DTypes: []catalog.DType{dt}}
-	raw := len(b.Codecs) == 0 && b.Inline() == nil && b.Length == want
-	if raw {
-		var data []byte
-		if bp, _ := rawBufs.Get().(*[]byte); bp != nil && int64(cap(*bp)) >= want {
-			data = (*bp)[:want]
-		} else {
-			data = make([]byte, want)
-		}
-		rd.Into = [][]byte{data}
-	}
 	var data []byte
+	if bp, _ := rawBufs.Get().(*[]byte); bp != nil && int64(cap(*bp)) >= want {
+		data = (*bp)[:want]
+	} else {
+		data = make([]byte, want)
+	}
+	rd.Into = [][]byte{data}
 	_, err := r.readInput(ctx, rd, func(_ int, d []byte) error {
-		data = d
-		if !raw {
-			data = append([]byte(nil), d...)
-		}
+		data = d // Into[0]: the reads hand it over
 		return nil
 	})
 	if err != nil {
-		if raw {
-			recycle(rd.Into[0])
-		}
+		recycle(rd.Into[0])
 		return nil, err
 	}
 	return data, nil

@@ -52,8 +52,22 @@ func placing(src catalog.Source) catalog.Source {
 	return src
 }
 
+// placeBufs recycles what placed blocks without a destination are placed
+// into (valid until fn returns): a frame of the map is 58 MB, a
+// fresh one each would be garbage the collector runs for.
+var placeBufs sync.Pool
+
 // ReadBlocks implements catalog.Source, a block at a time.
 func (p placingSource) ReadBlocks(ctx context.Context, r catalog.Reads, fn func(i int, data []byte) error) error {
+	var scratch []byte // placed blocks without a destination, one after the other
+	if bp, _ := placeBufs.Get().(*[]byte); bp != nil {
+		scratch = *bp
+	}
+	defer func() {
+		if cap(scratch) > 0 {
+			placeBufs.Put(&scratch)
+		}
+	}()
 	return catalog.ReadEach(ctx, r, func(b *catalog.Block, dt catalog.DType, dst []byte) ([]byte, error) {
 		pl, err := p.Source.Placement(ctx, b, dt)
 		if err != nil {
@@ -73,6 +87,13 @@ func (p placingSource) ReadBlocks(ctx context.Context, r catalog.Reads, fn func(
 				return nil
 			})
 			return out, err
+		}
+		if dst == nil {
+			n := b.Box.Elements() * int64(dt.Size)
+			if int64(cap(scratch)) < n {
+				scratch = make([]byte, n)
+			}
+			dst = scratch[:n]
 		}
 		return p.place(ctx, b, dt, pl, dst, r)
 	}, fn)
