@@ -59,7 +59,7 @@ type ManifestIO struct {
 	EncodeSeconds   float64 `json:"encode_seconds"`   // cutting chunks, shuffle+deflate
 	WriteSeconds    float64 `json:"write_seconds"`    // pwrite and H5Dwrite_chunk
 	SyncSeconds     float64 `json:"sync_seconds"`     // fsync of each output file
-	MaxMem          int64   `json:"max_mem"`          // the data buffers' budget: --max-mem less the block lists kept
+	MaxMem          int64   `json:"max_mem"`          // the data buffers' budget: --max-mem less the block lists and the reader's plans kept
 	PeakMem         int64   `json:"peak_mem"`         // most of the budget charged at once
 	Splits          int64   `json:"splits,omitempty"` // output units split below one row / chunk row to fit the budget
 	// UnitSeconds (From "journal"): each unit's time since the previous

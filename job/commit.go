@@ -187,7 +187,7 @@ func writeIOSummary(w io.Writer, p *catalog.ManifestIO) {
 	if p.Splits > 0 {
 		split = fmt.Sprintf(", %d arrays split below one row or chunk row", p.Splits)
 	}
-	fmt.Fprintf(w, "io: buffers peak %.1f MiB of their budget %.1f MiB (--max-mem less the block lists kept)%s\n", mb(p.PeakMem), mb(p.MaxMem), split)
+	fmt.Fprintf(w, "io: buffers peak %.1f MiB of their budget %.1f MiB (--max-mem less the block lists and plans kept)%s\n", mb(p.PeakMem), mb(p.MaxMem), split)
 }
 
 // writeVerifyIOSummary prints the verify phase of an I/O profile (its

@@ -50,17 +50,26 @@ type Env struct {
 	// OnCatalog, when set, is called by Prepare with the input's catalog
 	// before the job is prepared (relayout plan -o prints its plan).
 	OnCatalog func(reader.Dataset, *catalog.Store) error
+	// resident is what an in-memory run's reader keeps to read its blocks
+	// (reader.Resident: SCORPIO's decomposition plans), charged to MaxMem.
+	resident int64
 }
 
 // dataMem is the budget of the rewriter's and the verifier's data
-// buffers: MaxMem less the block lists store keeps (an in-memory run's,
-// frozen once its catalog is built; none for a journaled job).
+// buffers: MaxMem less the block lists store keeps and what the reader
+// keeps to read its blocks (an in-memory run's, frozen once its catalog is
+// built; none for a journaled job), at least a quarter of MaxMem.
 func (e Env) dataMem(store *catalog.Store) int64 {
 	if e.MaxMem <= 0 {
 		return e.MaxMem
 	}
-	return e.MaxMem - store.KeptBytes()
+	return max(e.MaxMem-store.KeptBytes()-e.resident, e.MaxMem/residentFloor)
 }
+
+// residentFloor: the data buffers keep at least 1/residentFloor of
+// --max-mem, whatever the block lists and the reader's plans take (the
+// lists take at most a quarter, keepShare).
+const residentFloor = 4
 
 func (e Env) log() io.Writer {
 	if e.Log == nil {
@@ -173,7 +182,7 @@ func runJob(ctx context.Context, out string, spec Spec, env Env, need *int64) er
 	var ds reader.Dataset
 	var store *catalog.Store
 	if job == nil {
-		ds, store, job, err = prepareRun(ctx, out, spec, env, need)
+		ds, store, job, err = prepareRun(ctx, out, spec, &env, need)
 	} else {
 		fmt.Fprintf(logw, "resuming the job prepared in %s (%d units)\n", workDir(out), len(job.Units))
 		ds, store, err = openJobInput(out, job)
@@ -243,7 +252,7 @@ const keepShare = 4
 // OUT/.relayout/catalog.db) and prepares run's job from it: in OUT/.relayout
 // when journaled, in memory when not. The caller holds OUT's lock and
 // closes what it returns.
-func prepareRun(ctx context.Context, out string, spec Spec, env Env, need *int64) (reader.Dataset, *catalog.Store, *Job, error) {
+func prepareRun(ctx context.Context, out string, spec Spec, env *Env, need *int64) (reader.Dataset, *catalog.Store, *Job, error) {
 	logw := env.log()
 	journaled := spec.Shards > 0
 	in := spec.path()
@@ -289,6 +298,18 @@ func prepareRun(ctx context.Context, out string, spec Spec, env Env, need *int64
 	if n := store.KeptBytes(); n > 0 {
 		fmt.Fprintf(env.verbose(), "catalog: %s of block lists kept in memory, of --max-mem\n", HumanBytes(n))
 	}
+	if !journaled {
+		// What the reader keeps to read the blocks (SCORPIO's plans),
+		// prepared now and charged like the block lists.
+		t0 := time.Now()
+		if env.resident, err = reader.Resident(ctx, ds); err != nil {
+			return fail(err)
+		}
+		if env.resident > 0 {
+			fmt.Fprintf(env.verbose(), "reader: %s kept in memory to read the blocks (decomposition plans, built in %.2fs), of --max-mem\n",
+				HumanBytes(env.resident), time.Since(t0).Seconds())
+		}
+	}
 	// The sizes the rewrite and the check derive from the data budget and
 	// --jobs (the shards' and the check's of a journaled job).
 	lim := limits.For(env.dataMem(store), env.Jobs)
@@ -328,7 +349,7 @@ func prepareRun(ctx context.Context, out string, spec Spec, env Env, need *int64
 		storagew = env.verbose()
 	}
 	fmt.Fprintf(storagew, "storage: %s is on %s; largest file: %s\n", out, outFS.Name, storage)
-	ropts := rewriterOptions(spec, env, outFS, logw)
+	ropts := rewriterOptions(spec, *env, outFS, logw)
 	ropts.Progress = logw         // layout notes (a refined level's, a partly covered array's)
 	ropts.Verbose = env.verbose() // each variable's figures
 	if !journaled {

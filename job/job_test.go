@@ -13,6 +13,8 @@ import (
 	"relayout/catalog"
 	"relayout/internal/gen"
 	"relayout/internal/limits"
+	"relayout/internal/testkit"
+	"relayout/reader"
 	"relayout/rewriter"
 )
 
@@ -264,6 +266,45 @@ func TestRunChargesKeptBlocks(t *testing.T) {
 	}
 	if !strings.Contains(log.String(), "of block lists kept in memory, of --max-mem") {
 		t.Errorf("the run does not say what the kept lists take:\n%s", log.String())
+	}
+}
+
+// TestRunChargesReaderPlans: what a SCORPIO input's reader keeps to read
+// its blocks (the decomposition plans, reader.Resident) is charged to
+// --max-mem like the kept block lists: the data buffers' budget (the
+// manifest's io max_mem) is --max-mem less both, and the run says how
+// much the plans hold.
+func TestRunChargesReaderPlans(t *testing.T) {
+	ctx := context.Background()
+	in := filepath.Join(testkit.SharedData(t, "scorpio/adios-io16"), "f.eam.h1.0001-01-01-00000.nc.bp")
+	ds, err := reader.Open(in, reader.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resident, err := reader.Resident(ctx, ds)
+	ds.Close()
+	if err != nil || resident <= 0 {
+		t.Fatalf("the SCORPIO reader keeps %d bytes of plans: %v", resident, err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	var log bytes.Buffer
+	env := Env{Log: &log, Verbose: &log, Verify: true, Jobs: 2, MaxMem: 64 << 20, Version: "test"}
+	if err := Run(ctx, out, specOf(t, in, Spec{Readers: DefaultReaders}), env); err != nil {
+		t.Fatalf("run: %v\n%s", err, log.String())
+	}
+	m, err := catalog.ReadManifest(filepath.Join(out, catalog.ManifestName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.IO == nil {
+		t.Fatal("no io figures in the manifest")
+	}
+	charged := env.MaxMem - m.IO.MaxMem
+	if charged < resident || charged > resident+env.MaxMem/4 || m.IO.PeakMem > m.IO.MaxMem {
+		t.Fatalf("data budget %d of --max-mem %d (peak %d): %d charged, the plans hold %d", m.IO.MaxMem, env.MaxMem, m.IO.PeakMem, charged, resident)
+	}
+	if want := "reader: " + HumanBytes(resident) + " kept in memory to read the blocks"; !strings.Contains(log.String(), want) {
+		t.Errorf("the run does not say what the plans take (%q):\n%s", want, log.String())
 	}
 }
 

@@ -43,6 +43,21 @@ type Dataset interface {
 	Close() error
 }
 
+// Resident prepares what ds keeps in memory to read its blocks beyond the
+// catalog's block lists, and returns about its bytes: the decomposition
+// plans of a SCORPIO stream (built now, each once, and used by the reads);
+// 0 for the formats that keep nothing such. An in-memory job charges it to
+// --max-mem before it cuts the budget of its data buffers, as it charges
+// the block lists it keeps.
+func Resident(ctx context.Context, ds Dataset) (int64, error) {
+	if r, ok := ds.(interface {
+		Resident(context.Context) (int64, error)
+	}); ok {
+		return r.Resident(ctx)
+	}
+	return 0, nil
+}
+
 // Open detects the format of path and opens it. A missing path wraps
 // catalog.ErrNotFound; an unknown format wraps catalog.ErrUnsupported; a
 // pattern in opts.Vars that selects nothing wraps catalog.ErrNotFound.

@@ -85,7 +85,11 @@
 // allocate nothing; ReadWrite holds no copy of a write's blocks (each is
 // scattered from the read's buffer).
 //
-// Concurrency: Plan, ReadBlocks, ReadWrite (with its own dst),
+// Resident builds the plans of the selected variables' decompositions up
+// front and reports the bytes they hold, which an in-memory job charges to
+// --max-mem (reader.Resident) before it cuts its budget.
+//
+// Concurrency: Plan, Resident, ReadBlocks, ReadWrite (with its own dst),
 // ReadBlob and a Plan's methods are safe for concurrent use; Open and Close
 // are not.
 package scorpio

@@ -539,3 +539,13 @@ func (p *Plan) Fill(dst []byte, fill []byte) {
 		}
 	}
 }
+
+// Bytes is about the memory the plan holds: its packed runs, holes and
+// block tables.
+func (p *Plan) Bytes() int64 {
+	n := int64(len(p.Holes))*16 + int64(len(p.BlockLen)+len(p.BlockNeed)+len(p.Dims))*8 + int64(len(p.runs))*24 + 256
+	for _, r := range p.runs {
+		n += int64(cap(r))
+	}
+	return n
+}

@@ -2,6 +2,7 @@ package scorpio
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"math/rand/v2"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"relayout/catalog"
+	"relayout/internal/testkit"
 )
 
 // randomMap makes a decomposition of n destination elements over nb blocks:
@@ -294,5 +296,62 @@ func TestScatterAllocs(t *testing.T) {
 		p.Fill(dst, fill)
 	}); n != 0 {
 		t.Fatalf("%v allocations per Scatter+Fill", n)
+	}
+}
+
+// TestResident: Resident builds the plans of the decompositions the
+// selected variables use, once (Plan hands the same ones back after), and
+// reports the bytes they hold: their packed runs, holes and tables.
+func TestResident(t *testing.T) {
+	dir := testkit.SharedData(t, "scorpio/adios-io16")
+	ctx := context.Background()
+	s, err := OpenStream(dir, []string{sample + ".bp"}, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	got, err := s.Resident(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := s.members[0].d
+	ids := map[int]bool{}
+	for _, v := range d.Vars() {
+		for _, w := range v.Writes {
+			ids[w.Decomp] = true
+		}
+	}
+	if len(ids) == 0 {
+		t.Fatal("no darray write in the sample")
+	}
+	var want int64
+	for id := range ids {
+		if d.plans.m[id] == nil {
+			t.Fatalf("decomposition %d: no plan built", id)
+		}
+		p, err := d.Plan(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var runs int64
+		for _, r := range p.runs {
+			runs += int64(len(r))
+		}
+		if p.Bytes() < runs+16*int64(len(p.Holes)) {
+			t.Fatalf("decomposition %d: %d bytes for %d bytes of runs and %d holes", id, p.Bytes(), runs, len(p.Holes))
+		}
+		want += p.Bytes()
+	}
+	if got != want || got <= 0 {
+		t.Fatalf("Resident %d, the plans hold %d", got, want)
+	}
+	// Nothing selected: nothing kept.
+	none, err := OpenStream(dir, []string{sample + ".bp"}, Config{Match: func(string) bool { return false }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer none.Close()
+	if n, err := none.Resident(ctx); n != 0 || err != nil {
+		t.Fatalf("no variable selected: Resident %d, %v", n, err)
 	}
 }

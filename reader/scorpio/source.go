@@ -8,8 +8,12 @@ import (
 	"maps"
 	"math"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
+
+	"golang.org/x/sync/errgroup"
 
 	"relayout/catalog"
 	"relayout/reader/netcdf"
@@ -524,6 +528,57 @@ func (s *Stream) Placement(ctx context.Context, b *catalog.Block, dt catalog.DTy
 		pl.Maps[g] = &dc.blocks[g]
 	}
 	return pl, nil
+}
+
+// Resident builds the plans of the decompositions the selected variables'
+// writes use (each once: Plan keeps them, and the reads use them) and
+// returns about the bytes they hold: what the stream keeps in memory to
+// read its blocks beyond the block lists of the catalog, which a job
+// charges to --max-mem before it cuts its budget (reader.Resident). The
+// plans are built up to GOMAXPROCS at once.
+func (s *Stream) Resident(ctx context.Context) (int64, error) {
+	type use struct {
+		d  *Dataset
+		id int
+	}
+	var uses []use
+	seen := map[use]bool{}
+	for _, v := range s.members[0].d.vars {
+		if !s.selected[v.Name] || v.Kind != Darray {
+			continue
+		}
+		members := s.members[:1] // a fixed variable is the first member's
+		if v.Record() {
+			members = s.members
+		}
+		for _, m := range members {
+			mv := m.d.Var(v.Name)
+			if mv == nil {
+				continue
+			}
+			for _, w := range mv.Writes {
+				if u := (use{m.d, w.Decomp}); !seen[u] {
+					seen[u] = true
+					uses = append(uses, u)
+				}
+			}
+		}
+	}
+	var total atomic.Int64
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for _, u := range uses {
+		g.Go(func() error {
+			p, err := u.d.Plan(gctx, u.id)
+			if err != nil {
+				return err
+			}
+			total.Add(p.Bytes())
+			return nil
+		})
+	}
+	err := g.Wait()
+	return total.Load(), err
 }
 
 // Prefetch implements catalog.Source: the data blocks of the darray
