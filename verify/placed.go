@@ -206,7 +206,9 @@ func readMaps(ctx context.Context, pl *catalog.Placement, n int64, r catalog.Rea
 				distinct++
 			}
 		}
-		m.enc = slices.Clip(m.enc)
+		if cap(m.enc) > len(m.enc)+len(m.enc)/8 {
+			m.enc = slices.Clone(m.enc) // kept: no slack from its growth
+		}
 		maps[g] = m
 		return nil
 	})

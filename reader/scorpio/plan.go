@@ -83,6 +83,9 @@ const (
 	srcBits   = 40
 	maxBlocks = 1<<(63-srcBits) - 1
 	maxSrc    = 1<<srcBits - 1
+	// keyBits: a block's runs are sorted as words Dst<<keyBits | index
+	// when it has fewer than 2^keyBits (Dst < 2^36: 63 bits).
+	keyBits = 27
 )
 
 // BuildPlan builds the plan of decomposition id over dims from its map
@@ -136,6 +139,7 @@ func BuildPlan(file string, id int, dims []int64, blocks [][]int64, where EntryW
 	var deferred []int // 0-based [0, 0] padding blocks
 	var enc []byte     // the block being packed, reused
 	var tmp []Run      // the block's runs, reused
+	var keys []uint64  // their sort keys, reused
 	for b, m := range blocks {
 		if int64(len(m)) > maxSrc {
 			return nil, fmt.Errorf("scorpio: %s: decomposition %d block %d: %d entries: %w", file, id, b, len(m), catalog.ErrUnsupported)
@@ -187,13 +191,28 @@ func BuildPlan(file string, id int, dims []int64, blocks [][]int64, where EntryW
 			}
 			j = k
 		}
-		// Level-major maps list a block's runs nearly in Dst order already.
-		if !slices.IsSortedFunc(tmp, byDst) {
-			slices.SortFunc(tmp, byDst)
-		}
 		pk := runPacker{buf: enc[:0]}
-		for _, r := range tmp {
-			pk.add(r.Dst, r.Src, r.Len)
+		if slices.IsSortedFunc(tmp, byDst) {
+			for _, r := range tmp {
+				pk.add(r.Dst, r.Src, r.Len)
+			}
+		} else if len(tmp) < 1<<keyBits {
+			// Sorted as words (Dst, then the run's index): several times
+			// faster than sorting the runs.
+			keys = keys[:0]
+			for i, r := range tmp {
+				keys = append(keys, uint64(r.Dst)<<keyBits|uint64(i))
+			}
+			slices.Sort(keys)
+			for _, k := range keys {
+				r := &tmp[k&(1<<keyBits-1)]
+				pk.add(r.Dst, r.Src, r.Len)
+			}
+		} else {
+			slices.SortFunc(tmp, byDst)
+			for _, r := range tmp {
+				pk.add(r.Dst, r.Src, r.Len)
+			}
 		}
 		p.runs[b], enc = bytes.Clone(pk.buf), pk.buf
 		p.NumRuns += int64(len(tmp))
