@@ -81,12 +81,23 @@ type InputFile struct {
 // killHook is RELAYOUT_TEST_KILL_AT=rename:N (tests only): the process
 // kills itself with SIGKILL just before the commit's rename N (0-based; N
 // equal to the number of renames: after the last, before committed).
+// RELAYOUT_TEST_KILL_AT=commit (killHookAt("commit")) kills it once the
+// stage is written and verified, just before the commit record.
 func killHook(i int) {
 	v, ok := strings.CutPrefix(os.Getenv("RELAYOUT_TEST_KILL_AT"), "rename:")
 	if !ok {
 		return
 	}
 	if n, err := strconv.Atoi(v); err == nil && n == i {
+		syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		select {} // never returns
+	}
+}
+
+// killHookAt is RELAYOUT_TEST_KILL_AT=point (tests only): SIGKILL at the
+// named point.
+func killHookAt(point string) {
+	if os.Getenv("RELAYOUT_TEST_KILL_AT") == point {
 		syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		select {} // never returns
 	}

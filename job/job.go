@@ -841,6 +841,10 @@ func commitJob(ctx context.Context, out string, job *Job, env Env, ds reader.Dat
 		// What OUT holds must be what the input holds now, digest for
 		// digest, before anything of this append is committed.
 		if err := env.app.checkDigests(out, &job.Manifest); err != nil {
+			// Nothing of it is kept: the stage's files are copies of
+			// OUT's grown by arrays the refusal does not take.
+			waitSynced()
+			os.RemoveAll(stage)
 			return err
 		}
 	}
@@ -853,6 +857,7 @@ func commitJob(ctx context.Context, out string, job *Job, env Env, ds reader.Dat
 	if err := waitSynced(); err != nil {
 		return err
 	}
+	killHookAt("commit")
 	if err := commitStage(work, out, &job.Manifest, rec); err != nil {
 		return err
 	}

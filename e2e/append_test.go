@@ -1,0 +1,221 @@
+package e2e
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"relayout/internal/testkit"
+)
+
+// outTree is a digest of every file of OUT outside OUT/.relayout, by name
+// and content: what a refused or interrupted append must leave unchanged.
+func outTree(t *testing.T, out string) string {
+	t.Helper()
+	h := sha256.New()
+	var names []string
+	err := filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == ".relayout" {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() {
+			names = append(names, p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		f, err := os.Open(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(h, "%s\x00", strings.TrimPrefix(n, out))
+		io.Copy(h, f)
+		f.Close()
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// copyKeep copies the files names of from into dir, keeping their
+// modification times (as the writer left them).
+func copyKeep(t *testing.T, from, dir string, names ...string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range names {
+		b, err := os.ReadFile(filepath.Join(from, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := os.Stat(filepath.Join(from, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, n), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(filepath.Join(dir, n), st.ModTime(), st.ModTime()); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+type appendManifest struct {
+	Variables []struct {
+		Name     string
+		Species  string
+		Datasets []struct {
+			Step int64
+			Path string
+		}
+		Constants []struct {
+			Step int64
+		}
+	}
+	Appends []struct {
+		Inputs   []string
+		Datasets []struct {
+			Var  string
+			Step int64
+		}
+	}
+}
+
+func readAppendManifest(t *testing.T, out string) appendManifest {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(out, "relayout.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m appendManifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func iterFile(it int) string { return fmt.Sprintf("openpmd_%06d.h5", it) }
+
+// TestAppendOpenPMDIterations: a file-based openPMD series written by
+// openPMD-api with 3 iterations is converted; the series gains 2 iterations
+// and run --append adds them: openPMD-api and h5py read all 5 iterations of
+// OUT equal to the input's, the manifest lists 5 steps of every mesh and
+// records the append, relayout verify passes. An append killed once its
+// stage is verified, just before the commit, leaves OUT byte for byte as it
+// was (and verifying against the old input). A changed old iteration, or a
+// removed one, is refused naming it, with OUT unchanged.
+func TestAppendOpenPMDIterations(t *testing.T) {
+	dir := t.TempDir()
+	gen := filepath.Join(dir, "gen")
+	testkit.OpenPMDGen(t, "write", gen, "--backend", "h5", "--encoding", "file",
+		"--shape", "24,20,16", "--particles", "300", "--seed", "5", "--iterations", "0,100,200,300,400,500")
+	in, in3, out := filepath.Join(dir, "in"), filepath.Join(dir, "in3"), filepath.Join(dir, "out")
+	copyKeep(t, gen, in, iterFile(0), iterFile(100), iterFile(200))
+	copyKeep(t, gen, in3, iterFile(0), iterFile(100), iterFile(200)) // the old input, for verify
+	mustRun(t, "run", in, "-o", out, "-q")
+	before := outTree(t, out)
+
+	// A SIGKILL after the stage is written and verified, before the
+	// commit record: OUT is the old output.
+	copyKeep(t, gen, in, iterFile(300), iterFile(400))
+	killed(t, []string{"RELAYOUT_TEST_KILL_AT=commit"}, "run", in, "-o", out, "--append", "-q")
+	if got := outTree(t, out); got != before {
+		t.Fatalf("an append killed before its commit changed OUT")
+	}
+	mustRun(t, "verify", in3, out, "-q")
+
+	// The append itself.
+	r := mustRun(t, "run", in, "-o", out, "--append")
+	if !strings.Contains(r.stderr, "appended: ") {
+		t.Errorf("run --append does not say what it appended:\n%s", r.stderr)
+	}
+	mustRun(t, "verify", in, out, "-q")
+	// openPMD-api (series.h5 and every variable's file) and h5py: every
+	// element of the 5 iterations equals the input series'.
+	checkOpenPMD(t, filepath.Join(in, "openpmd_%06T.h5"), out)
+	m := readAppendManifest(t, out)
+	for _, v := range m.Variables {
+		if v.Species != "" {
+			continue
+		}
+		var steps []int64
+		for _, d := range v.Datasets {
+			steps = append(steps, d.Step)
+		}
+		for _, d := range v.Constants {
+			steps = append(steps, d.Step)
+		}
+		slices.Sort(steps)
+		if !slices.Equal(steps, []int64{0, 100, 200, 300, 400}) {
+			t.Errorf("%s: manifest steps %v, want 0..400", v.Name, steps)
+		}
+	}
+	if len(m.Appends) != 1 || !slices.Equal(m.Appends[0].Inputs, []string{iterFile(300), iterFile(400)}) || len(m.Appends[0].Datasets) == 0 {
+		t.Errorf("manifest appends %+v, want one of inputs %s, %s", m.Appends, iterFile(300), iterFile(400))
+	} else {
+		for _, d := range m.Appends[0].Datasets {
+			if d.Step != 300 && d.Step != 400 {
+				t.Errorf("manifest appends: %s step %d was not added by the append", d.Var, d.Step)
+			}
+		}
+	}
+	// Again with nothing new: done, nothing changes.
+	in5 := filepath.Join(dir, "in5") // the input OUT now holds, for verify
+	copyKeep(t, in, in5, iterFile(0), iterFile(100), iterFile(200), iterFile(300), iterFile(400))
+	after := outTree(t, out)
+	mustRun(t, "run", in, "-o", out, "--append", "-q")
+	if outTree(t, out) != after {
+		t.Errorf("an append with nothing new changed OUT")
+	}
+
+	// An old iteration rewritten with other values, with a new iteration
+	// beside it: refused naming the array, OUT unchanged.
+	testkit.PeersPython(t, "-c", `import h5py, sys
+f = h5py.File(sys.argv[1], "r+"); d = f["/data/100/fields/E/x"]; d[1, 2, 3] = d[1, 2, 3] + 1.0; f.close()`, filepath.Join(in, iterFile(100)))
+	copyKeep(t, gen, in, iterFile(500))
+	r = relayout(t, "run", in, "-o", out, "--append", "-q")
+	if r.code == 0 || !strings.Contains(r.stderr, "E/x step 100") || !strings.Contains(r.stderr, iterFile(100)) {
+		t.Errorf("an append over a changed iteration: exit %d, want a refusal naming E/x step 100 and %s:\n%s", r.code, iterFile(100), r.stderr)
+	}
+	if outTree(t, out) != after {
+		t.Errorf("a refused append changed OUT")
+	}
+	if _, err := os.Stat(filepath.Join(out, ".relayout", "stage")); err == nil {
+		t.Errorf("a refused append left its stage in %s", filepath.Join(out, ".relayout"))
+	}
+	mustRun(t, "verify", in5, out, "-q")
+
+	// The changed iteration alone (nothing new): refused naming its file.
+	os.Remove(filepath.Join(in, iterFile(500)))
+	r = relayout(t, "run", in, "-o", out, "--append", "-q")
+	if r.code == 0 || !strings.Contains(r.stderr, iterFile(100)) {
+		t.Errorf("an append with a changed iteration and nothing new: exit %d, want a refusal naming %s:\n%s", r.code, iterFile(100), r.stderr)
+	}
+
+	// An iteration removed: refused naming its file.
+	copyKeep(t, gen, in, iterFile(100), iterFile(500))
+	os.Remove(filepath.Join(in, iterFile(200)))
+	r = relayout(t, "run", in, "-o", out, "--append", "-q")
+	if r.code == 0 || !strings.Contains(r.stderr, iterFile(200)+" is gone") {
+		t.Errorf("an append with an iteration removed: exit %d, want a refusal naming %s:\n%s", r.code, iterFile(200), r.stderr)
+	}
+	if outTree(t, out) != after {
+		t.Errorf("a refused append changed OUT")
+	}
+	mustRun(t, "verify", in5, out, "-q")
+}
