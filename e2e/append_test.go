@@ -219,3 +219,49 @@ f = h5py.File(sys.argv[1], "r+"); d = f["/data/100/fields/E/x"]; d[1, 2, 3] = d[
 	}
 	mustRun(t, "verify", in5, out, "-q")
 }
+
+// TestAppendBPSteps: a BP4 and a BP5 dataset written by the real ADIOS2
+// writer (bp_append.py) with 3 steps are converted; the writer reopens each
+// in append mode and adds 2 steps, and run --append adds them: h5py reads
+// all 5 steps of OUT equal to the writer's values, relayout verify passes,
+// the manifest records the append. The dataset rewritten with other values
+// (a file rewritten), or with fewer steps (a step removed), is refused
+// naming the array, OUT unchanged.
+func TestAppendBPSteps(t *testing.T) {
+	for _, engine := range []string{"BP4", "BP5"} {
+		t.Run(engine, func(t *testing.T) {
+			dir := t.TempDir()
+			in, out := filepath.Join(dir, "d.bp"), filepath.Join(dir, "out")
+			testkit.PeersPython(t, "bp_append.py", "write", in, engine, "0", "3")
+			mustRun(t, "run", in, "-o", out, "-q")
+			testkit.PeersPython(t, "bp_append.py", "append", in, engine, "3", "2")
+			mustRun(t, "run", in, "-o", out, "--append", "-q")
+			mustRun(t, "verify", in, out, "-q")
+			t.Log(testkit.PeersPython(t, "bp_append.py", "check", out, "0", "1", "2", "3", "4"))
+			m := readAppendManifest(t, out)
+			if len(m.Appends) != 1 || len(m.Appends[0].Datasets) != 4 {
+				t.Errorf("manifest appends %+v, want one of 4 datasets (T and P at steps 3 and 4)", m.Appends)
+			}
+			after := outTree(t, out)
+
+			// Rewritten with other values and a sixth step.
+			testkit.PeersPython(t, "bp_append.py", "write", in, engine, "0", "6", "7")
+			r := relayout(t, "run", in, "-o", out, "--append", "-q")
+			if r.code == 0 || !strings.Contains(r.stderr, "step 0") || !strings.Contains(r.stderr, "other values") {
+				t.Errorf("an append over a rewritten dataset: exit %d, want a refusal naming step 0:\n%s", r.code, r.stderr)
+			}
+			if outTree(t, out) != after {
+				t.Errorf("a refused append changed OUT")
+			}
+			// Rewritten with fewer steps.
+			testkit.PeersPython(t, "bp_append.py", "write", in, engine, "0", "2")
+			r = relayout(t, "run", in, "-o", out, "--append", "-q")
+			if r.code == 0 || !strings.Contains(r.stderr, "no longer in the input") {
+				t.Errorf("an append over a dataset with fewer steps: exit %d, want a refusal naming the step removed:\n%s", r.code, r.stderr)
+			}
+			if outTree(t, out) != after {
+				t.Errorf("a refused append changed OUT")
+			}
+		})
+	}
+}

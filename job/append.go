@@ -16,9 +16,10 @@ import (
 // new arrays, each a new dataset) on the one path of Run:
 //
 //  1. settleAppend, under OUT's lock: OUT must hold a committed output of
-//     the same options (its commit record's signature); an input file it
-//     was made from that is gone or shorter is refused, naming it; an input
-//     unchanged since is done (nothing new).
+//     the same options (its commit record's signature); an input whose
+//     files are unchanged since is done (nothing new). The input files
+//     changed since (new, grown, rewritten, gone) are named in every
+//     refusal that follows.
 //  2. The job is prepared as run prepares it, into OUT/.relayout/stage,
 //     keeping OUT's commit record: until the new commit, OUT is the old
 //     output, complete, verified and committed; a crash or a refusal leaves
@@ -95,34 +96,19 @@ func settleAppend(inAbs, out, sig string, logw io.Writer) (*appendState, bool, e
 		fmt.Fprintf(logw, "%s: done (the input files have not changed since it was made; nothing to append)\n", out)
 		return nil, true, nil
 	}
+	// The files new or changed since; whether what they held is still
+	// there, alike, is for the catalog (checkPlan) and the digests
+	// (checkDigests) to say: a writer appending steps rewrites files that
+	// hold no array (ADIOS2's profiling.json, shorter or gone), and a
+	// file gone or cut is refused there when it held an array of OUT.
 	was := map[string]InputFile{}
 	for _, f := range rec.Inputs {
 		was[f.Name] = f
 	}
-	var refused []string
 	for _, f := range now {
-		o, ok := was[f.Name]
-		delete(was, f.Name)
-		switch {
-		case !ok:
-			st.inputs = append(st.inputs, f.Name)
-		case f.Size < o.Size:
-			refused = append(refused, fmt.Sprintf("%s is shorter (%d bytes, was %d)", f.Name, f.Size, o.Size))
-		case f.Size != o.Size || f.MTimeNs != o.MTimeNs:
+		if o, ok := was[f.Name]; !ok || f.Size != o.Size || f.MTimeNs != o.MTimeNs {
 			st.inputs = append(st.inputs, f.Name)
 		}
-	}
-	var gone []string
-	for n := range was {
-		gone = append(gone, n)
-	}
-	slices.Sort(gone)
-	for _, n := range gone {
-		refused = append(refused, n+" is gone")
-	}
-	if len(refused) > 0 {
-		return nil, false, Usagef("run --append: %s was made from input files that were removed or cut since (%s): a change to what was converted is refused; nothing appended, %s unchanged (use --force without --append to rewrite it)",
-			out, strings.Join(refused, "; "), out)
 	}
 	return st, false, nil
 }
