@@ -316,4 +316,8 @@ type ManifestAppendedKey struct {
 	Step  int64  `json:"step"`
 	Level int    `json:"level"`
 	Path  string `json:"path"`
+	// ExtendedFrom is the shape the dataset had before this append
+	// extended it along its first axis (a netCDF time series' record
+	// dimension, over new history files); absent for a new dataset.
+	ExtendedFrom []int64 `json:"extended_from,omitempty"`
 }

@@ -265,3 +265,84 @@ func TestAppendBPSteps(t *testing.T) {
 		})
 	}
 }
+
+// TestAppendNetCDFStream: a stream of MPAS-Ocean monthly history files
+// (CDF-2, one record each) is converted to time series over 3 months; 2
+// more months arrive and run --append extends every time series' record
+// dimension: the files named by their record range are replaced (the old
+// ones removed after the new manifest), relayout verify passes against
+// the 5 months, the manifest records each dataset extended from 3 records.
+// A month already converted replaced by another is refused naming the
+// variable, OUT unchanged.
+func TestAppendNetCDFStream(t *testing.T) {
+	src := sharedData(t, "netcdf/mpas-o-monthly")
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "in"), filepath.Join(dir, "out")
+	month := func(m int) string { return fmt.Sprintf("mpaso.hist.am.timeSeriesStatsMonthly.0002-%02d-01.nc", m) }
+	copyKeep(t, src, in, month(1), month(2), month(3))
+	glob := filepath.Join(in, "mpaso.hist.*.nc")
+	mustRun(t, "run", glob, "-o", out, "-q")
+	copyKeep(t, src, in, month(4), month(5))
+	mustRun(t, "run", glob, "-o", out, "--append", "-q")
+	mustRun(t, "verify", glob, out, "-q")
+	names := finalNames(t, out)
+	for _, n := range names {
+		if strings.HasSuffix(n, "_000203.nc") {
+			t.Errorf("the time series file of 3 records %s is left beside its extension", n)
+		}
+	}
+	var m struct {
+		Variables []struct {
+			Name, File string
+			Datasets   []struct{ Shape []int64 }
+		}
+		Appends []struct {
+			Datasets []struct {
+				Var          string
+				ExtendedFrom []int64 `json:"extended_from"`
+			}
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(out, "relayout.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range m.Variables {
+		if !strings.HasSuffix(v.File, "_000201_000205.nc") || len(v.Datasets) == 0 || v.Datasets[0].Shape[0] != 5 {
+			t.Errorf("%s: %s %+v, want 5 records in a file named for 0002-01..0002-05", v.Name, v.File, v.Datasets)
+		}
+	}
+	if len(m.Appends) != 1 || len(m.Appends[0].Datasets) != len(m.Variables) {
+		t.Errorf("manifest appends %+v, want one extending each of the %d variables", m.Appends, len(m.Variables))
+	} else {
+		for _, d := range m.Appends[0].Datasets {
+			if len(d.ExtendedFrom) == 0 || d.ExtendedFrom[0] != 3 {
+				t.Errorf("manifest appends: %s extended from %v, want 3 records", d.Var, d.ExtendedFrom)
+			}
+		}
+	}
+	after := outTree(t, out)
+	// A value of month 2 changed (a byte of the last record's arrays,
+	// 30,000 bytes before the end: inside a float64 array, the records'
+	// times are at their end), month 6 added: refused.
+	p2 := filepath.Join(in, month(2))
+	b, err = os.ReadFile(p2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)-30000] ^= 1
+	if err := os.WriteFile(p2, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	copyKeep(t, src, in, month(6))
+	r := relayout(t, "run", glob, "-o", out, "--append", "-q")
+	if r.code == 0 || !strings.Contains(r.stderr, "other values") || !strings.Contains(r.stderr, month(2)) {
+		t.Errorf("an append over a replaced month: exit %d, want a refusal naming the array and %s:\n%s", r.code, month(2), r.stderr)
+	}
+	if outTree(t, out) != after {
+		t.Errorf("a refused append changed OUT")
+	}
+}

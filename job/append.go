@@ -1,6 +1,7 @@
 package job
 
 import (
+	"encoding/hex"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"relayout/catalog"
+	"relayout/internal/h5"
 )
 
 // relayout run IN -o OUT --append (Env.Append) extends a finished output
@@ -25,19 +27,24 @@ import (
 //     output, complete, verified and committed; a crash or a refusal leaves
 //     it so (only the stage's files are lost).
 //  3. appendState.checkPlan: every dataset of OUT's manifest must be in the
-//     new plan at the same path with the same shape, offset and type (an
-//     array gone from the input, a step removed, a reshaped array are
-//     refused, naming it); a plan that adds nothing is refused, naming the
-//     input files that changed.
+//     new plan at the same path with the same shape (or grown along its
+//     first axis: a netCDF time series' record dimension over new history
+//     files), offset and type (an array gone from the input, a step
+//     removed, a reshaped array are refused, naming it); a plan that adds
+//     nothing is refused, naming the input files that changed. OUT's files
+//     the new manifest no longer names (a time series file named by its
+//     record range) are to be removed by the commit.
 //  4. The rewrite, the verification and the digests as in any run; then
 //     appendState.checkDigests, before anything is committed: the digest
-//     of every dataset OUT held must equal the one its manifest records
-//     (the input's values of what was converted did not change); a
-//     difference is refused naming the array and the input files changed.
+//     of every dataset OUT held (of a grown one: of its first rows, read
+//     back from the stage) must equal the one its manifest records (the
+//     input's values of what was converted did not change); a difference
+//     is refused naming the array and the input files changed.
 //  5. The manifest gets OUT's appends and this one's (Manifest.Appends:
 //     the new or grown input files, the datasets added); commitStage
 //     moves the stage to OUT, the journaled renames replacing the old
-//     files by their extended copies, the manifest last.
+//     files by their extended copies, the manifest last, then removes the
+//     old files no longer named (CommitRecord.Removes).
 //
 // Every array of the input is rewritten (the old ones into the stage's new
 // files, beside the new arrays) and the old ones are checked against OUT's
@@ -51,6 +58,14 @@ type appendState struct {
 	changed string   // the input files new, grown or modified since (inputsDiffer)
 	inputs  []string // the names of those new or changed
 	added   []catalog.ManifestAppendedKey
+	// grown are OUT's datasets the input extended along their first axis
+	// (a netCDF time series' record dimension over new history files):
+	// the old array must be the new one's first rows (checkDigests).
+	grown map[datasetKey]bool
+	// removes are OUT's files the new manifest no longer names (a time
+	// series file named by its record range), removed by the commit after
+	// the manifest (CommitRecord.Removes).
+	removes []string
 }
 
 // settleAppend is run --append's settleOut: it finishes an interrupted
@@ -162,8 +177,6 @@ func (a *appendState) checkPlan(out string, m *catalog.Manifest) error {
 			return refuse(fmt.Sprintf("variable %s is in %s but no longer in the input", ov.Name, ov.File))
 		case nv.DType != ov.DType:
 			return refuse(fmt.Sprintf("variable %s is %s in the input, %s in %s", ov.Name, nv.DType, ov.DType, ov.File))
-		case nv.File != ov.File:
-			return refuse(fmt.Sprintf("variable %s would be written to %s, is in %s", ov.Name, nv.File, ov.File))
 		}
 	}
 	keys := make([]datasetKey, 0, len(oldDs))
@@ -179,12 +192,20 @@ func (a *appendState) checkPlan(out string, m *catalog.Manifest) error {
 			return refuse(fmt.Sprintf("%s is in %s but no longer in the input (a step removed?)", describe(k.v, od), oldVars[k.v].File))
 		case nd.Step != od.Step || nd.Level != od.Level || nd.Var != od.Var:
 			return refuse(fmt.Sprintf("%s would now hold %s", describe(k.v, od), describe(k.v, nd)))
-		case !slices.Equal(nd.Shape, od.Shape) || !slices.Equal(nd.Offset, od.Offset):
-			return refuse(fmt.Sprintf("%s is of shape %s at offset %v in the input, of shape %s at offset %v in %s (a record dimension that grew is not appended yet)",
+		case !slices.Equal(nd.Offset, od.Offset) || !(slices.Equal(nd.Shape, od.Shape) || grownRows(od, nd)):
+			return refuse(fmt.Sprintf("%s is of shape %s at offset %v in the input, of shape %s at offset %v in %s",
 				describe(k.v, od), Dims(nd.Shape), nd.Offset, Dims(od.Shape), od.Offset, oldVars[k.v].File))
 		}
 	}
-	a.added = nil
+	a.added, a.grown = nil, map[datasetKey]bool{}
+	for _, k := range keys {
+		od, nd := oldDs[k], newDs[k]
+		if !slices.Equal(nd.Shape, od.Shape) {
+			a.grown[k] = true
+			a.added = append(a.added, catalog.ManifestAppendedKey{Var: k.v, Step: nd.Step, Level: nd.Level, Path: nd.Path,
+				ExtendedFrom: slices.Clone(od.Shape)})
+		}
+	}
 	for _, v := range m.Variables {
 		for _, d := range v.Datasets {
 			if _, ok := oldDs[datasetKey{v.Name, d.Path}]; !ok {
@@ -197,6 +218,16 @@ func (a *appendState) checkPlan(out string, m *catalog.Manifest) error {
 			}
 		}
 	}
+	a.removes = nil
+	now := map[string]bool{}
+	for _, n := range manifestFiles(m) {
+		now[n] = true
+	}
+	for _, n := range manifestFiles(a.old) {
+		if !now[n] && validFileName(n) {
+			a.removes = append(a.removes, n)
+		}
+	}
 	if len(a.added) == 0 {
 		return Usagef("run --append: %s: the input has no array %s lacks, but its files changed since (%s): a change to what was converted is refused; nothing appended, %s unchanged (use --force without --append to rewrite it)",
 			out, out, a.changed, out)
@@ -204,13 +235,81 @@ func (a *appendState) checkPlan(out string, m *catalog.Manifest) error {
 	return nil
 }
 
+// grownRows reports whether dataset n is dataset o extended along its
+// first axis (the rest of its shape alike), a digest of its logical bytes
+// (not of stored chunks) to check o's against n's first rows.
+func grownRows(o, n *catalog.ManifestDataset) bool {
+	return len(o.Shape) > 0 && len(n.Shape) == len(o.Shape) && n.Shape[0] > o.Shape[0] &&
+		slices.Equal(n.Shape[1:], o.Shape[1:]) && o.DigestOf == "" && n.DigestOf == ""
+}
+
+// manifestFiles are the files directly in OUT a manifest names, its own
+// aside.
+func manifestFiles(m *catalog.Manifest) []string {
+	var names []string
+	for _, v := range m.Variables {
+		names = append(names, v.File)
+	}
+	if m.Series != "" {
+		names = append(names, m.Series)
+	}
+	for _, v := range m.Views {
+		names = append(names, v.File)
+	}
+	return names
+}
+
+// prefixDigest is the digest of kind of the first rows[0] rows of the
+// dataset path in the HDF5 (netCDF-4) file: the digest its array had
+// before it grew, read back from the stage in bands of about 16 MiB.
+func prefixDigest(kind catalog.Digest, file, path string, rows []int64) (string, error) {
+	f, err := h5.Open(file)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	info, err := f.Dataset(path)
+	if err != nil {
+		return "", err
+	}
+	if !info.Numeric {
+		return "", fmt.Errorf("job: %s: %s: %s elements: %w", file, path, info.TypeDesc, catalog.ErrUnsupported)
+	}
+	if len(info.Shape) != len(rows) || info.Shape[0] < rows[0] {
+		return "", fmt.Errorf("job: %s: %s: of shape %s, not %s extended", file, path, Dims(info.Shape), Dims(rows))
+	}
+	dt := info.DType.LittleEndian()
+	rowBytes := int64(dt.Size)
+	for _, n := range rows[1:] {
+		rowBytes *= n
+	}
+	band := max(1, (16<<20)/max(rowBytes, 1))
+	r, err := f.OpenSlabReader(path, dt, 0)
+	if err != nil {
+		return "", err
+	}
+	defer r.Close()
+	h := kind.New()
+	lower := make([]int64, len(rows))
+	count := slices.Clone(rows)
+	for lo := int64(0); lo < rows[0]; lo += band {
+		lower[0], count[0] = lo, min(band, rows[0]-lo)
+		buf := make([]byte, count[0]*rowBytes)
+		if err := r.Read(lower, count, buf); err != nil {
+			return "", err
+		}
+		h.Write(buf)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil // as catalog.Digest.Hex
+}
+
 // checkDigests compares, before the commit, the digest of every dataset
 // OUT holds, now rewritten from the input into the stage (m: the job's
 // manifest with its digests), with the one OUT's manifest records; then
 // records this append in m (OUT's appends and this one).
-func (a *appendState) checkDigests(out string, m *catalog.Manifest) error {
+func (a *appendState) checkDigests(out, stage string, m *catalog.Manifest) error {
 	oldDs, oldVars := manifestDatasets(a.old)
-	newDs, _ := manifestDatasets(m)
+	newDs, newVars := manifestDatasets(m)
 	keys := make([]datasetKey, 0, len(oldDs))
 	for k := range oldDs {
 		keys = append(keys, k)
@@ -224,6 +323,15 @@ func (a *appendState) checkDigests(out string, m *catalog.Manifest) error {
 		was, now := od.Sum(a.kind), nd.Sum(a.kind)
 		if was == "" {
 			continue // none recorded (an older manifest's constant)
+		}
+		if a.grown[k] {
+			// The array grew along its first axis: its first rows, read
+			// back from the stage (which the verifier found equal to
+			// the input), are what OUT holds.
+			var err error
+			if now, err = prefixDigest(a.kind, filepath.Join(stage, newVars[k.v].File), nd.Path, od.Shape); err != nil {
+				return fmt.Errorf("run --append: %s: %s: %w", out, describe(k.v, od), err)
+			}
 		}
 		if now == "" {
 			return fmt.Errorf("run --append: %s: no %v digest taken of %s to compare with %s's: %w", out, a.kind, describe(k.v, od), oldVars[k.v].File, catalog.ErrNotFound)

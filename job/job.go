@@ -840,7 +840,7 @@ func commitJob(ctx context.Context, out string, job *Job, env Env, ds reader.Dat
 	if env.app != nil {
 		// What OUT holds must be what the input holds now, digest for
 		// digest, before anything of this append is committed.
-		if err := env.app.checkDigests(out, &job.Manifest); err != nil {
+		if err := env.app.checkDigests(out, stage, &job.Manifest); err != nil {
 			// Nothing of it is kept: the stage's files are copies of
 			// OUT's grown by arrays the refusal does not take.
 			waitSynced()
@@ -854,6 +854,9 @@ func commitJob(ctx context.Context, out string, job *Job, env Env, ds reader.Dat
 	job.Manifest.Verified = &v
 	disp.Phase("commit")
 	rec := CommitRecord{Job: job.ID, Signature: job.Signature, Inputs: job.Inputs}
+	if env.app != nil {
+		rec.Removes = env.app.removes
+	}
 	if err := waitSynced(); err != nil {
 		return err
 	}
