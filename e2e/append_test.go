@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -345,4 +346,78 @@ func TestAppendNetCDFStream(t *testing.T) {
 	if outTree(t, out) != after {
 		t.Errorf("a refused append changed OUT")
 	}
+}
+
+// appendCrashLoop kills run --append with SIGKILL just before each rename
+// n of kills (RELAYOUT_TEST_KILL_AT=rename:N; N equal to the number of
+// renames: after the manifest's, before the old files are removed) on a
+// copy of the finished output base: at every instant OUT verifies against
+// the input its manifest describes (old while the old manifest is in place,
+// new after), and rerunning the append finishes it: the same manifest
+// datasets as an uninterrupted append, verified against the grown input.
+func appendCrashLoop(t *testing.T, base, oldIn, in string, renames int, kills []int, want string) {
+	t.Helper()
+	for _, n := range kills {
+		out := filepath.Join(t.TempDir(), "out")
+		if b, err := exec.Command("cp", "-a", base, out).CombinedOutput(); err != nil {
+			t.Fatalf("cp -a: %v\n%s", err, b)
+		}
+		killed(t, []string{fmt.Sprintf("RELAYOUT_TEST_KILL_AT=rename:%d", n)}, "run", in, "-o", out, "--append", "-q")
+		if n < renames {
+			// The old manifest: the old output, extended files beside.
+			mustRun(t, "verify", oldIn, out, "-q")
+		} else {
+			mustRun(t, "verify", in, out, "-q")
+		}
+		mustRun(t, "run", in, "-o", out, "--append", "-q")
+		mustRun(t, "verify", in, out, "-q")
+		if got := strings.Join(finalNames(t, out), " "); got != want {
+			t.Errorf("kill before rename %d: OUT holds %s after the rerun, an uninterrupted append %s", n, got, want)
+		}
+	}
+}
+
+// TestAppendCrashLoop: run --append of a netCDF stream (a time series file
+// per variable replaced by one of a wider record range) and of an openPMD
+// series (files replaced by their extended copies), killed before each
+// rename of its commit (some, for openPMD's many views) and after the last.
+func TestAppendCrashLoop(t *testing.T) {
+	t.Run("netcdf", func(t *testing.T) {
+		src := sharedData(t, "netcdf/mpas-o-monthly")
+		dir := t.TempDir()
+		month := func(m int) string { return fmt.Sprintf("mpaso.hist.am.timeSeriesStatsMonthly.0002-%02d-01.nc", m) }
+		old, in := filepath.Join(dir, "old"), filepath.Join(dir, "in")
+		copyKeep(t, src, old, month(1), month(2), month(3))
+		copyKeep(t, src, in, month(1), month(2), month(3))
+		glob, oldGlob := filepath.Join(in, "mpaso.hist.*.nc"), filepath.Join(old, "mpaso.hist.*.nc")
+		base := filepath.Join(dir, "base")
+		mustRun(t, "run", glob, "-o", base, "-q")
+		copyKeep(t, src, in, month(4), month(5))
+		ref := filepath.Join(dir, "ref")
+		exec.Command("cp", "-a", base, ref).Run()
+		mustRun(t, "run", glob, "-o", ref, "--append", "-q")
+		names := finalNames(t, ref)
+		var kills []int
+		for n := 0; n <= len(names); n++ { // the files and the manifest, then after
+			kills = append(kills, n)
+		}
+		appendCrashLoop(t, base, oldGlob, glob, len(names), kills, strings.Join(names, " "))
+	})
+	t.Run("openpmd", func(t *testing.T) {
+		dir := t.TempDir()
+		gen := filepath.Join(dir, "gen")
+		testkit.OpenPMDGen(t, "write", gen, "--backend", "h5", "--encoding", "file",
+			"--shape", "16,12,8", "--particles", "50", "--seed", "3", "--iterations", "0,100,200")
+		old, in, base := filepath.Join(dir, "old"), filepath.Join(dir, "in"), filepath.Join(dir, "base")
+		copyKeep(t, gen, old, iterFile(0), iterFile(100))
+		copyKeep(t, gen, in, iterFile(0), iterFile(100))
+		mustRun(t, "run", in, "-o", base, "-q")
+		copyKeep(t, gen, in, iterFile(200))
+		ref := filepath.Join(dir, "ref")
+		exec.Command("cp", "-a", base, ref).Run()
+		mustRun(t, "run", in, "-o", ref, "--append", "-q")
+		names := finalNames(t, ref)
+		n := len(names)
+		appendCrashLoop(t, base, old, in, n, []int{0, 1, n / 2, n - 1, n}, strings.Join(names, " "))
+	})
 }
