@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -139,7 +140,14 @@ func Run(ctx context.Context, out string, spec Spec, env Env) error {
 	if journaled {
 		hint = "rerun the same command (--resume keeps the finished units)"
 	}
+	if env.Append {
+		hint = "rerun the same command"
+	}
 	err = withDiskHint(err, out, need, hint)
+	if env.Append && err != nil && (ctx.Err() != nil || errors.Is(err, context.Canceled)) && !committing(workDir(out)) {
+		// OUT's commit record was kept: it is the output it was.
+		return fmt.Errorf("%w\nnothing was appended: %s is the output it was before; rerun the same command to append", err, out)
+	}
 	return interrupted(ctx, err, out, journaled)
 }
 
