@@ -110,6 +110,37 @@ func readAppendManifest(t *testing.T, out string) appendManifest {
 	return m
 }
 
+// datasetDigests lists every dataset of OUT's manifest (variable, path,
+// shape, sha256), sorted.
+func datasetDigests(t *testing.T, out string) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(out, "relayout.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Variables []struct {
+			Name                string
+			Datasets, Constants []struct {
+				Path   string
+				Shape  []int64
+				SHA256 string
+			}
+		}
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	var l []string
+	for _, v := range m.Variables {
+		for _, d := range append(v.Datasets, v.Constants...) {
+			l = append(l, fmt.Sprintf("%s %s %v %s", v.Name, d.Path, d.Shape, d.SHA256))
+		}
+	}
+	slices.Sort(l)
+	return l
+}
+
 func iterFile(it int) string { return fmt.Sprintf("openpmd_%06d.h5", it) }
 
 // TestAppendOpenPMDIterations: a file-based openPMD series written by
@@ -178,6 +209,13 @@ func TestAppendOpenPMDIterations(t *testing.T) {
 	// Again with nothing new: done, nothing changes.
 	in5 := filepath.Join(dir, "in5") // the input OUT now holds, for verify
 	copyKeep(t, in, in5, iterFile(0), iterFile(100), iterFile(200), iterFile(300), iterFile(400))
+	// The same datasets with the same digests as a fresh run on the 5
+	// iterations.
+	fresh := filepath.Join(dir, "fresh")
+	mustRun(t, "run", in5, "-o", fresh, "-q")
+	if got, want := datasetDigests(t, out), datasetDigests(t, fresh); !slices.Equal(got, want) {
+		t.Errorf("the appended output's datasets and digests differ from a fresh run's:\n%v\n%v", got, want)
+	}
 	after := outTree(t, out)
 	mustRun(t, "run", in, "-o", out, "--append", "-q")
 	if outTree(t, out) != after {
@@ -324,6 +362,14 @@ func TestAppendNetCDFStream(t *testing.T) {
 				t.Errorf("manifest appends: %s extended from %v, want 3 records", d.Var, d.ExtendedFrom)
 			}
 		}
+	}
+	fresh := filepath.Join(dir, "fresh")
+	mustRun(t, "run", glob, "-o", fresh, "-q")
+	if got, want := datasetDigests(t, out), datasetDigests(t, fresh); !slices.Equal(got, want) {
+		t.Errorf("the appended time series differ from a fresh run's:\n%v\n%v", got, want)
+	}
+	if got, want := finalNames(t, out), finalNames(t, fresh); !slices.Equal(got, want) {
+		t.Errorf("the appended output holds %v, a fresh run %v", got, want)
 	}
 	after := outTree(t, out)
 	// A value of month 2 changed (a byte of the last record's arrays,
