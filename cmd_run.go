@@ -25,6 +25,7 @@ type runOptions struct {
 	memProfile string
 	tracePath  string
 	resume     bool   // the journaled job (plan + rewrite + commit in one process)
+	appendNew  bool   // --append: extend OUT's finished output with what the input gained
 	report     string // --report FILE.json (with --resume)
 	unitSize   string
 	progress   string
@@ -69,6 +70,7 @@ func runRun(ctx context.Context, args []string) (err error) {
 	fs.DurationVar(&o.stats, "stats", 30*time.Second, "without a terminal (--progress auto): a progress line at every phase and every interval (0: phases only)")
 	fs.StringVar(&o.progress, "progress", "auto", "progress display: auto (a bar when stderr is a terminal), bar, json (typed events, one JSON object per line on stdout, schema relayout-progress/1, see docs/usage.md: Progress), none")
 	fs.BoolVar(&o.resume, "resume", false, "journaled run: resume a killed run --resume on the same OUT, skipping finished work units (see docs/batch-jobs.md: Resume)")
+	fs.BoolVar(&o.appendNew, "append", false, "extend OUT's finished output with what the input gained since (new openPMD iterations, new BP steps: new datasets), verified, committed atomically, refusing a change to what OUT holds, naming it (see docs/usage.md: Incremental runs)")
 	fs.StringVar(&o.report, "report", "", "write the job report (JSON, schema relayout-report/1: per variable blocks, bytes, seconds, verification) to this file")
 	fs.StringVar(&o.unitSize, "unit-size", "", "with --resume: largest work unit (default 16MiB, smaller for small inputs)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile to this file (for developers)")
@@ -133,6 +135,9 @@ func runRun(ctx context.Context, args []string) (err error) {
 	} else if o.unitSize != "" {
 		return usagef("run: --unit-size needs --resume (a plain run has no work units)")
 	}
+	if o.appendNew && (o.resume || o.force) {
+		return usagef("run: --append is not for --resume or --force (it extends a finished output with a plain run)")
+	}
 	if err := spec.Validate("run"); err != nil {
 		return err
 	}
@@ -141,7 +146,7 @@ func runRun(ctx context.Context, args []string) (err error) {
 		logw = io.Discard
 	}
 	env := job.Env{MaxMem: maxMem, Jobs: o.jobs, Verify: !o.noVerify, Report: o.report, Force: o.force,
-		Catalog: o.catalog, Version: version, Verb: "run"}
+		Catalog: o.catalog, Version: version, Verb: "run", Append: o.appendNew}
 	if o.resume && o.catalog != "" {
 		env.Catalog = "" // the journaled job keeps its catalog in OUT/.relayout
 	}

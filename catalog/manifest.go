@@ -59,6 +59,9 @@ type Manifest struct {
 	// Report is the job's per-variable account (relayout commit and run
 	// --resume, see catalog.Report); absent for a plain relayout run.
 	Report *Report `json:"report,omitempty"`
+	// Appends are what each relayout run --append added to the output,
+	// oldest first; absent for an output no append has extended.
+	Appends []ManifestAppend `json:"appends,omitempty"`
 }
 
 // ManifestView is one ParaView view file (relative to OUT) of one step:
@@ -294,4 +297,27 @@ func ReadManifest(path string) (*Manifest, error) {
 		return nil, Corrupt("relayout", path, -1, "manifest: options: %v", err)
 	}
 	return &m, nil
+}
+
+// ManifestAppend is what one relayout run --append added to an output
+// (Manifest.Appends, oldest first): the input files new or grown since the
+// output it extended, and the datasets it added (each a variable's array at
+// a step and level).
+type ManifestAppend struct {
+	Finished *time.Time            `json:"finished,omitempty"`
+	Inputs   []string              `json:"inputs,omitempty"`
+	Datasets []ManifestAppendedKey `json:"datasets"`
+}
+
+// ManifestAppendedKey names one dataset an append added: variable Var's
+// dataset Path of its file, the input array at Step and Level.
+type ManifestAppendedKey struct {
+	Var   string `json:"var"`
+	Step  int64  `json:"step"`
+	Level int    `json:"level"`
+	Path  string `json:"path"`
+	// ExtendedFrom is the shape the dataset had before this append
+	// extended it along its first axis (a netCDF time series' record
+	// dimension, over new history files); absent for a new dataset.
+	ExtendedFrom []int64 `json:"extended_from,omitempty"`
 }

@@ -38,7 +38,8 @@ import (
 //
 //	{"schema": "relayout-commit/1", "job": ID, "signature": options,
 //	 "inputs": [{"name", "size", "mtime_ns"}...],        input files when planned
-//	 "renames": [{"from": "stage/x.h5", "to": "x.h5"}...]} manifest last
+//	 "renames": [{"from": "stage/x.h5", "to": "x.h5"}...],  manifest last
+//	 "removes": ["x_0001_0003.nc"...]}                   run --append: after the renames
 //
 // "from" is relative to OUT/.relayout (always under stage/), "to" is a name
 // directly in OUT. The record is written to a temporary file, fsynced,
@@ -46,7 +47,9 @@ import (
 // absent. Rolling forward takes the renames in order: a "from" that still
 // exists is renamed over "to" (replacing a file of that name, as --force
 // promises); a missing "from" whose "to" exists was renamed before the
-// kill. Then OUT is fsynced and committing renamed to committed. Doing it
+// kill. Then the files "removes" names (OUT's files the new manifest no longer names) are
+// removed, a missing one being removed before the kill; OUT is fsynced and committing renamed to
+// committed. Doing it
 // twice does nothing more, so a rerun after a kill during the roll-forward
 // is as good as one after a kill during the first attempt. The manifest is
 // the last rename: a reader that finds OUT/relayout.json finds every file
@@ -63,6 +66,12 @@ type CommitRecord struct {
 	Signature string      `json:"signature"`
 	Inputs    []InputFile `json:"inputs"`
 	Renames   []Rename    `json:"renames"`
+	// Removes are files directly in OUT that the new manifest no longer
+	// names (run --append: a time series file named by its record range,
+	// replaced by one of a wider range), removed after the renames, the
+	// manifest's included: a reader never finds a manifest naming a file
+	// that is gone.
+	Removes []string `json:"removes,omitempty"`
 }
 
 // Rename is one move of the commit: work/From to out/To.
@@ -81,12 +90,23 @@ type InputFile struct {
 // killHook is RELAYOUT_TEST_KILL_AT=rename:N (tests only): the process
 // kills itself with SIGKILL just before the commit's rename N (0-based; N
 // equal to the number of renames: after the last, before committed).
+// RELAYOUT_TEST_KILL_AT=commit (killHookAt("commit")) kills it once the
+// stage is written and verified, just before the commit record.
 func killHook(i int) {
 	v, ok := strings.CutPrefix(os.Getenv("RELAYOUT_TEST_KILL_AT"), "rename:")
 	if !ok {
 		return
 	}
 	if n, err := strconv.Atoi(v); err == nil && n == i {
+		syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		select {} // never returns
+	}
+}
+
+// killHookAt is RELAYOUT_TEST_KILL_AT=point (tests only): SIGKILL at the
+// named point.
+func killHookAt(point string) {
+	if os.Getenv("RELAYOUT_TEST_KILL_AT") == point {
 		syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		select {} // never returns
 	}
@@ -220,6 +240,11 @@ func decodeCommitRecord(path string, b []byte) (*CommitRecord, error) {
 			return nil, catalog.Corrupt("relayout", path, 8, "commit record: rename %q -> %q outside the stage or OUT", rn.From, rn.To)
 		}
 	}
+	for _, n := range r.Removes {
+		if !validFileName(n) {
+			return nil, catalog.Corrupt("relayout", path, 8, "commit record: remove %q outside OUT", n)
+		}
+	}
 	return &r, nil
 }
 
@@ -332,6 +357,12 @@ func rollForward(work, out string) (bool, error) {
 		}
 	}
 	killHook(len(rec.Renames))
+	for _, n := range rec.Removes {
+		// After the manifest's rename: no manifest names it now.
+		if err := os.Remove(filepath.Join(out, n)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return true, fmt.Errorf("job: commit: %w", err)
+		}
+	}
 	if err := fileio.SyncDir(out); err != nil {
 		return true, fmt.Errorf("job: commit: %w", err)
 	}

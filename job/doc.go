@@ -39,6 +39,12 @@
 //	              Env.Verbose (-v)
 //	lines.go      RouteLines: a check's lines split by their prefix
 //	manifest.go   the manifest written through a synced temporary file
+//	append.go     run --append (Env.Append): settleAppend (OUT's finished
+//	              output and the input files changed since), checkPlan (OUT's
+//	              datasets planned again alike; what is new), checkDigests
+//	              (OUT's arrays rewritten equal to its digests) and the
+//	              manifest's appends; OUT's commit record kept until the
+//	              new commit
 //	out.go        OUT's checks (never inside the input, empty unless --force),
 //	              its lock, settleOut (roll forward, done, --force, refusals),
 //	              the interrupted messages (of a job, of a shard)
@@ -84,6 +90,6 @@
 //
 // A finished OUT is "done" to a rerun with the same signature and input
 // files (sizes, mtimes); --force takes it apart first (old manifest first);
-// a difference is refused naming it. Deleting OUT/.relayout of an
+// a difference is refused naming it. run --append extends it instead (append.go). Deleting OUT/.relayout of an
 // unfinished job loses only the work done so far.
 package job

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -50,6 +51,11 @@ type Env struct {
 	// OnCatalog, when set, is called by Prepare with the input's catalog
 	// before the job is prepared (relayout plan -o prints its plan).
 	OnCatalog func(reader.Dataset, *catalog.Store) error
+	// Append (run --append): extend OUT's finished output with what the
+	// input gained since, refusing a change to what it holds (append.go).
+	Append bool
+
+	app *appendState // run --append: what it extends (settleAppend)
 	// resident is what an in-memory run's reader keeps to read its blocks
 	// (reader.Resident: SCORPIO's decomposition plans), charged to MaxMem.
 	resident int64
@@ -143,7 +149,14 @@ func Run(ctx context.Context, out string, spec Spec, env Env) error {
 	if journaled {
 		hint = "rerun the same command (--resume keeps the finished units)"
 	}
+	if env.Append {
+		hint = "rerun the same command"
+	}
 	err = withDiskHint(err, out, need, hint)
+	if env.Append && err != nil && (ctx.Err() != nil || errors.Is(err, context.Canceled)) && !committing(workDir(out)) {
+		// OUT's commit record was kept: it is the output it was.
+		return fmt.Errorf("%w\nnothing was appended: %s is the output it was before; rerun the same command to append", err, out)
+	}
 	return interrupted(ctx, err, out, journaled)
 }
 
@@ -167,7 +180,16 @@ func runJob(ctx context.Context, out string, spec Spec, env Env, need *int64) er
 		return err
 	}
 	defer lock.Release()
-	if done, err := settleOut(spec.Input, out, spec.Signature(), env.Force, logw); done || err != nil {
+	if env.Append {
+		if journaled || env.Force {
+			return Usagef("run --append: not with --resume or --force")
+		}
+		app, done, err := settleAppend(spec.Input, out, spec.Signature(), logw)
+		if done || err != nil {
+			return err
+		}
+		env.app = app
+	} else if done, err := settleOut(spec.Input, out, spec.Signature(), env.Force, logw); done || err != nil {
 		return err
 	}
 	var job *Job
@@ -176,7 +198,7 @@ func runJob(ctx context.Context, out string, spec Spec, env Env, need *int64) er
 			return err
 		}
 	}
-	if err := checkEmpty(out, env.Force || job != nil); err != nil {
+	if err := checkEmpty(out, env.Force || job != nil || env.app != nil); err != nil {
 		return err
 	}
 	var ds reader.Dataset
@@ -196,6 +218,13 @@ func runJob(ctx context.Context, out string, spec Spec, env Env, need *int64) er
 	defer ds.Close()
 	defer store.Close()
 	defer job.Release()
+	if env.app != nil {
+		if err := env.app.checkPlan(out, &job.Manifest); err != nil {
+			rewriter.RemoveTemps(stageDir(workDir(out)))
+			return err
+		}
+		fmt.Fprintf(logw, "append: %d new datasets to add to %s's %d variables\n", len(env.app.added), out, len(env.app.old.Variables))
+	}
 	disp.Phase("rewrite")
 	disp.Set("variables", len(job.Manifest.Variables))
 	disp.Set("verified", env.Verify)
@@ -235,6 +264,10 @@ func runJob(ctx context.Context, out string, spec Spec, env Env, need *int64) er
 	}
 	took := time.Since(start)
 	fmt.Fprintf(logw, "done: %d variables written to %s in %.2fs\n", len(job.Manifest.Variables), out, took.Seconds())
+	if env.app != nil {
+		fmt.Fprintf(logw, "appended: %d datasets from %d new or grown input files to %s (recorded under \"appends\" in %s)\n",
+			len(env.app.added), len(env.app.inputs), out, catalog.ManifestName)
+	}
 	writeSummary(logw, out, &job.Manifest, took)
 	return nil
 }
@@ -362,7 +395,7 @@ func prepareRun(ctx context.Context, out string, spec Spec, env *Env, need *int6
 		return fail(err)
 	}
 	job, err := prepareJob(ctx, store, ds, work, ropts, spec, inputs, rewriter.PrepareOptions{
-		Shards: max(spec.Shards, 1), UnitBytes: spec.UnitBytes, InMemory: !journaled})
+		Shards: max(spec.Shards, 1), UnitBytes: spec.UnitBytes, InMemory: !journaled}, env.app != nil)
 	if err != nil {
 		return fail(err)
 	}
@@ -524,7 +557,7 @@ func prepareWith(ctx context.Context, out string, spec Spec, env Env, ds reader.
 		return nil, err
 	}
 	job, err := prepareJob(ctx, store, ds, work, ropts, spec, inputs, rewriter.PrepareOptions{
-		Shards: spec.Shards, UnitBytes: spec.UnitBytes})
+		Shards: spec.Shards, UnitBytes: spec.UnitBytes}, false)
 	if err != nil {
 		return nil, err
 	}
@@ -833,15 +866,30 @@ func commitJob(ctx context.Context, out string, job *Job, env Env, ds reader.Dat
 	if !ok {
 		return fmt.Errorf("%w: output left in %s, nothing committed to %s", ErrVerifyFailed, stage, out)
 	}
+	if env.app != nil {
+		// What OUT holds must be what the input holds now, digest for
+		// digest, before anything of this append is committed.
+		if err := env.app.checkDigests(out, stage, &job.Manifest); err != nil {
+			// Nothing of it is kept: the stage's files are copies of
+			// OUT's grown by arrays the refusal does not take.
+			waitSynced()
+			os.RemoveAll(stage)
+			return err
+		}
+	}
 	job.Manifest.Schema = catalog.ManifestSchema
 	job.Manifest.Started, job.Manifest.Finished = utcSecond(started), utcSecond(time.Now())
 	v := env.Verify
 	job.Manifest.Verified = &v
 	disp.Phase("commit")
 	rec := CommitRecord{Job: job.ID, Signature: job.Signature, Inputs: job.Inputs}
+	if env.app != nil {
+		rec.Removes = env.app.removes
+	}
 	if err := waitSynced(); err != nil {
 		return err
 	}
+	killHookAt("commit")
 	if err := commitStage(work, out, &job.Manifest, rec); err != nil {
 		return err
 	}

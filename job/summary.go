@@ -49,9 +49,15 @@ func writeSummary(w io.Writer, out string, m *catalog.Manifest, elapsed time.Dur
 			disk += fi.Size()
 		}
 	}
+	// The rate is of the bytes written: a sparse array's logical size (2^40
+	// elements, a few chunks stored) would give petabytes a second.
+	written := logical
+	if m.IO != nil && m.IO.WriteBytes > 0 {
+		written = min(written, m.IO.WriteBytes)
+	}
 	rate := ""
 	if elapsed > 0 {
-		rate = fmt.Sprintf(", %s/s", HumanBytes(int64(float64(logical)/max(elapsed.Seconds(), 1e-9))))
+		rate = fmt.Sprintf(", %s/s", HumanBytes(int64(float64(written)/max(elapsed.Seconds(), 1e-9))))
 	}
 	fmt.Fprintf(w, "  written:   %s of arrays in %d files (%s on disk)%s\n", HumanBytes(logical), len(files), HumanBytes(disk), rate)
 	switch {

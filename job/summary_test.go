@@ -9,6 +9,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"relayout/catalog"
 )
 
 // TestRunLogAndVerbose: a run's Log holds the catalog line, the done line
@@ -72,5 +75,19 @@ func TestRouteLines(t *testing.T) {
 	wg.Wait()
 	if main.String() != strings.Repeat("DIFF v\n", 800) || other.String() != strings.Repeat("OK  v\n", 800) {
 		t.Errorf("concurrent: main has %d bytes, other %d, want 800 lines each", main.Len(), other.Len())
+	}
+}
+
+// TestSummarySparseRate: the summary's rate is of the bytes written, not
+// of a sparse array's logical size (2^40 elements, a few chunks stored).
+func TestSummarySparseRate(t *testing.T) {
+	m := &catalog.Manifest{
+		Report: &catalog.Report{Variables: []catalog.ReportVariable{{LogicalBytes: 8 << 40}}},
+		IO:     &catalog.ManifestIO{WriteBytes: 2 << 20},
+	}
+	var w bytes.Buffer
+	writeSummary(&w, t.TempDir(), m, 2*time.Second)
+	if !strings.Contains(w.String(), "  written:   8192.0GiB of arrays") || !strings.Contains(w.String(), ", 1.0MiB/s") {
+		t.Errorf("summary of 8 TiB logical, 2 MiB written in 2 s:\n%s", w.String())
 	}
 }

@@ -86,8 +86,11 @@ func newJob(plan *rewriter.Plan, created time.Time, input string, vars []string,
 
 // clearWork empties work's job state (job, commit records, parts,
 // journals, stage) and makes the directories a job writes into.
-func clearWork(work string) error {
+func clearWork(work string, keepCommitted bool) error {
 	for _, n := range []string{JobFile, committedFile, committingFile, "parts", "journal", "stage"} {
+		if n == committedFile && keepCommitted {
+			continue
+		}
 		if err := os.RemoveAll(filepath.Join(work, n)); err != nil {
 			return fmt.Errorf("job: prepare: %w", err)
 		}
@@ -105,9 +108,11 @@ func clearWork(work string) error {
 // journaled job, writes work/job.json last (a crash before that leaves no
 // job, and the next plan starts over). An in-memory job (p.InMemory) is
 // never written.
+// keepCommitted (run --append) keeps OUT's commit record: OUT stays a
+// finished output until the new commit replaces the record.
 func prepareJob(ctx context.Context, store *catalog.Store, src catalog.Source, work string, ropts rewriter.Options,
-	spec Spec, inputs []InputFile, p rewriter.PrepareOptions) (*Job, error) {
-	if err := clearWork(work); err != nil {
+	spec Spec, inputs []InputFile, p rewriter.PrepareOptions, keepCommitted bool) (*Job, error) {
+	if err := clearWork(work, keepCommitted); err != nil {
 		return nil, err
 	}
 	created := time.Now()
