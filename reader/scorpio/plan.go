@@ -281,26 +281,36 @@ func (k *runPacker) add(dst, src, n int64) {
 	k.dstEnd, k.srcEnd = dst+n, src+n
 }
 
-// eachRun calls fn with every run of block b, in Dst order.
-func (p *Plan) eachRun(b int, fn func(dst, src, n int64)) {
-	s := p.runs[b]
-	var dst, src int64
-	for i := 0; i < len(s); {
-		d, w := uvarint(s[i:])
-		i += w
-		dst += int64(d)
-		l, w := uvarint(s[i:])
-		i += w
-		if l&1 != 0 {
-			z, w := uvarint(s[i:])
-			i += w
-			src += int64(z>>1) ^ -int64(z&1)
-		}
-		n := int64(l >> 1)
-		fn(dst, src, n)
-		dst += n
-		src += n
+// runReader walks the packed runs of one block in Dst order: each next
+// is one run, for the scatter's loop and RunList alike (BenchmarkScatterBig
+// runs as fast as with the decoding written out in the scatter: 75-90 ms
+// on a busy machine, no allocation).
+type runReader struct {
+	s        []byte
+	i        int
+	dst, src int64 // where the next run's step starts from
+}
+
+// next returns the next run, ok false after the last.
+func (r *runReader) next() (dst, src, n int64, ok bool) {
+	if r.i >= len(r.s) {
+		return 0, 0, 0, false
 	}
+	d, w := uvarint(r.s[r.i:])
+	r.i += w
+	r.dst += int64(d)
+	l, w := uvarint(r.s[r.i:])
+	r.i += w
+	if l&1 != 0 {
+		z, w := uvarint(r.s[r.i:])
+		r.i += w
+		r.src += int64(z>>1) ^ -int64(z&1)
+	}
+	n = int64(l >> 1)
+	dst, src = r.dst, r.src
+	r.dst += n
+	r.src += n
+	return dst, src, n, true
 }
 
 // uvarint is binary.Uvarint with the one-byte case first (most runs'
@@ -317,9 +327,10 @@ func uvarint(b []byte) (uint64, int) {
 func (p *Plan) RunList() []Run {
 	out := make([]Run, 0, p.NumRuns)
 	for b := range p.runs {
-		p.eachRun(b, func(dst, src, n int64) {
+		r := runReader{s: p.runs[b]}
+		for dst, src, n, ok := r.next(); ok; dst, src, n, ok = r.next() {
 			out = append(out, Run{Dst: dst, Src: src, Len: n, Block: int32(b)})
-		})
+		}
 	}
 	slices.SortFunc(out, byDst)
 	return out
@@ -522,23 +533,9 @@ func (p *Plan) ScatterBlock(dst []byte, b int, blk []byte, elemSize int, what st
 		return p.blockErr(b, blk, elemSize, what, stored)
 	}
 	es := int64(elemSize)
-	s := p.runs[b]
-	var d, src int64
-	for i := 0; i < len(s); {
-		dd, w := uvarint(s[i:])
-		i += w
-		d += int64(dd)
-		l, w := uvarint(s[i:])
-		i += w
-		if l&1 != 0 {
-			z, w := uvarint(s[i:])
-			i += w
-			src += int64(z>>1) ^ -int64(z&1)
-		}
-		n := int64(l>>1) * es
-		copy(dst[d*es:d*es+n], blk[src*es:src*es+n])
-		d += int64(l >> 1)
-		src += int64(l >> 1)
+	r := runReader{s: p.runs[b]}
+	for d, src, n, ok := r.next(); ok; d, src, n, ok = r.next() {
+		copy(dst[d*es:(d+n)*es], blk[src*es:(src+n)*es])
 	}
 	return nil
 }
