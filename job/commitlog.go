@@ -287,16 +287,7 @@ func commitStage(work, out string, m *catalog.Manifest, rec CommitRecord) error 
 	if err := writeManifest(stage, m); err != nil {
 		return err
 	}
-	names := []string{}
-	for _, v := range m.Variables {
-		names = append(names, v.File)
-	}
-	if m.Series != "" {
-		names = append(names, m.Series)
-	}
-	for _, v := range m.Views {
-		names = append(names, v.File)
-	}
+	names := manifestFiles(m)
 	rec.Schema = CommitSchema
 	rec.Renames = nil
 	if rec.Inputs == nil {

@@ -34,14 +34,8 @@ func writeSummary(w io.Writer, out string, m *catalog.Manifest, elapsed time.Dur
 		verified = r.Verified
 	}
 	files := map[string]bool{}
-	for _, v := range m.Variables {
-		files[v.File] = true
-	}
-	if m.Series != "" {
-		files[m.Series] = true
-	}
-	for _, v := range m.Views {
-		files[v.File] = true
+	for _, f := range manifestFiles(m) {
+		files[f] = true
 	}
 	var disk int64
 	for f := range files {
