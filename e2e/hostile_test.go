@@ -519,9 +519,12 @@ print(n)
 			t.Errorf("run %v: %s datasets of 2^40 rows checked, want 12", args, got)
 		}
 	}
-	out := filepath.Join(dir, "out-fill")
-	r = capped(t, "run", in, "-o", out, "-q", "--fill")
-	refused(t, r, 1, out, "not enough space for the output", "the output needs about")
+	for _, args := range [][]string{{"--fill"}, {"--fill", "--layout", "chunked", "--chunk-shape", "32,32,32"}} {
+		out := filepath.Join(dir, "out-fill")
+		r = capped(t, append([]string{"run", in, "-o", out, "-q"}, args...)...)
+		refused(t, r, 1, out, "not enough space for the output", "the output needs about")
+		os.RemoveAll(out)
+	}
 }
 
 // diskBytes is the bytes the files under dir take on disk (allocated

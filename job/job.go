@@ -351,9 +351,12 @@ func prepareRun(ctx context.Context, out string, spec Spec, env *Env, need *int6
 		fmt.Fprintf(logw, "skipped: %d objects not rewritten (listed with the reason under \"skipped\" in %s), the first: %s\n",
 			len(skipped), catalog.ManifestName, skipped[0])
 	}
-	if spec.Layout == Contiguous {
-		// Contiguous datasets are allocated whole: an output the file
-		// system cannot hold is refused before it is allocated.
+	if spec.Layout == Contiguous || spec.Fill {
+		// Contiguous datasets are allocated whole, and so are every
+		// layout's chunks when holes are written dense (--fill): an
+		// output the file system cannot hold is refused before it is
+		// allocated (a 2^40-row array asked chunked with --fill walked
+		// every chunk instead).
 		if *need, err = contiguousBytes(ctx, store, vars, spec.Fill); err != nil {
 			return fail(err)
 		}
