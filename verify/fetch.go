@@ -45,10 +45,11 @@ func (r *run) readInput(ctx context.Context, rd catalog.Reads, fn func(i int, da
 	return min(last+1, len(rd.Blocks)-1), err
 }
 
-// rawBufs recycles the buffers blocks are read into (fresh buffers for
-// every block kept the page-fault handler and the zeroing of new memory
-// busy).
-var rawBufs sync.Pool
+// blockBufs recycles the buffers input blocks are read or placed into,
+// whoever reads them (fetch here, placingSource for placed blocks without
+// a destination): fresh buffers for every block kept the page-fault
+// handler and the zeroing of new memory busy, and a SCORPIO frame is 58 MB.
+var blockBufs sync.Pool
 
 // fetch reads one block's decoded bytes (readInput), which the caller
 // keeps, into a recycled buffer: a raw block's pread and a placed block's
@@ -59,7 +60,7 @@ func (r *run) fetch(ctx context.Context, b *catalog.Block, dt catalog.DType, p p
 	want := p.storedBytes()
 	rd := catalog.Reads{Blocks: []*catalog.Block{b}, DTypes: []catalog.DType{dt}}
 	var data []byte
-	if bp, _ := rawBufs.Get().(*[]byte); bp != nil && int64(cap(*bp)) >= want {
+	if bp, _ := blockBufs.Get().(*[]byte); bp != nil && int64(cap(*bp)) >= want {
 		data = (*bp)[:want]
 	} else {
 		data = make([]byte, want)
@@ -76,10 +77,10 @@ func (r *run) fetch(ctx context.Context, b *catalog.Block, dt catalog.DType, p p
 	return data, nil
 }
 
-// recycle gives a block's buffer back for later raw reads.
+// recycle gives a block's buffer back for later reads.
 func recycle(b []byte) {
 	if cap(b) > 0 {
-		rawBufs.Put(&b)
+		blockBufs.Put(&b)
 	}
 }
 

@@ -52,20 +52,15 @@ func placing(src catalog.Source) catalog.Source {
 	return src
 }
 
-// placeBufs recycles what placed blocks without a destination are placed
-// into (valid until fn returns): a frame of the map is 58 MB, a
-// fresh one each would be garbage the collector runs for.
-var placeBufs sync.Pool
-
 // ReadBlocks implements catalog.Source, a block at a time.
 func (p placingSource) ReadBlocks(ctx context.Context, r catalog.Reads, fn func(i int, data []byte) error) error {
 	var scratch []byte // placed blocks without a destination, one after the other
-	if bp, _ := placeBufs.Get().(*[]byte); bp != nil {
+	if bp, _ := blockBufs.Get().(*[]byte); bp != nil {
 		scratch = *bp
 	}
 	defer func() {
 		if cap(scratch) > 0 {
-			placeBufs.Put(&scratch)
+			blockBufs.Put(&scratch)
 		}
 	}()
 	return catalog.ReadEach(ctx, r, func(b *catalog.Block, dt catalog.DType, dst []byte) ([]byte, error) {
